@@ -1,0 +1,51 @@
+// gpufleet command line. Thin: parses arguments (CLI11 lives only in this file) and calls the
+// commands. Exit status: 0 success, 1 internal error, 2 bad input or usage.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/pack_command.h"
+#include "util/input_error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpufleet: place, scale and price GPU workloads on Kubernetes GPU node pools"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gpufleet 0.1.0");
+
+  gpufleet::cli::PackCommandOptions pack;
+  CLI::App* pack_cmd = app.add_subcommand(
+      "pack", "Pack a pod trace onto a cluster with placement policies (FGD ATC'23 protocol) and report GPU allocation");
+  pack_cmd->add_option("--nodes", pack.nodes_path, "openb node list CSV (default: the openb GPU node list, else synthetic)");
+  pack_cmd->add_option("--pods", pack.pods_path, "openb pod list CSV, 11- or 5-column (default: openb_pod_list_default, else synthetic)");
+  pack_cmd->add_option("--policy", pack.policies, "policy name, comma list, or 'all': random, dotprod, clustering, packing, bestfit, fgd, leastallocated, mostallocated")
+      ->capture_default_str();
+  pack_cmd->add_option("--seeds", pack.seeds, "seeds: 42-51, 42,43 or a mix")->capture_default_str();
+  pack_cmd->add_option("--tune", pack.tune, "inflate the workload until GPU requests reach TUNE x cluster GPUs")->capture_default_str();
+  pack_cmd->add_option("--jobs", pack.jobs, "parallel runs (0 = one per core)")->capture_default_str();
+  pack_cmd->add_option("--json", pack.json_path, "write the runs as JSON to FILE");
+  pack_cmd->add_option("--csv", pack.csv_path, "write the curves as CSV to FILE");
+  pack_cmd->add_option("--reference", pack.reference_path, "compare with the FGD artifact's analysis_allo_discrete.csv");
+  pack_cmd->add_flag("--timings", pack.timings, "record wall time per run in the JSON (makes it differ run to run)");
+  pack_cmd->add_flag("-q,--quiet", pack.quiet, "no progress on stderr");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
+  } catch (const gpufleet::InputError& e) {
+    std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
+    return 2;
+  } catch (const gpufleet::UsageError& e) {
+    std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpufleet: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,209 @@
+#include "io/openb_csv.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+// Splits one CSV line on commas (the openb files have no quoting). Strips a trailing '\r'.
+void split_line(std::string_view line, std::vector<std::string_view>& out) {
+  out.clear();
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t start = 0;
+  while (true) {
+    const size_t comma = line.find(',', start);
+    if (comma == std::string_view::npos) {
+      out.push_back(line.substr(start));
+      return;
+    }
+    out.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Walks the lines of a CSV text with a header; gives named-column access with validation.
+class CsvTable {
+ public:
+  CsvTable(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {
+    if (text_.size() >= 3 && text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);  // UTF-8 BOM
+    std::string_view header_line;
+    if (!next_line(header_line)) throw InputError(source_, 1, "", "empty file: expected a CSV header");
+    split_line(header_line, header_);
+    for (auto& h : header_) h = trim(h);
+  }
+
+  // Index of a required column; throws naming the header line.
+  size_t require(std::string_view name) const {
+    for (size_t i = 0; i < header_.size(); ++i)
+      if (header_[i] == name) return i;
+    throw InputError(source_, 1, std::string(name), fmt::format("missing column (header has: {})", header_names()));
+  }
+  bool has(std::string_view name) const {
+    for (auto h : header_)
+      if (h == name) return true;
+    return false;
+  }
+
+  // Advances to the next non-empty data row; false at the end.
+  bool next_row() {
+    std::string_view line;
+    while (next_line(line)) {
+      if (trim(line).empty() || trim(line) == "\r") continue;
+      split_line(line, fields_);
+      if (fields_.size() < header_.size())
+        throw InputError(source_, line_no_, std::string(header_[fields_.size()]),
+                         fmt::format("truncated row: {} of {} fields", fields_.size(), header_.size()));
+      if (fields_.size() > header_.size())
+        throw InputError(source_, line_no_, "", fmt::format("row has {} fields, header has {}", fields_.size(), header_.size()));
+      return true;
+    }
+    return false;
+  }
+
+  std::string_view text(size_t col) const { return trim(fields_[col]); }
+
+  int64_t integer(size_t col, int64_t min, int64_t max) const {
+    const std::string_view s = text(col);
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+      // Accept integral decimals such as "1000.0" (some exports write them); reject anything else.
+      double d = 0;
+      const auto [dptr, dec] = std::from_chars(s.data(), s.data() + s.size(), d);
+      if (s.empty() || dec != std::errc() || dptr != s.data() + s.size() || d != static_cast<double>(static_cast<int64_t>(d)))
+        fail(col, fmt::format("'{}' is not an integer", s));
+      v = static_cast<int64_t>(d);
+    }
+    if (v < min || v > max) {
+      if (v < 0 && min >= 0) fail(col, fmt::format("{} is negative", v));
+      fail(col, fmt::format("{} is out of range [{}, {}]", v, min, max));
+    }
+    return v;
+  }
+
+  [[noreturn]] void fail(size_t col, const std::string& message) const {
+    throw InputError(source_, line_no_, std::string(header_[col]), message);
+  }
+  [[noreturn]] void fail(std::string_view field, const std::string& message) const {
+    throw InputError(source_, line_no_, std::string(field), message);
+  }
+  int line() const { return line_no_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  bool next_line(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    const size_t nl = text_.find('\n', pos_);
+    const size_t end = nl == std::string_view::npos ? text_.size() : nl;
+    line = text_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    ++line_no_;
+    return true;
+  }
+  std::string header_names() const {
+    std::string out;
+    for (size_t i = 0; i < header_.size(); ++i) out += (i ? "," : "") + std::string(header_[i]);
+    return out;
+  }
+
+  std::string_view text_;
+  std::string source_;
+  size_t pos_ = 0;
+  int line_no_ = 0;
+  std::vector<std::string_view> header_;
+  std::vector<std::string_view> fields_;
+};
+
+constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;    // absurdity guard: ~1e9 vCPU
+constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;   // ~1 EiB
+
+QosClass parse_qos(std::string_view s) {
+  if (s == "LS") return QosClass::kLS;
+  if (s == "BE") return QosClass::kBE;
+  if (s == "Burstable") return QosClass::kBurstable;
+  if (s == "Guaranteed") return QosClass::kGuaranteed;
+  return QosClass::kUnspecified;
+}
+
+}  // namespace
+
+std::vector<Node> parse_openb_nodes(std::string_view text, const std::string& source) {
+  CsvTable t(text, source);
+  const size_t c_name = t.require("sn"), c_cpu = t.require("cpu_milli"), c_mem = t.require("memory_mib"),
+               c_gpu = t.require("gpu"), c_model = t.require("model");
+  std::vector<Node> nodes;
+  std::unordered_set<std::string> names;
+  while (t.next_row()) {
+    Node n;
+    n.name = std::string(t.text(c_name));
+    if (n.name.empty()) t.fail(c_name, "empty node name");
+    if (!names.insert(n.name).second) t.fail(c_name, fmt::format("duplicate node name '{}'", n.name));
+    n.cpu_milli = t.integer(c_cpu, 1, kMaxCpuMilli);
+    n.memory_mib = t.integer(c_mem, 1, kMaxMemoryMib);
+    n.gpu_count = static_cast<int32_t>(t.integer(c_gpu, 0, kMaxGpusPerNode));
+    n.gpu_model = std::string(t.text(c_model));
+    if (n.gpu_count > 0 && n.gpu_model.empty()) t.fail(c_model, fmt::format("node has {} GPUs but no model", n.gpu_count));
+    if (n.gpu_count == 0 && !n.gpu_model.empty()) t.fail(c_gpu, fmt::format("0 GPUs but model '{}'", n.gpu_model));
+    nodes.push_back(std::move(n));
+  }
+  if (nodes.empty()) throw InputError(source, t.line() + 1, "", "no node rows");
+  return nodes;
+}
+
+std::vector<Pod> parse_openb_pods(std::string_view text, const std::string& source) {
+  CsvTable t(text, source);
+  const size_t c_name = t.require("name"), c_cpu = t.require("cpu_milli"), c_mem = t.require("memory_mib"),
+               c_num = t.require("num_gpu"), c_milli = t.require("gpu_milli");
+  const bool has_spec = t.has("gpu_spec"), has_qos = t.has("qos");
+  const size_t c_spec = has_spec ? t.require("gpu_spec") : 0, c_qos = has_qos ? t.require("qos") : 0;
+  std::vector<Pod> pods;
+  std::unordered_set<std::string> names;
+  while (t.next_row()) {
+    Pod p;
+    p.name = std::string(t.text(c_name));
+    if (p.name.empty()) t.fail(c_name, "empty pod name");
+    if (!names.insert(p.name).second) t.fail(c_name, fmt::format("duplicate pod name '{}'", p.name));
+    p.cpu_milli = t.integer(c_cpu, 0, kMaxCpuMilli);
+    p.memory_mib = t.integer(c_mem, 0, kMaxMemoryMib);
+    p.num_gpu = static_cast<int32_t>(t.integer(c_num, 0, kMaxGpusPerPod));
+    p.gpu_milli = static_cast<int32_t>(t.integer(c_milli, 0, kGpuMilliPerGpu));
+    if ((p.num_gpu == 0) != (p.gpu_milli == 0))
+      t.fail(p.num_gpu == 0 ? c_milli : c_num,
+             fmt::format("num_gpu {} with gpu_milli {}: both must be 0 (CPU-only pod) or both positive", p.num_gpu, p.gpu_milli));
+    if (p.num_gpu > 1 && p.gpu_milli < kGpuMilliPerGpu)
+      t.fail(c_milli, fmt::format("a pod with {} GPUs must take whole GPUs (gpu_milli 1000), got {}", p.num_gpu, p.gpu_milli));
+    if (has_spec && p.num_gpu > 0) p.gpu_spec = std::string(t.text(c_spec));
+    if (has_qos) p.qos = parse_qos(t.text(c_qos));
+    pods.push_back(std::move(p));
+  }
+  if (pods.empty()) throw InputError(source, t.line() + 1, "", "no pod rows");
+  return pods;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw InputError(path, 0, "", "read error");
+  return std::move(buf).str();
+}
+
+std::vector<Node> read_openb_nodes(const std::string& path) { return parse_openb_nodes(read_text_file(path), path); }
+std::vector<Pod> read_openb_pods(const std::string& path) { return parse_openb_pods(read_text_file(path), path); }
+
+}  // namespace gpufleet::io

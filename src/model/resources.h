@@ -1,0 +1,25 @@
+// Resource units used throughout gpufleet. Integers in the hot path, units in every name:
+//   cpu_milli   1000 = one vCPU (Kubernetes "500m" = 500)
+//   memory_mib  mebibytes (Kubernetes "16Gi" = 16384)
+//   gpu_milli   1000 = one whole GPU; a sharing pod asks for a fraction of one GPU
+#pragma once
+
+#include <cstdint>
+
+namespace gpufleet {
+
+/// One whole GPU in gpu_milli.
+inline constexpr int32_t kGpuMilliPerGpu = 1000;
+
+/// Largest number of GPUs a single pod may request. Eight is the largest GPU server in the openb
+/// trace and in current HGX/DGX systems (8x H100/H200/B200); a request above it is bad input.
+inline constexpr int32_t kMaxGpusPerPod = 8;
+
+/// Largest number of GPUs a node may carry (HGX-2 class systems have 16).
+inline constexpr int32_t kMaxGpusPerNode = 16;
+
+/// Kubernetes counts a container without a CPU request as 100m when scoring ("non-zero" request,
+/// k8s.io/kubernetes pkg/scheduler/util/non_zero.go DefaultMilliCPURequest).
+inline constexpr int64_t kDefaultNonZeroCpuMilli = 100;
+
+}  // namespace gpufleet

@@ -1,0 +1,120 @@
+#include "pack/pack_experiment.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "model/cluster_state.h"
+#include "sched/fragmentation.h"
+#include "sched/policy_registry.h"
+#include "sched/scheduler.h"
+
+namespace gpufleet::pack {
+
+std::vector<Pod> build_tuned_workload(const std::vector<Pod>& pods, int64_t cluster_gpu_milli, double tune,
+                                      GoRand& rng) {
+  rng.int_();  // the simulator's debug-log argument draw
+  std::vector<Pod> sorted = pods;
+  std::sort(sorted.begin(), sorted.end(), [](const Pod& a, const Pod& b) { return a.name < b.name; });
+  std::vector<Pod> list = sorted;
+  rng.shuffle(static_cast<int64_t>(list.size()), [&list](int64_t i, int64_t j) {
+    std::swap(list[static_cast<size_t>(i)], list[static_cast<size_t>(j)]);
+  });
+  int64_t total = 0;
+  for (const Pod& p : list) total += p.gpu_request_milli();
+  const double target = tune * static_cast<double>(cluster_gpu_milli);
+  if (static_cast<double>(total) < target && !sorted.empty()) {
+    // tuneUpPods: the stop test uses the per-GPU milli of the draw.
+    for (int64_t i = 0;; ++i) {
+      const Pod& drawn = sorted[static_cast<size_t>(rng.intn(static_cast<int64_t>(sorted.size())))];
+      if (static_cast<double>(total + drawn.gpu_milli) > target) break;
+      Pod clone = drawn;
+      clone.name = drawn.name + "-tuned-" + std::to_string(i);
+      total += clone.gpu_request_milli();
+      list.push_back(std::move(clone));
+    }
+  } else {
+    while (static_cast<double>(total) > target && !list.empty()) {
+      const auto idx = static_cast<size_t>(rng.intn(static_cast<int64_t>(list.size())));
+      total -= list[idx].gpu_request_milli();
+      list.erase(list.begin() + static_cast<std::ptrdiff_t>(idx));
+    }
+  }
+  return list;
+}
+
+std::vector<uint32_t> draw_node_ranks(const std::vector<Node>& nodes, GoRand& rng) {
+  std::vector<uint32_t> by_name(nodes.size());
+  std::iota(by_name.begin(), by_name.end(), 0u);
+  std::sort(by_name.begin(), by_name.end(), [&nodes](uint32_t a, uint32_t b) { return nodes[a].name < nodes[b].name; });
+  const std::vector<int> perm = rng.perm(static_cast<int>(nodes.size()));
+  std::vector<uint32_t> rank(nodes.size());
+  for (size_t i = 0; i < by_name.size(); ++i) rank[by_name[i]] = static_cast<uint32_t>(perm[i]);
+  return rank;
+}
+
+PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy_name,
+                 int64_t seed, double tune) {
+  if (nodes.empty()) throw std::invalid_argument("pack: the cluster has no nodes");
+  if (!(tune > 0)) throw std::invalid_argument("pack: tune must be positive");
+  const auto start = std::chrono::steady_clock::now();
+
+  ClusterState state(nodes);
+  if (state.gpu_capacity_milli() == 0) throw std::invalid_argument("pack: the cluster has no GPUs");
+  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), state.gpu_models());
+  sched::PolicyContext context{frag};
+  sched::Policy policy = sched::make_policy(policy_name, context);
+
+  GoRand rng(seed);
+  const std::vector<Pod> workload = build_tuned_workload(pods, state.gpu_capacity_milli(), tune, rng);
+  sched::Scheduler scheduler(std::move(policy), draw_node_ranks(nodes, rng));
+
+  std::vector<double> node_frag(nodes.size());
+  double frag_total = 0.0;
+  for (NodeId n = 0; n < nodes.size(); ++n) frag_total += node_frag[n] = frag->node_frag_milli(state, n);
+
+  const auto capacity = static_cast<double>(state.gpu_capacity_milli());
+  const auto gpus = static_cast<double>(state.gpu_count());
+  std::vector<int32_t> arrive(workload.size());
+  std::vector<double> alloc(workload.size()), ratio(workload.size()), amount(workload.size());
+  int64_t arrived = 0;
+  int64_t failed = 0;
+  for (size_t i = 0; i < workload.size(); ++i) {
+    const Pod& pod = workload[i];
+    const sched::ScheduleResult result = scheduler.schedule_one(pod, state, rng);
+    if (result.scheduled()) {
+      const double f = frag->node_frag_milli(state, result.node);
+      frag_total += f - node_frag[result.node];
+      node_frag[result.node] = f;
+    } else {
+      ++failed;
+    }
+    arrived += pod.gpu_request_milli();
+    const double idle = capacity - static_cast<double>(state.gpu_used_milli());
+    // Same arithmetic as the artifact's analysis.py: milli / GPUs / 10 is a percent.
+    arrive[i] = static_cast<int32_t>(round_half_even(static_cast<double>(arrived) / gpus / 10.0, 0));
+    alloc[i] = round_half_even(static_cast<double>(state.gpu_used_milli()) / gpus / 10.0, 2);
+    ratio[i] = idle > 0 ? 100.0 * frag_total / idle : 0.0;
+    amount[i] = 100.0 * frag_total / capacity;
+  }
+
+  PackRun run;
+  run.policy = policy_name;
+  run.seed = seed;
+  run.tune = tune;
+  run.allocation_pct = bucket_by_percent(arrive, alloc);
+  for (double& v : run.allocation_pct) v = round_half_even(v, 2);
+  run.frag_pct = bucket_by_percent(arrive, ratio);
+  run.frag_gpu_pct = bucket_by_percent(arrive, amount);
+  for (double& v : run.frag_gpu_pct) v = round_half_even(v, 2);
+  const double at100 = run.allocation_pct[100];
+  run.unallocated_gpus_at_100 = std::isnan(at100) ? std::nan("") : (100.0 - at100) / 100.0 * (capacity / 1000.0);
+  run.pods = static_cast<int64_t>(workload.size());
+  run.failed_pods = failed;
+  run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+}  // namespace gpufleet::pack

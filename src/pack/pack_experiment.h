@@ -1,0 +1,60 @@
+// The FGD packing experiment ("gpufleet pack"): the protocol of Weng et al., USENIX ATC'23, as its
+// simulator runs it (hkust-adsl/kubernetes-scheduler-simulator pkg/simulator/core.go Simulate;
+// ../shared/reference/fgd-policies.md 6-8).
+//
+// For one (policy, seed, tune):
+//  1. GoRand(seed); one Int() draw (the simulator evaluates it for a debug log line).
+//  2. Pods sorted by name, then Shuffle'd.
+//  3. Tune: while summed GPU requests are below tune x cluster GPU milli, draw idx = Intn(N) over the
+//     original pods sorted by name; stop (discarding the draw) when total + that pod's per-GPU milli
+//     exceeds the target, else append a copy named "<name>-tuned-<i>" and add num_gpu x gpu_milli.
+//     Above the target (multigpu40/50), remove pods[Intn(len)] until it is not.
+//  4. Node ranks: nodes sorted by name get rank Perm(node count)[i]; score ties go to the lowest rank.
+//  5. Pods arrive one at a time in list order; a pod that fits nowhere fails and never retries;
+//     nothing departs. After every pod: arrived gpu_milli (failed pods included), allocated
+//     gpu_milli and cluster fragmentation (sum of F(n), typical pods of the original trace).
+//  6. Curves bucketed per whole percent of arrived workload (pack/bucketing.h).
+// Steps 1-4 reproduce the simulator's workload and ranks exactly; the Random policy and GPU draws
+// continue on the same stream.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "pack/bucketing.h"
+#include "util/go_rand.h"
+
+namespace gpufleet::pack {
+
+/// The result of one run. Curves have kCurveBuckets entries (index = arrived percent), NaN where the
+/// run had no event near that percent.
+struct PackRun {
+  std::string policy;
+  int64_t seed = 0;
+  double tune = 0;
+  std::vector<double> allocation_pct;  ///< allocated GPU milli / cluster GPU milli, %, per event rounded to 0.01
+  std::vector<double> frag_pct;        ///< fragmentation ratio: fragmented / idle GPU milli, %
+  std::vector<double> frag_gpu_pct;    ///< fragmented GPU milli / cluster GPU milli, %
+  double unallocated_gpus_at_100 = 0;  ///< (100 - allocation_pct[100]) / 100 x cluster GPUs
+  int64_t pods = 0;                    ///< pods that arrived (after tuning)
+  int64_t failed_pods = 0;             ///< pods that fit on no node
+  double elapsed_s = 0;                ///< wall time of the run (not part of deterministic output)
+};
+
+/// The workload of steps 1-3 for `pods` (the trace as read) on a cluster of `cluster_gpu_milli`.
+/// `rng` must be freshly seeded; it is advanced exactly as the simulator advances Go's global rand.
+std::vector<Pod> build_tuned_workload(const std::vector<Pod>& pods, int64_t cluster_gpu_milli, double tune,
+                                      GoRand& rng);
+
+/// Step 4: rank[n] for each node (a permutation of 0..N-1), drawn from `rng`.
+std::vector<uint32_t> draw_node_ranks(const std::vector<Node>& nodes, GoRand& rng);
+
+/// Runs the whole protocol. Throws UsageError for an unknown policy, std::invalid_argument for an
+/// empty cluster or a tune <= 0.
+PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy,
+                 int64_t seed, double tune);
+
+}  // namespace gpufleet::pack

@@ -1,0 +1,63 @@
+// GPU fragmentation measure of the FGD paper.
+//
+// Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
+// Gradient Descent", USENIX ATC'23, section 3; simulator hkust-adsl/kubernetes-scheduler-simulator
+// pkg/utils/frag.go (GetTypicalPods, NodeGpuShareFragAmount); ../shared/reference/fgd-policies.md 3a-3b.
+//
+// A node's fragmentation F(n), in gpu_milli, is the expected amount of its idle GPU capacity that a
+// pod drawn from the "typical pod" mix could not use:
+//   F(n) = sum_t p_t * frag_t(n), with L = sum of the node's free gpu_milli and
+//   frag_t(n) = sum of free gpu_milli of the GPUs with free < gpu_milli_t   if t fits the node
+//                                                                            (enough GPUs with free >= gpu_milli_t,
+//                                                                             CPU free >= cpu_t, model allowed)
+//             = L                                                           otherwise, and for CPU-only t.
+// Memory is not part of the measure.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/cluster_state.h"
+#include "model/pod.h"
+
+namespace gpufleet::sched {
+
+/// One entry of the typical pod mix: a request shape and its popularity (sums to 1 over the mix).
+struct TypicalPod {
+  int64_t cpu_milli = 0;   ///< non-zero CPU request (0 counts as 100m)
+  int32_t gpu_milli = 0;   ///< per GPU
+  int32_t num_gpu = 0;
+  std::string gpu_spec;    ///< allowed GPU models, '|'-joined; empty = any
+  int64_t count = 0;       ///< pods of this shape in the source workload
+  double popularity = 0;   ///< count / (pods covered by the mix)
+};
+
+/// The typical pod mix of a workload (FGD GetTypicalPods with isInvolvedCpuPods=true,
+/// podPopularityThreshold=95, podIncreaseStep=1, gpuResWeight=0): group pods on
+/// (cpu_milli, gpu_milli, num_gpu, gpu_spec), sort by count descending, ties by that key descending,
+/// take the shortest prefix covering >= `coverage` of all pods and renormalize.
+/// An empty input gives an empty mix (F is then 0 everywhere).
+std::vector<TypicalPod> typical_pod_mix(std::span<const Pod> pods, double coverage = 0.95);
+
+/// F(n) bound to one cluster's GPU models (model access is precomputed per model id).
+class FragmentationMeasure {
+ public:
+  FragmentationMeasure(std::vector<TypicalPod> mix, const std::vector<std::string>& gpu_models);
+
+  /// F for a node with the given free CPU (milli), per-GPU free gpu_milli and model id, in gpu_milli.
+  double node_frag_milli(int64_t cpu_free_milli, std::span<const int32_t> gpu_free_milli, int32_t model_id) const;
+  /// F of node n in its current state.
+  double node_frag_milli(const ClusterState& state, NodeId n) const {
+    return node_frag_milli(state.cpu_free_milli(n), state.gpu_free_milli(n), state.gpu_model_id(n));
+  }
+  const std::vector<TypicalPod>& mix() const { return mix_; }
+
+ private:
+  std::vector<TypicalPod> mix_;
+  size_t model_count_;
+  std::vector<uint8_t> access_;  // [type * model_count_ + model_id]
+};
+
+}  // namespace gpufleet::sched

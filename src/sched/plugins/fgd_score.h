@@ -1,0 +1,44 @@
+// FGD policy: Fragmentation Gradient Descent (Weng et al., USENIX ATC'23, Algorithm 1; simulator
+// pkg/simulator/plugin/fgd_score.go calculateGpuShareFragExtendScore).
+// With F the node fragmentation of sched/fragmentation.h and sigmoid(x) = 1 / (1 + e^-x):
+//   sharing pod: for each GPU i with free >= gpu_milli, n'_i = node minus the pod's CPU and minus
+//                gpu_milli on GPU i;  S_i = int64(100 * sigmoid((F(n) - F(n'_i)) / 1000));
+//                score = max_i S_i, and the GPU is the first index reaching that truncated max.
+//   other pods:  n' = node minus the pod's CPU and num_gpu fully free GPUs;
+//                score = int64(100 * sigmoid((F(n) - F(n')) / 1000)).
+// No normalization. A placement that grows fragmentation least scores highest.
+#pragma once
+
+#include <memory>
+
+#include "sched/fragmentation.h"
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+/// Score and GPU choice of FGD on one node: {score, gpu index or -1 for non-sharing pods}.
+std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, const Pod& pod,
+                                              const ClusterState& state, NodeId n);
+
+class FgdScore final : public ScorePlugin {
+ public:
+  explicit FgdScore(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
+  std::string_view name() const override { return "FGDScore"; }
+  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+
+ private:
+  std::shared_ptr<const FragmentationMeasure> frag_;
+};
+
+/// FGD's GPU selection ("FGDScore" in the simulator): the GPU fgd_score_and_gpu picks.
+class FgdGpuSelector final : public GpuSelector {
+ public:
+  explicit FgdGpuSelector(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
+  std::string_view name() const override { return "fgd"; }
+  int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
+
+ private:
+  std::shared_ptr<const FragmentationMeasure> frag_;
+};
+
+}  // namespace gpufleet::sched

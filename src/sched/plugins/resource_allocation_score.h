@@ -1,0 +1,27 @@
+// Kubernetes' own NodeResourcesFit scoring strategies LeastAllocated and MostAllocated
+// (k8s.io/kubernetes pkg/scheduler/framework/plugins/noderesources/least_allocated.go,
+// most_allocated.go, resource_allocation.go), over cpu, memory and nvidia.com/gpu, weight 1 each:
+//   requested_r = what the node already has requested + the pod's request (cpu: non-zero request)
+//   LeastAllocated: score_r = (capacity_r - requested_r) * 100 / capacity_r
+//   MostAllocated:  score_r = requested_r * 100 / capacity_r
+//   (0 when requested_r > capacity_r), score = sum_r score_r * w_r / sum_r w_r, integer arithmetic.
+// As upstream, a resource with zero capacity on the node is skipped, and the extended resource
+// nvidia.com/gpu is skipped for a pod that does not request it. GPU is counted in gpu_milli.
+#pragma once
+
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+class ResourceAllocationScore final : public ScorePlugin {
+ public:
+  enum class Strategy { kLeastAllocated, kMostAllocated };
+  explicit ResourceAllocationScore(Strategy strategy) : strategy_(strategy) {}
+  std::string_view name() const override;
+  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+
+ private:
+  Strategy strategy_;
+};
+
+}  // namespace gpufleet::sched

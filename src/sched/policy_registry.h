@@ -1,0 +1,46 @@
+// Policy registry: builds a Policy (filters + score plugin + GPU selector) from its name.
+//
+// | name           | score plugin            | sharing-pod GPU selection | source                          |
+// |----------------|-------------------------|---------------------------|---------------------------------|
+// | random         | RandomScore             | random                    | FGD paper baseline 01-Random    |
+// | dotprod        | DotProductScore         | best                      | 02-DotProd (Tetris)             |
+// | clustering     | GpuClusteringScore      | best                      | 03-GpuClustering                |
+// | packing        | GpuPackingScore         | best                      | 04-GpuPacking                   |
+// | bestfit        | BestFitScore            | best                      | 05-BestFit                      |
+// | fgd            | FgdScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
+// | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
+// | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
+// Every policy filters with NodeResourcesFit then GpuShareFit. The GPU selections follow the FGD
+// simulator's choices (../shared/reference/fgd-policies.md 4).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/fragmentation.h"
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+/// What a policy may need besides its name: FGD needs the fragmentation measure (typical pods).
+struct PolicyContext {
+  std::shared_ptr<const FragmentationMeasure> frag;
+};
+
+/// All policy names, in the paper's order then kube's.
+const std::vector<std::string>& policy_names();
+
+/// The paper's six policies (random, dotprod, clustering, packing, bestfit, fgd).
+const std::vector<std::string>& paper_policy_names();
+
+/// Builds the named policy. Throws UsageError for an unknown name, std::invalid_argument when FGD is
+/// asked for without a fragmentation measure.
+Policy make_policy(std::string_view name, const PolicyContext& context);
+
+/// Parses "all", a name, or a comma-separated list into names (order kept, duplicates removed).
+/// Throws UsageError naming the unknown policy and the valid ones.
+std::vector<std::string> parse_policy_list(std::string_view text);
+
+}  // namespace gpufleet::sched

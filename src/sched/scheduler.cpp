@@ -1,0 +1,132 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <climits>
+#include <functional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace gpufleet::sched {
+namespace {
+
+// Cache entries hold a score, or INT32_MIN + FilterCode for a node the filters rejected.
+constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
+int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
+
+}  // namespace
+
+std::string unschedulable_message(const ScheduleResult& result, size_t node_count) {
+  std::string out = fmt::format("0/{} nodes are available", node_count);
+  bool first = true;
+  for (size_t c = 1; c < kFilterCodeCount; ++c) {
+    if (result.rejected[c] == 0) continue;
+    out += fmt::format("{} {} {}", first ? ":" : ",", result.rejected[c], filter_reason(static_cast<FilterCode>(c)));
+    first = false;
+  }
+  return out + ".";
+}
+
+size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
+  size_t h = std::hash<int64_t>{}(k.cpu_milli);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  mix(std::hash<int64_t>{}(k.memory_mib));
+  mix(std::hash<int32_t>{}(k.num_gpu));
+  mix(std::hash<int32_t>{}(k.gpu_milli));
+  mix(std::hash<std::string>{}(k.gpu_spec));
+  return h;
+}
+
+Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
+    : policy_(std::move(policy)), node_rank_(std::move(node_rank)) {
+  if (!policy_.score) throw std::invalid_argument("policy " + policy_.name + " has no score plugin");
+  if (!policy_.gpu_selector) throw std::invalid_argument("policy " + policy_.name + " has no GPU selector");
+}
+
+FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
+  for (const auto& f : policy_.filters) {
+    const FilterCode code = f->filter(pod, state, n);
+    if (code != FilterCode::kFits) return code;
+  }
+  return FilterCode::kFits;
+}
+
+std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_count) {
+  ShapeKey key{pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.gpu_spec};
+  auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
+  if (inserted) cache_.emplace_back(node_count);
+  auto& entries = cache_[it->second];
+  if (entries.size() != node_count) entries.assign(node_count, Entry{});
+  return entries;
+}
+
+ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng) {
+  const size_t node_count = state.node_count();
+  if (node_rank_.size() != node_count)
+    throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  auto& entries = cache_for(pod, node_count);
+  const ScorePlugin& scorer = *policy_.score;
+  const bool cacheable = scorer.cacheable();
+
+  ScheduleResult result;
+  NodeId best = kNoNode;
+  int32_t best_score = 0;
+  auto consider = [&](NodeId n, int32_t score) {
+    if (best == kNoNode || score > best_score || (score == best_score && node_rank_[n] < node_rank_[best])) {
+      best = n;
+      best_score = score;
+    }
+  };
+
+  if (cacheable) {
+    for (NodeId n = 0; n < node_count; ++n) {
+      Entry& e = entries[n];
+      if (e.version != state.version(n)) {
+        const FilterCode code = run_filters(pod, state, n);
+        e.value = code == FilterCode::kFits ? std::max(scorer.score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+        e.version = state.version(n);
+      }
+      if (e.value >= kMinScore) consider(n, e.value);
+    }
+  } else {
+    feasible_.clear();
+    for (NodeId n = 0; n < node_count; ++n) {
+      Entry& e = entries[n];
+      if (e.version != state.version(n)) {
+        const FilterCode code = run_filters(pod, state, n);
+        e.value = code == FilterCode::kFits ? 0 : infeasible(code);
+        e.version = state.version(n);
+      }
+      if (e.value >= kMinScore) feasible_.push_back(n);
+    }
+    if (!feasible_.empty()) {
+      CycleState cycle;
+      scorer.pre_score(pod, state, feasible_, cycle, rng);
+      for (NodeId n : feasible_) consider(n, scorer.score(pod, state, n, cycle));
+    }
+  }
+
+  if (best == kNoNode) {
+    for (NodeId n = 0; n < node_count; ++n) {
+      const int32_t v = entries[n].value;
+      if (v < kMinScore) ++result.rejected[static_cast<size_t>(v - INT32_MIN)];
+    }
+    return result;
+  }
+  result.node = best;
+  result.score = best_score;
+  if (pod.is_share_pod()) {
+    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, best, rng));
+  } else if (pod.is_gpu_pod()) {
+    result.gpus = lowest_free_gpus(state, best, pod.num_gpu);
+  }
+  return result;
+}
+
+ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng) {
+  ScheduleResult result = decide(pod, state, rng);
+  if (result.scheduled()) state.allocate(result.node, pod, result.gpus);
+  return result;
+}
+
+}  // namespace gpufleet::sched

@@ -1,0 +1,39 @@
+// The one error type for bad input. It names the file, line (1-based, 0 if unknown), column
+// (1-based, 0 if unknown) and field, so the CLI can print one line and exit with status 2.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gpufleet {
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, int line, std::string field, const std::string& message, int column = 0)
+      : std::runtime_error(format(file, line, column, field, message)),
+        file_(std::move(file)),
+        line_(line),
+        column_(column),
+        field_(std::move(field)) {}
+
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  static std::string format(const std::string& file, int line, int column, const std::string& field,
+                            const std::string& message);
+  std::string file_;
+  int line_;
+  int column_;
+  std::string field_;
+};
+
+/// A bad command-line argument (unknown policy, malformed seed range, ...). Exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace gpufleet
