@@ -25,7 +25,9 @@ std::vector<Pod> build_tuned_workload(const std::vector<Pod>& pods, int64_t clus
   int64_t total = 0;
   for (const Pod& p : list) total += p.gpu_request_milli();
   const double target = tune * static_cast<double>(cluster_gpu_milli);
-  if (static_cast<double>(total) < target && !sorted.empty()) {
+  // Without a GPU pod no draw can ever reach the target (the simulator would loop forever): no tuning.
+  const bool any_gpu_pod = std::any_of(sorted.begin(), sorted.end(), [](const Pod& p) { return p.gpu_milli > 0; });
+  if (static_cast<double>(total) < target && any_gpu_pod) {
     // tuneUpPods: the stop test uses the per-GPU milli of the draw.
     for (int64_t i = 0;; ++i) {
       const Pod& drawn = sorted[static_cast<size_t>(rng.intn(static_cast<int64_t>(sorted.size())))];

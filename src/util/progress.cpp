@@ -38,7 +38,10 @@ void Progress::draw(bool final_line) {
   if (!final_line) {
     if (tty_ && now - last_draw_ < std::chrono::milliseconds(100) && done_ < total_) return;
     if (!tty_ && decile == last_decile_) return;
+  } else if (!tty_ && decile == last_decile_ && drawn_done_ == done_) {
+    return;  // the last line already said it
   }
+  drawn_done_ = done_;
   last_draw_ = now;
   last_decile_ = decile;
   std::string eta = "--:--";

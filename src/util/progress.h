@@ -29,6 +29,7 @@ class Progress {
   bool tty_;
   bool finished_ = false;
   int last_decile_ = -1;
+  int64_t drawn_done_ = -1;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_{};
   std::mutex mu_;

@@ -1,0 +1,104 @@
+// Per-pod scheduling cost of each policy under the FGD packing protocol, on the openb cluster
+// (1213 nodes) and on the same cluster copied ten times (12,130 nodes), with the workload tuned to
+// 1.3x the cluster's GPUs in each case. Uses the real trace when found, else the synthetic
+// openb-shaped one (the label says which). Counters: ns_per_pod (wall time / pods attempted),
+// pods, failed.
+//   build/bench/gpufleet_bench                          # everything
+//   build/bench/gpufleet_bench --benchmark_filter=fgd   # one policy
+#include <benchmark/benchmark.h>
+
+#include <fmt/format.h>
+
+#include "io/openb_csv.h"
+#include "model/cluster_state.h"
+#include "pack/pack_experiment.h"
+#include "sched/fragmentation.h"
+#include "sched/policy_registry.h"
+#include "sched/scheduler.h"
+#include "test_support.h"
+#include "workload/synthetic_openb.h"
+
+namespace {
+
+using namespace gpufleet;
+
+struct Trace {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;
+  std::string label;
+};
+
+const Trace& trace() {
+  static const Trace t = [] {
+    Trace out;
+    const std::string dir = testing::openb_dir();
+    if (!dir.empty()) {
+      out.nodes = io::read_openb_nodes(dir + "/csv/openb_node_list_gpu_node.csv");
+      out.pods = io::read_openb_pods(dir + "/csv/openb_pod_list_default.csv");
+      out.label = "openb";
+    } else {
+      out.nodes = workload::synthetic_openb_nodes(1);
+      out.pods = workload::synthetic_openb_pods(8152, 1);
+      out.label = "synthetic";
+    }
+    return out;
+  }();
+  return t;
+}
+
+std::vector<Node> copies(const std::vector<Node>& nodes, int n) {
+  std::vector<Node> out;
+  for (int c = 0; c < n; ++c)
+    for (Node node : nodes) {
+      node.name = fmt::format("c{}-{}", c, node.name);
+      out.push_back(std::move(node));
+    }
+  return out;
+}
+
+void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_copies) {
+  const Trace& t = trace();
+  const std::vector<Node> nodes = copies(t.nodes, cluster_copies);
+  int64_t pods = 0, failed = 0;
+  for (auto _ : st) {
+    st.PauseTiming();
+    ClusterState state(nodes);
+    auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(t.pods), state.gpu_models());
+    GoRand rng(42);
+    const auto workload = pack::build_tuned_workload(t.pods, state.gpu_capacity_milli(), 1.3, rng);
+    sched::Scheduler scheduler(sched::make_policy(policy, {frag}), pack::draw_node_ranks(nodes, rng));
+    st.ResumeTiming();
+    for (const Pod& pod : workload) {
+      const auto r = scheduler.schedule_one(pod, state, rng);
+      failed += !r.scheduled();
+    }
+    pods += static_cast<int64_t>(workload.size());
+  }
+  st.counters["pods"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kAvgIterations);
+  st.counters["failed"] = benchmark::Counter(static_cast<double>(failed), benchmark::Counter::kAvgIterations);
+  st.counters["ns_per_pod"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  st.SetLabel(fmt::format("{} x{} ({} nodes)", t.label, cluster_copies, nodes.size()));
+}
+
+// One whole `gpufleet pack` run (the protocol, metrics and bucketing included).
+void BM_PackRun(benchmark::State& st, const std::string& policy) {
+  const Trace& t = trace();
+  for (auto _ : st) benchmark::DoNotOptimize(pack::run_pack(t.nodes, t.pods, policy, 42, 1.3));
+  st.SetLabel(t.label);
+}
+
+int register_all = [] {
+  for (const auto& policy : sched::policy_names()) {
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/1213", policy).c_str(), BM_PackPerPod, policy, 1)
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/12130", policy).c_str(), BM_PackPerPod, policy, 10)
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    benchmark::RegisterBenchmark(fmt::format("pack_run/{}", policy).c_str(), BM_PackRun, policy)
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+  }
+  return 0;
+}();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# End-to-end checks of `gpufleet pack`: success output, byte-identical JSON for identical runs,
+# and bad input giving exit 2, one error line naming file, line and field, and no output file.
+set -u
+BIN="$1"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0; passes=0
+ok() { passes=$((passes + 1)); }
+bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+
+cat > "$T/nodes.csv" <<'CSV'
+sn,cpu_milli,memory_mib,gpu,model
+node-a,32000,131072,4,V100M16
+node-b,16000,65536,2,T4
+node-c,96000,393216,8,G2
+CSV
+cat > "$T/pods.csv" <<'CSV'
+name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+pod-1,4000,8192,1,500,,LS,Running,0,10,0
+pod-2,8000,16384,2,1000,,LS,Running,0,10,0
+pod-3,2000,4096,0,0,,BE,Running,0,10,0
+pod-4,4000,8192,1,250,T4,LS,Running,0,10,0
+pod-5,16000,32768,4,1000,V100M16|G2,LS,Running,0,10,0
+CSV
+
+# 1. A good run: summary on stdout, JSON and CSV written.
+if "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,bestfit --seeds 1-2 -q \
+     --json "$T/a.json" --csv "$T/a.csv" > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "good run exited $?: $(cat "$T/err.txt")"; fi
+grep -q '^fgd ' "$T/out.txt" && grep -q '^bestfit ' "$T/out.txt" && ok || bad "summary lacks policy rows"
+grep -q '"cluster": {' "$T/a.json" && grep -q '"gpus": 14' "$T/a.json" && grep -q '"allocation_pct"' "$T/a.json" && ok || bad "JSON lacks fields"
+[ "$(grep -c '"policy"' "$T/a.json")" = 4 ] && ok || bad "JSON should have 4 runs"
+[ "$(wc -l < "$T/a.csv")" = $((1 + 4 * 131)) ] && ok || bad "CSV should have 1+4*131 lines, has $(wc -l < "$T/a.csv")"
+[ ! -s "$T/err.txt" ] && ok || bad "--quiet run wrote to stderr"
+
+# 2. Deterministic: the same command gives byte-identical JSON.
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,bestfit --seeds 1-2 -q --json "$T/b.json" > /dev/null 2>&1
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "JSON differs between identical runs"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy random --seeds 7 -q --json "$T/r1.json" --jobs 2 > /dev/null 2>&1
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy random --seeds 7 -q --json "$T/r2.json" --jobs 1 > /dev/null 2>&1
+cmp -s "$T/r1.json" "$T/r2.json" && ok || bad "random policy JSON differs between runs"
+
+# 3. Bad input: exit 2, one line naming file:line and the field, no output file, old file intact.
+expect_bad() {  # name, expected substring, args...
+  local name="$1" want="$2"; shift 2
+  rm -f "$T/out.json"
+  echo keep > "$T/old.json"
+  "$BIN" pack "$@" -q --json "$T/out.json" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: stderr should be one line: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: stderr lacks '$want': $(cat "$T/err.txt")"
+  [ ! -e "$T/out.json" ] && ok || bad "$name: left an output file"
+  ls "$T" | grep -q '\.tmp\.' && bad "$name: left a temporary file" || ok
+  # the same error must not clobber an existing output
+  "$BIN" pack "$@" -q --json "$T/old.json" > /dev/null 2>&1
+  [ "$(cat "$T/old.json")" = keep ] && ok || bad "$name: clobbered an existing output"
+}
+mkpods() { { head -1 "$T/pods.csv"; echo "$1"; } > "$T/bad.csv"; }
+mkpods 'pod-x,4000,8192,1,500,,LS'
+expect_bad truncated "bad.csv:2: field 'pod_phase': truncated row" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,four,8192,1,500,,LS,Running,0,10,0'
+expect_bad non-number "bad.csv:2: field 'cpu_milli': 'four' is not an integer" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,4000,-8192,1,500,,LS,Running,0,10,0'
+expect_bad negative "bad.csv:2: field 'memory_mib': -8192 is negative" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,4000,8192,9,1000,,LS,Running,0,10,0'
+expect_bad nine-gpus "bad.csv:2: field 'num_gpu': 9 is out of range" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,4000,8192,1,1500,,LS,Running,0,10,0'
+expect_bad milli "bad.csv:2: field 'gpu_milli': 1500 is out of range" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+{ echo "name,cpu_milli,memory_mib,gpu_milli"; echo "pod-x,1,1,0"; } > "$T/bad.csv"
+expect_bad missing-column "bad.csv:1: field 'num_gpu': missing column" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+{ echo "sn,cpu_milli,memory_mib,gpu,model"; echo "node-z,32000,131072,4"; } > "$T/badnodes.csv"
+expect_bad node-truncated "badnodes.csv:2: field 'model': truncated row" --nodes "$T/badnodes.csv" --pods "$T/pods.csv"
+expect_bad unknown-policy "unknown policy 'fastest'" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,fastest
+expect_bad bad-seeds "--seeds" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 5-x
+expect_bad missing-file "nope.csv: cannot open file" --nodes "$T/nodes.csv" --pods "$T/nope.csv"
+expect_bad bad-tune "--tune" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune -1
+
+echo "$passes passed, $fails failed"
+[ "$fails" = 0 ]

@@ -1,0 +1,49 @@
+// Helpers shared by the tests: tiny clusters and pods, and where the public traces are.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+
+namespace gpufleet::testing {
+
+inline Node make_node(std::string name, int64_t cpu_milli, int64_t memory_mib, int32_t gpus, std::string model = "V100M16") {
+  Node n;
+  n.name = std::move(name);
+  n.cpu_milli = cpu_milli;
+  n.memory_mib = memory_mib;
+  n.gpu_count = gpus;
+  n.gpu_model = gpus > 0 ? std::move(model) : std::string();
+  return n;
+}
+
+inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int32_t num_gpu, int32_t gpu_milli,
+                    std::string gpu_spec = "") {
+  Pod p;
+  p.name = std::move(name);
+  p.cpu_milli = cpu_milli;
+  p.memory_mib = memory_mib;
+  p.num_gpu = num_gpu;
+  p.gpu_milli = gpu_milli;
+  p.gpu_spec = std::move(gpu_spec);
+  return p;
+}
+
+/// The openb trace folder (…/alibaba-gpu-v2023), or empty when the traces are absent.
+inline std::string openb_dir() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("GPUFLEET_TRACES"); env && *env) candidates.emplace_back(env);
+  candidates.emplace_back(fs::path(GPUFLEET_SOURCE_DIR) / ".." / "shared" / "traces");
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::exists(c / "alibaba-gpu-v2023" / "csv" / "openb_pod_list_default.csv", ec)) return (c / "alibaba-gpu-v2023").string();
+  }
+  return {};
+}
+
+}  // namespace gpufleet::testing
