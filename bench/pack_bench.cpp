@@ -87,6 +87,20 @@ void BM_PackRun(benchmark::State& st, const std::string& policy) {
   st.SetLabel(t.label);
 }
 
+// Reading the default trace (8152 pods, 1213 nodes) from disk and validating every row.
+void BM_ReadOpenbDefault(benchmark::State& st) {
+  const std::string dir = testing::openb_dir();
+  if (dir.empty()) {
+    st.SkipWithError("openb trace not found");
+    return;
+  }
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(io::read_openb_nodes(dir + "/csv/openb_node_list_gpu_node.csv"));
+    benchmark::DoNotOptimize(io::read_openb_pods(dir + "/csv/openb_pod_list_default.csv"));
+  }
+}
+BENCHMARK(BM_ReadOpenbDefault)->Unit(benchmark::kMillisecond);
+
 int register_all = [] {
   for (const auto& policy : sched::policy_names()) {
     benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/1213", policy).c_str(), BM_PackPerPod, policy, 1)
