@@ -132,7 +132,7 @@ int run_pack_command(const PackCommandOptions& o) {
     auto worker = [&] {
       for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
         try {
-          runs[i] = pack::run_pack(nodes, pods, tasks[i].policy, tasks[i].seed, o.tune);
+          runs[i] = pack::run_pack(nodes, pods, tasks[i].policy, tasks[i].seed, o.tune, o.bound);
         } catch (...) {
           std::lock_guard lock(error_mu);
           if (!error) error = std::current_exception();

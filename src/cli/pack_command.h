@@ -20,6 +20,7 @@ struct PackCommandOptions {
   std::string reference_path;  ///< FGD analysis_allo_discrete.csv to compare against
   bool quiet = false;
   bool timings = false;        ///< put wall times into the JSON (makes it non-reproducible)
+  bool bound = true;           ///< compute the LP upper bound per run
 };
 
 /// Runs the command; prints the summary on stdout, progress on stderr. Returns the exit status.

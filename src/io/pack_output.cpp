@@ -47,6 +47,7 @@ std::string pack_runs_json(const ClusterInfo& cluster, const std::vector<pack::P
     j["allocation_pct"] = curve_json(r.allocation_pct, 2);
     j["frag_pct"] = curve_json(r.frag_pct, 4);
     j["frag_gpu_pct"] = curve_json(r.frag_gpu_pct, 2);
+    if (!r.bound_pct.empty()) j["bound_pct"] = curve_json(r.bound_pct, 2);
     if (std::isnan(r.unallocated_gpus_at_100)) j["unallocated_gpus_at_100"] = nullptr;
     else j["unallocated_gpus_at_100"] = pack::round_half_even(r.unallocated_gpus_at_100, 2);
     j["pods"] = r.pods;
@@ -73,7 +74,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
   std::vector<PolicySummary> out;
   std::map<std::string, size_t> index;
   struct Acc {
-    Stats a100, a130, un100, failed, secs;
+    Stats a100, a130, b100, un100, failed, secs;
   };
   std::vector<Acc> acc;
   for (const auto& r : runs) {
@@ -85,6 +86,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
     Acc& a = acc[it->second];
     a.a100.add(r.allocation_pct.size() > 100 ? r.allocation_pct[100] : std::nan(""));
     a.a130.add(r.allocation_pct.size() > 130 ? r.allocation_pct[130] : std::nan(""));
+    a.b100.add(r.bound_pct.size() > 100 ? r.bound_pct[100] : std::nan(""));
     a.un100.add(r.unallocated_gpus_at_100);
     a.failed.add(static_cast<double>(r.failed_pods));
     a.secs.add(r.elapsed_s);
@@ -94,6 +96,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
     out[i].alloc100_mean = acc[i].a100.mean();
     out[i].alloc100_sd = acc[i].a100.sd();
     out[i].alloc130_mean = acc[i].a130.mean();
+    out[i].bound100_mean = acc[i].b100.mean();
     out[i].unallocated100_mean = acc[i].un100.mean();
     out[i].failed_pods_mean = acc[i].failed.mean();
     out[i].seconds_per_run = acc[i].secs.mean();
@@ -103,12 +106,15 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
 
 std::string pack_summary_text(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs) {
   std::string out = fmt::format("cluster: {} nodes, {} GPUs\n", cluster.nodes, cluster.gpus);
-  out += fmt::format("{:<15} {:>4} {:>16} {:>10} {:>16} {:>12} {:>8}\n", "policy", "runs", "alloc@100% (sd)",
-                     "alloc@130%", "unalloc GPUs@100", "failed pods", "s/run");
+  out += fmt::format("{:<15} {:>4} {:>16} {:>10} {:>9} {:>7} {:>16} {:>12} {:>8}\n", "policy", "runs", "alloc@100% (sd)",
+                     "alloc@130%", "bound@100", "gap", "unalloc GPUs@100", "failed pods", "s/run");
   for (const auto& s : summarize(runs)) {
-    out += fmt::format("{:<15} {:>4} {:>9.2f} ({:.2f}) {:>10.2f} {:>16.1f} {:>12.1f} {:>8.3f}\n", s.policy, s.runs,
-                       s.alloc100_mean, s.alloc100_sd, s.alloc130_mean, s.unallocated100_mean, s.failed_pods_mean,
-                       s.seconds_per_run);
+    const bool has_bound = !std::isnan(s.bound100_mean);
+    out += fmt::format("{:<15} {:>4} {:>9.2f} ({:.2f}) {:>10.2f} {:>9} {:>7} {:>16.1f} {:>12.1f} {:>8.3f}\n", s.policy, s.runs,
+                       s.alloc100_mean, s.alloc100_sd, s.alloc130_mean,
+                       has_bound ? fmt::format("{:.2f}", s.bound100_mean) : "-",
+                       has_bound ? fmt::format("{:.2f}", s.bound100_mean - s.alloc100_mean) : "-",
+                       s.unallocated100_mean, s.failed_pods_mean, s.seconds_per_run);
   }
   return out;
 }

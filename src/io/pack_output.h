@@ -18,7 +18,8 @@ struct ClusterInfo {
 /// JSON document:
 /// {"cluster": {"nodes": N, "gpus": G},
 ///  "runs": [{"policy", "seed", "tune", "allocation_pct": [131], "frag_pct": [131],
-///            "frag_gpu_pct": [131], "unallocated_gpus_at_100", "pods", "failed_pods", "elapsed_s"}]}
+///            "frag_gpu_pct": [131], "bound_pct": [131], "unallocated_gpus_at_100", "pods", "failed_pods",
+///            "elapsed_s"}]}  (bound_pct only when the bound was computed)
 /// Empty buckets are null. elapsed_s is null unless `with_timings` (wall time would make the
 /// output differ between identical runs).
 std::string pack_runs_json(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs, bool with_timings);
@@ -33,6 +34,7 @@ struct PolicySummary {
   int runs = 0;
   double alloc100_mean = 0, alloc100_sd = 0;
   double alloc130_mean = 0;
+  double bound100_mean = 0;  ///< NaN when no run has a bound
   double unallocated100_mean = 0;
   double failed_pods_mean = 0;
   double seconds_per_run = 0;

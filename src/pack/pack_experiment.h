@@ -38,6 +38,9 @@ struct PackRun {
   std::vector<double> allocation_pct;  ///< allocated GPU milli / cluster GPU milli, %, per event rounded to 0.01
   std::vector<double> frag_pct;        ///< fragmentation ratio: fragmented / idle GPU milli, %
   std::vector<double> frag_gpu_pct;    ///< fragmented GPU milli / cluster GPU milli, %
+  /// Upper bound on allocation_pct that no placement of the pods arrived by the end of each bucket
+  /// could exceed (bound/allocation_bound.h); empty when the bound was not computed.
+  std::vector<double> bound_pct;
   double unallocated_gpus_at_100 = 0;  ///< (100 - allocation_pct[100]) / 100 x cluster GPUs
   int64_t pods = 0;                    ///< pods that arrived (after tuning)
   int64_t failed_pods = 0;             ///< pods that fit on no node
@@ -55,6 +58,6 @@ std::vector<uint32_t> draw_node_ranks(const std::vector<Node>& nodes, GoRand& rn
 /// Runs the whole protocol. Throws UsageError for an unknown policy, std::invalid_argument for an
 /// empty cluster or a tune <= 0.
 PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy,
-                 int64_t seed, double tune);
+                 int64_t seed, double tune, bool with_bound = false);
 
 }  // namespace gpufleet::pack
