@@ -53,6 +53,7 @@ std::shared_ptr<const FragmentationMeasure> test_frag(const ClusterState& state)
 Policy policy_for(const std::string& name, const ClusterState& state) {
   PolicyContext ctx;
   ctx.frag = test_frag(state);
+  ctx.gpu_models = state.gpu_models();
   return make_policy(name, ctx);
 }
 
@@ -93,8 +94,8 @@ const Pod kWhole = make_pod("whole", 8000, 16000, 2, 1000);  // {cpu 8000, mem 1
 // Registry
 
 TEST(PolicyRegistryTest, NamesAndComposition) {
-  const std::vector<std::string> want = {"random", "dotprod", "clustering", "packing",
-                                         "bestfit", "fgd", "leastallocated", "mostallocated"};
+  const std::vector<std::string> want = {"random",         "dotprod",       "clustering", "packing", "bestfit",
+                                         "fgd",            "leastallocated", "mostallocated", "fgd-online", "gpufleet"};
   EXPECT_EQ(policy_names(), want);
   EXPECT_EQ(paper_policy_names(), std::vector<std::string>(want.begin(), want.begin() + 6));
   struct Row {
@@ -105,7 +106,8 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
   const Row rows[] = {{"random", "RandomScore", "random"},         {"dotprod", "DotProductScore", "best"},
                       {"clustering", "GpuClusteringScore", "best"}, {"packing", "GpuPackingScore", "best"},
                       {"bestfit", "BestFitScore", "best"},          {"fgd", "FGDScore", "fgd"},
-                      {"leastallocated", "LeastAllocated", "best"}, {"mostallocated", "MostAllocated", "best"}};
+                      {"leastallocated", "LeastAllocated", "best"}, {"mostallocated", "MostAllocated", "best"},
+                      {"fgd-online", "OnlineFGDScore", "OnlineFGDScore"}, {"gpufleet", "OnlineFGDScore", "OnlineFGDScore"}};
   const ClusterState state = common_cluster();
   for (const Row& r : rows) {
     SCOPED_TRACE(r.name);
@@ -125,6 +127,8 @@ TEST(PolicyRegistryTest, UnknownPolicyAndMissingContext) {
   EXPECT_THROW(make_policy("nope", PolicyContext{}), UsageError);
   EXPECT_THROW(make_policy("FGD-ish", PolicyContext{}), UsageError);
   EXPECT_THROW(make_policy("fgd", PolicyContext{}), std::invalid_argument);
+  EXPECT_THROW(make_policy("gpufleet", PolicyContext{}), std::invalid_argument);
+  EXPECT_THROW(make_policy("fgd-online", PolicyContext{}), std::invalid_argument);
   EXPECT_NO_THROW(make_policy("packing", PolicyContext{}));  // only FGD needs the measure
 }
 
@@ -244,9 +248,11 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<PolicyCase>& info) { return std::string(info.param.policy); });
 
 TEST(PolicyRegistryTest, EveryRegisteredPolicyIsInTheDecisionTable) {
-  // The parameterized table above covers every policy but random, which has its own tests below.
+  // The parameterized table above covers every policy but random, which has its own tests below, and
+  // the online FGD policies, tested against FGD in online_fgd_test.cpp.
   std::set<std::string> tabled = {"dotprod", "clustering", "packing", "bestfit", "fgd", "leastallocated", "mostallocated"};
-  for (const auto& n : policy_names()) EXPECT_TRUE(n == "random" || tabled.count(n)) << n;
+  for (const auto& n : policy_names())
+    EXPECT_TRUE(n == "random" || n == "fgd-online" || n == "gpufleet" || tabled.count(n)) << n;
 }
 
 // schedule_one reserves what decide chose: packing puts the share pod on n1 GPU 2 (300 -> 0 free).

@@ -53,6 +53,7 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
 
   PolicyContext ctx;
   ctx.frag = std::make_shared<FragmentationMeasure>(typical_pod_mix(pods), warm_state.gpu_models());
+  ctx.gpu_models = warm_state.gpu_models();
   const auto ranks = random_ranks(warm_state.node_count(), 5);
   Scheduler warm(make_policy(name, ctx), ranks);
   GoRand warm_rng(2024);
@@ -136,7 +137,12 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, SchedulerCacheTest, ::testing::ValuesIn(policy_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;  // gtest names allow only [A-Za-z0-9_]
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
 
 // The same scheduler deciding one shape twice on an unchanged state gives the same answer, and a
 // change to one node (outside the scheduler) is seen on the next call.

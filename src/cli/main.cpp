@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   pack_cmd->add_option("--jobs", pack.jobs, "parallel runs (0 = one per core)")->capture_default_str();
   pack_cmd->add_option("--json", pack.json_path, "write the runs as JSON to FILE");
   pack_cmd->add_option("--csv", pack.csv_path, "write the curves as CSV to FILE");
+  pack_cmd->add_option("--report", pack.report_path, "write a self-contained HTML report (charts + summary) to FILE");
   pack_cmd->add_option("--reference", pack.reference_path, "compare with the FGD artifact's analysis_allo_discrete.csv");
   pack_cmd->add_flag("!--no-bound", pack.bound, "skip the LP upper bound on allocation (faster)");
   pack_cmd->add_flag("--timings", pack.timings, "record wall time per run in the JSON (makes it differ run to run)");

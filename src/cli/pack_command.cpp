@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/fgd_reference.h"
+#include "io/html_report.h"
 #include "io/openb_csv.h"
 #include "io/pack_output.h"
 #include "pack/pack_experiment.h"
@@ -150,7 +151,10 @@ int run_pack_command(const PackCommandOptions& o) {
   // 3. Outputs: files first (atomically), then the summary.
   if (!o.json_path.empty()) write_file_atomically(o.json_path, io::pack_runs_json(cluster, runs, o.timings));
   if (!o.csv_path.empty()) write_file_atomically(o.csv_path, io::pack_runs_csv(runs));
-  std::string summary = source_label + fmt::format("workload: {}, tune {}, seeds {}\n", workload_name, o.tune, o.seeds);
+  const std::string run_label = fmt::format("workload: {}, tune {}, seeds {}\n", workload_name, o.tune, o.seeds);
+  if (!o.report_path.empty())
+    write_file_atomically(o.report_path, io::pack_report_html(cluster, runs, source_label + run_label));
+  std::string summary = source_label + run_label;
   summary += io::pack_summary_text(cluster, runs);
   if (!reference.empty()) {
     const auto cmp = pack::compare_with_reference(runs, reference, workload_name, o.tune);
@@ -163,6 +167,7 @@ int run_pack_command(const PackCommandOptions& o) {
   }
   if (!o.json_path.empty()) summary += fmt::format("json: {}\n", o.json_path);
   if (!o.csv_path.empty()) summary += fmt::format("csv:  {}\n", o.csv_path);
+  if (!o.report_path.empty()) summary += fmt::format("report: {}\n", o.report_path);
   std::fputs(summary.c_str(), stdout);
   return 0;
 }

@@ -11,12 +11,13 @@ namespace gpufleet::cli {
 struct PackCommandOptions {
   std::string nodes_path;      ///< openb node list; empty: the default trace, else a synthetic cluster
   std::string pods_path;       ///< openb pod list; empty: the default trace, else a synthetic workload
-  std::string policies = "all";
+  std::string policies = "gpufleet";
   std::string seeds = "42-51";
   double tune = 1.3;
   int jobs = 0;                ///< parallel runs; 0 = number of cores
   std::string json_path;
   std::string csv_path;
+  std::string report_path;     ///< self-contained HTML report (io/html_report.h)
   std::string reference_path;  ///< FGD analysis_allo_discrete.csv to compare against
   bool quiet = false;
   bool timings = false;        ///< put wall times into the JSON (makes it non-reproducible)

@@ -1,36 +1,43 @@
 #include "sched/fragmentation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
-#include <tuple>
 
 #include "model/gpu_spec.h"
 
 namespace gpufleet::sched {
 
-std::vector<TypicalPod> typical_pod_mix(std::span<const Pod> pods, double coverage) {
-  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
-  std::map<Key, int64_t> counts;
-  for (const Pod& pod : pods) {
-    const bool gpu = pod.is_gpu_pod();
-    ++counts[Key{pod.nonzero_cpu_milli(), gpu ? pod.gpu_milli : 0, gpu ? pod.num_gpu : 0, gpu ? pod.gpu_spec : ""}];
-  }
-  std::vector<std::pair<Key, int64_t>> sorted(counts.begin(), counts.end());
-  // Count descending; ties by key descending (cpu, then milli, then num, then spec).
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+PodShapeKey PodShapeKey::of(const Pod& pod) {
+  const bool gpu = pod.is_gpu_pod();
+  return PodShapeKey{pod.nonzero_cpu_milli(), gpu ? pod.gpu_milli : 0, gpu ? pod.num_gpu : 0, gpu ? pod.gpu_spec : ""};
+}
+
+std::vector<TypicalPod> select_typical_pods(std::vector<std::pair<PodShapeKey, double>> weighted, double coverage) {
+  // Weight descending; ties by key descending (cpu, then milli, then num, then spec).
+  std::stable_sort(weighted.begin(), weighted.end(), [](const auto& a, const auto& b) {
     if (a.second != b.second) return a.second > b.second;
-    return a.first > b.first;
+    return b.first < a.first;
   });
-  const auto total = static_cast<double>(pods.size());
+  double total = 0;
+  for (const auto& w : weighted) total += w.second;
   std::vector<TypicalPod> mix;
-  int64_t covered = 0;
-  for (const auto& [key, count] : sorted) {
-    if (static_cast<double>(covered) >= coverage * total) break;
-    covered += count;
-    mix.push_back(TypicalPod{std::get<0>(key), std::get<1>(key), std::get<2>(key), std::get<3>(key), count, 0.0});
+  double covered = 0;
+  for (const auto& [key, weight] : weighted) {
+    if (covered >= coverage * total || weight <= 0) break;
+    covered += weight;
+    mix.push_back(TypicalPod{key.cpu_milli, key.gpu_milli, key.num_gpu, key.gpu_spec, static_cast<int64_t>(std::llround(weight)), weight});
   }
-  for (TypicalPod& t : mix) t.popularity = static_cast<double>(t.count) / static_cast<double>(covered);
+  for (TypicalPod& t : mix) t.popularity /= covered;
   return mix;
+}
+
+std::vector<TypicalPod> typical_pod_mix(std::span<const Pod> pods, double coverage) {
+  std::map<PodShapeKey, int64_t> counts;
+  for (const Pod& pod : pods) ++counts[PodShapeKey::of(pod)];
+  std::vector<std::pair<PodShapeKey, double>> weighted;
+  for (const auto& [key, count] : counts) weighted.emplace_back(key, static_cast<double>(count));
+  return select_typical_pods(std::move(weighted), coverage);
 }
 
 FragmentationMeasure::FragmentationMeasure(std::vector<TypicalPod> mix, const std::vector<std::string>& gpu_models)
@@ -65,6 +72,46 @@ double FragmentationMeasure::node_frag_milli(int64_t cpu_free_milli, std::span<c
     }
   }
   return frag;
+}
+
+double FragmentationMeasure::node_frag_after_share(int64_t cpu_free_milli, std::span<const int32_t> gpu_free,
+                                                   int32_t model_id, int64_t cpu_req_milli, int32_t gpu_milli,
+                                                   std::span<double> after) const {
+  const size_t gpus = gpu_free.size();
+  int64_t idle = 0;
+  for (int32_t left : gpu_free) idle += left;
+  const auto idle_d = static_cast<double>(idle);
+  const auto idle_after = static_cast<double>(idle - gpu_milli);
+  const int64_t cpu_after = cpu_free_milli - cpu_req_milli;
+  for (size_t i = 0; i < gpus; ++i) after[i] = gpu_free[i] >= gpu_milli ? 0.0 : std::nan("");
+  double before = 0.0;
+  for (size_t t = 0; t < mix_.size(); ++t) {
+    const TypicalPod& type = mix_[t];
+    const double p = type.popularity;
+    if (type.gpu_milli == 0 || !access_[t * model_count_ + static_cast<size_t>(model_id)]) {
+      before += p * idle_d;
+      for (size_t i = 0; i < gpus; ++i)
+        if (gpu_free[i] >= gpu_milli) after[i] += p * idle_after;
+      continue;
+    }
+    int32_t fitting = 0;
+    int64_t stranded = 0;
+    for (int32_t left : gpu_free) {
+      if (left >= type.gpu_milli) ++fitting;
+      else stranded += left;
+    }
+    before += (fitting >= type.num_gpu && cpu_free_milli >= type.cpu_milli) ? p * static_cast<double>(stranded) : p * idle_d;
+    for (size_t i = 0; i < gpus; ++i) {
+      const int32_t left = gpu_free[i];
+      if (left < gpu_milli) continue;
+      const int32_t left_after = left - gpu_milli;
+      int32_t fit_after = fitting - (left >= type.gpu_milli) + (left_after >= type.gpu_milli);
+      int64_t stranded_after = stranded - (left < type.gpu_milli ? left : 0) + (left_after < type.gpu_milli ? left_after : 0);
+      after[i] += (fit_after >= type.num_gpu && cpu_after >= type.cpu_milli) ? p * static_cast<double>(stranded_after)
+                                                                             : p * idle_after;
+    }
+  }
+  return before;
 }
 
 }  // namespace gpufleet::sched

@@ -41,6 +41,21 @@ struct TypicalPod {
 /// An empty input gives an empty mix (F is then 0 everywhere).
 std::vector<TypicalPod> typical_pod_mix(std::span<const Pod> pods, double coverage = 0.95);
 
+/// The key FGD groups pods on: (non-zero cpu_milli, gpu_milli, num_gpu, gpu_spec); CPU-only pods
+/// have 0 GPU fields and an empty spec.
+struct PodShapeKey {
+  int64_t cpu_milli = 0;
+  int32_t gpu_milli = 0;
+  int32_t num_gpu = 0;
+  std::string gpu_spec;
+  static PodShapeKey of(const Pod& pod);
+  auto operator<=>(const PodShapeKey&) const = default;
+};
+
+/// The selection step of typical_pod_mix on weighted shapes: sort by weight descending, ties by key
+/// descending, keep the shortest prefix whose weight reaches `coverage` of the total, renormalize.
+std::vector<TypicalPod> select_typical_pods(std::vector<std::pair<PodShapeKey, double>> weighted, double coverage);
+
 /// F(n) bound to one cluster's GPU models (model access is precomputed per model id).
 class FragmentationMeasure {
  public:
@@ -52,6 +67,12 @@ class FragmentationMeasure {
   double node_frag_milli(const ClusterState& state, NodeId n) const {
     return node_frag_milli(state.cpu_free_milli(n), state.gpu_free_milli(n), state.gpu_model_id(n));
   }
+  /// F before and after placing a sharing pod (cpu_req_milli, gpu_milli on one GPU) on each GPU:
+  /// after[i] = F with gpu_free[i] reduced by gpu_milli and CPU reduced by cpu_req_milli, or NaN when
+  /// GPU i has less than gpu_milli free. Same values as calling node_frag_milli on each variant,
+  /// computed incrementally (O(types x GPUs) instead of O(types x GPUs^2)). Returns F before.
+  double node_frag_after_share(int64_t cpu_free_milli, std::span<const int32_t> gpu_free_milli, int32_t model_id,
+                               int64_t cpu_req_milli, int32_t gpu_milli, std::span<double> after) const;
   const std::vector<TypicalPod>& mix() const { return mix_; }
 
  private:

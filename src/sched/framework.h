@@ -58,6 +58,11 @@ class ScorePlugin {
   /// True when score() depends only on the pod's request and node n's state, so the scheduler may
   /// reuse it until ClusterState::version(n) changes.
   virtual bool cacheable() const { return true; }
+  /// Informer hook: called once for every arriving pod, before its cycle (a live scheduler sees each
+  /// pod when it is created). Plugins that learn from the workload seen so far update here.
+  virtual void observe(const Pod& /*pod*/) {}
+  /// Changes whenever observe() changed what score() returns; the scheduler then drops its cache.
+  virtual uint64_t generation() const { return 0; }
   /// Called once per cycle with the feasible nodes in node-id order (non-empty).
   virtual void pre_score(const Pod& /*pod*/, const ClusterState& /*state*/, std::span<const NodeId> /*feasible*/,
                          CycleState& /*cycle*/, GoRand& /*rng*/) const {}
@@ -75,11 +80,12 @@ class GpuSelector {
   virtual int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const = 0;
 };
 
-/// A placement policy: the filters, one score plugin and the GPU selector.
+/// A placement policy: the filters, one score plugin and the GPU selector (which may be the same
+/// object as the score plugin, as for FGD-style policies whose GPU choice comes from the score).
 struct Policy {
   std::string name;
   std::vector<std::shared_ptr<const FilterPlugin>> filters;
-  std::shared_ptr<const ScorePlugin> score;
+  std::shared_ptr<ScorePlugin> score;
   std::shared_ptr<const GpuSelector> gpu_selector;
 };
 

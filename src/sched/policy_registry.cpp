@@ -9,6 +9,7 @@
 #include "sched/device_select.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/dot_product_score.h"
+#include "sched/plugins/fgd_online_score.h"
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
@@ -21,8 +22,8 @@
 namespace gpufleet::sched {
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"random",  "dotprod", "clustering",     "packing",
-                                                 "bestfit", "fgd",     "leastallocated", "mostallocated"};
+  static const std::vector<std::string> names = {"random", "dotprod",        "clustering",    "packing",   "bestfit",
+                                                 "fgd",    "leastallocated", "mostallocated", "fgd-online", "gpufleet"};
   return names;
 }
 
@@ -52,6 +53,11 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
     if (!context.frag) throw std::invalid_argument("policy fgd needs a fragmentation measure");
     policy.score = std::make_shared<FgdScore>(context.frag);
     policy.gpu_selector = std::make_shared<FgdGpuSelector>(context.frag);
+  } else if (name == "fgd-online" || name == "gpufleet") {
+    if (context.gpu_models.empty()) throw std::invalid_argument("policy " + std::string(name) + " needs the cluster's GPU models");
+    auto plugin = std::make_shared<OnlineFgdScore>(context.gpu_models, name == "gpufleet" ? kGpufleetParams : kFgdOnlineParams);
+    policy.score = plugin;
+    policy.gpu_selector = plugin;
   } else if (name == "leastallocated") {
     policy.score = std::make_shared<ResourceAllocationScore>(ResourceAllocationScore::Strategy::kLeastAllocated);
   } else if (name == "mostallocated") {

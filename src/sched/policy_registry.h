@@ -8,6 +8,8 @@
 // | packing        | GpuPackingScore         | best                      | 04-GpuPacking                   |
 // | bestfit        | BestFitScore            | best                      | 05-BestFit                      |
 // | fgd            | FgdScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
+// | fgd-online     | OnlineFgdScore          | fgd (online measure)      | FGD, mix estimated online       |
+// | gpufleet       | OnlineFgdScore          | fgd (online measure)      | gpufleet's parameters           |
 // | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
 // Every policy filters with NodeResourcesFit then GpuShareFit. The GPU selections follow the FGD
@@ -26,7 +28,8 @@ namespace gpufleet::sched {
 
 /// What a policy may need besides its name: FGD needs the fragmentation measure (typical pods).
 struct PolicyContext {
-  std::shared_ptr<const FragmentationMeasure> frag;
+  std::shared_ptr<const FragmentationMeasure> frag;  ///< fgd: the trace's typical pods
+  std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
 };
 
 /// All policy names, in the paper's order then kube's.
@@ -35,8 +38,8 @@ const std::vector<std::string>& policy_names();
 /// The paper's six policies (random, dotprod, clustering, packing, bestfit, fgd).
 const std::vector<std::string>& paper_policy_names();
 
-/// Builds the named policy. Throws UsageError for an unknown name, std::invalid_argument when FGD is
-/// asked for without a fragmentation measure.
+/// Builds the named policy. Throws UsageError for an unknown name, std::invalid_argument when fgd is
+/// asked for without a fragmentation measure or fgd-online/gpufleet without the GPU models.
 Policy make_policy(std::string_view name, const PolicyContext& context);
 
 /// Parses "all", a name, or a comma-separated list into names (order kept, duplicates removed).

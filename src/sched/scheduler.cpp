@@ -123,7 +123,17 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   return result;
 }
 
+void Scheduler::observe(const Pod& pod) {
+  policy_.score->observe(pod);
+  if (policy_.score->generation() != generation_) {
+    generation_ = policy_.score->generation();
+    for (auto& entries : cache_)
+      for (Entry& e : entries) e.version = 0;
+  }
+}
+
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng) {
+  observe(pod);
   ScheduleResult result = decide(pod, state, rng);
   if (result.scheduled()) state.allocate(result.node, pod, result.gpus);
   return result;

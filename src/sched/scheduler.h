@@ -43,9 +43,11 @@ class Scheduler {
   /// GPU selector.
   Scheduler(Policy policy, std::vector<uint32_t> node_rank);
 
+  /// Tells the policy a pod arrived (ScorePlugin::observe); drops cached scores if that changed them.
+  void observe(const Pod& pod);
   /// Runs filter, pre-score, score and GPU selection; does not change the state.
   ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng);
-  /// decide() and, when a node was found, reserve the pod there (ClusterState::allocate).
+  /// observe(), decide() and, when a node was found, reserve the pod there (ClusterState::allocate).
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng);
 
   const Policy& policy() const { return policy_; }
@@ -72,6 +74,7 @@ class Scheduler {
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
   std::vector<NodeId> feasible_;  // scratch
+  uint64_t generation_ = 0;       // score plugin generation the cache was filled at
 };
 
 }  // namespace gpufleet::sched

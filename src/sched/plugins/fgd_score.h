@@ -16,9 +16,15 @@
 
 namespace gpufleet::sched {
 
+/// FGD's sigmoid scale: x = fragmentation change in gpu_milli / 1000.
+inline constexpr double kFgdSigmoidScaleMilli = 1000.0;
+
 /// Score and GPU choice of FGD on one node: {score, gpu index or -1 for non-sharing pods}.
+/// `sigmoid_scale_milli` divides the fragmentation change before the sigmoid (FGD: 1000); a larger
+/// scale truncates more changes to the same integer score, leaving more ties to the node rank.
 std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, const Pod& pod,
-                                              const ClusterState& state, NodeId n);
+                                              const ClusterState& state, NodeId n,
+                                              double sigmoid_scale_milli = kFgdSigmoidScaleMilli);
 
 class FgdScore final : public ScorePlugin {
  public:

@@ -1,0 +1,34 @@
+#include "sched/plugins/fgd_online_score.h"
+
+#include "sched/plugins/fgd_score.h"
+
+namespace gpufleet::sched {
+
+OnlineFgdScore::OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params)
+    : gpu_models_(std::move(gpu_models)),
+      params_(params),
+      measure_(std::make_shared<const FragmentationMeasure>(std::vector<TypicalPod>{}, gpu_models_)) {}
+
+bool OnlineFgdScore::refresh_point(int64_t pods_seen) {
+  if (pods_seen <= 0) return false;
+  if (pods_seen <= 1024) return (pods_seen & (pods_seen - 1)) == 0;
+  return pods_seen % 1024 == 0;
+}
+
+void OnlineFgdScore::observe(const Pod& pod) {
+  estimator_.add(pod);
+  if (refresh_point(estimator_.pods_seen())) {
+    measure_ = std::make_shared<const FragmentationMeasure>(estimator_.mix(params_.mix_coverage), gpu_models_);
+    ++generation_;
+  }
+}
+
+int32_t OnlineFgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+  return fgd_score_and_gpu(*measure_, pod, state, n, params_.sigmoid_scale_milli).first;
+}
+
+int32_t OnlineFgdScore::select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand&) const {
+  return fgd_score_and_gpu(*measure_, pod, state, n, params_.sigmoid_scale_milli).second;
+}
+
+}  // namespace gpufleet::sched

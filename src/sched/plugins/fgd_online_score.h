@@ -1,0 +1,56 @@
+// Online FGD: FGD (fgd_score.h) with the typical pod mix estimated from the pods seen so far
+// (PodMixEstimator, no decay) instead of the whole trace, which a live scheduler cannot know.
+// Two policies use it:
+//   fgd-online  FGD's own parameters: the mix covers 95% of the pods seen, sigmoid scale 1000.
+//   gpufleet    the mix covers every shape seen (1.0), sigmoid scale 2000. Chosen on the openb
+//               default trace and its four variants (cpu050, gpushare40, gpuspec10, multigpu20), the
+//               same for every trace; see README "gpufleet policy" for the measurements.
+// The measure is rebuilt when the number of pods seen reaches a power of two up to 1024, then every
+// 1024 pods (each rebuild invalidates the scheduler's score cache; the estimate settles quickly on a
+// stationary workload). Score and GPU choice are FGD's on the current measure.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sched/fragmentation.h"
+#include "sched/framework.h"
+#include "sched/pod_mix_estimator.h"
+
+namespace gpufleet::sched {
+
+struct OnlineFgdParams {
+  double mix_coverage = 0.95;          ///< share of the pods seen the typical mix covers
+  double sigmoid_scale_milli = 1000.0; ///< see fgd_score_and_gpu
+};
+
+/// fgd-online's parameters (FGD's own).
+inline constexpr OnlineFgdParams kFgdOnlineParams{0.95, 1000.0};
+/// gpufleet's parameters.
+inline constexpr OnlineFgdParams kGpufleetParams{1.0, 2000.0};
+
+class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
+ public:
+  /// `gpu_models`: the cluster's GPU models by id (ClusterState::gpu_models()).
+  OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params);
+  std::string_view name() const override { return "OnlineFGDScore"; }
+  void observe(const Pod& pod) override;
+  uint64_t generation() const override { return generation_; }
+  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
+
+  /// True when the measure is rebuilt after `pods_seen` pods (1, 2, 4, ..., 1024, 2048, 3072, ...).
+  static bool refresh_point(int64_t pods_seen);
+  /// The measure in use (for tests and reports).
+  const FragmentationMeasure& measure() const { return *measure_; }
+
+ private:
+  std::vector<std::string> gpu_models_;
+  OnlineFgdParams params_;
+  PodMixEstimator estimator_;
+  std::shared_ptr<const FragmentationMeasure> measure_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace gpufleet::sched
