@@ -1,6 +1,7 @@
 #include "sched/fragmentation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -83,15 +84,24 @@ double FragmentationMeasure::node_frag_after_share(int64_t cpu_free_milli, std::
   const auto idle_d = static_cast<double>(idle);
   const auto idle_after = static_cast<double>(idle - gpu_milli);
   const int64_t cpu_after = cpu_free_milli - cpu_req_milli;
-  for (size_t i = 0; i < gpus; ++i) after[i] = gpu_free[i] >= gpu_milli ? 0.0 : std::nan("");
+  // GPUs with equal free milli give equal results (F ignores GPU identity): evaluate each distinct
+  // fitting value once, then copy.
+  std::array<int32_t, kMaxGpusPerNode> distinct{};
+  std::array<double, kMaxGpusPerNode> distinct_after{};
+  size_t n_distinct = 0;
+  for (size_t i = 0; i < gpus; ++i) {
+    if (gpu_free[i] < gpu_milli) continue;
+    if (std::find(distinct.begin(), distinct.begin() + static_cast<std::ptrdiff_t>(n_distinct), gpu_free[i]) ==
+        distinct.begin() + static_cast<std::ptrdiff_t>(n_distinct))
+      distinct[n_distinct++] = gpu_free[i];
+  }
   double before = 0.0;
   for (size_t t = 0; t < mix_.size(); ++t) {
     const TypicalPod& type = mix_[t];
     const double p = type.popularity;
     if (type.gpu_milli == 0 || !access_[t * model_count_ + static_cast<size_t>(model_id)]) {
       before += p * idle_d;
-      for (size_t i = 0; i < gpus; ++i)
-        if (gpu_free[i] >= gpu_milli) after[i] += p * idle_after;
+      for (size_t k = 0; k < n_distinct; ++k) distinct_after[k] += p * idle_after;
       continue;
     }
     int32_t fitting = 0;
@@ -101,15 +111,25 @@ double FragmentationMeasure::node_frag_after_share(int64_t cpu_free_milli, std::
       else stranded += left;
     }
     before += (fitting >= type.num_gpu && cpu_free_milli >= type.cpu_milli) ? p * static_cast<double>(stranded) : p * idle_d;
-    for (size_t i = 0; i < gpus; ++i) {
-      const int32_t left = gpu_free[i];
-      if (left < gpu_milli) continue;
+    for (size_t k = 0; k < n_distinct; ++k) {
+      const int32_t left = distinct[k];
       const int32_t left_after = left - gpu_milli;
-      int32_t fit_after = fitting - (left >= type.gpu_milli) + (left_after >= type.gpu_milli);
-      int64_t stranded_after = stranded - (left < type.gpu_milli ? left : 0) + (left_after < type.gpu_milli ? left_after : 0);
-      after[i] += (fit_after >= type.num_gpu && cpu_after >= type.cpu_milli) ? p * static_cast<double>(stranded_after)
-                                                                             : p * idle_after;
+      const int32_t fit_after = fitting - (left >= type.gpu_milli) + (left_after >= type.gpu_milli);
+      const int64_t stranded_after =
+          stranded - (left < type.gpu_milli ? left : 0) + (left_after < type.gpu_milli ? left_after : 0);
+      distinct_after[k] += (fit_after >= type.num_gpu && cpu_after >= type.cpu_milli)
+                               ? p * static_cast<double>(stranded_after)
+                               : p * idle_after;
     }
+  }
+  for (size_t i = 0; i < gpus; ++i) {
+    if (gpu_free[i] < gpu_milli) {
+      after[i] = std::nan("");
+      continue;
+    }
+    const size_t k = static_cast<size_t>(
+        std::find(distinct.begin(), distinct.begin() + static_cast<std::ptrdiff_t>(n_distinct), gpu_free[i]) - distinct.begin());
+    after[i] = distinct_after[k];
   }
   return before;
 }

@@ -1,5 +1,8 @@
 #include "sched/plugins/fgd_online_score.h"
 
+#include <cmath>
+#include <map>
+
 #include "sched/plugins/fgd_score.h"
 
 namespace gpufleet::sched {
@@ -15,12 +18,28 @@ bool OnlineFgdScore::refresh_point(int64_t pods_seen) {
   return pods_seen % 1024 == 0;
 }
 
+namespace {
+
+// L1 distance between two mixes' popularity vectors (shapes missing from one count as 0).
+double mix_distance(const std::vector<TypicalPod>& a, const std::vector<TypicalPod>& b) {
+  std::map<PodShapeKey, double> diff;
+  for (const auto& t : a) diff[PodShapeKey{t.cpu_milli, t.gpu_milli, t.num_gpu, t.gpu_spec}] += t.popularity;
+  for (const auto& t : b) diff[PodShapeKey{t.cpu_milli, t.gpu_milli, t.num_gpu, t.gpu_spec}] -= t.popularity;
+  double d = 0;
+  for (const auto& [key, v] : diff) d += std::abs(v);
+  return d;
+}
+
+}  // namespace
+
 void OnlineFgdScore::observe(const Pod& pod) {
   estimator_.add(pod);
-  if (refresh_point(estimator_.pods_seen())) {
-    measure_ = std::make_shared<const FragmentationMeasure>(estimator_.mix(params_.mix_coverage), gpu_models_);
-    ++generation_;
-  }
+  if (!refresh_point(estimator_.pods_seen())) return;
+  std::vector<TypicalPod> mix = estimator_.mix(params_.mix_coverage);
+  // Keep the current measure (and the scheduler's cached scores) while the estimate barely moves.
+  if (mix_distance(mix, measure_->mix()) < kMinMixChange) return;
+  measure_ = std::make_shared<const FragmentationMeasure>(std::move(mix), gpu_models_);
+  ++generation_;
 }
 
 int32_t OnlineFgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {

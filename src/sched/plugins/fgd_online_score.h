@@ -2,12 +2,13 @@
 // (PodMixEstimator, no decay) instead of the whole trace, which a live scheduler cannot know.
 // Two policies use it:
 //   fgd-online  FGD's own parameters: the mix covers 95% of the pods seen, sigmoid scale 1000.
-//   gpufleet    the mix covers every shape seen (1.0), sigmoid scale 2000. Chosen on the openb
+//   gpufleet    the mix covers 99% of the pods seen, sigmoid scale 2000. Chosen on the openb
 //               default trace and its four variants (cpu050, gpushare40, gpuspec10, multigpu20), the
 //               same for every trace; see README "gpufleet policy" for the measurements.
-// The measure is rebuilt when the number of pods seen reaches a power of two up to 1024, then every
-// 1024 pods (each rebuild invalidates the scheduler's score cache; the estimate settles quickly on a
-// stationary workload). Score and GPU choice are FGD's on the current measure.
+// The estimate is checked when the number of pods seen reaches a power of two up to 1024, then every
+// 1024 pods, and the measure is rebuilt only if the mix moved by at least kMinMixChange (L1 distance
+// of the popularities): each rebuild invalidates the scheduler's score cache, and on a stationary
+// workload the estimate settles quickly. Score and GPU choice are FGD's on the current measure.
 #pragma once
 
 #include <memory>
@@ -25,10 +26,13 @@ struct OnlineFgdParams {
   double sigmoid_scale_milli = 1000.0; ///< see fgd_score_and_gpu
 };
 
+/// Smallest change of the estimated mix (L1 distance of popularities) that rebuilds the measure.
+inline constexpr double kMinMixChange = 0.05;
+
 /// fgd-online's parameters (FGD's own).
 inline constexpr OnlineFgdParams kFgdOnlineParams{0.95, 1000.0};
 /// gpufleet's parameters.
-inline constexpr OnlineFgdParams kGpufleetParams{1.0, 2000.0};
+inline constexpr OnlineFgdParams kGpufleetParams{0.99, 2000.0};
 
 class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
  public:
