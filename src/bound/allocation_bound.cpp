@@ -1,5 +1,6 @@
 #include "bound/allocation_bound.h"
 
+#include <climits>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -126,9 +127,22 @@ double AllocationBound::bound_milli(size_t prefix) {
   glp_init_smcp(&params);
   params.msg_lev = GLP_MSG_OFF;
   params.presolve = GLP_OFF;  // keep the basis for warm starts
+  // Warm start from the previous optimal basis (only right-hand sides change between calls). The
+  // primal simplex usually needs a few pivots; on some prefixes it stalls in degenerate pivots, so it
+  // gets an iteration limit, after which the dual simplex (the old basis stays dual feasible when
+  // only right-hand sides change) finishes from where it stopped, and as a last resort the primal
+  // simplex restarts from an advanced initial basis without a limit.
+  params.meth = GLP_PRIMAL;
+  params.it_lim = 2000;
   int rc = glp_simplex(m.lp, &params);
   if (rc != 0 || glp_get_status(m.lp) != GLP_OPT) {
-    glp_std_basis(m.lp);
+    params.meth = GLP_DUALP;
+    rc = glp_simplex(m.lp, &params);
+  }
+  if (rc != 0 || glp_get_status(m.lp) != GLP_OPT) {
+    glp_adv_basis(m.lp, 0);
+    params.meth = GLP_PRIMAL;
+    params.it_lim = INT_MAX;
     rc = glp_simplex(m.lp, &params);
   }
   if (rc != 0 || glp_get_status(m.lp) != GLP_OPT) throw std::runtime_error("AllocationBound: GLPK simplex failed");

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/scheduling_constraints.h"
+
 namespace gpufleet {
 
 /// A Kubernetes taint (key=value:effect). Effects: NoSchedule, PreferNoSchedule, NoExecute.
@@ -23,7 +25,7 @@ struct Node {
   int32_t gpu_count = 0;       ///< physical GPUs (each 1000 gpu_milli)
   std::string gpu_model;       ///< GPU model, the value of nvidia.com/gpu.product (openb: "model" column)
   int32_t max_pods = 1001;     ///< pod capacity; the FGD simulator sets 1001, kubelet's default is 110
-  std::vector<std::pair<std::string, std::string>> labels;
+  Labels labels;               ///< e.g. nvidia.com/gpu.product, topology.kubernetes.io/zone
   std::vector<Taint> taints;
 };
 

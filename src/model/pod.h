@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/resources.h"
+#include "model/scheduling_constraints.h"
 
 namespace gpufleet {
 
@@ -24,7 +25,14 @@ struct Pod {
   int32_t gpu_milli = 0;       ///< per GPU, 0..1000
   std::string gpu_spec;        ///< allowed GPU models joined by '|' (openb gpu_spec); empty = any
   QosClass qos = QosClass::kUnspecified;
-  int32_t priority = 0;
+  int32_t priority = 0;          ///< resolved PriorityClass value (kube: spec.priority)
+
+  // Kubernetes identity and constraints (empty for the openb trace).
+  std::string namespace_name;    ///< metadata.namespace ("default" when read from YAML without one)
+  Labels labels;                 ///< metadata.labels
+  std::string priority_class_name;
+  bool preempt_lower_priority = true;  ///< preemptionPolicy: PreemptLowerPriority (true) or Never
+  PodConstraints constraints;
 
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }

@@ -10,6 +10,8 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kTooManyPods: return "Too many pods";
     case FilterCode::kInsufficientGpu: return "Insufficient nvidia.com/gpu";
     case FilterCode::kGpuModelMismatch: return "node(s) didn't match pod's GPU model constraint";
+    case FilterCode::kUntoleratedTaint: return "node(s) had untolerated taint(s)";
+    case FilterCode::kNodeAffinityMismatch: return "node(s) didn't match Pod's node affinity/selector";
     case FilterCode::kCount: break;
   }
   return "unknown";

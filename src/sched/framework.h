@@ -28,6 +28,12 @@ enum class FilterCode : uint8_t {
   kTooManyPods,         ///< "Too many pods"
   kInsufficientGpu,     ///< "Insufficient nvidia.com/gpu" (count, or no GPU with the fraction free)
   kGpuModelMismatch,    ///< "node(s) didn't match pod's GPU model constraint"
+  /// "node(s) had untolerated taint(s)" (TaintToleration). kube names the first untolerated taint of
+  /// each node, "node(s) had untolerated taint {key: value}"; a code aggregates nodes whose taints
+  /// may differ, so its reason is generic (untolerated_taint_reason() in taint_toleration.h formats
+  /// kube's per-node string).
+  kUntoleratedTaint,
+  kNodeAffinityMismatch,  ///< "node(s) didn't match Pod's node affinity/selector" (NodeAffinity)
   kCount
 };
 inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);

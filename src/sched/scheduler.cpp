@@ -14,6 +14,79 @@ namespace {
 constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
 int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
 
+// An injective encoding of everything besides the request that filters and scores may read: the
+// namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
+// any (the openb trace) get "" and share one cache entry per request shape.
+void put(std::string& out, std::string_view s) {
+  out += std::to_string(s.size());
+  out += ':';
+  out += s;
+}
+void put(std::string& out, const Labels& labels) {
+  put(out, std::to_string(labels.size()));
+  for (const auto& [k, v] : labels) {
+    put(out, k);
+    put(out, v);
+  }
+}
+void put(std::string& out, const std::vector<std::string>& values) {
+  put(out, std::to_string(values.size()));
+  for (const auto& v : values) put(out, v);
+}
+void put(std::string& out, const std::vector<SelectorRequirement>& requirements) {
+  put(out, std::to_string(requirements.size()));
+  for (const auto& r : requirements) {
+    put(out, r.key);
+    put(out, r.operator_);
+    put(out, r.values);
+  }
+}
+void put(std::string& out, const NodeSelectorTerm& t) {
+  put(out, t.match_expressions);
+  put(out, t.match_fields);
+}
+void put(std::string& out, const PodAffinityTerm& t) {
+  put(out, t.label_selector.match_labels);
+  put(out, t.label_selector.match_expressions);
+  put(out, t.namespaces);
+  put(out, t.topology_key);
+}
+
+std::string constraints_key(const Pod& pod) {
+  const PodConstraints& c = pod.constraints;
+  if (pod.namespace_name.empty() && pod.labels.empty() && c.node_selector.empty() && c.required_node_affinity.empty() &&
+      c.preferred_node_affinity.empty() && c.tolerations.empty() && c.required_anti_affinity.empty() &&
+      c.preferred_anti_affinity.empty())
+    return {};
+  std::string out;
+  put(out, pod.namespace_name);
+  put(out, pod.labels);
+  put(out, c.node_selector);
+  put(out, std::to_string(c.required_node_affinity.size()));
+  for (const auto& t : c.required_node_affinity) put(out, t);
+  put(out, std::to_string(c.preferred_node_affinity.size()));
+  for (const auto& t : c.preferred_node_affinity) {
+    put(out, std::to_string(t.weight));
+    put(out, t.preference);
+  }
+  put(out, std::to_string(c.tolerations.size()));
+  for (const auto& t : c.tolerations) {
+    put(out, t.key);
+    put(out, t.operator_);
+    put(out, t.value);
+    put(out, t.effect);
+    put(out, t.toleration_seconds ? std::to_string(*t.toleration_seconds) : std::string("-"));
+  }
+  put(out, std::to_string(c.required_anti_affinity.size()));
+  for (const auto& t : c.required_anti_affinity) put(out, t);
+  put(out, std::to_string(c.preferred_anti_affinity.size()));
+  for (const auto& t : c.preferred_anti_affinity) {
+    put(out, std::to_string(t.weight));
+    put(out, t.term);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string unschedulable_message(const ScheduleResult& result, size_t node_count) {
@@ -34,6 +107,7 @@ size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   mix(std::hash<int32_t>{}(k.num_gpu));
   mix(std::hash<int32_t>{}(k.gpu_milli));
   mix(std::hash<std::string>{}(k.gpu_spec));
+  mix(std::hash<std::string>{}(k.constraints));
   return h;
 }
 
@@ -52,7 +126,7 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
 }
 
 std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_count) {
-  ShapeKey key{pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.gpu_spec};
+  ShapeKey key{pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.gpu_spec, constraints_key(pod)};
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) cache_.emplace_back(node_count);
   auto& entries = cache_[it->second];

@@ -6,9 +6,9 @@
 // per-run node rank; callers pass that rank (see pack_experiment.h). Identity ranks give
 // "first node wins".
 //
-// Filter and cacheable score results are memoized per (pod request shape, node) and reused until
-// the node's ClusterState::version() changes: the results are pure functions of both, so this
-// changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
+// Filter and cacheable score results are memoized per (pod request shape and scheduling
+// constraints, node) and reused until the node's ClusterState::version() changes: the results are
+// pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
 // re-evaluate only the nodes that changed since).
 #pragma once
 
@@ -61,6 +61,7 @@ class Scheduler {
     int64_t cpu_milli, memory_mib;
     int32_t num_gpu, gpu_milli;
     std::string gpu_spec;
+    std::string constraints;  // constraints_key(pod): namespace, labels, PodConstraints; "" for none
     bool operator==(const ShapeKey&) const = default;
   };
   struct ShapeKeyHash {

@@ -1,0 +1,982 @@
+#include "io/k8s_yaml.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "io/openb_csv.h"  // read_text_file
+#include "model/quantity.h"
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // absurdity guards, as in the openb reader
+constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
+constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
+constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
+constexpr int32_t kKubeletDefaultMaxPods = 110;
+constexpr const char* kGpu = "nvidia.com/gpu";
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Where a YAML tree came from and how its marks map to (line, column) in the file. A config embedded
+// in a ConfigMap string is parsed on its own: inside a literal block (`|`) its positions shift by the
+// block's first line and indentation; in any other scalar style they collapse to the string's mark.
+struct Source {
+  std::string file;
+  bool embedded = false;
+  bool exact = false;
+  int line_offset = 0;  // 0-based file line of the embedded text's line 0
+  int col_offset = 0;   // indentation of the literal block
+  YAML::Mark fallback;
+
+  std::pair<int, int> position(const YAML::Mark& m) const {
+    if (embedded && !exact) return {fallback.line + 1, fallback.column + 1};
+    if (m.is_null()) return {0, 0};
+    if (embedded) return {line_offset + m.line + 1, col_offset + m.column + 1};
+    return {m.line + 1, m.column + 1};
+  }
+};
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "null";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+// A YAML node with its field path and source: typed, validated access that throws InputError at the
+// node (or, for a missing field, at the nearest enclosing node). Only const yaml-cpp access is used,
+// so a lookup never inserts.
+class Val {
+ public:
+  Val(const YAML::Node& node, std::string path, const Source& src)
+      : node_(node), defined_(node.IsDefined()), path_(std::move(path)), src_(&src) {
+    if (defined_) mark_ = node_.Mark();
+  }
+
+  bool present() const { return defined_ && !node_.IsNull(); }
+  bool is_map() const { return present() && node_.IsMap(); }
+  bool is_seq() const { return present() && node_.IsSequence(); }
+  bool is_scalar() const { return present() && node_.IsScalar(); }
+  const std::string& path() const { return path_; }
+  const char* type() const { return defined_ ? type_name(node_) : "nothing"; }
+  const YAML::Mark& mark() const { return mark_; }
+  const Source& source() const { return *src_; }
+  std::pair<int, int> position() const { return src_->position(mark_); }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    const auto [line, column] = position();
+    throw InputError(src_->file, line, path_, message, column);
+  }
+
+  Val operator[](std::string_view key) const {
+    std::string p = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+    if (!present()) return missing(std::move(p));
+    if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
+    const YAML::Node child = node_[std::string(key)];
+    if (!child.IsDefined()) return missing(std::move(p));
+    return Val(child, std::move(p), *src_);
+  }
+
+  /// Entries of a list; 0 when absent or null.
+  size_t size() const {
+    if (!present()) return 0;
+    if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", type_name(node_)));
+    return node_.size();
+  }
+  Val at(size_t i) const {
+    const YAML::Node child = node_[i];
+    return Val(child, fmt::format("{}[{}]", path_, i), *src_);
+  }
+
+  /// Calls f(key, value) for each entry of a mapping, in document order; nothing when absent.
+  template <class F>
+  void each_entry(F&& f) const {
+    if (!present()) return;
+    if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const YAML::Node k = it->first;
+      std::string key = k.IsScalar() ? k.Scalar() : std::string();
+      Val v(it->second, path_.empty() ? key : fmt::format("{}.{}", path_, key), *src_);
+      if (!k.IsScalar()) Val(k, path_, *src_).fail(fmt::format("expected a string key, got {}", type_name(k)));
+      if (!v.defined_) v.mark_ = k.Mark();
+      f(key, v);
+    }
+  }
+
+  const std::string& scalar() const {
+    if (!present()) fail("required field is missing");
+    if (!node_.IsScalar()) fail(fmt::format("expected a scalar, got {}", type_name(node_)));
+    return node_.Scalar();
+  }
+  std::string str(std::string def = {}) const { return present() ? scalar() : def; }
+  std::string required_str() const {
+    if (!present()) fail("required field is missing");
+    std::string s = scalar();
+    if (s.empty()) fail("must not be empty");
+    return s;
+  }
+
+  int64_t integer(int64_t min, int64_t max) const {
+    const std::string& s = scalar();
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) fail(fmt::format("'{}' is not an integer", s));
+    if (v < min || v > max) {
+      if (v < 0 && min >= 0) fail(fmt::format("{} is negative", v));
+      fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
+    }
+    return v;
+  }
+  std::optional<int64_t> opt_integer(int64_t min, int64_t max) const {
+    if (!present()) return std::nullopt;
+    return integer(min, max);
+  }
+
+  bool boolean(bool def) const {
+    if (!present()) return def;
+    std::string s = scalar();
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (s == "true" || s == "yes" || s == "on" || s == "y") return true;
+    if (s == "false" || s == "no" || s == "off" || s == "n") return false;
+    fail(fmt::format("'{}' is not a boolean", scalar()));
+  }
+
+ private:
+  Val missing(std::string p) const {
+    Val v(YAML::Node(YAML::NodeType::Undefined), std::move(p), *src_);
+    v.defined_ = false;
+    v.mark_ = mark_;
+    return v;
+  }
+
+  YAML::Node node_;
+  bool defined_ = false;
+  YAML::Mark mark_ = YAML::Mark::null_mark();
+  std::string path_;
+  const Source* src_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Quantities and resource lists
+
+enum class ResKind { kCpu, kMemory, kDevice, kOther };
+
+ResKind resource_kind(std::string_view name) {
+  if (name == "cpu") return ResKind::kCpu;
+  if (name == "memory") return ResKind::kMemory;
+  if (starts_with(name, "nvidia.com/")) return ResKind::kDevice;  // nvidia.com/gpu, gpu.shared, mig-*
+  return ResKind::kOther;  // ephemeral-storage, hugepages-*, other vendors: validated, not kept
+}
+
+Quantity parse_quantity(const Val& v) {
+  const std::string& s = v.scalar();
+  Quantity q;
+  try {
+    q = Quantity::parse(s);
+  } catch (const std::exception& e) {
+    v.fail(fmt::format("'{}' is not a valid quantity: {}", s, e.what()));
+  }
+  if (q.is_negative()) v.fail(fmt::format("'{}' is negative", s));
+  return q;
+}
+
+// The amount in gpufleet's unit for the resource: cpu milli-cores, memory MiB, anything else a
+// whole count.
+int64_t resource_amount(const Val& v, ResKind kind) {
+  const Quantity q = parse_quantity(v);
+  int64_t amount = 0;
+  int64_t max = kMaxDeviceCount;
+  try {
+    switch (kind) {
+      case ResKind::kCpu: amount = q.milli(); max = kMaxCpuMilli; break;
+      case ResKind::kMemory: amount = q.mebibytes(); max = kMaxMemoryMib; break;
+      default: amount = q.whole(); break;
+    }
+  } catch (const std::exception& e) {
+    if (kind == ResKind::kCpu || kind == ResKind::kMemory) v.fail(e.what());
+    v.fail(fmt::format("'{}' is not a whole number of devices", v.scalar()));
+  }
+  if (amount > max) v.fail(fmt::format("'{}' is absurdly large", v.scalar()));
+  return amount;
+}
+
+using Amounts = std::map<std::string, int64_t>;
+
+// A ResourceList (requests, limits, overhead, allocatable): the amounts of the resources gpufleet
+// keeps (cpu, memory, nvidia.com/*); every value is validated.
+Amounts resource_list(const Val& list) {
+  Amounts out;
+  list.each_entry([&](const std::string& name, const Val& v) {
+    const ResKind kind = resource_kind(name);
+    const int64_t amount = resource_amount(v, kind);
+    if (kind != ResKind::kOther) out[name] = amount;
+  });
+  return out;
+}
+
+void add_into(Amounts& a, const Amounts& b) {
+  for (const auto& [k, v] : b) a[k] += v;
+}
+void max_into(Amounts& a, const Amounts& b) {
+  for (const auto& [k, v] : b) a[k] = std::max(a[k], v);
+}
+int64_t amount_of(const Amounts& a, const std::string& k) {
+  const auto it = a.find(k);
+  return it == a.end() ? 0 : it->second;
+}
+
+struct ContainerRequests {
+  Amounts effective;          // requests, defaulted from limits
+  bool has_cpu_or_memory = false;
+  bool guaranteed = true;     // cpu and memory limits set and equal to the (defaulted) requests
+};
+
+ContainerRequests container_requests(const Val& c) {
+  const Val res = c["resources"];
+  const Val req_v = res["requests"];
+  const Val lim_v = res["limits"];
+  Amounts req = resource_list(req_v);
+  const Amounts lim = resource_list(lim_v);
+  for (const auto& [name, amount] : req) {
+    const auto it = lim.find(name);
+    if (resource_kind(name) == ResKind::kDevice && it != lim.end() && it->second != amount)
+      req_v[name].fail(fmt::format("request {} differs from limit {}; extended resources cannot be overcommitted, "
+                                   "requests must equal limits",
+                                   amount, it->second));
+  }
+  ContainerRequests out;
+  for (const auto& [name, amount] : lim) req.emplace(name, amount);  // kube: a missing request = the limit
+  for (const char* r : {"cpu", "memory"}) {
+    if (req.count(r)) out.has_cpu_or_memory = true;
+    const auto l = lim.find(r);
+    if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
+  }
+  if (amount_of(req, kGpu) > kMaxGpusPerPod)
+    (req_v[kGpu].present() ? req_v[kGpu] : lim_v[kGpu])
+        .fail(fmt::format("{} GPUs is more than {} per pod", amount_of(req, kGpu), kMaxGpusPerPod));
+  out.effective = std::move(req);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Labels, selectors, taints, tolerations
+
+Labels string_map(const Val& v) {
+  Labels out;
+  v.each_entry([&](const std::string& k, const Val& val) { out.emplace_back(k, val.str()); });
+  return out;
+}
+
+std::vector<std::string> string_list(const Val& v) {
+  std::vector<std::string> out;
+  for (size_t i = 0, n = v.size(); i < n; ++i) out.push_back(v.at(i).scalar());
+  return out;
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (s == o) return true;
+  return false;
+}
+
+// A NodeSelectorRequirement (node_selector: Gt/Lt allowed) or a LabelSelectorRequirement.
+SelectorRequirement requirement(const Val& v, bool node_selector, const char* key_field = "key") {
+  SelectorRequirement r;
+  r.key = v[key_field].required_str();
+  const Val op = v["operator"];
+  r.operator_ = op.required_str();
+  r.values = string_list(v["values"]);
+  if (node_selector ? !one_of(r.operator_, {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+                    : !one_of(r.operator_, {"In", "NotIn", "Exists", "DoesNotExist"}))
+    op.fail(fmt::format("unknown operator '{}' (expected In, NotIn, Exists, DoesNotExist{})", r.operator_,
+                        node_selector ? ", Gt, Lt" : ""));
+  if ((r.operator_ == "In" || r.operator_ == "NotIn") && r.values.empty())
+    v["values"].fail(fmt::format("operator {} needs at least one value", r.operator_));
+  if ((r.operator_ == "Exists" || r.operator_ == "DoesNotExist") && !r.values.empty())
+    v["values"].fail(fmt::format("operator {} takes no values", r.operator_));
+  if (r.operator_ == "Gt" || r.operator_ == "Lt") {
+    if (r.values.size() != 1) v["values"].fail(fmt::format("operator {} needs exactly one value", r.operator_));
+    v["values"].at(0).integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  }
+  return r;
+}
+
+std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector) {
+  std::vector<SelectorRequirement> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector));
+  return out;
+}
+
+NodeSelectorTerm node_selector_term(const Val& v) {
+  NodeSelectorTerm t;
+  t.match_expressions = requirements(v["matchExpressions"], true);
+  const Val fields = v["matchFields"];
+  for (size_t i = 0, n = fields.size(); i < n; ++i) {
+    SelectorRequirement r = requirement(fields.at(i), true);
+    if (r.key != "metadata.name") fields.at(i)["key"].fail(fmt::format("matchFields supports only metadata.name, not '{}'", r.key));
+    t.match_fields.push_back(std::move(r));
+  }
+  return t;
+}
+
+LabelSelector label_selector(const Val& v) {
+  LabelSelector s;
+  s.match_labels = string_map(v["matchLabels"]);
+  s.match_expressions = requirements(v["matchExpressions"], false);
+  return s;
+}
+
+int32_t weight(const Val& v) { return static_cast<int32_t>(v.integer(1, 100)); }
+
+const std::initializer_list<const char*> kTaintEffects = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+Taint taint(const Val& v) {
+  Taint t;
+  t.key = v["key"].required_str();
+  t.value = v["value"].str();
+  const Val effect = v["effect"];
+  t.effect = effect.required_str();
+  if (!one_of(t.effect, kTaintEffects))
+    effect.fail(fmt::format("unknown taint effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  return t;
+}
+
+Toleration toleration(const Val& v) {
+  Toleration t;
+  t.key = v["key"].str();
+  const Val op = v["operator"];
+  t.operator_ = op.str("Equal");
+  if (t.operator_.empty()) t.operator_ = "Equal";
+  if (!one_of(t.operator_, {"Equal", "Exists"})) op.fail(fmt::format("unknown operator '{}' (expected Equal or Exists)", t.operator_));
+  t.value = v["value"].str();
+  if (t.operator_ == "Exists" && !t.value.empty()) v["value"].fail("operator Exists takes no value");
+  if (t.key.empty() && t.operator_ != "Exists") v["key"].fail("an empty key needs operator Exists");
+  const Val effect = v["effect"];
+  t.effect = effect.str();
+  if (!t.effect.empty() && !one_of(t.effect, kTaintEffects))
+    effect.fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  if (const Val s = v["tolerationSeconds"]; s.present())
+    t.toleration_seconds = s.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  return t;
+}
+
+PodAffinityTerm pod_affinity_term(const Val& v) {
+  PodAffinityTerm t;
+  t.label_selector = label_selector(v["labelSelector"]);
+  t.namespaces = string_list(v["namespaces"]);
+  t.topology_key = v["topologyKey"].required_str();
+  return t;
+}
+
+std::string metadata_name(const Val& obj) { return obj["metadata"]["name"].required_str(); }
+std::string metadata_namespace(const Val& obj) {
+  std::string ns = obj["metadata"]["namespace"].str();
+  return ns.empty() ? "default" : ns;
+}
+
+bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
+
+// ---------------------------------------------------------------------------------------------
+// The reader
+
+// A pod template parsed once, replicated per controller replica.
+struct PodTemplate {
+  Pod pod;
+  Amounts extended;
+  bool explicit_priority = false;
+  bool explicit_policy = false;
+  std::pair<int, int> class_position;  // of spec.priorityClassName, for an unknown class
+  std::string class_field;
+};
+
+struct PriorityPending {
+  bool explicit_priority = false;
+  bool explicit_policy = false;
+  std::string file;
+  std::pair<int, int> class_position;
+  std::string class_field;
+};
+
+class Reader {
+ public:
+  void parse_text(std::string_view text, const std::string& file);
+  K8sObjects finish();
+
+ private:
+  void object(const Val& v, const std::string& default_kind);
+  void skip(const std::string& kind, const Val& v, const std::string& reason);
+  void node(const Val& v);
+  void pod(const Val& v);
+  void workload(const Val& v, const std::string& kind);
+  PodTemplate pod_template(const Val& meta, const Val& spec, const std::string& ns);
+  void add_pod(const PodTemplate& t, std::string name, const Val& name_at);
+  void priority_class(const Val& v);
+  void resource_quota(const Val& v);
+  void config_map(const Val& v);
+  // A standalone or embedded config; false when `v` is neither kind of config.
+  bool nvidia_config(const Val& v, ConfigOrigin origin);
+  bool embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key);
+  void device_plugin_config(const Val& v, ConfigOrigin origin);
+  void mig_parted_config(const Val& v, ConfigOrigin origin);
+  void feature(const std::string& what) { ++features_[what]; }
+
+  K8sObjects out_;
+  std::vector<PriorityPending> pending_;  // parallel to out_.pods
+  std::set<std::string> node_names_, pod_keys_, class_names_;
+  std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
+  std::map<std::string, int> features_;
+  std::string_view text_;  // the text being parsed (for embedded literal blocks)
+};
+
+void Reader::parse_text(std::string_view text, const std::string& file) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  text_ = text;
+  Source src;
+  src.file = file;
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    const auto [line, column] = src.position(e.mark);
+    throw InputError(file, line, "", fmt::format("YAML syntax error: {}", e.msg), column);
+  }
+  for (const YAML::Node& doc : docs) {
+    if (doc.IsNull()) continue;  // an empty document (e.g. a trailing ---)
+    const Val v(doc, "", src);
+    try {
+      object(v, "");
+    } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
+      const auto [line, column] = src.position(e.mark);
+      throw InputError(file, line, "", e.msg, column);
+    }
+  }
+}
+
+void Reader::object(const Val& v, const std::string& default_kind) {
+  if (!v.is_map()) v.fail(fmt::format("expected a Kubernetes object (a mapping), got {}", v.type()));
+  const Val kind_v = v["kind"];
+  const std::string kind = kind_v.str(default_kind);
+  if (kind.empty()) {
+    ConfigOrigin origin;
+    origin.file = v.source().file;
+    origin.line = v.position().first;
+    if (nvidia_config(v, origin)) return;
+    kind_v.fail("missing kind (and not a device-plugin or mig-parted config)");
+  }
+  if (kind.size() >= 4 && kind.substr(kind.size() - 4) == "List") {  // List, PodList, NodeList, ...
+    const std::string item_kind = kind == "List" ? "" : kind.substr(0, kind.size() - 4);
+    const Val items = v["items"];
+    for (size_t i = 0, n = items.size(); i < n; ++i) object(items.at(i), item_kind);
+    return;
+  }
+  if (kind == "Node") return node(v);
+  if (kind == "Pod") return pod(v);
+  if (kind == "Deployment" || kind == "StatefulSet" || kind == "Job" || kind == "ReplicaSet") return workload(v, kind);
+  if (kind == "PriorityClass") return priority_class(v);
+  if (kind == "ResourceQuota") return resource_quota(v);
+  if (kind == "ConfigMap") return config_map(v);
+  skip(kind, v, "kind not modelled");
+}
+
+void Reader::skip(const std::string& kind, const Val& v, const std::string& reason) {
+  ++out_.skipped_kinds[kind];
+  if (!skipped_.count(kind)) {
+    const auto [line, column] = v.position();
+    skipped_[kind] = {fmt::format("{}:{}:{}", v.source().file, line, column), reason};
+  }
+}
+
+void Reader::node(const Val& v) {
+  Node n;
+  n.name = metadata_name(v);
+  if (!node_names_.insert(n.name).second) v["metadata"]["name"].fail(fmt::format("duplicate node '{}'", n.name));
+  n.labels = string_map(v["metadata"]["labels"]);
+  const Val taints = v["spec"]["taints"];
+  for (size_t i = 0, k = taints.size(); i < k; ++i) n.taints.push_back(taint(taints.at(i)));
+
+  // Each resource from status.allocatable, else status.capacity.
+  const Val status = v["status"];
+  const Val alloc = status["allocatable"], cap = status["capacity"];
+  std::vector<std::pair<std::string, Val>> resources;
+  std::set<std::string> seen;
+  for (const Val* list : {&alloc, &cap})
+    list->each_entry([&](const std::string& name, const Val& val) {
+      if (seen.insert(name).second) resources.emplace_back(name, val);
+    });
+  bool has_cpu = false, has_memory = false;
+  int64_t gpus = 0;
+  const Val* gpu_at = nullptr;
+  K8sNodeExtras extras;
+  extras.node = n.name;
+  n.max_pods = kKubeletDefaultMaxPods;
+  for (const auto& [name, val] : resources) {
+    const ResKind kind = resource_kind(name);
+    if (name == "pods") {
+      const int64_t pods = resource_amount(val, ResKind::kDevice);
+      if (pods > 1'000'000) val.fail(fmt::format("{} pods is absurdly many", pods));
+      n.max_pods = static_cast<int32_t>(pods);
+    } else if (kind == ResKind::kCpu) {
+      n.cpu_milli = resource_amount(val, kind);
+      has_cpu = true;
+      if (n.cpu_milli == 0) val.fail("a node needs CPU");
+    } else if (kind == ResKind::kMemory) {
+      n.memory_mib = resource_amount(val, kind);
+      has_memory = true;
+      if (n.memory_mib == 0) val.fail("a node needs memory");
+    } else if (name == kGpu) {
+      gpus = resource_amount(val, kind);
+      gpu_at = &val;
+    } else if (kind == ResKind::kDevice) {
+      extras.extended[name] = resource_amount(val, kind);
+    } else {
+      resource_amount(val, kind);  // validated, not kept
+    }
+  }
+  if (!has_cpu) alloc["cpu"].fail("the node has no cpu in status.allocatable or status.capacity");
+  if (!has_memory) alloc["memory"].fail("the node has no memory in status.allocatable or status.capacity");
+
+  if (const std::string* product = find_label(n.labels, "nvidia.com/gpu.product")) n.gpu_model = *product;
+  // Time-slicing without rename advertises replicas x GPUs as nvidia.com/gpu; GPU feature discovery
+  // labels the physical count and the replicas.
+  const std::string* replicas_label = find_label(n.labels, "nvidia.com/gpu.replicas");
+  const std::string* count_label = find_label(n.labels, "nvidia.com/gpu.count");
+  int64_t replicas = 0, count = 0;
+  if (replicas_label && count_label) {
+    std::from_chars(replicas_label->data(), replicas_label->data() + replicas_label->size(), replicas);
+    std::from_chars(count_label->data(), count_label->data() + count_label->size(), count);
+  }
+  if (replicas > 1 && count > 0 && gpus == replicas * count) {
+    extras.extended[kGpu] = gpus;
+    gpus = count;
+  }
+  if (gpus > kMaxGpusPerNode)
+    gpu_at->fail(fmt::format("{} GPUs is more than {} per node", gpus, kMaxGpusPerNode));
+  n.gpu_count = static_cast<int32_t>(gpus);
+
+  if (!extras.extended.empty()) out_.node_extras.push_back(std::move(extras));
+  out_.nodes.push_back(std::move(n));
+}
+
+PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::string& ns) {
+  PodTemplate t;
+  Pod& p = t.pod;
+  p.namespace_name = ns;
+  p.labels = string_map(meta["labels"]);
+  if (!spec.present()) spec.fail("missing pod spec");
+
+  // Effective requests (k8s.io/component-helpers/resource PodRequests).
+  const Val containers = spec["containers"];
+  const size_t n_containers = containers.size();
+  if (n_containers == 0) containers.fail("a pod needs at least one container");
+  Amounts total;
+  bool any_cpu_memory = false, guaranteed = true;
+  for (size_t i = 0; i < n_containers; ++i) {
+    const ContainerRequests c = container_requests(containers.at(i));
+    add_into(total, c.effective);
+    any_cpu_memory |= c.has_cpu_or_memory;
+    guaranteed &= c.guaranteed;
+  }
+  const Val inits = spec["initContainers"];
+  Amounts init_max, sidecars;
+  for (size_t i = 0, n = inits.size(); i < n; ++i) {
+    const Val init = inits.at(i);
+    const ContainerRequests c = container_requests(init);
+    any_cpu_memory |= c.has_cpu_or_memory;
+    guaranteed &= c.guaranteed;
+    Amounts during = c.effective;
+    if (init["restartPolicy"].str() == "Always") {  // a sidecar: runs alongside the app containers
+      add_into(total, c.effective);
+      add_into(sidecars, c.effective);
+      during = sidecars;
+    } else {
+      add_into(during, sidecars);
+    }
+    max_into(init_max, during);
+  }
+  max_into(total, init_max);
+  add_into(total, resource_list(spec["overhead"]));
+
+  p.cpu_milli = amount_of(total, "cpu");
+  p.memory_mib = amount_of(total, "memory");
+  const int64_t gpus = amount_of(total, kGpu);
+  if (gpus > kMaxGpusPerPod) containers.fail(fmt::format("the pod requests {} GPUs, more than {}", gpus, kMaxGpusPerPod));
+  p.num_gpu = static_cast<int32_t>(gpus);
+  p.gpu_milli = gpus > 0 ? kGpuMilliPerGpu : 0;
+  for (const auto& [name, amount] : total)
+    if (resource_kind(name) == ResKind::kDevice && name != kGpu && amount > 0) t.extended[name] = amount;
+  p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
+
+  // Placement constraints.
+  PodConstraints& c = p.constraints;
+  c.node_selector = string_map(spec["nodeSelector"]);
+  const Val affinity = spec["affinity"];
+  const Val na = affinity["nodeAffinity"];
+  const Val terms = na["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  for (size_t i = 0, n = terms.size(); i < n; ++i) c.required_node_affinity.push_back(node_selector_term(terms.at(i)));
+  const Val preferred = na["preferredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = preferred.size(); i < n; ++i) {
+    const Val e = preferred.at(i);
+    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"])});
+  }
+  const Val anti = affinity["podAntiAffinity"];
+  const Val anti_req = anti["requiredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = anti_req.size(); i < n; ++i) {
+    if (anti_req.at(i)["namespaceSelector"].present()) feature("podAntiAffinity namespaceSelector");
+    c.required_anti_affinity.push_back(pod_affinity_term(anti_req.at(i)));
+  }
+  const Val anti_pref = anti["preferredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = anti_pref.size(); i < n; ++i) {
+    const Val e = anti_pref.at(i);
+    if (e["podAffinityTerm"]["namespaceSelector"].present()) feature("podAntiAffinity namespaceSelector");
+    c.preferred_anti_affinity.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
+  }
+  if (affinity["podAffinity"].present()) feature("podAffinity");
+  if (spec["topologySpreadConstraints"].size() > 0) feature("topologySpreadConstraints");
+  const Val tolerations = spec["tolerations"];
+  for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
+
+  // Priority: resolved against the PriorityClasses once every input is read (finish()).
+  const Val class_v = spec["priorityClassName"];
+  p.priority_class_name = class_v.str();
+  t.class_position = class_v.position();
+  t.class_field = class_v.path();
+  if (const auto prio = spec["priority"].opt_integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())) {
+    p.priority = static_cast<int32_t>(*prio);
+    t.explicit_priority = true;
+  }
+  const Val policy = spec["preemptionPolicy"];
+  if (policy.present()) {
+    const std::string s = policy.scalar();
+    if (!valid_preemption_policy(s)) policy.fail(fmt::format("unknown preemptionPolicy '{}' (expected PreemptLowerPriority or Never)", s));
+    p.preempt_lower_priority = s == "PreemptLowerPriority";
+    t.explicit_policy = true;
+  }
+  return t;
+}
+
+void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at) {
+  if (!pod_keys_.insert(t.pod.namespace_name + "/" + name).second)
+    name_at.fail(fmt::format("duplicate pod '{}' in namespace '{}'", name, t.pod.namespace_name));
+  Pod p = t.pod;
+  p.name = std::move(name);
+  if (!t.extended.empty()) out_.pod_extras.push_back({p.name, p.namespace_name, t.extended});
+  pending_.push_back({t.explicit_priority, t.explicit_policy, name_at.source().file, t.class_position, t.class_field});
+  out_.pods.push_back(std::move(p));
+}
+
+void Reader::pod(const Val& v) {
+  const std::string name = metadata_name(v);
+  const PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
+  add_pod(t, name, v["metadata"]["name"]);
+}
+
+void Reader::workload(const Val& v, const std::string& kind) {
+  const std::string name = metadata_name(v);
+  const Val spec = v["spec"];
+  int64_t replicas = 1;
+  if (kind == "Job") {
+    replicas = spec["parallelism"].opt_integer(0, kMaxReplicas).value_or(1);
+    if (const auto completions = spec["completions"].opt_integer(0, std::numeric_limits<int32_t>::max()))
+      replicas = std::min(replicas, *completions);
+  } else {
+    replicas = spec["replicas"].opt_integer(0, kMaxReplicas).value_or(1);
+  }
+  const Val tmpl = spec["template"];
+  if (!tmpl.present()) tmpl.fail("missing pod template");
+  const PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], metadata_namespace(v));
+  for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"]);
+}
+
+void Reader::priority_class(const Val& v) {
+  PriorityClassSpec pc;
+  pc.name = metadata_name(v);
+  if (!class_names_.insert(pc.name).second) v["metadata"]["name"].fail(fmt::format("duplicate PriorityClass '{}'", pc.name));
+  const Val value = v["value"];
+  if (!value.present()) value.fail("required field is missing");
+  pc.value = static_cast<int32_t>(value.integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  pc.global_default = v["globalDefault"].boolean(false);
+  if (pc.global_default)
+    for (const auto& other : out_.priority_classes)
+      if (other.global_default)
+        v["globalDefault"].fail(fmt::format("PriorityClass '{}' is already the global default", other.name));
+  const Val policy = v["preemptionPolicy"];
+  pc.preemption_policy = policy.str("PreemptLowerPriority");
+  if (!valid_preemption_policy(pc.preemption_policy))
+    policy.fail(fmt::format("unknown preemptionPolicy '{}' (expected PreemptLowerPriority or Never)", pc.preemption_policy));
+  out_.priority_classes.push_back(std::move(pc));
+}
+
+void Reader::resource_quota(const Val& v) {
+  ResourceQuotaSpec q;
+  q.name = metadata_name(v);
+  q.namespace_name = metadata_namespace(v);
+  const Val spec = v["spec"];
+  spec["hard"].each_entry([&](const std::string& key, const Val& val) {
+    if (key == "requests.nvidia.com/gpu") q.requests_gpu = resource_amount(val, ResKind::kDevice);
+    else if (key == "limits.nvidia.com/gpu") q.limits_gpu = resource_amount(val, ResKind::kDevice);
+    else if (key == "requests.cpu") q.requests_cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "requests.memory") q.requests_memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "limits.cpu") q.limits_cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "limits.memory") q.limits_memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "cpu") q.cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "memory") q.memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "pods") q.pods = resource_amount(val, ResKind::kDevice);
+    else {
+      parse_quantity(val);
+      q.other[key] = val.scalar();
+    }
+  });
+  q.scopes = string_list(spec["scopes"]);
+  const Val exprs = spec["scopeSelector"]["matchExpressions"];
+  for (size_t i = 0, n = exprs.size(); i < n; ++i) q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+  out_.quotas.push_back(std::move(q));
+}
+
+void Reader::config_map(const Val& v) {
+  const std::string name = metadata_name(v);
+  const std::string ns = metadata_namespace(v);
+  bool found = false;
+  v["data"].each_entry([&](const std::string& key, const Val& value) {
+    if (!value.present()) return;
+    if (!value.is_scalar()) value.fail(fmt::format("expected a string, got {}", value.type()));
+    found |= embedded_config(value, ns, name, key);
+  });
+  if (!found) skip("ConfigMap", v, "no device-plugin or mig-parted config in its data");
+}
+
+bool Reader::embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key) {
+  const std::string& text = value.scalar();
+  Source src;
+  src.file = value.source().file;
+  src.embedded = true;
+  const auto [outer_line, outer_column] = value.position();
+  src.fallback = YAML::Mark::null_mark();
+  src.fallback.line = outer_line - 1;
+  src.fallback.column = outer_column - 1;
+  // A literal block scalar (`|`): its content starts on the next line at the block's indentation.
+  if (!value.source().embedded && outer_line > 0) {
+    size_t pos = 0;
+    for (int l = 1; l < outer_line && pos != std::string_view::npos; ++l) {
+      pos = text_.find('\n', pos);
+      if (pos != std::string_view::npos) ++pos;
+    }
+    if (pos != std::string_view::npos && pos + outer_column - 1 < text_.size() && text_[pos + outer_column - 1] == '|') {
+      size_t line_start = text_.find('\n', pos);
+      while (line_start != std::string_view::npos) {
+        ++line_start;
+        const size_t end = std::min(text_.find('\n', line_start), text_.size());
+        const std::string_view line = text_.substr(line_start, end - line_start);
+        const size_t indent = line.find_first_not_of(' ');
+        if (indent != std::string_view::npos && line[indent] != '\r') {
+          src.exact = true;
+          src.line_offset = outer_line;  // 0-based index of the line after the `|`
+          src.col_offset = static_cast<int>(indent);
+          break;
+        }
+        line_start = end == text_.size() ? std::string_view::npos : end;
+      }
+    }
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
+    if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos) return false;
+    const auto [line, column] = src.position(e.mark);
+    throw InputError(src.file, line, value.path(), fmt::format("YAML syntax error: {}", e.msg), column);
+  }
+  const Val r(root, value.path(), src);
+  if (!r.is_map()) return false;
+  ConfigOrigin origin;
+  origin.file = src.file;
+  origin.line = outer_line;
+  origin.configmap_namespace = ns;
+  origin.configmap_name = cm;
+  origin.data_key = key;
+  return nvidia_config(r, std::move(origin));
+}
+
+bool Reader::nvidia_config(const Val& v, ConfigOrigin origin) {
+  if (!v["version"].present()) return false;
+  if (v["mig-configs"].present()) {
+    mig_parted_config(v, std::move(origin));
+    return true;
+  }
+  if (v["sharing"].present() || v["flags"].present()) {
+    device_plugin_config(v, std::move(origin));
+    return true;
+  }
+  return false;
+}
+
+void check_version(const Val& v) {
+  const Val version = v["version"];
+  const std::string s = version.scalar();
+  if (s != "v1") version.fail(fmt::format("unsupported version '{}' (expected v1)", s));
+}
+
+void Reader::device_plugin_config(const Val& v, ConfigOrigin origin) {
+  check_version(v);
+  TimeSlicingConfig c;
+  c.origin = std::move(origin);
+  const Val strategy = v["flags"]["migStrategy"];
+  c.mig_strategy = strategy.str();
+  if (!c.mig_strategy.empty() && !one_of(c.mig_strategy, {"none", "single", "mixed"}))
+    strategy.fail(fmt::format("unknown migStrategy '{}' (expected none, single or mixed)", c.mig_strategy));
+  const Val sharing = v["sharing"];
+  if (sharing["mps"].present()) feature("device-plugin sharing.mps");
+  const Val ts = sharing["timeSlicing"];
+  c.rename_by_default = ts["renameByDefault"].boolean(false);
+  c.fail_requests_greater_than_one = ts["failRequestsGreaterThanOne"].boolean(false);
+  const Val resources = ts["resources"];
+  for (size_t i = 0, n = resources.size(); i < n; ++i) {
+    const Val r = resources.at(i);
+    TimeSlicingResource res;
+    res.name = r["name"].required_str();
+    const Val replicas = r["replicas"];
+    if (!replicas.present()) replicas.fail("required field is missing");
+    res.replicas = static_cast<int32_t>(replicas.integer(1, 1 << 20));
+    res.rename = r["rename"].str();
+    const Val devices = r["devices"];
+    if (devices.is_scalar()) {
+      if (devices.scalar() != "all") devices.fail(fmt::format("expected 'all' or a list, got '{}'", devices.scalar()));
+    } else {
+      res.devices = string_list(devices);
+    }
+    c.resources.push_back(std::move(res));
+  }
+  out_.time_slicing_configs.push_back(std::move(c));
+}
+
+void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
+  check_version(v);
+  MigPartedConfig c;
+  c.origin = std::move(origin);
+  const Val configs = v["mig-configs"];
+  if (!configs.is_map()) configs.fail("expected a mapping of config name to a list of device groups");
+  configs.each_entry([&](const std::string& name, const Val& groups) {
+    MigConfig mc;
+    mc.name = name;
+    if (!groups.is_seq()) groups.fail("expected a list of device groups");
+    for (size_t i = 0, n = groups.size(); i < n; ++i) {
+      const Val g = groups.at(i);
+      MigDeviceGroup group;
+      const Val devices = g["devices"];
+      if (!devices.present()) devices.fail("required field is missing");
+      if (devices.is_scalar()) {
+        if (devices.scalar() != "all") devices.fail(fmt::format("expected 'all' or a list of GPU indices, got '{}'", devices.scalar()));
+        group.all_devices = true;
+      } else {
+        for (size_t d = 0, nd = devices.size(); d < nd; ++d) group.devices.push_back(static_cast<int32_t>(devices.at(d).integer(0, 1023)));
+      }
+      const Val filter = g["device-filter"];
+      if (filter.is_scalar()) group.device_filter.push_back(filter.scalar());
+      else group.device_filter = string_list(filter);
+      const Val enabled = g["mig-enabled"];
+      if (!enabled.present()) enabled.fail("required field is missing");
+      group.mig_enabled = enabled.boolean(false);
+      g["mig-devices"].each_entry([&](const std::string& profile, const Val& count) {
+        group.mig_devices[profile] = static_cast<int32_t>(count.integer(0, 64));
+      });
+      if (!group.mig_enabled && !group.mig_devices.empty())
+        g["mig-devices"].fail("mig-devices given with mig-enabled: false");
+      mc.groups.push_back(std::move(group));
+    }
+    c.configs.push_back(std::move(mc));
+  });
+  out_.mig_parted_configs.push_back(std::move(c));
+}
+
+K8sObjects Reader::finish() {
+  // Resolve priorities as the Priority admission plugin does.
+  static const PriorityClassSpec kBuiltins[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
+                                                {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
+  const PriorityClassSpec* global = nullptr;
+  for (const auto& pc : out_.priority_classes)
+    if (pc.global_default) global = &pc;
+  auto find_class = [&](const std::string& name) -> const PriorityClassSpec* {
+    for (const auto& pc : out_.priority_classes)
+      if (pc.name == name) return &pc;
+    for (const auto& pc : kBuiltins)
+      if (pc.name == name) return &pc;
+    return nullptr;
+  };
+  for (size_t i = 0; i < out_.pods.size(); ++i) {
+    Pod& p = out_.pods[i];
+    const PriorityPending& info = pending_[i];
+    const PriorityClassSpec* cls = nullptr;
+    if (!p.priority_class_name.empty()) {
+      cls = find_class(p.priority_class_name);
+      if (!cls && !info.explicit_priority)
+        throw InputError(info.file, info.class_position.first, info.class_field,
+                         fmt::format("unknown PriorityClass '{}' (not among the inputs)", p.priority_class_name),
+                         info.class_position.second);
+    } else if (global && !info.explicit_priority) {
+      cls = global;
+      p.priority_class_name = global->name;
+    }
+    if (cls && !info.explicit_priority) p.priority = cls->value;
+    if (cls && !info.explicit_policy) p.preempt_lower_priority = cls->preemption_policy != "Never";
+  }
+
+  for (const auto& [kind, first] : skipped_)
+    out_.warnings.push_back(fmt::format("skipped {} {} object(s): {} (first at {})", out_.skipped_kinds[kind], kind,
+                                        first.second, first.first));
+  for (const auto& [what, n] : features_)
+    out_.warnings.push_back(fmt::format("ignored {} in {} object(s): not modelled", what, n));
+  return std::move(out_);
+}
+
+bool k8s_extension(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+}  // namespace
+
+K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name) {
+  Reader r;
+  r.parse_text(text, source_name);
+  return r.finish();
+}
+
+K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  Reader r;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) throw InputError(path, 0, "", "no such file or directory");
+    if (fs::is_directory(st)) {
+      std::vector<fs::path> files;
+      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+        if (e.is_regular_file() && k8s_extension(e.path())) files.push_back(e.path());
+      if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
+      if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
+      std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+      for (const fs::path& f : files) r.parse_text(read_text_file(f.string()), f.string());
+    } else {
+      r.parse_text(read_text_file(path), path);
+    }
+  }
+  return r.finish();
+}
+
+}  // namespace gpufleet::io

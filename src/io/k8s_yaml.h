@@ -1,0 +1,166 @@
+// Reader for Kubernetes objects in YAML or JSON: Nodes, Pods and the pods of workload controllers,
+// PriorityClasses, ResourceQuotas, and the NVIDIA device-plugin (time-slicing) and mig-parted configs.
+//
+// Input: files or directories. A file holds one or more YAML documents separated by `---`, or JSON
+// (e.g. `kubectl get nodes -o json`); `kind: List` (and the API's `PodList`, `NodeList`, ...) is
+// unpacked item by item. A directory contributes its *.yaml, *.yml and *.json files (not its
+// subdirectories), in sorted name order.
+//
+// What each kind becomes:
+//  - Node: name, labels, spec.taints and status.allocatable (each resource falls back to
+//    status.capacity): cpu -> cpu_milli, memory -> memory_mib, pods -> max_pods (110, kubelet's
+//    default, when absent), nvidia.com/gpu -> gpu_count, label nvidia.com/gpu.product -> gpu_model
+//    (raw). Other nvidia.com/* resources (nvidia.com/gpu.shared, nvidia.com/mig-<profile>) go to
+//    K8sNodeExtras. A time-sliced node that advertises replicas as nvidia.com/gpu (GPU feature
+//    discovery labels nvidia.com/gpu.replicas = R > 1 and nvidia.com/gpu.count = C, and the resource
+//    equals R x C) gets gpu_count = C, and the advertised count is kept as extras["nvidia.com/gpu"].
+//  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
+//    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
+//    <owner>-0 .. <owner>-(N-1). Requests as kube computes a pod's effective request: the sum over
+//    containers (plus restartPolicy: Always init containers, i.e. sidecars), the max with each
+//    ordinary init container, plus spec.overhead; a resource with a limit but no request requests
+//    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
+//    gpu_milli = 1000; other nvidia.com/* resources go to K8sPodExtras. QoS class as kube derives it
+//    (BestEffort -> QosClass::kBE). Priority: spec.priority when given, else the value of the
+//    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
+//    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
+//    preemptionPolicy, when unset, comes from its class.
+//  - PriorityClass, ResourceQuota: the plain data below.
+//  - ConfigMap: each data entry that is a device-plugin config (`version` + `sharing`/`flags`) or a
+//    mig-parted config (`version` + `mig-configs`) becomes a TimeSlicingConfig / MigPartedConfig.
+//    The same configs are accepted as standalone documents without `kind`.
+//  - Anything else (and a ConfigMap holding neither config) is skipped, counted in skipped_kinds, and
+//    reported by one warning per kind. Empty documents are ignored. A document without kind that is
+//    not one of the two configs is an error.
+//
+// Errors throw InputError with the file, the 1-based line and column of the offending YAML node
+// (or of the nearest enclosing node when a field is missing) and the field path, e.g.
+// `spec.template.spec.containers[0].resources.requests.memory` (`items[3].` prefixed inside a List).
+// Errors in a config embedded in a ConfigMap's literal block (`|`) point into the block; in other
+// scalar styles they point at the data value. Checked: YAML syntax; malformed, negative or absurd
+// quantities; a non-integer GPU or other device count; nvidia.com/* requests differing from their
+// limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a missing
+// metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
+// duplicate node, pod (per namespace) or PriorityClass; two globalDefault PriorityClasses; an unknown
+// priorityClassName; a wrong YAML type for any field read.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "model/scheduling_constraints.h"
+
+namespace gpufleet::io {
+
+/// scheduling.k8s.io/v1 PriorityClass.
+struct PriorityClassSpec {
+  std::string name;
+  int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy = "PreemptLowerPriority";  ///< or "Never"
+};
+
+/// v1 ResourceQuota: spec.hard, each limit optional. CPU in milli-cores, memory in MiB, the rest
+/// whole counts. Every other spec.hard entry (limits.cpu is kept too) is kept raw in `other`.
+struct ResourceQuotaSpec {
+  std::string namespace_name;  ///< "default" when absent
+  std::string name;
+  std::optional<int64_t> requests_gpu;         ///< requests.nvidia.com/gpu
+  std::optional<int64_t> limits_gpu;           ///< limits.nvidia.com/gpu
+  std::optional<int64_t> requests_cpu_milli;   ///< requests.cpu
+  std::optional<int64_t> requests_memory_mib;  ///< requests.memory
+  std::optional<int64_t> limits_cpu_milli;     ///< limits.cpu
+  std::optional<int64_t> limits_memory_mib;    ///< limits.memory
+  std::optional<int64_t> cpu_milli;            ///< cpu (same meaning as requests.cpu)
+  std::optional<int64_t> memory_mib;           ///< memory (same meaning as requests.memory)
+  std::optional<int64_t> pods;                 ///< pods
+  std::map<std::string, std::string> other;    ///< any other spec.hard entry, raw (validated as a quantity)
+  std::vector<std::string> scopes;             ///< spec.scopes
+  std::vector<SelectorRequirement> scope_selector;  ///< spec.scopeSelector.matchExpressions (key = scopeName)
+};
+
+/// Where an embedded config came from: a ConfigMap data entry, or a standalone document.
+struct ConfigOrigin {
+  std::string file;
+  int line = 0;                   ///< 1-based line of the config (the data value, or the document)
+  std::string configmap_namespace;  ///< empty for a standalone document
+  std::string configmap_name;       ///< empty for a standalone document
+  std::string data_key;             ///< the ConfigMap data key, e.g. "any" or "tesla-t4"; empty if standalone
+};
+
+/// One sharing.timeSlicing.resources[] entry of an NVIDIA device-plugin config.
+struct TimeSlicingResource {
+  std::string name;                  ///< e.g. nvidia.com/gpu
+  int32_t replicas = 1;              ///< >= 1
+  std::string rename;                ///< e.g. nvidia.com/gpu.shared; empty = none
+  std::vector<std::string> devices;  ///< GPU indices / UUIDs; empty = all
+};
+
+/// An NVIDIA k8s-device-plugin config (version v1). `resources` is empty when it has no time-slicing.
+struct TimeSlicingConfig {
+  ConfigOrigin origin;
+  std::string mig_strategy;  ///< flags.migStrategy (none, single, mixed); empty when absent
+  bool rename_by_default = false;
+  bool fail_requests_greater_than_one = false;
+  std::vector<TimeSlicingResource> resources;
+};
+
+/// One entry of a mig-parted config's list: which devices, MIG on/off, and the MIG devices per GPU.
+struct MigDeviceGroup {
+  bool all_devices = false;          ///< devices: all
+  std::vector<int32_t> devices;      ///< devices: [0, 1, ...] (empty when all_devices)
+  std::vector<std::string> device_filter;  ///< device-filter (PCI device IDs), empty = any
+  bool mig_enabled = false;
+  std::map<std::string, int32_t> mig_devices;  ///< profile (e.g. "1g.10gb") -> count per GPU
+};
+
+struct MigConfig {
+  std::string name;  ///< e.g. "all-1g.10gb"
+  std::vector<MigDeviceGroup> groups;
+};
+
+/// An NVIDIA mig-parted config (version v1); `configs` in document order.
+struct MigPartedConfig {
+  ConfigOrigin origin;
+  std::vector<MigConfig> configs;
+};
+
+/// Extended resources of a node that the Node model does not carry (allocatable, else capacity).
+struct K8sNodeExtras {
+  std::string node;
+  std::map<std::string, int64_t> extended;  ///< e.g. nvidia.com/mig-1g.10gb -> 14, nvidia.com/gpu.shared -> 40
+};
+
+/// Extended resources a pod requests that the Pod model does not carry (effective request).
+struct K8sPodExtras {
+  std::string pod;
+  std::string namespace_name;
+  std::map<std::string, int64_t> extended;  ///< e.g. nvidia.com/gpu.shared -> 1
+};
+
+struct K8sObjects {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;  ///< in order of appearance (the creation order)
+  std::vector<PriorityClassSpec> priority_classes;
+  std::vector<ResourceQuotaSpec> quotas;
+  std::vector<TimeSlicingConfig> time_slicing_configs;
+  std::vector<MigPartedConfig> mig_parted_configs;
+  std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order
+  std::vector<K8sPodExtras> pod_extras;    ///< only pods with extended resources, in pod order
+  std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
+  std::vector<std::string> warnings;         ///< one per skipped kind, and one per ignored pod feature
+};
+
+/// Reads files and directories (see above). Throws InputError.
+K8sObjects read_k8s_inputs(const std::vector<std::string>& paths);
+
+/// Parses one YAML/JSON text; `source_name` names it in errors. Throws InputError.
+K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name);
+
+}  // namespace gpufleet::io

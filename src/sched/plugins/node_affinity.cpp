@@ -1,0 +1,128 @@
+#include "sched/plugins/node_affinity.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace gpufleet::sched {
+namespace {
+
+bool contains(const std::vector<std::string>& values, std::string_view v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+// labels.NewRequirement's checks for the operators nodeaffinity.go maps NodeSelectorOperators to
+// (nodeSelectorRequirementsAsSelector); label key/value syntax is not checked.
+bool label_requirement_valid(const SelectorRequirement& r) {
+  const std::string& op = r.operator_;
+  if (op == "In" || op == "NotIn") return !r.values.empty();
+  if (op == "Exists" || op == "DoesNotExist") return r.values.empty();
+  if (op == "Gt" || op == "Lt") return r.values.size() == 1 && parse_go_int64(r.values[0]).has_value();
+  return false;  // "%q is not a valid node selector operator"
+}
+
+// labels.Requirement.Matches (k8s.io/apimachinery/pkg/labels/selector.go); r is valid.
+bool label_requirement_matches(const SelectorRequirement& r, const Labels& labels) {
+  const std::string* value = find_label(labels, r.key);
+  const std::string& op = r.operator_;
+  if (op == "In") return value && contains(r.values, *value);
+  if (op == "NotIn") return !value || !contains(r.values, *value);
+  if (op == "Exists") return value != nullptr;
+  if (op == "DoesNotExist") return value == nullptr;
+  // Gt, Lt: the label must exist and parse as an integer.
+  if (!value) return false;
+  const auto label_value = parse_go_int64(*value);
+  if (!label_value) return false;
+  const int64_t bound = *parse_go_int64(r.values[0]);
+  return op == "Gt" ? *label_value > bound : *label_value < bound;
+}
+
+// nodeSelectorRequirementsAsFieldSelector: In / NotIn with exactly one value.
+bool field_requirement_valid(const SelectorRequirement& r) {
+  return (r.operator_ == "In" || r.operator_ == "NotIn") && r.values.size() == 1;
+}
+
+// fields.OneTermEqualSelector / OneTermNotEqualSelector over extractNodeFields(node) =
+// {"metadata.name": node name}; fields.Set.Get of any other key is "".
+bool field_requirement_matches(const SelectorRequirement& r, const Node& node) {
+  const std::string_view field = r.key == "metadata.name" ? std::string_view(node.name) : std::string_view();
+  return r.operator_ == "In" ? field == r.values[0] : field != r.values[0];
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_go_int64(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return std::nullopt;
+  // Accumulate the magnitude as uint64 so that -9223372036854775808 parses.
+  const uint64_t limit = negative ? uint64_t{1} << 63 : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t magnitude = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto digit = static_cast<uint64_t>(c - '0');
+    if (magnitude > (limit - digit) / 10) return std::nullopt;  // out of range
+    magnitude = magnitude * 10 + digit;
+  }
+  if (!negative) return static_cast<int64_t>(magnitude);
+  return magnitude == uint64_t{1} << 63 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude);
+}
+
+// nodeaffinity.go: isEmptyNodeSelectorTerm, newNodeSelectorTerm (parse errors) and
+// nodeSelectorTerm.match.
+bool node_selector_term_matches(const NodeSelectorTerm& term, const Node& node) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;  // "nil or empty term selects no objects"
+  for (const auto& r : term.match_expressions)
+    if (!label_requirement_valid(r)) return false;
+  for (const auto& r : term.match_fields)
+    if (!field_requirement_valid(r)) return false;
+  for (const auto& r : term.match_expressions)
+    if (!label_requirement_matches(r, node.labels)) return false;
+  // "t.matchFields != nil && len(nodeFields) > 0 && !t.matchFields.Matches(nodeFields)": a node without
+  // a name has no fields, and then matchFields are not checked.
+  if (!node.name.empty())
+    for (const auto& r : term.match_fields)
+      if (!field_requirement_matches(r, node)) return false;
+  return true;
+}
+
+// nodeaffinity.go, LazyErrorNodeSelector.Match: terms ORed.
+bool node_selector_terms_match(std::span<const NodeSelectorTerm> terms, const Node& node) {
+  return std::any_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) { return node_selector_term_matches(t, node); });
+}
+
+// nodeaffinity.go, GetRequiredNodeAffinity + RequiredNodeAffinity.Match: nodeSelector is
+// labels.SelectorFromSet (one Equals requirement per pair: label present with that value).
+bool pod_matches_node_required_affinity(const Pod& pod, const Node& node) {
+  for (const auto& [key, value] : pod.constraints.node_selector) {
+    const std::string* v = find_label(node.labels, key);
+    if (!v || *v != value) return false;
+  }
+  const auto& required = pod.constraints.required_node_affinity;
+  return required.empty() || node_selector_terms_match(required, node);
+}
+
+// nodeaffinity.go, NewPreferredSchedulingTerms (weight-0 and empty terms skipped) +
+// PreferredSchedulingTerms.Score.
+int64_t preferred_node_affinity_score(const Pod& pod, const Node& node) {
+  int64_t score = 0;
+  for (const auto& t : pod.constraints.preferred_node_affinity)
+    if (t.weight != 0 && node_selector_term_matches(t.preference, node)) score += t.weight;
+  return score;
+}
+
+// node_affinity.go, Filter (ErrReasonPod).
+FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+  return pod_matches_node_required_affinity(pod, state.node(n)) ? FilterCode::kFits : FilterCode::kNodeAffinityMismatch;
+}
+
+// node_affinity.go, Score (before NormalizeScore).
+int32_t NodeAffinity::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
+  const int64_t s = preferred_node_affinity_score(pod, state.node(n));
+  return static_cast<int32_t>(std::clamp<int64_t>(s, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+}
+
+}  // namespace gpufleet::sched

@@ -1,0 +1,64 @@
+#include "sched/plugins/taint_toleration.h"
+
+#include <fmt/format.h>
+
+namespace gpufleet::sched {
+namespace {
+
+constexpr std::string_view kNoSchedule = "NoSchedule";
+constexpr std::string_view kPreferNoSchedule = "PreferNoSchedule";
+constexpr std::string_view kNoExecute = "NoExecute";
+
+// helper.DoNotScheduleTaintsFilterFunc (pkg/scheduler/framework/plugins/helper/taint.go).
+bool does_not_schedule(const Taint& taint) { return taint.effect == kNoSchedule || taint.effect == kNoExecute; }
+
+}  // namespace
+
+// k8s.io/api/core/v1/toleration.go, (*Toleration).ToleratesTaint.
+bool tolerates_taint(const Toleration& toleration, const Taint& taint) {
+  if (!toleration.effect.empty() && toleration.effect != taint.effect) return false;
+  if (!toleration.key.empty() && toleration.key != taint.key) return false;
+  // "empty operator means Equal"
+  if (toleration.operator_.empty() || toleration.operator_ == "Equal") return toleration.value == taint.value;
+  if (toleration.operator_ == "Exists") return true;
+  return false;
+}
+
+// k8s.io/component-helpers/scheduling/corev1/helpers.go, TolerationsTolerateTaint.
+bool tolerations_tolerate_taint(std::span<const Toleration> tolerations, const Taint& taint) {
+  for (const Toleration& t : tolerations)
+    if (tolerates_taint(t, taint)) return true;
+  return false;
+}
+
+// k8s.io/component-helpers/scheduling/corev1/helpers.go, FindMatchingUntoleratedTaint.
+const Taint* find_untolerated_taint(std::span<const Taint> taints, std::span<const Toleration> tolerations) {
+  for (const Taint& taint : taints)
+    if (does_not_schedule(taint) && !tolerations_tolerate_taint(tolerations, taint)) return &taint;
+  return nullptr;
+}
+
+// taint_toleration.go, countIntolerableTaintsPreferNoSchedule.
+int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taints,
+                                                    std::span<const Toleration> tolerations) {
+  int32_t count = 0;
+  for (const Taint& taint : taints)
+    if (taint.effect == kPreferNoSchedule && !tolerations_tolerate_taint(tolerations, taint)) ++count;
+  return count;
+}
+
+// taint_toleration.go, Filter: fmt.Sprintf("node(s) had untolerated taint {%s: %s}", taint.Key, taint.Value).
+std::string untolerated_taint_reason(const Taint& taint) {
+  return fmt::format("node(s) had untolerated taint {{{}: {}}}", taint.key, taint.value);
+}
+
+FilterCode TaintToleration::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+  return find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations) ? FilterCode::kUntoleratedTaint
+                                                                                   : FilterCode::kFits;
+}
+
+int32_t TaintToleration::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
+  return 100 - count_intolerable_prefer_no_schedule_taints(state.node(n).taints, pod.constraints.tolerations);
+}
+
+}  // namespace gpufleet::sched
