@@ -3,26 +3,8 @@
 # and bad input giving exit 2, one error line naming file, line and field, and no output file.
 set -u
 BIN="$1"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0; passes=0
-ok() { passes=$((passes + 1)); }
-bad() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+source "$(dirname "$0")/common.sh"
 
-cat > "$T/nodes.csv" <<'CSV'
-sn,cpu_milli,memory_mib,gpu,model
-node-a,32000,131072,4,V100M16
-node-b,16000,65536,2,T4
-node-c,96000,393216,8,G2
-CSV
-cat > "$T/pods.csv" <<'CSV'
-name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
-pod-1,4000,8192,1,500,,LS,Running,0,10,0
-pod-2,8000,16384,2,1000,,LS,Running,0,10,0
-pod-3,2000,4096,0,0,,BE,Running,0,10,0
-pod-4,4000,8192,1,250,T4,LS,Running,0,10,0
-pod-5,16000,32768,4,1000,V100M16|G2,LS,Running,0,10,0
-CSV
 
 # 1. A good run: summary on stdout, JSON and CSV written.
 if "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,bestfit --seeds 1-2 -q \
@@ -76,5 +58,4 @@ expect_bad bad-seeds "--seeds" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --see
 expect_bad missing-file "nope.csv: cannot open file" --nodes "$T/nodes.csv" --pods "$T/nope.csv"
 expect_bad bad-tune "--tune" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune -1
 
-echo "$passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish
