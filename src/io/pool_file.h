@@ -1,0 +1,52 @@
+// Reader for node-pool files (YAML or JSON): the node groups of a cluster, their size bounds and prices.
+// Full description with examples: docs/node-pools.md.
+//
+// Format (apiVersion gpufleet.io/v1, kind NodePoolSet):
+//
+//   apiVersion: gpufleet.io/v1
+//   kind: NodePoolSet
+//   pools:
+//   - name: inference-l4          # required; DNS label (a-z, 0-9, '-'), unique in the file
+//     instanceType: g6.xlarge     # optional; becomes node.kubernetes.io/instance-type
+//     gpu: {model: L4, count: 1}  # optional (absent = CPU-only pool); model: catalog name or product
+//                                 # label (gpu_catalog.h), count: 1..16 GPUs per node
+//     cpu: "4"                    # required; allocatable CPU per node, Kubernetes quantity
+//     memory: 16Gi                # required; allocatable memory per node, Kubernetes quantity
+//     nodes: 4                    # required; current node count, integer >= 0
+//     min: 0                      # optional; default = nodes
+//     max: 10                     # optional; default = nodes; min <= nodes <= max
+//     labels: {workload-type: inference}   # optional; string -> string
+//     taints: [{key: workload-type, value: inference, effect: NoSchedule}]   # optional; value optional
+//     prices: {onDemand: 0.80, spot: 0.35, reserved: 0.50}   # USD per node-hour; onDemand required
+//     mig: {"3g.40gb": 1, "4g.40gb": 1}   # optional; MIG devices per GPU (mig-parted mig-devices)
+//     timeSlicing: {replicas: 4}          # optional; device-plugin time-slicing replicas per GPU, >= 1
+//
+// A file may hold several YAML documents (`---`). Documents with kind NodePoolSet are read, in order;
+// other documents (e.g. the mig-parted ConfigMap that goes with a MIG pool) are ignored, except that
+// any other kind under apiVersion gpufleet.io/... is an error. A file without a NodePoolSet is an
+// error. Every mapping rejects unknown keys (to catch typos such as `instancetype`).
+//
+// Errors throw InputError with the file, the 1-based line and column of the offending YAML node (of
+// the enclosing mapping for a missing field) and the field path, e.g. `pools[1].gpu.model`. Checked:
+// YAML syntax; wrong YAML types; unknown keys; missing required fields; bad apiVersion; unknown GPU
+// model; malformed or negative quantities; negative or non-integer counts; min > max; nodes outside
+// [min, max]; negative or non-numeric prices; MIG on a model that is not MIG-capable, an unknown MIG
+// profile or a layout that does not fit one GPU (layout_for_counts); replicas < 1; unknown taint
+// effects; labels that gpufleet sets itself (see expand_pool); duplicate pool names.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/node_pool.h"
+
+namespace gpufleet::io {
+
+/// Reads a pool file (see above). Throws InputError.
+std::vector<NodePool> read_pool_file(const std::string& path);
+
+/// Parses pool-file text; `source_name` names it in errors. Throws InputError.
+std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name);
+
+}  // namespace gpufleet::io

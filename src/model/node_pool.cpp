@@ -1,0 +1,115 @@
+#include "model/node_pool.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "model/gpu_catalog.h"
+#include "model/mig.h"
+#include "model/resources.h"
+
+namespace gpufleet {
+namespace {
+
+constexpr int32_t kKubeletDefaultMaxPods = 110;
+
+[[noreturn]] void invalid(const NodePool& pool, const std::string& message) {
+  throw std::invalid_argument(fmt::format("node pool '{}': {}", pool.name, message));
+}
+
+std::string profile_list(const std::map<std::string, int>& counts) {
+  std::string s;
+  for (const auto& [profile, n] : counts) {
+    if (!s.empty()) s += ", ";
+    s += fmt::format("{}x {}", n, profile);
+  }
+  return s.empty() ? "nothing" : s;
+}
+
+void set_label(Labels& labels, const std::string& key, const std::string& value) {
+  for (auto& [k, v] : labels)
+    if (k == key) {
+      v = value;
+      return;
+    }
+  labels.emplace_back(key, value);
+}
+
+}  // namespace
+
+void validate_pool(const NodePool& pool) {
+  if (pool.name.empty()) invalid(pool, "the name is empty");
+  if (pool.min_nodes < 0) invalid(pool, fmt::format("min {} is negative", pool.min_nodes));
+  if (pool.min_nodes > pool.max_nodes) invalid(pool, fmt::format("min {} is above max {}", pool.min_nodes, pool.max_nodes));
+  if (pool.node_count < pool.min_nodes || pool.node_count > pool.max_nodes)
+    invalid(pool, fmt::format("node count {} is outside [min, max] = [{}, {}]", pool.node_count, pool.min_nodes,
+                              pool.max_nodes));
+  if (pool.cpu_milli < 0 || pool.memory_mib < 0) invalid(pool, "CPU and memory must not be negative");
+  if (pool.gpus_per_node < 0 || pool.gpus_per_node > kMaxGpusPerNode)
+    invalid(pool, fmt::format("{} GPUs per node is outside [0, {}]", pool.gpus_per_node, kMaxGpusPerNode));
+  const GpuModelInfo* model = nullptr;
+  if (!pool.gpu_model.empty()) {
+    model = find_gpu_model(pool.gpu_model);
+    if (model == nullptr) invalid(pool, fmt::format("unknown GPU model '{}'", pool.gpu_model));
+    if (pool.gpus_per_node == 0) invalid(pool, fmt::format("GPU model '{}' with 0 GPUs per node", pool.gpu_model));
+  } else if (pool.gpus_per_node > 0) {
+    invalid(pool, fmt::format("{} GPUs per node without a GPU model", pool.gpus_per_node));
+  }
+  for (const double p : {pool.on_demand_usd_per_hour, pool.spot_usd_per_hour.value_or(0),
+                         pool.reserved_usd_per_hour.value_or(0)})
+    if (!std::isfinite(p) || p < 0) invalid(pool, fmt::format("price {} is negative or not finite", p));
+  if (pool.mig_devices) {
+    if (model == nullptr) invalid(pool, "MIG devices on a pool without GPUs");
+    if (!model->mig_capable) invalid(pool, fmt::format("GPU model {} is not MIG-capable", model->name));
+    for (const auto& [profile, n] : *pool.mig_devices) {
+      if (n < 0) invalid(pool, fmt::format("MIG profile {} count {} is negative", profile, n));
+      if (model->find_mig_profile(profile) == nullptr)
+        invalid(pool, fmt::format("GPU model {} has no MIG profile '{}'", model->name, profile));
+    }
+    if (!layout_for_counts(*model, *pool.mig_devices))
+      invalid(pool, fmt::format("MIG devices {} do not fit on one {} GPU", profile_list(*pool.mig_devices), model->name));
+  }
+  if (pool.time_slicing_replicas) {
+    if (*pool.time_slicing_replicas < 1)
+      invalid(pool, fmt::format("time-slicing replicas {} is below 1", *pool.time_slicing_replicas));
+    if (model == nullptr) invalid(pool, "time-slicing on a pool without GPUs");
+  }
+  for (const auto& [k, v] : pool.labels)
+    if (k == kPoolLabel || k == kInstanceTypeLabel || k == kGpuProductLabel || k == kGpuCountLabel ||
+        k == kGpuReplicasLabel)
+      invalid(pool, fmt::format("label {} is set by gpufleet and must not be given", k));
+}
+
+std::vector<Node> expand_pool(const NodePool& pool) {
+  validate_pool(pool);
+  const GpuModelInfo* model = pool.gpu_model.empty() ? nullptr : find_gpu_model(pool.gpu_model);
+  Labels labels = pool.labels;
+  if (model != nullptr) {
+    set_label(labels, kGpuProductLabel, model->product_labels.front());
+    set_label(labels, kGpuCountLabel, std::to_string(pool.gpus_per_node));
+    if (pool.time_slicing_replicas) set_label(labels, kGpuReplicasLabel, std::to_string(*pool.time_slicing_replicas));
+  }
+  if (!pool.instance_type.empty()) set_label(labels, kInstanceTypeLabel, pool.instance_type);
+  set_label(labels, kPoolLabel, pool.name);
+
+  const size_t width = pool.node_count > 1 ? std::to_string(pool.node_count - 1).size() : 1;
+  std::vector<Node> nodes;
+  nodes.reserve(static_cast<size_t>(pool.node_count));
+  for (int32_t i = 0; i < pool.node_count; ++i) {
+    Node n;
+    n.name = fmt::format("{}-{:0{}}", pool.name, i, width);
+    n.cpu_milli = pool.cpu_milli;
+    n.memory_mib = pool.memory_mib;
+    n.gpu_count = pool.gpus_per_node;
+    n.gpu_model = model != nullptr ? model->name : std::string();
+    n.max_pods = kKubeletDefaultMaxPods;
+    n.labels = labels;
+    n.taints = pool.taints;
+    nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+}  // namespace gpufleet

@@ -1,0 +1,64 @@
+// NodePool: a group of identical nodes (one instance type, one GPU model), as a cloud node group /
+// Karpenter NodePool / GKE node pool describes it, with its size bounds and prices. Plain data, no
+// I/O; the file format is in io/pool_file.h and docs/node-pools.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/node.h"
+#include "model/scheduling_constraints.h"
+
+namespace gpufleet {
+
+struct NodePool {
+  std::string name;               ///< DNS label; nodes are named <name>-<i>
+  std::string instance_type;      ///< e.g. "g6.xlarge"; empty = unknown (no instance-type label)
+  std::string gpu_model;          ///< catalog name or product label ("L4", "H100-80GB"); empty = CPU-only pool
+  int32_t gpus_per_node = 0;      ///< physical GPUs per node (0 for a CPU-only pool)
+  int64_t cpu_milli = 0;          ///< allocatable CPU per node, milli-cores
+  int64_t memory_mib = 0;         ///< allocatable memory per node, MiB
+  int32_t node_count = 0;         ///< current size
+  int32_t min_nodes = 0;          ///< autoscaling lower bound
+  int32_t max_nodes = 0;          ///< autoscaling upper bound
+  Labels labels;                  ///< extra node labels
+  std::vector<Taint> taints;
+  double on_demand_usd_per_hour = 0;                  ///< USD per node-hour
+  std::optional<double> spot_usd_per_hour;            ///< USD per node-hour
+  std::optional<double> reserved_usd_per_hour;        ///< USD per node-hour (reserved / committed use)
+  /// MIG devices per GPU (mig-parted `mig-devices`, profile -> count), applied to every GPU of every
+  /// node; nullopt = MIG disabled. Must fit one GPU of the model (layout_for_counts).
+  std::optional<std::map<std::string, int>> mig_devices;
+  /// Device-plugin time-slicing replicas per GPU (>= 1); nullopt = no time-slicing.
+  std::optional<int32_t> time_slicing_replicas;
+};
+
+/// Label keys that expand_pool sets on every node.
+inline constexpr const char* kPoolLabel = "gpufleet.io/pool";
+inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
+inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
+inline constexpr const char* kGpuCountLabel = "nvidia.com/gpu.count";
+inline constexpr const char* kGpuReplicasLabel = "nvidia.com/gpu.replicas";
+
+/// Checks a pool; throws std::invalid_argument naming the problem: min_nodes > max_nodes, negative
+/// bounds, node_count outside [min_nodes, max_nodes], GPUs without a model or a model without GPUs,
+/// an unknown model, more than kMaxGpusPerNode GPUs, negative CPU/memory/prices, MIG on a model that
+/// is not MIG-capable, a MIG layout that does not fit one GPU (naming the profiles), time-slicing
+/// replicas < 1, or a pool label that conflicts with a label expand_pool sets.
+void validate_pool(const NodePool& pool);
+
+/// The pool's node_count nodes, after validate_pool (which may throw std::invalid_argument):
+///  - name `<pool>-<i>`, i from 0, zero-padded to the number of digits of node_count-1
+///    (10 nodes: -0..-9; 11 nodes: -00..-10);
+///  - cpu_milli, memory_mib, gpu_count = gpus_per_node, gpu_model = the catalog's canonical name,
+///    max_pods = 110 (kubelet's default);
+///  - labels: the pool's labels, then nvidia.com/gpu.product (the catalog's first product label) and
+///    nvidia.com/gpu.count (GPU pools only), nvidia.com/gpu.replicas (time-sliced pools only),
+///    node.kubernetes.io/instance-type (when instance_type is set) and gpufleet.io/pool;
+///  - taints copied.
+std::vector<Node> expand_pool(const NodePool& pool);
+
+}  // namespace gpufleet
