@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "io/openb_csv.h"  // read_text_file
+#include "io/yaml_field.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -30,147 +31,9 @@ constexpr const char* kGpu = "nvidia.com/gpu";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
-// Where a YAML tree came from and how its marks map to (line, column) in the file. A config embedded
-// in a ConfigMap string is parsed on its own: inside a literal block (`|`) its positions shift by the
-// block's first line and indentation; in any other scalar style they collapse to the string's mark.
-struct Source {
-  std::string file;
-  bool embedded = false;
-  bool exact = false;
-  int line_offset = 0;  // 0-based file line of the embedded text's line 0
-  int col_offset = 0;   // indentation of the literal block
-  YAML::Mark fallback;
-
-  std::pair<int, int> position(const YAML::Mark& m) const {
-    if (embedded && !exact) return {fallback.line + 1, fallback.column + 1};
-    if (m.is_null()) return {0, 0};
-    if (embedded) return {line_offset + m.line + 1, col_offset + m.column + 1};
-    return {m.line + 1, m.column + 1};
-  }
-};
-
-const char* type_name(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
-  }
-}
-
-// A YAML node with its field path and source: typed, validated access that throws InputError at the
-// node (or, for a missing field, at the nearest enclosing node). Only const yaml-cpp access is used,
-// so a lookup never inserts.
-class Val {
- public:
-  Val(const YAML::Node& node, std::string path, const Source& src)
-      : node_(node), defined_(node.IsDefined()), path_(std::move(path)), src_(&src) {
-    if (defined_) mark_ = node_.Mark();
-  }
-
-  bool present() const { return defined_ && !node_.IsNull(); }
-  bool is_map() const { return present() && node_.IsMap(); }
-  bool is_seq() const { return present() && node_.IsSequence(); }
-  bool is_scalar() const { return present() && node_.IsScalar(); }
-  const std::string& path() const { return path_; }
-  const char* type() const { return defined_ ? type_name(node_) : "nothing"; }
-  const YAML::Mark& mark() const { return mark_; }
-  const Source& source() const { return *src_; }
-  std::pair<int, int> position() const { return src_->position(mark_); }
-
-  [[noreturn]] void fail(const std::string& message) const {
-    const auto [line, column] = position();
-    throw InputError(src_->file, line, path_, message, column);
-  }
-
-  Val operator[](std::string_view key) const {
-    std::string p = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-    if (!present()) return missing(std::move(p));
-    if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
-    const YAML::Node child = node_[std::string(key)];
-    if (!child.IsDefined()) return missing(std::move(p));
-    return Val(child, std::move(p), *src_);
-  }
-
-  /// Entries of a list; 0 when absent or null.
-  size_t size() const {
-    if (!present()) return 0;
-    if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", type_name(node_)));
-    return node_.size();
-  }
-  Val at(size_t i) const {
-    const YAML::Node child = node_[i];
-    return Val(child, fmt::format("{}[{}]", path_, i), *src_);
-  }
-
-  /// Calls f(key, value) for each entry of a mapping, in document order; nothing when absent.
-  template <class F>
-  void each_entry(F&& f) const {
-    if (!present()) return;
-    if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const YAML::Node k = it->first;
-      std::string key = k.IsScalar() ? k.Scalar() : std::string();
-      Val v(it->second, path_.empty() ? key : fmt::format("{}.{}", path_, key), *src_);
-      if (!k.IsScalar()) Val(k, path_, *src_).fail(fmt::format("expected a string key, got {}", type_name(k)));
-      if (!v.defined_) v.mark_ = k.Mark();
-      f(key, v);
-    }
-  }
-
-  const std::string& scalar() const {
-    if (!present()) fail("required field is missing");
-    if (!node_.IsScalar()) fail(fmt::format("expected a scalar, got {}", type_name(node_)));
-    return node_.Scalar();
-  }
-  std::string str(std::string def = {}) const { return present() ? scalar() : def; }
-  std::string required_str() const {
-    if (!present()) fail("required field is missing");
-    std::string s = scalar();
-    if (s.empty()) fail("must not be empty");
-    return s;
-  }
-
-  int64_t integer(int64_t min, int64_t max) const {
-    const std::string& s = scalar();
-    int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) fail(fmt::format("'{}' is not an integer", s));
-    if (v < min || v > max) {
-      if (v < 0 && min >= 0) fail(fmt::format("{} is negative", v));
-      fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
-    }
-    return v;
-  }
-  std::optional<int64_t> opt_integer(int64_t min, int64_t max) const {
-    if (!present()) return std::nullopt;
-    return integer(min, max);
-  }
-
-  bool boolean(bool def) const {
-    if (!present()) return def;
-    std::string s = scalar();
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (s == "true" || s == "yes" || s == "on" || s == "y") return true;
-    if (s == "false" || s == "no" || s == "off" || s == "n") return false;
-    fail(fmt::format("'{}' is not a boolean", scalar()));
-  }
-
- private:
-  Val missing(std::string p) const {
-    Val v(YAML::Node(YAML::NodeType::Undefined), std::move(p), *src_);
-    v.defined_ = false;
-    v.mark_ = mark_;
-    return v;
-  }
-
-  YAML::Node node_;
-  bool defined_ = false;
-  YAML::Mark mark_ = YAML::Mark::null_mark();
-  std::string path_;
-  const Source* src_;
-};
+using detail::Source;
+using detail::type_name;
+using Val = detail::Field;  // a YAML node with its field path and source (io/yaml_field.h)
 
 // ---------------------------------------------------------------------------------------------
 // Quantities and resource lists
@@ -184,22 +47,10 @@ ResKind resource_kind(std::string_view name) {
   return ResKind::kOther;  // ephemeral-storage, hugepages-*, other vendors: validated, not kept
 }
 
-Quantity parse_quantity(const Val& v) {
-  const std::string& s = v.scalar();
-  Quantity q;
-  try {
-    q = Quantity::parse(s);
-  } catch (const std::exception& e) {
-    v.fail(fmt::format("'{}' is not a valid quantity: {}", s, e.what()));
-  }
-  if (q.is_negative()) v.fail(fmt::format("'{}' is negative", s));
-  return q;
-}
-
 // The amount in gpufleet's unit for the resource: cpu milli-cores, memory MiB, anything else a
 // whole count.
 int64_t resource_amount(const Val& v, ResKind kind) {
-  const Quantity q = parse_quantity(v);
+  const Quantity q = v.quantity();
   int64_t amount = 0;
   int64_t max = kMaxDeviceCount;
   try {
@@ -445,25 +296,18 @@ class Reader {
 };
 
 void Reader::parse_text(std::string_view text, const std::string& file) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  text = detail::strip_bom(text);
   text_ = text;
   Source src;
   src.file = file;
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    const auto [line, column] = src.position(e.mark);
-    throw InputError(file, line, "", fmt::format("YAML syntax error: {}", e.msg), column);
-  }
+  const std::vector<YAML::Node> docs = detail::load_documents(text, src);
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;  // an empty document (e.g. a trailing ---)
     const Val v(doc, "", src);
     try {
       object(v, "");
     } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
-      const auto [line, column] = src.position(e.mark);
-      throw InputError(file, line, "", e.msg, column);
+      src.fail(e.mark, "", e.msg);
     }
   }
 }
@@ -738,7 +582,7 @@ void Reader::resource_quota(const Val& v) {
     else if (key == "memory") q.memory_mib = resource_amount(val, ResKind::kMemory);
     else if (key == "pods") q.pods = resource_amount(val, ResKind::kDevice);
     else {
-      parse_quantity(val);
+      val.quantity();
       q.other[key] = val.scalar();
     }
   });
@@ -799,8 +643,7 @@ bool Reader::embedded_config(const Val& value, const std::string& ns, const std:
   } catch (const YAML::Exception& e) {
     // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
     if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos) return false;
-    const auto [line, column] = src.position(e.mark);
-    throw InputError(src.file, line, value.path(), fmt::format("YAML syntax error: {}", e.msg), column);
+    src.fail(e.mark, value.path(), fmt::format("YAML syntax error: {}", e.msg));
   }
   const Val r(root, value.path(), src);
   if (!r.is_map()) return false;

@@ -1,7 +1,5 @@
 #include "io/pool_file.h"
 
-#include <charconv>
-#include <cmath>
 #include <exception>
 #include <initializer_list>
 #include <limits>
@@ -14,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "io/openb_csv.h"  // read_text_file
+#include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
 #include "model/quantity.h"
@@ -29,148 +28,15 @@ constexpr int64_t kMaxNodes = 1'000'000;            // absurdity guards
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 
-const char* type_name(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
-  }
+using detail::Field;  // a YAML node with its field path and source (io/yaml_field.h)
+using detail::Source;
+
+// A price in USD per hour: a finite, non-negative number.
+double usd(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("price {} is negative", f.scalar()));
+  return v;
 }
-
-// A YAML node with its field path: typed access that throws InputError at the node, or, for a missing
-// field, at the enclosing node (same conventions as io/k8s_yaml.cpp). Only const access: no inserts.
-class Field {
- public:
-  Field(const YAML::Node& node, std::string path, const std::string& file)
-      : node_(node), defined_(node.IsDefined()), path_(std::move(path)), file_(&file) {
-    if (defined_) mark_ = node_.Mark();
-  }
-
-  bool present() const { return defined_ && !node_.IsNull(); }
-  const std::string& path() const { return path_; }
-
-  [[noreturn]] void fail(const std::string& message) const {
-    const int line = mark_.is_null() ? 0 : mark_.line + 1;
-    const int column = mark_.is_null() ? 0 : mark_.column + 1;
-    throw InputError(*file_, line, path_, message, column);
-  }
-
-  void require_map() const {
-    if (!present()) fail("required field is missing");
-    if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
-  }
-
-  /// Rejects keys outside `allowed` (typos), at the key's position.
-  void only_keys(std::initializer_list<const char*> allowed) const {
-    if (!present()) return;
-    require_map();
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const YAML::Node k = it->first;
-      if (!k.IsScalar()) Field(k, path_, *file_).fail(fmt::format("expected a string key, got {}", type_name(k)));
-      bool ok = false;
-      std::string list;
-      for (const char* a : allowed) {
-        ok = ok || k.Scalar() == a;
-        list += list.empty() ? a : fmt::format(", {}", a);
-      }
-      if (!ok)
-        Field(k, child_path(k.Scalar()), *file_).fail(fmt::format("unknown key '{}' (expected {})", k.Scalar(), list));
-    }
-  }
-
-  Field operator[](std::string_view key) const {
-    std::string p = child_path(key);
-    if (!present()) return missing(std::move(p));
-    require_map();
-    const YAML::Node child = node_[std::string(key)];
-    if (!child.IsDefined()) return missing(std::move(p));
-    return Field(child, std::move(p), *file_);
-  }
-
-  size_t size() const {
-    if (!present()) return 0;
-    if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", type_name(node_)));
-    return node_.size();
-  }
-  Field at(size_t i) const { return Field(node_[i], fmt::format("{}[{}]", path_, i), *file_); }
-
-  /// f(key, value) for each entry of a mapping, in document order.
-  template <class F>
-  void each_entry(F&& f) const {
-    if (!present()) return;
-    require_map();
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const YAML::Node k = it->first;
-      if (!k.IsScalar()) Field(k, path_, *file_).fail(fmt::format("expected a string key, got {}", type_name(k)));
-      Field v(it->second, child_path(k.Scalar()), *file_);
-      if (v.mark_.is_null()) v.mark_ = k.Mark();
-      f(k.Scalar(), v);
-    }
-  }
-
-  const std::string& scalar() const {
-    if (!present()) fail("required field is missing");
-    if (!node_.IsScalar()) fail(fmt::format("expected a scalar, got {}", type_name(node_)));
-    return node_.Scalar();
-  }
-  std::string str() const { return present() ? scalar() : std::string(); }
-  std::string required_str() const {
-    std::string s = scalar();
-    if (s.empty()) fail("must not be empty");
-    return s;
-  }
-
-  int64_t integer(int64_t min, int64_t max) const {
-    const std::string& s = scalar();
-    int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) fail(fmt::format("'{}' is not an integer", s));
-    if (v < 0 && min >= 0) fail(fmt::format("{} is negative", v));
-    if (v < min || v > max) fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
-    return v;
-  }
-
-  double usd() const {
-    const std::string& s = scalar();
-    double v = 0;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
-      fail(fmt::format("'{}' is not a number", s));
-    if (v < 0) fail(fmt::format("price {} is negative", s));
-    return v;
-  }
-
-  Quantity quantity() const {
-    const std::string& s = scalar();
-    Quantity q;
-    try {
-      q = Quantity::parse(s);
-    } catch (const std::exception& e) {
-      fail(fmt::format("'{}' is not a valid quantity: {}", s, e.what()));
-    }
-    if (q.is_negative()) fail(fmt::format("'{}' is negative", s));
-    return q;
-  }
-
- private:
-  std::string child_path(std::string_view key) const {
-    return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
-  }
-  Field missing(std::string p) const {
-    Field f(YAML::Node(YAML::NodeType::Undefined), std::move(p), *file_);
-    f.defined_ = false;
-    f.mark_ = mark_;
-    return f;
-  }
-
-  YAML::Node node_;
-  bool defined_ = false;
-  YAML::Mark mark_ = YAML::Mark::null_mark();
-  std::string path_;
-  const std::string* file_;
-};
 
 bool dns_label(const std::string& s) {
   if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
@@ -252,9 +118,9 @@ NodePool parse_pool(const Field& p) {
   const Field prices = p["prices"];
   prices.require_map();
   prices.only_keys({"onDemand", "spot", "reserved"});
-  pool.on_demand_usd_per_hour = prices["onDemand"].usd();
-  if (const Field s = prices["spot"]; s.present()) pool.spot_usd_per_hour = s.usd();
-  if (const Field r = prices["reserved"]; r.present()) pool.reserved_usd_per_hour = r.usd();
+  pool.on_demand_usd_per_hour = usd(prices["onDemand"]);
+  if (const Field s = prices["spot"]; s.present()) pool.spot_usd_per_hour = usd(s);
+  if (const Field r = prices["reserved"]; r.present()) pool.reserved_usd_per_hour = usd(r);
 
   const Field mig = p["mig"];
   if (mig.present()) {
@@ -298,20 +164,15 @@ NodePool parse_pool(const Field& p) {
 }  // namespace
 
 std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError(source_name, e.mark.is_null() ? 0 : e.mark.line + 1, "",
-                     fmt::format("YAML syntax error: {}", e.msg), e.mark.is_null() ? 0 : e.mark.column + 1);
-  }
+  Source src;
+  src.file = source_name;
+  const std::vector<YAML::Node> docs = detail::load_documents(detail::strip_bom(text), src);
   std::vector<NodePool> pools;
   std::set<std::string> names;
   bool found = false;
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;
-    const Field root(doc, "", source_name);
+    const Field root(doc, "", src);
     try {
       root.require_map();
       const Field api = root["apiVersion"];
@@ -336,8 +197,7 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
         pools.push_back(std::move(pool));
       }
     } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
-      throw InputError(source_name, e.mark.is_null() ? 0 : e.mark.line + 1, "", e.msg,
-                       e.mark.is_null() ? 0 : e.mark.column + 1);
+      src.fail(e.mark, "", e.msg);
     }
   }
   if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));

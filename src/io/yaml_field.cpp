@@ -1,0 +1,165 @@
+#include "io/yaml_field.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "util/input_error.h"
+
+namespace gpufleet::io::detail {
+
+std::pair<int, int> Source::position(const YAML::Mark& m) const {
+  if (embedded && !exact) return {fallback.line + 1, fallback.column + 1};
+  if (m.is_null()) return {0, 0};
+  if (embedded) return {line_offset + m.line + 1, col_offset + m.column + 1};
+  return {m.line + 1, m.column + 1};
+}
+
+void Source::fail(const YAML::Mark& m, const std::string& field, const std::string& message) const {
+  const auto [line, column] = position(m);
+  throw InputError(file, line, field, message, column);
+}
+
+std::string_view strip_bom(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 BOM
+  return text;
+}
+
+std::vector<YAML::Node> load_documents(std::string_view text, const Source& src) {
+  try {
+    return YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    src.fail(e.mark, "", fmt::format("YAML syntax error: {}", e.msg));
+  }
+}
+
+const char* type_name(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null: return "null";
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a mapping";
+    default: return "nothing";
+  }
+}
+
+Field::Field(const YAML::Node& node, std::string path, const Source& src)
+    : node_(node), defined_(node.IsDefined()), path_(std::move(path)), src_(&src) {
+  if (defined_) mark_ = node_.Mark();
+}
+
+void Field::fail(const std::string& message) const { src_->fail(mark_, path_, message); }
+
+void Field::require_map() const {
+  if (!present()) fail("required field is missing");
+  if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
+}
+
+void Field::only_keys(std::initializer_list<const char*> allowed) const {
+  if (!present()) return;
+  require_map();
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const YAML::Node k = it->first;
+    if (!k.IsScalar()) Field(k, path_, *src_).fail(fmt_key_error(k));
+    bool ok = false;
+    std::string list;
+    for (const char* a : allowed) {
+      ok = ok || k.Scalar() == a;
+      list += list.empty() ? a : fmt::format(", {}", a);
+    }
+    if (!ok) Field(k, child_path(k.Scalar()), *src_).fail(fmt::format("unknown key '{}' (expected {})", k.Scalar(), list));
+  }
+}
+
+Field Field::operator[](std::string_view key) const {
+  std::string p = child_path(key);
+  if (!present()) return missing(std::move(p));
+  require_map();
+  const YAML::Node child = node_[std::string(key)];
+  if (!child.IsDefined()) return missing(std::move(p));
+  return Field(child, std::move(p), *src_);
+}
+
+size_t Field::size() const {
+  if (!present()) return 0;
+  if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", type_name(node_)));
+  return node_.size();
+}
+
+Field Field::at(size_t i) const {
+  const YAML::Node child = node_[i];
+  return Field(child, fmt::format("{}[{}]", path_, i), *src_);
+}
+
+const std::string& Field::scalar() const {
+  if (!present()) fail("required field is missing");
+  if (!node_.IsScalar()) fail(fmt::format("expected a scalar, got {}", type_name(node_)));
+  return node_.Scalar();
+}
+
+std::string Field::required_str() const {
+  std::string s = scalar();  // "required field is missing" when absent
+  if (s.empty()) fail("must not be empty");
+  return s;
+}
+
+int64_t Field::integer(int64_t min, int64_t max) const {
+  const std::string& s = scalar();
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) fail(fmt::format("'{}' is not an integer", s));
+  if (v < 0 && min >= 0) fail(fmt::format("{} is negative", v));
+  if (v < min || v > max) fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
+  return v;
+}
+
+double Field::number() const {
+  const std::string& s = scalar();
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v))
+    fail(fmt::format("'{}' is not a number", s));
+  return v;
+}
+
+bool Field::boolean(bool def) const {
+  if (!present()) return def;
+  std::string s = scalar();
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s == "true" || s == "yes" || s == "on" || s == "y") return true;
+  if (s == "false" || s == "no" || s == "off" || s == "n") return false;
+  fail(fmt::format("'{}' is not a boolean", scalar()));
+}
+
+Quantity Field::quantity() const {
+  const std::string& s = scalar();
+  Quantity q;
+  try {
+    q = Quantity::parse(s);
+  } catch (const std::exception& e) {
+    fail(fmt::format("'{}' is not a valid quantity: {}", s, e.what()));
+  }
+  if (q.is_negative()) fail(fmt::format("'{}' is negative", s));
+  return q;
+}
+
+std::string Field::fmt_key_error(const YAML::Node& k) {
+  return fmt::format("expected a string key, got {}", type_name(k));
+}
+
+std::string Field::child_path(std::string_view key) const {
+  return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+}
+
+Field Field::missing(std::string p) const {
+  Field f(YAML::Node(YAML::NodeType::Undefined), std::move(p), *src_);
+  f.defined_ = false;
+  f.mark_ = mark_;
+  return f;
+}
+
+}  // namespace gpufleet::io::detail

@@ -1,0 +1,151 @@
+#pragma once
+
+// Shared internals of the YAML readers (io/k8s_yaml.cpp, io/pool_file.cpp): a yaml-cpp node wrapped
+// with its field path and source, so that every validation error is reported as a
+// gpufleet::InputError carrying the file, the 1-based line and column and the dotted field path.
+//
+// Not a public API: everything here lives in gpufleet::io::detail and is used only by the readers.
+//
+// Positions. yaml-cpp marks are 0-based; a Source maps a mark to the 1-based (line, column) of the
+// file it came from (mark + 1), and a null mark to (0, 0), i.e. "no position". A config embedded in
+// a string (a ConfigMap data entry) is parsed on its own; its Source is `embedded`: inside a literal
+// block (`|`, `exact`) positions shift by the block's first line and indentation, in any other scalar
+// style they all collapse to the position of the string itself (`fallback`).
+//
+// Field paths. The root has path "" (or the embedding field's path); a mapping child appends
+// ".key" (just "key" under an empty path), a list element appends "[i]".
+//
+// Field. A node plus its path and Source. Access is const-only, so a lookup never inserts into the
+// tree. A missing field (absent key, or any child of an absent/null node) is still a Field: it is not
+// present(), has the child's path and reports errors at the position of the nearest enclosing node
+// that exists. Helpers:
+//   present / is_map / is_seq / is_scalar / type   -- what the node is ("nothing" when undefined)
+//   operator[](key)   -- child of a mapping; "expected a mapping, got X" on a non-mapping
+//   size() / at(i)    -- list iteration; size() is 0 when absent or null, "expected a list, got X"
+//   each_entry(f)     -- f(key, value) per mapping entry, in document order; non-string keys fail
+//                        with "expected a string key, got X"
+//   only_keys({...})  -- rejects unknown keys at the key: "unknown key 'k' (expected a, b, c)"
+//   require_map()     -- "required field is missing" / "expected a mapping, got X"
+//   scalar()          -- the text of a scalar; "required field is missing" / "expected a scalar, got X"
+//   str(def)          -- scalar() or `def` when absent or null
+//   required_str()    -- a non-empty scalar: "required field is missing" / "must not be empty"
+//   integer(min, max) -- "'s' is not an integer", "v is negative" (when min >= 0),
+//                        "v is out of range [min, max]"; opt_integer: nullopt when absent
+//   number()          -- a finite double: "'s' is not a number"
+//   boolean(def)      -- true/yes/on/y or false/no/off/n, any case: "'s' is not a boolean"
+//   quantity()        -- a non-negative Kubernetes quantity: "'s' is not a valid quantity: why",
+//                        "'s' is negative"
+//   fail(message)     -- throws InputError(file, line, path, message, column) at the node.
+//
+// Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
+// of a multi-document stream, turning a yaml-cpp parse error into "YAML syntax error: <msg>" at its
+// mark (field path "").
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "model/quantity.h"
+
+namespace gpufleet::io::detail {
+
+/// Where a YAML tree came from and how its marks map to 1-based (line, column) in the file.
+struct Source {
+  std::string file;
+  bool embedded = false;
+  bool exact = false;
+  int line_offset = 0;  // 0-based file line of the embedded text's line 0
+  int col_offset = 0;   // indentation of the literal block
+  YAML::Mark fallback;
+
+  /// (line, column), 1-based; (0, 0) for a null mark.
+  std::pair<int, int> position(const YAML::Mark& m) const;
+
+  /// Throws InputError(file, line, field, message, column) at mark `m`.
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& field, const std::string& message) const;
+};
+
+/// `text` without a leading UTF-8 byte-order mark.
+std::string_view strip_bom(std::string_view text);
+
+/// All documents of `text` (YAML::LoadAll); a syntax error throws InputError at its position in `src`.
+std::vector<YAML::Node> load_documents(std::string_view text, const Source& src);
+
+/// "null", "a scalar", "a list", "a mapping" or "nothing" (undefined), for error messages.
+const char* type_name(const YAML::Node& n);
+
+/// A YAML node with its field path and source (see the top of this file). The Source must outlive it.
+class Field {
+ public:
+  Field(const YAML::Node& node, std::string path, const Source& src);
+
+  bool present() const { return defined_ && !node_.IsNull(); }
+  bool is_map() const { return present() && node_.IsMap(); }
+  bool is_seq() const { return present() && node_.IsSequence(); }
+  bool is_scalar() const { return present() && node_.IsScalar(); }
+  const std::string& path() const { return path_; }
+  const char* type() const { return defined_ ? type_name(node_) : "nothing"; }
+  const YAML::Mark& mark() const { return mark_; }
+  const Source& source() const { return *src_; }
+  std::pair<int, int> position() const { return src_->position(mark_); }
+
+  [[noreturn]] void fail(const std::string& message) const;
+
+  /// Fails unless a mapping is present.
+  void require_map() const;
+  /// Rejects keys outside `allowed` (typos), at the key's position; nothing when absent.
+  void only_keys(std::initializer_list<const char*> allowed) const;
+
+  Field operator[](std::string_view key) const;
+
+  /// Entries of a list; 0 when absent or null.
+  size_t size() const;
+  Field at(size_t i) const;
+
+  /// Calls f(key, value) for each entry of a mapping, in document order; nothing when absent.
+  template <class F>
+  void each_entry(F&& f) const {
+    if (!present()) return;
+    require_map();
+    for (auto it = node_.begin(); it != node_.end(); ++it) {
+      const YAML::Node k = it->first;
+      if (!k.IsScalar()) Field(k, path_, *src_).fail(fmt_key_error(k));
+      Field v(it->second, child_path(k.Scalar()), *src_);
+      if (v.mark_.is_null()) v.mark_ = k.Mark();
+      f(k.Scalar(), v);
+    }
+  }
+
+  const std::string& scalar() const;
+  std::string str(std::string def = {}) const { return present() ? scalar() : def; }
+  std::string required_str() const;
+
+  int64_t integer(int64_t min, int64_t max) const;
+  std::optional<int64_t> opt_integer(int64_t min, int64_t max) const {
+    if (!present()) return std::nullopt;
+    return integer(min, max);
+  }
+  double number() const;
+  bool boolean(bool def) const;
+  Quantity quantity() const;
+
+ private:
+  static std::string fmt_key_error(const YAML::Node& k);
+  std::string child_path(std::string_view key) const;
+  Field missing(std::string p) const;
+
+  YAML::Node node_;
+  bool defined_ = false;
+  YAML::Mark mark_ = YAML::Mark::null_mark();
+  std::string path_;
+  const Source* src_;
+};
+
+}  // namespace gpufleet::io::detail
