@@ -58,6 +58,7 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
   }
   impl_->counts.assign(shapes.size(), 0);
 
+  glp_term_out(GLP_OFF);  // GLPK prints progress (e.g. from glp_adv_basis) on stdout otherwise
   glp_prob* lp = impl_->lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   // Rows: one per shape, then 5 per node type.

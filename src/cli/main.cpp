@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
       "pack", "Pack a pod trace onto a cluster with placement policies (FGD ATC'23 protocol) and report GPU allocation");
   pack_cmd->add_option("--nodes", pack.nodes_path, "openb node list CSV (default: the openb GPU node list, else synthetic)");
   pack_cmd->add_option("--pods", pack.pods_path, "openb pod list CSV, 11- or 5-column (default: openb_pod_list_default, else synthetic)");
-  pack_cmd->add_option("--policy", pack.policies, "policy name, comma list, or 'all': random, dotprod, clustering, packing, bestfit, fgd, leastallocated, mostallocated")
+  pack_cmd->add_option("--policy", pack.policies, "policy name, comma list, or 'all': random, dotprod, clustering, packing, bestfit, fgd, leastallocated, mostallocated, fgd-online, gpufleet")
       ->capture_default_str();
   pack_cmd->add_option("--seeds", pack.seeds, "seeds: 42-51, 42,43 or a mix")->capture_default_str();
   pack_cmd->add_option("--tune", pack.tune, "inflate the workload until GPU requests reach TUNE x cluster GPUs")->capture_default_str();
@@ -33,9 +33,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    std::fprintf(stderr, "gpufleet: error: %s (see gpufleet --help)\n", e.what());
+    return 2;
   }
   try {
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);

@@ -83,6 +83,17 @@ int run_pack_command(const PackCommandOptions& o) {
   const std::vector<int64_t> seeds = parse_seed_list(o.seeds);
   if (!(o.tune > 0) || o.tune > 100) throw UsageError(fmt::format("--tune: {} is not in (0, 100]", o.tune));
   if (o.jobs < 0) throw UsageError("--jobs: must be >= 0");
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--json", o.json_path},
+                                   {"--csv", o.csv_path}, {"--report", o.report_path}}) {
+    if (path.empty()) continue;
+    if (const std::string why = output_path_problem(path); !why.empty())
+      throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, why));
+  }
+  if (const char* env = std::getenv("GPUFLEET_TRACES"); env && *env && (o.nodes_path.empty() || o.pods_path.empty())) {
+    std::error_code ec;
+    if (!fs::exists(fs::path(env) / kOpenbDir / "csv" / "openb_pod_list_default.csv", ec))
+      throw UsageError(fmt::format("GPUFLEET_TRACES={}: no {}/csv/openb_pod_list_default.csv there", env, kOpenbDir));
+  }
 
   std::vector<Node> nodes;
   std::vector<Pod> pods;
@@ -149,11 +160,16 @@ int run_pack_command(const PackCommandOptions& o) {
   }
 
   // 3. Outputs: files first (atomically), then the summary.
-  if (!o.json_path.empty()) write_file_atomically(o.json_path, io::pack_runs_json(cluster, runs, o.timings));
-  if (!o.csv_path.empty()) write_file_atomically(o.csv_path, io::pack_runs_csv(runs));
   const std::string run_label = fmt::format("workload: {}, tune {}, seeds {}\n", workload_name, o.tune, o.seeds);
-  if (!o.report_path.empty())
-    write_file_atomically(o.report_path, io::pack_report_html(cluster, runs, source_label + run_label));
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::pack_runs_json(cluster, runs, o.timings));
+  if (!o.csv_path.empty()) outputs.emplace_back(o.csv_path, io::pack_runs_csv(runs));
+  if (!o.report_path.empty()) outputs.emplace_back(o.report_path, io::pack_report_html(cluster, runs, source_label + run_label));
+  try {
+    write_files_atomically(outputs);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());  // e.g. the disk filled up meanwhile; nothing was half-written
+  }
   std::string summary = source_label + run_label;
   summary += io::pack_summary_text(cluster, runs);
   if (!reference.empty()) {

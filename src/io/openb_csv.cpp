@@ -1,6 +1,7 @@
 #include "io/openb_csv.h"
 
 #include <charconv>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_set>
@@ -44,6 +45,10 @@ class CsvTable {
     if (!next_line(header_line)) throw InputError(source_, 1, "", "empty file: expected a CSV header");
     split_line(header_line, header_);
     for (auto& h : header_) h = trim(h);
+    for (size_t i = 0; i < header_.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (!header_[i].empty() && header_[i] == header_[j])
+          throw InputError(source_, 1, std::string(header_[i]), "column appears twice in the header");
   }
 
   // Index of a required column; throws naming the header line.
@@ -80,6 +85,8 @@ class CsvTable {
     const std::string_view s = text(col);
     int64_t v = 0;
     const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec == std::errc::result_out_of_range && ptr == s.data() + s.size())
+      fail(col, fmt::format("{} is out of range [{}, {}]", s, min, max));
     if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
       // Accept integral decimals such as "1000.0" (some exports write them); reject anything else.
       double d = 0;
@@ -195,6 +202,8 @@ std::vector<Pod> parse_openb_pods(std::string_view text, const std::string& sour
 }
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::ostringstream buf;

@@ -108,13 +108,14 @@ std::string pack_summary_text(const ClusterInfo& cluster, const std::vector<pack
   std::string out = fmt::format("cluster: {} nodes, {} GPUs\n", cluster.nodes, cluster.gpus);
   out += fmt::format("{:<15} {:>4} {:>16} {:>10} {:>9} {:>7} {:>16} {:>12} {:>8}\n", "policy", "runs", "alloc@100% (sd)",
                      "alloc@130%", "bound@100", "gap", "unalloc GPUs@100", "failed pods", "s/run");
+  auto num = [](double v, int decimals) { return std::isnan(v) ? std::string("-") : fmt::format("{:.{}f}", v, decimals); };
   for (const auto& s : summarize(runs)) {
     const bool has_bound = !std::isnan(s.bound100_mean);
-    out += fmt::format("{:<15} {:>4} {:>9.2f} ({:.2f}) {:>10.2f} {:>9} {:>7} {:>16.1f} {:>12.1f} {:>8.3f}\n", s.policy, s.runs,
-                       s.alloc100_mean, s.alloc100_sd, s.alloc130_mean,
-                       has_bound ? fmt::format("{:.2f}", s.bound100_mean) : "-",
-                       has_bound ? fmt::format("{:.2f}", s.bound100_mean - s.alloc100_mean) : "-",
-                       s.unallocated100_mean, s.failed_pods_mean, s.seconds_per_run);
+    out += fmt::format("{:<15} {:>4} {:>9} ({}) {:>10} {:>9} {:>7} {:>16} {:>12} {:>8.3f}\n", s.policy, s.runs,
+                       num(s.alloc100_mean, 2), num(s.alloc100_sd, 2), num(s.alloc130_mean, 2),
+                       has_bound ? num(s.bound100_mean, 2) : "-",
+                       has_bound ? num(s.bound100_mean - s.alloc100_mean, 2) : "-", num(s.unallocated100_mean, 1),
+                       num(s.failed_pods_mean, 1), s.seconds_per_run);
   }
   return out;
 }

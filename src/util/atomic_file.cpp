@@ -1,6 +1,7 @@
 #include "util/atomic_file.h"
 
 #include <cerrno>
+#include <filesystem>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -12,7 +13,11 @@
 
 namespace gpufleet {
 
-void write_file_atomically(const std::string& path, std::string_view content) {
+namespace {
+
+// Writes `content` to a new temporary file beside `path`; returns its name. Throws on failure
+// (nothing left behind).
+std::string write_temporary(const std::string& path, std::string_view content) {
   std::string tmp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0) throw std::runtime_error(path + ": cannot create a temporary file: " + std::strerror(errno));
@@ -38,11 +43,44 @@ void write_file_atomically(const std::string& path, std::string_view content) {
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": close failed: " + std::strerror(err));
   }
+  return tmp;
+}
+
+void rename_over(const std::string& tmp, const std::string& path) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw std::runtime_error(path + ": rename failed: " + std::strerror(err));
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, std::string_view content) {
+  rename_over(write_temporary(path, content), path);
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps;
+  try {
+    for (const auto& [path, content] : files) temps.push_back(write_temporary(path, content));
+  } catch (...) {
+    for (const auto& t : temps) ::unlink(t.c_str());
+    throw;
+  }
+  for (size_t i = 0; i < files.size(); ++i) rename_over(temps[i], files[i].first);
+}
+
+std::string output_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path.empty()) return "empty path";
+  if (fs::is_directory(path, ec)) return "is a directory";
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec)) return "folder " + dir.string() + " does not exist";
+  if (::access(dir.c_str(), W_OK) != 0) return "folder " + dir.string() + " is not writable";
+  return {};
 }
 
 }  // namespace gpufleet

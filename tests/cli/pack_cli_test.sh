@@ -57,5 +57,24 @@ expect_bad unknown-policy "unknown policy 'fastest'" --nodes "$T/nodes.csv" --po
 expect_bad bad-seeds "--seeds" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 5-x
 expect_bad missing-file "nope.csv: cannot open file" --nodes "$T/nodes.csv" --pods "$T/nope.csv"
 expect_bad bad-tune "--tune" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune -1
+expect_bad tune-not-a-number "gpufleet: error: " --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune abc
+expect_bad pods-is-a-directory "is a directory" --nodes "$T/nodes.csv" --pods "$T"
+expect_bad reference-is-a-directory "is a directory" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --reference "$T"
+{ echo "name,cpu_milli,memory_mib,num_gpu,gpu_milli,cpu_milli"; echo "pod-x,1,1,0,0,1"; } > "$T/bad.csv"
+expect_bad duplicate-column "bad.csv:1: field 'cpu_milli': column appears twice" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,99999999999999999999999,8192,1,500,,LS,Running,0,10,0'
+expect_bad overflow "bad.csv:2: field 'cpu_milli': 99999999999999999999999 is out of range" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\npod-x,1\033[31m,1,0,0\n' > "$T/bad.csv"
+expect_bad control-bytes-escaped "'1\\x1b[31m' is not an integer" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+
+# 4. Output paths are checked before any work; a failing output never clobbers another one.
+echo keep > "$T/old.json"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/old.json" --csv "$T/no-such-dir/x.csv" > /dev/null 2> "$T/err.txt"
+rc=$?
+[ "$rc" = 2 ] && ok || bad "unwritable --csv: exit $rc, want 2"
+grep -q -- "--csv $T/no-such-dir/x.csv: cannot write there" "$T/err.txt" && ok || bad "unwritable --csv message: $(cat "$T/err.txt")"
+[ "$(cat "$T/old.json")" = keep ] && ok || bad "a failing --csv clobbered --json"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "is a directory" "$T/err.txt" && ok || bad "--json DIR: $(cat "$T/err.txt")"
 
 finish
