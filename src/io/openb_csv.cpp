@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -121,11 +122,7 @@ class CsvTable {
     ++line_no_;
     return true;
   }
-  std::string header_names() const {
-    std::string out;
-    for (size_t i = 0; i < header_.size(); ++i) out += (i ? "," : "") + std::string(header_[i]);
-    return out;
-  }
+  std::string header_names() const { return fmt::format("{}", fmt::join(header_, ",")); }
 
   std::string_view text_;
   std::string source_;
