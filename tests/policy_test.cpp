@@ -427,7 +427,7 @@ TEST(PolicyGpuSelectionTest, FgdSelectorFirstIndexOfTruncatedMax) {
   EXPECT_EQ(fgd_score_and_gpu(*frag, pod, state, 0), (std::pair<int32_t, int32_t>{50, 0}));
   GoRand rng(1);
   EXPECT_EQ(FgdGpuSelector(frag).select_share_gpu(pod, state, 0, rng), 0);
-  Scheduler fgd(make_policy("fgd", PolicyContext{frag}), {0});
+  Scheduler fgd(make_policy("fgd", PolicyContext{frag, {}}), {0});
   EXPECT_EQ(fgd.decide(pod, state, rng).gpus, Gpus{0});
   Scheduler packing(make_policy("packing", PolicyContext{}), {0});
   EXPECT_EQ(packing.decide(pod, state, rng).gpus, Gpus{1});
