@@ -2,7 +2,7 @@
 // (PodMixEstimator, no decay) instead of the whole trace, which a live scheduler cannot know.
 // Two policies use it:
 //   fgd-online  FGD's own parameters: the mix covers 95% of the pods seen, sigmoid scale 1000.
-//   gpufleet    the mix covers 99% of the pods seen, sigmoid scale 2000. Chosen on the openb
+//   gpufleet    the mix covers 95% of the pods seen, sigmoid scale 2000. Chosen on the openb
 //               default trace and its four variants (cpu050, gpushare40, gpuspec10, multigpu20), the
 //               same for every trace; see README "gpufleet policy" for the measurements.
 // The estimate is checked when the number of pods seen reaches a power of two up to 1024, then every
@@ -32,7 +32,7 @@ inline constexpr double kMinMixChange = 0.05;
 /// fgd-online's parameters (FGD's own).
 inline constexpr OnlineFgdParams kFgdOnlineParams{0.95, 1000.0};
 /// gpufleet's parameters.
-inline constexpr OnlineFgdParams kGpufleetParams{0.99, 2000.0};
+inline constexpr OnlineFgdParams kGpufleetParams{0.95, 2000.0};
 
 class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
  public:
