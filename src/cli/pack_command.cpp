@@ -67,12 +67,20 @@ std::vector<int64_t> parse_seed_list(std::string_view text) {
 
 std::string find_traces_dir() {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("GPUFLEET_TRACES"); env && *env) candidates.emplace_back(env);
+  auto has_openb = [](const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / kOpenbDir / "csv" / "openb_pod_list_default.csv", ec);
+  };
+  if (const char* env = std::getenv("GPUFLEET_TRACES"); env && *env) {
+    if (!has_openb(env))
+      throw UsageError(fmt::format("GPUFLEET_TRACES={}: no {}/csv/openb_pod_list_default.csv there", env, kOpenbDir));
+    candidates.emplace_back(env);
+  }
   candidates.emplace_back("../shared/traces");
   candidates.emplace_back(fs::path(GPUFLEET_SOURCE_DIR) / ".." / "shared" / "traces");
   for (const auto& c : candidates) {
     std::error_code ec;
-    if (fs::exists(c / kOpenbDir / "csv" / "openb_pod_list_default.csv", ec)) return fs::weakly_canonical(c, ec).string();
+    if (has_openb(c)) return fs::weakly_canonical(c, ec).string();
   }
   return {};
 }
@@ -88,11 +96,6 @@ int run_pack_command(const PackCommandOptions& o) {
     if (path.empty()) continue;
     if (const std::string why = output_path_problem(path); !why.empty())
       throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, why));
-  }
-  if (const char* env = std::getenv("GPUFLEET_TRACES"); env && *env && (o.nodes_path.empty() || o.pods_path.empty())) {
-    std::error_code ec;
-    if (!fs::exists(fs::path(env) / kOpenbDir / "csv" / "openb_pod_list_default.csv", ec))
-      throw UsageError(fmt::format("GPUFLEET_TRACES={}: no {}/csv/openb_pod_list_default.csv there", env, kOpenbDir));
   }
 
   std::vector<Node> nodes;

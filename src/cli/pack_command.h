@@ -32,7 +32,8 @@ int run_pack_command(const PackCommandOptions& options);
 std::vector<int64_t> parse_seed_list(std::string_view text);
 
 /// The folder with the public traces: $GPUFLEET_TRACES, else ../shared/traces from the working
-/// directory, else the one beside the source checkout. Empty if none has the openb trace.
+/// directory, else the one beside the source checkout. Empty if none has the openb trace. Throws
+/// UsageError when $GPUFLEET_TRACES is set but holds no openb trace.
 std::string find_traces_dir();
 
 }  // namespace gpufleet::cli

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "io/openb_csv.h"
+#include "io/text_file.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {

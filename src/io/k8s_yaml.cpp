@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "io/openb_csv.h"  // read_text_file
+#include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/quantity.h"
 #include "model/resources.h"

@@ -198,16 +198,6 @@ std::vector<Pod> parse_openb_pods(std::string_view text, const std::string& sour
   return pods;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, "", "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  if (in.bad()) throw InputError(path, 0, "", "read error");
-  return std::move(buf).str();
-}
 
 std::vector<Node> read_openb_nodes(const std::string& path) { return parse_openb_nodes(read_text_file(path), path); }
 std::vector<Pod> read_openb_pods(const std::string& path) { return parse_openb_pods(read_text_file(path), path); }

@@ -19,6 +19,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "io/text_file.h"
 
 namespace gpufleet::io {
 
@@ -30,8 +31,5 @@ std::vector<Pod> parse_openb_pods(std::string_view text, const std::string& sour
 /// Reads and parses a file. Throws InputError (line 0) when it cannot be read.
 std::vector<Node> read_openb_nodes(const std::string& path);
 std::vector<Pod> read_openb_pods(const std::string& path);
-
-/// Reads a whole file into a string. Throws InputError when it cannot be read.
-std::string read_text_file(const std::string& path);
 
 }  // namespace gpufleet::io

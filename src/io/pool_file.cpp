@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "io/openb_csv.h"  // read_text_file
+#include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
