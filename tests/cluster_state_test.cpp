@@ -433,5 +433,22 @@ TEST(ClusterState, RandomSequenceKeepsInvariants) {
   EXPECT_GT(refused, 200);
 }
 
+TEST(ClusterState, KeepsTheBoundPodsOfEachNode) {
+  ClusterState s({make_node("n0", 4000, 8192, 4), make_node("n1", 4000, 8192, 2)});
+  s.allocate(0, make_pod("a", 1000, 1000, 1, 600), Gpus{2});
+  s.allocate(0, make_pod("b", 1000, 1000, 0, 0), {});
+  s.allocate(1, make_pod("c", 0, 0, 2, 1000), Gpus{0, 1});
+  ASSERT_EQ(s.pods_on(0).size(), 2u);
+  EXPECT_EQ(s.pods_on(0)[0].pod.name, "a");
+  EXPECT_EQ(s.pods_on(0)[0].gpus, (Gpus{2}));
+  EXPECT_EQ(s.pods_on(0)[1].pod.name, "b");
+  EXPECT_EQ(s.pods_on(1)[0].gpus, (Gpus{0, 1}));
+  // Same request, other name: not the bound pod.
+  EXPECT_THROW(s.release(0, make_pod("z", 1000, 1000, 1, 600), Gpus{2}), InvariantViolation);
+  s.release(0, make_pod("a", 1000, 1000, 1, 600), Gpus{2});
+  ASSERT_EQ(s.pods_on(0).size(), 1u);
+  EXPECT_EQ(s.pods_on(0)[0].pod.name, "b");
+}
+
 }  // namespace
 }  // namespace gpufleet

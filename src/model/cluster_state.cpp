@@ -8,6 +8,7 @@ namespace gpufleet {
 
 ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
   usage_.resize(nodes_.size());
+  bound_.resize(nodes_.size());
   gpu_offset_.reserve(nodes_.size());
   model_id_.reserve(nodes_.size());
   size_t offset = 0;
@@ -82,6 +83,7 @@ void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> g
   }
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
   ++u.version;
+  bound_[n].push_back(BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end())});
 }
 
 void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gpus) {
@@ -96,7 +98,16 @@ void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gp
   }
   const int k = kind_index(pod);
   ok = ok && (k < 0 || u.gpu_pod_kinds[static_cast<size_t>(k)] > 0);
+  auto& bound = bound_[n];
+  auto it = std::find_if(bound.begin(), bound.end(), [&](const BoundPod& b) {
+    return b.pod.name == pod.name && b.pod.namespace_name == pod.namespace_name &&
+           b.pod.cpu_milli == pod.cpu_milli && b.pod.memory_mib == pod.memory_mib &&
+           b.pod.num_gpu == pod.num_gpu && b.pod.gpu_milli == pod.gpu_milli &&
+           std::equal(b.gpus.begin(), b.gpus.end(), gpus.begin(), gpus.end());
+  });
+  ok = ok && it != bound.end();
   if (!ok) throw InvariantViolation(fmt::format("release {} from {}: not reserved there", pod.name, nodes_[n].name));
+  bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;
   u.memory_used_mib -= pod.memory_mib;
   u.pods -= 1;

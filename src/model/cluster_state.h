@@ -7,6 +7,8 @@
 //  - a pod takes exactly num_gpu distinct GPUs of one node, each with gpu_milli free;
 //    a multi-GPU pod therefore takes whole free GPUs (its gpu_milli is 1000).
 // Every change bumps the node's version(), so schedulers can cache per-node results.
+// The state also keeps a copy of every bound pod (kube's NodeInfo.Pods), for plugins that look at
+// the pods already on a node (inter-pod anti-affinity) and for preemption.
 #pragma once
 
 #include <array>
@@ -22,6 +24,12 @@
 namespace gpufleet {
 
 using NodeId = uint32_t;
+
+/// A pod bound to a node and the devices it holds there.
+struct BoundPod {
+  Pod pod;
+  std::vector<int32_t> gpus;  ///< GPU indices, as given to allocate()
+};
 
 /// Thrown when an allocate/release would break a ClusterState invariant (a programming error in
 /// a caller: schedulers only allocate what their filters admitted).
@@ -72,8 +80,12 @@ class ClusterState {
   /// Reserves the pod's resources on node n, gpu_milli on each GPU index in `gpus`
   /// (empty for a CPU-only pod). Throws InvariantViolation (state unchanged) if it does not fit.
   void allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
-  /// Returns what allocate() reserved. Throws InvariantViolation if it was not reserved.
+  /// Returns what allocate() reserved: the bound pod with the same namespace and name and the same
+  /// GPU indices. Throws InvariantViolation (state unchanged) if there is none.
   void release(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
+
+  /// The pods bound to node n, in binding order.
+  const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
 
  private:
   struct Usage {
@@ -89,6 +101,7 @@ class ClusterState {
 
   std::vector<Node> nodes_;
   std::vector<Usage> usage_;
+  std::vector<std::vector<BoundPod>> bound_;
   std::vector<int32_t> gpu_free_;
   std::vector<size_t> gpu_offset_;
   std::vector<int32_t> model_id_;
