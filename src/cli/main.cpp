@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/pack_command.h"
+#include "cli/place_command.h"
 #include "util/input_error.h"
 
 int main(int argc, char** argv) {
@@ -31,6 +32,17 @@ int main(int argc, char** argv) {
   pack_cmd->add_flag("--timings", pack.timings, "record wall time per run in the JSON (makes it differ run to run)");
   pack_cmd->add_flag("-q,--quiet", pack.quiet, "no progress on stderr");
 
+  gpufleet::cli::PlaceCommandOptions place;
+  CLI::App* place_cmd = app.add_subcommand(
+      "place", "Place a Kubernetes workload on a cluster as kube-scheduler would; say where each pod runs or why it is pending");
+  place_cmd->add_option("--cluster", place.cluster_paths, "Node YAML/JSON, node-pool files, device-plugin / mig-parted configs (files or directories)")
+      ->required();
+  place_cmd->add_option("--workload", place.workload_paths, "Pods, Deployments, StatefulSets, Jobs, PriorityClasses, ResourceQuotas (files or directories)");
+  place_cmd->add_option("--policy", place.policy, "placement policy (see pack --help)")->capture_default_str();
+  place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->capture_default_str();
+  place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
+  place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -45,6 +57,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
+    if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
   } catch (const gpufleet::InputError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
     return 2;

@@ -335,6 +335,10 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "PriorityClass") return priority_class(v);
   if (kind == "ResourceQuota") return resource_quota(v);
   if (kind == "ConfigMap") return config_map(v);
+  if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // io/pool_file.h reads it
+    if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
+    return;
+  }
   skip(kind, v, "kind not modelled");
 }
 
@@ -526,7 +530,8 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
 
 void Reader::pod(const Val& v) {
   const std::string name = metadata_name(v);
-  const PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
+  PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
+  t.pod.node_name = v["spec"]["nodeName"].str();  // a bare Pod may already be bound
   add_pod(t, name, v["metadata"]["name"]);
 }
 

@@ -16,7 +16,7 @@
 //    equals R x C) gets gpu_count = C, and the advertised count is kept as extras["nvidia.com/gpu"].
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
-//    <owner>-0 .. <owner>-(N-1). Requests as kube computes a pod's effective request: the sum over
+//    <owner>-0 .. <owner>-(N-1). A bare Pod keeps spec.nodeName (Pod::node_name: already bound). Requests as kube computes a pod's effective request: the sum over
 //    containers (plus restartPolicy: Always init containers, i.e. sidecars), the max with each
 //    ordinary init container, plus spec.overhead; a resource with a limit but no request requests
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
@@ -29,6 +29,7 @@
 //  - ConfigMap: each data entry that is a device-plugin config (`version` + `sharing`/`flags`) or a
 //    mig-parted config (`version` + `mig-configs`) becomes a TimeSlicingConfig / MigPartedConfig.
 //    The same configs are accepted as standalone documents without `kind`.
+//  - NodePoolSet (apiVersion gpufleet.io/...): the file is listed in pool_files for io/pool_file.h.
 //  - Anything else (and a ConfigMap holding neither config) is skipped, counted in skipped_kinds, and
 //    reported by one warning per kind. Empty documents are ignored. A document without kind that is
 //    not one of the two configs is an error.
@@ -153,6 +154,9 @@ struct K8sObjects {
   std::vector<MigPartedConfig> mig_parted_configs;
   std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order
   std::vector<K8sPodExtras> pod_extras;    ///< only pods with extended resources, in pod order
+  /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
+  /// those documents are not otherwise read here, nor counted as skipped.
+  std::vector<std::string> pool_files;
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
   std::vector<std::string> warnings;         ///< one per skipped kind, and one per ignored pod feature
 };

@@ -33,6 +33,7 @@ struct Pod {
   std::string priority_class_name;
   bool preempt_lower_priority = true;  ///< preemptionPolicy: PreemptLowerPriority (true) or Never
   PodConstraints constraints;
+  std::string node_name;         ///< spec.nodeName: the node it is already bound to; empty = to schedule
 
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }

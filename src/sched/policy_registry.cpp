@@ -14,6 +14,8 @@
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/node_affinity.h"
+#include "sched/plugins/taint_toleration.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/random_score.h"
 #include "sched/plugins/resource_allocation_score.h"
@@ -35,7 +37,10 @@ const std::vector<std::string>& paper_policy_names() {
 Policy make_policy(std::string_view name, const PolicyContext& context) {
   Policy policy;
   policy.name = std::string(name);
-  policy.filters = {std::make_shared<NodeResourcesFit>(), std::make_shared<GpuShareFit>()};
+  // kube-scheduler's filter order (TaintToleration, NodeAffinity, NodeResourcesFit), then the GPU
+  // filter: a node's unschedulable reason is its first failing filter's.
+  policy.filters = {std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(), std::make_shared<NodeResourcesFit>(),
+                    std::make_shared<GpuShareFit>()};
   auto best = std::make_shared<BestFitGpuSelector>();
   policy.gpu_selector = best;
   if (name == "random") {

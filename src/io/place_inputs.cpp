@@ -1,0 +1,49 @@
+#include "io/place_inputs.h"
+
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "admit/resource_quota.h"
+#include "io/pool_file.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
+  PlaceInputs out;
+  std::vector<std::string> paths = cluster_paths;
+  paths.insert(paths.end(), workload_paths.begin(), workload_paths.end());
+  out.objects = read_k8s_inputs(paths);
+
+  std::set<std::string> names;
+  for (const std::string& file : out.objects.pool_files) {
+    for (NodePool& pool : read_pool_file(file)) {
+      std::vector<Node> nodes;
+      try {
+        nodes = expand_pool(pool);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(file, 0, fmt::format("pools[{}]", pool.name), e.what());
+      }
+      for (Node& node : nodes) {
+        if (!names.insert(node.name).second)
+          throw InputError(file, 0, "pools", fmt::format("node name '{}' given twice (pool {})", node.name, pool.name));
+        out.input.nodes.push_back(std::move(node));
+      }
+      out.pools.push_back(std::move(pool));
+    }
+  }
+  for (Node& node : out.objects.nodes) {
+    if (!names.insert(node.name).second)
+      throw InputError("", 0, "metadata.name", fmt::format("node '{}' is defined both by a node pool and as a Node", node.name));
+    out.input.nodes.push_back(node);
+  }
+  if (out.input.nodes.empty())
+    throw UsageError("--cluster: no nodes (give Node objects or a gpufleet NodePoolSet file)");
+  out.input.pods = out.objects.pods;
+  out.input.quotas = admit::from_specs(out.objects.quotas);
+  return out;
+}
+
+}  // namespace gpufleet::io

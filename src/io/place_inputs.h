@@ -1,0 +1,28 @@
+// Reading what `gpufleet place` works on: the cluster (Kubernetes Nodes, gpufleet node-pool files,
+// device-plugin and mig-parted configs) and the workload (Pods and controllers, PriorityClasses,
+// ResourceQuotas). Edge of the engine: files in, plain data out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/k8s_yaml.h"
+#include "model/node_pool.h"
+#include "place/place_workload.h"
+
+namespace gpufleet::io {
+
+struct PlaceInputs {
+  place::PlaceInput input;  ///< nodes (pool nodes first, in pool order, then Node objects), pods, quotas
+  std::vector<NodePool> pools;
+  K8sObjects objects;       ///< everything the Kubernetes reader read (warnings, skipped kinds, configs)
+};
+
+/// Reads the cluster and workload paths (files or directories) together, so a workload may name the
+/// PriorityClasses of any input. Node pools come from the files holding a NodePoolSet
+/// (io/pool_file.h) and are expanded into Nodes (expand_pool). Throws InputError for bad input (the
+/// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
+/// cluster paths hold no node at all.
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
+
+}  // namespace gpufleet::io

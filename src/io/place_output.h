@@ -1,0 +1,25 @@
+// Writers for `gpufleet place` results: JSON (the schema, documented in README) and the
+// human-readable listing. Pure functions returning strings; the CLI writes files atomically.
+#pragma once
+
+#include <string>
+
+#include "place/place_workload.h"
+
+namespace gpufleet::io {
+
+/// JSON document:
+/// {"policy": "gpufleet", "nodes": N,
+///  "placements": [{"pod": "ns/name", "node": "n", "gpus": [0], "mig": "3g.40gb" or null,
+///                  "preempted": ["ns/victim"], "priority": P, "prebound": false}],
+///  "pending": [{"pod": "ns/name", "reason": "..."}],
+///  "quota_rejected": [{"pod": "ns/name", "reason": "..."}],
+///  "gpu_allocation_pct": x}
+/// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.
+std::string place_result_json(const place::PlaceResult& result);
+
+/// One line per pod, e.g. `ml/train-0  -> p5-0  gpus 0-7` or `dev/nb-1  pending: 0/12 nodes ...`,
+/// then a summary line: placed, pending, quota-rejected, preempted, GPU allocation.
+std::string place_result_text(const place::PlaceResult& result);
+
+}  // namespace gpufleet::io

@@ -1,0 +1,80 @@
+// Placing a Kubernetes workload on a cluster, as kube-scheduler (with the NVIDIA device plugin and the
+// ResourceQuota admission plugin in front of it) would: the engine behind `gpufleet place`. No I/O.
+//
+// Steps:
+//  1. Pods already bound (spec.nodeName set) are bound first, in input order, to that node and its
+//     lowest free devices, as the kubelet admits them; one that does not fit is pending with the
+//     kubelet's reason ("OutOf<resource>", or "node <n> not found").
+//  2. ResourceQuota admission, in creation (input) order: the API server admits or rejects each pod
+//     when it is created (admit/resource_quota.h). Rejected pods never reach the scheduler.
+//  3. The scheduling queue: kube's activeQ order, higher priority first, then creation order.
+//     One cycle per pod (sched/scheduler.h) with the policy's filters in kube's order
+//     (TaintToleration, NodeAffinity, NodeResourcesFit, the GPU filters).
+//  4. A pod no node admits may preempt (kube DefaultPreemption) when its preemptionPolicy allows it;
+//     the victims are evicted (their quota released) and, as a controller would recreate them,
+//     queued again at their priority. Otherwise it stays pending with kube's FitError message.
+//
+// Deterministic: the same input and seed give the same result (the seed only feeds policies that
+// draw random numbers).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "admit/resource_quota.h"
+#include "model/node.h"
+#include "model/pod.h"
+
+namespace gpufleet::place {
+
+/// What to place and where.
+struct PlaceInput {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;                      ///< in creation order
+  std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
+};
+
+struct PlaceOptions {
+  std::string policy = "gpufleet";  ///< a name from sched::policy_names()
+  uint64_t seed = 42;
+};
+
+/// A bound pod.
+struct Placement {
+  std::string pod;                 ///< "namespace/name"
+  std::string node;
+  std::vector<int32_t> gpus;       ///< GPU indices on the node (empty for a CPU-only pod)
+  std::optional<std::string> mig;  ///< MIG profile of the device, e.g. "3g.40gb"; nullopt otherwise
+  std::vector<std::string> preempted;  ///< pods evicted to make room, "namespace/name"
+  int32_t priority = 0;
+  bool prebound = false;           ///< bound by spec.nodeName, not scheduled
+};
+
+/// A pod that is not running, and why (kube's wording).
+struct Unplaced {
+  std::string pod;     ///< "namespace/name"
+  std::string reason;
+  int32_t priority = 0;
+};
+
+struct PlaceResult {
+  std::string policy;
+  size_t node_count = 0;
+  std::vector<Placement> placements;    ///< in binding order; a preempted pod's entry is removed
+  std::vector<Unplaced> pending;        ///< unschedulable, in queue order
+  std::vector<Unplaced> quota_rejected; ///< refused by ResourceQuota admission, in creation order
+  int64_t gpu_capacity_milli = 0;
+  int64_t gpu_used_milli = 0;           ///< at the end
+  int32_t preemptions = 0;              ///< victims evicted in all
+};
+
+/// "namespace/name" of a pod ("default" when the namespace is empty).
+std::string pod_key(const Pod& pod);
+
+/// Places the workload (see above). Throws UsageError for an unknown policy, std::invalid_argument
+/// for nodes or quotas the model refuses (negative capacity, bad quota quantities).
+PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options);
+
+}  // namespace gpufleet::place

@@ -1,0 +1,38 @@
+// kube-scheduler's FitError message for a pod that no node admits (pkg/scheduler/framework/types.go,
+// FitError.Error): "0/<nodes> nodes are available: <count> <reason>, <count> <reason>." followed by
+// the PostFilter (preemption) message when there is one.
+//
+// Per node, the reason is the first rejecting filter's (kube runs a node's filters in order and
+// stops at the first failure). TaintToleration names the node's first untolerated taint,
+// "node(s) had untolerated taint {key: value}", so nodes with different taints are counted apart,
+// as in kube. The "<count> <reason>" strings are sorted as Go's sort.Strings sorts them (byte order,
+// so "12 ..." sorts before "4 ...") and joined with ", ".
+//
+// Differences from kube: NodeResourcesFit reports every insufficient resource of a node (a node
+// short of both cpu and memory counts under both); our filters report the first one only.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "model/cluster_state.h"
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+/// Histogram of per-node rejection reasons: reason -> number of nodes.
+using ReasonHistogram = std::map<std::string, int32_t>;
+
+/// The reason node n rejects the pod ("" when every filter admits it), taints spelled per node.
+std::string node_rejection_reason(const Policy& policy, const Pod& pod, const ClusterState& state, NodeId n);
+
+/// node_rejection_reason over all nodes (nodes that admit the pod are not counted).
+ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state);
+
+/// "0/<node_count> nodes are available: <sorted counts and reasons>." plus " <post_filter>" when
+/// post_filter is not empty. With no nodes at all: kube's "no nodes available to schedule pods".
+std::string fit_error_message(const ReasonHistogram& histogram, size_t node_count, std::string_view post_filter = {});
+
+}  // namespace gpufleet::sched
