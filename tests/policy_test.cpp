@@ -117,9 +117,11 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
     ASSERT_TRUE(p.gpu_selector);
     EXPECT_EQ(p.score->name(), r.score);
     EXPECT_EQ(p.gpu_selector->name(), r.selector);
-    ASSERT_EQ(p.filters.size(), 2u);
-    EXPECT_EQ(p.filters[0]->name(), "NodeResourcesFit");
-    EXPECT_EQ(p.filters[1]->name(), "GpuShareFit");
+    ASSERT_EQ(p.filters.size(), 4u);  // kube's order
+    EXPECT_EQ(p.filters[0]->name(), "TaintToleration");
+    EXPECT_EQ(p.filters[1]->name(), "NodeAffinity");
+    EXPECT_EQ(p.filters[2]->name(), "NodeResourcesFit");
+    EXPECT_EQ(p.filters[3]->name(), "GpuShareFit");
   }
 }
 

@@ -380,7 +380,8 @@ TEST(Examples, MigPoolsMatchTheirMigPartedConfig) {
   const auto k = io::read_k8s_inputs({example("mig-h100.yaml")});
   ASSERT_EQ(k.mig_parted_configs.size(), 1u);
   EXPECT_EQ(k.mig_parted_configs[0].configs.size(), 3u);
-  EXPECT_EQ(k.skipped_kinds.at("NodePoolSet"), 1);
+  EXPECT_FALSE(k.skipped_kinds.count("NodePoolSet"));
+  EXPECT_EQ(k.pool_files, std::vector<std::string>{example("mig-h100.yaml")});
   for (const NodePool& p : pools) {
     EXPECT_EQ(expand_pool(p).size(), 1u);
     ASSERT_TRUE(p.mig_devices) << p.name;
@@ -458,7 +459,10 @@ TEST(Examples, WholeDirectoryReads) {
   EXPECT_EQ(k.quotas.size(), 1u);
   EXPECT_EQ(k.time_slicing_configs.size(), 1u);
   EXPECT_EQ(k.mig_parted_configs.size(), 1u);
-  EXPECT_EQ(k.skipped_kinds.at("NodePoolSet"), 2);
+  EXPECT_FALSE(k.skipped_kinds.count("NodePoolSet"));
+  ASSERT_EQ(k.pool_files.size(), 2u);  // mig-h100.yaml and pools.yaml, in sorted order
+  EXPECT_EQ(std::filesystem::path(k.pool_files[0]).filename(), "mig-h100.yaml");
+  EXPECT_EQ(std::filesystem::path(k.pool_files[1]).filename(), "pools.yaml");
   EXPECT_TRUE(k.nodes.empty());
 }
 
