@@ -1,5 +1,6 @@
 #include "io/place_inputs.h"
 
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -13,8 +14,15 @@ namespace gpufleet::io {
 
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
   PlaceInputs out;
-  std::vector<std::string> paths = cluster_paths;
-  paths.insert(paths.end(), workload_paths.begin(), workload_paths.end());
+  // A path given twice (e.g. one folder as both --cluster and --workload) is read once.
+  std::vector<std::string> paths;
+  std::set<std::filesystem::path> seen;
+  for (const auto* list : {&cluster_paths, &workload_paths})
+    for (const std::string& path : *list) {
+      std::error_code ec;
+      const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+      if (seen.insert(ec ? std::filesystem::path(path) : canonical).second) paths.push_back(path);
+    }
   out.objects = read_k8s_inputs(paths);
 
   std::set<std::string> names;

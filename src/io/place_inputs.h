@@ -19,7 +19,7 @@ struct PlaceInputs {
 };
 
 /// Reads the cluster and workload paths (files or directories) together, so a workload may name the
-/// PriorityClasses of any input. Node pools come from the files holding a NodePoolSet
+/// PriorityClasses of any input; a path given twice is read once. Node pools come from the files holding a NodePoolSet
 /// (io/pool_file.h) and are expanded into Nodes (expand_pool). Throws InputError for bad input (the
 /// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
 /// cluster paths hold no node at all.

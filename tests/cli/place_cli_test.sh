@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End-to-end checks of `gpufleet place`: the examples run, the JSON has the documented keys and is
+# byte-identical between runs, and bad input gives exit 2, one error line naming file, line, column
+# and field, and no output file.
+set -u
+BIN="$1"
+EXAMPLES="$2"
+source "$(dirname "$0")/common.sh"
+
+# 1. The examples: listing and summary on stdout, one warning per skipped kind on stderr.
+if "$BIN" place --cluster "$EXAMPLES/pools.yaml" "$EXAMPLES/mig-h100.yaml" "$EXAMPLES/time-slicing.yaml" \
+     --workload "$EXAMPLES/workloads.yaml" "$EXAMPLES/priorityclasses.yaml" "$EXAMPLES/quota-team.yaml" \
+     --json "$T/a.json" > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "examples run exited $?: $(cat "$T/err.txt")"; fi
+grep -q ' placed, .* pending, .* rejected by quota' "$T/out.txt" && ok || bad "no summary line: $(tail -2 "$T/out.txt")"
+grep -q 'skipped 1 object(s) of 1 unmodelled kind(s)' "$T/out.txt" && ok || bad "skipped kinds not counted in the summary"
+[ "$(grep -c 'warning: skipped' "$T/err.txt")" = 1 ] && grep -q 'Namespace' "$T/err.txt" && ok || bad "want one warning for the Namespace kind: $(cat "$T/err.txt")"
+for key in '"placements": \[' '"pending": \[' '"quota_rejected": \[' '"pod": "ml-training/llm-pretrain-0"' '"mig": ' '"preempted": \['; do
+  grep -q "$key" "$T/a.json" && ok || bad "JSON lacks $key"
+done
+grep -q 'nodes are available: ' "$T/a.json" && ok || bad "no kube-style pending reason in JSON"
+"$BIN" place --cluster "$EXAMPLES" --workload "$EXAMPLES" -q --json "$T/b.json" > /dev/null 2>&1 && ok || bad "directory inputs failed"
+"$BIN" place --cluster "$EXAMPLES" --workload "$EXAMPLES" -q --json "$T/c.json" > /dev/null 2>&1
+cmp -s "$T/b.json" "$T/c.json" && ok || bad "JSON differs between identical runs"
+
+# 2. Bad input.
+cat > "$T/nodes.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-0, labels: {nvidia.com/gpu.product: NVIDIA-L4}}
+status:
+  allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "1", pods: "110"}
+YAML
+pod_yaml() {  # requests
+  printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      requests: %s\n' "$1"
+}
+expect_bad() {  # name, expected substring, workload file
+  local name="$1" want="$2" workload="$3"
+  rm -f "$T/out.json"
+  echo keep > "$T/old.json"
+  "$BIN" place --cluster "$T/nodes.yaml" --workload "$workload" --json "$T/out.json" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: stderr should be one line: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: stderr lacks '$want': $(cat "$T/err.txt")"
+  [ ! -e "$T/out.json" ] && ok || bad "$name: left an output file"
+  "$BIN" place --cluster "$T/nodes.yaml" --workload "$workload" --json "$T/old.json" > /dev/null 2>&1
+  [ "$(cat "$T/old.json")" = keep ] && ok || bad "$name: clobbered an existing output"
+}
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p\nspec: {}\n' > "$T/syntax.yaml"
+expect_bad "YAML syntax error" "syntax.yaml:4:" "$T/syntax.yaml"
+pod_yaml '{cpu: 1x5, memory: 1Gi}' > "$T/quantity.yaml"
+expect_bad "malformed quantity" "quantity.yaml:8:" "$T/quantity.yaml"
+grep -q 'containers\[0\].resources.requests.cpu' "$T/err.txt" && ok || bad "malformed quantity: field not named: $(cat "$T/err.txt")"
+pod_yaml '{cpu: "-1", memory: 1Gi}' > "$T/negative.yaml"
+expect_bad "negative request" "negative.yaml:8:" "$T/negative.yaml"
+expect_bad "missing file" "nope.yaml" "$T/nope.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --policy nope > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy: $(cat "$T/err.txt")"
+"$BIN" place --workload "$T/nodes.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "missing --cluster should exit 2"
+"$BIN" place --cluster "$T/quantity.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "a cluster without nodes should exit 2: $(cat "$T/err.txt")"
+
+finish
