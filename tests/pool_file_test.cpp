@@ -349,7 +349,7 @@ TEST(Examples, EveryFileIsCovered) {
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples"))
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
-                                          "quota-team.yaml", "workloads.yaml"}));
+                                          "quota-team.yaml", "workloads.yaml", "running-pods.yaml"}));
 }
 
 TEST(Examples, PoolsExpand) {
@@ -426,11 +426,12 @@ TEST(Examples, Workloads) {
                                                           {"llm-serving", 3},
                                                           {"reranker", 2},
                                                           {"notebook", 1},  // notebook-alice
-                                                          {"hparam-sweep", 2},
+                                                          {"hparam-sweep", 4},
                                                           {"mig-llm-13b", 2},
                                                           {"mig-batch-scoring", 7},
-                                                          {"embeddings", 4}}));
-  EXPECT_EQ(k.pods.size(), 25u);
+                                                          {"embeddings", 4},
+                                                          {"llm-eval", 1}}));
+  EXPECT_EQ(k.pods.size(), 28u);
   int team_a_gpus = 0;
   for (const Pod& p : k.pods) {
     if (p.name.rfind("llm-pretrain", 0) == 0) {
@@ -444,7 +445,7 @@ TEST(Examples, Workloads) {
     }
     if (p.namespace_name == "team-a") team_a_gpus += p.num_gpu;
   }
-  EXPECT_LE(team_a_gpus, 4);  // fits quota-team.yaml
+  EXPECT_EQ(team_a_gpus, 5);  // one more than quota-team.yaml allows: the last trial is refused
   std::map<std::string, int> extended;
   for (const auto& e : k.pod_extras)
     for (const auto& [r, n] : e.extended) extended[r] += static_cast<int>(n);
@@ -454,7 +455,7 @@ TEST(Examples, Workloads) {
 
 TEST(Examples, WholeDirectoryReads) {
   const auto k = io::read_k8s_inputs({(std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples").string()});
-  EXPECT_EQ(k.pods.size(), 25u);
+  EXPECT_EQ(k.pods.size(), 29u);  // workloads.yaml 28 + running-pods.yaml 1
   EXPECT_EQ(k.priority_classes.size(), 3u);
   EXPECT_EQ(k.quotas.size(), 1u);
   EXPECT_EQ(k.time_slicing_configs.size(), 1u);
