@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "sched/plugins/node_preference.h"
+
 namespace gpufleet::sched {
 namespace {
 
@@ -125,27 +127,53 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
   return FilterCode::kFits;
 }
 
-std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_count) {
+size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   ShapeKey key{pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.gpu_spec, constraints_key(pod)};
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
-  if (inserted) cache_.emplace_back(node_count);
+  if (inserted) {
+    cache_.emplace_back(node_count);
+    preference_.emplace_back();
+  }
   auto& entries = cache_[it->second];
-  if (entries.size() != node_count) entries.assign(node_count, Entry{});
-  return entries;
+  if (entries.size() != node_count) {
+    entries.assign(node_count, Entry{});
+    preference_[it->second].clear();
+  }
+  return it->second;
 }
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng) {
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
-  auto& entries = cache_for(pod, node_count);
+  const size_t shape = shape_for(pod, node_count);
+  auto& entries = cache_[shape];
   const ScorePlugin& scorer = *policy_.score;
   const bool cacheable = scorer.cacheable();
+
+  // Soft node constraints first (NodePreference), when the pod or the cluster has any.
+  if (prefer_no_schedule_ < 0) prefer_no_schedule_ = NodePreference::any_prefer_no_schedule(state.nodes());
+  const int64_t* preference = nullptr;
+  if (NodePreference::applies(pod, prefer_no_schedule_ > 0)) {
+    auto& pref = preference_[shape];
+    if (pref.size() != node_count) {
+      pref.resize(node_count);
+      for (NodeId n = 0; n < node_count; ++n) pref[n] = NodePreference::preference(pod, state.node(n));
+    }
+    preference = pref.data();
+  }
 
   ScheduleResult result;
   NodeId best = kNoNode;
   int32_t best_score = 0;
   auto consider = [&](NodeId n, int32_t score) {
+    if (preference && best != kNoNode && preference[n] != preference[best]) {
+      if (preference[n] > preference[best]) {
+        best = n;
+        best_score = score;
+      }
+      return;
+    }
     if (best == kNoNode || score > best_score || (score == best_score && node_rank_[n] < node_rank_[best])) {
       best = n;
       best_score = score;

@@ -1,6 +1,8 @@
 // Scheduler: runs one scheduling cycle per pod over a ClusterState with a Policy.
 //
-// Node choice: the highest score wins; ties go to the node with the lowest rank. The FGD simulator
+// Node choice: the best NodePreference (preferred node affinity, PreferNoSchedule taints; see
+// plugins/node_preference.h) first, when the pod or cluster has any; then the highest score; ties go
+// to the node with the lowest rank. The FGD simulator
 // breaks ties by the lexicographically smallest node name after prefixing each name with a random
 // permutation index ("%04d-" + name, its fork of generic_scheduler.go selectHost), i.e. by a random
 // per-run node rank; callers pass that rank (see pack_experiment.h). Identity ranks give
@@ -68,12 +70,16 @@ class Scheduler {
     size_t operator()(const ShapeKey& k) const;
   };
   FilterCode run_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
-  std::vector<Entry>& cache_for(const Pod& pod, size_t node_count);
+  size_t shape_for(const Pod& pod, size_t node_count);
 
   Policy policy_;
   std::vector<uint32_t> node_rank_;
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
+  /// Per shape: NodePreference::preference of every node, empty until a pod of the shape needs it
+  /// (node labels and taints never change, so it is never invalidated).
+  std::vector<std::vector<int64_t>> preference_;
+  int prefer_no_schedule_ = -1;  // NodePreference::any_prefer_no_schedule of the state, -1 = unknown
   std::vector<NodeId> feasible_;  // scratch
   uint64_t generation_ = 0;       // score plugin generation the cache was filled at
 };
