@@ -7,6 +7,7 @@
 
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
+#include "cli/simulate_command.h"
 #include "util/input_error.h"
 
 int main(int argc, char** argv) {
@@ -43,6 +44,17 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
   place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr");
 
+  gpufleet::cli::SimulateCommandOptions simulate;
+  CLI::App* simulate_cmd = app.add_subcommand(
+      "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
+  simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
+  simulate_cmd->add_option("--workload", simulate.workload_path, "workload file: jobs, services, generator (docs/simulate.md)")->required();
+  simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
+  simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->capture_default_str();
+  simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
+  simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
+  simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -58,6 +70,7 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
+    if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);
   } catch (const gpufleet::InputError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
     return 2;

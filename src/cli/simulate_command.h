@@ -1,0 +1,25 @@
+// `gpufleet simulate`: runs a workload over time on autoscaled node pools (sim/simulator.h) and
+// reports cost, chargeback, allocation, pending times and spot losses.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gpufleet::cli {
+
+struct SimulateCommandOptions {
+  std::string pools_path;       ///< node-pool file, optionally with an Autoscaling document (io/sim_pools.h)
+  std::string workload_path;    ///< workload file (io/sim_workload.h)
+  std::string policy = "gpufleet";
+  uint64_t seed = 42;
+  std::string json_path;        ///< empty = none
+  std::string timeseries_path;  ///< empty = none
+  bool quiet = false;           ///< no progress on stderr
+};
+
+/// Runs the command: summary on stdout, progress on stderr unless quiet, outputs written all or
+/// nothing. Returns the exit status (0). Throws InputError / UsageError for bad input before any
+/// output is written.
+int run_simulate_command(const SimulateCommandOptions& options);
+
+}  // namespace gpufleet::cli

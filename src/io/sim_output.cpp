@@ -1,0 +1,103 @@
+#include "io/sim_output.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpufleet::io {
+namespace {
+
+// Rounds to `per_unit` steps per unit (1e6: micro-units); dividing by an exact power of ten keeps
+// the shortest decimal form (116.058867, not 116.05886699999999).
+double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
+double usd(double v) { return round_to(v, 1e6); }
+
+nlohmann::json stats_json(const sim::PendingStats& s) {
+  nlohmann::json j;
+  auto q = [](const std::optional<double>& v) { return v ? nlohmann::json(round_to(*v, 1e3)) : nlohmann::json(nullptr); };
+  j["p50"] = q(s.p50);
+  j["p95"] = q(s.p95);
+  j["p99"] = q(s.p99);
+  j["samples"] = s.samples;
+  return j;
+}
+
+std::string fmt_opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); }
+
+}  // namespace
+
+std::string sim_result_json(const sim::SimResult& r) {
+  nlohmann::ordered_json j;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  j["horizon_s"] = round_to(r.horizon_s, 1e3);
+  j["cost_usd"] = usd(r.cost_usd);
+  nlohmann::ordered_json by_pool = nlohmann::ordered_json::object();
+  for (const std::string& p : r.pools) by_pool[p] = usd(r.cost_by_pool.count(p) ? r.cost_by_pool.at(p) : 0.0);
+  j["cost_by_pool"] = by_pool;
+  nlohmann::ordered_json by_type = nlohmann::ordered_json::object();
+  for (const char* t : {"on-demand", "spot", "reserved"}) by_type[t] = usd(r.cost_by_capacity_type.count(t) ? r.cost_by_capacity_type.at(t) : 0.0);
+  j["cost_by_capacity_type"] = by_type;
+  nlohmann::ordered_json charge = nlohmann::ordered_json::object();
+  for (const auto& [ns, v] : r.chargeback) charge[ns] = usd(v);
+  j["chargeback"] = charge;
+  j["idle_cost_usd"] = usd(r.idle_cost_usd);
+  j["reserved_unused_usd"] = usd(r.reserved_unused_usd);
+  j["gpu_allocation_pct_mean"] = round_to(r.gpu_allocation_pct_mean, 1e6);
+  nlohmann::ordered_json pending = stats_json(r.pending);
+  nlohmann::ordered_json by_priority = nlohmann::ordered_json::object();
+  for (const auto& [prio, s] : r.pending_by_priority) by_priority[std::to_string(prio)] = stats_json(s);
+  pending["by_priority"] = by_priority;
+  j["pending_s"] = pending;
+  j["spot_interruptions"] = r.spot_interruptions;
+  j["lost_gpu_hours"] = round_to(r.lost_gpu_hours, 1e6);
+  j["evictions"] = r.evictions;
+  j["nodes_scaled_up"] = r.nodes_scaled_up;
+  j["nodes_scaled_down"] = r.nodes_scaled_down;
+  j["pods"] = {{"completed", r.pods_completed}, {"running", r.pods_running}, {"pending", r.pods_pending}, {"failed", r.pods_failed}};
+  nlohmann::ordered_json failed = nlohmann::ordered_json::array();
+  for (const sim::UnitOutcome& u : r.units)
+    if (u.state == sim::UnitState::kFailed) failed.push_back({{"name", u.name}, {"pods", u.pods}, {"reason", u.reason}});
+  j["failed"] = failed;
+  return j.dump(2) + "\n";
+}
+
+std::string sim_timeseries_csv(const sim::SimResult& r) {
+  std::string out = "time_s";
+  for (const std::string& p : r.pools) out += ",nodes_" + p;
+  out += ",gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour\n";
+  for (const sim::TimeseriesRow& row : r.timeseries) {
+    out += fmt::format("{:.0f}", row.time_s);
+    for (int32_t n : row.nodes_per_pool) out += fmt::format(",{}", n);
+    out += fmt::format(",{:.3f},{:.3f},{},{:.4f}\n", static_cast<double>(row.gpu_allocated_milli) / 1000.0,
+                       static_cast<double>(row.gpu_capacity_milli) / 1000.0, row.pending_pods, row.cost_usd_per_hour);
+  }
+  return out;
+}
+
+std::string sim_summary_text(const sim::SimResult& r) {
+  std::string out = fmt::format("simulated {:.1f} h, policy {}, seed {}\n", r.horizon_s / 3600.0, r.policy, r.seed);
+  out += fmt::format("cost: {:.2f} USD ({:.2f} USD/h), idle {:.2f} USD ({:.1f}%)\n", r.cost_usd, r.cost_usd / (r.horizon_s / 3600.0),
+                     r.idle_cost_usd, r.cost_usd > 0 ? r.idle_cost_usd / r.cost_usd * 100 : 0.0);
+  out += "  by pool:";
+  for (const std::string& p : r.pools) out += fmt::format(" {} {:.2f}", p, r.cost_by_pool.count(p) ? r.cost_by_pool.at(p) : 0.0);
+  out += "\n  by capacity type:";
+  for (const char* t : {"on-demand", "spot", "reserved"})
+    out += fmt::format(" {} {:.2f}", t, r.cost_by_capacity_type.count(t) ? r.cost_by_capacity_type.at(t) : 0.0);
+  out += "\n  chargeback:";
+  for (const auto& [ns, v] : r.chargeback) out += fmt::format(" {} {:.2f}", ns, v);
+  out += fmt::format("\nGPU allocation (GPU-hours allocated / billed): {:.1f}%\n", r.gpu_allocation_pct_mean);
+  out += fmt::format("pending s: p50 {} p95 {} p99 {} ({} samples)\n", fmt_opt(r.pending.p50), fmt_opt(r.pending.p95),
+                     fmt_opt(r.pending.p99), r.pending.samples);
+  for (auto it = r.pending_by_priority.rbegin(); it != r.pending_by_priority.rend(); ++it)
+    out += fmt::format("  priority {}: p50 {} p95 {} p99 {}\n", it->first, fmt_opt(it->second.p50), fmt_opt(it->second.p95),
+                       fmt_opt(it->second.p99));
+  out += fmt::format("nodes: {} scaled up, {} scaled down; spot interruptions {}, evictions {}, lost {:.2f} GPU-hours\n",
+                     r.nodes_scaled_up, r.nodes_scaled_down, r.spot_interruptions, r.evictions, r.lost_gpu_hours);
+  out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
+                     r.pods_failed);
+  return out;
+}
+
+}  // namespace gpufleet::io

@@ -1,0 +1,34 @@
+// Writers for `gpufleet simulate`: the JSON result, the per-minute time series CSV and the summary
+// text. Pure functions of the result (the CLI writes the files with write_file_atomically).
+//
+// JSON (stable keys; new keys may be added):
+//   {"policy": "gpufleet", "seed": 42, "horizon_s": 86400,
+//    "cost_usd": x, "cost_by_pool": {"<pool>": x}, "cost_by_capacity_type": {"on-demand": x, "spot": x, "reserved": x},
+//    "chargeback": {"<namespace>": x}, "idle_cost_usd": x, "reserved_unused_usd": x,
+//    "gpu_allocation_pct_mean": x,
+//    "pending_s": {"p50": x, "p95": x, "p99": x, "samples": n,
+//                  "by_priority": {"<priority>": {"p50": x, "p95": x, "p99": x, "samples": n}}},
+//    "spot_interruptions": n, "lost_gpu_hours": x, "evictions": n,
+//    "nodes_scaled_up": n, "nodes_scaled_down": n,
+//    "pods": {"completed": n, "running": n, "pending": n, "failed": n},
+//    "failed": [{"name": "<job or service-replica>", "pods": n, "reason": "..."}]}
+// Money in USD rounded to 1e-6, percentages and hours to 1e-6, seconds to 1e-3; a percentile without
+// samples is null. cost_by_capacity_type always has the three keys.
+//
+// CSV: header `time_s,nodes_<pool>...,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour`,
+// one row per sample (simulated minute), GPUs in whole GPUs with 3 decimals.
+#pragma once
+
+#include <string>
+
+#include "sim/simulator.h"
+
+namespace gpufleet::io {
+
+std::string sim_result_json(const sim::SimResult& result);
+std::string sim_timeseries_csv(const sim::SimResult& result);
+/// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
+/// pending percentiles, spot figures and pod outcomes.
+std::string sim_summary_text(const sim::SimResult& result);
+
+}  // namespace gpufleet::io

@@ -1,0 +1,124 @@
+#include "io/sim_pools.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "io/pool_file.h"
+#include "io/text_file.h"
+#include "io/yaml_field.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::Source;
+
+constexpr const char* kApiVersion = "sim.gpufleet.io/v1";
+constexpr const char* kKind = "Autoscaling";
+
+double seconds(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  return v;
+}
+
+void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
+  if (!a.present()) return;
+  a.require_map();
+  a.only_keys({"enabled", "scaleDown", "expander", "scanIntervalSeconds", "scaleUpDelaySeconds", "scaleDownUnneededSeconds",
+               "scaleDownDelayAfterAddSeconds", "unremovableRecheckSeconds", "utilizationThreshold"});
+  s.enabled = a["enabled"].boolean(s.enabled);
+  s.scale_down = a["scaleDown"].boolean(s.scale_down);
+  if (const Field e = a["expander"]; e.present()) {
+    const std::string v = e.scalar();
+    if (v == "least-waste") s.expander = sim::Expander::kLeastWaste;
+    else if (v == "price") s.expander = sim::Expander::kPrice;
+    else e.fail(fmt::format("unknown expander '{}' (expected least-waste, price)", v));
+  }
+  if (const Field f = a["scanIntervalSeconds"]; f.present()) {
+    s.scan_interval_s = f.number();
+    if (s.scan_interval_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  }
+  if (const Field f = a["scaleUpDelaySeconds"]; f.present()) s.scale_up_delay_s = seconds(f);
+  if (const Field f = a["scaleDownUnneededSeconds"]; f.present()) s.scale_down_unneeded_s = seconds(f);
+  if (const Field f = a["scaleDownDelayAfterAddSeconds"]; f.present()) s.scale_down_delay_after_add_s = seconds(f);
+  if (const Field f = a["unremovableRecheckSeconds"]; f.present()) s.unremovable_recheck_s = seconds(f);
+  if (const Field f = a["utilizationThreshold"]; f.present()) {
+    s.utilization_threshold = f.number();
+    if (s.utilization_threshold < 0 || s.utilization_threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+  }
+}
+
+void parse_pool_settings(const Field& f, sim::SimPool& pool) {
+  f.require_map();
+  f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds"});
+  sim::PoolSettings& s = pool.settings;
+  if (const Field p = f["provisioner"]; p.present()) {
+    const std::string v = p.scalar();
+    if (v == "cluster-autoscaler") s.provision_s = sim::kProvisionClusterAutoscalerS;
+    else if (v == "karpenter") s.provision_s = sim::kProvisionKarpenterS;
+    else p.fail(fmt::format("unknown provisioner '{}' (expected cluster-autoscaler, karpenter)", v));
+  }
+  if (const Field p = f["provisionSeconds"]; p.present()) s.provision_s = seconds(p);
+  if (const Field c = f["capacityType"]; c.present()) {
+    const std::string v = c.scalar();
+    if (v == "on-demand") s.capacity_type = sim::CapacityType::kOnDemand;
+    else if (v == "spot") s.capacity_type = sim::CapacityType::kSpot;
+    else c.fail(fmt::format("unknown capacity type '{}' (expected on-demand, spot)", v));
+    if (s.capacity_type == sim::CapacityType::kSpot && !pool.pool.spot_usd_per_hour)
+      c.fail(fmt::format("pool {} has no spot price (prices.spot in its NodePoolSet)", pool.pool.name));
+  }
+  if (const Field r = f["reservedNodes"]; r.present()) {
+    s.reserved_nodes = static_cast<int32_t>(r.integer(0, pool.pool.max_nodes));
+    if (s.reserved_nodes > 0 && !pool.pool.reserved_usd_per_hour)
+      r.fail(fmt::format("pool {} has no reserved price (prices.reserved in its NodePoolSet)", pool.pool.name));
+    if (s.reserved_nodes > 0 && s.capacity_type == sim::CapacityType::kSpot) r.fail("a spot pool cannot hold reserved nodes");
+  }
+  if (const Field r = f["spotInterruptionsPerNodeHour"]; r.present()) s.spot_interruptions_per_hour = seconds(r);
+  if (const Field n = f["spotNoticeSeconds"]; n.present()) s.spot_notice_s = seconds(n);
+  try {
+    sim::validate_pool_settings(pool);  // checked above with positions; a safety net
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+}
+
+}  // namespace
+
+sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::string& source_name) {
+  sim::ClusterConfig config;
+  for (NodePool& pool : parse_pool_text(text, source_name)) config.pools.push_back(sim::SimPool{std::move(pool), {}});
+  Source src;
+  src.file = source_name;
+  bool found = false;
+  for (const YAML::Node& doc : detail::load_documents(detail::strip_bom(text), src)) {
+    if (!doc.IsMap()) continue;
+    const Field root(doc, "", src);
+    if (root["apiVersion"].str() != kApiVersion) continue;
+    const Field kind = root["kind"];
+    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kApiVersion, kKind));
+    if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
+    found = true;
+    try {
+      root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "pools"});
+      parse_autoscaler(root["autoscaler"], config.autoscaler);
+      root["pools"].each_entry([&](const std::string& name, const Field& f) {
+        for (sim::SimPool& p : config.pools)
+          if (p.pool.name == name) return parse_pool_settings(f, p);
+        std::string known;
+        for (const sim::SimPool& p : config.pools) known += known.empty() ? p.pool.name : ", " + p.pool.name;
+        f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
+      });
+    } catch (const YAML::Exception& e) {
+      src.fail(e.mark, "", e.msg);
+    }
+  }
+  return config;
+}
+
+sim::ClusterConfig read_sim_cluster_file(const std::string& path) { return parse_sim_cluster_text(read_text_file(path), path); }
+
+}  // namespace gpufleet::io

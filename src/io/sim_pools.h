@@ -1,0 +1,49 @@
+// Reader for `gpufleet simulate --pools FILE`: a node-pool file (docs/node-pools.md, read with
+// io::parse_pool_text) that may also hold one simulation settings document:
+//
+//   apiVersion: sim.gpufleet.io/v1
+//   kind: Autoscaling
+//   autoscaler:                        # all optional; defaults in sim/config.h
+//     enabled: true                    # false: a static cluster (pools keep their size)
+//     scaleDown: true
+//     expander: least-waste            # or price
+//     scanIntervalSeconds: 10
+//     scaleUpDelaySeconds: 30
+//     scaleDownUnneededSeconds: 600
+//     scaleDownDelayAfterAddSeconds: 600
+//     unremovableRecheckSeconds: 300
+//     utilizationThreshold: 0.5
+//   pools:                             # optional; per pool name, all keys optional
+//     training-h100:
+//       provisioner: cluster-autoscaler   # or karpenter: sets the default provisionSeconds (180 / 60)
+//       provisionSeconds: 180
+//       capacityType: on-demand           # or spot (needs prices.spot)
+//       reservedNodes: 2                  # needs prices.reserved; on-demand pools only
+//       spotInterruptionsPerNodeHour: 0.002
+//       spotNoticeSeconds: 120
+//
+// The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
+// documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). Full
+// description: docs/simulate.md.
+//
+// Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
+// name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
+// times or rates, a threshold outside [0, 1], a non-positive scan interval, reserved nodes above
+// max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
+// reader checks.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "sim/config.h"
+
+namespace gpufleet::io {
+
+/// Reads the pools and settings (see above). Throws InputError.
+sim::ClusterConfig read_sim_cluster_file(const std::string& path);
+
+/// Parses the text; `source_name` names it in errors. Throws InputError.
+sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::string& source_name);
+
+}  // namespace gpufleet::io

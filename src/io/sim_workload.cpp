@@ -1,0 +1,237 @@
+#include "io/sim_workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "io/text_file.h"
+#include "io/yaml_field.h"
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::Source;
+
+constexpr const char* kApiVersion = "sim.gpufleet.io/v1";
+constexpr const char* kKind = "Workload";
+constexpr double kMaxSeconds = 1e10;  // absurdity guard (about 317 years)
+
+double seconds(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxSeconds) f.fail(fmt::format("{} is absurdly large", f.scalar()));
+  return v;
+}
+
+double positive_seconds(const Field& f) {
+  const double v = seconds(f);
+  if (v <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  return v;
+}
+
+enum class Item { kJob, kService, kTemplate };
+
+// The fields jobs, services and generator templates share.
+void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::string>& pool_names) {
+  s.namespace_name = f["namespace"].str("default");
+  if (s.namespace_name.empty()) f["namespace"].fail("must not be empty");
+  const Field gpus = f["gpus"];
+  s.num_gpu = static_cast<int32_t>(gpus.present() ? gpus.integer(0, kMaxGpusPerPod) : 0);
+  const Field milli = f["gpuMilli"];
+  if (milli.present()) {
+    if (s.num_gpu == 0) milli.fail("gpuMilli needs gpus >= 1");
+    s.gpu_milli = static_cast<int32_t>(milli.integer(1, kGpuMilliPerGpu));
+    if (s.gpu_milli < kGpuMilliPerGpu && s.num_gpu != 1) milli.fail("a fraction of a GPU needs gpus: 1");
+  } else {
+    s.gpu_milli = s.num_gpu > 0 ? kGpuMilliPerGpu : 0;
+  }
+  if (const Field cpu = f["cpu"]; cpu.present()) {
+    try {
+      s.cpu_milli = cpu.quantity().milli();
+    } catch (const std::invalid_argument& e) {
+      cpu.fail(e.what());
+    }
+  }
+  if (const Field mem = f["memory"]; mem.present()) s.memory_mib = mem.quantity().mebibytes();
+  if (const Field p = f["priority"]; p.present()) s.priority = static_cast<int32_t>(p.integer(-2147483648LL, 1000000000LL));
+  if (const Field c = f["capacity"]; c.present()) {
+    const std::string v = c.scalar();
+    if (v == "on-demand") s.capacity = sim::CapacityPreference::kOnDemand;
+    else if (v == "spot-ok") s.capacity = sim::CapacityPreference::kSpotOk;
+    else if (v == "spot") s.capacity = sim::CapacityPreference::kSpot;
+    else c.fail(fmt::format("unknown capacity preference '{}' (expected on-demand, spot-ok, spot)", v));
+  }
+  const Field pools = f["pools"];
+  for (size_t i = 0, n = pools.size(); i < n; ++i) {
+    const Field p = pools.at(i);
+    const std::string name = p.required_str();
+    if (std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
+      std::string known;
+      for (const std::string& k : pool_names) known += known.empty() ? k : ", " + k;
+      p.fail(fmt::format("unknown pool '{}' (pools: {})", name, known.empty() ? "none" : known));
+    }
+    s.pools.push_back(name);
+  }
+  f["nodeSelector"].each_entry([&](const std::string& k, const Field& v) { s.node_selector.emplace_back(k, v.str()); });
+  const Field tolerations = f["tolerations"];
+  for (size_t i = 0, n = tolerations.size(); i < n; ++i) {
+    const Field t = tolerations.at(i);
+    t.require_map();
+    t.only_keys({"key", "operator", "value", "effect"});
+    Toleration tol;
+    tol.key = t["key"].str();
+    tol.operator_ = t["operator"].str("Equal");
+    if (tol.operator_ != "Equal" && tol.operator_ != "Exists")
+      t["operator"].fail(fmt::format("unknown operator '{}' (expected Equal, Exists)", tol.operator_));
+    tol.value = t["value"].str();
+    tol.effect = t["effect"].str();
+    if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" && tol.effect != "NoExecute")
+      t["effect"].fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule, NoExecute)", tol.effect));
+    s.tolerations.push_back(std::move(tol));
+  }
+}
+
+sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::string>& pool_names) {
+  f.require_map();
+  static const std::initializer_list<const char*> job_keys = {
+      "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "cpu", "memory", "durationSeconds",
+      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations"};
+  static const std::initializer_list<const char*> service_keys = {
+      "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "cpu", "memory", "priority",
+      "capacity", "pools", "nodeSelector", "tolerations"};
+  static const std::initializer_list<const char*> template_keys = {
+      "weight", "namespace", "pods", "gpus", "gpuMilli", "cpu", "memory", "checkpointIntervalSeconds",
+      "priority", "capacity", "pools", "nodeSelector", "tolerations"};
+  f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
+  sim::WorkloadSpec s;
+  s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
+  if (kind != Item::kTemplate) s.name = f["name"].required_str();
+  parse_common(f, s, pool_names);
+  if (kind == Item::kService) {
+    s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, 100000) : 1);
+    if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
+  } else {
+    s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, 100000) : 1);
+    if (kind == Item::kJob) {
+      if (const Field a = f["arrivalSeconds"]; a.present()) s.arrival_s = seconds(a);
+      s.duration_s = positive_seconds(f["durationSeconds"]);
+    }
+    if (const Field c = f["checkpointIntervalSeconds"]; c.present()) s.checkpoint_interval_s = seconds(c);
+  }
+  if (kind == Item::kTemplate) {  // name and duration come from the generator; these only pass validate_spec
+    s.name = "template";
+    s.duration_s = 1;
+  }
+  try {
+    sim::validate_spec(s);  // checked above with positions; a safety net
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+  return s;
+}
+
+sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std::vector<std::string>& pool_names) {
+  g.require_map();
+  g.only_keys({"jobsPerHour", "diurnalAmplitude", "peakHour", "startSeconds", "endSeconds", "durationSeconds", "maxJobs",
+               "namePrefix", "templates"});
+  sim::GeneratorParams p;
+  p.end_s = horizon_s;
+  const Field rate = g["jobsPerHour"];
+  p.jobs_per_hour = rate.number();
+  if (p.jobs_per_hour <= 0) rate.fail(fmt::format("{} must be positive", rate.scalar()));
+  if (const Field a = g["diurnalAmplitude"]; a.present()) {
+    p.diurnal_amplitude = a.number();
+    if (p.diurnal_amplitude < 0 || p.diurnal_amplitude > 1) a.fail(fmt::format("{} is outside [0, 1]", a.scalar()));
+  }
+  if (const Field h = g["peakHour"]; h.present()) {
+    p.peak_hour = h.number();
+    if (p.peak_hour < 0 || p.peak_hour >= 24) h.fail(fmt::format("{} is outside [0, 24)", h.scalar()));
+  }
+  if (const Field s = g["startSeconds"]; s.present()) p.start_s = seconds(s);
+  if (const Field e = g["endSeconds"]; e.present()) p.end_s = seconds(e);
+  if (p.end_s < p.start_s) g["endSeconds"].fail(fmt::format("end {} is before start {}", p.end_s, p.start_s));
+  const Field d = g["durationSeconds"];
+  d.require_map();
+  d.only_keys({"min", "max", "paretoShape"});
+  p.duration_min_s = positive_seconds(d["min"]);
+  p.duration_max_s = positive_seconds(d["max"]);
+  if (p.duration_max_s < p.duration_min_s) d["max"].fail(fmt::format("max {} is below min {}", p.duration_max_s, p.duration_min_s));
+  if (const Field a = d["paretoShape"]; a.present()) {
+    p.pareto_shape = a.number();
+    if (p.pareto_shape <= 0) a.fail(fmt::format("{} must be positive", a.scalar()));
+  }
+  if (const Field m = g["maxJobs"]; m.present()) p.max_jobs = m.integer(0, 100'000'000);
+  p.name_prefix = g["namePrefix"].str("gen");
+  const Field templates = g["templates"];
+  if (templates.size() == 0) templates.fail("at least one template is required");
+  for (size_t i = 0, n = templates.size(); i < n; ++i) {
+    const Field t = templates.at(i);
+    sim::JobTemplate jt;
+    jt.spec = parse_item(t, Item::kTemplate, pool_names);
+    if (const Field w = t["weight"]; w.present()) {
+      jt.weight = w.number();
+      if (jt.weight <= 0) w.fail(fmt::format("{} must be positive", w.scalar()));
+    }
+    p.templates.push_back(std::move(jt));
+  }
+  return p;
+}
+
+}  // namespace
+
+SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
+                                        const std::vector<std::string>& pool_names) {
+  Source src;
+  src.file = source_name;
+  SimWorkloadFile out;
+  bool found = false;
+  for (const YAML::Node& doc : detail::load_documents(detail::strip_bom(text), src)) {
+    if (doc.IsNull()) continue;
+    const Field root(doc, "", src);
+    try {
+      root.require_map();
+      const Field api = root["apiVersion"];
+      if (api.str() != kApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kApiVersion));
+      const Field kind = root["kind"];
+      if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
+      if (found) kind.fail("a second Workload document (one per file)");
+      found = true;
+      root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
+      out.workload.horizon_s = positive_seconds(root["horizonSeconds"]);
+      std::set<std::string> names;
+      auto add = [&](const Field& f, Item kind_of) {
+        sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);
+        if (!names.insert(s.name).second) f["name"].fail(fmt::format("duplicate name '{}'", s.name));
+        out.workload.items.push_back(std::move(s));
+      };
+      const Field jobs = root["jobs"];
+      for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
+      const Field services = root["services"];
+      for (size_t i = 0, n = services.size(); i < n; ++i) add(services.at(i), Item::kService);
+      if (const Field g = root["generate"]; g.present()) {
+        out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
+        for (const std::string& n : names)
+          if (n.rfind(out.generator->name_prefix + "-", 0) == 0)
+            g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
+      }
+    } catch (const YAML::Exception& e) {
+      src.fail(e.mark, "", e.msg);
+    }
+  }
+  if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));
+  return out;
+}
+
+SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names) {
+  return parse_sim_workload_text(read_text_file(path), path, pool_names);
+}
+
+}  // namespace gpufleet::io

@@ -1,0 +1,69 @@
+// Reader for `gpufleet simulate --workload FILE`: jobs, services and an optional generator.
+//
+//   apiVersion: sim.gpufleet.io/v1
+//   kind: Workload
+//   horizonSeconds: 86400              # required, > 0: the simulation covers [0, horizon]
+//   jobs:
+//   - name: train-llm                  # required, unique among jobs and services
+//     namespace: team-a                # default "default"; chargeback groups by it
+//     arrivalSeconds: 0                # default 0
+//     pods: 2                          # pods started together (a gang); default 1
+//     gpus: 8                          # per pod, 0..8; default 0
+//     gpuMilli: 1000                   # per GPU, 1..1000, default 1000; below 1000 needs gpus: 1
+//     cpu: "32"                        # per pod, Kubernetes quantity; default 0
+//     memory: 256Gi                    # per pod, Kubernetes quantity; default 0
+//     durationSeconds: 7200            # required, > 0: running time to complete
+//     checkpointIntervalSeconds: 600   # default 0 = never checkpoints
+//     priority: 100                    # default 0
+//     capacity: spot-ok                # on-demand (default) | spot-ok | spot
+//     pools: [training-h100]           # optional; names from the pools file
+//     nodeSelector: {k: v}             # optional
+//     tolerations: [{key, operator, value, effect}]   # optional
+//   services:
+//   - name: chat                       # same fields as a job, except:
+//     replicas: 3                      #   replicas instead of pods (each scheduled alone)
+//     startSeconds: 0                  #   instead of arrivalSeconds
+//                                      #   no durationSeconds / checkpointIntervalSeconds
+//   generate:                          # optional: a seeded job stream (sim/workload_generator.h)
+//     jobsPerHour: 20
+//     diurnalAmplitude: 0.5
+//     peakHour: 14
+//     startSeconds: 0                  # default 0
+//     endSeconds: 86400                # default horizonSeconds
+//     durationSeconds: {min: 300, max: 86400, paretoShape: 1.2}
+//     maxJobs: 1000000
+//     namePrefix: gen
+//     templates:                       # job fields without name, arrival and duration, plus weight
+//     - {weight: 3, namespace: research, gpus: 1, cpu: "4", memory: 16Gi, capacity: spot-ok}
+//
+// Errors throw InputError with file, line, column and field path: YAML syntax, unknown keys,
+// missing required fields, negative or non-numeric times, a non-positive duration, GPU counts out of
+// range, a fraction of a GPU with gpus != 1, an unknown capacity preference, an unknown pool, a
+// duplicate name, generator parameters out of range. Full description: docs/simulate.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/workload.h"
+#include "sim/workload_generator.h"
+
+namespace gpufleet::io {
+
+/// A workload file: the items it lists and, if it has one, the generator to run with the seed.
+struct SimWorkloadFile {
+  sim::Workload workload;
+  std::optional<sim::GeneratorParams> generator;
+};
+
+/// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from.
+/// Throws InputError.
+SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names);
+
+/// Parses workload text; `source_name` names it in errors. Throws InputError.
+SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
+                                        const std::vector<std::string>& pool_names);
+
+}  // namespace gpufleet::io

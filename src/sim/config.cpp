@@ -1,0 +1,49 @@
+#include "sim/config.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace gpufleet::sim {
+namespace {
+
+[[noreturn]] void invalid(const SimPool& p, const std::string& what) {
+  throw std::invalid_argument(fmt::format("pool {}: {}", p.pool.name, what));
+}
+
+bool bad_time(double s) { return !std::isfinite(s) || s < 0; }
+
+}  // namespace
+
+std::string_view capacity_type_name(CapacityType type) {
+  return type == CapacityType::kSpot ? "spot" : "on-demand";
+}
+
+std::string_view expander_name(Expander expander) {
+  return expander == Expander::kPrice ? "price" : "least-waste";
+}
+
+void validate_pool_settings(const SimPool& p) {
+  const PoolSettings& s = p.settings;
+  if (bad_time(s.provision_s)) invalid(p, fmt::format("provision time {} s is negative or not finite", s.provision_s));
+  if (s.reserved_nodes < 0 || s.reserved_nodes > p.pool.max_nodes)
+    invalid(p, fmt::format("reserved nodes {} outside [0, max] = [0, {}]", s.reserved_nodes, p.pool.max_nodes));
+  if (s.reserved_nodes > 0 && !p.pool.reserved_usd_per_hour) invalid(p, "reserved nodes need prices.reserved");
+  if (s.reserved_nodes > 0 && s.capacity_type == CapacityType::kSpot) invalid(p, "a spot pool cannot hold reserved nodes");
+  if (s.capacity_type == CapacityType::kSpot && !p.pool.spot_usd_per_hour) invalid(p, "a spot pool needs prices.spot");
+  if (bad_time(s.spot_interruptions_per_hour))
+    invalid(p, fmt::format("spot interruption rate {} is negative or not finite", s.spot_interruptions_per_hour));
+  if (bad_time(s.spot_notice_s)) invalid(p, fmt::format("spot notice {} s is negative or not finite", s.spot_notice_s));
+}
+
+void validate_autoscaler_settings(const AutoscalerSettings& s) {
+  if (!std::isfinite(s.scan_interval_s) || s.scan_interval_s <= 0)
+    throw std::invalid_argument(fmt::format("autoscaler scan interval {} s must be positive", s.scan_interval_s));
+  for (double v : {s.scale_up_delay_s, s.scale_down_unneeded_s, s.scale_down_delay_after_add_s, s.unremovable_recheck_s})
+    if (bad_time(v)) throw std::invalid_argument(fmt::format("autoscaler delay {} s is negative or not finite", v));
+  if (!(s.utilization_threshold >= 0 && s.utilization_threshold <= 1))
+    throw std::invalid_argument(fmt::format("utilization threshold {} is outside [0, 1]", s.utilization_threshold));
+}
+
+}  // namespace gpufleet::sim

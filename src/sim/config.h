@@ -1,0 +1,96 @@
+// Simulation configuration: node pools with their autoscaling and capacity settings, and the
+// cluster autoscaler's parameters. Plain data, no I/O (the reader is io/sim_pools.h; the file
+// format is in docs/simulate.md).
+//
+// Defaults and their sources (../shared/reference/autoscaling.md section 3, Cluster Autoscaler
+// cluster-autoscaler/config/flags/flags.go and FAQ.md; section 4 for Karpenter;
+// ../shared/reference/observability-cost.md section 4 for the spot notice):
+//   scan_interval_s                 10   --scan-interval
+//   scale_up_delay_s                30   issue 5 (a pod must stay unschedulable this long; CA's
+//                                        --new-pod-scale-up-delay defaults to 0, see docs/simulate.md)
+//   provision_s                    180   issue 5 (Cluster Autoscaler node group); 60 for a
+//                                        Karpenter-like pool (kProvisionKarpenterS)
+//   scale_down_unneeded_s          600   --scale-down-unneeded-time 10m
+//   scale_down_delay_after_add_s   600   --scale-down-delay-after-add 10m
+//   unremovable_recheck_s          300   --unremovable-node-recheck-timeout 5m
+//   utilization_threshold          0.5   --scale-down-utilization-threshold and
+//                                        --scale-down-gpu-utilization-threshold
+//   expander                least-waste  --expander (current flags.go default)
+//   spot notice_s                  120   AWS Spot interruption warning, 2 minutes
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/node_pool.h"
+
+namespace gpufleet::sim {
+
+inline constexpr double kProvisionClusterAutoscalerS = 180;  ///< issue 5: CA node group default
+inline constexpr double kProvisionKarpenterS = 60;           ///< issue 5: Karpenter-like pool default
+inline constexpr double kSpotNoticeS = 120;                  ///< AWS Spot: 2-minute warning
+
+/// How the nodes of a pool beyond its reserved commitment are bought.
+enum class CapacityType { kOnDemand, kSpot };
+
+/// "on-demand" or "spot".
+std::string_view capacity_type_name(CapacityType type);
+
+/// A pool's simulation settings (everything the node-pool file does not say).
+struct PoolSettings {
+  CapacityType capacity_type = CapacityType::kOnDemand;
+  /// Seconds from a node's request (launch) to Ready. >= 0.
+  double provision_s = kProvisionClusterAutoscalerS;
+  /// Nodes covered by a reservation (reserved instances / committed use), paid every hour of the
+  /// horizon at the pool's reserved price whether they run or not. 0..max_nodes; needs a reserved
+  /// price; only for on-demand pools.
+  int32_t reserved_nodes = 0;
+  /// Spot pools: expected interruptions per node-hour (exponential time to interruption). >= 0.
+  double spot_interruptions_per_hour = 0;
+  /// Spot pools: seconds between the interruption notice and the reclaim. >= 0.
+  double spot_notice_s = kSpotNoticeS;
+};
+
+/// A node pool as the simulator uses it: the pool-file data plus the settings.
+struct SimPool {
+  NodePool pool;  ///< node_count = nodes Ready at time 0
+  PoolSettings settings;
+};
+
+/// Cluster Autoscaler expanders implemented (autoscaling.md section 3).
+enum class Expander { kLeastWaste, kPrice };
+
+/// "least-waste" or "price".
+std::string_view expander_name(Expander expander);
+
+/// Cluster-wide autoscaler parameters (defaults: see the top of this file).
+struct AutoscalerSettings {
+  bool enabled = true;          ///< false: pools keep their initial size (a static cluster)
+  bool scale_down = true;       ///< false: never remove nodes
+  Expander expander = Expander::kLeastWaste;
+  double scan_interval_s = 10;
+  double scale_up_delay_s = 30;
+  double scale_down_unneeded_s = 600;
+  double scale_down_delay_after_add_s = 600;
+  double unremovable_recheck_s = 300;
+  double utilization_threshold = 0.5;  ///< 0..1
+};
+
+/// Everything about the cluster a simulation needs.
+struct ClusterConfig {
+  std::vector<SimPool> pools;
+  AutoscalerSettings autoscaler;
+};
+
+/// Checks settings against their pool; throws std::invalid_argument naming the pool and the
+/// problem: negative times or rates, reserved_nodes outside [0, max_nodes] or without a reserved
+/// price, reserved nodes on a spot pool, a spot pool without a spot price.
+void validate_pool_settings(const SimPool& pool);
+
+/// Checks the autoscaler parameters (positive scan interval, non-negative delays, threshold in
+/// [0, 1]); throws std::invalid_argument.
+void validate_autoscaler_settings(const AutoscalerSettings& settings);
+
+}  // namespace gpufleet::sim

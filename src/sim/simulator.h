@@ -1,0 +1,155 @@
+// `gpufleet simulate`'s engine: a discrete-event simulation of a workload on autoscaled node pools
+// with on-demand, spot and reserved capacity, and its cost. No I/O.
+//
+// Clock and events. Time is in seconds from 0 to the workload's horizon. Events (sim/event_queue.h)
+// run in (time, insertion sequence) order: arrivals, completions, node ready, spot notice and
+// reclaim, autoscaler ticks, and retries of the pending pods. Checkpoints are not events: a job's
+// last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
+// queue small. Same input and seed, same result, bit for bit.
+//
+// Scheduling. One sched::Scheduler with the policy from sched::make_policy. Every pool's nodes, up
+// to max_nodes, exist in ClusterState from the start; the simulator keeps each node's lifecycle
+// (absent -> provisioning -> ready -> [cordoned] -> absent), and a filter rejects nodes that are not
+// ready (sim/node_gate.h). Absent and provisioning nodes are always empty. Node ranks are the node
+// order (pools in file order, nodes by index): score ties go to the first.
+// Pending units (a job's gang, or one service replica) are tried in queue order: higher priority
+// first, then longer pending, then submission order. A retry pass runs at the time of any change
+// that may free capacity (arrival, node ready, completion, eviction); in a pass, a shape that failed
+// is not tried again (allocations in a pass only take capacity). A job's pods are placed one after
+// another and rolled back if one does not fit.
+//
+// Autoscaler (every scan interval; sim/autoscaler.h for the rules): scale-up considers the units
+// pending for at least scale_up_delay_s; pods that fit the free room of ready nodes (a gang's pods
+// wait for each other) or a node already being provisioned are not counted again; for each pool with room below max_nodes whose template node admits the pods, the
+// binpacking estimate gives the nodes needed; the expander picks one pool, whose nodes are requested
+// and become ready provision_s later. Scale-down: a ready node whose utilization stays below the
+// threshold for scale_down_unneeded_s is removed if its pool stays at or above min_nodes and its
+// pods fit elsewhere (empty nodes, any number per tick; at most one non-empty node per tick, whose
+// service pods are moved; job pods block removal, as `safe-to-evict: "false"`). No scale-down within
+// scale_down_delay_after_add_s of a scale-up.
+//
+// Spot (pools with capacity type spot): each node's time to interruption from Ready is exponential
+// with the pool's rate per node-hour, drawn from the simulator's spot generator. At the notice the
+// node is cordoned and its pods are evicted (Karpenter drains on the warning); a job stops on every
+// node, keeps the work up to its last checkpoint and is queued again; a service replica is queued
+// again. The node is reclaimed (removed, billing stops) spot_notice_s later.
+//
+// Pod outcomes at the horizon: completed (its job finished), running, pending (waiting for capacity
+// that its pools can provide), failed (no pool's node could ever admit it: the reason says why, as
+// Cluster Autoscaler's "pod didn't trigger scale-up").
+//
+// Cost and chargeback: sim/cost.h.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/event_queue.h"
+#include "sim/workload.h"
+
+namespace gpufleet::sim {
+
+struct SimOptions {
+  std::string policy = "gpufleet";  ///< a name from sched::policy_names()
+  uint64_t seed = 42;               ///< seeds the scheduler's generator and, derived, the spot one
+  double sample_interval_s = 60;    ///< time-series row spacing (one row per simulated minute)
+  bool trace = false;               ///< record every event handled (SimResult::trace), for tests
+  /// Called with the simulated fraction done (0..1) about every 1%; may be empty.
+  std::function<void(double)> progress;
+};
+
+/// Pending-time percentiles (nearest rank) over a set of samples, seconds; nullopt without samples.
+struct PendingStats {
+  size_t samples = 0;
+  std::optional<double> p50, p95, p99;
+};
+
+/// A billing segment of one node: from its launch, or from the moment a reservation started to
+/// cover it (sim/cost.h), to its removal, the horizon, or that moment. A node's life is one or two
+/// segments.
+struct NodeLifetime {
+  std::string node;
+  std::string pool;
+  std::string capacity_type;          ///< "on-demand", "spot" or "reserved"
+  double start_s = 0;
+  double end_s = 0;
+  double price_usd_per_hour = 0;
+};
+
+/// A row of the time series: the state after every event at or before time_s.
+struct TimeseriesRow {
+  double time_s = 0;
+  std::vector<int32_t> nodes_per_pool;  ///< billed nodes (provisioning, ready or cordoned), pool order
+  int64_t gpu_allocated_milli = 0;
+  int64_t gpu_capacity_milli = 0;       ///< of the billed nodes
+  int64_t pending_pods = 0;
+  double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
+};
+
+enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed };
+
+/// "waiting" (not arrived), "pending", "running", "completed", "failed".
+const char* unit_state_name(UnitState state);
+
+/// The end state of one job or one service replica.
+struct UnitOutcome {
+  std::string name;                   ///< job name, or <service>-<replica>
+  UnitState state = UnitState::kWaiting;
+  int32_t pods = 0;
+  double completion_s = -1;           ///< jobs that completed
+  int32_t starts = 0;
+  int32_t interruptions = 0;
+  double saved_work_s = 0;            ///< jobs: work kept by checkpoints (duration when completed)
+  std::string reason;                 ///< failed: why
+};
+
+struct TraceEntry {
+  double time_s = 0;
+  EventType type = EventType::kArrival;
+  std::string subject;                ///< unit or node name ("" for ticks and retries)
+};
+
+struct SimResult {
+  std::string policy;
+  uint64_t seed = 0;
+  double horizon_s = 0;
+  std::vector<std::string> pools;     ///< pool names, file order
+
+  double cost_usd = 0;
+  std::map<std::string, double> cost_by_pool;
+  std::map<std::string, double> cost_by_capacity_type;   ///< "on-demand", "spot", "reserved"
+  std::map<std::string, double> chargeback;              ///< namespace -> USD
+  double idle_cost_usd = 0;                              ///< cost_usd - sum of chargeback
+  double reserved_unused_usd = 0;                        ///< part of the reserved cost paid for no node
+
+  /// GPU-hours allocated / GPU-hours billed x 100 (time-weighted over the horizon; 0 without GPUs).
+  double gpu_allocation_pct_mean = 0;
+  /// Seconds each pod waited, one sample per start (from arrival or requeue) plus one per pod still
+  /// pending at the horizon (its wait so far).
+  PendingStats pending;
+  std::map<int32_t, PendingStats> pending_by_priority;
+
+  int64_t spot_interruptions = 0;     ///< nodes that got an interruption notice
+  double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint
+  int64_t evictions = 0;              ///< pods stopped by spot notices or moved by scale-down
+  int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
+  int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
+  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler
+
+  std::vector<UnitOutcome> units;     ///< input order; a service's replicas in replica order
+  std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
+  std::vector<TimeseriesRow> timeseries;
+  std::vector<TraceEntry> trace;      ///< SimOptions::trace only
+};
+
+/// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an
+/// invalid pool, settings or workload item (validate_pool, validate_pool_settings,
+/// validate_autoscaler_settings, validate_spec), duplicate item names, or a non-positive horizon.
+SimResult simulate(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options);
+
+}  // namespace gpufleet::sim

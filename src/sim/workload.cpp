@@ -1,0 +1,50 @@
+#include "sim/workload.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "model/node_pool.h"
+#include "model/resources.h"
+
+namespace gpufleet::sim {
+
+Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+  Pod pod;
+  pod.name = fmt::format("{}-{}", spec.name, index);
+  pod.namespace_name = spec.namespace_name;
+  pod.cpu_milli = spec.cpu_milli;
+  pod.memory_mib = spec.memory_mib;
+  pod.num_gpu = spec.num_gpu;
+  pod.gpu_milli = spec.gpu_milli;
+  pod.priority = spec.priority;
+  pod.constraints.node_selector = spec.node_selector;
+  pod.constraints.tolerations = spec.tolerations;
+  NodeSelectorTerm term;
+  if (!spec.pools.empty()) term.match_expressions.push_back({kPoolLabel, "In", spec.pools});
+  if (spec.capacity == CapacityPreference::kOnDemand)
+    term.match_expressions.push_back({kCapacityTypeLabel, "NotIn", {"spot"}});
+  else if (spec.capacity == CapacityPreference::kSpot)
+    term.match_expressions.push_back({kCapacityTypeLabel, "In", {"spot"}});
+  if (!term.match_expressions.empty()) pod.constraints.required_node_affinity.push_back(std::move(term));
+  return pod;
+}
+
+void validate_spec(const WorkloadSpec& s) {
+  auto bad = [&](const std::string& what) { throw std::invalid_argument(fmt::format("{} {}: {}", s.kind == WorkloadKind::kJob ? "job" : "service", s.name, what)); };
+  if (s.name.empty()) throw std::invalid_argument("workload item without a name");
+  if (s.pods < 1) bad(fmt::format("pods {} is below 1", s.pods));
+  if (s.cpu_milli < 0 || s.memory_mib < 0) bad("negative CPU or memory request");
+  if (s.num_gpu < 0 || s.num_gpu > kMaxGpusPerPod) bad(fmt::format("GPUs per pod {} outside [0, {}]", s.num_gpu, kMaxGpusPerPod));
+  if (s.num_gpu == 0 && s.gpu_milli != 0) bad("gpu_milli without GPUs");
+  if (s.num_gpu > 0 && (s.gpu_milli < 1 || s.gpu_milli > kGpuMilliPerGpu)) bad(fmt::format("gpu_milli {} outside [1, 1000]", s.gpu_milli));
+  if (s.num_gpu > 1 && s.gpu_milli != kGpuMilliPerGpu) bad("a fraction of a GPU needs exactly one GPU");
+  if (!std::isfinite(s.arrival_s) || s.arrival_s < 0) bad(fmt::format("arrival {} s is negative", s.arrival_s));
+  if (s.kind == WorkloadKind::kJob && (!std::isfinite(s.duration_s) || s.duration_s <= 0))
+    bad(fmt::format("duration {} s is not positive", s.duration_s));
+  if (!std::isfinite(s.checkpoint_interval_s) || s.checkpoint_interval_s < 0)
+    bad(fmt::format("checkpoint interval {} s is negative", s.checkpoint_interval_s));
+}
+
+}  // namespace gpufleet::sim

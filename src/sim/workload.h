@@ -1,0 +1,77 @@
+// Workloads for the simulator: batch/training jobs and long-running services. Plain data, no I/O
+// (the YAML reader is io/sim_workload.h, the format docs/simulate.md; a seeded generator is
+// sim/workload_generator.h).
+//
+// A job is a gang: its `pods` identical pods start together (all or none, as a distributed training
+// job needs every worker) and it completes after `duration_s` seconds of running. It checkpoints every
+// `checkpoint_interval_s` seconds of running (0 = never); when any of its pods is interrupted (spot
+// reclaim), every pod stops, the work since the last checkpoint is lost and the job is queued again.
+// A service has `pods` replicas, each scheduled on its own, running until the end of the simulation;
+// an interrupted replica is queued again and loses nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/pod.h"
+#include "model/scheduling_constraints.h"
+
+namespace gpufleet::sim {
+
+/// Label the simulator puts on every node: the Karpenter capacity-type label (karpenter.sh/v1,
+/// well-known label `karpenter.sh/capacity-type`, values "spot" / "on-demand"). A pool's nodes
+/// carry its capacity type; reserved coverage is a billing matter and does not change the label.
+inline constexpr const char* kCapacityTypeLabel = "karpenter.sh/capacity-type";
+
+enum class WorkloadKind { kJob, kService };
+
+/// Where a workload may run, by capacity type.
+enum class CapacityPreference {
+  kOnDemand,  ///< never on spot nodes (default): affinity capacity-type NotIn [spot]
+  kSpotOk,    ///< anywhere
+  kSpot,      ///< only on spot nodes: affinity capacity-type In [spot]
+};
+
+/// One job or service.
+struct WorkloadSpec {
+  std::string name;                       ///< unique among the workload's items; pods are <name>-<i>
+  std::string namespace_name = "default"; ///< the team, for chargeback
+  WorkloadKind kind = WorkloadKind::kJob;
+  double arrival_s = 0;                   ///< submission time, seconds from the start
+  int32_t pods = 1;                       ///< job: pods per job (a gang); service: replicas
+  int64_t cpu_milli = 0;                  ///< per pod
+  int64_t memory_mib = 0;                 ///< per pod
+  int32_t num_gpu = 0;                    ///< per pod, 0..kMaxGpusPerPod
+  int32_t gpu_milli = 0;                  ///< per GPU, 0..1000 (Pod convention; 0 iff num_gpu == 0)
+  double duration_s = 0;                  ///< job: running time needed; services: unused
+  double checkpoint_interval_s = 0;       ///< job: seconds of running between checkpoints; 0 = none
+  int32_t priority = 0;                   ///< pod priority (higher is scheduled first)
+  CapacityPreference capacity = CapacityPreference::kOnDemand;
+  std::vector<std::string> pools;         ///< allowed pools (affinity gpufleet.io/pool In ...); empty = any
+  Labels node_selector;                   ///< extra nodeSelector
+  std::vector<Toleration> tolerations;    ///< for tainted pools
+};
+
+/// A workload: the items and the simulated time span.
+struct Workload {
+  double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
+  std::vector<WorkloadSpec> items;        ///< any order; the engine orders by arrival
+};
+
+/// The pod with index `index` of a spec: name <name>-<index>, the spec's request, namespace and
+/// priority, and constraints: the spec's nodeSelector and tolerations, plus required node affinity
+/// gpufleet.io/pool In pools (when pools is not empty) and karpenter.sh/capacity-type NotIn [spot]
+/// (kOnDemand) or In [spot] (kSpot), ANDed in one node selector term.
+Pod make_pod(const WorkloadSpec& spec, int32_t index);
+
+/// GPU request of one pod of the spec, in gpu_milli (num_gpu * gpu_milli).
+inline int64_t pod_gpu_request_milli(const WorkloadSpec& spec) { return int64_t{spec.num_gpu} * spec.gpu_milli; }
+
+/// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
+/// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with
+/// num_gpu > 1, a job with a non-positive or non-finite duration, negative checkpoint interval or
+/// arrival time.
+void validate_spec(const WorkloadSpec& spec);
+
+}  // namespace gpufleet::sim

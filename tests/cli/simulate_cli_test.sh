@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# End-to-end checks of `gpufleet simulate`: the example runs, the JSON has the keys of issue 5, the
+# JSON and CSV are byte-identical between runs with the same seed, --quiet silences stderr, and bad
+# input gives exit 2, one error line naming file, line and field, and no output file.
+set -u
+BIN="$1"
+EXAMPLES="$2/simulate"
+source "$(dirname "$0")/common.sh"
+
+# 1. The example.
+if "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" --json "$T/a.json" \
+     --timeseries "$T/a.csv" > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "example run exited $?: $(cat "$T/err.txt")"; fi
+grep -q '^cost: .* USD' "$T/out.txt" && ok || bad "no cost line: $(cat "$T/out.txt")"
+grep -q '^pods: .* completed, .* running, .* pending, .* failed' "$T/out.txt" && ok || bad "no pods line"
+grep -q 'simulate: 100/100' "$T/err.txt" && ok || bad "no progress on stderr: $(cat "$T/err.txt")"
+for key in '"cost_usd": ' '"cost_by_pool": {' '"cost_by_capacity_type": {' '"chargeback": {' '"idle_cost_usd": ' \
+           '"gpu_allocation_pct_mean": ' '"pending_s": {' '"p50": ' '"p95": ' '"p99": ' '"by_priority": {' \
+           '"spot_interruptions": ' '"lost_gpu_hours": ' '"pods": {' '"completed": ' '"running": ' '"pending": ' '"failed": '; do
+  grep -q "$key" "$T/a.json" && ok || bad "JSON lacks $key"
+done
+head -1 "$T/a.csv" | grep -q '^time_s,nodes_inference-l4,nodes_training-h100,nodes_training-h100-spot,nodes_dev-a10g,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour$' \
+  && ok || bad "CSV header: $(head -1 "$T/a.csv")"
+[ "$(wc -l < "$T/a.csv")" = 2881 ] && ok || bad "want 2880 minute rows + header for 48 h, got $(wc -l < "$T/a.csv")"
+"$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" --json "$T/b.json" \
+  --timeseries "$T/b.csv" --quiet > /dev/null 2> "$T/err2.txt"
+cmp -s "$T/a.json" "$T/b.json" && cmp -s "$T/a.csv" "$T/b.csv" && ok || bad "outputs differ between identical runs"
+[ ! -s "$T/err2.txt" ] && ok || bad "--quiet still wrote to stderr: $(cat "$T/err2.txt")"
+"$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" --json "$T/c.json" --seed 7 -q > /dev/null
+cmp -s "$T/a.json" "$T/c.json" && bad "seed 7 gives the same JSON as seed 42" || ok
+
+# 2. Bad input: exit 2, one line naming the file, line and field, no output file, an old one kept.
+cat > "$T/pools.yaml" <<'YAML'
+apiVersion: gpufleet.io/v1
+kind: NodePoolSet
+pools:
+- name: gpu
+  gpu: {model: L4, count: 1}
+  cpu: "4"
+  memory: 16Gi
+  nodes: 1
+  min: 0
+  max: 4
+  prices: {onDemand: 0.8}
+YAML
+job_yaml() {  # one job with extra lines
+  printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\njobs:\n- name: j\n  gpus: 1\n%s\n' "$1"
+}
+expect_bad() {  # name, expected substring, pools file, workload file, extra args...
+  local name="$1" want="$2" pools="$3" workload="$4"
+  shift 4
+  echo keep > "$T/old.json"
+  "$BIN" simulate --pools "$pools" --workload "$workload" --json "$T/old.json" -q "$@" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2 ($(cat "$T/err.txt"))"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: want one error line, got: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: error lacks '$want': $(cat "$T/err.txt")"
+  [ "$(cat "$T/old.json")" = keep ] && ok || bad "$name: the old output was touched"
+}
+job_yaml '  durationSeconds: 60
+  pools: [gpu, tpu]' > "$T/unknown-pool.yaml"
+expect_bad "unknown pool" "unknown-pool.yaml:8:" "$T/pools.yaml" "$T/unknown-pool.yaml"
+expect_bad "unknown pool message" "field 'jobs[0].pools[1]': unknown pool 'tpu' (pools: gpu)" "$T/pools.yaml" "$T/unknown-pool.yaml"
+job_yaml '  durationSeconds: -5' > "$T/negative.yaml"
+expect_bad "negative duration" "negative.yaml:7:20: field 'jobs[0].durationSeconds': -5 is negative" "$T/pools.yaml" "$T/negative.yaml"
+job_yaml '  durationSeconds: 60' > "$T/good.yaml"
+sed 's/min: 0/min: 5/' "$T/pools.yaml" > "$T/minmax.yaml"
+expect_bad "min above max" "minmax.yaml:9:8: field 'pools[0].min': min 5 is above max 4" "$T/minmax.yaml" "$T/good.yaml"
+cp "$T/pools.yaml" "$T/settings.yaml"
+printf -- '---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\npools:\n  gpu: {capacityType: spot}\n' >> "$T/settings.yaml"
+expect_bad "spot without price" "pool gpu has no spot price" "$T/settings.yaml" "$T/good.yaml"
+job_yaml '  durationSeconds: 60
+  colour: blue' > "$T/typo.yaml"
+expect_bad "unknown key" "unknown key 'colour'" "$T/pools.yaml" "$T/typo.yaml"
+expect_bad "unknown policy" "unknown policy 'nope'" "$T/pools.yaml" "$T/good.yaml" --policy nope
+expect_bad "missing file" "no-such.yaml" "$T/pools.yaml" "$T/no-such.yaml"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2>&1
+[ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
+
+finish

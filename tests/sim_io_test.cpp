@@ -1,0 +1,115 @@
+// Readers and writers of `gpufleet simulate` (src/io/sim_*): the example files, defaults, errors
+// with positions, and the JSON keys.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/sim_output.h"
+#include "io/sim_pools.h"
+#include "io/sim_workload.h"
+#include "sim/simulator.h"
+#include "util/input_error.h"
+
+namespace gpufleet {
+namespace {
+
+const char* kPools = R"(apiVersion: gpufleet.io/v1
+kind: NodePoolSet
+pools:
+- name: a
+  gpu: {model: L4, count: 1}
+  cpu: "4"
+  memory: 16Gi
+  nodes: 0
+  max: 4
+  prices: {onDemand: 1.0, spot: 0.3, reserved: 0.6}
+)";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(SimPoolsReader, ExampleAndDefaults) {
+  const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "simulate";
+  const sim::ClusterConfig c = io::read_sim_cluster_file((dir / "pools.yaml").string());
+  ASSERT_EQ(c.pools.size(), 4u);
+  EXPECT_EQ(c.pools[1].settings.reserved_nodes, 1);
+  EXPECT_EQ(c.pools[2].settings.capacity_type, sim::CapacityType::kSpot);
+  EXPECT_DOUBLE_EQ(c.pools[2].settings.provision_s, 60);   // karpenter
+  EXPECT_DOUBLE_EQ(c.pools[0].settings.provision_s, 180);  // default
+  EXPECT_DOUBLE_EQ(c.autoscaler.scale_up_delay_s, 30);
+
+  const sim::ClusterConfig bare = io::parse_sim_cluster_text(kPools, "p.yaml");
+  EXPECT_TRUE(bare.autoscaler.enabled);
+  EXPECT_EQ(bare.autoscaler.expander, sim::Expander::kLeastWaste);
+  EXPECT_EQ(bare.pools[0].settings.capacity_type, sim::CapacityType::kOnDemand);
+}
+
+TEST(SimPoolsReader, ErrorsNameTheField) {
+  auto with = [](const std::string& doc) {
+    return error_of([&] { io::parse_sim_cluster_text(std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n" + doc, "p.yaml"); });
+  };
+  EXPECT_EQ(with("pools:\n  b: {}\n"), "p.yaml:15:6: field 'pools.b': unknown pool 'b' (pools in this file: a)");
+  EXPECT_EQ(with("pools:\n  a: {reservedNodes: 5}\n"), "p.yaml:15:22: field 'pools.a.reservedNodes': 5 is out of range [0, 4]");
+  EXPECT_EQ(with("autoscaler: {expander: random}\n"), "p.yaml:14:24: field 'autoscaler.expander': unknown expander 'random' (expected least-waste, price)");
+  EXPECT_EQ(with("autoscaler: {utilizationThreshold: 1.5}\n"), "p.yaml:14:36: field 'autoscaler.utilizationThreshold': 1.5 is outside [0, 1]");
+  EXPECT_NE(with("pools:\n  a: {capacityType: spot, reservedNodes: 1}\n").find("a spot pool cannot hold reserved nodes"), std::string::npos);
+  EXPECT_NE(with("kind2: x\n").find("unknown key 'kind2'"), std::string::npos);
+}
+
+TEST(SimWorkloadReader, ExampleAndErrors) {
+  const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "simulate";
+  const std::vector<std::string> pools = {"inference-l4", "training-h100", "training-h100-spot", "dev-a10g"};
+  const io::SimWorkloadFile f = io::read_sim_workload_file((dir / "workload.yaml").string(), pools);
+  EXPECT_DOUBLE_EQ(f.workload.horizon_s, 172800);
+  ASSERT_EQ(f.workload.items.size(), 4u);  // 3 jobs after the service
+  EXPECT_EQ(f.workload.items[0].kind, sim::WorkloadKind::kJob);
+  EXPECT_EQ(f.workload.items[0].pods, 2);
+  EXPECT_EQ(f.workload.items[3].kind, sim::WorkloadKind::kService);
+  EXPECT_EQ(f.workload.items[3].pods, 3);
+  ASSERT_TRUE(f.generator.has_value());
+  EXPECT_EQ(f.generator->templates.size(), 2u);
+  EXPECT_EQ(f.generator->templates[1].spec.gpu_milli, 500);
+
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\njobs:\n";
+  auto err = [&](const std::string& jobs) { return error_of([&] { io::parse_sim_workload_text(head + jobs, "w.yaml", {"a"}); }); };
+  EXPECT_EQ(err("- {name: j, durationSeconds: 0}\n"), "w.yaml:5:30: field 'jobs[0].durationSeconds': 0 must be positive");
+  EXPECT_EQ(err("- {name: j}\n"), "w.yaml:5:3: field 'jobs[0].durationSeconds': required field is missing");
+  EXPECT_EQ(err("- {name: j, durationSeconds: 1, gpus: 2, gpuMilli: 500}\n"),
+            "w.yaml:5:52: field 'jobs[0].gpuMilli': a fraction of a GPU needs gpus: 1");
+  EXPECT_EQ(err("- {name: j, durationSeconds: 1, capacity: cheap}\n"),
+            "w.yaml:5:43: field 'jobs[0].capacity': unknown capacity preference 'cheap' (expected on-demand, spot-ok, spot)");
+  EXPECT_EQ(err("- {name: j, durationSeconds: 1}\n- {name: j, durationSeconds: 1}\n"), "w.yaml:6:10: field 'jobs[1].name': duplicate name 'j'");
+  EXPECT_EQ(err("- {name: j, durationSeconds: 1, gpus: 9}\n"), "w.yaml:5:39: field 'jobs[0].gpus': 9 is out of range [0, 8]");
+  EXPECT_NE(error_of([&] { io::parse_sim_workload_text("apiVersion: sim.gpufleet.io/v1\nkind: Workload\n", "w.yaml", {}); })
+                .find("horizonSeconds': required field is missing"),
+            std::string::npos);
+}
+
+TEST(SimOutput, JsonHasTheIssueKeys) {
+  sim::ClusterConfig c = io::parse_sim_cluster_text(kPools, "p.yaml");
+  sim::Workload w;
+  w.horizon_s = 120;
+  const sim::SimResult r = sim::simulate(c, w, sim::SimOptions{});
+  const nlohmann::json j = nlohmann::json::parse(io::sim_result_json(r));
+  for (const char* key : {"cost_usd", "cost_by_pool", "cost_by_capacity_type", "chargeback", "idle_cost_usd",
+                          "gpu_allocation_pct_mean", "pending_s", "spot_interruptions", "lost_gpu_hours", "pods"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_TRUE(j["pending_s"]["p50"].is_null());  // no samples
+  EXPECT_TRUE(j["pending_s"].contains("by_priority"));
+  EXPECT_EQ(j["cost_by_capacity_type"].size(), 3u);
+  EXPECT_EQ(io::sim_timeseries_csv(r), "time_s,nodes_a,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour\n"
+                                       "0,0,0.000,0.000,0,0.0000\n60,0,0.000,0.000,0,0.0000\n");
+}
+
+}  // namespace
+}  // namespace gpufleet
