@@ -131,7 +131,39 @@ TEST(NodePoolExpand, CpuOnlyAndTimeSlicedPools) {
 
   NodePool ts = l4_pool(1);
   ts.time_slicing_replicas = 4;
-  EXPECT_EQ(*label(expand_pool(ts)[0], "nvidia.com/gpu.replicas"), "4");
+  const Node sliced = expand_pool(ts)[0];
+  EXPECT_EQ(*label(sliced, "nvidia.com/gpu.replicas"), "4");
+  // The device plugin's defaults: replicas advertised as nvidia.com/gpu, no failRequestsGreaterThanOne.
+  ASSERT_TRUE(sliced.time_slicing);
+  EXPECT_EQ(*sliced.time_slicing, (TimeSlicing{4, false, false}));
+  EXPECT_TRUE(sliced.mig.empty());
+  EXPECT_TRUE(sliced.has_gpu_sharing());
+  EXPECT_FALSE(expand_pool(l4_pool(1))[0].has_gpu_sharing());
+  EXPECT_FALSE(expand_pool(l4_pool(1))[0].time_slicing);
+}
+
+TEST(NodePoolExpand, MigPoolsGetTheLayoutOnEveryGpu) {
+  NodePool p = l4_pool(2);
+  p.gpu_model = "H100-80GB";
+  p.gpus_per_node = 2;
+  p.mig_devices = std::map<std::string, int>{{"3g.40gb", 1}, {"4g.40gb", 1}};
+  const auto nodes = expand_pool(p);
+  ASSERT_EQ(nodes.size(), 2u);
+  for (const Node& n : nodes) {
+    ASSERT_EQ(n.mig.size(), 2u);
+    for (const GpuMig& g : n.mig) {
+      EXPECT_TRUE(g.enabled);
+      // 4g only starts at 0, so the 3g goes to 4.
+      EXPECT_EQ(g.instances, (std::vector<MigInstance>{{"4g.40gb", 0}, {"3g.40gb", 4}}));
+    }
+    EXPECT_FALSE(n.time_slicing);
+  }
+  p.mig_devices = std::map<std::string, int>{{"1g.10gb", 7}};
+  EXPECT_EQ(expand_pool(p)[0].mig[1].instances.size(), 7u);
+  EXPECT_EQ(expand_pool(p)[0].mig[1].instances[6], (MigInstance{"1g.10gb", 6}));
+  // An empty mig entry: MIG mode on, no instances (nothing advertised).
+  p.mig_devices = std::map<std::string, int>{};
+  EXPECT_EQ(expand_pool(p)[0].mig, (std::vector<GpuMig>{GpuMig{true, {}}, GpuMig{true, {}}}));
 }
 
 TEST(NodePoolExpand, InvalidPoolsThrow) {
