@@ -476,11 +476,14 @@ TEST(Examples, Workloads) {
     if (p.namespace_name == "team-a") team_a_gpus += p.num_gpu;
   }
   EXPECT_LE(team_a_gpus, 4);  // fits quota-team.yaml
-  std::map<std::string, int> extended;
-  for (const auto& e : k.pod_extras)
-    for (const auto& [r, n] : e.extended) extended[r] += static_cast<int>(n);
-  EXPECT_EQ(extended, (std::map<std::string, int>{
-                          {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-1g.10gb", 7}, {"nvidia.com/gpu.shared", 4}}));
+  std::map<std::string, int> devices;
+  for (const Pod& p : k.pods) {
+    for (const MigRequest& r : p.mig_requests) devices["nvidia.com/mig-" + r.profile] += r.count;
+    if (p.shared_replicas > 0) devices["nvidia.com/gpu.shared"] += p.shared_replicas;
+  }
+  EXPECT_EQ(devices, (std::map<std::string, int>{
+                         {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-1g.10gb", 7}, {"nvidia.com/gpu.shared", 4}}));
+  EXPECT_TRUE(k.pod_extras.empty());
 }
 
 TEST(Examples, WholeDirectoryReads) {
