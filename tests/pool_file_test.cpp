@@ -431,7 +431,11 @@ TEST(Examples, MigPoolsMatchTheirMigPartedConfig) {
 
 TEST(Examples, TimeSlicingPriorityClassesAndQuota) {
   const auto ts = io::read_k8s_inputs({example("time-slicing.yaml")});
-  ASSERT_EQ(ts.time_slicing_configs.size(), 1u);
+  ASSERT_EQ(ts.time_slicing_configs.size(), 2u);  // `any` and `default` (no sharing)
+  EXPECT_EQ(ts.time_slicing_configs[0].origin.data_key, "any");
+  EXPECT_EQ(ts.time_slicing_configs[1].origin.data_key, "default");
+  EXPECT_TRUE(ts.time_slicing_configs[1].resources.empty());
+  EXPECT_EQ(ts.time_slicing_configs[1].mig_strategy, "mixed");
   EXPECT_TRUE(ts.time_slicing_configs[0].rename_by_default);
   ASSERT_EQ(ts.time_slicing_configs[0].resources.size(), 1u);
   EXPECT_EQ(ts.time_slicing_configs[0].resources[0].name, "nvidia.com/gpu");
@@ -491,7 +495,7 @@ TEST(Examples, WholeDirectoryReads) {
   EXPECT_EQ(k.pods.size(), 25u);
   EXPECT_EQ(k.priority_classes.size(), 3u);
   EXPECT_EQ(k.quotas.size(), 1u);
-  EXPECT_EQ(k.time_slicing_configs.size(), 1u);
+  EXPECT_EQ(k.time_slicing_configs.size(), 2u);
   EXPECT_EQ(k.mig_parted_configs.size(), 1u);
   EXPECT_EQ(k.skipped_kinds.at("NodePoolSet"), 2);
   EXPECT_TRUE(k.nodes.empty());
