@@ -12,6 +12,7 @@ namespace {
 
 // Cache entries hold a score, or INT32_MIN + FilterCode for a node the filters rejected.
 constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
+static_assert(kFilterCodeCount <= 16, "ScorePlugin promises that only scores below INT32_MIN + 16 are clamped");
 int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
 
 // An injective encoding of everything besides the request that filters and scores may read: the
@@ -185,6 +186,11 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
   return FilterCode::kFits;
 }
 
+int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
+  const FilterCode code = run_filters(pod, state, n);
+  return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+}
+
 std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_count) {
   ShapeKey key{pod.cpu_milli,       pod.memory_mib, pod.num_gpu,  pod.gpu_milli, pod.shared_replicas,
                mig_key(pod),        pod.gpu_spec,   constraints_key(pod)};
@@ -217,8 +223,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     for (NodeId n = 0; n < node_count; ++n) {
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
-        const FilterCode code = run_filters(pod, state, n);
-        e.value = code == FilterCode::kFits ? std::max(scorer.score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+        e.value = evaluate(pod, state, n);
         e.version = state.version(n);
       }
       if (e.value >= kMinScore) consider(n, e.value);
@@ -245,23 +250,9 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
       if (v < kMinScore) ++result.rejected[static_cast<size_t>(v - INT32_MIN)];
-      if (v == infeasible(FilterCode::kInsufficientMig))
-        for (const MigRequest& r : pod.mig_requests) {
-          if (state.mig_free_count(n, r.profile) >= r.count) continue;
-          auto it = std::find_if(result.mig_rejected.begin(), result.mig_rejected.end(),
-                                 [&](const auto& e) { return e.first == r.profile; });
-          if (it == result.mig_rejected.end()) it = result.mig_rejected.insert(it, {r.profile, 0});
-          ++it->second;
-        }
     }
-    // Pod order, whatever order the nodes listed them in.
-    std::stable_sort(result.mig_rejected.begin(), result.mig_rejected.end(), [&](const auto& a, const auto& b) {
-      auto rank = [&](const std::string& p) {
-        return std::find_if(pod.mig_requests.begin(), pod.mig_requests.end(), [&](const MigRequest& r) { return r.profile == p; }) -
-               pod.mig_requests.begin();
-      };
-      return rank(a.first) < rank(b.first);
-    });
+    if (!pod.mig_requests.empty() && result.rejected[static_cast<size_t>(FilterCode::kInsufficientMig)] > 0)
+      tally_mig_rejections(pod, state, entries, result);
     return result;
   }
   result.node = best;
@@ -274,6 +265,28 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     result.gpus = lowest_free_gpus(state, best, pod.num_gpu);
   }
   return result;
+}
+
+void Scheduler::tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
+                                     ScheduleResult& result) {
+  for (NodeId n = 0; n < entries.size(); ++n) {
+    if (entries[n].value != infeasible(FilterCode::kInsufficientMig)) continue;
+    for (const MigRequest& r : pod.mig_requests) {
+      if (state.mig_free_count(n, r.profile) >= r.count) continue;
+      auto it = std::find_if(result.mig_rejected.begin(), result.mig_rejected.end(),
+                             [&](const auto& e) { return e.first == r.profile; });
+      if (it == result.mig_rejected.end()) it = result.mig_rejected.insert(it, {r.profile, 0});
+      ++it->second;
+    }
+  }
+  // Pod order, whatever order the nodes listed them in.
+  std::stable_sort(result.mig_rejected.begin(), result.mig_rejected.end(), [&](const auto& a, const auto& b) {
+    auto rank = [&](const std::string& p) {
+      return std::find_if(pod.mig_requests.begin(), pod.mig_requests.end(), [&](const MigRequest& r) { return r.profile == p; }) -
+             pod.mig_requests.begin();
+    };
+    return rank(a.first) < rank(b.first);
+  });
 }
 
 void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {

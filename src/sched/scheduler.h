@@ -99,8 +99,14 @@ class Scheduler {
     size_t operator()(const ShapeKey& k) const;
   };
   FilterCode run_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // Filters then, when the node fits, the cacheable score: a cache Entry value. Out of line, so that
+  // the per-node cache loop of decide() stays small.
+  [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
   // Device choice on node n for a node with MIG/time-sliced GPUs or a pod with device requests.
   void select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const;
+  // For an unschedulable pod with MIG requests: ScheduleResult::mig_rejected.
+  static void tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
+                                   ScheduleResult& result);
   std::vector<Entry>& cache_for(const Pod& pod, size_t node_count);
 
   Policy policy_;
