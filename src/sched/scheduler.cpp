@@ -192,8 +192,8 @@ int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n)
 }
 
 std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_count) {
-  ShapeKey key{pod.cpu_milli,       pod.memory_mib, pod.num_gpu,  pod.gpu_milli, pod.shared_replicas,
-               mig_key(pod),        pod.gpu_spec,   constraints_key(pod)};
+  ShapeKey key{pod.cpu_milli,    pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.shared_replicas, mig_key(pod),
+               pod.gpu_spec, constraints_key(pod)};
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) cache_.emplace_back(node_count);
   auto& entries = cache_[it->second];

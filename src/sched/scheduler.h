@@ -6,10 +6,11 @@
 // per-run node rank; callers pass that rank (see pack_experiment.h). Identity ranks give
 // "first node wins".
 //
-// Filter and cacheable score results are memoized per (pod request shape -- including MIG and
-// nvidia.com/gpu.shared requests -- and scheduling constraints, node) and reused until the node's ClusterState::version() changes: the results are
+// Filter and cacheable score results are memoized per (pod request shape and scheduling
+// constraints, node) and reused until the node's ClusterState::version() changes: the results are
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
-// re-evaluate only the nodes that changed since).
+// re-evaluate only the nodes that changed since). The request shape includes the MIG and
+// nvidia.com/gpu.shared requests.
 #pragma once
 
 #include <array>
