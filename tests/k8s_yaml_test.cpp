@@ -196,28 +196,110 @@ spec:
   EXPECT_EQ(k.pods[1].num_gpu, 1);
 }
 
-TEST(K8sYaml, PodSharedAndMigRequestsGoToExtras) {
+TEST(K8sYaml, PodSharedAndMigRequestsBecomePodFields) {
   const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata: {name: infer, namespace: serve}
 spec:
   containers:
   - name: a
     resources:
-      limits: {nvidia.com/gpu.shared: "1"}
+      limits: {nvidia.com/gpu.shared: "1", nvidia.com/mig-3g.40gb: 1}
   - name: b
     resources:
-      requests: {nvidia.com/mig-1g.10gb: "2"}
-      limits: {nvidia.com/mig-1g.10gb: "2"}
+      requests: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2}
+      limits: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2, nvidia.com/mig-1g.10gb.shared: 1}
 )",
                                       "p.yaml");
   ASSERT_EQ(k.pods.size(), 1u);
-  EXPECT_EQ(k.pods[0].num_gpu, 0);
-  EXPECT_EQ(k.pods[0].gpu_milli, 0);
+  const Pod& p = k.pods[0];
+  EXPECT_EQ(p.num_gpu, 0);
+  EXPECT_EQ(p.gpu_milli, 0);
+  EXPECT_EQ(p.shared_replicas, 3);  // 1 + 2, summed over the containers
+  EXPECT_EQ(p.mig_requests, (std::vector<MigRequest>{{"1g.10gb", 2}, {"3g.40gb", 1}}));  // sorted by profile
+  EXPECT_TRUE(p.has_device_requests());
+  // A renamed time-sliced MIG resource is not modelled: it stays an extra.
   ASSERT_EQ(k.pod_extras.size(), 1u);
   EXPECT_EQ(k.pod_extras[0].pod, "infer");
   EXPECT_EQ(k.pod_extras[0].namespace_name, "serve");
-  EXPECT_EQ(k.pod_extras[0].extended,
-            (std::map<std::string, int64_t>{{"nvidia.com/gpu.shared", 1}, {"nvidia.com/mig-1g.10gb", 2}}));
+  EXPECT_EQ(k.pod_extras[0].extended, (std::map<std::string, int64_t>{{"nvidia.com/mig-1g.10gb.shared", 1}}));
+}
+
+TEST(K8sYaml, PodUnknownMigProfileIsAnError) {
+  // 1g.6gb is an A30 profile; the catalog has no A30.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {cpu: "1", nvidia.com/mig-1g.6gb: 1}
+)",
+               7, 49, "spec.containers[0].resources.limits.nvidia.com/mig-1g.6gb", "unknown MIG profile '1g.6gb'");
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests:
+        nvidia.com/mig-3g.40GB: 1
+)",
+               8, 33, "spec.containers[0].resources.requests.nvidia.com/mig-3g.40GB", "no GPU model in the catalog has it");
+  // Profiles of every catalog model are known, e.g. A100-40GB's and B200's.
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {nvidia.com/mig-1g.5gb: 1, nvidia.com/mig-7g.180gb: 1, nvidia.com/mig-1g.10gb+me: 1}
+)",
+                                      "p.yaml");
+  EXPECT_EQ(k.pods[0].mig_requests,
+            (std::vector<MigRequest>{{"1g.10gb+me", 1}, {"1g.5gb", 1}, {"7g.180gb", 1}}));
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      limits: {nvidia.com/mig-1g.10gb: 113}
+)",
+               5, 3, "spec.containers", "more than 112 (16 GPUs x 7 instances)");
+}
+
+TEST(K8sYaml, NodeSourcesKeepLabelPositions) {
+  const K8sObjects k = parse_k8s_text(R"(kind: List
+items:
+- kind: Node
+  metadata:
+    name: a
+    labels:
+      nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      nvidia.com/mig.config: all-1g.10gb
+  status:
+    allocatable: {cpu: "8", memory: 8Gi}
+- kind: Node
+  metadata: {name: b}
+  status:
+    allocatable: {cpu: "8", memory: 8Gi}
+)",
+                                      "nodes.yaml");
+  ASSERT_EQ(k.node_sources.size(), 2u);
+  const K8sNodeSource& a = k.node_sources[0];
+  EXPECT_EQ(a.node, "a");
+  EXPECT_EQ(a.name.file, "nodes.yaml");
+  EXPECT_EQ(a.name.line, 5);
+  EXPECT_EQ(a.name.column, 11);
+  EXPECT_EQ(a.name.field, "items[0].metadata.name");
+  const SourcePosition& product = a.labels.at("nvidia.com/gpu.product");
+  EXPECT_EQ(product.line, 7);
+  EXPECT_EQ(product.column, 31);
+  EXPECT_EQ(product.field, "items[0].metadata.labels.nvidia.com/gpu.product");
+  EXPECT_EQ(a.labels.at("nvidia.com/mig.config").line, 8);
+  EXPECT_EQ(k.node_sources[1].node, "b");
+  EXPECT_EQ(k.node_sources[1].name.line, 12);
+  EXPECT_TRUE(k.node_sources[1].labels.empty());
 }
 
 TEST(K8sYaml, PodSchedulingConstraints) {

@@ -131,7 +131,39 @@ TEST(NodePoolExpand, CpuOnlyAndTimeSlicedPools) {
 
   NodePool ts = l4_pool(1);
   ts.time_slicing_replicas = 4;
-  EXPECT_EQ(*label(expand_pool(ts)[0], "nvidia.com/gpu.replicas"), "4");
+  const Node sliced = expand_pool(ts)[0];
+  EXPECT_EQ(*label(sliced, "nvidia.com/gpu.replicas"), "4");
+  // The device plugin's defaults: replicas advertised as nvidia.com/gpu, no failRequestsGreaterThanOne.
+  ASSERT_TRUE(sliced.time_slicing);
+  EXPECT_EQ(*sliced.time_slicing, (TimeSlicing{4, false, false}));
+  EXPECT_TRUE(sliced.mig.empty());
+  EXPECT_TRUE(sliced.has_gpu_sharing());
+  EXPECT_FALSE(expand_pool(l4_pool(1))[0].has_gpu_sharing());
+  EXPECT_FALSE(expand_pool(l4_pool(1))[0].time_slicing);
+}
+
+TEST(NodePoolExpand, MigPoolsGetTheLayoutOnEveryGpu) {
+  NodePool p = l4_pool(2);
+  p.gpu_model = "H100-80GB";
+  p.gpus_per_node = 2;
+  p.mig_devices = std::map<std::string, int>{{"3g.40gb", 1}, {"4g.40gb", 1}};
+  const auto nodes = expand_pool(p);
+  ASSERT_EQ(nodes.size(), 2u);
+  for (const Node& n : nodes) {
+    ASSERT_EQ(n.mig.size(), 2u);
+    for (const GpuMig& g : n.mig) {
+      EXPECT_TRUE(g.enabled);
+      // 4g only starts at 0, so the 3g goes to 4.
+      EXPECT_EQ(g.instances, (std::vector<MigInstance>{{"4g.40gb", 0}, {"3g.40gb", 4}}));
+    }
+    EXPECT_FALSE(n.time_slicing);
+  }
+  p.mig_devices = std::map<std::string, int>{{"1g.10gb", 7}};
+  EXPECT_EQ(expand_pool(p)[0].mig[1].instances.size(), 7u);
+  EXPECT_EQ(expand_pool(p)[0].mig[1].instances[6], (MigInstance{"1g.10gb", 6}));
+  // An empty mig entry: MIG mode on, no instances (nothing advertised).
+  p.mig_devices = std::map<std::string, int>{};
+  EXPECT_EQ(expand_pool(p)[0].mig, (std::vector<GpuMig>{GpuMig{true, {}}, GpuMig{true, {}}}));
 }
 
 TEST(NodePoolExpand, InvalidPoolsThrow) {
@@ -400,7 +432,11 @@ TEST(Examples, MigPoolsMatchTheirMigPartedConfig) {
 
 TEST(Examples, TimeSlicingPriorityClassesAndQuota) {
   const auto ts = io::read_k8s_inputs({example("time-slicing.yaml")});
-  ASSERT_EQ(ts.time_slicing_configs.size(), 1u);
+  ASSERT_EQ(ts.time_slicing_configs.size(), 2u);  // `any` and `default` (no sharing)
+  EXPECT_EQ(ts.time_slicing_configs[0].origin.data_key, "any");
+  EXPECT_EQ(ts.time_slicing_configs[1].origin.data_key, "default");
+  EXPECT_TRUE(ts.time_slicing_configs[1].resources.empty());
+  EXPECT_EQ(ts.time_slicing_configs[1].mig_strategy, "mixed");
   EXPECT_TRUE(ts.time_slicing_configs[0].rename_by_default);
   ASSERT_EQ(ts.time_slicing_configs[0].resources.size(), 1u);
   EXPECT_EQ(ts.time_slicing_configs[0].resources[0].name, "nvidia.com/gpu");
@@ -446,11 +482,14 @@ TEST(Examples, Workloads) {
     if (p.namespace_name == "team-a") team_a_gpus += p.num_gpu;
   }
   EXPECT_EQ(team_a_gpus, 5);  // one more than quota-team.yaml allows: the last trial is refused
-  std::map<std::string, int> extended;
-  for (const auto& e : k.pod_extras)
-    for (const auto& [r, n] : e.extended) extended[r] += static_cast<int>(n);
-  EXPECT_EQ(extended, (std::map<std::string, int>{
-                          {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-1g.10gb", 7}, {"nvidia.com/gpu.shared", 4}}));
+  std::map<std::string, int> devices;
+  for (const Pod& p : k.pods) {
+    for (const MigRequest& r : p.mig_requests) devices["nvidia.com/mig-" + r.profile] += r.count;
+    if (p.shared_replicas > 0) devices["nvidia.com/gpu.shared"] += p.shared_replicas;
+  }
+  EXPECT_EQ(devices, (std::map<std::string, int>{
+                         {"nvidia.com/mig-3g.40gb", 2}, {"nvidia.com/mig-1g.10gb", 7}, {"nvidia.com/gpu.shared", 4}}));
+  EXPECT_TRUE(k.pod_extras.empty());
 }
 
 TEST(Examples, WholeDirectoryReads) {
@@ -458,7 +497,7 @@ TEST(Examples, WholeDirectoryReads) {
   EXPECT_EQ(k.pods.size(), 29u);  // workloads.yaml 28 + running-pods.yaml 1
   EXPECT_EQ(k.priority_classes.size(), 3u);
   EXPECT_EQ(k.quotas.size(), 1u);
-  EXPECT_EQ(k.time_slicing_configs.size(), 1u);
+  EXPECT_EQ(k.time_slicing_configs.size(), 2u);
   EXPECT_EQ(k.mig_parted_configs.size(), 1u);
   EXPECT_FALSE(k.skipped_kinds.count("NodePoolSet"));
   ASSERT_EQ(k.pool_files.size(), 2u);  // mig-h100.yaml and pools.yaml, in sorted order

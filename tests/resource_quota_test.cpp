@@ -29,6 +29,18 @@ Pod make_pod(std::string name, std::string ns, int64_t cpu_milli, int64_t memory
   return p;
 }
 
+Pod mig_pod(std::string name, std::string profile, int32_t count) {
+  Pod p = make_pod(std::move(name), "ml", 100, 64);
+  p.mig_requests = {{std::move(profile), count}};
+  return p;
+}
+
+Pod shared_pod(std::string name, int32_t replicas) {
+  Pod p = make_pod(std::move(name), "ml", 100, 64);
+  p.shared_replicas = replicas;
+  return p;
+}
+
 Pod with_class(Pod p, std::string priority_class) {
   p.priority_class_name = std::move(priority_class);
   return p;
@@ -229,7 +241,18 @@ INSTANTIATE_TEST_SUITE_P(
                      "exceeded quota: shared, requested: requests.nvidia.com/gpu.shared=1, "
                      "used: requests.nvidia.com/gpu.shared=2, limited: requests.nvidia.com/gpu.shared=2",
                      {{"nvidia.com/gpu.shared", 1}}),
-              admit_ok(make_pod("plain", "ml", 100, 64))}}),
+              admit_ok(make_pod("plain", "ml", 100, 64))}},
+        // MIG and renamed time-slicing requests are Pod fields, charged like extended resources.
+        Case{"DeviceRequestsFromThePod",
+             {quota("ml", "devices", {{"requests.nvidia.com/mig-1g.10gb", "3"}, {"requests.nvidia.com/gpu.shared", "1"}})},
+             {admit_ok(mig_pod("m1", "1g.10gb", 2)), admit_ok(shared_pod("s1", 1)),
+              reject(mig_pod("m2", "1g.10gb", 2),
+                     "exceeded quota: devices, requested: requests.nvidia.com/mig-1g.10gb=2, "
+                     "used: requests.nvidia.com/mig-1g.10gb=2, limited: requests.nvidia.com/mig-1g.10gb=3"),
+              reject(shared_pod("s2", 1),
+                     "exceeded quota: devices, requested: requests.nvidia.com/gpu.shared=1, "
+                     "used: requests.nvidia.com/gpu.shared=1, limited: requests.nvidia.com/gpu.shared=1"),
+              admit_ok(mig_pod("m3", "3g.40gb", 1)), admit_ok(mig_pod("m4", "1g.10gb", 1))}}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(QuotaScopes, BestEffortAndPriorityClass) {

@@ -75,6 +75,13 @@ std::optional<int64_t> pod_usage(const Pod& pod, const ExtendedRequests& extende
       if (gpu_devices(pod) == 0) return std::nullopt;
       return gpu_devices(pod) * kMilliPerUnit;
     case Charges::kExtended: {
+      // Device-plugin resources the Pod model carries (nvidia.com/gpu.shared, nvidia.com/mig-<profile>),
+      // else the extras.
+      const std::string_view name = std::string_view(resource).substr(kRequestsPrefix.size());
+      if (name == kGpuSharedResource && pod.shared_replicas > 0) return int64_t{pod.shared_replicas} * kMilliPerUnit;
+      if (name.starts_with(kMigResourcePrefix))
+        for (const MigRequest& r : pod.mig_requests)
+          if (name.substr(kMigResourcePrefix.size()) == r.profile) return int64_t{r.count} * kMilliPerUnit;
       const auto it = extended.find(resource.substr(kRequestsPrefix.size()));
       if (it == extended.end()) return std::nullopt;
       return it->second * kMilliPerUnit;

@@ -93,7 +93,10 @@ enum class QuantityUnit { kMilli, kMebibytes };
 std::string format_quantity(int64_t amount, QuantityUnit unit);
 
 /// Extended resources a pod requests beyond the Pod model (io::K8sPodExtras::extended), e.g.
-/// {"nvidia.com/gpu.shared", 1}; charged to requests.<name> quota entries.
+/// {"example.com/fpga", 1}; charged to requests.<name> quota entries. The device-plugin requests the
+/// Pod model carries (Pod::shared_replicas as nvidia.com/gpu.shared, Pod::mig_requests as
+/// nvidia.com/mig-<profile>) are charged from the pod itself; this map counts for them only when the
+/// pod has none.
 using ExtendedRequests = std::map<std::string, int64_t>;
 
 struct AdmitResult {

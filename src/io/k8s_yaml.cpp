@@ -15,6 +15,8 @@
 
 #include "io/text_file.h"
 #include "io/yaml_field.h"
+#include "model/gpu_catalog.h"
+#include "model/mig.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -27,6 +29,7 @@ constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
 constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
 constexpr int32_t kKubeletDefaultMaxPods = 110;
+constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu.shared per pod
 constexpr const char* kGpu = "nvidia.com/gpu";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -92,6 +95,21 @@ int64_t amount_of(const Amounts& a, const std::string& k) {
   return it == a.end() ? 0 : it->second;
 }
 
+// The profile of a MIG resource name nvidia.com/mig-<profile>, unless it is a renamed time-sliced
+// one (<profile>.shared).
+std::optional<std::string> mig_profile_of(std::string_view name) {
+  if (!starts_with(name, kMigResourcePrefix)) return std::nullopt;
+  const std::string_view profile = name.substr(kMigResourcePrefix.size());
+  if (profile.size() >= 7 && profile.substr(profile.size() - 7) == ".shared") return std::nullopt;
+  return std::string(profile);
+}
+
+bool catalog_has_mig_profile(const std::string& profile) {
+  for (const GpuModelInfo& m : gpu_catalog())
+    if (m.find_mig_profile(profile) != nullptr) return true;
+  return false;
+}
+
 struct ContainerRequests {
   Amounts effective;          // requests, defaulted from limits
   bool has_cpu_or_memory = false;
@@ -118,6 +136,13 @@ ContainerRequests container_requests(const Val& c) {
     const auto l = lim.find(r);
     if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
   }
+  // nvidia.com/mig-<profile>: the profile must exist in the catalog (a renamed time-sliced MIG
+  // resource, <...>.shared, is not modelled and stays an extra).
+  for (const Val* list : {&req_v, &lim_v})
+    list->each_entry([&](const std::string& name, const Val& v) {
+      if (const auto profile = mig_profile_of(name); profile && !catalog_has_mig_profile(*profile))
+        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
+    });
   if (amount_of(req, kGpu) > kMaxGpusPerPod)
     (req_v[kGpu].present() ? req_v[kGpu] : lim_v[kGpu])
         .fail(fmt::format("{} GPUs is more than {} per pod", amount_of(req, kGpu), kMaxGpusPerPod));
@@ -233,6 +258,11 @@ PodAffinityTerm pod_affinity_term(const Val& v) {
   t.namespaces = string_list(v["namespaces"]);
   t.topology_key = v["topologyKey"].required_str();
   return t;
+}
+
+SourcePosition position_of(const Val& v) {
+  const auto [line, column] = v.position();
+  return SourcePosition{v.source().file, line, column, v.path()};
 }
 
 std::string metadata_name(const Val& obj) { return obj["metadata"]["name"].required_str(); }
@@ -354,7 +384,13 @@ void Reader::node(const Val& v) {
   Node n;
   n.name = metadata_name(v);
   if (!node_names_.insert(n.name).second) v["metadata"]["name"].fail(fmt::format("duplicate node '{}'", n.name));
-  n.labels = string_map(v["metadata"]["labels"]);
+  K8sNodeSource source;
+  source.node = n.name;
+  source.name = position_of(v["metadata"]["name"]);
+  v["metadata"]["labels"].each_entry([&](const std::string& k, const Val& val) {
+    n.labels.emplace_back(k, val.str());
+    source.labels[k] = position_of(val);
+  });
   const Val taints = v["spec"]["taints"];
   for (size_t i = 0, k = taints.size(); i < k; ++i) n.taints.push_back(taint(taints.at(i)));
 
@@ -419,6 +455,7 @@ void Reader::node(const Val& v) {
 
   if (!extras.extended.empty()) out_.node_extras.push_back(std::move(extras));
   out_.nodes.push_back(std::move(n));
+  out_.node_sources.push_back(std::move(source));
 }
 
 PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::string& ns) {
@@ -466,8 +503,21 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   if (gpus > kMaxGpusPerPod) containers.fail(fmt::format("the pod requests {} GPUs, more than {}", gpus, kMaxGpusPerPod));
   p.num_gpu = static_cast<int32_t>(gpus);
   p.gpu_milli = gpus > 0 ? kGpuMilliPerGpu : 0;
-  for (const auto& [name, amount] : total)
-    if (resource_kind(name) == ResKind::kDevice && name != kGpu && amount > 0) t.extended[name] = amount;
+  for (const auto& [name, amount] : total) {
+    if (resource_kind(name) != ResKind::kDevice || name == kGpu || amount <= 0) continue;
+    if (const auto profile = mig_profile_of(name)) {  // sorted by name, hence by profile
+      if (amount > int64_t{kMaxGpusPerNode} * kMigMaxInstances)
+        containers.fail(fmt::format("the pod requests {} {} devices, more than {} ({} GPUs x {} instances)", amount, name,
+                                    kMaxGpusPerNode * kMigMaxInstances, kMaxGpusPerNode, kMigMaxInstances));
+      p.mig_requests.push_back({*profile, static_cast<int32_t>(amount)});
+    } else if (name == kGpuSharedResource) {
+      if (amount > kMaxSharedReplicas)
+        containers.fail(fmt::format("the pod requests {} {}, more than {}", amount, name, kMaxSharedReplicas));
+      p.shared_replicas = static_cast<int32_t>(amount);
+    } else {
+      t.extended[name] = amount;
+    }
+  }
   p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
 
   // Placement constraints.

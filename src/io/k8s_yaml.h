@@ -14,13 +14,19 @@
 //    K8sNodeExtras. A time-sliced node that advertises replicas as nvidia.com/gpu (GPU feature
 //    discovery labels nvidia.com/gpu.replicas = R > 1 and nvidia.com/gpu.count = C, and the resource
 //    equals R x C) gets gpu_count = C, and the advertised count is kept as extras["nvidia.com/gpu"].
+//    The reader does not interpret GPU sharing further: io/device_setup.h applies the configs and
+//    the advertised MIG resources to the nodes, checks the product label against the GPU catalog
+//    and uses K8sNodeSource to report positions.
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
 //    <owner>-0 .. <owner>-(N-1). A bare Pod keeps spec.nodeName (Pod::node_name: already bound). Requests as kube computes a pod's effective request: the sum over
 //    containers (plus restartPolicy: Always init containers, i.e. sidecars), the max with each
 //    ordinary init container, plus spec.overhead; a resource with a limit but no request requests
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
-//    gpu_milli = 1000; other nvidia.com/* resources go to K8sPodExtras. QoS class as kube derives it
+//    gpu_milli = 1000, nvidia.com/mig-<profile> N -> mig_requests {profile, N} (migStrategy mixed;
+//    the profile must be one of a catalog model's, gpu_catalog.h), nvidia.com/gpu.shared N ->
+//    shared_replicas = N; other nvidia.com/* resources (e.g. a renamed time-sliced MIG device
+//    nvidia.com/mig-1g.10gb.shared) go to K8sPodExtras. QoS class as kube derives it
 //    (BestEffort -> QosClass::kBE). Priority: spec.priority when given, else the value of the
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
@@ -40,7 +46,9 @@
 // Errors in a config embedded in a ConfigMap's literal block (`|`) point into the block; in other
 // scalar styles they point at the data value. Checked: YAML syntax; malformed, negative or absurd
 // quantities; a non-integer GPU or other device count; nvidia.com/* requests differing from their
-// limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a missing
+// limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
+// nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
+// kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
 // duplicate node, pod (per namespace) or PriorityClass; two globalDefault PriorityClasses; an unknown
 // priorityClassName; a wrong YAML type for any field read.
@@ -138,6 +146,22 @@ struct K8sNodeExtras {
   std::map<std::string, int64_t> extended;  ///< e.g. nvidia.com/mig-1g.10gb -> 14, nvidia.com/gpu.shared -> 40
 };
 
+/// Where something was read: file, 1-based line and column (0 = unknown) and field path, as InputError
+/// reports them.
+struct SourcePosition {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string field;  ///< e.g. "metadata.labels.nvidia.com/gpu.product" ("items[2]." prefixed in a List)
+};
+
+/// Where a Node was read, for errors found after reading (io/device_setup.h).
+struct K8sNodeSource {
+  std::string node;
+  SourcePosition name;                           ///< metadata.name
+  std::map<std::string, SourcePosition> labels;  ///< label key -> position of its value
+};
+
 /// Extended resources a pod requests that the Pod model does not carry (effective request).
 struct K8sPodExtras {
   std::string pod;
@@ -153,6 +177,7 @@ struct K8sObjects {
   std::vector<TimeSlicingConfig> time_slicing_configs;
   std::vector<MigPartedConfig> mig_parted_configs;
   std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order
+  std::vector<K8sNodeSource> node_sources;  ///< one per node, in node order
   std::vector<K8sPodExtras> pod_extras;    ///< only pods with extended resources, in pod order
   /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
   /// those documents are not otherwise read here, nor counted as skipped.

@@ -1,11 +1,26 @@
 // ClusterState: the mutable allocation state of a set of nodes. No I/O.
 //
-// Invariants kept by allocate()/release() (a violating call throws InvariantViolation and leaves the
-// state unchanged):
+// Invariants kept by allocate()/allocate_devices()/release() (a violating call throws
+// InvariantViolation and leaves the state unchanged):
 //  - no GPU above 1000 gpu_milli used, none below 0;
 //  - no node above its allocatable CPU (cpu_milli), memory (memory_mib) or pod capacity (max_pods);
 //  - a pod takes exactly num_gpu distinct GPUs of one node, each with gpu_milli free;
-//    a multi-GPU pod therefore takes whole free GPUs (its gpu_milli is 1000).
+//    a multi-GPU pod therefore takes whole free GPUs (its gpu_milli is 1000);
+//  - GPU sharing (Node::time_slicing, Node::mig; gpu-sharing.md s.1-3). Each GPU is of one kind
+//    (GpuKind): plain, time-sliced or MIG.
+//    * Plain GPUs are the only ones given as whole or fractional GPUs.
+//    * A time-sliced GPU of a node with R replicas never has more than R replicas in use. Its
+//      replicas are what nvidia.com/gpu requests take when the node's time-slicing is not renamed
+//      (num_gpu replicas, gpu_milli must be 1000), and what nvidia.com/gpu.shared requests take when
+//      it is renamed.
+//    * A MIG device (one GPU instance of a MIG GPU) is held by at most one pod, and only by a pod
+//      requesting its profile.
+//  - Allocation metrics stay in gpu_milli with at most 1000 per GPU: a time-sliced replica counts
+//    floor(1000 / R) gpu_milli used (R = 3: 333 each, 999 when full; R > 1000 counts 0), and a MIG
+//    device floor(1000 * compute_slices / 7) (1g: 142, 2g: 285, 3g: 428, 4g: 571, 7g: 1000; 7x 1g =
+//    994). The floors keep a GPU's sum at or below 1000 (the compute slices of a layout sum to at most
+//    7). gpu_free_milli(), gpu_used_milli() and gpu_free_milli_total() include these amounts; they are
+//    the accounting view, not what a plain pod could get: use gpu_kind() to tell the GPUs apart.
 // Every change bumps the node's version(), so schedulers can cache per-node results.
 // The state also keeps a copy of every bound pod (kube's NodeInfo.Pods), for plugins that look at
 // the pods already on a node (inter-pod anti-affinity) and for preemption.
@@ -16,8 +31,10 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/node.h"
 #include "model/pod.h"
 
@@ -25,11 +42,46 @@ namespace gpufleet {
 
 using NodeId = uint32_t;
 
+/// One MIG device of a node: the GPU instance of `profile` starting at memory slice `start` on GPU
+/// `gpu` (an entry of Node::mig[gpu].instances).
+struct MigDevice {
+  int32_t gpu = 0;
+  int32_t start = 0;
+  std::string profile;  ///< e.g. "3g.40gb"
+  bool operator==(const MigDevice&) const = default;
+};
+
+/// The devices a pod takes on a node (the argument of allocate_devices / release_devices).
+struct DeviceAssignment {
+  /// nvidia.com/gpu, num_gpu entries (none for a pod without GPUs): on plain GPUs, distinct GPU
+  /// indices each given gpu_milli; on a node time-sliced without renaming, the GPU index of each
+  /// replica (an index repeats when a GPU gives the pod several replicas).
+  std::vector<int32_t> gpus;
+  /// nvidia.com/gpu.shared, shared_replicas entries: the GPU index of each replica (may repeat).
+  std::vector<int32_t> shared_replicas;
+  /// nvidia.com/mig-<profile>: one entry per device, as many per profile as the pod requests.
+  std::vector<MigDevice> mig;
+  bool operator==(const DeviceAssignment&) const = default;
+};
+
 /// A pod bound to a node and the devices it holds there.
 struct BoundPod {
   Pod pod;
-  std::vector<int32_t> gpus;  ///< GPU indices, as given to allocate()
+  std::vector<int32_t> gpus;             ///< GPU indices, as given to allocate() (DeviceAssignment::gpus)
+  std::vector<int32_t> shared_replicas;  ///< DeviceAssignment::shared_replicas
+  std::vector<MigDevice> mig;            ///< the MIG devices held (DeviceAssignment::mig)
+  DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
 };
+
+/// What a GPU of a node is (see the file comment).
+enum class GpuKind : uint8_t { kPlain, kTimeSliced, kMig };
+
+/// gpu_milli that one time-slicing replica counts as used: floor(1000 / replicas).
+constexpr int32_t replica_gpu_milli(int32_t replicas) { return replicas > 0 ? kGpuMilliPerGpu / replicas : 0; }
+/// gpu_milli that one MIG device counts as used: floor(1000 * compute_slices / 7).
+constexpr int32_t mig_device_gpu_milli(int compute_slices) {
+  return kGpuMilliPerGpu * compute_slices / kMigComputeSlices;
+}
 
 /// Thrown when an allocate/release would break a ClusterState invariant (a programming error in
 /// a caller: schedulers only allocate what their filters admitted).
@@ -41,7 +93,10 @@ class InvariantViolation : public std::logic_error {
 class ClusterState {
  public:
   /// Takes the nodes. Throws std::invalid_argument for a node with negative capacity or more than
-  /// kMaxGpusPerNode GPUs.
+  /// kMaxGpusPerNode GPUs, or a bad GPU sharing set-up: time-slicing replicas below 1, a `mig` list
+  /// whose size is neither 0 nor gpu_count, MIG instances on a GPU without MIG enabled, MIG on a
+  /// model that find_gpu_model() does not know or that is not MIG-capable, or instances that break the
+  /// MIG placement rules (mig.h; replayed with MigLayout::place_at).
   explicit ClusterState(std::vector<Node> nodes);
 
   size_t node_count() const { return nodes_.size(); }
@@ -79,10 +134,37 @@ class ClusterState {
   bool can_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
   /// Reserves the pod's resources on node n, gpu_milli on each GPU index in `gpus`
   /// (empty for a CPU-only pod). Throws InvariantViolation (state unchanged) if it does not fit.
+  /// Same as allocate_devices(n, pod, {gpus}): a pod with MIG or nvidia.com/gpu.shared requests
+  /// needs allocate_devices.
   void allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
   /// Returns what allocate() reserved: the bound pod with the same namespace and name and the same
   /// GPU indices. Throws InvariantViolation (state unchanged) if there is none.
   void release(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
+
+  /// Whether allocate_devices(n, pod, devices) would succeed (same checks, no change).
+  bool can_allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) const;
+  /// Reserves the pod's CPU, memory and devices on node n (see DeviceAssignment and the invariants
+  /// above): devices.gpus as allocate() does on plain GPUs, or as replicas on a time-sliced node
+  /// that is not renamed; devices.shared_replicas on a renamed time-sliced node; devices.mig must
+  /// name free instances of the node's layout, exactly pod.mig_requests' counts per profile.
+  /// Throws InvariantViolation (state unchanged) if it does not fit.
+  void allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices);
+  /// Returns what allocate_devices() reserved: the bound pod with the same namespace, name, request
+  /// and devices. Throws InvariantViolation (state unchanged) if there is none.
+  void release_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices);
+
+  // GPU sharing (all O(1) unless noted).
+  /// Whether node n has a time-sliced or MIG GPU (Node::has_gpu_sharing()).
+  bool has_gpu_sharing(NodeId n) const { return sharing_[n] != 0; }
+  GpuKind gpu_kind(NodeId n, int32_t g) const { return static_cast<GpuKind>(gpu_kind_[gpu_offset_[n] + static_cast<size_t>(g)]); }
+  /// Replicas of time-sliced GPU g in use (0 for other GPUs).
+  int32_t replicas_used(NodeId n, int32_t g) const { return replicas_used_[gpu_offset_[n] + static_cast<size_t>(g)]; }
+  /// Free replicas over the node's time-sliced GPUs (0 when not time-sliced). O(GPUs).
+  int32_t replicas_free(NodeId n) const;
+  /// Whether instance i of Node::mig[g].instances is held by a pod.
+  bool mig_device_taken(NodeId n, int32_t g, size_t i) const { return mig_taken_[mig_first_[gpu_offset_[n] + static_cast<size_t>(g)] + i] != 0; }
+  /// Free MIG devices of `profile` on the node. O(instances).
+  int32_t mig_free_count(NodeId n, std::string_view profile) const;
 
   /// The pods bound to node n, in binding order.
   const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
@@ -96,7 +178,19 @@ class ClusterState {
     uint32_t version = 1;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
   };
-  std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
+  std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
+                    std::span<const MigDevice> mig) const;
+  std::string check_sharing(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
+                            std::span<const MigDevice> mig) const;
+  // Index into mig_taken_ of the instance (gpu, start, profile) of node n, or -1.
+  int64_t mig_slot(NodeId n, const MigDevice& d) const;
+  void do_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
+                   std::span<const MigDevice> mig);
+  void do_release(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
+                  std::span<const MigDevice> mig);
+  // Adds sign * the pod's device usage (gpus, replicas, MIG devices) to the node's GPUs.
+  void apply_devices(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
+                     std::span<const MigDevice> mig, int sign);
   static int kind_index(const Pod& pod);
 
   std::vector<Node> nodes_;
@@ -108,6 +202,13 @@ class ClusterState {
   std::vector<std::string> models_;
   int64_t gpu_capacity_milli_ = 0;
   int64_t gpu_used_milli_ = 0;
+  // GPU sharing: per node, per GPU (indexed like gpu_free_), per MIG instance.
+  std::vector<uint8_t> sharing_;        // per node: has_gpu_sharing
+  std::vector<uint8_t> gpu_kind_;       // per GPU: GpuKind
+  std::vector<int32_t> replicas_used_;  // per GPU
+  std::vector<uint32_t> mig_first_;     // per GPU: index of its first instance in mig_taken_
+  std::vector<uint8_t> mig_taken_;      // per MIG instance
+  std::vector<int32_t> mig_milli_;      // per MIG instance: mig_device_gpu_milli
 };
 
 }  // namespace gpufleet

@@ -94,6 +94,15 @@ std::vector<Node> expand_pool(const NodePool& pool) {
   if (!pool.instance_type.empty()) set_label(labels, kInstanceTypeLabel, pool.instance_type);
   set_label(labels, kPoolLabel, pool.name);
 
+  // Device set-up: every GPU gets the pool's MIG layout (the lowest-start placement that
+  // layout_for_counts finds; validate_pool checked that it exists); time-slicing applies to the GPUs
+  // without MIG, advertised as nvidia.com/gpu (the device plugin's default: no rename,
+  // failRequestsGreaterThanOne false).
+  std::vector<GpuMig> mig;
+  if (pool.mig_devices) mig.assign(static_cast<size_t>(pool.gpus_per_node), GpuMig{true, *layout_for_counts(*model, *pool.mig_devices)});
+  std::optional<TimeSlicing> time_slicing;
+  if (pool.time_slicing_replicas) time_slicing = TimeSlicing{*pool.time_slicing_replicas, false, false};
+
   const size_t width = pool.node_count > 1 ? std::to_string(pool.node_count - 1).size() : 1;
   std::vector<Node> nodes;
   nodes.reserve(static_cast<size_t>(pool.node_count));
@@ -107,6 +116,8 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.max_pods = kKubeletDefaultMaxPods;
     n.labels = labels;
     n.taints = pool.taints;
+    n.mig = mig;
+    n.time_slicing = time_slicing;
     nodes.push_back(std::move(n));
   }
   return nodes;

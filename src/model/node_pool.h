@@ -58,7 +58,12 @@ void validate_pool(const NodePool& pool);
 ///  - labels: the pool's labels, then nvidia.com/gpu.product (the catalog's first product label) and
 ///    nvidia.com/gpu.count (GPU pools only), nvidia.com/gpu.replicas (time-sliced pools only),
 ///    node.kubernetes.io/instance-type (when instance_type is set) and gpufleet.io/pool;
-///  - taints copied.
+///  - taints copied;
+///  - devices: with mig_devices, every GPU has MIG enabled with the layout layout_for_counts() returns
+///    (Node::mig); with time_slicing_replicas, Node::time_slicing = {replicas, not renamed,
+///    failRequestsGreaterThanOne false}, the device plugin's defaults (it then applies only to GPUs
+///    without MIG, i.e. to none when both are set). A device-plugin config selected by the node's
+///    labels can change these later (io/device_setup.h).
 std::vector<Node> expand_pool(const NodePool& pool);
 
 }  // namespace gpufleet

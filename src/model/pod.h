@@ -13,10 +13,23 @@ namespace gpufleet {
 /// Kubernetes/Alibaba QoS class of a pod (informational in the FGD experiments).
 enum class QosClass { kUnspecified, kLS, kBE, kBurstable, kGuaranteed };
 
+/// A request for MIG devices of one profile: the extended resource `nvidia.com/mig-<profile>` that
+/// the NVIDIA device plugin advertises with migStrategy mixed (gpu-sharing.md s.2).
+struct MigRequest {
+  std::string profile;  ///< e.g. "3g.40gb" (a catalog profile name, see gpu_catalog.h)
+  int32_t count = 0;    ///< MIG devices of that profile, >= 1
+  bool operator==(const MigRequest&) const = default;
+};
+
 /// A pod's request. A GPU pod asks for num_gpu GPUs with gpu_milli of each:
 ///  - CPU-only: num_gpu == 0, gpu_milli == 0
 ///  - sharing:  num_gpu == 1, 0 < gpu_milli < 1000 (fits on one GPU with that much free)
-///  - whole:    num_gpu >= 1, gpu_milli == 1000 (takes num_gpu fully free GPUs of one node)
+///  - whole:    num_gpu >= 1, gpu_milli == 1000 (takes num_gpu fully free GPUs of one node). This is
+///              the resource nvidia.com/gpu: N. On a node whose GPUs are time-sliced and not renamed
+///              (Node::time_slicing), the device plugin advertises replicas under that name, so the
+///              pod takes N replicas there, exactly as kube-scheduler counts the advertised resource.
+/// Independently of these, a pod may ask for MIG devices (mig_requests) and for renamed
+/// time-slicing replicas (shared_replicas); num_gpu/gpu_milli do not include them.
 struct Pod {
   std::string name;
   int64_t cpu_milli = 0;
@@ -35,11 +48,19 @@ struct Pod {
   PodConstraints constraints;
   std::string node_name;         ///< spec.nodeName: the node it is already bound to; empty = to schedule
 
+  // Device-plugin resources besides nvidia.com/gpu (empty/0 for the openb trace).
+  /// nvidia.com/mig-<profile> requests, one entry per profile, sorted by profile, counts >= 1.
+  std::vector<MigRequest> mig_requests;
+  /// nvidia.com/gpu.shared: time-slicing replicas under the renamed resource (0 = none).
+  int32_t shared_replicas = 0;
+
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }
   bool is_gpu_pod() const { return num_gpu > 0 && gpu_milli > 0; }
   /// A sharing pod takes a fraction of one GPU.
   bool is_share_pod() const { return num_gpu == 1 && gpu_milli < kGpuMilliPerGpu && gpu_milli > 0; }
+  /// Whether the pod asks for MIG devices or renamed time-slicing replicas.
+  bool has_device_requests() const { return shared_replicas > 0 || !mig_requests.empty(); }
   /// CPU request as kube-scheduler scores it: 0 counts as 100m (see kDefaultNonZeroCpuMilli).
   int64_t nonzero_cpu_milli() const { return cpu_milli == 0 ? kDefaultNonZeroCpuMilli : cpu_milli; }
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace gpufleet {
 
@@ -17,6 +18,13 @@ inline constexpr int32_t kMaxGpusPerPod = 8;
 
 /// Largest number of GPUs a node may carry (HGX-2 class systems have 16).
 inline constexpr int32_t kMaxGpusPerNode = 16;
+
+/// Extended-resource names of the NVIDIA device plugin (gpu-sharing.md s.2-3): whole GPUs (or their
+/// time-slicing replicas when not renamed), renamed time-slicing replicas, and, with migStrategy
+/// mixed, one resource per MIG profile, `nvidia.com/mig-<profile>` (e.g. nvidia.com/mig-3g.40gb).
+inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+inline constexpr std::string_view kGpuSharedResource = "nvidia.com/gpu.shared";
+inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 
 /// Kubernetes counts a container without a CPU request as 100m when scoring ("non-zero" request,
 /// k8s.io/kubernetes pkg/scheduler/util/non_zero.go DefaultMilliCPURequest).

@@ -12,6 +12,10 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kGpuModelMismatch: return "node(s) didn't match pod's GPU model constraint";
     case FilterCode::kUntoleratedTaint: return "node(s) had untolerated taint(s)";
     case FilterCode::kNodeAffinityMismatch: return "node(s) didn't match Pod's node affinity/selector";
+    case FilterCode::kInsufficientMig: return "Insufficient nvidia.com/mig-<profile>";
+    case FilterCode::kInsufficientGpuShared: return "Insufficient nvidia.com/gpu.shared";
+    case FilterCode::kSharedRequestAboveOne:
+      return "node(s) refuse more than one time-sliced GPU replica per pod (failRequestsGreaterThanOne)";
     case FilterCode::kCount: break;
   }
   return "unknown";
@@ -20,8 +24,10 @@ std::string_view filter_reason(FilterCode code) {
 std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count) {
   std::vector<int32_t> out;
   auto free = state.gpu_free_milli(n);
+  const bool sharing = state.has_gpu_sharing(n);
   for (size_t g = 0; g < free.size() && static_cast<int32_t>(out.size()) < count; ++g)
-    if (free[g] == kGpuMilliPerGpu) out.push_back(static_cast<int32_t>(g));
+    if (free[g] == kGpuMilliPerGpu && (!sharing || state.gpu_kind(n, static_cast<int32_t>(g)) == GpuKind::kPlain))
+      out.push_back(static_cast<int32_t>(g));
   return out;
 }
 

@@ -34,6 +34,15 @@ enum class FilterCode : uint8_t {
   /// kube's per-node string).
   kUntoleratedTaint,
   kNodeAffinityMismatch,  ///< "node(s) didn't match Pod's node affinity/selector" (NodeAffinity)
+  /// "Insufficient nvidia.com/mig-<profile>" (GpuShareFit): too few free MIG devices of a profile the
+  /// pod requests. kube names the resource; a code aggregates nodes, so ScheduleResult::mig_rejected
+  /// holds the per-profile counts that unschedulable_message prints.
+  kInsufficientMig,
+  kInsufficientGpuShared,  ///< "Insufficient nvidia.com/gpu.shared" (GpuShareFit): too few free renamed replicas
+  /// GpuShareFit: more than one time-slicing replica on a node whose device plugin sets
+  /// failRequestsGreaterThanOne. kube binds such a pod and the kubelet then fails it with
+  /// UnexpectedAdmissionError; gpufleet refuses the node instead (see gpu_share_fit.h).
+  kSharedRequestAboveOne,
   kCount
 };
 inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);
@@ -96,6 +105,7 @@ struct Policy {
 };
 
 /// The lowest-index GPUs with all 1000 gpu_milli free, `count` of them (fewer if the node lacks them).
+/// Only plain GPUs (GpuKind::kPlain) count: MIG and time-sliced GPUs are never given whole.
 std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count);
 
 /// Index of the GPU with the least free gpu_milli that still fits `gpu_milli`, first index on ties;

@@ -14,6 +14,7 @@ namespace {
 
 // Cache entries hold a score, or INT32_MIN + FilterCode for a node the filters rejected.
 constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
+static_assert(kFilterCodeCount <= 16, "ScorePlugin promises that only scores below INT32_MIN + 16 are clamped");
 int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
 
 // An injective encoding of everything besides the request that filters and scores may read: the
@@ -89,13 +90,71 @@ std::string constraints_key(const Pod& pod) {
   return out;
 }
 
+std::string mig_key(const Pod& pod) {
+  std::string out;
+  for (const MigRequest& r : pod.mig_requests) {
+    put(out, r.profile);
+    put(out, std::to_string(r.count));
+  }
+  return out;
+}
+
+// `count` replicas on node n's time-sliced GPUs: each on the GPU with the most free replicas, lowest
+// index on ties; ascending.
+std::vector<int32_t> pick_replicas(const ClusterState& state, NodeId n, int32_t count) {
+  const Node& node = state.node(n);
+  std::array<int32_t, kMaxGpusPerNode> free{};
+  for (int32_t g = 0; g < node.gpu_count; ++g)
+    free[static_cast<size_t>(g)] =
+        state.gpu_kind(n, g) == GpuKind::kTimeSliced ? node.time_slicing->replicas - state.replicas_used(n, g) : 0;
+  std::vector<int32_t> out;
+  for (int32_t k = 0; k < count; ++k) {
+    int32_t best = -1;
+    for (int32_t g = 0; g < node.gpu_count; ++g)
+      if (free[static_cast<size_t>(g)] > 0 && (best < 0 || free[static_cast<size_t>(g)] > free[static_cast<size_t>(best)])) best = g;
+    if (best < 0) break;  // cannot happen: the filters counted the free replicas
+    --free[static_cast<size_t>(best)];
+    out.push_back(best);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace
+
+std::vector<int32_t> ScheduleResult::gpu_indices() const {
+  std::vector<int32_t> out(gpus);
+  out.insert(out.end(), shared_replicas.begin(), shared_replicas.end());
+  for (const MigDevice& d : mig) out.push_back(d.gpu);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string ScheduleResult::mig_profiles() const {
+  std::vector<std::string_view> seen;
+  std::string out;
+  for (const MigDevice& d : mig) {
+    if (std::find(seen.begin(), seen.end(), d.profile) != seen.end()) continue;
+    seen.push_back(d.profile);
+    if (!out.empty()) out += ',';
+    out += d.profile;
+  }
+  return out;
+}
 
 std::string unschedulable_message(const ScheduleResult& result, size_t node_count) {
   std::string out = fmt::format("0/{} nodes are available", node_count);
   bool first = true;
   for (size_t c = 1; c < kFilterCodeCount; ++c) {
     if (result.rejected[c] == 0) continue;
+    if (static_cast<FilterCode>(c) == FilterCode::kInsufficientMig && !result.mig_rejected.empty()) {
+      for (const auto& [profile, nodes] : result.mig_rejected) {
+        out += fmt::format("{} {} Insufficient {}{}", first ? ":" : ",", nodes, kMigResourcePrefix, profile);
+        first = false;
+      }
+      continue;
+    }
     out += fmt::format("{} {} {}", first ? ":" : ",", result.rejected[c], filter_reason(static_cast<FilterCode>(c)));
     first = false;
   }
@@ -108,6 +167,8 @@ size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   mix(std::hash<int64_t>{}(k.memory_mib));
   mix(std::hash<int32_t>{}(k.num_gpu));
   mix(std::hash<int32_t>{}(k.gpu_milli));
+  mix(std::hash<int32_t>{}(k.shared_replicas));
+  mix(std::hash<std::string>{}(k.mig));
   mix(std::hash<std::string>{}(k.gpu_spec));
   mix(std::hash<std::string>{}(k.constraints));
   return h;
@@ -127,8 +188,14 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
   return FilterCode::kFits;
 }
 
+int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
+  const FilterCode code = run_filters(pod, state, n);
+  return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+}
+
 size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
-  ShapeKey key{pod.cpu_milli, pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.gpu_spec, constraints_key(pod)};
+  ShapeKey key{pod.cpu_milli,    pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.shared_replicas, mig_key(pod),
+               pod.gpu_spec, constraints_key(pod)};
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {
     cache_.emplace_back(node_count);
@@ -184,8 +251,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     for (NodeId n = 0; n < node_count; ++n) {
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
-        const FilterCode code = run_filters(pod, state, n);
-        e.value = code == FilterCode::kFits ? std::max(scorer.score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+        e.value = evaluate(pod, state, n);
         e.version = state.version(n);
       }
       if (e.value >= kMinScore) consider(n, e.value);
@@ -213,16 +279,73 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       const int32_t v = entries[n].value;
       if (v < kMinScore) ++result.rejected[static_cast<size_t>(v - INT32_MIN)];
     }
+    if (!pod.mig_requests.empty() && result.rejected[static_cast<size_t>(FilterCode::kInsufficientMig)] > 0)
+      tally_mig_rejections(pod, state, entries, result);
     return result;
   }
   result.node = best;
   result.score = best_score;
-  if (pod.is_share_pod()) {
+  if (state.has_gpu_sharing(best) || pod.has_device_requests()) {
+    select_devices(pod, state, best, result);
+  } else if (pod.is_share_pod()) {
     result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, best, rng));
   } else if (pod.is_gpu_pod()) {
     result.gpus = lowest_free_gpus(state, best, pod.num_gpu);
   }
   return result;
+}
+
+void Scheduler::tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
+                                     ScheduleResult& result) {
+  for (NodeId n = 0; n < entries.size(); ++n) {
+    if (entries[n].value != infeasible(FilterCode::kInsufficientMig)) continue;
+    for (const MigRequest& r : pod.mig_requests) {
+      if (state.mig_free_count(n, r.profile) >= r.count) continue;
+      auto it = std::find_if(result.mig_rejected.begin(), result.mig_rejected.end(),
+                             [&](const auto& e) { return e.first == r.profile; });
+      if (it == result.mig_rejected.end()) it = result.mig_rejected.insert(it, {r.profile, 0});
+      ++it->second;
+    }
+  }
+  // Pod order, whatever order the nodes listed them in.
+  std::stable_sort(result.mig_rejected.begin(), result.mig_rejected.end(), [&](const auto& a, const auto& b) {
+    auto rank = [&](const std::string& p) {
+      return std::find_if(pod.mig_requests.begin(), pod.mig_requests.end(), [&](const MigRequest& r) { return r.profile == p; }) -
+             pod.mig_requests.begin();
+    };
+    return rank(a.first) < rank(b.first);
+  });
+}
+
+void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {
+  const Node& node = state.node(n);
+  if (pod.is_gpu_pod()) {
+    if (node.time_slicing && !node.time_slicing->renamed) {
+      result.gpus = pick_replicas(state, n, pod.num_gpu);
+    } else if (pod.is_share_pod()) {
+      // Best fit among the plain GPUs: the policy's selector would also see the MIG and time-sliced
+      // GPUs' accounting (ClusterState::gpu_free_milli).
+      std::array<int32_t, kMaxGpusPerNode> free{};
+      const auto all = state.gpu_free_milli(n);
+      for (int32_t g = 0; g < node.gpu_count; ++g)
+        free[static_cast<size_t>(g)] = state.gpu_kind(n, g) == GpuKind::kPlain ? all[static_cast<size_t>(g)] : -1;
+      result.gpus.push_back(best_fit_gpu(std::span<const int32_t>(free.data(), all.size()), pod.gpu_milli));
+    } else {
+      result.gpus = lowest_free_gpus(state, n, pod.num_gpu);
+    }
+  }
+  if (pod.shared_replicas > 0) result.shared_replicas = pick_replicas(state, n, pod.shared_replicas);
+  for (const MigRequest& r : pod.mig_requests) {
+    int32_t left = r.count;
+    for (size_t g = 0; g < node.mig.size() && left > 0; ++g) {
+      const auto& instances = node.mig[g].instances;  // ordered by start
+      for (size_t i = 0; i < instances.size() && left > 0; ++i)
+        if (instances[i].profile == r.profile && !state.mig_device_taken(n, static_cast<int32_t>(g), i)) {
+          result.mig.push_back(MigDevice{static_cast<int32_t>(g), instances[i].start, r.profile});
+          --left;
+        }
+    }
+  }
 }
 
 void Scheduler::observe(const Pod& pod) {
@@ -237,7 +360,10 @@ void Scheduler::observe(const Pod& pod) {
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng) {
   observe(pod);
   ScheduleResult result = decide(pod, state, rng);
-  if (result.scheduled()) state.allocate(result.node, pod, result.gpus);
+  if (result.scheduled()) {
+    if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
+    else state.allocate_devices(result.node, pod, result.devices());
+  }
   return result;
 }
 

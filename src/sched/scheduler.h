@@ -11,13 +11,15 @@
 // Filter and cacheable score results are memoized per (pod request shape and scheduling
 // constraints, node) and reused until the node's ClusterState::version() changes: the results are
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
-// re-evaluate only the nodes that changed since).
+// re-evaluate only the nodes that changed since). The request shape includes the MIG and
+// nvidia.com/gpu.shared requests.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sched/framework.h"
@@ -25,17 +27,45 @@
 namespace gpufleet::sched {
 
 /// The outcome of one cycle.
+///
+/// Devices (DeviceAssignment's fields; schedule_one reserves exactly these):
+///  - gpus: nvidia.com/gpu. Plain GPUs: num_gpu distinct indices (whole GPUs: the lowest-index fully
+///    free plain GPUs; a fraction: the policy's GpuSelector, or the best-fit plain GPU on a node that
+///    also has MIG or time-sliced GPUs). On a node time-sliced without renaming: one GPU index per
+///    replica, ascending (an index repeats when a GPU gives several replicas).
+///  - shared_replicas: nvidia.com/gpu.shared, one GPU index per replica, ascending.
+///    Replicas (of either resource) are picked one at a time on the time-sliced GPU with the most
+///    free replicas, lowest index on ties (spreading; the device plugin leaves the choice to the
+///    kubelet, which gpufleet does not model).
+///  - mig: per MIG request in the pod's order, the free devices of its profile with the lowest
+///    (GPU index, start).
+/// For output, gpu_indices() gives the distinct GPUs touched and mig_profiles() the profile(s), e.g.
+/// "gpus": [2], "mig": "3g.40gb".
 struct ScheduleResult {
   NodeId node = kNoNode;                ///< chosen node, kNoNode if the pod is unschedulable
-  std::vector<int32_t> gpus;            ///< GPU indices on that node (num_gpu of them)
+  std::vector<int32_t> gpus;            ///< GPU indices on that node (num_gpu of them; see above)
+  std::vector<int32_t> shared_replicas;  ///< GPU index per nvidia.com/gpu.shared replica (see above)
+  std::vector<MigDevice> mig;           ///< MIG devices (GPU, start, profile) (see above)
   int32_t score = 0;                    ///< the winning score
   /// For an unschedulable pod: how many nodes each filter code rejected (index = FilterCode).
   std::array<int32_t, kFilterCodeCount> rejected{};
+  /// For an unschedulable pod rejected with kInsufficientMig: per MIG profile of the pod (its order),
+  /// how many nodes lack free devices of it (a node lacking two profiles counts for both, as kube
+  /// counts each insufficient resource).
+  std::vector<std::pair<std::string, int32_t>> mig_rejected;
   bool scheduled() const { return node != kNoNode; }
+  /// The devices, as ClusterState::allocate_devices takes them.
+  DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
+  /// The distinct GPU indices the pod uses (gpus, shared_replicas and MIG devices), ascending.
+  std::vector<int32_t> gpu_indices() const;
+  /// The distinct profiles of `mig`, in order, joined by ','; empty without MIG devices.
+  std::string mig_profiles() const;
 };
 
 /// kube-scheduler's FitError message, e.g.
 /// "0/3 nodes are available: 2 Insufficient cpu, 1 Insufficient nvidia.com/gpu."
+/// kInsufficientMig prints one entry per profile from result.mig_rejected, e.g.
+/// "1 Insufficient nvidia.com/mig-1g.10gb". Entries follow FilterCode order (kube sorts them).
 std::string unschedulable_message(const ScheduleResult& result, size_t node_count);
 
 class Scheduler {
@@ -62,6 +92,8 @@ class Scheduler {
   struct ShapeKey {
     int64_t cpu_milli, memory_mib;
     int32_t num_gpu, gpu_milli;
+    int32_t shared_replicas;
+    std::string mig;  // mig_key(pod): the MIG requests; "" for none
     std::string gpu_spec;
     std::string constraints;  // constraints_key(pod): namespace, labels, PodConstraints; "" for none
     bool operator==(const ShapeKey&) const = default;
@@ -70,6 +102,14 @@ class Scheduler {
     size_t operator()(const ShapeKey& k) const;
   };
   FilterCode run_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // Filters then, when the node fits, the cacheable score: a cache Entry value. Out of line, so that
+  // the per-node cache loop of decide() stays small.
+  [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // Device choice on node n for a node with MIG/time-sliced GPUs or a pod with device requests.
+  void select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const;
+  // For an unschedulable pod with MIG requests: ScheduleResult::mig_rejected.
+  static void tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
+                                   ScheduleResult& result);
   size_t shape_for(const Pod& pod, size_t node_count);
 
   Policy policy_;

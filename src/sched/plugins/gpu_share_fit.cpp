@@ -3,6 +3,42 @@
 #include "model/gpu_spec.h"
 
 namespace gpufleet::sched {
+namespace {
+
+// GpuShareFit on a node with MIG or time-sliced GPUs, or for a pod with MIG / gpu.shared requests
+// (the rules in gpu_share_fit.h).
+FilterCode sharing_filter(const Pod& pod, const ClusterState& state, NodeId n) {
+  const bool wants_gpu = pod.is_gpu_pod();
+  if (!wants_gpu && !pod.has_device_requests()) return FilterCode::kFits;
+  const Node& node = state.node(n);
+  if (node.gpu_count > 0 && !gpu_spec_allows(pod.gpu_spec, node.gpu_model)) return FilterCode::kGpuModelMismatch;
+  const TimeSlicing* ts = node.time_slicing ? &*node.time_slicing : nullptr;
+  const bool fail_above_one = ts != nullptr && ts->fail_requests_greater_than_one;
+  if (wants_gpu) {
+    if (ts != nullptr && !ts->renamed) {
+      if (pod.gpu_milli < kGpuMilliPerGpu) return FilterCode::kInsufficientGpu;
+      if (fail_above_one && pod.num_gpu > 1) return FilterCode::kSharedRequestAboveOne;
+      if (state.replicas_free(n) < pod.num_gpu) return FilterCode::kInsufficientGpu;
+    } else {
+      // Plain GPUs only (a renamed time-sliced node has none besides its MIG GPUs).
+      int32_t fit = 0;
+      const auto free = state.gpu_free_milli(n);
+      for (int32_t g = 0; g < node.gpu_count; ++g)
+        fit += state.gpu_kind(n, g) == GpuKind::kPlain && free[static_cast<size_t>(g)] >= pod.gpu_milli;
+      if (fit < pod.num_gpu) return FilterCode::kInsufficientGpu;
+    }
+  }
+  if (pod.shared_replicas > 0) {
+    if (ts == nullptr || !ts->renamed) return FilterCode::kInsufficientGpuShared;
+    if (fail_above_one && pod.shared_replicas > 1) return FilterCode::kSharedRequestAboveOne;
+    if (state.replicas_free(n) < pod.shared_replicas) return FilterCode::kInsufficientGpuShared;
+  }
+  for (const MigRequest& r : pod.mig_requests)
+    if (state.mig_free_count(n, r.profile) < r.count) return FilterCode::kInsufficientMig;
+  return FilterCode::kFits;
+}
+
+}  // namespace
 
 int32_t gpus_with_free(std::span<const int32_t> gpu_free_milli, int32_t gpu_milli) {
   int32_t count = 0;
@@ -11,6 +47,7 @@ int32_t gpus_with_free(std::span<const int32_t> gpu_free_milli, int32_t gpu_mill
 }
 
 FilterCode GpuShareFit::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+  if (state.has_gpu_sharing(n) || pod.has_device_requests()) return sharing_filter(pod, state, n);
   if (!pod.is_gpu_pod()) return FilterCode::kFits;
   const Node& node = state.node(n);
   if (node.gpu_count == 0) return FilterCode::kInsufficientGpu;

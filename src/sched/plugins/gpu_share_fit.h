@@ -5,6 +5,28 @@
 //  - the node needs GPUs and a model allowed by the pod's gpu_spec (gpu_spec_allows);
 //  - at least num_gpu of the node's GPUs must each have gpu_milli free (so a sharing pod needs one
 //    GPU with its fraction free, a whole-GPU pod needs num_gpu fully free GPUs).
+//
+// NVIDIA device-plugin sharing (gpu-sharing.md s.2-3; ClusterState's GpuKind). On a node with MIG or
+// time-sliced GPUs, or for a pod asking for MIG devices or nvidia.com/gpu.shared, each resource is
+// counted as the device plugin advertises it and kube-scheduler's NodeResourcesFit compares requests
+// with it (noderesources/fit.go, "Insufficient <resource>"):
+//  - nvidia.com/gpu (num_gpu, gpu_milli): plain GPUs only, as above; on a node time-sliced without
+//    renaming, the free replicas over its time-sliced GPUs (a fraction of a GPU never fits there);
+//    on a renamed time-sliced node only its plain GPUs, i.e. none. Else "Insufficient nvidia.com/gpu".
+//  - nvidia.com/gpu.shared (shared_replicas): the free replicas of a renamed time-sliced node, else
+//    "Insufficient nvidia.com/gpu.shared".
+//  - nvidia.com/mig-<profile> (mig_requests): the free MIG devices of that profile, for each profile
+//    requested, else "Insufficient nvidia.com/mig-<profile>" (FilterCode::kInsufficientMig).
+//  - failRequestsGreaterThanOne (TimeSlicing::fail_requests_greater_than_one): a pod asking for more
+//    than one replica (of nvidia.com/gpu or nvidia.com/gpu.shared, whichever the node time-slices)
+//    is refused with FilterCode::kSharedRequestAboveOne. Divergence from kube: kube-scheduler binds
+//    the pod (the replicas are there) and the kubelet then fails it at admission with
+//    UnexpectedAdmissionError; the device plugin checks each container, gpufleet the pod's total
+//    (the reader sums the containers), so a pod of two containers asking for one replica each is
+//    refused here but runs on a real cluster.
+// The checks run in this order (nvidia.com/gpu, nvidia.com/gpu.shared, MIG profiles in the pod's
+// order) and the first failing one is the node's reason; kube reports every insufficient resource.
+// A pod's gpu_spec, when set, applies to all of them.
 #pragma once
 
 #include "sched/framework.h"
