@@ -230,6 +230,7 @@ Toleration toleration(const Val& v) {
 PodAffinityTerm pod_affinity_term(const Val& v) {
   PodAffinityTerm t;
   t.label_selector = label_selector(v["labelSelector"]);
+  t.has_label_selector = v["labelSelector"].present();
   t.namespaces = string_list(v["namespaces"]);
   t.topology_key = v["topologyKey"].required_str();
   return t;

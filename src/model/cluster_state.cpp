@@ -70,6 +70,20 @@ bool ClusterState::can_allocate(NodeId n, const Pod& pod, std::span<const int32_
 }
 
 void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) {
+  bind(n, pod, gpus, last_bind_seq_ + 1);
+  last_bind_seq_ += 1;
+}
+
+void ClusterState::rebind(NodeId n, const BoundPod& bound) {
+  const uint64_t seq = bound.bind_seq;
+  bool ok = seq >= 1 && seq <= last_bind_seq_;
+  if (ok && n < nodes_.size())
+    for (const BoundPod& b : bound_[n]) ok = ok && b.bind_seq != seq;
+  if (!ok) throw InvariantViolation(fmt::format("rebind {}: bind_seq {} was not released from this state", bound.pod.name, seq));
+  bind(n, bound.pod, bound.gpus, seq);
+}
+
+void ClusterState::bind(NodeId n, const Pod& pod, std::span<const int32_t> gpus, uint64_t bind_seq) {
   if (std::string why = check(n, pod, gpus); !why.empty())
     throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
   Usage& u = usage_[n];
@@ -82,8 +96,18 @@ void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> g
     gpu_used_milli_ += pod.gpu_milli;
   }
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
+  if (!pod.constraints.required_anti_affinity.empty()) {
+    ++u.anti_affinity_pods;
+    ++anti_affinity_pods_;
+  }
   ++u.version;
-  bound_[n].push_back(BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end())});
+  // Keep pods_on(n) in binding order: a new pod goes last, a rebound one back to its place.
+  auto& bound = bound_[n];
+  auto at = bound.end();
+  if (!bound.empty() && bound.back().bind_seq > bind_seq)
+    at = std::upper_bound(bound.begin(), bound.end(), bind_seq,
+                          [](uint64_t seq, const BoundPod& b) { return seq < b.bind_seq; });
+  bound.insert(at, BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end()), bind_seq});
 }
 
 void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gpus) {
@@ -107,6 +131,10 @@ void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gp
   });
   ok = ok && it != bound.end();
   if (!ok) throw InvariantViolation(fmt::format("release {} from {}: not reserved there", pod.name, nodes_[n].name));
+  if (!it->pod.constraints.required_anti_affinity.empty()) {
+    --u.anti_affinity_pods;
+    --anti_affinity_pods_;
+  }
   bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;
   u.memory_used_mib -= pod.memory_mib;

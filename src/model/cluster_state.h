@@ -29,6 +29,9 @@ using NodeId = uint32_t;
 struct BoundPod {
   Pod pod;
   std::vector<int32_t> gpus;  ///< GPU indices, as given to allocate()
+  /// Cluster-wide binding order: 1 for the state's first allocate(), then 2, 3, ... (never reused).
+  /// Stands in for the pod's start time (kube status.startTime) in preemption's orderings.
+  uint64_t bind_seq = 0;
 };
 
 /// Thrown when an allocate/release would break a ClusterState invariant (a programming error in
@@ -84,8 +87,20 @@ class ClusterState {
   /// GPU indices. Throws InvariantViolation (state unchanged) if there is none.
   void release(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
 
-  /// The pods bound to node n, in binding order.
+  /// The pods bound to node n, in binding order (ascending bind_seq).
   const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
+
+  /// Binds again, with its original bind_seq, a pod that release() took off node n, so pods_on(n) and
+  /// the binding order are as before the release (preemption's dry run releases victims, then
+  /// restores them). Same checks as allocate(); also throws InvariantViolation (state unchanged) when
+  /// bound.bind_seq was never handed out by this state or a pod with that bind_seq is on node n.
+  void rebind(NodeId n, const BoundPod& bound);
+
+  /// Bound pods with required pod anti-affinity terms on node n (kube's
+  /// NodeInfo.PodsWithRequiredAntiAffinity), and in the whole state: InterPodAffinity skips its
+  /// work when the total is 0 and the incoming pod has no terms.
+  int32_t anti_affinity_pod_count(NodeId n) const { return usage_[n].anti_affinity_pods; }
+  int64_t anti_affinity_pod_count() const { return anti_affinity_pods_; }
 
  private:
   struct Usage {
@@ -95,8 +110,10 @@ class ClusterState {
     int32_t gpu_free_total_milli = 0;
     uint32_t version = 1;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
+    int32_t anti_affinity_pods = 0;
   };
   std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
+  void bind(NodeId n, const Pod& pod, std::span<const int32_t> gpus, uint64_t bind_seq);
   static int kind_index(const Pod& pod);
 
   std::vector<Node> nodes_;
@@ -108,6 +125,8 @@ class ClusterState {
   std::vector<std::string> models_;
   int64_t gpu_capacity_milli_ = 0;
   int64_t gpu_used_milli_ = 0;
+  uint64_t last_bind_seq_ = 0;
+  int64_t anti_affinity_pods_ = 0;
 };
 
 }  // namespace gpufleet

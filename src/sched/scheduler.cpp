@@ -50,6 +50,7 @@ void put(std::string& out, const PodAffinityTerm& t) {
   put(out, t.label_selector.match_expressions);
   put(out, t.namespaces);
   put(out, t.topology_key);
+  put(out, t.has_label_selector ? "1" : "0");
 }
 
 std::string constraints_key(const Pod& pod) {
