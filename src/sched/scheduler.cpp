@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -116,10 +117,14 @@ Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
     : policy_(std::move(policy)), node_rank_(std::move(node_rank)) {
   if (!policy_.score) throw std::invalid_argument("policy " + policy_.name + " has no score plugin");
   if (!policy_.gpu_selector) throw std::invalid_argument("policy " + policy_.name + " has no GPU selector");
+  for (const auto& f : policy_.filters) {
+    if (f->filter_cacheable()) cached_filters_.push_back(f.get());
+    else has_uncached_filters_ = true;
+  }
 }
 
 FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
-  for (const auto& f : policy_.filters) {
+  for (const FilterPlugin* f : cached_filters_) {
     const FilterCode code = f->filter(pod, state, n);
     if (code != FilterCode::kFits) return code;
   }
@@ -143,6 +148,21 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const ScorePlugin& scorer = *policy_.score;
   const bool cacheable = scorer.cacheable();
 
+  // Non-cacheable filters: PreFilter once per cycle, then Filter on each node that passed the cached ones.
+  std::optional<FilterCycle> cycle;
+  if (has_uncached_filters_) {
+    cycle.emplace(policy_.filters, pod, state);
+    if (!cycle->has_uncached()) cycle.reset();
+  }
+  uncached_rejects_.clear();
+  auto passes_uncached = [&](NodeId n) {
+    if (!cycle) return true;
+    const FilterCode code = cycle->run_uncached(state, n);
+    if (code == FilterCode::kFits) return true;
+    uncached_rejects_.emplace_back(n, code);
+    return false;
+  };
+
   ScheduleResult result;
   NodeId best = kNoNode;
   int32_t best_score = 0;
@@ -161,7 +181,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
         e.value = code == FilterCode::kFits ? std::max(scorer.score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
         e.version = state.version(n);
       }
-      if (e.value >= kMinScore) consider(n, e.value);
+      if (e.value >= kMinScore && passes_uncached(n)) consider(n, e.value);
     }
   } else {
     feasible_.clear();
@@ -172,7 +192,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
         e.value = code == FilterCode::kFits ? 0 : infeasible(code);
         e.version = state.version(n);
       }
-      if (e.value >= kMinScore) feasible_.push_back(n);
+      if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
     }
     if (!feasible_.empty()) {
       CycleState cycle;
@@ -182,10 +202,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   if (best == kNoNode) {
+    result.node_codes.assign(node_count, FilterCode::kFits);
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
-      if (v < kMinScore) ++result.rejected[static_cast<size_t>(v - INT32_MIN)];
+      if (v < kMinScore) result.node_codes[n] = static_cast<FilterCode>(v - INT32_MIN);
     }
+    for (const auto& [n, code] : uncached_rejects_) result.node_codes[n] = code;
+    for (const FilterCode code : result.node_codes)
+      if (code != FilterCode::kFits) ++result.rejected[static_cast<size_t>(code)];
     return result;
   }
   result.node = best;

@@ -10,12 +10,17 @@
 // constraints, node) and reused until the node's ClusterState::version() changes: the results are
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
 // re-evaluate only the nodes that changed since).
+// Non-cacheable filters (FilterPlugin::filter_cacheable() false, e.g. InterPodAffinity, whose answer for a
+// node depends on the pods of other nodes in its zone) are never memoized: each cycle runs their
+// pre_filter() once and, when it returns data, filter_in_cycle() on the nodes that passed the cached
+// filters. A pod with nothing to check there (pre_filter() returns nullptr) pays one call per cycle.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "sched/framework.h"
@@ -29,6 +34,9 @@ struct ScheduleResult {
   int32_t score = 0;                    ///< the winning score
   /// For an unschedulable pod: how many nodes each filter code rejected (index = FilterCode).
   std::array<int32_t, kFilterCodeCount> rejected{};
+  /// For an unschedulable pod: the code that rejected each node (index = NodeId), the input of
+  /// preemption (sched/preemption.h). Empty when the pod was scheduled.
+  std::vector<FilterCode> node_codes;
   bool scheduled() const { return node != kNoNode; }
 };
 
@@ -51,6 +59,8 @@ class Scheduler {
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng);
 
   const Policy& policy() const { return policy_; }
+  /// The tie-break ranks given to the constructor (lower wins).
+  const std::vector<uint32_t>& node_rank() const { return node_rank_; }
 
  private:
   struct Entry {
@@ -75,6 +85,9 @@ class Scheduler {
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
   std::vector<NodeId> feasible_;  // scratch
+  std::vector<const FilterPlugin*> cached_filters_;  // the policy's cacheable filters, in order
+  bool has_uncached_filters_ = false;
+  std::vector<std::pair<NodeId, FilterCode>> uncached_rejects_;  // scratch: this cycle's non-cached rejections
   uint64_t generation_ = 0;       // score plugin generation the cache was filled at
 };
 
