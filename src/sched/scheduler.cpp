@@ -140,10 +140,30 @@ std::vector<Scheduler::Entry>& Scheduler::cache_for(const Pod& pod, size_t node_
   return entries;
 }
 
-ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng) {
+void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const {
+  if (pod.is_share_pod()) {
+    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
+  } else if (pod.is_gpu_pod()) {
+    result.gpus = lowest_free_gpus(state, result.node, pod.num_gpu);
+  }
+}
+
+ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  if (nominated_node != kNoNode) {
+    if (nominated_node >= node_count)
+      throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
+    // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
+    // is chosen without scoring.
+    if (FilterCycle(policy_.filters, pod, state).run(state, nominated_node) == FilterCode::kFits) {
+      ScheduleResult result;
+      result.node = nominated_node;
+      select_gpus(result, pod, state, rng);
+      return result;
+    }
+  }
   auto& entries = cache_for(pod, node_count);
   const ScorePlugin& scorer = *policy_.score;
   const bool cacheable = scorer.cacheable();
@@ -202,23 +222,24 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   if (best == kNoNode) {
-    result.node_codes.assign(node_count, FilterCode::kFits);
+    result.node_codes.resize(node_count);
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
-      if (v < kMinScore) result.node_codes[n] = static_cast<FilterCode>(v - INT32_MIN);
+      const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
+      result.node_codes[n] = static_cast<FilterCode>(code);
+      ++result.rejected[code];
     }
-    for (const auto& [n, code] : uncached_rejects_) result.node_codes[n] = code;
-    for (const FilterCode code : result.node_codes)
-      if (code != FilterCode::kFits) ++result.rejected[static_cast<size_t>(code)];
+    // Nodes the cached filters passed and a non-cacheable one rejected.
+    for (const auto& [n, code] : uncached_rejects_) {
+      result.node_codes[n] = code;
+      ++result.rejected[static_cast<size_t>(code)];
+    }
+    result.rejected[0] = 0;  // kFits is not a rejection
     return result;
   }
   result.node = best;
   result.score = best_score;
-  if (pod.is_share_pod()) {
-    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, best, rng));
-  } else if (pod.is_gpu_pod()) {
-    result.gpus = lowest_free_gpus(state, best, pod.num_gpu);
-  }
+  select_gpus(result, pod, state, rng);
   return result;
 }
 
@@ -231,9 +252,9 @@ void Scheduler::observe(const Pod& pod) {
   }
 }
 
-ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng) {
+ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   observe(pod);
-  ScheduleResult result = decide(pod, state, rng);
+  ScheduleResult result = decide(pod, state, rng, nominated_node);
   if (result.scheduled()) state.allocate(result.node, pod, result.gpus);
   return result;
 }

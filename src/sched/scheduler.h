@@ -54,9 +54,13 @@ class Scheduler {
   /// Tells the policy a pod arrived (ScorePlugin::observe); drops cached scores if that changed them.
   void observe(const Pod& pod);
   /// Runs filter, pre-score, score and GPU selection; does not change the state.
-  ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng);
+  /// `nominated_node` (kube's status.nominatedNodeName, set by preemption; kNoNode for none): when
+  /// the pod passes every filter there, it goes there without scoring (score 0), as kube's
+  /// evaluateNominatedNode; otherwise the cycle runs as usual. Throws std::invalid_argument for a
+  /// nominated node out of range.
+  ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
   /// observe(), decide() and, when a node was found, reserve the pod there (ClusterState::allocate).
-  ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng);
+  ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
 
   const Policy& policy() const { return policy_; }
   /// The tie-break ranks given to the constructor (lower wins).
@@ -78,6 +82,7 @@ class Scheduler {
     size_t operator()(const ShapeKey& k) const;
   };
   FilterCode run_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   std::vector<Entry>& cache_for(const Pod& pod, size_t node_count);
 
   Policy policy_;
