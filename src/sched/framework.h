@@ -1,5 +1,6 @@
 // The scheduling framework, in kube-scheduler's shape (k8s.io/kubernetes pkg/scheduler/framework):
-// one cycle per pod runs the Filter plugins on every node, then PreScore and Score on the nodes that
+// one cycle per pod runs the Filter plugins on every node (after a PreFilter step for the filters
+// that need per-cycle data, see FilterPlugin), then PreScore and Score on the nodes that
 // passed, picks the highest-scoring node, runs the GPU-selection step on it, and reserves (binds)
 // the pod in ClusterState. A policy is a bundle of plugins; plugins hold only their own parameters.
 #pragma once
