@@ -10,10 +10,11 @@
 // constraints, node) and reused until the node's ClusterState::version() changes: the results are
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
 // re-evaluate only the nodes that changed since).
-// Non-cacheable filters (FilterPlugin::filter_cacheable() false, e.g. InterPodAffinity, whose answer for a
-// node depends on the pods of other nodes in its zone) are never memoized: each cycle runs their
-// pre_filter() once and, when it returns data, filter_in_cycle() on the nodes that passed the cached
-// filters. A pod with nothing to check there (pre_filter() returns nullptr) pays one call per cycle.
+// Non-cacheable filters (FilterPlugin::filter_cacheable() false, e.g. InterPodAffinity, whose
+// answer for a node depends on the pods of other nodes in its zone) are never memoized: each cycle
+// runs their pre_filter() once and, when it returns data, filter_in_cycle() on the nodes that passed
+// the cached filters. A pod with nothing to check there (pre_filter() returns nullptr) pays one call
+// per cycle.
 #pragma once
 
 #include <array>
