@@ -255,6 +255,7 @@ Toleration toleration(const Val& v) {
 PodAffinityTerm pod_affinity_term(const Val& v) {
   PodAffinityTerm t;
   t.label_selector = label_selector(v["labelSelector"]);
+  t.has_label_selector = v["labelSelector"].present();
   t.namespaces = string_list(v["namespaces"]);
   t.topology_key = v["topologyKey"].required_str();
   return t;
@@ -309,6 +310,7 @@ class Reader {
   void add_pod(const PodTemplate& t, std::string name, const Val& name_at);
   void priority_class(const Val& v);
   void resource_quota(const Val& v);
+  void pod_disruption_budget(const Val& v);
   void config_map(const Val& v);
   // A standalone or embedded config; false when `v` is neither kind of config.
   bool nvidia_config(const Val& v, ConfigOrigin origin);
@@ -364,6 +366,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "Deployment" || kind == "StatefulSet" || kind == "Job" || kind == "ReplicaSet") return workload(v, kind);
   if (kind == "PriorityClass") return priority_class(v);
   if (kind == "ResourceQuota") return resource_quota(v);
+  if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
   if (kind == "ConfigMap") return config_map(v);
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // io/pool_file.h reads it
     if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
@@ -645,6 +648,46 @@ void Reader::resource_quota(const Val& v) {
   const Val exprs = spec["scopeSelector"]["matchExpressions"];
   for (size_t i = 0, n = exprs.size(); i < n; ++i) q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
   out_.quotas.push_back(std::move(q));
+}
+
+// policy/v1 PodDisruptionBudget (validation as pkg/apis/policy/validation ValidatePodDisruptionBudgetSpec:
+// ValidatePositiveIntOrPercent, IsNotMoreThan100Percent; minAvailable and maxUnavailable exclusive).
+void Reader::pod_disruption_budget(const Val& v) {
+  PodDisruptionBudget b;
+  b.name = metadata_name(v);
+  b.namespace_name = metadata_namespace(v);
+  for (const PodDisruptionBudget& other : out_.pod_disruption_budgets)
+    if (other.name == b.name && other.namespace_name == b.namespace_name)
+      v["metadata"]["name"].fail(fmt::format("duplicate PodDisruptionBudget '{}' in namespace '{}'", b.name, b.namespace_name));
+  const Val spec = v["spec"];
+  spec.require_map();
+  const Val selector = spec["selector"];
+  b.has_selector = selector.present();
+  if (b.has_selector) b.selector = label_selector(selector);
+  auto int_or_percent = [](const Val& f) {
+    const std::string& s = f.scalar();
+    if (!s.empty() && s.back() == '%') {
+      const std::string digits = s.substr(0, s.size() - 1);
+      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+        f.fail(fmt::format("'{}' is not a valid percent: a percent is digits followed by '%', e.g. '50%'", s));
+      int32_t value = 0;
+      for (const char c : digits) value = std::min(value * 10 + (c - '0'), 1000);
+      if (value > 100) f.fail(fmt::format("'{}' is more than 100%", s));
+      return IntOrPercent{value, true};
+    }
+    return IntOrPercent{static_cast<int32_t>(f.integer(0, std::numeric_limits<int32_t>::max())), false};
+  };
+  const Val min = spec["minAvailable"], max = spec["maxUnavailable"];
+  if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
+  if (!min.present() && !max.present()) spec.fail("one of minAvailable or maxUnavailable is required");
+  if (min.present()) b.min_available = int_or_percent(min);
+  if (max.present()) b.max_unavailable = int_or_percent(max);
+  const Val policy = spec["unhealthyPodEvictionPolicy"];
+  b.unhealthy_pod_eviction_policy = policy.str("IfHealthyBudget");
+  if (!one_of(b.unhealthy_pod_eviction_policy, {"IfHealthyBudget", "AlwaysAllow"}))
+    policy.fail(fmt::format("unknown unhealthyPodEvictionPolicy '{}' (expected IfHealthyBudget or AlwaysAllow)",
+                            b.unhealthy_pod_eviction_policy));
+  out_.pod_disruption_budgets.push_back(std::move(b));
 }
 
 void Reader::config_map(const Val& v) {

@@ -32,6 +32,11 @@
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
 //  - PriorityClass, ResourceQuota: the plain data below.
+//  - PodDisruptionBudget (policy/v1): model/pod_disruption_budget.h. spec.selector (absent = selects
+//    nothing), exactly one of spec.minAvailable / spec.maxUnavailable, each a non-negative integer or
+//    a percentage "N%" with N in 0..100, and spec.unhealthyPodEvictionPolicy (IfHealthyBudget or
+//    AlwaysAllow). Unlike the API server, a PDB with neither field is refused (kube would keep its
+//    disruptionsAllowed at 0 forever). A duplicate (namespace, name) is an error.
 //  - ConfigMap: each data entry that is a device-plugin config (`version` + `sharing`/`flags`) or a
 //    mig-parted config (`version` + `mig-configs`) becomes a TimeSlicingConfig / MigPartedConfig.
 //    The same configs are accepted as standalone documents without `kind`.
@@ -63,6 +68,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
 
 namespace gpufleet::io {
@@ -174,6 +180,7 @@ struct K8sObjects {
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
   std::vector<PriorityClassSpec> priority_classes;
   std::vector<ResourceQuotaSpec> quotas;
+  std::vector<PodDisruptionBudget> pod_disruption_budgets;
   std::vector<TimeSlicingConfig> time_slicing_configs;
   std::vector<MigPartedConfig> mig_parted_configs;
   std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order

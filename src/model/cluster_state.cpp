@@ -226,10 +226,23 @@ bool ClusterState::can_allocate_devices(NodeId n, const Pod& pod, const DeviceAs
   return check(n, pod, devices.gpus, devices.shared_replicas, devices.mig).empty();
 }
 
-void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) { do_allocate(n, pod, gpus, {}, {}); }
+void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) {
+  do_allocate(n, pod, gpus, {}, {}, last_bind_seq_ + 1);
+  last_bind_seq_ += 1;
+}
 
 void ClusterState::allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) {
-  do_allocate(n, pod, devices.gpus, devices.shared_replicas, devices.mig);
+  do_allocate(n, pod, devices.gpus, devices.shared_replicas, devices.mig, last_bind_seq_ + 1);
+  last_bind_seq_ += 1;
+}
+
+void ClusterState::rebind(NodeId n, const BoundPod& bound) {
+  const uint64_t seq = bound.bind_seq;
+  bool ok = seq >= 1 && seq <= last_bind_seq_;
+  if (ok && n < nodes_.size())
+    for (const BoundPod& b : bound_[n]) ok = ok && b.bind_seq != seq;
+  if (!ok) throw InvariantViolation(fmt::format("rebind {}: bind_seq {} was not released from this state", bound.pod.name, seq));
+  do_allocate(n, bound.pod, bound.gpus, bound.shared_replicas, bound.mig, seq);
 }
 
 void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gpus) { do_release(n, pod, gpus, {}, {}); }
@@ -269,7 +282,7 @@ void ClusterState::apply_devices(NodeId n, const Pod& pod, std::span<const int32
 }
 
 void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                               std::span<const MigDevice> mig) {
+                               std::span<const MigDevice> mig, uint64_t bind_seq) {
   if (std::string why = check(n, pod, gpus, shared, mig); !why.empty())
     throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
   Usage& u = usage_[n];
@@ -286,10 +299,20 @@ void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t
     apply_devices(n, pod, gpus, shared, mig, +1);
   }
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
+  if (!pod.constraints.required_anti_affinity.empty()) {
+    ++u.anti_affinity_pods;
+    ++anti_affinity_pods_;
+  }
   ++u.version;
-  bound_[n].push_back(BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end()),
-                               std::vector<int32_t>(shared.begin(), shared.end()),
-                               std::vector<MigDevice>(mig.begin(), mig.end())});
+  // Keep pods_on(n) in binding order: a new pod goes last, a rebound one back to its place.
+  auto& bound = bound_[n];
+  auto at = bound.end();
+  if (!bound.empty() && bound.back().bind_seq > bind_seq)
+    at = std::upper_bound(bound.begin(), bound.end(), bind_seq,
+                          [](uint64_t seq, const BoundPod& b) { return seq < b.bind_seq; });
+  bound.insert(at, BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end()),
+                            std::vector<int32_t>(shared.begin(), shared.end()),
+                            std::vector<MigDevice>(mig.begin(), mig.end()), bind_seq});
 }
 
 void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
@@ -320,6 +343,10 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
   });
   ok = ok && it != bound.end();
   if (!ok) throw InvariantViolation(fmt::format("release {} from {}: not reserved there", pod.name, nodes_[n].name));
+  if (!it->pod.constraints.required_anti_affinity.empty()) {
+    --u.anti_affinity_pods;
+    --anti_affinity_pods_;
+  }
   bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;
   u.memory_used_mib -= pod.memory_mib;

@@ -71,6 +71,9 @@ struct BoundPod {
   std::vector<int32_t> shared_replicas;  ///< DeviceAssignment::shared_replicas
   std::vector<MigDevice> mig;            ///< the MIG devices held (DeviceAssignment::mig)
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
+  /// Cluster-wide binding order: 1 for the state's first allocate(), then 2, 3, ... (never reused).
+  /// Stands in for the pod's start time (kube status.startTime) in preemption's orderings.
+  uint64_t bind_seq = 0;
 };
 
 /// What a GPU of a node is (see the file comment).
@@ -166,8 +169,20 @@ class ClusterState {
   /// Free MIG devices of `profile` on the node. O(instances).
   int32_t mig_free_count(NodeId n, std::string_view profile) const;
 
-  /// The pods bound to node n, in binding order.
+  /// The pods bound to node n, in binding order (ascending bind_seq).
   const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
+
+  /// Binds again, with its original bind_seq, a pod that release() took off node n, so pods_on(n) and
+  /// the binding order are as before the release (preemption's dry run releases victims, then
+  /// restores them). Same checks as allocate(); also throws InvariantViolation (state unchanged) when
+  /// bound.bind_seq was never handed out by this state or a pod with that bind_seq is on node n.
+  void rebind(NodeId n, const BoundPod& bound);
+
+  /// Bound pods with required pod anti-affinity terms on node n (kube's
+  /// NodeInfo.PodsWithRequiredAntiAffinity), and in the whole state: InterPodAffinity skips its
+  /// work when the total is 0 and the incoming pod has no terms.
+  int32_t anti_affinity_pod_count(NodeId n) const { return usage_[n].anti_affinity_pods; }
+  int64_t anti_affinity_pod_count() const { return anti_affinity_pods_; }
 
  private:
   struct Usage {
@@ -177,6 +192,7 @@ class ClusterState {
     int32_t gpu_free_total_milli = 0;
     uint32_t version = 1;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
+    int32_t anti_affinity_pods = 0;
   };
   std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                     std::span<const MigDevice> mig) const;
@@ -185,7 +201,7 @@ class ClusterState {
   // Index into mig_taken_ of the instance (gpu, start, profile) of node n, or -1.
   int64_t mig_slot(NodeId n, const MigDevice& d) const;
   void do_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                   std::span<const MigDevice> mig);
+                   std::span<const MigDevice> mig, uint64_t bind_seq);
   void do_release(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                   std::span<const MigDevice> mig);
   // Adds sign * the pod's device usage (gpus, replicas, MIG devices) to the node's GPUs.
@@ -209,6 +225,8 @@ class ClusterState {
   std::vector<uint32_t> mig_first_;     // per GPU: index of its first instance in mig_taken_
   std::vector<uint8_t> mig_taken_;      // per MIG instance
   std::vector<int32_t> mig_milli_;      // per MIG instance: mig_device_gpu_milli
+  uint64_t last_bind_seq_ = 0;
+  int64_t anti_affinity_pods_ = 0;
 };
 
 }  // namespace gpufleet

@@ -55,12 +55,24 @@ struct LabelSelector {
   std::vector<SelectorRequirement> match_expressions;
 };
 
+/// meta/v1 LabelSelectorAsSelector(selector).Matches(labels) for a present (non-nil) selector
+/// (k8s.io/apimachinery/pkg/apis/meta/v1/helpers.go, pkg/labels/selector.go): every matchLabels pair
+/// is a label with that value, and every matchExpressions requirement holds: In = label present with a
+/// listed value; NotIn = label absent or value not listed; Exists; DoesNotExist. An empty selector
+/// matches every label set. A requirement kube would reject (unknown operator, In/NotIn without values,
+/// Exists/DoesNotExist with values) makes the selector match nothing; the YAML reader rejects them.
+bool label_selector_matches(const LabelSelector& selector, const Labels& labels);
+
 /// A pod (anti-)affinity term (core/v1 PodAffinityTerm). topology_key is a node label key, e.g.
 /// kubernetes.io/hostname or topology.kubernetes.io/zone. Empty namespaces = the pod's namespace.
 struct PodAffinityTerm {
   LabelSelector label_selector;
   std::vector<std::string> namespaces;
   std::string topology_key;
+  /// False when the term has no labelSelector at all: kube then matches no pod
+  /// (metav1.LabelSelectorAsSelector(nil) is labels.Nothing()), while an empty selector `{}` matches
+  /// every pod of the term's namespaces.
+  bool has_label_selector = true;
 };
 
 struct WeightedPodAffinityTerm {

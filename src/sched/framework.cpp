@@ -16,9 +16,51 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kInsufficientGpuShared: return "Insufficient nvidia.com/gpu.shared";
     case FilterCode::kSharedRequestAboveOne:
       return "node(s) refuse more than one time-sliced GPU replica per pod (failRequestsGreaterThanOne)";
+    case FilterCode::kAntiAffinityRulesNotMatch: return "node(s) didn't match pod anti-affinity rules";
+    case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
     case FilterCode::kCount: break;
   }
   return "unknown";
+}
+
+FilterCycle::FilterCycle(std::span<const std::shared_ptr<const FilterPlugin>> filters, const Pod& pod,
+                         const ClusterState& state)
+    : filters_(filters), pod_(&pod), data_(filters.size()) {
+  for (size_t i = 0; i < filters_.size(); ++i) {
+    if (filters_[i]->filter_cacheable()) continue;
+    data_[i] = filters_[i]->pre_filter(pod, state);
+    if (data_[i]) ++uncached_;
+  }
+}
+
+FilterCode FilterCycle::run(const ClusterState& state, NodeId n) const {
+  for (size_t i = 0; i < filters_.size(); ++i) {
+    FilterCode code = FilterCode::kFits;
+    if (filters_[i]->filter_cacheable()) code = filters_[i]->filter(*pod_, state, n);
+    else if (data_[i]) code = filters_[i]->filter_in_cycle(*pod_, state, n, *data_[i]);
+    if (code != FilterCode::kFits) return code;
+  }
+  return FilterCode::kFits;
+}
+
+FilterCode FilterCycle::run_uncached(const ClusterState& state, NodeId n) const {
+  if (uncached_ == 0) return FilterCode::kFits;
+  for (size_t i = 0; i < filters_.size(); ++i) {
+    if (!data_[i]) continue;
+    const FilterCode code = filters_[i]->filter_in_cycle(*pod_, state, n, *data_[i]);
+    if (code != FilterCode::kFits) return code;
+  }
+  return FilterCode::kFits;
+}
+
+void FilterCycle::add_pod(const ClusterState& state, NodeId n, const BoundPod& changed) {
+  for (size_t i = 0; i < filters_.size(); ++i)
+    if (data_[i]) filters_[i]->add_pod(*pod_, state, n, changed, *data_[i]);
+}
+
+void FilterCycle::remove_pod(const ClusterState& state, NodeId n, const BoundPod& changed) {
+  for (size_t i = 0; i < filters_.size(); ++i)
+    if (data_[i]) filters_[i]->remove_pod(*pod_, state, n, changed, *data_[i]);
 }
 
 std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count) {

@@ -1,5 +1,6 @@
 // The scheduling framework, in kube-scheduler's shape (k8s.io/kubernetes pkg/scheduler/framework):
-// one cycle per pod runs the Filter plugins on every node, then PreScore and Score on the nodes that
+// one cycle per pod runs the Filter plugins on every node (after a PreFilter step for the filters
+// that need per-cycle data, see FilterPlugin), then PreScore and Score on the nodes that
 // passed, picks the highest-scoring node, runs the GPU-selection step on it, and reserves (binds)
 // the pod in ClusterState. A policy is a bundle of plugins; plugins hold only their own parameters.
 #pragma once
@@ -43,6 +44,12 @@ enum class FilterCode : uint8_t {
   /// failRequestsGreaterThanOne. kube binds such a pod and the kubelet then fails it with
   /// UnexpectedAdmissionError; gpufleet refuses the node instead (see gpu_share_fit.h).
   kSharedRequestAboveOne,
+  /// "node(s) didn't match pod anti-affinity rules" (InterPodAffinity: a pod matching one of the
+  /// incoming pod's required anti-affinity terms runs in the node's topology domain)
+  kAntiAffinityRulesNotMatch,
+  /// "node(s) didn't satisfy existing pods anti-affinity rules" (InterPodAffinity: the incoming pod
+  /// matches a required anti-affinity term of a pod running in the node's topology domain)
+  kExistingAntiAffinityRulesNotMatch,
   kCount
 };
 inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);
@@ -55,12 +62,74 @@ struct CycleState {
   NodeId prescore_choice = kNoNode;  ///< a node picked in PreScore (Random policy)
 };
 
+/// What a filter's PreFilter computed for one pod in one cycle (an entry of kube's CycleState written
+/// by PreFilter and read by Filter). Each plugin downcasts its own type.
+class FilterCycleData {
+ public:
+  virtual ~FilterCycleData() = default;
+};
+
 /// Filter extension point: may the pod run on node n?
+///
+/// Two kinds of filters:
+///  - cacheable (the default): filter() depends only on the pod and node n's own state, so the
+///    Scheduler reuses its answer until ClusterState::version(n) changes;
+///  - not cacheable (filter_cacheable() false): the answer for node n also depends on other nodes (e.g.
+///    InterPodAffinity with a zone term). Every cycle, the Scheduler calls pre_filter() once, then
+///    filter_in_cycle() on each node that passed all cacheable filters (so such filters act as if
+///    placed after the cacheable ones; kube's default order puts InterPodAffinity near the end too).
 class FilterPlugin {
  public:
   virtual ~FilterPlugin() = default;
   virtual std::string_view name() const = 0;
+  /// kFits or the rejecting code. For a non-cacheable filter this is a stand-alone check (PreFilter
+  /// and Filter for one node, as costly as pre_filter()).
   virtual FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const = 0;
+
+  /// Whether filter() may be cached per node version (see above). Named apart from
+  /// ScorePlugin::cacheable(): a plugin that is both (NodeAffinity) must not answer both at once.
+  virtual bool filter_cacheable() const { return true; }
+  /// PreFilter of a non-cacheable filter: the per-cycle data filter_in_cycle() reads, or nullptr when
+  /// the pod has nothing to check against this state (kube's Skip status: every node passes).
+  virtual std::unique_ptr<FilterCycleData> pre_filter(const Pod& /*pod*/, const ClusterState& /*state*/) const {
+    return nullptr;
+  }
+  /// Filter with the data pre_filter() returned for this pod and state.
+  virtual FilterCode filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
+                                     const FilterCycleData& /*data*/) const {
+    return filter(pod, state, n);
+  }
+  /// PreFilterExtensions AddPod / RemovePod (kube): `changed` was just bound to / released from node
+  /// n (`state` already shows it), e.g. in preemption's dry run; update `data` to match.
+  virtual void add_pod(const Pod& /*pod*/, const ClusterState& /*state*/, NodeId /*n*/, const BoundPod& /*changed*/,
+                       FilterCycleData& /*data*/) const {}
+  virtual void remove_pod(const Pod& /*pod*/, const ClusterState& /*state*/, NodeId /*n*/, const BoundPod& /*changed*/,
+                          FilterCycleData& /*data*/) const {}
+};
+
+/// A policy's filters set up for one pod against one state (kube's RunPreFilterPlugins, then
+/// RunFilterPlugins per node): the constructor runs pre_filter() of every non-cacheable filter.
+/// Keeps pointers to `filters` and `pod`, which must outlive it; `state` must be the state (or a later
+/// version of it kept in step through add_pod/remove_pod).
+class FilterCycle {
+ public:
+  FilterCycle(std::span<const std::shared_ptr<const FilterPlugin>> filters, const Pod& pod, const ClusterState& state);
+
+  /// True when a non-cacheable filter has something to check (pre_filter() returned data).
+  bool has_uncached() const { return uncached_ > 0; }
+  /// Every filter on node n in order; kFits or the first rejecting code.
+  FilterCode run(const ClusterState& state, NodeId n) const;
+  /// Only the non-cacheable filters with data, in order (the Scheduler ran the cacheable ones).
+  FilterCode run_uncached(const ClusterState& state, NodeId n) const;
+  /// Tell the non-cacheable filters that `changed` was bound to / released from node n.
+  void add_pod(const ClusterState& state, NodeId n, const BoundPod& changed);
+  void remove_pod(const ClusterState& state, NodeId n, const BoundPod& changed);
+
+ private:
+  std::span<const std::shared_ptr<const FilterPlugin>> filters_;
+  const Pod* pod_;
+  std::vector<std::unique_ptr<FilterCycleData>> data_;  // per filter; null for cacheable or skipped ones
+  size_t uncached_ = 0;
 };
 
 /// PreScore + Score extension points. Scores are integers, higher is better (values below

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -53,6 +54,7 @@ void put(std::string& out, const PodAffinityTerm& t) {
   put(out, t.label_selector.match_expressions);
   put(out, t.namespaces);
   put(out, t.topology_key);
+  put(out, t.has_label_selector ? "1" : "0");
 }
 
 std::string constraints_key(const Pod& pod) {
@@ -178,10 +180,14 @@ Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
     : policy_(std::move(policy)), node_rank_(std::move(node_rank)) {
   if (!policy_.score) throw std::invalid_argument("policy " + policy_.name + " has no score plugin");
   if (!policy_.gpu_selector) throw std::invalid_argument("policy " + policy_.name + " has no GPU selector");
+  for (const auto& f : policy_.filters) {
+    if (f->filter_cacheable()) cached_filters_.push_back(f.get());
+    else has_uncached_filters_ = true;
+  }
 }
 
 FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
-  for (const auto& f : policy_.filters) {
+  for (const FilterPlugin* f : cached_filters_) {
     const FilterCode code = f->filter(pod, state, n);
     if (code != FilterCode::kFits) return code;
   }
@@ -209,10 +215,32 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   return it->second;
 }
 
-ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng) {
+void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const {
+  if (state.has_gpu_sharing(result.node) || pod.has_device_requests()) {
+    select_devices(pod, state, result.node, result);
+  } else if (pod.is_share_pod()) {
+    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
+  } else if (pod.is_gpu_pod()) {
+    result.gpus = lowest_free_gpus(state, result.node, pod.num_gpu);
+  }
+}
+
+ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  if (nominated_node != kNoNode) {
+    if (nominated_node >= node_count)
+      throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
+    // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
+    // is chosen without scoring.
+    if (FilterCycle(policy_.filters, pod, state).run(state, nominated_node) == FilterCode::kFits) {
+      ScheduleResult result;
+      result.node = nominated_node;
+      select_gpus(result, pod, state, rng);
+      return result;
+    }
+  }
   const size_t shape = shape_for(pod, node_count);
   auto& entries = cache_[shape];
   const ScorePlugin& scorer = *policy_.score;
@@ -229,6 +257,21 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
     preference = pref.data();
   }
+
+  // Non-cacheable filters: PreFilter once per cycle, then Filter on each node that passed the cached ones.
+  std::optional<FilterCycle> cycle;
+  if (has_uncached_filters_) {
+    cycle.emplace(policy_.filters, pod, state);
+    if (!cycle->has_uncached()) cycle.reset();
+  }
+  uncached_rejects_.clear();
+  auto passes_uncached = [&](NodeId n) {
+    if (!cycle) return true;
+    const FilterCode code = cycle->run_uncached(state, n);
+    if (code == FilterCode::kFits) return true;
+    uncached_rejects_.emplace_back(n, code);
+    return false;
+  };
 
   ScheduleResult result;
   NodeId best = kNoNode;
@@ -254,7 +297,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
         e.value = evaluate(pod, state, n);
         e.version = state.version(n);
       }
-      if (e.value >= kMinScore) consider(n, e.value);
+      if (e.value >= kMinScore && passes_uncached(n)) consider(n, e.value);
     }
   } else {
     feasible_.clear();
@@ -265,7 +308,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
         e.value = code == FilterCode::kFits ? 0 : infeasible(code);
         e.version = state.version(n);
       }
-      if (e.value >= kMinScore) feasible_.push_back(n);
+      if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
     }
     if (!feasible_.empty()) {
       CycleState cycle;
@@ -275,23 +318,26 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   if (best == kNoNode) {
+    result.node_codes.resize(node_count);
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
-      if (v < kMinScore) ++result.rejected[static_cast<size_t>(v - INT32_MIN)];
+      const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
+      result.node_codes[n] = static_cast<FilterCode>(code);
+      ++result.rejected[code];
     }
+    // Nodes the cached filters passed and a non-cacheable one rejected.
+    for (const auto& [n, code] : uncached_rejects_) {
+      result.node_codes[n] = code;
+      ++result.rejected[static_cast<size_t>(code)];
+    }
+    result.rejected[0] = 0;  // kFits is not a rejection
     if (!pod.mig_requests.empty() && result.rejected[static_cast<size_t>(FilterCode::kInsufficientMig)] > 0)
       tally_mig_rejections(pod, state, entries, result);
     return result;
   }
   result.node = best;
   result.score = best_score;
-  if (state.has_gpu_sharing(best) || pod.has_device_requests()) {
-    select_devices(pod, state, best, result);
-  } else if (pod.is_share_pod()) {
-    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, best, rng));
-  } else if (pod.is_gpu_pod()) {
-    result.gpus = lowest_free_gpus(state, best, pod.num_gpu);
-  }
+  select_gpus(result, pod, state, rng);
   return result;
 }
 
@@ -357,9 +403,9 @@ void Scheduler::observe(const Pod& pod) {
   }
 }
 
-ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng) {
+ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   observe(pod);
-  ScheduleResult result = decide(pod, state, rng);
+  ScheduleResult result = decide(pod, state, rng, nominated_node);
   if (result.scheduled()) {
     if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
     else state.allocate_devices(result.node, pod, result.devices());

@@ -13,6 +13,11 @@
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
 // re-evaluate only the nodes that changed since). The request shape includes the MIG and
 // nvidia.com/gpu.shared requests.
+// Non-cacheable filters (FilterPlugin::filter_cacheable() false, e.g. InterPodAffinity, whose
+// answer for a node depends on the pods of other nodes in its zone) are never memoized: each cycle
+// runs their pre_filter() once and, when it returns data, filter_in_cycle() on the nodes that passed
+// the cached filters. A pod with nothing to check there (pre_filter() returns nullptr) pays one call
+// per cycle.
 #pragma once
 
 #include <array>
@@ -53,6 +58,9 @@ struct ScheduleResult {
   /// how many nodes lack free devices of it (a node lacking two profiles counts for both, as kube
   /// counts each insufficient resource).
   std::vector<std::pair<std::string, int32_t>> mig_rejected;
+  /// For an unschedulable pod: the code that rejected each node (index = NodeId), the input of
+  /// preemption (sched/preemption.h). Empty when the pod was scheduled.
+  std::vector<FilterCode> node_codes;
   bool scheduled() const { return node != kNoNode; }
   /// The devices, as ClusterState::allocate_devices takes them.
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
@@ -78,11 +86,17 @@ class Scheduler {
   /// Tells the policy a pod arrived (ScorePlugin::observe); drops cached scores if that changed them.
   void observe(const Pod& pod);
   /// Runs filter, pre-score, score and GPU selection; does not change the state.
-  ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng);
+  /// `nominated_node` (kube's status.nominatedNodeName, set by preemption; kNoNode for none): when
+  /// the pod passes every filter there, it goes there without scoring (score 0), as kube's
+  /// evaluateNominatedNode; otherwise the cycle runs as usual. Throws std::invalid_argument for a
+  /// nominated node out of range.
+  ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
   /// observe(), decide() and, when a node was found, reserve the pod there (ClusterState::allocate).
-  ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng);
+  ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
 
   const Policy& policy() const { return policy_; }
+  /// The tie-break ranks given to the constructor (lower wins).
+  const std::vector<uint32_t>& node_rank() const { return node_rank_; }
 
  private:
   struct Entry {
@@ -111,6 +125,7 @@ class Scheduler {
   static void tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
                                    ScheduleResult& result);
   size_t shape_for(const Pod& pod, size_t node_count);
+  void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
 
   Policy policy_;
   std::vector<uint32_t> node_rank_;
@@ -121,6 +136,9 @@ class Scheduler {
   std::vector<std::vector<int64_t>> preference_;
   int prefer_no_schedule_ = -1;  // NodePreference::any_prefer_no_schedule of the state, -1 = unknown
   std::vector<NodeId> feasible_;  // scratch
+  std::vector<const FilterPlugin*> cached_filters_;  // the policy's cacheable filters, in order
+  bool has_uncached_filters_ = false;
+  std::vector<std::pair<NodeId, FilterCode>> uncached_rejects_;  // scratch: this cycle's non-cached rejections
   uint64_t generation_ = 0;       // score plugin generation the cache was filled at
 };
 

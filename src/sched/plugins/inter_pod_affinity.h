@@ -1,0 +1,82 @@
+// InterPodAffinity filter, required pod anti-affinity (kube-scheduler
+// pkg/scheduler/framework/plugins/interpodaffinity/filtering.go).
+//
+// A topology pair is (label key, value) of a node, e.g. (topology.kubernetes.io/zone, eu-1a).
+// PreFilter, once per cycle, counts per topology pair:
+//  - anti: for every bound pod P on node m and every required anti-affinity term T of the incoming
+//    pod that P matches, +1 on (T.topology_key, m's value of it), when m has that label
+//    (getIncomingAffinityAntiAffinityCounts);
+//  - existing: for every bound pod P with required anti-affinity terms on node m and every term T of
+//    P that the incoming pod matches, +1 on (T.topology_key, m's value of it), when m has that label
+//    (getExistingAntiAffinityCounts; only nodes with such pods are visited).
+// Filter(n), a lookup per term and per node label:
+//  1. an incoming term T, node n labelled T.topology_key = v and anti(T.topology_key, v) > 0:
+//     kAntiAffinityRulesNotMatch, "node(s) didn't match pod anti-affinity rules" (satisfyPodAntiAffinity);
+//  2. a label (k, v) of node n with existing(k, v) > 0: kExistingAntiAffinityRulesNotMatch,
+//     "node(s) didn't satisfy existing pods anti-affinity rules" (satisfyExistingPodsAntiAffinity).
+// kube returns Unschedulable (not UnschedulableAndUnresolvable) for both: preemption may resolve them.
+//
+// Matching (AffinityTerm.Matches, framework/types.go): the target pod's namespace is one of the
+// term's namespaces (empty = the namespace of the pod owning the term) and the term's label selector
+// matches the target's labels (a term without labelSelector matches no pod; `{}` matches all). An
+// empty pod namespace (openb pods) counts as "default".
+// A node without the term's topology label is never blocked by that term, and a pod on such a node
+// never blocks anyone through it (kube: `if topologyValue, ok := node.Labels[key]; ok`). The incoming
+// pod is not bound yet, so it never counts against itself: the first replica of a Deployment with
+// "one per host" self anti-affinity lands anywhere, the next ones avoid the hosts already used.
+//
+// Cost. pre_filter returns nullptr (kube's Skip: every node passes) at once when the pod has no
+// required anti-affinity term and no bound pod has one (ClusterState::anti_affinity_pod_count() == 0,
+// e.g. the whole openb trace). Otherwise it is O(nodes + bound pods) for a pod with terms (as kube),
+// O(nodes + pods with terms) for one without; Filter is then O(terms + node labels) map lookups.
+// add_pod/remove_pod (kube's updateWithPod, +1 / -1) keep the counts right in preemption's dry run.
+//
+// Differences from kube-scheduler:
+//  - podAffinity is not modelled (the YAML reader warns and drops it), so neither is its check
+//    ("node(s) didn't match pod affinity rules"); preferred anti-affinity terms are not scored.
+//  - namespaceSelector is not modelled (the reader warns): such a term uses only its namespaces list.
+//  - kubernetes.io/hostname: a node without that label counts as labelled with its name. kubelet always
+//    sets it (to the hostname, normally the node name); node pools and the openb trace do not, and
+//    "one per host" terms would otherwise never block there. Every other key follows kube exactly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+/// Node `node`'s value for topology key `key`: its label, or its name for kubernetes.io/hostname when
+/// it lacks that label (see above); nullptr when the node is outside every domain of that key.
+const std::string* topology_value(const Node& node, std::string_view key);
+
+/// Whether pod `target` matches required anti-affinity term `term` of pod `owner`: namespace (term's
+/// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
+bool anti_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
+
+class InterPodAffinity final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "InterPodAffinity"; }
+  /// Node n's answer depends on the pods of every node sharing a topology domain with it.
+  bool filter_cacheable() const override { return false; }
+  /// Stand-alone check of one node: pre_filter + filter_in_cycle (O(bound pods); the Scheduler and
+  /// preemption use FilterCycle instead).
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+  /// The topology-pair counts above, or nullptr (Skip) when there is nothing to check.
+  std::unique_ptr<FilterCycleData> pre_filter(const Pod& pod, const ClusterState& state) const override;
+  /// kFits, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch.
+  FilterCode filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
+                             const FilterCycleData& data) const override;
+  void add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
+               FilterCycleData& data) const override;
+  void remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
+                  FilterCycleData& data) const override;
+};
+
+}  // namespace gpufleet::sched
