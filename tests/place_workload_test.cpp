@@ -140,6 +140,74 @@ TEST(PlaceWorkload, EveryPodAccountedForAndNoNodeAboveCapacity) {
     for (int32_t milli : gpus) EXPECT_LE(milli, 1000) << node;
 }
 
+TEST(PlaceWorkload, HigherPriorityPodPreemptsARunningOneWhichIsRequeued) {
+  place::PlaceInput in;
+  in.nodes = {make_node("a", 16000, 65536, 8, "H200-141GB"), make_node("b", 16000, 65536, 2, "H200-141GB")};
+  Pod low = k8s_pod("ablation", 8, 100, "research");
+  low.node_name = "a";
+  Pod other = k8s_pod("small", 2, 100, "research");
+  other.node_name = "b";
+  Pod eval = k8s_pod("eval", 4, 10000, "ml");
+  in.pods = {low, other, eval};
+  const place::PlaceResult r = place::place_workload(in, {"gpufleet", 42});
+  // eval fits nowhere: a holds 8/8, b 2/2. Evicting "small" (2 GPUs) would not make room on b (only 2
+  // GPUs), so the victim is the ablation on a; eval takes GPUs 0-3 there; the re-created ablation
+  // (8 GPUs) fits nowhere any more and cannot preempt (equal or higher priority everywhere).
+  const place::Placement* p = find(r, "ml/eval");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->node, "a");
+  EXPECT_EQ(p->gpus, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p->preempted, std::vector<std::string>{"research/ablation"});
+  EXPECT_EQ(r.preemptions, 1);
+  EXPECT_FALSE(find(r, "research/ablation"));
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].pod, "research/ablation");
+  EXPECT_EQ(r.pending[0].reason,
+            "0/2 nodes are available: 2 Insufficient nvidia.com/gpu. preemption: 0/2 nodes are available: "
+            "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.");
+  EXPECT_EQ(r.gpu_used_milli, 6000);
+}
+
+TEST(PlaceWorkload, NeverPreemptsEqualPriorityOrWithPolicyNever) {
+  place::PlaceInput in;
+  in.nodes = {make_node("a", 16000, 65536, 1, "L4")};
+  Pod running = k8s_pod("running", 1, 500);
+  running.node_name = "a";
+  Pod same = k8s_pod("same", 1, 500);
+  Pod never = k8s_pod("never", 1, 900);
+  never.preempt_lower_priority = false;
+  in.pods = {running, same, never};
+  const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
+  EXPECT_EQ(r.preemptions, 0);
+  ASSERT_EQ(r.pending.size(), 2u);
+  EXPECT_EQ(r.pending[0].pod, "default/never");
+  EXPECT_EQ(r.pending[0].reason, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not eligible due to preemptionPolicy=Never.");
+  EXPECT_EQ(r.pending[1].pod, "default/same");
+  EXPECT_EQ(r.pending[1].reason,
+            "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.");
+}
+
+TEST(PlaceWorkload, SelfAntiAffinitySpreadsReplicasOverHosts) {
+  place::PlaceInput in;
+  in.nodes = {make_node("a", 16000, 65536, 4, "L4"), make_node("b", 16000, 65536, 4, "L4")};
+  for (int i = 0; i < 3; ++i) {
+    Pod p = k8s_pod("web-" + std::to_string(i), 1);
+    p.labels = {{"app", "web"}};
+    PodAffinityTerm term;
+    term.label_selector.match_labels = {{"app", "web"}};
+    term.topology_key = "kubernetes.io/hostname";
+    p.constraints.required_anti_affinity = {term};
+    in.pods.push_back(p);
+  }
+  const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
+  ASSERT_EQ(r.placements.size(), 2u);
+  EXPECT_NE(r.placements[0].node, r.placements[1].node);
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].reason,
+            "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules. preemption: 0/2 nodes are available: "
+            "2 No preemption victims found for incoming pod.");
+}
+
 TEST(PlaceOutput, JsonHasTheDocumentedShape) {
   place::PlaceResult r;
   r.policy = "gpufleet";

@@ -397,8 +397,8 @@ TEST(Examples, PoolsExpand) {
     EXPECT_EQ(*find_label(p.labels, "workload-type"), p.taints[0].value);
   }
   EXPECT_EQ(nodes, (std::map<std::string, size_t>{{"inference-t4", 2}, {"inference-l4", 4}, {"training-h100", 2},
-                                                  {"training-h200", 1}, {"dev-a10g", 2}}));
-  EXPECT_EQ(total, 11u);
+                                                  {"training-a100", 1}, {"training-h200", 1}, {"dev-a10g", 2}}));
+  EXPECT_EQ(total, 12u);
   EXPECT_EQ(pools[0].time_slicing_replicas, 4);
   EXPECT_EQ(expand_pool(pools[2])[0].gpu_model, "H100-80GB");
   EXPECT_EQ(expand_pool(pools[2])[0].gpu_count, 8);

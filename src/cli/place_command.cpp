@@ -21,7 +21,7 @@ int run_place_command(const PlaceCommandOptions& o) {
 
   const io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
   if (!o.quiet)
-    for (const std::string& w : inputs.objects.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
+    for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
 
   place::PlaceOptions options;
   options.policy = policies.front();

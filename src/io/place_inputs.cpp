@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "admit/resource_quota.h"
+#include "io/device_setup.h"
 #include "io/pool_file.h"
 #include "util/input_error.h"
 
@@ -25,6 +26,10 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
     }
   out.objects = read_k8s_inputs(paths);
 
+  // GPU sharing of the YAML nodes (device-plugin and mig-parted configs by node label; unknown GPU
+  // models are errors at the label), then of the pool nodes.
+  DeviceSetupReport devices = apply_device_setup(out.objects);
+  std::vector<Node> pool_nodes;
   std::set<std::string> names;
   for (const std::string& file : out.objects.pool_files) {
     for (NodePool& pool : read_pool_file(file)) {
@@ -37,11 +42,17 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
       for (Node& node : nodes) {
         if (!names.insert(node.name).second)
           throw InputError(file, 0, "pools", fmt::format("node name '{}' given twice (pool {})", node.name, pool.name));
-        out.input.nodes.push_back(std::move(node));
+        pool_nodes.push_back(std::move(node));
       }
       out.pools.push_back(std::move(pool));
     }
   }
+  DeviceSetupReport pool_devices =
+      apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs);
+  out.input.nodes = std::move(pool_nodes);
+  out.warnings = out.objects.warnings;
+  for (auto* report : {&devices, &pool_devices})
+    out.warnings.insert(out.warnings.end(), report->warnings.begin(), report->warnings.end());
   for (Node& node : out.objects.nodes) {
     if (!names.insert(node.name).second)
       throw InputError("", 0, "metadata.name", fmt::format("node '{}' is defined both by a node pool and as a Node", node.name));
@@ -51,6 +62,7 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
     throw UsageError("--cluster: no nodes (give Node objects or a gpufleet NodePoolSet file)");
   out.input.pods = out.objects.pods;
   out.input.quotas = admit::from_specs(out.objects.quotas);
+  out.input.pdbs = out.objects.pod_disruption_budgets;
   return out;
 }
 

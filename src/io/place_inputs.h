@@ -16,11 +16,14 @@ struct PlaceInputs {
   place::PlaceInput input;  ///< nodes (pool nodes first, in pool order, then Node objects), pods, quotas
   std::vector<NodePool> pools;
   K8sObjects objects;       ///< everything the Kubernetes reader read (warnings, skipped kinds, configs)
+  std::vector<std::string> warnings;  ///< the reader's, then the device set-up's (io/device_setup.h)
 };
 
 /// Reads the cluster and workload paths (files or directories) together, so a workload may name the
 /// PriorityClasses of any input; a path given twice is read once. Node pools come from the files holding a NodePoolSet
-/// (io/pool_file.h) and are expanded into Nodes (expand_pool). Throws InputError for bad input (the
+/// (io/pool_file.h) and are expanded into Nodes (expand_pool). The device-plugin and mig-parted
+/// configs among the inputs are applied to all nodes (apply_device_setup). PodDisruptionBudgets go
+/// to the input for preemption. Throws InputError for bad input (the
 /// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
 /// cluster paths hold no node at all.
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);

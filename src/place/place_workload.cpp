@@ -2,6 +2,8 @@
 
 #include <numeric>
 #include <queue>
+#include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -10,37 +12,29 @@
 #include "model/cluster_state.h"
 #include "sched/fit_error.h"
 #include "sched/fragmentation.h"
-#include "sched/plugins/gpu_share_fit.h"
-#include "sched/plugins/node_resources_fit.h"
 #include "sched/policy_registry.h"
+#include "sched/preemption.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
 
 namespace gpufleet::place {
 namespace {
 
-/// The kubelet's admission reason for a pod bound by spec.nodeName that does not fit its node
-/// (pkg/kubelet/lifecycle/predicate.go: "OutOf" + resource name, e.g. OutOfcpu, OutOfnvidia.com/gpu).
-std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
-  const sched::NodeResourcesFit resources;
-  const sched::GpuShareFit gpus;
-  sched::FilterCode code = resources.filter(pod, state, n);
-  if (code == sched::FilterCode::kFits) code = gpus.filter(pod, state, n);
+/// The kubelet's admission reason for a pod bound by spec.nodeName that the node cannot run
+/// (pkg/kubelet/lifecycle/predicate.go: "OutOf" + resource name, e.g. OutOfcpu, OutOfnvidia.com/gpu;
+/// other failures in the filter's own words). Empty when it fits.
+std::string kubelet_rejection(const sched::Policy& policy, const Pod& pod, const ClusterState& state, NodeId n) {
+  const sched::FilterCode code = sched::FilterCycle(policy.filters, pod, state).run(state, n);
   switch (code) {
     case sched::FilterCode::kFits: return {};
     case sched::FilterCode::kInsufficientCpu: return "OutOfcpu";
     case sched::FilterCode::kInsufficientMemory: return "OutOfmemory";
     case sched::FilterCode::kTooManyPods: return "OutOfpods";
     case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
+    case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
+    case sched::FilterCode::kInsufficientMig: return "OutOfnvidia.com/mig-" + (pod.mig_requests.empty() ? std::string("<profile>") : pod.mig_requests.front().profile);
     default: return fmt::format("node {} cannot run the pod: {}", state.node(n).name, sched::filter_reason(code));
   }
-}
-
-/// Devices for a pod bound by name: the lowest free whole GPUs, or the best-fitting GPU for a share.
-std::vector<int32_t> kubelet_devices(const Pod& pod, const ClusterState& state, NodeId n) {
-  if (pod.is_share_pod()) return {sched::best_fit_gpu(state.gpu_free_milli(n), pod.gpu_milli)};
-  if (pod.is_gpu_pod()) return sched::lowest_free_gpus(state, n, pod.num_gpu);
-  return {};
 }
 
 }  // namespace
@@ -72,12 +66,18 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   std::vector<NodeId> node_of(pod_count, sched::kNoNode);
   std::vector<bool> removed;                                // per placement: evicted later
 
-  auto record = [&](size_t i, NodeId n, std::vector<int32_t> gpus, bool prebound) {
+  std::unordered_map<std::string, size_t> pod_index;
+  for (size_t i = 0; i < pod_count; ++i) pod_index.emplace(pod_key(input.pods[i]), i);
+
+  auto record = [&](size_t i, const sched::ScheduleResult& r, bool prebound) -> Placement& {
     const Pod& pod = input.pods[i];
     placement_of[i] = result.placements.size();
-    node_of[i] = n;
-    result.placements.push_back(Placement{pod_key(pod), state.node(n).name, std::move(gpus), std::nullopt, {}, pod.priority, prebound});
+    node_of[i] = r.node;
+    std::optional<std::string> mig;
+    if (!r.mig.empty()) mig = r.mig_profiles();
+    result.placements.push_back(Placement{pod_key(pod), state.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound});
     removed.push_back(false);
+    return result.placements.back();
   };
 
   // 1. Pods already bound by spec.nodeName, in input order (they exist: quota only counts them).
@@ -90,17 +90,19 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       result.pending.push_back({pod_key(pod), fmt::format("node \"{}\" not found", pod.node_name), pod.priority});
       continue;
     }
-    if (std::string why = kubelet_rejection(pod, state, it->second); !why.empty()) {
+    if (std::string why = kubelet_rejection(scheduler.policy(), pod, state, it->second); !why.empty()) {
       result.pending.push_back({pod_key(pod), std::move(why), pod.priority});
       continue;
     }
-    std::vector<int32_t> gpus = kubelet_devices(pod, state, it->second);
-    state.allocate(it->second, pod, gpus);
-    record(i, it->second, std::move(gpus), true);
+    // The node fits, so the cycle with it as the nominated node binds it there (lowest free devices).
+    const sched::ScheduleResult bound = scheduler.schedule_one(pod, state, rng, it->second);
+    record(i, bound, true);
   }
 
   // 2. ResourceQuota admission in creation order; 3. the queue: priority, then creation order.
-  using QueueEntry = std::pair<int64_t, size_t>;  // (-priority, creation index): smallest first
+  // (-priority, queue order, pod index), smallest first; queue order = creation index, or after all
+  // of them for re-created victims.
+  using QueueEntry = std::tuple<int64_t, uint64_t, size_t>;
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>> queue;
   for (size_t i = 0; i < pod_count; ++i) {
     const Pod& pod = input.pods[i];
@@ -109,22 +111,51 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       result.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
       continue;
     }
-    queue.push({-int64_t{pod.priority}, i});
+    queue.push({-int64_t{pod.priority}, i, i});
   }
 
+  uint64_t requeued = 0;  // victims re-created, queued behind the pods of their priority
   while (!queue.empty()) {
-    const size_t i = queue.top().second;
+    const size_t i = std::get<2>(queue.top());
     queue.pop();
     const Pod& pod = input.pods[i];
     sched::ScheduleResult scheduled = scheduler.schedule_one(pod, state, rng);
     if (scheduled.scheduled()) {
-      record(i, scheduled.node, std::move(scheduled.gpus), false);
+      record(i, scheduled, false);
       continue;
     }
-    const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduler.policy(), pod, state);
-    std::string post_filter;
-    if (!pod.preempt_lower_priority) post_filter = "preemption: not eligible due to preemptionPolicy=Never.";
-    result.pending.push_back({pod_key(pod), sched::fit_error_message(histogram, state.node_count(), post_filter), pod.priority});
+    const sched::PreemptionInputs inputs{scheduler.policy().filters, scheduled.node_codes, input.pdbs, input.pods, scheduler.node_rank()};
+    const sched::PreemptionResult preemption = sched::preempt(pod, state, inputs);
+    if (!preemption.found()) {
+      const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduler.policy(), pod, state);
+      result.pending.push_back({pod_key(pod), sched::fit_error_message(histogram, state.node_count(), preemption.message), pod.priority});
+      continue;
+    }
+    std::vector<size_t> victims;
+    for (const BoundPod& v : preemption.victims) {
+      const size_t vi = pod_index.at(pod_key(v.pod));
+      victims.push_back(vi);
+      removed[placement_of[vi]] = true;
+      placement_of[vi] = kNotPlaced;
+      quotas.release(v.pod);
+    }
+    sched::evict_victims(state, preemption);
+    const sched::ScheduleResult bound = scheduler.schedule_one(pod, state, rng, preemption.node);
+    if (!bound.scheduled())
+      throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
+                                         state.node(preemption.node).name));
+    Placement& placed = record(i, bound, false);
+    result.preemptions += static_cast<int32_t>(victims.size());
+    for (size_t vi : victims) {
+      const Pod& victim = input.pods[vi];
+      placed.preempted.push_back(pod_key(victim));
+      // Re-created by its controller: admitted again, then queued at its priority.
+      if (admit::AdmitResult admitted = quotas.admit(victim); !admitted) {
+        result.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority});
+        continue;
+      }
+      queue.push({-int64_t{victim.priority}, pod_count + requeued++, vi});
+    }
   }
 
   // Drop the entries of evicted pods (they were re-queued: placed again or pending).

@@ -10,9 +10,12 @@
 //  3. The scheduling queue: kube's activeQ order, higher priority first, then creation order.
 //     One cycle per pod (sched/scheduler.h) with the policy's filters in kube's order
 //     (TaintToleration, NodeAffinity, NodeResourcesFit, the GPU filters).
-//  4. A pod no node admits may preempt (kube DefaultPreemption) when its preemptionPolicy allows it;
-//     the victims are evicted (their quota released) and, as a controller would recreate them,
-//     queued again at their priority. Otherwise it stays pending with kube's FitError message.
+//  4. A pod no node admits may preempt (kube DefaultPreemption, sched/preemption.h) when its
+//     preemptionPolicy allows it: the victims on the chosen node are evicted (their quota released)
+//     and the pod is bound there (its nominated node). As a controller would recreate them, the
+//     victims then go through quota admission again and back into the queue at their priority,
+//     behind the pods already waiting there. Otherwise the pod stays pending with kube's FitError
+//     message followed by the preemption message ("preemption: 0/N nodes are available: ...").
 //
 // Deterministic: the same input and seed give the same result (the seed only feeds policies that
 // draw random numbers).
@@ -26,6 +29,7 @@
 #include "admit/resource_quota.h"
 #include "model/node.h"
 #include "model/pod.h"
+#include "model/pod_disruption_budget.h"
 
 namespace gpufleet::place {
 
@@ -34,6 +38,7 @@ struct PlaceInput {
   std::vector<Node> nodes;
   std::vector<Pod> pods;                      ///< in creation order
   std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
+  std::vector<PodDisruptionBudget> pdbs;      ///< honoured by preemption when it can (kube: best effort)
 };
 
 struct PlaceOptions {

@@ -14,6 +14,7 @@
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/taint_toleration.h"
 #include "sched/plugins/node_resources_fit.h"
@@ -38,9 +39,10 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
   Policy policy;
   policy.name = std::string(name);
   // kube-scheduler's filter order (TaintToleration, NodeAffinity, NodeResourcesFit), then the GPU
-  // filter: a node's unschedulable reason is its first failing filter's.
+  // filter and InterPodAffinity (not cacheable, run each cycle; one call when no pod has required
+  // anti-affinity): a node's unschedulable reason is its first failing filter's.
   policy.filters = {std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(), std::make_shared<NodeResourcesFit>(),
-                    std::make_shared<GpuShareFit>()};
+                    std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()};
   auto best = std::make_shared<BestFitGpuSelector>();
   policy.gpu_selector = best;
   if (name == "random") {

@@ -12,8 +12,8 @@
 // | gpufleet       | OnlineFgdScore          | fgd (online measure)      | gpufleet's parameters           |
 // | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
-// Every policy filters with TaintToleration, NodeAffinity, NodeResourcesFit then GpuShareFit (kube's
-// order; the first two pass every openb pod). The GPU selections follow the FGD
+// Every policy filters with TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit then
+// InterPodAffinity (kube's order; all but the GPU ones pass every openb pod). The GPU selections follow the FGD
 // simulator's choices (../shared/reference/fgd-policies.md 4).
 #pragma once
 
