@@ -11,6 +11,7 @@ namespace gpufleet {
 ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
   usage_.resize(nodes_.size());
   bound_.resize(nodes_.size());
+  anti_pos_.assign(nodes_.size(), 0);
   gpu_offset_.reserve(nodes_.size());
   model_id_.reserve(nodes_.size());
   size_t offset = 0;
@@ -300,8 +301,12 @@ void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t
   }
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
   if (!pod.constraints.required_anti_affinity.empty()) {
-    ++u.anti_affinity_pods;
+    if (u.anti_affinity_pods++ == 0) {
+      anti_nodes_.push_back(n);
+      anti_pos_[n] = static_cast<uint32_t>(anti_nodes_.size());
+    }
     ++anti_affinity_pods_;
+    ++anti_version_;
   }
   ++u.version;
   // Keep pods_on(n) in binding order: a new pod goes last, a rebound one back to its place.
@@ -344,8 +349,15 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
   ok = ok && it != bound.end();
   if (!ok) throw InvariantViolation(fmt::format("release {} from {}: not reserved there", pod.name, nodes_[n].name));
   if (!it->pod.constraints.required_anti_affinity.empty()) {
-    --u.anti_affinity_pods;
+    if (--u.anti_affinity_pods == 0) {  // swap-remove n from anti_nodes_
+      const uint32_t at = anti_pos_[n] - 1;
+      anti_nodes_[at] = anti_nodes_.back();
+      anti_pos_[anti_nodes_[at]] = at + 1;
+      anti_nodes_.pop_back();
+      anti_pos_[n] = 0;
+    }
     --anti_affinity_pods_;
+    ++anti_version_;
   }
   bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;

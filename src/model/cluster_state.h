@@ -183,6 +183,12 @@ class ClusterState {
   /// work when the total is 0 and the incoming pod has no terms.
   int32_t anti_affinity_pod_count(NodeId n) const { return usage_[n].anti_affinity_pods; }
   int64_t anti_affinity_pod_count() const { return anti_affinity_pods_; }
+  /// The nodes holding at least one pod with required anti-affinity terms, in no particular order
+  /// (kube's NodeInfo list HavePodsWithRequiredAntiAffinityList).
+  std::span<const NodeId> anti_affinity_nodes() const { return anti_nodes_; }
+  /// Changes whenever a pod with required anti-affinity terms is bound or released (a memo key for
+  /// what depends only on those pods, see InterPodAffinity).
+  uint64_t anti_affinity_version() const { return anti_version_; }
 
  private:
   struct Usage {
@@ -227,6 +233,9 @@ class ClusterState {
   std::vector<int32_t> mig_milli_;      // per MIG instance: mig_device_gpu_milli
   uint64_t last_bind_seq_ = 0;
   int64_t anti_affinity_pods_ = 0;
+  std::vector<NodeId> anti_nodes_;     // nodes with anti_affinity_pods > 0
+  uint64_t anti_version_ = 0;
+  std::vector<uint32_t> anti_pos_;     // per node: index in anti_nodes_ + 1, 0 when absent
 };
 
 }  // namespace gpufleet

@@ -1,6 +1,8 @@
 #include "sched/fit_error.h"
 
 #include <algorithm>
+#include <array>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,17 +12,49 @@
 
 namespace gpufleet::sched {
 
+std::string node_reason(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) {
+  if (code == FilterCode::kUntoleratedTaint) {
+    if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
+      return untolerated_taint_reason(*taint);
+  }
+  if (code == FilterCode::kInsufficientMig) {
+    for (const MigRequest& r : pod.mig_requests)
+      if (state.mig_free_count(n, r.profile) < r.count) return "Insufficient nvidia.com/mig-" + r.profile;
+  }
+  return std::string(filter_reason(code));
+}
+
 std::string node_rejection_reason(const Policy& policy, const Pod& pod, const ClusterState& state, NodeId n) {
-  for (const auto& filter : policy.filters) {
-    const FilterCode code = filter->filter(pod, state, n);
+  const FilterCode code = FilterCycle(policy.filters, pod, state).run(state, n);
+  return code == FilterCode::kFits ? std::string() : node_reason(code, pod, state, n);
+}
+
+ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, const Pod& pod, const ClusterState& state) {
+  if (node_codes.size() != state.node_count())
+    throw std::invalid_argument(fmt::format("{} node codes for {} nodes", node_codes.size(), state.node_count()));
+  ReasonHistogram histogram;
+  std::array<int32_t, kFilterCodeCount> plain{};  // codes spelled the same on every node
+  std::map<std::pair<std::string_view, std::string_view>, int32_t> taints;  // (key, value) of the first untolerated taint
+  for (NodeId n = 0; n < node_codes.size(); ++n) {
+    const FilterCode code = node_codes[n];
     if (code == FilterCode::kFits) continue;
     if (code == FilterCode::kUntoleratedTaint) {
-      if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
-        return untolerated_taint_reason(*taint);
+      if (const Taint* t = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations)) {
+        ++taints[{t->key, t->value}];
+        continue;
+      }
     }
-    return std::string(filter_reason(code));
+    if (code == FilterCode::kInsufficientMig) {
+      ++histogram[node_reason(code, pod, state, n)];
+      continue;
+    }
+    ++plain[static_cast<size_t>(code)];
   }
-  return {};
+  for (size_t c = 1; c < kFilterCodeCount; ++c)
+    if (plain[c] > 0) histogram[std::string(filter_reason(static_cast<FilterCode>(c)))] += plain[c];
+  for (const auto& [kv, count] : taints)
+    histogram[untolerated_taint_reason(Taint{std::string(kv.first), std::string(kv.second), "NoSchedule"})] += count;
+  return histogram;
 }
 
 ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state) {

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,16 @@ std::string node_rejection_reason(const Policy& policy, const Pod& pod, const Cl
 
 /// node_rejection_reason over all nodes (nodes that admit the pod are not counted).
 ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state);
+
+/// The same histogram from a failed cycle's per-node codes (ScheduleResult::node_codes, one per node;
+/// kFits entries are not counted), without running any filter again: node_reason() spells each code.
+/// Throws std::invalid_argument when node_codes does not have one entry per node.
+ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, const Pod& pod, const ClusterState& state);
+
+/// kube's per-node words for a code: the node's first untolerated taint for kUntoleratedTaint
+/// ("node(s) had untolerated taint {key: value}"), the first MIG profile the node lacks for
+/// kInsufficientMig ("Insufficient nvidia.com/mig-3g.40gb"), else filter_reason(code).
+std::string node_reason(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n);
 
 /// "0/<node_count> nodes are available: <sorted counts and reasons>." plus " <post_filter>" when
 /// post_filter is not empty. With no nodes at all: kube's "no nodes available to schedule pods".

@@ -8,25 +8,13 @@
 namespace gpufleet::sched {
 namespace {
 
-using PairView = std::pair<std::string_view, std::string_view>;
-
-// Heterogeneous ordering, so a lookup by (key, value) views allocates nothing.
-struct PairLess {
-  using is_transparent = void;
-  static PairView view(const std::pair<std::string, std::string>& p) { return {p.first, p.second}; }
-  static PairView view(const PairView& p) { return p; }
-  template <class A, class B>
-  bool operator()(const A& a, const B& b) const {
-    return view(a) < view(b);
-  }
-};
-
-// topologyToMatchedTermCount: topology pair -> count, entries at zero removed.
-using TopologyCounts = std::map<std::pair<std::string, std::string>, int64_t, PairLess>;
+using TopologyCounts = InterPodAffinity::TopologyCounts;
+using PairView = InterPodAffinity::PairLess::PairView;
 
 struct AntiAffinityState final : FilterCycleData {
   TopologyCounts anti;      // pods matching the incoming pod's terms (antiAffinityCounts)
   TopologyCounts existing;  // bound pods' terms matching the incoming pod (existingAntiAffinityCounts)
+  std::vector<std::string> existing_keys;  // the distinct topology keys of `existing`
 };
 
 std::string_view namespace_of(const Pod& pod) {
@@ -50,8 +38,12 @@ bool positive(const TopologyCounts& counts, std::string_view key, std::string_vi
 
 // preFilterState.updateWithPod: `changed` (on node n) joins (+1) or leaves (-1) the counts.
 void update_with_pod(AntiAffinityState& s, const Pod& pod, const Node& node, const Pod& changed, int64_t delta) {
-  for (const PodAffinityTerm& t : changed.constraints.required_anti_affinity)
-    if (anti_affinity_term_matches(t, changed, pod)) update(s.existing, node, t.topology_key, delta);
+  for (const PodAffinityTerm& t : changed.constraints.required_anti_affinity) {
+    if (!anti_affinity_term_matches(t, changed, pod)) continue;
+    update(s.existing, node, t.topology_key, delta);
+    if (std::find(s.existing_keys.begin(), s.existing_keys.end(), t.topology_key) == s.existing_keys.end())
+      s.existing_keys.push_back(t.topology_key);
+  }
   for (const PodAffinityTerm& t : pod.constraints.required_anti_affinity)
     if (anti_affinity_term_matches(t, pod, changed)) update(s.anti, node, t.topology_key, delta);
 }
@@ -81,15 +73,10 @@ std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, co
   if (terms.empty() && state.anti_affinity_pod_count() == 0) return nullptr;
   auto s = std::make_unique<AntiAffinityState>();
   const NodeId node_count = static_cast<NodeId>(state.node_count());
-  // getExistingAntiAffinityCounts: only nodes holding pods with required anti-affinity.
   if (state.anti_affinity_pod_count() > 0) {
-    for (NodeId n = 0; n < node_count; ++n) {
-      if (state.anti_affinity_pod_count(n) == 0) continue;
-      const Node& node = state.node(n);
-      for (const BoundPod& b : state.pods_on(n))
-        for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
-          if (anti_affinity_term_matches(t, b.pod, pod)) update(s->existing, node, t.topology_key, 1);
-    }
+    s->existing = existing_counts(pod, state);
+    for (const auto& entry : s->existing)
+      if (s->existing_keys.empty() || s->existing_keys.back() != entry.first.first) s->existing_keys.push_back(entry.first.first);
   }
   // getIncomingAffinityAntiAffinityCounts: every bound pod against the incoming pod's terms.
   if (!terms.empty()) {
@@ -105,6 +92,24 @@ std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, co
   return s;
 }
 
+// getExistingAntiAffinityCounts: only nodes holding pods with required anti-affinity (memoized, see
+// the header).
+TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterState& state) const {
+  std::lock_guard<std::mutex> lock(memo_mutex_);
+  if (memo_.state == &state && memo_.version == state.anti_affinity_version() && memo_.namespace_name == pod.namespace_name &&
+      memo_.labels == pod.labels)
+    return memo_.existing;
+  TopologyCounts existing;
+  for (const NodeId n : state.anti_affinity_nodes()) {
+    const Node& node = state.node(n);
+    for (const BoundPod& b : state.pods_on(n))
+      for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
+        if (anti_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+  }
+  memo_ = ExistingMemo{&state, state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
+  return existing;
+}
+
 FilterCode InterPodAffinity::filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
                                              const FilterCycleData& data) const {
   const auto& s = static_cast<const AntiAffinityState&>(data);
@@ -116,12 +121,11 @@ FilterCode InterPodAffinity::filter_in_cycle(const Pod& pod, const ClusterState&
       if (value && positive(s.anti, t.topology_key, *value)) return FilterCode::kAntiAffinityRulesNotMatch;
     }
   }
-  // satisfyExistingPodsAntiAffinity: every topology pair of the node.
-  if (!s.existing.empty()) {
-    for (const auto& [key, value] : node.labels)
-      if (positive(s.existing, key, value)) return FilterCode::kExistingAntiAffinityRulesNotMatch;
-    if (!find_label(node.labels, kHostnameLabel) && positive(s.existing, kHostnameLabel, node.name))
-      return FilterCode::kExistingAntiAffinityRulesNotMatch;
+  // satisfyExistingPodsAntiAffinity: kube checks every topology pair of the node; only pairs whose
+  // key has a count can match, so look up the node's value of each such key.
+  for (const std::string& key : s.existing_keys) {
+    const std::string* value = topology_value(node, key);
+    if (value && positive(s.existing, key, *value)) return FilterCode::kExistingAntiAffinityRulesNotMatch;
   }
   return FilterCode::kFits;
 }

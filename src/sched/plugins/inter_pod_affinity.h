@@ -40,7 +40,9 @@
 //    "one per host" terms would otherwise never block there. Every other key follows kube exactly.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -77,6 +79,37 @@ class InterPodAffinity final : public FilterPlugin {
                FilterCycleData& data) const override;
   void remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
                   FilterCycleData& data) const override;
+
+  /// Orders topology pairs; heterogeneous, so a lookup by (key, value) views allocates nothing.
+  struct PairLess {
+    using is_transparent = void;
+    using PairView = std::pair<std::string_view, std::string_view>;
+    static PairView view(const std::pair<std::string, std::string>& p) { return {p.first, p.second}; }
+    static PairView view(const PairView& p) { return p; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
+  };
+  /// Topology pair (key, value) -> count, entries at zero removed (kube's topologyToMatchedTermCount).
+  using TopologyCounts = std::map<std::pair<std::string, std::string>, int64_t, PairLess>;
+
+ private:
+  /// The existing-pods pass (getExistingAntiAffinityCounts) depends only on the incoming pod's
+  /// namespace and labels and on where the pods with required anti-affinity terms are. The last
+  /// result is kept and reused while the state's anti_affinity_version() and the pod's namespace and
+  /// labels are the same, e.g. for the replicas of one controller scheduled in a row. A memo, not
+  /// state: it never changes an answer. Guarded by a mutex in case a policy is shared by threads.
+  struct ExistingMemo {
+    const ClusterState* state = nullptr;
+    uint64_t version = 0;
+    std::string namespace_name;
+    Labels labels;
+    TopologyCounts existing;
+  };
+  TopologyCounts existing_counts(const Pod& pod, const ClusterState& state) const;
+  mutable std::mutex memo_mutex_;
+  mutable ExistingMemo memo_;
 };
 
 }  // namespace gpufleet::sched
