@@ -1,17 +1,29 @@
 #include "model/cluster_state.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/format.h>
 
 #include "model/mig.h"
 
 namespace gpufleet {
+namespace {
+
+// Versions are drawn from one process-wide sequence, so two states never share one unless one is a
+// copy of the other with the same anti-affinity pods (then whatever the version keys is the same).
+uint64_t next_anti_affinity_version() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
 
 ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
   usage_.resize(nodes_.size());
   bound_.resize(nodes_.size());
   anti_pos_.assign(nodes_.size(), 0);
+  anti_version_ = next_anti_affinity_version();
   gpu_offset_.reserve(nodes_.size());
   model_id_.reserve(nodes_.size());
   size_t offset = 0;
@@ -306,7 +318,7 @@ void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t
       anti_pos_[n] = static_cast<uint32_t>(anti_nodes_.size());
     }
     ++anti_affinity_pods_;
-    ++anti_version_;
+    anti_version_ = next_anti_affinity_version();
   }
   ++u.version;
   // Keep pods_on(n) in binding order: a new pod goes last, a rebound one back to its place.
@@ -357,7 +369,7 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
       anti_pos_[n] = 0;
     }
     --anti_affinity_pods_;
-    ++anti_version_;
+    anti_version_ = next_anti_affinity_version();
   }
   bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;

@@ -186,8 +186,9 @@ class ClusterState {
   /// The nodes holding at least one pod with required anti-affinity terms, in no particular order
   /// (kube's NodeInfo list HavePodsWithRequiredAntiAffinityList).
   std::span<const NodeId> anti_affinity_nodes() const { return anti_nodes_; }
-  /// Changes whenever a pod with required anti-affinity terms is bound or released (a memo key for
-  /// what depends only on those pods, see InterPodAffinity).
+  /// Changes whenever a pod with required anti-affinity terms is bound or released, to a value no
+  /// other ClusterState has had (copies excepted: they share it until either changes). A memo key
+  /// for what depends only on those pods (InterPodAffinity).
   uint64_t anti_affinity_version() const { return anti_version_; }
 
  private:

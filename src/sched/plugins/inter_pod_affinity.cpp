@@ -96,7 +96,7 @@ std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, co
 // the header).
 TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterState& state) const {
   std::lock_guard<std::mutex> lock(memo_mutex_);
-  if (memo_.state == &state && memo_.version == state.anti_affinity_version() && memo_.namespace_name == pod.namespace_name &&
+  if (memo_.version == state.anti_affinity_version() && memo_.namespace_name == pod.namespace_name &&
       memo_.labels == pod.labels)
     return memo_.existing;
   TopologyCounts existing;
@@ -106,7 +106,7 @@ TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterSt
       for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
         if (anti_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
   }
-  memo_ = ExistingMemo{&state, state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
+  memo_ = ExistingMemo{state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
   return existing;
 }
 

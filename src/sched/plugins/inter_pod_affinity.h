@@ -101,8 +101,7 @@ class InterPodAffinity final : public FilterPlugin {
   /// labels are the same, e.g. for the replicas of one controller scheduled in a row. A memo, not
   /// state: it never changes an answer. Guarded by a mutex in case a policy is shared by threads.
   struct ExistingMemo {
-    const ClusterState* state = nullptr;
-    uint64_t version = 0;
+    uint64_t version = 0;  ///< ClusterState::anti_affinity_version(), unique across states
     std::string namespace_name;
     Labels labels;
     TopologyCounts existing;
