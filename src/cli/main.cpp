@@ -48,7 +48,13 @@ int main(int argc, char** argv) {
   CLI::App* simulate_cmd = app.add_subcommand(
       "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
-  simulate_cmd->add_option("--workload", simulate.workload_path, "workload file: jobs, services, generator (docs/simulate.md)")->required();
+  simulate_cmd->add_option("--workload", simulate.workload.workload_path, "workload file: jobs, services, generator (docs/simulate.md)");
+  simulate_cmd->add_option("--openb-pods", simulate.workload.openb_pods_path, "replay an openb pod list CSV with its own times instead of --workload");
+  simulate_cmd->add_option("--time-scale", simulate.workload.time_scale, "openb: divide arrival times by K (lifetimes kept)")->capture_default_str();
+  simulate_cmd->add_option("--trace-start", simulate.workload.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
+  simulate_cmd->add_option("--horizon", simulate.workload.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
+  simulate_cmd->add_option("--be-checkpoint", simulate.workload.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
+  simulate_cmd->add_option("--production-priority", simulate.production_priority, "pods at or above this priority are production")->capture_default_str();
   simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
   simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");

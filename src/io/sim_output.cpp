@@ -49,6 +49,9 @@ std::string sim_result_json(const sim::SimResult& r) {
   nlohmann::ordered_json by_priority = nlohmann::ordered_json::object();
   for (const auto& [prio, s] : r.pending_by_priority) by_priority[std::to_string(prio)] = stats_json(s);
   pending["by_priority"] = by_priority;
+  nlohmann::ordered_json production = stats_json(r.pending_production);
+  production["min_priority"] = r.production_priority;
+  pending["production"] = production;
   j["pending_s"] = pending;
   j["spot_interruptions"] = r.spot_interruptions;
   j["lost_gpu_hours"] = round_to(r.lost_gpu_hours, 1e6);
@@ -90,6 +93,9 @@ std::string sim_summary_text(const sim::SimResult& r) {
   out += fmt::format("\nGPU allocation (GPU-hours allocated / billed): {:.1f}%\n", r.gpu_allocation_pct_mean);
   out += fmt::format("pending s: p50 {} p95 {} p99 {} ({} samples)\n", fmt_opt(r.pending.p50), fmt_opt(r.pending.p95),
                      fmt_opt(r.pending.p99), r.pending.samples);
+  out += fmt::format("  production (priority >= {}): p50 {} p95 {} p99 {} ({} samples)\n", r.production_priority,
+                     fmt_opt(r.pending_production.p50), fmt_opt(r.pending_production.p95), fmt_opt(r.pending_production.p99),
+                     r.pending_production.samples);
   for (auto it = r.pending_by_priority.rbegin(); it != r.pending_by_priority.rend(); ++it)
     out += fmt::format("  priority {}: p50 {} p95 {} p99 {}\n", it->first, fmt_opt(it->second.p50), fmt_opt(it->second.p95),
                        fmt_opt(it->second.p99));
