@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/openb_csv.h"
+#include "io/sim_pools.h"
 #include "sim/openb_trace.h"
 #include "sim/simulator.h"
 #include "util/input_error.h"
@@ -107,10 +108,14 @@ TEST(OpenbTrace, BadParamsAndRowsAreErrors) {
 
 // The README's caveat, measured: raw times use about 1% of the 6212-GPU cluster; compressing the
 // arrivals 40-fold from day 109 gives a one-day run whose peak is tens of times higher.
-TEST(OpenbTrace, RealTraceLoad) {
+std::filesystem::path default_pod_list() {
   const char* env = std::getenv("GPUFLEET_TRACES");
   const std::filesystem::path dir = env ? std::filesystem::path(env) : std::filesystem::path(GPUFLEET_SOURCE_DIR) / "../shared/traces";
-  const std::filesystem::path csv = dir / "alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
+  return dir / "alibaba-gpu-v2023/csv/openb_pod_list_default.csv";
+}
+
+TEST(OpenbTrace, RealTraceLoad) {
+  const std::filesystem::path csv = default_pod_list();
   if (!std::filesystem::exists(csv)) GTEST_SKIP() << "openb trace not found at " << csv << " (set GPUFLEET_TRACES)";
   const std::vector<sim::TracePod> pods = io::read_openb_trace(csv.string());
   ASSERT_EQ(pods.size(), 8152u);
@@ -140,6 +145,48 @@ TEST(OpenbTrace, RealTraceLoad) {
   EXPECT_LT(raw, 6212 * 0.02);  // "about 1%"
   const double compressed = peak_gpus(40, 109 * 86400.0);
   EXPECT_GT(compressed, 5 * raw);
+}
+
+std::string openb_example(const char* name) {
+  return (std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "openb" / name).string();
+}
+
+// examples/openb: the baseline is 60 static on-demand nodes; the gpufleet configuration a reserved
+// baseline of 40 with on-demand above it and a spot pool from zero.
+TEST(OpenbExample, PoolFilesRead) {
+  const sim::ClusterConfig base = io::read_sim_cluster_file(openb_example("baseline-pools.yaml"));
+  ASSERT_EQ(base.pools.size(), 1u);
+  EXPECT_FALSE(base.autoscaler.enabled);
+  EXPECT_EQ(base.pools[0].pool.node_count, 60);
+  EXPECT_FALSE(base.pools[0].pool.spot_usd_per_hour.has_value());
+  const sim::ClusterConfig fleet = io::read_sim_cluster_file(openb_example("pools.yaml"));
+  ASSERT_EQ(fleet.pools.size(), 2u);
+  EXPECT_TRUE(fleet.autoscaler.enabled);
+  EXPECT_EQ(fleet.pools[0].settings.reserved_nodes, 40);
+  EXPECT_EQ(fleet.pools[1].settings.capacity_type, sim::CapacityType::kSpot);
+}
+
+// Issue 5's target on the real trace: at least 50% lower cost than the static baseline, with the
+// p99 pending time of production pods at most 60 s (docs/simulate.md has the figures).
+TEST(OpenbExample, GpufleetConfigurationMeetsTheTarget) {
+  const std::filesystem::path csv = default_pod_list();
+  if (!std::filesystem::exists(csv)) GTEST_SKIP() << "openb trace not found at " << csv << " (set GPUFLEET_TRACES)";
+  sim::TraceReplayParams params;
+  params.time_scale = 40;
+  params.start_s = 9417600;
+  const sim::Workload w = sim::trace_workload(io::read_openb_trace(csv.string()), params);
+  sim::SimOptions base_options;
+  base_options.policy = "leastallocated";
+  const sim::SimResult base = sim::simulate(io::read_sim_cluster_file(openb_example("baseline-pools.yaml")), w, base_options);
+  const sim::SimResult fleet = sim::simulate(io::read_sim_cluster_file(openb_example("pools.yaml")), w, sim::SimOptions{});
+  // The static baseline's cost is exact: 60 nodes x horizon hours x $32.77.
+  EXPECT_NEAR(base.cost_usd, 60 * w.horizon_s / 3600.0 * 32.77, 1e-6);
+  EXPECT_LE(fleet.cost_usd, 0.5 * base.cost_usd);
+  ASSERT_TRUE(fleet.pending_production.p99.has_value());
+  EXPECT_LE(*fleet.pending_production.p99, 60.0);
+  EXPECT_GT(fleet.pending_production.samples, 4000u);
+  // Every pod ends in exactly one state.
+  EXPECT_EQ(fleet.pods_completed + fleet.pods_running + fleet.pods_pending + fleet.pods_failed, static_cast<int64_t>(w.items.size()));
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "io/sim_output.h"
 #include "io/sim_pools.h"
+#include "io/sim_report.h"
 #include "sched/policy_registry.h"
 #include "sim/simulator.h"
 #include "util/atomic_file.h"
@@ -20,7 +21,8 @@ namespace gpufleet::cli {
 int run_simulate_command(const SimulateCommandOptions& o) {
   const std::vector<std::string> policies = sched::parse_policy_list(o.policy);
   if (policies.size() != 1) throw UsageError(fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
-  for (const auto& [flag, path] : {std::pair{"--json", o.json_path}, std::pair{"--timeseries", o.timeseries_path}})
+  for (const auto& [flag, path] :
+       {std::pair{"--json", o.json_path}, std::pair{"--timeseries", o.timeseries_path}, std::pair{"--report", o.report_path}})
     if (!path.empty())
       if (const std::string why = output_path_problem(path); !why.empty()) throw UsageError(fmt::format("{}: {}", flag, why));
 
@@ -52,10 +54,18 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::sim_result_json(result));
   if (!o.timeseries_path.empty()) outputs.emplace_back(o.timeseries_path, io::sim_timeseries_csv(result));
+  if (!o.report_path.empty()) {
+    std::vector<io::CompareEntry> one(1);
+    one[0].label = "simulate";
+    one[0].pools_path = o.pools_path;
+    one[0].result = result;
+    outputs.emplace_back(o.report_path, io::sim_report_html(describe_workload_source(o.workload), one));
+  }
   if (!outputs.empty()) write_files_atomically(outputs);
   std::string text = fmt::format("workload: {}\n", describe_workload_source(o.workload)) + io::sim_summary_text(result);
   if (!o.json_path.empty()) text += fmt::format("json: {}\n", o.json_path);
   if (!o.timeseries_path.empty()) text += fmt::format("timeseries: {}\n", o.timeseries_path);
+  if (!o.report_path.empty()) text += fmt::format("report: {}\n", o.report_path);
   std::fputs(text.c_str(), stdout);
   return 0;
 }

@@ -97,4 +97,26 @@ expect_bad_trace "no source" "exactly one of --workload"
 expect_bad_trace "time scale without trace" "apply to --openb-pods only" --workload "$T/good.yaml" --time-scale 5
 expect_bad_trace "zero time scale" "--time-scale 0 must be positive" --openb-pods "$T/trace.csv" --time-scale 0
 
+# 4. compare: one table row per configuration, savings against the first, JSON per configuration.
+if "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "base=$EXAMPLES/baseline-pools.yaml,leastallocated" \
+     --config "$EXAMPLES/pools.yaml" --json "$T/cmp.json" -q > "$T/cmp.txt" 2> "$T/err.txt"; then ok; else bad "compare exited $?: $(cat "$T/err.txt")"; fi
+grep -Eq '^base +leastallocated +[0-9.]+ +0\.0%' "$T/cmp.txt" && ok || bad "compare: no baseline row: $(cat "$T/cmp.txt")"
+grep -Eq '^pools +gpufleet +[0-9.]+ +[0-9.]+%' "$T/cmp.txt" && ok || bad "compare: no row labelled by the file name: $(cat "$T/cmp.txt")"
+python3 - "$T/cmp.json" "$T/a.json" <<'PY' && ok || bad "compare JSON: saving or embedded result wrong"
+import json, sys
+c = json.load(open(sys.argv[1])); single = json.load(open(sys.argv[2]))
+a, b = c["configs"]
+assert a["label"] == "base" and a["saving_pct_vs_first"] == 0
+# the second configuration is the same run as section 1's simulate: identical result
+assert b["result"] == single, "compare's run differs from simulate's"
+want = (a["result"]["cost_usd"] - b["result"]["cost_usd"]) / a["result"]["cost_usd"] * 100
+assert abs(b["saving_pct_vs_first"] - want) < 1e-5, (b["saving_pct_vs_first"], want)
+PY
+"$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "$EXAMPLES/pools.yaml" --config "$EXAMPLES/pools.yaml,packing" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "label 'pools' appears twice" "$T/err.txt" && ok || bad "duplicate labels: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "x=$EXAMPLES/pools.yaml,nope" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy in --config: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "negative.yaml:7:20" "$T/err.txt" && ok || bad "compare with bad workload: $(cat "$T/err.txt")"
+
 finish
