@@ -29,6 +29,8 @@ namespace gpufleet::sim {
 namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
+// sched::typical_pod_mix's default coverage.
+constexpr double kTypicalPodCoverage = 0.95;
 // The spot generator's seed is the run seed XOR this constant, so spot draws do not depend on how
 // many numbers the placement policy drew (an arbitrary odd 64-bit constant, the golden ratio's).
 constexpr uint64_t kSpotSeedSalt = 0x9e3779b97f4a7c15ULL;
@@ -276,7 +278,9 @@ void Engine::build_nodes() {
 
 void Engine::build_units() {
   std::unordered_map<std::string, uint32_t> shapes;
-  std::vector<Pod> all_pods;  // for FGD's typical pod mix
+  // FGD's typical pod mix, counted as the pods are made (sched::typical_pod_mix's counting step,
+  // without a second copy of every pod: a million-job workload would double its memory).
+  std::map<sched::PodShapeKey, int64_t> shape_counts;
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
     const WorkloadSpec& spec = workload_.items[s];
     const bool job = spec.kind == WorkloadKind::kJob;
@@ -295,7 +299,7 @@ void Engine::build_units() {
         PodRt p;
         p.pod = make_pod(spec, job ? static_cast<int32_t>(i) : r);
         p.unit = id;
-        all_pods.push_back(p.pod);
+        ++shape_counts[sched::PodShapeKey::of(p.pod)];
         pods_.push_back(std::move(p));
       }
       units_.push_back(u);
@@ -304,7 +308,10 @@ void Engine::build_units() {
   shape_count_ = static_cast<uint32_t>(shapes.size());
   shape_fits_.assign(shape_count_, std::vector<int8_t>(cluster_.pools.size(), -1));
 
-  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(all_pods), state_->gpu_models());
+  std::vector<std::pair<sched::PodShapeKey, double>> weighted;
+  for (const auto& [key, count] : shape_counts) weighted.emplace_back(key, static_cast<double>(count));
+  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::select_typical_pods(std::move(weighted), kTypicalPodCoverage),
+                                                                  state_->gpu_models());
   const sched::PolicyContext context{frag, state_->gpu_models()};
   base_policy_ = sched::make_policy(options_.policy, context);
   std::vector<uint32_t> rank(state_->node_count());
