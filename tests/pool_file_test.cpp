@@ -381,7 +381,8 @@ TEST(Examples, EveryFileIsCovered) {
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples"))
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
-                                          "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate"}));  // simulate/: sim_cli_test.sh
+                                          "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
+                                          "openb"}));  // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {

@@ -7,6 +7,7 @@
 
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
+#include "cli/compare_command.h"
 #include "cli/simulate_command.h"
 #include "util/input_error.h"
 
@@ -48,12 +49,35 @@ int main(int argc, char** argv) {
   CLI::App* simulate_cmd = app.add_subcommand(
       "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
-  simulate_cmd->add_option("--workload", simulate.workload_path, "workload file: jobs, services, generator (docs/simulate.md)")->required();
+  simulate_cmd->add_option("--workload", simulate.workload.workload_path, "workload file: jobs, services, generator (docs/simulate.md)");
+  simulate_cmd->add_option("--openb-pods", simulate.workload.openb_pods_path, "replay an openb pod list CSV with its own times instead of --workload");
+  simulate_cmd->add_option("--time-scale", simulate.workload.time_scale, "openb: divide arrival times by K (lifetimes kept)")->capture_default_str();
+  simulate_cmd->add_option("--trace-start", simulate.workload.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
+  simulate_cmd->add_option("--horizon", simulate.workload.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
+  simulate_cmd->add_option("--be-checkpoint", simulate.workload.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
+  simulate_cmd->add_option("--production-priority", simulate.production_priority, "pods at or above this priority are production")->capture_default_str();
   simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
   simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
   simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
+  simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
+
+  gpufleet::cli::CompareCommandOptions compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
+  compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
+  compare_cmd->add_option("--workload", compare.workload.workload_path, "workload file (docs/simulate.md)");
+  compare_cmd->add_option("--openb-pods", compare.workload.openb_pods_path, "replay an openb pod list CSV with its own times");
+  compare_cmd->add_option("--time-scale", compare.workload.time_scale, "openb: divide arrival times by K")->capture_default_str();
+  compare_cmd->add_option("--trace-start", compare.workload.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
+  compare_cmd->add_option("--horizon", compare.workload.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
+  compare_cmd->add_option("--be-checkpoint", compare.workload.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds")->capture_default_str();
+  compare_cmd->add_option("--seed", compare.seed, "seed of every run")->capture_default_str();
+  compare_cmd->add_option("--production-priority", compare.production_priority, "pods at or above this priority are production")->capture_default_str();
+  compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
+  compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
+  compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
 
   try {
     app.parse(argc, argv);
@@ -71,6 +95,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
     if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);
+    if (app.got_subcommand(compare_cmd)) return gpufleet::cli::run_compare_command(compare);
   } catch (const gpufleet::InputError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
     return 2;

@@ -5,15 +5,19 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/sim_inputs.h"
+
 namespace gpufleet::cli {
 
 struct SimulateCommandOptions {
   std::string pools_path;       ///< node-pool file, optionally with an Autoscaling document (io/sim_pools.h)
-  std::string workload_path;    ///< workload file (io/sim_workload.h)
+  WorkloadSource workload;      ///< workload file or openb trace
   std::string policy = "gpufleet";
   uint64_t seed = 42;
   std::string json_path;        ///< empty = none
   std::string timeseries_path;  ///< empty = none
+  std::string report_path;      ///< self-contained HTML report; empty = none
+  int32_t production_priority = 1000;  ///< pods at or above it are "production" in the summary
   bool quiet = false;           ///< no progress on stderr
 };
 

@@ -242,6 +242,9 @@ std::string json_for_script(std::string_view json) {
   return out;
 }
 
+std::string_view report_style() { return kStyle; }
+std::string_view report_error_script() { return kErrorScript; }
+
 std::string chartjs_source() {
   std::string out;
   out.reserve(embedded::kChartJsSize);

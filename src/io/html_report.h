@@ -25,6 +25,12 @@ namespace gpufleet::io {
 std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs,
                              const std::string& subtitle);
 
+/// The page style (system fonts only) and the error hook script shared by the reports: the hook,
+/// placed before Chart.js, writes any script error into <pre id="errors"> and sets
+/// document.body.dataset.rendered = "error".
+std::string_view report_style();
+std::string_view report_error_script();
+
 /// The embedded Chart.js source, as inlined into the page.
 std::string chartjs_source();
 

@@ -20,6 +20,7 @@
 #include "model/node.h"
 #include "model/pod.h"
 #include "io/text_file.h"
+#include "sim/openb_trace.h"
 
 namespace gpufleet::io {
 
@@ -28,8 +29,15 @@ std::vector<Node> parse_openb_nodes(std::string_view text, const std::string& so
 /// Parses a pod list (either layout) from CSV text; `source` names it in errors.
 std::vector<Pod> parse_openb_pods(std::string_view text, const std::string& source);
 
+/// Parses an 11-column pod list with its times (creation_time, deletion_time, scheduled_time, in
+/// seconds; scheduled_time may be empty) for `gpufleet simulate --openb-pods` (sim/openb_trace.h).
+/// Besides the pod checks above: a missing time column, a negative or non-integer time, a deletion
+/// before the creation, a scheduled_time outside [creation, deletion]. Throws InputError.
+std::vector<sim::TracePod> parse_openb_trace(std::string_view text, const std::string& source);
+
 /// Reads and parses a file. Throws InputError (line 0) when it cannot be read.
 std::vector<Node> read_openb_nodes(const std::string& path);
 std::vector<Pod> read_openb_pods(const std::string& path);
+std::vector<sim::TracePod> read_openb_trace(const std::string& path);
 
 }  // namespace gpufleet::io

@@ -1,5 +1,6 @@
 #include "io/sim_output.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -27,7 +28,9 @@ std::string fmt_opt(const std::optional<double>& v) { return v ? fmt::format("{:
 
 }  // namespace
 
-std::string sim_result_json(const sim::SimResult& r) {
+namespace {
+
+nlohmann::ordered_json result_object(const sim::SimResult& r) {
   nlohmann::ordered_json j;
   j["policy"] = r.policy;
   j["seed"] = r.seed;
@@ -49,6 +52,9 @@ std::string sim_result_json(const sim::SimResult& r) {
   nlohmann::ordered_json by_priority = nlohmann::ordered_json::object();
   for (const auto& [prio, s] : r.pending_by_priority) by_priority[std::to_string(prio)] = stats_json(s);
   pending["by_priority"] = by_priority;
+  nlohmann::ordered_json production = stats_json(r.pending_production);
+  production["min_priority"] = r.production_priority;
+  pending["production"] = production;
   j["pending_s"] = pending;
   j["spot_interruptions"] = r.spot_interruptions;
   j["lost_gpu_hours"] = round_to(r.lost_gpu_hours, 1e6);
@@ -60,7 +66,74 @@ std::string sim_result_json(const sim::SimResult& r) {
   for (const sim::UnitOutcome& u : r.units)
     if (u.state == sim::UnitState::kFailed) failed.push_back({{"name", u.name}, {"pods", u.pods}, {"reason", u.reason}});
   j["failed"] = failed;
+  return j;
+}
+
+const char* const kCapacityTypes[] = {"on-demand", "spot", "reserved"};
+
+double cost_of(const sim::SimResult& r, const char* type) {
+  const auto it = r.cost_by_capacity_type.find(type);
+  return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
+}
+
+}  // namespace
+
+std::string sim_result_json(const sim::SimResult& r) { return result_object(r).dump(2) + "\n"; }
+
+double saving_pct(const sim::SimResult& baseline, const sim::SimResult& r) {
+  return baseline.cost_usd > 0 ? (baseline.cost_usd - r.cost_usd) / baseline.cost_usd * 100.0 : 0.0;
+}
+
+std::string sim_compare_json(const std::string& workload, const std::vector<CompareEntry>& entries) {
+  nlohmann::ordered_json j;
+  j["workload"] = workload;
+  nlohmann::ordered_json configs = nlohmann::ordered_json::array();
+  for (const CompareEntry& e : entries) {
+    nlohmann::ordered_json c;
+    c["label"] = e.label;
+    c["pools"] = e.pools_path;
+    c["saving_pct_vs_first"] = round_to(saving_pct(entries.front().result, e.result), 1e6);
+    c["result"] = result_object(e.result);
+    configs.push_back(std::move(c));
+  }
+  j["configs"] = configs;
   return j.dump(2) + "\n";
+}
+
+std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
+  const std::vector<std::string> header = {"config", "policy", "cost USD", "saving", "on-demand", "spot", "reserved", "idle",
+                                           "GPU alloc", "p99 pending s", "production p99 s", "spot int.", "lost GPU-h",
+                                           "completed", "running", "pending", "failed"};
+  std::vector<std::vector<std::string>> rows;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    rows.push_back({e.label, r.policy, fmt::format("{:.2f}", r.cost_usd),
+                    fmt::format("{:.1f}%", saving_pct(entries.front().result, r)), fmt::format("{:.2f}", cost_of(r, kCapacityTypes[0])),
+                    fmt::format("{:.2f}", cost_of(r, kCapacityTypes[1])), fmt::format("{:.2f}", cost_of(r, kCapacityTypes[2])),
+                    fmt::format("{:.2f}", r.idle_cost_usd), fmt::format("{:.1f}%", r.gpu_allocation_pct_mean), fmt_opt(r.pending.p99),
+                    fmt_opt(r.pending_production.p99), std::to_string(r.spot_interruptions), fmt::format("{:.2f}", r.lost_gpu_hours),
+                    std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
+                    std::to_string(r.pods_failed)});
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += "  ";
+      out += c < 2 ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& row : rows) out += line(row);
+  out += fmt::format("saving: against the first configuration; production: priority >= {}\n",
+                     entries.empty() ? 1000 : entries.front().result.production_priority);
+  return out;
 }
 
 std::string sim_timeseries_csv(const sim::SimResult& r) {
@@ -90,6 +163,9 @@ std::string sim_summary_text(const sim::SimResult& r) {
   out += fmt::format("\nGPU allocation (GPU-hours allocated / billed): {:.1f}%\n", r.gpu_allocation_pct_mean);
   out += fmt::format("pending s: p50 {} p95 {} p99 {} ({} samples)\n", fmt_opt(r.pending.p50), fmt_opt(r.pending.p95),
                      fmt_opt(r.pending.p99), r.pending.samples);
+  out += fmt::format("  production (priority >= {}): p50 {} p95 {} p99 {} ({} samples)\n", r.production_priority,
+                     fmt_opt(r.pending_production.p50), fmt_opt(r.pending_production.p95), fmt_opt(r.pending_production.p99),
+                     r.pending_production.samples);
   for (auto it = r.pending_by_priority.rbegin(); it != r.pending_by_priority.rend(); ++it)
     out += fmt::format("  priority {}: p50 {} p95 {} p99 {}\n", it->first, fmt_opt(it->second.p50), fmt_opt(it->second.p95),
                        fmt_opt(it->second.p99));

@@ -7,7 +7,8 @@
 //    "chargeback": {"<namespace>": x}, "idle_cost_usd": x, "reserved_unused_usd": x,
 //    "gpu_allocation_pct_mean": x,
 //    "pending_s": {"p50": x, "p95": x, "p99": x, "samples": n,
-//                  "by_priority": {"<priority>": {"p50": x, "p95": x, "p99": x, "samples": n}}},
+//                  "by_priority": {"<priority>": {"p50": x, "p95": x, "p99": x, "samples": n}},
+//                  "production": {"p50": x, "p95": x, "p99": x, "samples": n, "min_priority": 1000}},
 //    "spot_interruptions": n, "lost_gpu_hours": x, "evictions": n,
 //    "nodes_scaled_up": n, "nodes_scaled_down": n,
 //    "pods": {"completed": n, "running": n, "pending": n, "failed": n},
@@ -20,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "sim/simulator.h"
 
@@ -30,5 +32,24 @@ std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
 /// pending percentiles, spot figures and pod outcomes.
 std::string sim_summary_text(const sim::SimResult& result);
+
+/// One configuration of `gpufleet compare`: its label, the pools file it came from and its run.
+struct CompareEntry {
+  std::string label;
+  std::string pools_path;
+  sim::SimResult result;
+};
+
+/// (baseline cost - cost) / baseline cost x 100; 0 when the baseline costs nothing.
+double saving_pct(const sim::SimResult& baseline, const sim::SimResult& result);
+
+/// `gpufleet compare --json`: {"workload": "...", "configs": [{"label", "pools", "saving_pct_vs_first",
+/// "result": <the sim_result_json object>}]}, configurations in the order given.
+std::string sim_compare_json(const std::string& workload, const std::vector<CompareEntry>& entries);
+
+/// The side-by-side table on stdout: one row per configuration (cost, saving against the first,
+/// cost by capacity type, idle, GPU allocation, p99 pending overall and for production pods, spot
+/// interruptions, lost GPU-hours, pod outcomes), columns aligned.
+std::string sim_compare_table(const std::vector<CompareEntry>& entries);
 
 }  // namespace gpufleet::io

@@ -29,6 +29,8 @@ namespace gpufleet::sim {
 namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
+// sched::typical_pod_mix's default coverage.
+constexpr double kTypicalPodCoverage = 0.95;
 // The spot generator's seed is the run seed XOR this constant, so spot draws do not depend on how
 // many numbers the placement policy drew (an arbitrary odd 64-bit constant, the golden ratio's).
 constexpr uint64_t kSpotSeedSalt = 0x9e3779b97f4a7c15ULL;
@@ -105,8 +107,8 @@ PendingStats stats(std::vector<double> samples) {
 // Everything that decides where a unit's pods may go and whether they fit: units with equal keys
 // are interchangeable for the scheduler.
 std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|", s.cpu_milli, s.memory_mib, s.num_gpu, s.gpu_milli, pods_in_unit,
-                                static_cast<int>(s.capacity));
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}:{}|", s.cpu_milli, s.memory_mib, s.num_gpu, s.gpu_milli, pods_in_unit,
+                                static_cast<int>(s.capacity), s.gpu_spec.size(), s.gpu_spec);
   for (const auto& p : s.pools) key += fmt::format("{}:{},", p.size(), p);
   key += '|';
   for (const auto& [k, v] : s.node_selector) key += fmt::format("{}:{}={}:{},", k.size(), k, v.size(), v);
@@ -151,6 +153,11 @@ class Engine {
   void make_pending(uint32_t u, double t);
   void interrupt(uint32_t u, double t);
   sched::ScheduleResult decide(const Pod& pod);
+  void add_pending_sample(int32_t priority, double wait_s) {
+    pending_samples_.push_back(wait_s);
+    pending_by_priority_[priority].push_back(wait_s);
+    if (priority >= options_.production_priority) pending_production_.push_back(wait_s);
+  }
 
   // nodes
   void launch_node(NodeId n, double t, bool ready_now);
@@ -205,6 +212,7 @@ class Engine {
   std::map<std::string, double> chargeback_;
   std::vector<double> pending_samples_;
   std::map<int32_t, std::vector<double>> pending_by_priority_;
+  std::vector<double> pending_production_;
 
   SimResult result_;
 };
@@ -270,7 +278,9 @@ void Engine::build_nodes() {
 
 void Engine::build_units() {
   std::unordered_map<std::string, uint32_t> shapes;
-  std::vector<Pod> all_pods;  // for FGD's typical pod mix
+  // FGD's typical pod mix, counted as the pods are made (sched::typical_pod_mix's counting step,
+  // without a second copy of every pod: a million-job workload would double its memory).
+  std::map<sched::PodShapeKey, int64_t> shape_counts;
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
     const WorkloadSpec& spec = workload_.items[s];
     const bool job = spec.kind == WorkloadKind::kJob;
@@ -289,7 +299,7 @@ void Engine::build_units() {
         PodRt p;
         p.pod = make_pod(spec, job ? static_cast<int32_t>(i) : r);
         p.unit = id;
-        all_pods.push_back(p.pod);
+        ++shape_counts[sched::PodShapeKey::of(p.pod)];
         pods_.push_back(std::move(p));
       }
       units_.push_back(u);
@@ -298,7 +308,10 @@ void Engine::build_units() {
   shape_count_ = static_cast<uint32_t>(shapes.size());
   shape_fits_.assign(shape_count_, std::vector<int8_t>(cluster_.pools.size(), -1));
 
-  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(all_pods), state_->gpu_models());
+  std::vector<std::pair<sched::PodShapeKey, double>> weighted;
+  for (const auto& [key, count] : shape_counts) weighted.emplace_back(key, static_cast<double>(count));
+  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::select_typical_pods(std::move(weighted), kTypicalPodCoverage),
+                                                                  state_->gpu_models());
   const sched::PolicyContext context{frag, state_->gpu_models()};
   base_policy_ = sched::make_policy(options_.policy, context);
   std::vector<uint32_t> rank(state_->node_count());
@@ -556,10 +569,7 @@ bool Engine::try_start(uint32_t u, double t) {
   const WorkloadSpec& spec = workload_.items[unit.spec];
   pending_.erase({-int64_t{spec.priority}, unit.pending_since_s, u});
   pending_pods_ -= unit.pod_count;
-  for (uint32_t p = unit.first_pod; p < end; ++p) {
-    pending_samples_.push_back(t - unit.pending_since_s);
-    pending_by_priority_[spec.priority].push_back(t - unit.pending_since_s);
-  }
+  for (uint32_t p = unit.first_pod; p < end; ++p) add_pending_sample(spec.priority, t - unit.pending_since_s);
   unit.state = UnitState::kRunning;
   unit.run_start_s = t;
   ++unit.starts;
@@ -919,10 +929,7 @@ SimResult Engine::run() {
       case UnitState::kFailed: result_.pods_failed += unit.pod_count; break;
       case UnitState::kPending:
         result_.pods_pending += unit.pod_count;
-        for (uint32_t i = 0; i < unit.pod_count; ++i) {
-          pending_samples_.push_back(h - unit.pending_since_s);
-          pending_by_priority_[spec.priority].push_back(h - unit.pending_since_s);
-        }
+        for (uint32_t i = 0; i < unit.pod_count; ++i) add_pending_sample(spec.priority, h - unit.pending_since_s);
         break;
       case UnitState::kWaiting:  // arrives after the horizon: not part of this run
         break;
@@ -931,6 +938,8 @@ SimResult Engine::run() {
   }
   result_.pending = stats(std::move(pending_samples_));
   for (auto& [priority, samples] : pending_by_priority_) result_.pending_by_priority[priority] = stats(std::move(samples));
+  result_.production_priority = options_.production_priority;
+  result_.pending_production = stats(std::move(pending_production_));
   if (options_.progress) options_.progress(1.0);
   return std::move(result_);
 }

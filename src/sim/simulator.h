@@ -59,6 +59,8 @@ struct SimOptions {
   uint64_t seed = 42;               ///< seeds the scheduler's generator and, derived, the spot one
   double sample_interval_s = 60;    ///< time-series row spacing (one row per simulated minute)
   bool trace = false;               ///< record every event handled (SimResult::trace), for tests
+  /// Pods with at least this priority are "production" (SimResult::pending_production).
+  int32_t production_priority = 1000;
   /// Called with the simulated fraction done (0..1) about every 1%; may be empty.
   std::function<void(double)> progress;
 };
@@ -133,6 +135,8 @@ struct SimResult {
   /// pending at the horizon (its wait so far).
   PendingStats pending;
   std::map<int32_t, PendingStats> pending_by_priority;
+  int32_t production_priority = 1000;  ///< SimOptions::production_priority
+  PendingStats pending_production;     ///< samples of pods with priority >= production_priority
 
   int64_t spot_interruptions = 0;     ///< nodes that got an interruption notice
   double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint

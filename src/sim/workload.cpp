@@ -18,6 +18,7 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index) {
   pod.memory_mib = spec.memory_mib;
   pod.num_gpu = spec.num_gpu;
   pod.gpu_milli = spec.gpu_milli;
+  pod.gpu_spec = spec.gpu_spec;
   pod.priority = spec.priority;
   pod.constraints.node_selector = spec.node_selector;
   pod.constraints.tolerations = spec.tolerations;

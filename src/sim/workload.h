@@ -44,6 +44,7 @@ struct WorkloadSpec {
   int64_t memory_mib = 0;                 ///< per pod
   int32_t num_gpu = 0;                    ///< per pod, 0..kMaxGpusPerPod
   int32_t gpu_milli = 0;                  ///< per GPU, 0..1000 (Pod convention; 0 iff num_gpu == 0)
+  std::string gpu_spec;                   ///< allowed GPU models joined by '|' (openb gpu_spec); empty = any
   double duration_s = 0;                  ///< job: running time needed; services: unused
   double checkpoint_interval_s = 0;       ///< job: seconds of running between checkpoints; 0 = none
   int32_t priority = 0;                   ///< pod priority (higher is scheduled first)

@@ -76,4 +76,47 @@ expect_bad "missing file" "no-such.yaml" "$T/pools.yaml" "$T/no-such.yaml"
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2>&1
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
 
+# 3. The openb trace as the workload (a small file in the trace's layout; no trace data copied).
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/trace.csv"
+printf 'p0,2000,4096,1,500,,LS,Running,0,7200,0\np1,2000,4096,1,500,,BE,Succeeded,36000,39600,36000\n' >> "$T/trace.csv"
+if "$BIN" simulate --pools "$T/pools.yaml" --openb-pods "$T/trace.csv" --time-scale 10 --json "$T/t.json" -q > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "trace run exited $?: $(cat "$T/err.txt")"; fi
+grep -q '"horizon_s": 3600.0' "$T/t.json" && ok || bad "trace horizon should be 36000 / 10 s: $(grep horizon "$T/t.json")"
+grep -q 'arrivals / 10' "$T/out.txt" && ok || bad "the summary should state the mapping: $(head -1 "$T/out.txt")"
+printf 'p2,1,1,1,1000,,LS,Running,50,20,\n' >> "$T/trace.csv"
+expect_bad_trace() {  # name, expected substring, extra args...
+  local name="$1" want="$2"
+  shift 2
+  "$BIN" simulate --pools "$T/pools.yaml" -q "$@" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2 ($(cat "$T/err.txt"))"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: error lacks '$want': $(cat "$T/err.txt")"
+}
+expect_bad_trace "deletion before creation" "trace.csv:4: field 'deletion_time': 20 is before creation_time 50" --openb-pods "$T/trace.csv"
+expect_bad_trace "both sources" "exactly one of --workload" --openb-pods "$T/trace.csv" --workload "$T/good.yaml"
+expect_bad_trace "no source" "exactly one of --workload"
+expect_bad_trace "time scale without trace" "apply to --openb-pods only" --workload "$T/good.yaml" --time-scale 5
+expect_bad_trace "zero time scale" "--time-scale 0 must be positive" --openb-pods "$T/trace.csv" --time-scale 0
+
+# 4. compare: one table row per configuration, savings against the first, JSON per configuration.
+if "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "base=$EXAMPLES/baseline-pools.yaml,leastallocated" \
+     --config "$EXAMPLES/pools.yaml" --json "$T/cmp.json" -q > "$T/cmp.txt" 2> "$T/err.txt"; then ok; else bad "compare exited $?: $(cat "$T/err.txt")"; fi
+grep -Eq '^base +leastallocated +[0-9.]+ +0\.0%' "$T/cmp.txt" && ok || bad "compare: no baseline row: $(cat "$T/cmp.txt")"
+grep -Eq '^pools +gpufleet +[0-9.]+ +[0-9.]+%' "$T/cmp.txt" && ok || bad "compare: no row labelled by the file name: $(cat "$T/cmp.txt")"
+python3 - "$T/cmp.json" "$T/a.json" <<'PY' && ok || bad "compare JSON: saving or embedded result wrong"
+import json, sys
+c = json.load(open(sys.argv[1])); single = json.load(open(sys.argv[2]))
+a, b = c["configs"]
+assert a["label"] == "base" and a["saving_pct_vs_first"] == 0
+# the second configuration is the same run as section 1's simulate: identical result
+assert b["result"] == single, "compare's run differs from simulate's"
+want = (a["result"]["cost_usd"] - b["result"]["cost_usd"]) / a["result"]["cost_usd"] * 100
+assert abs(b["saving_pct_vs_first"] - want) < 1e-5, (b["saving_pct_vs_first"], want)
+PY
+"$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "$EXAMPLES/pools.yaml" --config "$EXAMPLES/pools.yaml,packing" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "label 'pools' appears twice" "$T/err.txt" && ok || bad "duplicate labels: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "x=$EXAMPLES/pools.yaml,nope" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy in --config: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "negative.yaml:7:20" "$T/err.txt" && ok || bad "compare with bad workload: $(cat "$T/err.txt")"
+
 finish

@@ -1,0 +1,40 @@
+// `gpufleet compare`: several configurations (a pools file and a policy each) simulated on the same
+// workload and seed, side by side in one table (stdout), one JSON and one HTML report.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/sim_inputs.h"
+
+namespace gpufleet::cli {
+
+struct CompareCommandOptions {
+  WorkloadSource workload;
+  /// "[LABEL=]POOLS[,POLICY]" each, at least one; the first is the baseline the savings refer to.
+  /// LABEL defaults to the pools file name without directory and extension, POLICY to gpufleet.
+  std::vector<std::string> configs;
+  uint64_t seed = 42;
+  int32_t production_priority = 1000;
+  std::string json_path;    ///< empty = none
+  std::string report_path;  ///< empty = none
+  bool quiet = false;
+};
+
+/// One parsed --config value.
+struct CompareConfig {
+  std::string label;
+  std::string pools_path;
+  std::string policy;
+};
+
+/// Parses "[LABEL=]POOLS[,POLICY]"; throws UsageError for an empty pools path or an unknown policy.
+CompareConfig parse_compare_config(const std::string& text);
+
+/// Runs every configuration; table on stdout; outputs written all or nothing after the last run.
+/// Returns 0. Throws InputError / UsageError before any output is written; duplicate labels are a
+/// UsageError.
+int run_compare_command(const CompareCommandOptions& options);
+
+}  // namespace gpufleet::cli

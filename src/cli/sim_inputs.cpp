@@ -1,0 +1,59 @@
+#include "cli/sim_inputs.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "io/openb_csv.h"
+#include "io/sim_workload.h"
+#include "sim/openb_trace.h"
+#include "sim/workload_generator.h"
+#include "util/go_rand.h"
+#include "util/input_error.h"
+
+namespace gpufleet::cli {
+
+void check_workload_source(const WorkloadSource& s) {
+  if (s.workload_path.empty() == s.openb_pods_path.empty())
+    throw UsageError("give exactly one of --workload FILE and --openb-pods CSV");
+  if (s.openb_pods_path.empty() && (s.time_scale != 1 || s.trace_start_s != 0 || s.horizon_s != 0 || s.be_checkpoint_s != 600))
+    throw UsageError("--time-scale, --trace-start, --horizon and --be-checkpoint apply to --openb-pods only");
+  if (!std::isfinite(s.time_scale) || s.time_scale <= 0) throw UsageError(fmt::format("--time-scale {} must be positive", s.time_scale));
+  if (!std::isfinite(s.trace_start_s) || s.trace_start_s < 0) throw UsageError(fmt::format("--trace-start {} must be >= 0", s.trace_start_s));
+  if (!std::isfinite(s.horizon_s) || s.horizon_s < 0) throw UsageError(fmt::format("--horizon {} must be >= 0", s.horizon_s));
+  if (!std::isfinite(s.be_checkpoint_s) || s.be_checkpoint_s < 0)
+    throw UsageError(fmt::format("--be-checkpoint {} must be >= 0", s.be_checkpoint_s));
+}
+
+sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::string>& pool_names, uint64_t seed) {
+  if (!s.openb_pods_path.empty()) {
+    const std::vector<sim::TracePod> pods = io::read_openb_trace(s.openb_pods_path);
+    sim::TraceReplayParams params;
+    params.time_scale = s.time_scale;
+    params.start_s = s.trace_start_s;
+    params.horizon_s = s.horizon_s;
+    params.be_checkpoint_interval_s = s.be_checkpoint_s;
+    try {
+      return sim::trace_workload(pods, params);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.openb_pods_path, 0, "", e.what());
+    }
+  }
+  io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names);
+  if (file.generator) {
+    GoRand rng(static_cast<int64_t>(seed));  // the generator's own stream, seeded like the run
+    for (sim::WorkloadSpec& job : sim::generate_jobs(*file.generator, rng)) file.workload.items.push_back(std::move(job));
+  }
+  return std::move(file.workload);
+}
+
+std::string describe_workload_source(const WorkloadSource& s) {
+  if (s.openb_pods_path.empty()) return s.workload_path;
+  return fmt::format("{} (openb trace: arrivals / {:g} from trace second {:g}, own lifetimes, BE pods spot-ok with {:g} s checkpoints "
+                     "(assumed), LS/Guaranteed priority 1000)",
+                     s.openb_pods_path, s.time_scale, s.trace_start_s, s.be_checkpoint_s);
+}
+
+}  // namespace gpufleet::cli

@@ -1,0 +1,34 @@
+// Workload loading shared by `gpufleet simulate` and `gpufleet compare`: a workload file
+// (io/sim_workload.h, with its seeded generator) or the openb trace (io/openb_csv.h
+// read_openb_trace, mapped by sim/openb_trace.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/workload.h"
+
+namespace gpufleet::cli {
+
+/// Where the workload comes from: exactly one of workload_path and openb_pods_path.
+struct WorkloadSource {
+  std::string workload_path;      ///< workload YAML (docs/simulate.md)
+  std::string openb_pods_path;    ///< openb pod list CSV with creation/deletion/scheduled times
+  double time_scale = 1;          ///< openb: arrivals compressed K-fold (sim::TraceReplayParams)
+  double trace_start_s = 0;       ///< openb: trace second that becomes time 0
+  double horizon_s = 0;           ///< openb: 0 = up to the last arrival
+  double be_checkpoint_s = 600;   ///< openb: checkpoint interval of BE pods, seconds
+};
+
+/// Checks the combination of options: one source, trace options only with the trace. Throws UsageError.
+void check_workload_source(const WorkloadSource& source);
+
+/// Loads the workload; `pool_names` are the pools a workload file may name, `seed` seeds its
+/// generator. Throws InputError (file, line, field) for bad input.
+sim::Workload load_workload(const WorkloadSource& source, const std::vector<std::string>& pool_names, uint64_t seed);
+
+/// One line describing the source, for summaries ("workload.yaml", or the trace with its mapping).
+std::string describe_workload_source(const WorkloadSource& source);
+
+}  // namespace gpufleet::cli

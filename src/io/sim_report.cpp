@@ -1,0 +1,173 @@
+#include "io/sim_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "io/html_report.h"
+
+namespace gpufleet::io {
+namespace {
+
+constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
+                                    "#56b4e9", "#7f3c8d", "#8c564b", "#b8860b", "#17becf"};
+
+double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
+
+// Draws the four charts from the embedded JSON, then sets data-rendered="ok".
+constexpr std::string_view kRenderScript = R"js(
+(function () {
+  "use strict";
+  if (typeof Chart === "undefined") throw new Error("Chart.js did not load");
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  Chart.defaults.font.size = 13;
+  Chart.defaults.color = "#333a48";
+  function points(config, values) {
+    return values.map(function (y, i) { return { x: config.time_h[i], y: y }; });
+  }
+  function dataset(label, color, pts, dashed) {
+    return { label: label, data: pts, borderColor: color, backgroundColor: color, borderWidth: dashed ? 1.4 : 2,
+             borderDash: dashed ? [6, 4] : [], stepped: true };
+  }
+  function chart(id, datasets, yTitle) {
+    return new Chart(document.getElementById(id), {
+      type: "line",
+      data: { datasets: datasets },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, parsing: true,
+        interaction: { mode: "nearest", intersect: false },
+        elements: { point: { radius: 0, hoverRadius: 3, hitRadius: 4 } },
+        scales: {
+          x: { type: "linear", min: 0, max: data.horizon_h, title: { display: true, text: "Simulated time (hours)" } },
+          y: { min: 0, title: { display: true, text: yTitle } }
+        },
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 18, boxHeight: 2, padding: 14 } } }
+      }
+    });
+  }
+  var nodes = [], gpus = [], pending = [], cost = [];
+  var k = 0;
+  data.configs.forEach(function (c, i) {
+    var color = data.palette[i % data.palette.length];
+    c.pools.forEach(function (pool, j) {
+      nodes.push(dataset(c.label + " / " + pool, data.palette[k++ % data.palette.length], points(c, c.nodes[j]), false));
+    });
+    gpus.push(dataset(c.label + ": allocated", color, points(c, c.gpus_allocated), false));
+    gpus.push(dataset(c.label + ": billed", color, points(c, c.gpus_billed), true));
+    pending.push(dataset(c.label, color, points(c, c.pending_pods), false));
+    cost.push(dataset(c.label, color, points(c, c.cost_usd_per_hour), false));
+  });
+  chart("chart-nodes", nodes, "Billed nodes");
+  chart("chart-gpus", gpus, "GPUs");
+  chart("chart-pending", pending, "Pending pods");
+  chart("chart-cost", cost, "Cost rate (USD per hour)");
+  document.getElementById("chartjs-version").textContent = "v" + Chart.version;
+  if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
+})();
+)js";
+
+std::string opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("&ndash;"); }
+
+}  // namespace
+
+std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
+  nlohmann::ordered_json data;
+  data["generator"] = entries.size() == 1 ? "gpufleet simulate" : "gpufleet compare";
+  data["workload"] = workload;
+  data["palette"] = kPalette;
+  double horizon_h = 0;
+  data["configs"] = nlohmann::ordered_json::array();
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    horizon_h = std::max(horizon_h, r.horizon_s / 3600.0);
+    const size_t rows = r.timeseries.size();
+    const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+    nlohmann::ordered_json c;
+    c["label"] = e.label;
+    c["policy"] = r.policy;
+    c["pools"] = r.pools;
+    nlohmann::ordered_json t = nlohmann::ordered_json::array(), ga = t, gb = t, pend = t, cost = t;
+    std::vector<nlohmann::ordered_json> nodes(r.pools.size(), nlohmann::ordered_json::array());
+    for (size_t i = 0; i < rows; i += step) {
+      const sim::TimeseriesRow& row = r.timeseries[i];
+      t.push_back(round_to(row.time_s / 3600.0, 1e4));
+      for (size_t p = 0; p < nodes.size() && p < row.nodes_per_pool.size(); ++p) nodes[p].push_back(row.nodes_per_pool[p]);
+      ga.push_back(round_to(static_cast<double>(row.gpu_allocated_milli) / 1000.0, 1e3));
+      gb.push_back(round_to(static_cast<double>(row.gpu_capacity_milli) / 1000.0, 1e3));
+      pend.push_back(row.pending_pods);
+      cost.push_back(round_to(row.cost_usd_per_hour, 1e4));
+    }
+    c["time_h"] = std::move(t);
+    c["nodes"] = nodes;
+    c["gpus_allocated"] = std::move(ga);
+    c["gpus_billed"] = std::move(gb);
+    c["pending_pods"] = std::move(pend);
+    c["cost_usd_per_hour"] = std::move(cost);
+    data["configs"].push_back(std::move(c));
+  }
+  data["horizon_h"] = round_to(horizon_h, 1e4);
+  const std::string data_json = json_for_script(data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+
+  std::string rows;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const sim::SimResult& r = entries[i].result;
+    auto by_type = [&](const char* t) {
+      const auto it = r.cost_by_capacity_type.find(t);
+      return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
+    };
+    rows += fmt::format(
+        "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
+        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.2f}</td><td>{}</td><td>{} / {} / {} / {}</td></tr>\n",
+        kPalette[i % std::size(kPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
+        saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
+        r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
+        r.evictions, r.pods_completed, r.pods_running, r.pods_pending, r.pods_failed);
+  }
+  const bool single = entries.size() == 1;
+  std::string html;
+  html.reserve(data_json.size() + 300000);
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
+          "style-src 'unsafe-inline'; img-src data:\">\n";
+  html += fmt::format("<title>gpufleet {} report</title>\n<style>", single ? "simulate" : "compare");
+  html += report_style();
+  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main>\n<pre id=\"errors\"></pre>\n<script>";
+  html += report_error_script();
+  html += "</script>\n";
+  html += fmt::format("<header>\n<h1>gpufleet {}: cost and waiting over time</h1>\n<p class=\"subtitle\">workload: {}</p>\n"
+                      "<p class=\"cluster\">{} configuration{}</p>\n</header>\n",
+                      single ? "simulate" : "compare", html_escape(workload), entries.size(), single ? "" : "s");
+  html += "<noscript><p>JavaScript is off: the charts need it; the table below does not.</p></noscript>\n";
+  const char* sections[][3] = {
+      {"chart-nodes", "Nodes per pool", "Billed nodes (provisioning, ready or cordoned) per pool, per minute."},
+      {"chart-gpus", "GPU allocation", "GPUs allocated to pods (solid) and GPUs on billed nodes (dashed)."},
+      {"chart-pending", "Pending pods", "Pods waiting for capacity."},
+      {"chart-cost", "Cost rate", "USD per hour: billed nodes at their price plus unused reservations."}};
+  for (const auto& s : sections)
+    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
+                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
+                        s[1], s[2], s[0], s[1]);
+  html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Saving against the first configuration. Production: priority "
+          "&ge; " + std::to_string(entries.empty() ? 1000 : entries.front().result.production_priority) +
+          ". Pending seconds are nearest-rank p99.</p>\n<table>\n<thead><tr><th>configuration</th><th>policy</th><th>cost "
+          "USD</th><th>saving</th><th>on-demand USD</th><th>spot USD</th><th>reserved USD</th><th>idle USD</th><th>GPU "
+          "allocation</th><th>p99 pending s</th><th>production p99 pending s</th><th>spot interruptions</th><th>lost "
+          "GPU-hours</th><th>evictions</th><th>pods completed / running / pending / failed</th></tr></thead>\n<tbody>\n";
+  html += rows;
+  html += "</tbody>\n</table>\n</section>\n";
+  html += "<footer>Generated by gpufleet. Charts drawn with Chart.js <span id=\"chartjs-version\"></span> (MIT License), "
+          "embedded in this page: it loads nothing from the network.</footer>\n</main>\n<script>\n";
+  html += chartjs_source();
+  html += "\n</script>\n<script type=\"application/json\" id=\"report-data\">";
+  html += data_json;
+  html += "</script>\n<script>";
+  html += kRenderScript;
+  html += "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace gpufleet::io
