@@ -137,6 +137,20 @@ int ClusterState::kind_index(const Pod& pod) {
   return std::clamp(pod.num_gpu, 1, kMaxGpusPerPod);
 }
 
+std::string ClusterState::check_plain_gpus(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const {
+  auto free = gpu_free_milli(n);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int32_t g = gpus[i];
+    if (g < 0 || g >= nodes_[n].gpu_count) return fmt::format("GPU index {} out of range", g);
+    for (size_t j = 0; j < i; ++j)
+      if (gpus[j] == g) return fmt::format("GPU index {} given twice", g);
+    if (gpu_kind(n, g) != GpuKind::kPlain) return fmt::format("GPU {} has MIG enabled", g);
+    if (free[static_cast<size_t>(g)] < pod.gpu_milli)
+      return fmt::format("GPU {} has only {} milli free", g, free[static_cast<size_t>(g)]);
+  }
+  return {};
+}
+
 std::string ClusterState::check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                                 std::span<const MigDevice> mig) const {
   if (n >= nodes_.size()) return fmt::format("node id {} out of range", n);
@@ -150,14 +164,7 @@ std::string ClusterState::check(NodeId n, const Pod& pod, std::span<const int32_
   if (gpus.size() != want) return fmt::format("{} GPU indices given, pod needs {}", gpus.size(), want);
   if (sharing_[n] != 0 || !shared.empty() || !mig.empty() || pod.has_device_requests())
     return check_sharing(n, pod, gpus, shared, mig);
-  auto free = gpu_free_milli(n);
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    const int32_t g = gpus[i];
-    if (g < 0 || g >= node.gpu_count) return fmt::format("GPU index {} out of range", g);
-    for (size_t j = 0; j < i; ++j)
-      if (gpus[j] == g) return fmt::format("GPU index {} given twice", g);
-    if (free[static_cast<size_t>(g)] < pod.gpu_milli) return fmt::format("GPU {} has only {} milli free", g, free[static_cast<size_t>(g)]);
-  }
+  if (std::string why = check_plain_gpus(n, pod, gpus); !why.empty()) return why;
   return {};
 }
 
@@ -198,16 +205,7 @@ std::string ClusterState::check_sharing(NodeId n, const Pod& pod, std::span<cons
       if (pod.gpu_milli != kGpuMilliPerGpu) return "a fraction of a GPU on a time-sliced node";
       if (std::string why = check_replicas(gpus); !why.empty()) return why;
     } else {
-      auto free = gpu_free_milli(n);
-      for (size_t i = 0; i < gpus.size(); ++i) {
-        const int32_t g = gpus[i];
-        if (g < 0 || g >= node.gpu_count) return fmt::format("GPU index {} out of range", g);
-        for (size_t j = 0; j < i; ++j)
-          if (gpus[j] == g) return fmt::format("GPU index {} given twice", g);
-        if (gpu_kind(n, g) != GpuKind::kPlain) return fmt::format("GPU {} has MIG enabled", g);
-        if (free[static_cast<size_t>(g)] < pod.gpu_milli)
-          return fmt::format("GPU {} has only {} milli free", g, free[static_cast<size_t>(g)]);
-      }
+      if (std::string why = check_plain_gpus(n, pod, gpus); !why.empty()) return why;
     }
   }
   if (!shared.empty()) {

@@ -203,6 +203,8 @@ class ClusterState {
   };
   std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                     std::span<const MigDevice> mig) const;
+  // Distinct, in-range, plain (not MIG, not time-sliced) GPUs, each with pod.gpu_milli free.
+  std::string check_plain_gpus(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
   std::string check_sharing(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                             std::span<const MigDevice> mig) const;
   // Index into mig_taken_ of the instance (gpu, start, profile) of node n, or -1.

@@ -8,43 +8,18 @@ BIN="$1"
 EXAMPLES="$2/simulate"
 source "$(dirname "$0")/common.sh"
 
-CHROMIUM="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}"
-if [ -z "$CHROMIUM" ] || ! [ -x "$CHROMIUM" ]; then
-  bad "headless Chromium not found: install the Debian package 'chromium' (scripts/install-deps does) or set \$CHROMIUM"
-  finish
-fi
-
-open_in_chromium() {
-  local profile
-  profile=$(mktemp -d "$T/profile.XXXXXX")
-  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync --disable-extensions \
-    --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 \
-    --dump-dom "file://$1" > "$1.dom" 2> "$1.err"
-}
-page_messages() { grep -E 'CONSOLE|Uncaught|SyntaxError' "$1.err"; }
+source "$(dirname "$0")/chromium.sh"
 
 # $1 = name, $2 = path, $3 = configuration labels expected in the table.
 check_report() {
   local name="$1" html="$2" label
-  open_in_chromium "$html"
-  local rc=$?
-  [ "$rc" = 0 ] && ok || bad "$name: chromium exited $rc: $(tail -5 "$html.err")"
-  grep -q 'data-rendered="ok"' "$html.dom" && ok \
-    || bad "$name: the page did not render: $(grep -o 'data-rendered="[a-z]*"' "$html.dom")"
-  grep -q '<pre id="errors"></pre>' "$html.dom" && ok \
-    || bad "$name: #errors is not empty: $(sed -n '/<pre id="errors">/,/<\/pre>/p' "$html.dom" | head -20)"
-  page_messages "$html" > "$html.msgs"
-  [ ! -s "$html.msgs" ] && ok || bad "$name: the page logged errors or console output: $(head -10 "$html.msgs")"
+  check_page_basics "$name" "$html"
   for id in nodes gpus pending cost; do
     grep -q "<canvas id=\"chart-$id\"" "$html.dom" && ok || bad "$name: no chart-$id canvas"
   done
   for label in $3; do
     grep -q "</span>$label</td>" "$html.dom" && ok || bad "$name: summary table lacks $label"
   done
-  if grep -Eio "<(script|link|img|iframe)[^>]*(src|href)=[\"']?(https?:)?//[^\"' >]*" "$html"; then
-    bad "$name: references a network URL (above)"
-  else ok; fi
 }
 
 # 1. simulate --report on the example.
@@ -65,9 +40,6 @@ run_compare "$T/c2.html"
 cmp -s "$T/c.html" "$T/c2.html" && ok || bad "report differs between identical runs"
 
 # 3. The harness catches a failing page.
-sed 's|if (typeof Chart === "undefined")|throw new Error("sabotaged for the test"); &|' "$T/c.html" > "$T/broken.html"
-open_in_chromium "$T/broken.html"
-grep -q 'data-rendered="error"' "$T/broken.html.dom" && ok || bad "sabotaged page: want data-rendered=\"error\""
-grep -q 'sabotaged for the test' "$T/broken.html.dom" && ok || bad "sabotaged page: error not shown in #errors"
+check_sabotage_is_caught "$T/c.html"
 
 finish
