@@ -36,7 +36,7 @@ int run_place_command(const PlaceCommandOptions& o) {
     text += fmt::format("skipped {} object(s) of {} unmodelled kind(s)\n", skipped, inputs.objects.skipped_kinds.size());
   }
   if (!o.json_path.empty()) text += fmt::format("json: {}\n", o.json_path);
-  std::fputs(text.c_str(), stdout);
+  std::fwrite(text.data(), 1, text.size(), stdout);  // not fputs: a name may hold a NUL byte
   return 0;
 }
 

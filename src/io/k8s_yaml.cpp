@@ -321,7 +321,7 @@ class Reader {
 
   K8sObjects out_;
   std::vector<PriorityPending> pending_;  // parallel to out_.pods
-  std::set<std::string> node_names_, pod_keys_, class_names_;
+  std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
@@ -467,6 +467,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   p.namespace_name = ns;
   p.labels = string_map(meta["labels"]);
   if (!spec.present()) spec.fail("missing pod spec");
+  p.node_name = spec["nodeName"].str();  // already bound (a bare Pod), or pinned by its template
 
   // Effective requests (k8s.io/component-helpers/resource PodRequests).
   const Val containers = spec["containers"];
@@ -583,8 +584,7 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
 
 void Reader::pod(const Val& v) {
   const std::string name = metadata_name(v);
-  PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
-  t.pod.node_name = v["spec"]["nodeName"].str();  // a bare Pod may already be bound
+  const PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
   add_pod(t, name, v["metadata"]["name"]);
 }
 
@@ -628,6 +628,8 @@ void Reader::resource_quota(const Val& v) {
   ResourceQuotaSpec q;
   q.name = metadata_name(v);
   q.namespace_name = metadata_namespace(v);
+  if (!quota_keys_.insert(q.namespace_name + "/" + q.name).second)
+    v["metadata"]["name"].fail(fmt::format("duplicate ResourceQuota '{}' in namespace '{}'", q.name, q.namespace_name));
   const Val spec = v["spec"];
   spec["hard"].each_entry([&](const std::string& key, const Val& val) {
     if (key == "requests.nvidia.com/gpu") q.requests_gpu = resource_amount(val, ResKind::kDevice);
@@ -908,7 +910,9 @@ K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
     if (fs::is_directory(st)) {
       std::vector<fs::path> files;
       for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-        if (e.is_regular_file() && k8s_extension(e.path())) files.push_back(e.path());
+        if (std::error_code file_ec; e.is_regular_file(file_ec) && k8s_extension(e.path())) files.push_back(e.path());
+        else if (file_ec && k8s_extension(e.path()))  // e.g. a symlink loop
+          throw InputError(e.path().string(), 0, "", fmt::format("cannot read: {}", file_ec.message()));
       if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
       if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
       std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });

@@ -19,7 +19,7 @@
 //    and uses K8sNodeSource to report positions.
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
-//    <owner>-0 .. <owner>-(N-1). A bare Pod keeps spec.nodeName (Pod::node_name: already bound). Requests as kube computes a pod's effective request: the sum over
+//    <owner>-0 .. <owner>-(N-1). spec.nodeName (of a Pod or a template) is kept as Pod::node_name: bound to that node. Requests as kube computes a pod's effective request: the sum over
 //    containers (plus restartPolicy: Always init containers, i.e. sidecars), the max with each
 //    ordinary init container, plus spec.overhead; a resource with a limit but no request requests
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and

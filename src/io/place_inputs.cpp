@@ -54,8 +54,13 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   for (auto* report : {&devices, &pool_devices})
     out.warnings.insert(out.warnings.end(), report->warnings.begin(), report->warnings.end());
   for (Node& node : out.objects.nodes) {
-    if (!names.insert(node.name).second)
-      throw InputError("", 0, "metadata.name", fmt::format("node '{}' is defined both by a node pool and as a Node", node.name));
+    if (!names.insert(node.name).second) {
+      SourcePosition at{"", 0, 0, "metadata.name"};
+      for (const K8sNodeSource& src : out.objects.node_sources)
+        if (src.node == node.name) at = src.name;
+      throw InputError(at.file, at.line, at.field, fmt::format("node '{}' is defined both by a node pool and as a Node", node.name),
+                       at.column);
+    }
     out.input.nodes.push_back(node);
   }
   if (out.input.nodes.empty())

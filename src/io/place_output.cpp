@@ -51,7 +51,8 @@ std::string place_result_json(const place::PlaceResult& r) {
   doc["pending"] = unplaced_json(r.pending);
   doc["quota_rejected"] = unplaced_json(r.quota_rejected);
   doc["gpu_allocation_pct"] = allocation_pct(r);
-  return doc.dump(2) + "\n";
+  // Names are not guaranteed UTF-8 (YAML may carry any bytes): replace invalid sequences (U+FFFD).
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string place_result_text(const place::PlaceResult& r) {

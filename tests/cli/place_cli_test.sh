@@ -54,6 +54,22 @@ grep -q 'containers\[0\].resources.requests.cpu' "$T/err.txt" && ok || bad "malf
 pod_yaml '{cpu: "-1", memory: 1Gi}' > "$T/negative.yaml"
 expect_bad "negative request" "negative.yaml:8:" "$T/negative.yaml"
 expect_bad "missing file" "nope.yaml" "$T/nope.yaml"
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {requests.nvidia.com/gpu: "1"}}\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {cpu: "1"}}\n' > "$T/dupquota.yaml"
+expect_bad "duplicate ResourceQuota" "dupquota.yaml:8:18: field 'metadata.name': duplicate ResourceQuota" "$T/dupquota.yaml"
+mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
+expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
+
+# 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/names.yaml" --json "$T/names.json" > "$T/names.out" 2> "$T/err.txt"
+[ $? = 0 ] && ok || bad "odd names: exit $?: $(cat "$T/err.txt")"
+grep -q '"default/caf\\ufffd"\|"default/caf' "$T/names.json" && ok || bad "odd names: JSON lacks the Latin-1 name"
+grep -q 'default/zz' "$T/names.out" && grep -q '^3 placed' "$T/names.out" && ok || bad "odd names: the listing lost pods: $(cat -v "$T/names.out")"
+
+# 4. A template's spec.nodeName pins its pods.
+printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  template:\n    spec:\n      nodeName: ghost\n      containers: [{name: c}]\n' > "$T/pinned.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/pinned.yaml" > "$T/pinned.out" 2>&1
+grep -q 'default/d-0  pending: node "ghost" not found' "$T/pinned.out" && ok || bad "template nodeName ignored: $(cat "$T/pinned.out")"
 "$BIN" place --cluster "$T/nodes.yaml" --policy nope > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy: $(cat "$T/err.txt")"
 "$BIN" place --workload "$T/nodes.yaml" > /dev/null 2> "$T/err.txt"
