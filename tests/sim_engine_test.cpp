@@ -757,6 +757,33 @@ TEST(SimConsolidation, ScaleDownMovesRespectBudgetsToo) {
   EXPECT_NEAR(blocked.cost_usd, 7.2, 1e-12);
 }
 
+TEST(SimConsolidation, NodesAPendingGangWaitsForAreLeftAlone) {
+  // One ready 4-GPU node, max 2, Cluster Autoscaler on, consolidation with its defaults (every
+  // 10 s, consolidateAfter 0). Gang g (2 pods x 4 GPUs) arrives at 0: one pod fits p-0, so the
+  // autoscaler asks for one node at 30 (pending since 0, delay 30), ready at 210; g runs 210..1210.
+  // Meanwhile p-0 is empty but g could use it: not a candidate. At 1210 (the completion was queued
+  // before that tick) both nodes are empty and no pod is pending: both go at once.
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 1, 0, 2, 3.6)};
+  c.consolidation.enabled = true;
+  Workload w;
+  w.horizon_s = 3600;
+  WorkloadSpec g = job("g", 0, 1000, 4);
+  g.pods = 2;
+  w.items = {g};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(unit(r, "g").completion_s, 1210);
+  EXPECT_EQ(unit(r, "g").starts, 1);
+  EXPECT_EQ(r.nodes_scaled_up, 1);
+  EXPECT_EQ(r.nodes_consolidated, 2);
+  EXPECT_EQ(r.nodes_scaled_down, 0);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-0"), 1210);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-1"), 1210);
+  // p-0 0..1210 and p-1 30..1210 at 1 USD per 1000 s.
+  EXPECT_NEAR(r.cost_usd, 2.39, 1e-12);
+  expect_cost_invariants(r);
+}
+
 TEST(SimConsolidation, ExampleKeepsInvariantsAndIsDeterministic) {
   auto run = [](uint64_t seed) {
     ExampleRun e = example(seed);

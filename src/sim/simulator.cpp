@@ -915,11 +915,25 @@ bool Engine::removal_saves_money(NodeId n) const {
 
 void Engine::consolidate(double t) {
   const ConsolidationSettings& c = cluster_.consolidation;
+  // A pool is left alone while a pending pod could run on its nodes: it waits for room there (a gang
+  // for its last nodes, a pod for a node being provisioned), as Karpenter leaves nodes nominated for
+  // pending pods alone.
+  std::vector<uint8_t> wanted(pools_.size(), 0);
+  {
+    std::vector<uint8_t> seen(shape_count_, 0);
+    for (const auto& entry : pending_) {
+      const uint32_t shape = units_[std::get<2>(entry)].shape;
+      if (seen[shape]) continue;
+      seen[shape] = 1;
+      for (size_t p = 0; p < pools_.size(); ++p)
+        if (!wanted[p] && template_fits(shape, p)) wanted[p] = 1;
+    }
+  }
   // (Karpenter disruption cost, job GPU-milli-seconds lost, node): the order candidates are tried in.
   std::vector<std::tuple<double, double, NodeId>> candidates;
   for (NodeId n = 0; n < nodes_.size(); ++n) {
     const NodeRt& node = nodes_[n];
-    if (node.phase != Phase::kReady || t - node.last_pod_change_s < c.consolidate_after_s) continue;
+    if (node.phase != Phase::kReady || wanted[node.pool] || t - node.last_pod_change_s < c.consolidate_after_s) continue;
     if (pools_[node.pool].live <= cluster_.pools[node.pool].pool.min_nodes) continue;
     if (!(node_utilization(*state_, n) < c.threshold) || !removal_saves_money(n)) continue;
     if (node.pods.empty()) {  // emptiness: nothing to move, any number per tick

@@ -30,7 +30,8 @@
 //
 // Consolidation (Karpenter's WhenUnderutilized, ConsolidationSettings; off by default), every
 // interval_s from 0, after a retry of the pending pods if one is due (pods waiting for room get it
-// before nodes are taken away). Candidates: ready nodes whose pool stays at or above min_nodes, with
+// before nodes are taken away). Candidates: ready nodes of pools that no pending pod could use (its
+// template node admits none of them) and that stay at or above min_nodes, with
 // utilization strictly below the threshold, untouched by pod changes for consolidate_after_s, and whose
 // removal lowers the bill (a node held by the reservation with no other live node to take the
 // reservation over saves nothing). Empty candidates are removed, any number per tick (Karpenter's
