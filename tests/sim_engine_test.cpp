@@ -544,6 +544,273 @@ TEST(SimExample, SameSeedSameBytesOtherSeedOtherRun) {
   EXPECT_NE(a, json(7));
 }
 
+// ------------------------------------------------------------------------------------ consolidation
+
+WorkloadSpec service(std::string name, int32_t gpus, int32_t replicas = 1) {
+  WorkloadSpec s;
+  s.name = std::move(name);
+  s.kind = WorkloadKind::kService;
+  s.pods = replicas;
+  s.num_gpu = gpus;
+  s.gpu_milli = gpus > 0 ? 1000 : 0;
+  return s;
+}
+
+// Two ready 4-GPU nodes at 3.6 USD/h (1 USD per 1000 s), no Cluster Autoscaler (only
+// consolidation acts), consolidation every 60 s, a node a candidate 600 s after its last pod change.
+ClusterConfig two_four_gpu_nodes() {
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 2, 0, 2, 3.6)};
+  c.autoscaler.enabled = false;
+  c.consolidation.enabled = true;
+  c.consolidation.interval_s = 60;
+  c.consolidation.consolidate_after_s = 600;
+  return c;
+}
+
+double node_end_s(const SimResult& r, const std::string& node) {
+  for (const NodeLifetime& n : r.nodes)
+    if (n.node == node) return n.end_s;
+  throw std::runtime_error("no node " + node);
+}
+
+TEST(SimConsolidation, DisruptionsAllowedFollowsPolicyV1) {
+  DisruptionBudget max0{std::nullopt, IntOrPercent{0, false}};
+  EXPECT_EQ(disruptions_allowed(max0, 1, 1), 0);
+  DisruptionBudget max1{std::nullopt, IntOrPercent{1, false}};
+  EXPECT_EQ(disruptions_allowed(max1, 3, 3), 1);  // desired 3 - 1 = 2
+  EXPECT_EQ(disruptions_allowed(max1, 3, 2), 0);  // one already down
+  DisruptionBudget max25{std::nullopt, IntOrPercent{25, true}};
+  EXPECT_EQ(disruptions_allowed(max25, 4, 4), 1);  // ceil(0.25 x 4) = 1 -> desired 3
+  EXPECT_EQ(disruptions_allowed(max25, 5, 5), 2);  // ceil(1.25) = 2 -> desired 3
+  DisruptionBudget min50{IntOrPercent{50, true}, std::nullopt};
+  EXPECT_EQ(disruptions_allowed(min50, 3, 3), 1);  // desired ceil(1.5) = 2
+  DisruptionBudget min2{IntOrPercent{2, false}, std::nullopt};
+  EXPECT_EQ(disruptions_allowed(min2, 2, 2), 0);
+  EXPECT_EQ(disruptions_allowed(min2, 4, 4), 2);
+  EXPECT_EQ(disruptions_allowed(min2, 0, 0), 0);  // nothing expected: nothing allowed
+}
+
+TEST(SimConsolidation, NodeAtAQuarterOfItsGpusIsEmptiedAndRemoved) {
+  // LeastAllocated: "big" (2 GPUs) takes p-0 (tie, first node), "small" (1 GPU) the emptier p-1,
+  // both at 0 (the consolidation tick at 0 runs the due retry first). p-1 is at 1/4 = 25% < 40%,
+  // p-0 at 50%. Both were last changed at 0, so the first tick that may act is 600: small moves to
+  // p-0 (2 GPUs free) and p-1 goes at 600. p-0 is then at 75%.
+  const ClusterConfig c = two_four_gpu_nodes();
+  Workload w;
+  w.horizon_s = 3600;
+  w.items = {service("big", 2), service("small", 1)};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-1"), 600);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-0"), 3600);
+  // p-0 3600 s + p-1 600 s at 1 USD per 1000 s: 4.2 USD (7.2 without consolidation).
+  EXPECT_NEAR(r.cost_usd, 4.2, 1e-12);
+  EXPECT_EQ(r.nodes_consolidated, 1);
+  EXPECT_EQ(r.consolidation_moved_pods, 1);
+  EXPECT_EQ(r.consolidation_restarts, 1);
+  EXPECT_EQ(r.evictions, 1);
+  EXPECT_EQ(r.nodes_scaled_down, 0);
+  EXPECT_EQ(unit(r, "small-0").consolidations, 1);
+  EXPECT_EQ(unit(r, "small-0").starts, 2);
+  EXPECT_EQ(unit(r, "big-0").consolidations, 0);
+  EXPECT_EQ(r.pods_running, 2);
+  EXPECT_DOUBLE_EQ(r.lost_gpu_hours, 0);  // a service loses nothing
+  EXPECT_EQ(r.pending.samples, 2u);       // the move adds no pending sample
+  EXPECT_EQ(r.timeseries[10].nodes_per_pool, std::vector<int32_t>{1});  // 600 s: after the tick
+  expect_cost_invariants(r);
+
+  // Without consolidation both nodes stay: 7.2 USD.
+  ClusterConfig off = c;
+  off.consolidation.enabled = false;
+  EXPECT_NEAR(simulate(off, w, options()).cost_usd, 7.2, 1e-12);
+}
+
+TEST(SimConsolidation, NodeAtHalfItsGpusIsKept) {
+  // Two 2-GPU services, one per node (LeastAllocated spreads): both nodes at 50% >= 40%. Either
+  // node's pod would fit on the other, but neither is a candidate.
+  ClusterConfig c = two_four_gpu_nodes();
+  Workload w;
+  w.horizon_s = 3600;
+  w.items = {service("a", 2), service("b", 2)};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_EQ(r.nodes_consolidated, 0);
+  EXPECT_EQ(r.consolidation_restarts, 0);
+  EXPECT_NEAR(r.cost_usd, 7.2, 1e-12);
+
+  // With a threshold of 0.6 both are candidates with equal disruption cost (one pod of priority 0:
+  // 1.0) and no lost work; node order breaks the tie: p-0's pod moves to p-1 at 600, p-0 goes.
+  c.consolidation.threshold = 0.6;
+  const SimResult r2 = simulate(c, w, options());
+  EXPECT_EQ(r2.nodes_consolidated, 1);
+  EXPECT_DOUBLE_EQ(node_end_s(r2, "p-0"), 600);
+  EXPECT_NEAR(r2.cost_usd, 4.2, 1e-12);
+  EXPECT_EQ(unit(r2, "a-0").consolidations, 1);
+}
+
+TEST(SimConsolidation, DisruptionBudgetBlocksTheMove) {
+  // The quarter-full node of NodeAtAQuarterOfItsGpusIsEmptiedAndRemoved, with a budget on "small".
+  const ClusterConfig c = two_four_gpu_nodes();
+  Workload w;
+  w.horizon_s = 3600;
+  WorkloadSpec small = service("small", 1);
+  small.disruption_budget = DisruptionBudget{std::nullopt, IntOrPercent{0, false}};  // maxUnavailable 0
+  w.items = {service("big", 2), small};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_EQ(r.nodes_consolidated, 0);
+  EXPECT_EQ(r.consolidation_restarts, 0);
+  EXPECT_NEAR(r.cost_usd, 7.2, 1e-12);
+
+  // minAvailable 1 of 1 replica: 0 allowed, blocked too. maxUnavailable 1: allowed, as without.
+  w.items[1].disruption_budget = DisruptionBudget{IntOrPercent{1, false}, std::nullopt};
+  EXPECT_EQ(simulate(c, w, options()).nodes_consolidated, 0);
+  w.items[1].disruption_budget = DisruptionBudget{std::nullopt, IntOrPercent{1, false}};
+  EXPECT_NEAR(simulate(c, w, options()).cost_usd, 4.2, 1e-12);
+}
+
+TEST(SimConsolidation, MovedJobLosesTheWorkSinceItsLastCheckpoint) {
+  // "big" (service, 2 GPUs) on p-0; job j (1 GPU, 3600 s of work, checkpoint every 500 s) on p-1
+  // from 0. consolidateAfter 700: the first tick with t - 0 >= 700 is 720. j has run 720 s and
+  // kept 500 (one checkpoint): it loses 220 s x 1 GPU = 220/3600 GPU-hours, restarts on p-0 at 720
+  // with 3100 s to go and completes at 3820. p-1 is billed 0..720.
+  ClusterConfig c = two_four_gpu_nodes();
+  c.consolidation.consolidate_after_s = 700;
+  Workload w;
+  w.horizon_s = 7200;
+  WorkloadSpec j = job("j", 0, 3600);
+  j.checkpoint_interval_s = 500;
+  w.items = {service("big", 2), j};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-1"), 720);
+  EXPECT_NEAR(r.lost_gpu_hours, 220.0 / 3600.0, 1e-12);
+  EXPECT_NEAR(r.consolidation_lost_gpu_hours, 220.0 / 3600.0, 1e-12);
+  EXPECT_DOUBLE_EQ(unit(r, "j").completion_s, 3820);
+  EXPECT_DOUBLE_EQ(unit(r, "j").saved_work_s, 3600);
+  EXPECT_EQ(unit(r, "j").starts, 2);
+  EXPECT_EQ(unit(r, "j").consolidations, 1);
+  EXPECT_EQ(r.consolidation_restarts, 1);
+  // The first run's completion event (3600) still pops, but is stale and changes nothing.
+  EXPECT_EQ(trace_times(r, EventType::kCompletion), (std::vector<double>{3600, 3820}));
+  // p-0 7200 s + p-1 720 s at 1 USD per 1000 s. After 3820 p-0 is at 50%: kept.
+  EXPECT_NEAR(r.cost_usd, 7.92, 1e-12);
+  EXPECT_EQ(r.nodes_consolidated, 1);
+  expect_cost_invariants(r);
+}
+
+TEST(SimConsolidation, GangJobRestartsWholeAndEmptyNodesGoAtOnce) {
+  // Three 4-GPU nodes, all empty at 0 except what the gang takes. Gang g: 2 pods x 3 GPUs, one per
+  // node (p-0, p-1); p-2 is empty. consolidateAfter 0: at the tick at 0 (after the due retry) p-2
+  // is empty and goes at once; p-0 and p-1 are at 75%: kept. No restart.
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 3, 0, 3, 3.6)};
+  c.autoscaler.enabled = false;
+  c.consolidation.enabled = true;
+  c.consolidation.interval_s = 60;
+  Workload w;
+  w.horizon_s = 1200;
+  WorkloadSpec g = job("g", 0, 100000, 3);
+  g.pods = 2;
+  w.items = {g};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-2"), 0);
+  EXPECT_EQ(r.nodes_consolidated, 1);
+  EXPECT_EQ(r.consolidation_restarts, 0);
+
+  // Gang h (2 pods x 1 GPU) alone on two 4-GPU nodes, one pod each (LeastAllocated): both at 25%.
+  // At the tick at 0 both are candidates with disruption cost 2 (the whole gang restarts) and no
+  // work lost yet; node order picks p-0. The dry run places both pods again with p-0 cordoned, so
+  // both land on p-1: 2 restarts, 1 moved pod, p-0 removed at 0. p-1 is then at 50%: kept.
+  ClusterConfig c2 = two_four_gpu_nodes();
+  c2.consolidation.consolidate_after_s = 0;
+  Workload w2;
+  w2.horizon_s = 1200;
+  WorkloadSpec h = job("h", 0, 100000, 1);
+  h.pods = 2;
+  h.checkpoint_interval_s = 60;
+  w2.items = {h};
+  const SimResult r2 = simulate(c2, w2, options());
+  EXPECT_EQ(r2.nodes_consolidated, 1);
+  EXPECT_EQ(r2.consolidation_moved_pods, 1);
+  EXPECT_EQ(r2.consolidation_restarts, 2);
+  EXPECT_EQ(unit(r2, "h").consolidations, 1);
+  EXPECT_EQ(r2.pods_running, 2);
+  EXPECT_DOUBLE_EQ(node_end_s(r2, "p-0"), 0);
+  EXPECT_DOUBLE_EQ(node_end_s(r2, "p-1"), 1200);
+  EXPECT_DOUBLE_EQ(r2.lost_gpu_hours, 0);
+  expect_cost_invariants(r2);
+}
+
+TEST(SimConsolidation, ScaleDownMovesRespectBudgetsToo) {
+  // Cluster Autoscaler only (threshold 0.5): "big" (2 GPUs) on p-0 at 50% is needed, "small" on
+  // p-1 at 25% is unneeded from the tick at 0 (both nodes empty then) and moved at 600, p-1 removed.
+  // With maxUnavailable 0 on small the move is refused and p-1 stays.
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 2, 0, 2, 3.6)};
+  Workload w;
+  w.horizon_s = 3600;
+  w.items = {service("big", 2), service("small", 1)};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_EQ(r.nodes_scaled_down, 1);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-1"), 600);
+  w.items[1].disruption_budget = DisruptionBudget{std::nullopt, IntOrPercent{0, false}};
+  const SimResult blocked = simulate(c, w, options());
+  EXPECT_EQ(blocked.nodes_scaled_down, 0);
+  EXPECT_NEAR(blocked.cost_usd, 7.2, 1e-12);
+}
+
+TEST(SimConsolidation, NodesAPendingGangWaitsForAreLeftAlone) {
+  // One ready 4-GPU node, max 2, Cluster Autoscaler on, consolidation with its defaults (every
+  // 10 s, consolidateAfter 0). Gang g (2 pods x 4 GPUs) arrives at 0: one pod fits p-0, so the
+  // autoscaler asks for one node at 30 (pending since 0, delay 30), ready at 210; g runs 210..1210.
+  // Meanwhile p-0 is empty but g could use it: not a candidate. At 1210 (the completion was queued
+  // before that tick) both nodes are empty and no pod is pending: both go at once.
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 1, 0, 2, 3.6)};
+  c.consolidation.enabled = true;
+  Workload w;
+  w.horizon_s = 3600;
+  WorkloadSpec g = job("g", 0, 1000, 4);
+  g.pods = 2;
+  w.items = {g};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(unit(r, "g").completion_s, 1210);
+  EXPECT_EQ(unit(r, "g").starts, 1);
+  EXPECT_EQ(r.nodes_scaled_up, 1);
+  EXPECT_EQ(r.nodes_consolidated, 2);
+  EXPECT_EQ(r.nodes_scaled_down, 0);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-0"), 1210);
+  EXPECT_DOUBLE_EQ(node_end_s(r, "p-1"), 1210);
+  // p-0 0..1210 and p-1 30..1210 at 1 USD per 1000 s.
+  EXPECT_NEAR(r.cost_usd, 2.39, 1e-12);
+  expect_cost_invariants(r);
+}
+
+TEST(SimConsolidation, ExampleKeepsInvariantsAndIsDeterministic) {
+  auto run = [](uint64_t seed) {
+    ExampleRun e = example(seed);
+    e.cluster.consolidation.enabled = true;
+    SimOptions o = options("gpufleet");
+    o.seed = seed;
+    o.trace = false;
+    return simulate(e.cluster, e.workload, o);
+  };
+  const SimResult r = run(42);
+  int64_t pods = 0;
+  for (const UnitOutcome& u : r.units) pods += u.pods;
+  EXPECT_EQ(r.pods_completed + r.pods_running + r.pods_pending + r.pods_failed, pods);
+  expect_cost_invariants(r);
+  EXPECT_GT(r.nodes_consolidated, 0);
+  EXPECT_LE(r.consolidation_lost_gpu_hours, r.lost_gpu_hours + 1e-12);
+  const ExampleRun e = example(42);
+  for (const WorkloadSpec& spec : e.workload.items) {
+    if (spec.kind == WorkloadKind::kJob && unit(r, spec.name).state == UnitState::kCompleted) {
+      EXPECT_DOUBLE_EQ(unit(r, spec.name).saved_work_s, spec.duration_s) << spec.name;
+    }
+  }
+  const std::string a = io::sim_result_json(r) + io::sim_timeseries_csv(r);
+  const SimResult again = run(42);
+  EXPECT_EQ(a, io::sim_result_json(again) + io::sim_timeseries_csv(again));
+}
+
 TEST(SimGenerator, DiurnalArrivalsAndBoundedDurations) {
   GeneratorParams p;
   p.jobs_per_hour = 100;

@@ -66,6 +66,48 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_NE(with("kind2: x\n").find("unknown key 'kind2'"), std::string::npos);
 }
 
+TEST(SimPoolsReader, ConsolidationBlock) {
+  const std::string head = std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
+  const sim::ClusterConfig bare = io::parse_sim_cluster_text(kPools, "p.yaml");
+  EXPECT_FALSE(bare.consolidation.enabled);
+  EXPECT_DOUBLE_EQ(bare.consolidation.threshold, 0.4);
+  EXPECT_DOUBLE_EQ(bare.consolidation.interval_s, 10);
+  EXPECT_DOUBLE_EQ(bare.consolidation.consolidate_after_s, 0);
+  const sim::ClusterConfig c = io::parse_sim_cluster_text(
+      head + "consolidation: {enabled: true, threshold: 0.25, intervalSeconds: 30, consolidateAfterSeconds: 120}\n", "p.yaml");
+  EXPECT_TRUE(c.consolidation.enabled);
+  EXPECT_DOUBLE_EQ(c.consolidation.threshold, 0.25);
+  EXPECT_DOUBLE_EQ(c.consolidation.interval_s, 30);
+  EXPECT_DOUBLE_EQ(c.consolidation.consolidate_after_s, 120);
+  auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
+  EXPECT_EQ(err("consolidation: {threshold: 2}\n"), "p.yaml:14:28: field 'consolidation.threshold': 2 is outside [0, 1]");
+  EXPECT_EQ(err("consolidation: {intervalSeconds: 0}\n"), "p.yaml:14:34: field 'consolidation.intervalSeconds': 0 must be positive");
+  EXPECT_EQ(err("consolidation: {consolidateAfterSeconds: -1}\n"),
+            "p.yaml:14:42: field 'consolidation.consolidateAfterSeconds': -1 is negative");
+  EXPECT_NE(err("consolidation: {policy: x}\n").find("unknown key 'policy'"), std::string::npos);
+}
+
+TEST(SimWorkloadReader, DisruptionBudget) {
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\nservices:\n";
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(
+      head + "- {name: a, replicas: 4, disruptionBudget: {maxUnavailable: 25%}}\n- {name: b, disruptionBudget: {minAvailable: 1}}\n",
+      "w.yaml", {});
+  ASSERT_TRUE(f.workload.items[0].disruption_budget.has_value());
+  EXPECT_EQ(f.workload.items[0].disruption_budget->max_unavailable, (IntOrPercent{25, true}));
+  EXPECT_FALSE(f.workload.items[0].disruption_budget->min_available.has_value());
+  EXPECT_EQ(f.workload.items[1].disruption_budget->min_available, (IntOrPercent{1, false}));
+  auto err = [&](const std::string& svc) { return error_of([&] { io::parse_sim_workload_text(head + svc, "w.yaml", {}); }); };
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {}}\n"),
+            "w.yaml:5:31: field 'services[0].disruptionBudget': one of minAvailable or maxUnavailable is required");
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {minAvailable: 1, maxUnavailable: 1}}\n"),
+            "w.yaml:5:65: field 'services[0].disruptionBudget.maxUnavailable': minAvailable and maxUnavailable cannot both be set");
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: 150%}}\n"),
+            "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': '150%' is more than 100%");
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: -1}}\n"),
+            "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': -1 is negative");
+  EXPECT_NE(err("- {name: a, disruptionBudget: {maxUnavailable: x%}}\n").find("is not a valid percent"), std::string::npos);
+}
+
 TEST(SimWorkloadReader, ExampleAndErrors) {
   const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "simulate";
   const std::vector<std::string> pools = {"inference-l4", "training-h100", "training-h100-spot", "dev-a10g"};
@@ -102,7 +144,8 @@ TEST(SimOutput, JsonHasTheIssueKeys) {
   const sim::SimResult r = sim::simulate(c, w, sim::SimOptions{});
   const nlohmann::json j = nlohmann::json::parse(io::sim_result_json(r));
   for (const char* key : {"cost_usd", "cost_by_pool", "cost_by_capacity_type", "chargeback", "idle_cost_usd",
-                          "gpu_allocation_pct_mean", "pending_s", "spot_interruptions", "lost_gpu_hours", "pods"})
+                          "gpu_allocation_pct_mean", "pending_s", "spot_interruptions", "lost_gpu_hours", "pods",
+                          "nodes_consolidated", "consolidation_restarts", "consolidation_moved_pods", "consolidation_lost_gpu_hours"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_TRUE(j["pending_s"]["p50"].is_null());  // no samples
   EXPECT_TRUE(j["pending_s"].contains("by_priority"));

@@ -61,6 +61,10 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   j["evictions"] = r.evictions;
   j["nodes_scaled_up"] = r.nodes_scaled_up;
   j["nodes_scaled_down"] = r.nodes_scaled_down;
+  j["nodes_consolidated"] = r.nodes_consolidated;
+  j["consolidation_restarts"] = r.consolidation_restarts;
+  j["consolidation_moved_pods"] = r.consolidation_moved_pods;
+  j["consolidation_lost_gpu_hours"] = round_to(r.consolidation_lost_gpu_hours, 1e6);
   j["pods"] = {{"completed", r.pods_completed}, {"running", r.pods_running}, {"pending", r.pods_pending}, {"failed", r.pods_failed}};
   nlohmann::ordered_json failed = nlohmann::ordered_json::array();
   for (const sim::UnitOutcome& u : r.units)
@@ -103,7 +107,7 @@ std::string sim_compare_json(const std::string& workload, const std::vector<Comp
 std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
   const std::vector<std::string> header = {"config", "policy", "cost USD", "saving", "on-demand", "spot", "reserved", "idle",
                                            "GPU alloc", "p99 pending s", "production p99 s", "spot int.", "lost GPU-h",
-                                           "completed", "running", "pending", "failed"};
+                                           "consol. nodes", "consol. restarts", "completed", "running", "pending", "failed"};
   std::vector<std::vector<std::string>> rows;
   for (const CompareEntry& e : entries) {
     const sim::SimResult& r = e.result;
@@ -112,7 +116,7 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
                     fmt::format("{:.2f}", cost_of(r, kCapacityTypes[1])), fmt::format("{:.2f}", cost_of(r, kCapacityTypes[2])),
                     fmt::format("{:.2f}", r.idle_cost_usd), fmt::format("{:.1f}%", r.gpu_allocation_pct_mean), fmt_opt(r.pending.p99),
                     fmt_opt(r.pending_production.p99), std::to_string(r.spot_interruptions), fmt::format("{:.2f}", r.lost_gpu_hours),
-                    std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
+                    std::to_string(r.nodes_consolidated), std::to_string(r.consolidation_restarts), std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
                     std::to_string(r.pods_failed)});
   }
   std::vector<size_t> width(header.size());
@@ -171,6 +175,8 @@ std::string sim_summary_text(const sim::SimResult& r) {
                        fmt_opt(it->second.p99));
   out += fmt::format("nodes: {} scaled up, {} scaled down; spot interruptions {}, evictions {}, lost {:.2f} GPU-hours\n",
                      r.nodes_scaled_up, r.nodes_scaled_down, r.spot_interruptions, r.evictions, r.lost_gpu_hours);
+  out += fmt::format("consolidation: {} nodes removed, {} pods moved, {} pod restarts, lost {:.2f} GPU-hours\n", r.nodes_consolidated,
+                     r.consolidation_moved_pods, r.consolidation_restarts, r.consolidation_lost_gpu_hours);
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
                      r.pods_failed);
   return out;

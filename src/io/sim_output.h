@@ -10,7 +10,8 @@
 //                  "by_priority": {"<priority>": {"p50": x, "p95": x, "p99": x, "samples": n}},
 //                  "production": {"p50": x, "p95": x, "p99": x, "samples": n, "min_priority": 1000}},
 //    "spot_interruptions": n, "lost_gpu_hours": x, "evictions": n,
-//    "nodes_scaled_up": n, "nodes_scaled_down": n,
+//    "nodes_scaled_up": n, "nodes_scaled_down": n, "nodes_consolidated": n,
+//    "consolidation_restarts": n, "consolidation_moved_pods": n, "consolidation_lost_gpu_hours": x,
 //    "pods": {"completed": n, "running": n, "pending": n, "failed": n},
 //    "failed": [{"name": "<job or service-replica>", "pods": n, "reason": "..."}]}
 // Money in USD rounded to 1e-6, percentages and hours to 1e-6, seconds to 1e-3; a percentile without
@@ -30,7 +31,7 @@ namespace gpufleet::io {
 std::string sim_result_json(const sim::SimResult& result);
 std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
-/// pending percentiles, spot figures and pod outcomes.
+/// pending percentiles, spot and consolidation figures and pod outcomes.
 std::string sim_summary_text(const sim::SimResult& result);
 
 /// One configuration of `gpufleet compare`: its label, the pools file it came from and its run.
@@ -49,7 +50,8 @@ std::string sim_compare_json(const std::string& workload, const std::vector<Comp
 
 /// The side-by-side table on stdout: one row per configuration (cost, saving against the first,
 /// cost by capacity type, idle, GPU allocation, p99 pending overall and for production pods, spot
-/// interruptions, lost GPU-hours, pod outcomes), columns aligned.
+/// interruptions, lost GPU-hours, nodes removed and pods restarted by consolidation, pod outcomes),
+/// columns aligned.
 std::string sim_compare_table(const std::vector<CompareEntry>& entries);
 
 }  // namespace gpufleet::io

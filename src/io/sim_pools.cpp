@@ -52,6 +52,22 @@ void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
   }
 }
 
+void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
+  if (!c.present()) return;
+  c.require_map();
+  c.only_keys({"enabled", "threshold", "intervalSeconds", "consolidateAfterSeconds"});
+  s.enabled = c["enabled"].boolean(s.enabled);
+  if (const Field f = c["threshold"]; f.present()) {
+    s.threshold = f.number();
+    if (s.threshold < 0 || s.threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+  }
+  if (const Field f = c["intervalSeconds"]; f.present()) {
+    s.interval_s = f.number();
+    if (s.interval_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  }
+  if (const Field f = c["consolidateAfterSeconds"]; f.present()) s.consolidate_after_s = seconds(f);
+}
+
 void parse_pool_settings(const Field& f, sim::SimPool& pool) {
   f.require_map();
   f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds"});
@@ -103,8 +119,9 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
     try {
-      root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "pools"});
+      root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
       parse_autoscaler(root["autoscaler"], config.autoscaler);
+      parse_consolidation(root["consolidation"], config.consolidation);
       root["pools"].each_entry([&](const std::string& name, const Field& f) {
         for (sim::SimPool& p : config.pools)
           if (p.pool.name == name) return parse_pool_settings(f, p);

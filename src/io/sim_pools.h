@@ -13,6 +13,11 @@
 //     scaleDownDelayAfterAddSeconds: 600
 //     unremovableRecheckSeconds: 300
 //     utilizationThreshold: 0.5
+//   consolidation:                     # Karpenter-style; all optional; defaults in sim/config.h
+//     enabled: false
+//     threshold: 0.4                   # candidates: below this share of their GPUs requested
+//     intervalSeconds: 10
+//     consolidateAfterSeconds: 0
 //   pools:                             # optional; per pool name, all keys optional
 //     training-h100:
 //       provisioner: cluster-autoscaler   # or karpenter: sets the default provisionSeconds (180 / 60)
@@ -28,7 +33,7 @@
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
 // name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
-// times or rates, a threshold outside [0, 1], a non-positive scan interval, reserved nodes above
+// times or rates, a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
 // reader checks.
 #pragma once

@@ -1,6 +1,7 @@
 #include "io/sim_workload.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <initializer_list>
 #include <set>
@@ -99,22 +100,50 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
   }
 }
 
+// A policy/v1 int-or-percent: a non-negative integer, or digits followed by '%' (at most 100%).
+IntOrPercent int_or_percent(const Field& f) {
+  const std::string s = f.scalar();
+  if (!s.empty() && s.back() == '%') {
+    const std::string digits = s.substr(0, s.size() - 1);
+    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+      f.fail(fmt::format("'{}' is not a valid percent: a percent is digits followed by '%', e.g. '50%'", s));
+    const int value = std::stoi(digits);
+    if (value > 100) f.fail(fmt::format("'{}' is more than 100%", s));
+    return IntOrPercent{value, true};
+  }
+  return IntOrPercent{static_cast<int32_t>(f.integer(0, 100000)), false};
+}
+
+// disruptionBudget: {minAvailable: N | "P%"} or {maxUnavailable: N | "P%"}, exactly one.
+sim::DisruptionBudget parse_budget(const Field& b) {
+  b.require_map();
+  b.only_keys({"minAvailable", "maxUnavailable"});
+  const Field min = b["minAvailable"], max = b["maxUnavailable"];
+  if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
+  if (!min.present() && !max.present()) b.fail("one of minAvailable or maxUnavailable is required");
+  sim::DisruptionBudget budget;
+  if (min.present()) budget.min_available = int_or_percent(min);
+  if (max.present()) budget.max_unavailable = int_or_percent(max);
+  return budget;
+}
+
 sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::string>& pool_names) {
   f.require_map();
   static const std::initializer_list<const char*> job_keys = {
       "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "cpu", "memory", "durationSeconds",
-      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations"};
+      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "cpu", "memory", "priority",
-      "capacity", "pools", "nodeSelector", "tolerations"};
+      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "cpu", "memory", "checkpointIntervalSeconds",
-      "priority", "capacity", "pools", "nodeSelector", "tolerations"};
+      "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
   sim::WorkloadSpec s;
   s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
   if (kind != Item::kTemplate) s.name = f["name"].required_str();
   parse_common(f, s, pool_names);
+  if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
   if (kind == Item::kService) {
     s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, 100000) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);

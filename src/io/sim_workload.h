@@ -19,6 +19,8 @@
 //     pools: [training-h100]           # optional; names from the pools file
 //     nodeSelector: {k: v}             # optional
 //     tolerations: [{key, operator, value, effect}]   # optional
+//     disruptionBudget: {maxUnavailable: 1}            # optional PodDisruptionBudget over the item's
+//                                      # pods: minAvailable or maxUnavailable, an integer or "N%"
 //   services:
 //   - name: chat                       # same fields as a job, except:
 //     replicas: 3                      #   replicas instead of pods (each scheduled alone)
@@ -39,7 +41,8 @@
 // Errors throw InputError with file, line, column and field path: YAML syntax, unknown keys,
 // missing required fields, negative or non-numeric times, a non-positive duration, GPU counts out of
 // range, a fraction of a GPU with gpus != 1, an unknown capacity preference, an unknown pool, a
-// duplicate name, generator parameters out of range. Full description: docs/simulate.md.
+// duplicate name, generator parameters out of range, a disruption budget with both or neither of
+// minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage. Full description: docs/simulate.md.
 #pragma once
 
 #include <optional>

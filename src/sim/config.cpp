@@ -46,4 +46,13 @@ void validate_autoscaler_settings(const AutoscalerSettings& s) {
     throw std::invalid_argument(fmt::format("utilization threshold {} is outside [0, 1]", s.utilization_threshold));
 }
 
+void validate_consolidation_settings(const ConsolidationSettings& s) {
+  if (!(s.threshold >= 0 && s.threshold <= 1))
+    throw std::invalid_argument(fmt::format("consolidation threshold {} is outside [0, 1]", s.threshold));
+  if (!std::isfinite(s.interval_s) || s.interval_s <= 0)
+    throw std::invalid_argument(fmt::format("consolidation interval {} s must be positive", s.interval_s));
+  if (bad_time(s.consolidate_after_s))
+    throw std::invalid_argument(fmt::format("consolidate-after {} s is negative or not finite", s.consolidate_after_s));
+}
+
 }  // namespace gpufleet::sim

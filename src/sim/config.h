@@ -17,6 +17,11 @@
 //                                        --scale-down-gpu-utilization-threshold
 //   expander                least-waste  --expander (current flags.go default)
 //   spot notice_s                  120   AWS Spot interruption warning, 2 minutes
+// Consolidation (section 4; kubernetes-sigs/karpenter pkg/controllers/disruption):
+//   enabled                      false   off unless the Autoscaling document turns it on
+//   threshold                      0.4   issue 5: nodes below 40% of their GPUs requested
+//   interval_s                      10   Karpenter's disruption controller pollingPeriod (10 s)
+//   consolidate_after_s              0   NodePool spec.disruption.consolidateAfter default 0s
 #pragma once
 
 #include <cstdint>
@@ -78,10 +83,25 @@ struct AutoscalerSettings {
   double utilization_threshold = 0.5;  ///< 0..1
 };
 
+/// Karpenter-style consolidation (WhenUnderutilized), driven by its own tick; independent of the
+/// Cluster Autoscaler settings (sim/simulator.h and docs/simulate.md give the rules).
+struct ConsolidationSettings {
+  bool enabled = false;
+  /// A ready node is a candidate while its utilization (node_utilization: GPUs requested / GPUs on
+  /// a GPU node) is strictly below this. 0..1.
+  double threshold = 0.4;
+  /// Seconds between consolidation ticks (the first at 0). > 0.
+  double interval_s = 10;
+  /// A node is a candidate only this many seconds after a pod was last bound to or removed from
+  /// it, or after it became ready (Karpenter's consolidateAfter). >= 0.
+  double consolidate_after_s = 0;
+};
+
 /// Everything about the cluster a simulation needs.
 struct ClusterConfig {
   std::vector<SimPool> pools;
   AutoscalerSettings autoscaler;
+  ConsolidationSettings consolidation;
 };
 
 /// Checks settings against their pool; throws std::invalid_argument naming the pool and the
@@ -92,5 +112,9 @@ void validate_pool_settings(const SimPool& pool);
 /// Checks the autoscaler parameters (positive scan interval, non-negative delays, threshold in
 /// [0, 1]); throws std::invalid_argument.
 void validate_autoscaler_settings(const AutoscalerSettings& settings);
+
+/// Checks the consolidation parameters (threshold in [0, 1], positive interval, non-negative
+/// consolidate-after); throws std::invalid_argument.
+void validate_consolidation_settings(const ConsolidationSettings& settings);
 
 }  // namespace gpufleet::sim

@@ -11,6 +11,7 @@ std::string_view event_type_name(EventType type) {
     case EventType::kSpotReclaim: return "spot-reclaim";
     case EventType::kAutoscalerTick: return "autoscaler-tick";
     case EventType::kRetry: return "retry";
+    case EventType::kConsolidationTick: return "consolidation-tick";
   }
   return "unknown";
 }

@@ -19,9 +19,11 @@ enum class EventType : uint8_t {
   kSpotReclaim,     ///< subject: node; generation: node incarnation (the node is taken away)
   kAutoscalerTick,  ///< the autoscaler's scan loop (scale up, then scale down)
   kRetry,           ///< try the pending pods again (capacity changed)
+  kConsolidationTick,  ///< Karpenter-style consolidation loop (ConsolidationSettings)
 };
 
-/// "arrival", "completion", "node-ready", "spot-notice", "spot-reclaim", "autoscaler-tick", "retry".
+/// "arrival", "completion", "node-ready", "spot-notice", "spot-reclaim", "autoscaler-tick", "retry",
+/// "consolidation-tick".
 std::string_view event_type_name(EventType type);
 
 struct Event {

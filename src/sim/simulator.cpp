@@ -47,6 +47,7 @@ struct NodeRt {
   double unneeded_since_s = -1;      // < 0: not unneeded
   double recheck_after_s = 0;        // scale-down: not before (after a failed move)
   int32_t job_pods = 0;              // pods of jobs on the node (block scale-down)
+  double last_pod_change_s = 0;      // last bind or unbind here, or ready (consolidateAfter)
   std::vector<uint32_t> pods;        // pod ids bound here, binding order
 };
 
@@ -72,6 +73,7 @@ struct Unit {
   uint32_t run_generation = 0;
   int32_t starts = 0;
   int32_t interruptions = 0;
+  int32_t consolidations = 0;
   double completion_s = -1;
   std::string reason;
 };
@@ -84,6 +86,15 @@ struct PodRt {
   double charged_since_s = 0;        // chargeback accrues from here at rate_usd_per_hour
   double rate_usd_per_hour = 0;      // chargeback rate on its node
 };
+
+// Karpenter's EvictionCost for a pod without a deletion-cost annotation
+// (pkg/utils/disruption: 1 + priority / 2^25, clamped to [-10, 10]).
+double eviction_cost(int32_t priority) { return std::clamp(1.0 + static_cast<double>(priority) / 33554432.0, -10.0, 10.0); }
+
+// Work a job keeps when stopped after `ran_s` seconds of its current run: whole checkpoint intervals.
+double checkpointed_s(const WorkloadSpec& spec, double ran_s) {
+  return spec.checkpoint_interval_s > 0 ? std::floor(ran_s / spec.checkpoint_interval_s) * spec.checkpoint_interval_s : 0.0;
+}
 
 // Nearest-rank percentile of sorted samples: the ceil(q * n)-th smallest.
 double percentile(const std::vector<double>& sorted, double q) {
@@ -143,6 +154,7 @@ class Engine {
   void on_spot_notice(NodeId n, uint32_t incarnation, double t);
   void on_spot_reclaim(NodeId n, uint32_t incarnation, double t);
   void on_tick(double t);
+  void on_consolidation_tick(double t);
   void retry_pending(double t);
 
   // units and pods
@@ -170,6 +182,13 @@ class Engine {
   void scale_up(double t);
   void scale_down(double t);
   bool try_move_pods(NodeId n, double t);
+  bool budgets_allow(const std::vector<uint32_t>& units) const;
+
+  // consolidation
+  void consolidate(double t);
+  bool removal_saves_money(NodeId n) const;
+  std::vector<uint32_t> units_on(NodeId n) const;
+  bool try_consolidate(NodeId n, double t);
 
   std::string subject_name(const Event& e) const;
 
@@ -191,6 +210,7 @@ class Engine {
   std::vector<PoolRt> pools_;
   std::vector<Unit> units_;
   std::vector<PodRt> pods_;
+  std::vector<uint32_t> spec_first_pod_;     // per workload item: its pods are [first, first + count)
   std::vector<std::vector<int8_t>> shape_fits_;  // [shape][pool]: -1 unknown, 0/1
   uint32_t shape_count_ = 0;
 
@@ -209,6 +229,7 @@ class Engine {
   double gpu_alloc_milli_s_ = 0;
   double gpu_capacity_milli_s_ = 0;
   double lost_gpu_milli_s_ = 0;
+  double consolidation_lost_gpu_milli_s_ = 0;
   std::map<std::string, double> chargeback_;
   std::vector<double> pending_samples_;
   std::map<int32_t, std::vector<double>> pending_by_priority_;
@@ -229,6 +250,7 @@ Engine::Engine(const ClusterConfig& cluster, const Workload& workload, const Sim
   if (!std::isfinite(options.sample_interval_s) || options.sample_interval_s <= 0)
     throw std::invalid_argument("sample interval must be positive");
   validate_autoscaler_settings(cluster.autoscaler);
+  validate_consolidation_settings(cluster.consolidation);
   for (const SimPool& p : cluster.pools) {
     validate_pool(p.pool);
     validate_pool_settings(p);
@@ -287,6 +309,7 @@ void Engine::build_units() {
     const int32_t unit_count = job ? 1 : spec.pods;
     const uint32_t pods_per_unit = job ? static_cast<uint32_t>(spec.pods) : 1u;
     const auto [it, inserted] = shapes.try_emplace(shape_key(spec, pods_per_unit), static_cast<uint32_t>(shapes.size()));
+    spec_first_pod_.push_back(static_cast<uint32_t>(pods_.size()));
     for (int32_t r = 0; r < unit_count; ++r) {
       Unit u;
       u.spec = s;
@@ -424,6 +447,7 @@ void Engine::make_ready(NodeId n, double t) {
   NodeRt& node = nodes_[n];
   const SimPool& sp = cluster_.pools[node.pool];
   node.phase = Phase::kReady;
+  node.last_pod_change_s = t;
   gate_->set_schedulable(n, true);
   if (sp.settings.capacity_type == CapacityType::kSpot && sp.settings.spot_interruptions_per_hour > 0) {
     // Exponential time to interruption by inversion: -ln(1 - U) / rate, U uniform in [0, 1).
@@ -518,6 +542,7 @@ void Engine::bind(uint32_t p, NodeId n, std::vector<int32_t> gpus, double t) {
   pod.charged_since_s = t;
   pod.rate_usd_per_hour = node.price_usd_per_hour * pod_price_share(sp.pool, pools_[node.pool].split, pod.pod);
   node.pods.push_back(p);
+  node.last_pod_change_s = t;
   if (units_[pod.unit].replica < 0) ++node.job_pods;
 }
 
@@ -527,6 +552,7 @@ void Engine::unbind(uint32_t p, double t) {
   state_->release(pod.node, pod.pod, pod.gpus);
   chargeback_[pod.pod.namespace_name] += pod.rate_usd_per_hour * (t - pod.charged_since_s) / kSecondsPerHour;
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), p));
+  node.last_pod_change_s = t;
   if (units_[pod.unit].replica < 0) --node.job_pods;
   pod.node = sched::kNoNode;
   pod.gpus.clear();
@@ -550,20 +576,23 @@ void Engine::make_pending(uint32_t u, double t) {
 bool Engine::try_start(uint32_t u, double t) {
   Unit& unit = units_[u];
   const uint32_t end = unit.first_pod + unit.pod_count;
+  std::vector<double> last_change;  // the nodes' last pod change before each bind, for a rollback
   for (uint32_t p = unit.first_pod; p < end; ++p) {
     sched::ScheduleResult r = decide(pods_[p].pod);
     if (!r.scheduled()) {
-      for (uint32_t q = unit.first_pod; q < p; ++q) {  // roll the gang back; nothing was charged
+      for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRt& pod = pods_[q];
         NodeRt& node = nodes_[pod.node];
         state_->release(pod.node, pod.pod, pod.gpus);
         node.pods.pop_back();
+        node.last_pod_change_s = last_change[q - unit.first_pod];
         if (unit.replica < 0) --node.job_pods;
         pod.node = sched::kNoNode;
         pod.gpus.clear();
       }
       return false;
     }
+    last_change.push_back(nodes_[r.node].last_pod_change_s);
     bind(p, r.node, std::move(r.gpus), t);
   }
   const WorkloadSpec& spec = workload_.items[unit.spec];
@@ -585,7 +614,7 @@ void Engine::interrupt(uint32_t u, double t) {
     // Work since the run started; checkpoints every checkpoint_interval_s of running keep
     // floor(ran / interval) intervals of it (none without checkpoints).
     const double ran = t - unit.run_start_s;
-    const double kept = spec.checkpoint_interval_s > 0 ? std::floor(ran / spec.checkpoint_interval_s) * spec.checkpoint_interval_s : 0.0;
+    const double kept = checkpointed_s(spec, ran);
     lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
     unit.saved_s += kept;
     ++unit.run_generation;  // its completion event is now stale
@@ -797,6 +826,7 @@ void Engine::scale_down(double t) {
 
 bool Engine::try_move_pods(NodeId n, double t) {
   NodeRt& node = nodes_[n];
+  if (!budgets_allow(units_on(n))) return false;
   node.phase = Phase::kCordoned;
   gate_->set_schedulable(n, false);
   const std::vector<uint32_t> moving = node.pods;
@@ -829,6 +859,165 @@ bool Engine::try_move_pods(NodeId n, double t) {
   }
   result_.evictions += static_cast<int64_t>(moving.size());
   request_retry(t);
+  return true;
+}
+
+// Units with a pod on node n, in binding order.
+std::vector<uint32_t> Engine::units_on(NodeId n) const {
+  std::vector<uint32_t> units;
+  for (uint32_t p : nodes_[n].pods)
+    if (std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
+  return units;
+}
+
+// Whether stopping every bound pod of `units` at once keeps each workload item's disruption budget:
+// per item, the pods stopped must not exceed disruptions_allowed (counted before any of them stops;
+// kube's eviction API would refuse the evictions beyond it one by one).
+bool Engine::budgets_allow(const std::vector<uint32_t>& units) const {
+  std::vector<std::pair<uint32_t, int32_t>> stopped;  // (item, pods stopped), first-seen order
+  for (uint32_t u : units) {
+    const Unit& unit = units_[u];
+    int32_t bound = 0;
+    for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) bound += pods_[p].node != sched::kNoNode ? 1 : 0;
+    auto it = std::find_if(stopped.begin(), stopped.end(), [&](const auto& e) { return e.first == unit.spec; });
+    if (it == stopped.end()) stopped.emplace_back(unit.spec, bound);
+    else it->second += bound;
+  }
+  for (const auto& [item, count] : stopped) {
+    const WorkloadSpec& spec = workload_.items[item];
+    if (!spec.disruption_budget) continue;
+    int32_t healthy = 0;
+    const uint32_t first = spec_first_pod_[item];
+    for (uint32_t p = first; p < first + static_cast<uint32_t>(spec.pods); ++p) healthy += pods_[p].node != sched::kNoNode ? 1 : 0;
+    if (count > disruptions_allowed(*spec.disruption_budget, spec.pods, healthy)) return false;
+  }
+  return true;
+}
+
+// ---- consolidation ----------------------------------------------------------------------------
+
+void Engine::on_consolidation_tick(double t) {
+  const ConsolidationSettings& c = cluster_.consolidation;
+  if (t + c.interval_s <= horizon_s_) queue_.push(t + c.interval_s, EventType::kConsolidationTick);
+  // Pods waiting for room get it before nodes go (Karpenter leaves nodes that pending pods are
+  // nominated to alone): run the retry that is due now first.
+  if (retry_queued_) retry_pending(t);
+  consolidate(t);
+}
+
+// A reservation is paid whether its nodes run or not: removing a covered node lowers the bill only
+// if another live node of the pool, billed on demand, takes the reservation over.
+bool Engine::removal_saves_money(NodeId n) const {
+  const NodeRt& node = nodes_[n];
+  if (!node.covered) return node.price_usd_per_hour > 0;
+  return pools_[node.pool].live > pools_[node.pool].covered;
+}
+
+void Engine::consolidate(double t) {
+  const ConsolidationSettings& c = cluster_.consolidation;
+  // A pool is left alone while a pending pod could run on its nodes: it waits for room there (a gang
+  // for its last nodes, a pod for a node being provisioned), as Karpenter leaves nodes nominated for
+  // pending pods alone.
+  std::vector<uint8_t> wanted(pools_.size(), 0);
+  {
+    std::vector<uint8_t> seen(shape_count_, 0);
+    for (const auto& entry : pending_) {
+      const uint32_t shape = units_[std::get<2>(entry)].shape;
+      if (seen[shape]) continue;
+      seen[shape] = 1;
+      for (size_t p = 0; p < pools_.size(); ++p)
+        if (!wanted[p] && template_fits(shape, p)) wanted[p] = 1;
+    }
+  }
+  // (Karpenter disruption cost, job GPU-milli-seconds lost, node): the order candidates are tried in.
+  std::vector<std::tuple<double, double, NodeId>> candidates;
+  for (NodeId n = 0; n < nodes_.size(); ++n) {
+    const NodeRt& node = nodes_[n];
+    if (node.phase != Phase::kReady || wanted[node.pool] || t - node.last_pod_change_s < c.consolidate_after_s) continue;
+    if (pools_[node.pool].live <= cluster_.pools[node.pool].pool.min_nodes) continue;
+    if (!(node_utilization(*state_, n) < c.threshold) || !removal_saves_money(n)) continue;
+    if (node.pods.empty()) {  // emptiness: nothing to move, any number per tick
+      remove_node(n, t);
+      ++result_.nodes_consolidated;
+      continue;
+    }
+    double cost = 0, lost = 0;
+    for (uint32_t u : units_on(n)) {
+      const Unit& unit = units_[u];
+      const WorkloadSpec& spec = workload_.items[unit.spec];
+      cost += eviction_cost(spec.priority) * unit.pod_count;  // a gang restarts whole
+      if (spec.kind == WorkloadKind::kJob) {
+        const double ran = t - unit.run_start_s;
+        lost += (ran - checkpointed_s(spec, ran)) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+      }
+    }
+    candidates.emplace_back(cost, lost, n);
+  }
+  std::sort(candidates.begin(), candidates.end());
+  for (const auto& [cost, lost, n] : candidates) {
+    if (pools_[nodes_[n].pool].live <= cluster_.pools[nodes_[n].pool].pool.min_nodes) continue;
+    if (try_consolidate(n, t)) return;  // single-node consolidation: one node per tick
+  }
+}
+
+// Dry run with the scheduler: node n cordoned, every pod of the units on it released (a job's pods on
+// other nodes too), then placed again one by one. If all fit and the budgets allow it, the pods
+// restart where the dry run put them and n is removed; otherwise nothing changes.
+bool Engine::try_consolidate(NodeId n, double t) {
+  const std::vector<uint32_t> units = units_on(n);
+  if (!budgets_allow(units)) return false;
+  std::vector<uint32_t> moving;
+  for (uint32_t u : units)
+    for (uint32_t p = units_[u].first_pod; p < units_[u].first_pod + units_[u].pod_count; ++p)
+      if (pods_[p].node != sched::kNoNode) moving.push_back(p);
+  NodeRt& node = nodes_[n];
+  node.phase = Phase::kCordoned;
+  gate_->set_schedulable(n, false);
+  for (uint32_t p : moving) state_->release(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  std::vector<std::pair<NodeId, std::vector<int32_t>>> placed;
+  for (uint32_t p : moving) {
+    sched::ScheduleResult r = decide(pods_[p].pod);
+    if (!r.scheduled()) break;
+    state_->allocate(r.node, pods_[p].pod, r.gpus);
+    placed.emplace_back(r.node, std::move(r.gpus));
+  }
+  // Undo the trial either way: the books go back to the pods' real places.
+  for (size_t i = placed.size(); i-- > 0;) state_->release(placed[i].first, pods_[moving[i]].pod, placed[i].second);
+  for (uint32_t p : moving) state_->allocate(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  if (placed.size() < moving.size()) {
+    node.phase = Phase::kReady;
+    gate_->set_schedulable(n, true);
+    return false;
+  }
+  const auto moved_here = static_cast<int64_t>(node.pods.size());
+  for (uint32_t u : units) {  // jobs keep the work up to their last checkpoint
+    Unit& unit = units_[u];
+    const WorkloadSpec& spec = workload_.items[unit.spec];
+    if (spec.kind != WorkloadKind::kJob) continue;
+    const double ran = t - unit.run_start_s;
+    const double kept = checkpointed_s(spec, ran);
+    const double lost = (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+    lost_gpu_milli_s_ += lost;
+    consolidation_lost_gpu_milli_s_ += lost;
+    unit.saved_s += kept;
+  }
+  // All off first, then all on: a gang pod may land on GPUs another moving pod held.
+  for (uint32_t p : moving) unbind(p, t);
+  for (size_t i = 0; i < moving.size(); ++i) bind(moving[i], placed[i].first, std::move(placed[i].second), t);
+  for (uint32_t u : units) {
+    Unit& unit = units_[u];
+    const WorkloadSpec& spec = workload_.items[unit.spec];
+    unit.run_start_s = t;
+    ++unit.starts;
+    ++unit.consolidations;
+    if (spec.kind == WorkloadKind::kJob)
+      queue_.push(t + (spec.duration_s - unit.saved_s), EventType::kCompletion, u, ++unit.run_generation);
+  }
+  result_.consolidation_restarts += static_cast<int64_t>(moving.size());
+  result_.consolidation_moved_pods += moved_here;
+  result_.evictions += static_cast<int64_t>(moving.size());
+  remove_node(n, t);
+  ++result_.nodes_consolidated;
   return true;
 }
 
@@ -870,6 +1059,7 @@ SimResult Engine::run() {
     if (at <= horizon_s_) queue_.push(at, EventType::kArrival, u);
   }
   if (cluster_.autoscaler.enabled) queue_.push(0, EventType::kAutoscalerTick);
+  if (cluster_.consolidation.enabled) queue_.push(0, EventType::kConsolidationTick);
 
   while (!queue_.empty() && queue_.top().time_s <= horizon_s_) {
     const Event e = queue_.pop();
@@ -883,6 +1073,7 @@ SimResult Engine::run() {
       case EventType::kSpotReclaim: on_spot_reclaim(e.subject, e.generation, e.time_s); break;
       case EventType::kAutoscalerTick: on_tick(e.time_s); break;
       case EventType::kRetry: retry_pending(e.time_s); break;
+      case EventType::kConsolidationTick: on_consolidation_tick(e.time_s); break;
     }
   }
   advance_to(horizon_s_);
@@ -910,6 +1101,7 @@ SimResult Engine::run() {
   result_.idle_cost_usd = result_.cost_usd - charged;
   result_.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
   result_.lost_gpu_hours = lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
+  result_.consolidation_lost_gpu_hours = consolidation_lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
 
   for (uint32_t u = 0; u < units_.size(); ++u) {
     const Unit& unit = units_[u];
@@ -921,6 +1113,7 @@ SimResult Engine::run() {
     out.completion_s = unit.completion_s;
     out.starts = unit.starts;
     out.interruptions = unit.interruptions;
+    out.consolidations = unit.consolidations;
     out.saved_work_s = unit.saved_s;
     out.reason = unit.reason;
     switch (unit.state) {

@@ -25,8 +25,24 @@
 // and become ready provision_s later. Scale-down: a ready node whose utilization stays below the
 // threshold for scale_down_unneeded_s is removed if its pool stays at or above min_nodes and its
 // pods fit elsewhere (empty nodes, any number per tick; at most one non-empty node per tick, whose
-// service pods are moved; job pods block removal, as `safe-to-evict: "false"`). No scale-down within
-// scale_down_delay_after_add_s of a scale-up.
+// service pods are moved, if their disruption budgets allow; job pods block removal, as
+// `safe-to-evict: "false"`). No scale-down within scale_down_delay_after_add_s of a scale-up.
+//
+// Consolidation (Karpenter's WhenUnderutilized, ConsolidationSettings; off by default), every
+// interval_s from 0, after a retry of the pending pods if one is due (pods waiting for room get it
+// before nodes are taken away). Candidates: ready nodes of pools that no pending pod could use (its
+// template node admits none of them) and that stay at or above min_nodes, with
+// utilization strictly below the threshold, untouched by pod changes for consolidate_after_s, and whose
+// removal lowers the bill (a node held by the reservation with no other live node to take the
+// reservation over saves nothing). Empty candidates are removed, any number per tick (Karpenter's
+// emptiness). Then the others, cheapest to disrupt first: Karpenter's disruption cost (the sum over
+// the pods that must restart of clamp(1 + priority / 2^25, -10, 10)), then the GPU-seconds of job
+// work the restart would lose, then node order. The first whose pods all fit on the other ready nodes
+// (a dry run with the scheduler, gangs whole) and whose moves keep every item's disruption budget is
+// emptied and removed; one such node per tick (Karpenter's single-node consolidation). A service
+// replica restarts on its new node and loses nothing; a job restarts all its pods (also those on other
+// nodes) from its last checkpoint, losing the work since it (lost_gpu_hours). Moved pods do not add
+// pending samples: they never wait.
 //
 // Spot (pools with capacity type spot): each node's time to interruption from Ready is exponential
 // with the pool's rate per node-hour, drawn from the simulator's spot generator. At the notice the
@@ -106,6 +122,7 @@ struct UnitOutcome {
   double completion_s = -1;           ///< jobs that completed
   int32_t starts = 0;
   int32_t interruptions = 0;
+  int32_t consolidations = 0;         ///< times consolidation restarted it elsewhere
   double saved_work_s = 0;            ///< jobs: work kept by checkpoints (duration when completed)
   std::string reason;                 ///< failed: why
 };
@@ -140,10 +157,16 @@ struct SimResult {
 
   int64_t spot_interruptions = 0;     ///< nodes that got an interruption notice
   double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint
-  int64_t evictions = 0;              ///< pods stopped by spot notices or moved by scale-down
+  int64_t evictions = 0;              ///< pods stopped by spot notices, moved by scale-down or restarted by consolidation
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
-  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler
+  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
+  int64_t nodes_consolidated = 0;     ///< nodes removed by consolidation (empty or emptied)
+  /// Pods consolidation stopped and started again elsewhere: the pods of the removed nodes plus the
+  /// other pods of their gang jobs.
+  int64_t consolidation_restarts = 0;
+  int64_t consolidation_moved_pods = 0;      ///< pods that were on the nodes consolidation emptied
+  double consolidation_lost_gpu_hours = 0;   ///< the part of lost_gpu_hours due to consolidation
 
   std::vector<UnitOutcome> units;     ///< input order; a service's replicas in replica order
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
@@ -153,7 +176,8 @@ struct SimResult {
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an
 /// invalid pool, settings or workload item (validate_pool, validate_pool_settings,
-/// validate_autoscaler_settings, validate_spec), duplicate item names, or a non-positive horizon.
+/// validate_autoscaler_settings, validate_consolidation_settings, validate_spec), duplicate item
+/// names, or a non-positive horizon.
 SimResult simulate(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options);
 
 }  // namespace gpufleet::sim

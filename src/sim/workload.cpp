@@ -1,5 +1,6 @@
 #include "sim/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -32,6 +33,14 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index) {
   return pod;
 }
 
+int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods) {
+  if (expected_pods <= 0) return 0;
+  int32_t desired = 0;
+  if (budget.max_unavailable) desired = std::max(0, expected_pods - scaled_value_round_up(*budget.max_unavailable, expected_pods));
+  else if (budget.min_available) desired = scaled_value_round_up(*budget.min_available, expected_pods);
+  return std::max(0, healthy_pods - desired);
+}
+
 void validate_spec(const WorkloadSpec& s) {
   auto bad = [&](const std::string& what) { throw std::invalid_argument(fmt::format("{} {}: {}", s.kind == WorkloadKind::kJob ? "job" : "service", s.name, what)); };
   if (s.name.empty()) throw std::invalid_argument("workload item without a name");
@@ -46,6 +55,12 @@ void validate_spec(const WorkloadSpec& s) {
     bad(fmt::format("duration {} s is not positive", s.duration_s));
   if (!std::isfinite(s.checkpoint_interval_s) || s.checkpoint_interval_s < 0)
     bad(fmt::format("checkpoint interval {} s is negative", s.checkpoint_interval_s));
+  if (const auto& b = s.disruption_budget) {
+    if (b->min_available.has_value() == b->max_unavailable.has_value())
+      bad("a disruption budget needs exactly one of minAvailable and maxUnavailable");
+    const IntOrPercent v = b->min_available ? *b->min_available : *b->max_unavailable;
+    if (v.value < 0 || (v.percent && v.value > 100)) bad(fmt::format("disruption budget value {}{} is out of range", v.value, v.percent ? "%" : ""));
+  }
 }
 
 }  // namespace gpufleet::sim

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/pod.h"
+#include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
 
 namespace gpufleet::sim {
@@ -32,6 +34,19 @@ enum class CapacityPreference {
   kSpotOk,    ///< anywhere
   kSpot,      ///< only on spot nodes: affinity capacity-type In [spot]
 };
+
+/// A PodDisruptionBudget on one workload item (policy/v1 spec, minus the selector: it selects the
+/// item's pods). Exactly one of the two is set; a percentage is 0..100.
+struct DisruptionBudget {
+  std::optional<IntOrPercent> min_available;
+  std::optional<IntOrPercent> max_unavailable;
+};
+
+/// The disruption controller's disruptionsAllowed for an item's budget (model/pod_disruption_budget.h
+/// has the kube rules): expected = the item's pods (a job's gang size, a service's replicas), healthy =
+/// its pods bound now; desired = expected - scaled(maxUnavailable) (at least 0) or scaled(minAvailable),
+/// percentages rounded up; allowed = max(0, healthy - desired), 0 when expected is 0.
+int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods);
 
 /// One job or service.
 struct WorkloadSpec {
@@ -52,6 +67,9 @@ struct WorkloadSpec {
   std::vector<std::string> pools;         ///< allowed pools (affinity gpufleet.io/pool In ...); empty = any
   Labels node_selector;                   ///< extra nodeSelector
   std::vector<Toleration> tolerations;    ///< for tainted pools
+  /// Voluntary disruptions (consolidation, scale-down moves) must leave disruptions_allowed >= the
+  /// pods they stop at once; spot interruptions ignore it. None = no limit.
+  std::optional<DisruptionBudget> disruption_budget;
 };
 
 /// A workload: the items and the simulated time span.
@@ -72,7 +90,8 @@ inline int64_t pod_gpu_request_milli(const WorkloadSpec& spec) { return int64_t{
 /// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with
 /// num_gpu > 1, a job with a non-positive or non-finite duration, negative checkpoint interval or
-/// arrival time.
+/// arrival time, a disruption budget without exactly one of its fields or with a negative count or
+/// a percentage above 100.
 void validate_spec(const WorkloadSpec& spec);
 
 }  // namespace gpufleet::sim
