@@ -11,6 +11,23 @@
 #include "cli/simulate_command.h"
 #include "util/input_error.h"
 
+namespace {
+
+// The workload options simulate and compare share: a workload file or the openb trace, and which
+// priority counts as production.
+template <class Priority>
+void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Priority& production_priority) {
+  cmd->add_option("--workload", w.workload_path, "workload file: jobs, services, generator (docs/simulate.md)");
+  cmd->add_option("--openb-pods", w.openb_pods_path, "replay an openb pod list CSV with its own times instead of --workload");
+  cmd->add_option("--time-scale", w.time_scale, "openb: divide arrival times by K (lifetimes kept)")->capture_default_str();
+  cmd->add_option("--trace-start", w.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
+  cmd->add_option("--horizon", w.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
+  cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
+  cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"gpufleet: place, scale and price GPU workloads on Kubernetes GPU node pools"};
   app.require_subcommand(1);
@@ -49,13 +66,7 @@ int main(int argc, char** argv) {
   CLI::App* simulate_cmd = app.add_subcommand(
       "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
-  simulate_cmd->add_option("--workload", simulate.workload.workload_path, "workload file: jobs, services, generator (docs/simulate.md)");
-  simulate_cmd->add_option("--openb-pods", simulate.workload.openb_pods_path, "replay an openb pod list CSV with its own times instead of --workload");
-  simulate_cmd->add_option("--time-scale", simulate.workload.time_scale, "openb: divide arrival times by K (lifetimes kept)")->capture_default_str();
-  simulate_cmd->add_option("--trace-start", simulate.workload.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
-  simulate_cmd->add_option("--horizon", simulate.workload.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
-  simulate_cmd->add_option("--be-checkpoint", simulate.workload.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
-  simulate_cmd->add_option("--production-priority", simulate.production_priority, "pods at or above this priority are production")->capture_default_str();
+  add_workload_options(simulate_cmd, simulate.workload, simulate.production_priority);
   simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
   simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
@@ -67,14 +78,8 @@ int main(int argc, char** argv) {
   CLI::App* compare_cmd = app.add_subcommand(
       "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
   compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
-  compare_cmd->add_option("--workload", compare.workload.workload_path, "workload file (docs/simulate.md)");
-  compare_cmd->add_option("--openb-pods", compare.workload.openb_pods_path, "replay an openb pod list CSV with its own times");
-  compare_cmd->add_option("--time-scale", compare.workload.time_scale, "openb: divide arrival times by K")->capture_default_str();
-  compare_cmd->add_option("--trace-start", compare.workload.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
-  compare_cmd->add_option("--horizon", compare.workload.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
-  compare_cmd->add_option("--be-checkpoint", compare.workload.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds")->capture_default_str();
+  add_workload_options(compare_cmd, compare.workload, compare.production_priority);
   compare_cmd->add_option("--seed", compare.seed, "seed of every run")->capture_default_str();
-  compare_cmd->add_option("--production-priority", compare.production_priority, "pods at or above this priority are production")->capture_default_str();
   compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
   compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");

@@ -41,4 +41,9 @@ std::string html_escape(std::string_view text);
 /// inside JSON strings) become \u003c, \u003e, \u0026, so "</script>" or "<!--" cannot end the element.
 std::string json_for_script(std::string_view json);
 
+/// The end of a report page after its last section: a footer naming `tool` (e.g. "gpufleet pack")
+/// and Chart.js, Chart.js inline, the data block (`data_json`, already json_for_script-escaped) as
+/// <script id="report-data">, and the page's render script.
+std::string report_page_end(std::string_view tool, std::string_view data_json, std::string_view render_script);
+
 }  // namespace gpufleet::io
