@@ -82,7 +82,7 @@ double cost_of(const sim::SimResult& r, const char* type) {
 
 }  // namespace
 
-std::string sim_result_json(const sim::SimResult& r) { return result_object(r).dump(2) + "\n"; }
+std::string sim_result_json(const sim::SimResult& r) { return result_object(r).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n"; }
 
 double saving_pct(const sim::SimResult& baseline, const sim::SimResult& r) {
   return baseline.cost_usd > 0 ? (baseline.cost_usd - r.cost_usd) / baseline.cost_usd * 100.0 : 0.0;
@@ -101,7 +101,7 @@ std::string sim_compare_json(const std::string& workload, const std::vector<Comp
     configs.push_back(std::move(c));
   }
   j["configs"] = configs;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 std::string sim_compare_table(const std::vector<CompareEntry>& entries) {

@@ -63,7 +63,6 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   const size_t pod_count = input.pods.size();
   constexpr size_t kNotPlaced = SIZE_MAX;
   std::vector<size_t> placement_of(pod_count, kNotPlaced);  // pod index -> index in result.placements
-  std::vector<NodeId> node_of(pod_count, sched::kNoNode);
   std::vector<bool> removed;                                // per placement: evicted later
 
   std::unordered_map<std::string, size_t> pod_index;
@@ -72,7 +71,6 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   auto record = [&](size_t i, const sched::ScheduleResult& r, bool prebound) -> Placement& {
     const Pod& pod = input.pods[i];
     placement_of[i] = result.placements.size();
-    node_of[i] = r.node;
     std::optional<std::string> mig;
     if (!r.mig.empty()) mig = r.mig_profiles();
     result.placements.push_back(Placement{pod_key(pod), state.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound});

@@ -119,4 +119,10 @@ PY
 "$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "negative.yaml:7:20" "$T/err.txt" && ok || bad "compare with bad workload: $(cat "$T/err.txt")"
 
+# A namespace that is not UTF-8 (YAML may carry any bytes): the JSON stays valid (U+FFFD), exit 0.
+sed 's/namespace: research/namespace: "r\xe9search"/' "$EXAMPLES/workload.yaml" > "$T/latin.yaml"
+"$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$T/latin.yaml" -q --json "$T/latin.json" > /dev/null 2> "$T/err.txt"
+[ $? = 0 ] && ok || bad "non-UTF-8 namespace: exit $?: $(cat "$T/err.txt")"
+grep -q 'r\\ufffdsearch\|r.search' "$T/latin.json" && ok || bad "non-UTF-8 namespace: JSON lacks the replaced name"
+
 finish
