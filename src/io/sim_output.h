@@ -28,7 +28,9 @@
 
 namespace gpufleet::io {
 
+/// The JSON document above (2-space indent, trailing newline; names that are not UTF-8 get U+FFFD).
 std::string sim_result_json(const sim::SimResult& result);
+/// The CSV above, header first, one row per simulated minute.
 std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
 /// pending percentiles, spot and consolidation figures and pod outcomes.
