@@ -116,6 +116,22 @@ TEST(PlaceWorkload, QuotaAdmissionInCreationOrderBeforeScheduling) {
   EXPECT_EQ(r.gpu_used_milli, 7000);
 }
 
+TEST(PlaceWorkload, RunningPodsCountAgainstQuotaEvenAboveItsLimit) {
+  place::PlaceInput in;
+  in.nodes = {make_node("n0", 64000, 262144, 8, "A100-80GB")};
+  in.quotas = {admit::ResourceQuota{"team-a", "gpus", {{"requests.nvidia.com/gpu", "4"}}, {}, {}}};
+  Pod running = k8s_pod("running", 6, 0, "team-a");  // the quota was lowered after it started
+  running.node_name = "n0";
+  in.pods = {running, k8s_pod("new", 1, 0, "team-a")};
+  const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
+  ASSERT_EQ(r.placements.size(), 1u);
+  EXPECT_EQ(r.placements[0].pod, "team-a/running");
+  ASSERT_EQ(r.quota_rejected.size(), 1u);
+  EXPECT_EQ(r.quota_rejected[0].reason,
+            "pods \"new\" is forbidden: exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: "
+            "requests.nvidia.com/gpu=6, limited: requests.nvidia.com/gpu=4");
+}
+
 TEST(PlaceWorkload, EveryPodAccountedForAndNoNodeAboveCapacity) {
   place::PlaceInput in;
   for (int i = 0; i < 3; ++i) in.nodes.push_back(make_node("n" + std::to_string(i), 16000, 65536, 4, "L4"));

@@ -232,7 +232,13 @@ bool QuotaTracker::has_quota(std::string_view namespace_name) const {
   return by_namespace_.find(namespace_name) != by_namespace_.end();
 }
 
-AdmitResult QuotaTracker::admit(const Pod& pod, const ExtendedRequests& extended) {
+AdmitResult QuotaTracker::admit(const Pod& pod, const ExtendedRequests& extended) { return check_and_charge(pod, extended, true); }
+
+void QuotaTracker::charge_existing(const Pod& pod, const ExtendedRequests& extended) {
+  check_and_charge(pod, extended, false);
+}
+
+AdmitResult QuotaTracker::check_and_charge(const Pod& pod, const ExtendedRequests& extended, bool enforce) {
   const std::string ns = pod_namespace(pod);
   auto key = std::make_pair(ns, pod.name);
   if (charged_.contains(key))
@@ -258,6 +264,7 @@ AdmitResult QuotaTracker::admit(const Pod& pod, const ExtendedRequests& extended
 
   // Pass 1 (CheckRequest's first loop): Constraints, quota by quota.
   for (size_t i : applicable) {
+    if (!enforce) break;
     std::string missing;
     for (const Tracked& t : quotas[i].tracked) {
       if (!in_validation_set(t.resource)) continue;
@@ -283,7 +290,7 @@ AdmitResult QuotaTracker::admit(const Pod& pod, const ExtendedRequests& extended
       charges.push_back(Charge{i, t, *amount});
       if (tr.used + *amount > tr.hard) exceeded.push_back(t);
     }
-    if (!exceeded.empty()) {
+    if (enforce && !exceeded.empty()) {
       const auto q = [&](size_t t, int64_t v) {
         return fmt::format("{}={}", e.tracked[t].resource, format_quantity(v, e.tracked[t].unit));
       };

@@ -137,6 +137,11 @@ class QuotaTracker {
   /// pod (namespace/name) is still charged from an earlier admit() (release() it first).
   AdmitResult admit(const Pod& pod, const ExtendedRequests& extended = {});
 
+  /// Charges a pod that already exists (e.g. one already running on a node) without checking
+  /// anything: the quota controller's status.used counts every existing pod, even above spec.hard
+  /// (a quota created or lowered after the pods). Throws std::invalid_argument like admit().
+  void charge_existing(const Pod& pod, const ExtendedRequests& extended = {});
+
   /// Un-charges what admit() charged the pod (preempted, completed or deleted), found by
   /// namespace/name. Returns false, and changes nothing, when the pod is not charged (never admitted,
   /// already released, or admitted where no quota applied).
@@ -165,6 +170,8 @@ class QuotaTracker {
     size_t tracked;
     int64_t amount;
   };
+
+  AdmitResult check_and_charge(const Pod& pod, const ExtendedRequests& extended, bool enforce);
 
   std::map<std::string, std::vector<Entry>, std::less<>> by_namespace_;
   std::map<std::pair<std::string, std::string>, std::vector<Charge>> charged_;  ///< (namespace, pod name) of pods that were charged something

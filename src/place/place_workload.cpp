@@ -82,7 +82,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   for (size_t i = 0; i < pod_count; ++i) {
     const Pod& pod = input.pods[i];
     if (pod.node_name.empty()) continue;
-    quotas.admit(pod);
+    quotas.charge_existing(pod);
     auto it = node_by_name.find(pod.node_name);
     if (it == node_by_name.end()) {
       result.pending.push_back({pod_key(pod), fmt::format("node \"{}\" not found", pod.node_name), pod.priority});

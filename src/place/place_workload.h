@@ -4,7 +4,8 @@
 // Steps:
 //  1. Pods already bound (spec.nodeName set) are bound first, in input order, to that node and its
 //     lowest free devices, as the kubelet admits them; one that does not fit is pending with the
-//     kubelet's reason ("OutOf<resource>", or "node <n> not found").
+//     kubelet's reason ("OutOf<resource>", or "node <n> not found"). They exist, so their namespace's
+//     quota usage counts them even above the hard limit (QuotaTracker::charge_existing).
 //  2. ResourceQuota admission, in creation (input) order: the API server admits or rejects each pod
 //     when it is created (admit/resource_quota.h). Rejected pods never reach the scheduler.
 //  3. The scheduling queue: kube's activeQ order, higher priority first, then creation order.
