@@ -1,4 +1,4 @@
-// The online typical-pod estimate and the online FGD policies (fgd-online, gpufleet).
+// The online typical-pod estimate, the fgd-online policy, and the gpufleet policy in a warm scheduler.
 #include <gtest/gtest.h>
 
 #include "model/cluster_state.h"
@@ -74,10 +74,7 @@ TEST(OnlineFgd, ScoresEqualFgdWithTheMixSeenSoFar) {
   state.allocate(0, make_pod("x", 8000, 1024, 1, 700), std::vector<int32_t>{1});
   state.allocate(2, make_pod("y", 30000, 1024, 1, 300), std::vector<int32_t>{0});
   const auto pods = sample_pods();
-  struct Case {
-    OnlineFgdParams params;
-  };
-  for (const OnlineFgdParams params : {kFgdOnlineParams, kGpufleetParams}) {
+  for (const OnlineFgdParams params : {kFgdOnlineParams, OnlineFgdParams{0.95, 2000.0}}) {
     OnlineFgdScore online(state.gpu_models(), params);
     for (const Pod& p : pods) online.observe(p);
     // Checked at 1, 2, 4 and 8 pods; pods a and b share a shape, so the mix after 2 pods equals the one
@@ -110,6 +107,7 @@ TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
   const std::vector<uint32_t> ranks = {3, 1, 4, 0, 5, 2};
   PolicyContext ctx;
   ctx.gpu_models = warm_state.gpu_models();
+  ctx.cluster_shape = ClusterShape::of(warm_state);
   Scheduler warm(make_policy("gpufleet", ctx), ranks);
   GoRand rng_warm(5), rng_cold(5);
   std::vector<Pod> seen;

@@ -54,6 +54,7 @@ Policy policy_for(const std::string& name, const ClusterState& state) {
   PolicyContext ctx;
   ctx.frag = test_frag(state);
   ctx.gpu_models = state.gpu_models();
+  ctx.cluster_shape = ClusterShape::of(state);
   return make_policy(name, ctx);
 }
 
@@ -107,7 +108,7 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
                       {"clustering", "GpuClusteringScore", "best"}, {"packing", "GpuPackingScore", "best"},
                       {"bestfit", "BestFitScore", "best"},          {"fgd", "FGDScore", "fgd"},
                       {"leastallocated", "LeastAllocated", "best"}, {"mostallocated", "MostAllocated", "best"},
-                      {"fgd-online", "OnlineFGDScore", "OnlineFGDScore"}, {"gpufleet", "OnlineFGDScore", "OnlineFGDScore"}};
+                      {"fgd-online", "OnlineFGDScore", "OnlineFGDScore"}, {"gpufleet", "GpufleetScore", "GpufleetScore"}};
   const ClusterState state = common_cluster();
   for (const Row& r : rows) {
     SCOPED_TRACE(r.name);
@@ -430,7 +431,7 @@ TEST(PolicyGpuSelectionTest, FgdSelectorFirstIndexOfTruncatedMax) {
   EXPECT_EQ(fgd_score_and_gpu(*frag, pod, state, 0), (std::pair<int32_t, int32_t>{50, 0}));
   GoRand rng(1);
   EXPECT_EQ(FgdGpuSelector(frag).select_share_gpu(pod, state, 0, rng), 0);
-  Scheduler fgd(make_policy("fgd", PolicyContext{frag, {}}), {0});
+  Scheduler fgd(make_policy("fgd", PolicyContext{frag, {}, {}}), {0});
   EXPECT_EQ(fgd.decide(pod, state, rng).gpus, Gpus{0});
   Scheduler packing(make_policy("packing", PolicyContext{}), {0});
   EXPECT_EQ(packing.decide(pod, state, rng).gpus, Gpus{1});

@@ -53,7 +53,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   for (NodeId n = 0; n < state.node_count(); ++n) node_by_name.emplace(state.node(n).name, n);
 
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
-  sched::Policy policy = sched::make_policy(options.policy, sched::PolicyContext{frag, state.gpu_models()});
+  sched::Policy policy = sched::make_policy(options.policy, sched::PolicyContext{frag, state.gpu_models(), sched::ClusterShape::of(state)});
   std::vector<uint32_t> rank(state.node_count());
   std::iota(rank.begin(), rank.end(), 0u);
   sched::Scheduler scheduler(std::move(policy), std::move(rank));

@@ -13,6 +13,7 @@
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
+#include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
@@ -60,9 +61,14 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
     if (!context.frag) throw std::invalid_argument("policy fgd needs a fragmentation measure");
     policy.score = std::make_shared<FgdScore>(context.frag);
     policy.gpu_selector = std::make_shared<FgdGpuSelector>(context.frag);
-  } else if (name == "fgd-online" || name == "gpufleet") {
-    if (context.gpu_models.empty()) throw std::invalid_argument("policy " + std::string(name) + " needs the cluster's GPU models");
-    auto plugin = std::make_shared<OnlineFgdScore>(context.gpu_models, name == "gpufleet" ? kGpufleetParams : kFgdOnlineParams);
+  } else if (name == "fgd-online") {
+    if (context.gpu_models.empty()) throw std::invalid_argument("policy fgd-online needs the cluster's GPU models");
+    auto plugin = std::make_shared<OnlineFgdScore>(context.gpu_models, kFgdOnlineParams);
+    policy.score = plugin;
+    policy.gpu_selector = plugin;
+  } else if (name == "gpufleet") {
+    if (context.gpu_models.empty()) throw std::invalid_argument("policy gpufleet needs the cluster's GPU models");
+    auto plugin = std::make_shared<GpufleetScore>(context.gpu_models, context.cluster_shape);
     policy.score = plugin;
     policy.gpu_selector = plugin;
   } else if (name == "leastallocated") {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sched/fragmentation.h"
+#include "sched/plugins/gpufleet_score.h"
 #include "sched/framework.h"
 
 namespace gpufleet::sched {
@@ -31,6 +32,8 @@ namespace gpufleet::sched {
 struct PolicyContext {
   std::shared_ptr<const FragmentationMeasure> frag;  ///< fgd: the trace's typical pods
   std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
+  /// gpufleet: ClusterShape::of(state) (empty: no scarce-model or scarce-node-class pressure)
+  ClusterShape cluster_shape;
 };
 
 /// All policy names, in the paper's order then kube's.

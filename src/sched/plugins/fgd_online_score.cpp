@@ -18,8 +18,6 @@ bool OnlineFgdScore::refresh_point(int64_t pods_seen) {
   return pods_seen % 1024 == 0;
 }
 
-namespace {
-
 // L1 distance between two mixes' popularity vectors (shapes missing from one count as 0).
 double mix_distance(const std::vector<TypicalPod>& a, const std::vector<TypicalPod>& b) {
   std::map<PodShapeKey, double> diff;
@@ -29,8 +27,6 @@ double mix_distance(const std::vector<TypicalPod>& a, const std::vector<TypicalP
   for (const auto& [key, v] : diff) d += std::abs(v);
   return d;
 }
-
-}  // namespace
 
 void OnlineFgdScore::observe(const Pod& pod) {
   estimator_.add(pod);

@@ -1,10 +1,7 @@
 // Online FGD: FGD (fgd_score.h) with the typical pod mix estimated from the pods seen so far
 // (PodMixEstimator, no decay) instead of the whole trace, which a live scheduler cannot know.
-// Two policies use it:
-//   fgd-online  FGD's own parameters: the mix covers 95% of the pods seen, sigmoid scale 1000.
-//   gpufleet    the mix covers 95% of the pods seen, sigmoid scale 2000. Chosen on the openb
-//               default trace and its four variants (cpu050, gpushare40, gpuspec10, multigpu20), the
-//               same for every trace; see README "gpufleet policy" for the measurements.
+// The fgd-online policy uses FGD's own parameters: the mix covers 95% of the pods seen, sigmoid scale
+// 1000. (gpufleet's policy builds on the same measure with more terms: gpufleet_score.h.)
 // The estimate is checked when the number of pods seen reaches a power of two up to 1024, then every
 // 1024 pods, and the measure is rebuilt only if the mix moved by at least kMinMixChange (L1 distance
 // of the popularities): each rebuild invalidates the scheduler's score cache, and on a stationary
@@ -29,10 +26,11 @@ struct OnlineFgdParams {
 /// Smallest change of the estimated mix (L1 distance of popularities) that rebuilds the measure.
 inline constexpr double kMinMixChange = 0.05;
 
+/// L1 distance between two mixes' popularity vectors (a shape missing from one counts as 0).
+double mix_distance(const std::vector<TypicalPod>& a, const std::vector<TypicalPod>& b);
+
 /// fgd-online's parameters (FGD's own).
 inline constexpr OnlineFgdParams kFgdOnlineParams{0.95, 1000.0};
-/// gpufleet's parameters.
-inline constexpr OnlineFgdParams kGpufleetParams{0.95, 2000.0};
 
 class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
  public:

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "sched/fragmentation.h"
 #include "sched/framework.h"
@@ -18,6 +19,13 @@ namespace gpufleet::sched {
 
 /// FGD's sigmoid scale: x = fragmentation change in gpu_milli / 1000.
 inline constexpr double kFgdSigmoidScaleMilli = 1000.0;
+
+/// F(n) of node n before and after placing `pod` there, in gpu_milli. For a sharing pod `after[i]`
+/// is F with the pod on GPU i (NaN where GPU i has less than pod.gpu_milli free); for other pods
+/// `after[0]` is F with the pod's CPU and num_gpu fully free GPUs (lowest index first) taken.
+/// `after` needs one entry per GPU of the node (kMaxGpusPerNode is always enough). Returns F before.
+double fgd_frag_before_after(const FragmentationMeasure& frag, const Pod& pod, const ClusterState& state, NodeId n,
+                             std::span<double> after);
 
 /// Score and GPU choice of FGD on one node: {score, gpu index or -1 for non-sharing pods}.
 /// `sigmoid_scale_milli` divides the fragmentation change before the sigmoid (FGD: 1000); a larger

@@ -1,0 +1,189 @@
+// gpufleet's policy (sched/plugins/gpufleet_score.h): its estimates and terms, by hand.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "model/cluster_state.h"
+#include "sched/plugins/fgd_score.h"
+#include "sched/plugins/gpufleet_score.h"
+#include "sched/policy_registry.h"
+#include "sched/scheduler.h"
+#include "test_support.h"
+
+namespace gpufleet::sched {
+namespace {
+
+using testing::make_node;
+using testing::make_pod;
+
+TEST(GpufleetScore, RatiosAndStrandedGpus) {
+  const ClusterState state({make_node("n", 96000, 393216, 8, "G2")});
+  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  EXPECT_EQ(plugin.stranded_milli(8000, 0, 0), 0.0);  // nothing seen: no ratio, nothing stranded
+  // 12000 CPU milli and 49152 MiB for 1500 gpu_milli: r_cpu = 8, r_mem = 32.768 per gpu_milli.
+  plugin.observe(make_pod("a", 8000, 32768, 1, 1000));
+  plugin.observe(make_pod("b", 4000, 16384, 1, 500));
+  EXPECT_DOUBLE_EQ(plugin.cpu_per_gpu_milli(), 8.0);
+  EXPECT_DOUBLE_EQ(plugin.memory_per_gpu_milli(), 32.768);
+  // 2000 gpu_milli free, 8000 CPU: the CPU feeds 1000 of them, 1000 are stranded.
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, 1 << 30), 1000.0);
+  // Memory short instead: 16384 MiB feed 500 gpu_milli, 1500 stranded.
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 100000, 16384), 1500.0);
+  // The worse of the two counts; never more than the free GPU milli, never negative.
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, 16384), 1500.0);
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 0, 0), 2000.0);
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(1000, 100000, 1 << 30), 0.0);
+  // CPU-only pods do not move the ratios (4 pods seen: a refresh point).
+  plugin.observe(make_pod("c", 32000, 1024, 0, 0));
+  plugin.observe(make_pod("d", 32000, 1024, 0, 0));
+  EXPECT_DOUBLE_EQ(plugin.cpu_per_gpu_milli(), 8.0);
+}
+
+TEST(GpufleetScore, ModelPressure) {
+  // 4 T4 and 4 G2 GPUs: each model is half of the cluster.
+  const ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  // A quarter of the GPU demand allows only T4: rho(T4) = 0.25 / 0.5 = 0.5, p = (0.5 - 0.3) / 0.7.
+  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"));
+  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000));
+  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"));  // two models: not pinned
+  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000));
+  EXPECT_NEAR(plugin.model_pressure(state.gpu_model_id(0)), 0.2 / 0.7, 1e-12);
+  EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(1)), 0.0);
+  // Half of it pinned to T4 (8 pods seen, 4 pinned): rho = 1, p = 1 (clamped at 1 above).
+  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"));
+  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000));
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);
+  EXPECT_EQ(plugin.model_pressure(99), 0.0);  // unknown model id
+  EXPECT_EQ(plugin.generation(), 4u);         // refreshed at 1, 2, 4 and 8 pods
+}
+
+// score = int(100 * sigmoid(x / 2000)), x = F gain + S gain - pressure, each computed by hand-checked
+// parts; the sharing pod's GPU is the one with the largest F gain.
+TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
+  ClusterState state({make_node("t4", 40000, 65536, 4, "T4"), make_node("g2", 96000, 393216, 8, "G2")});
+  state.allocate(0, make_pod("x", 8000, 4096, 1, 700), std::vector<int32_t>{1});
+  state.allocate(1, make_pod("y", 30000, 8192, 1, 300), std::vector<int32_t>{0});
+  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  for (const Pod& p : {make_pod("a", 12000, 16384, 1, 500, "T4"), make_pod("b", 8000, 8192, 1, 1000),
+                       make_pod("c", 4000, 2048, 0, 0), make_pod("d", 12000, 16384, 1, 250, "T4")})
+    plugin.observe(p);
+  for (const Pod& probe : {make_pod("s", 4000, 1024, 1, 250), make_pod("w", 16000, 8192, 2, 1000),
+                           make_pod("c", 20000, 2048, 0, 0), make_pod("pin", 4000, 1024, 1, 500, "T4")}) {
+    for (NodeId n = 0; n < state.node_count(); ++n) {
+      SCOPED_TRACE(probe.name + " on " + state.node(n).name);
+      std::array<double, kMaxGpusPerNode> after{};
+      const double before = fgd_frag_before_after(plugin.measure(), probe, state, n, after);
+      double gain = before - after[0];
+      int32_t gpu = -1;
+      if (probe.is_share_pod()) {
+        const auto free = state.gpu_free_milli(n);
+        for (size_t i = 0; i < free.size(); ++i)
+          if (free[i] >= probe.gpu_milli && (gpu < 0 || before - after[i] > gain)) gain = before - after[i], gpu = static_cast<int32_t>(i);
+      }
+      const int64_t g = state.gpu_free_milli_total(n);
+      const double strand = plugin.stranded_milli(g, state.cpu_free_milli(n), state.memory_free_mib(n)) -
+                            plugin.stranded_milli(g - probe.gpu_request_milli(), state.cpu_free_milli(n) - probe.cpu_milli,
+                                                  state.memory_free_mib(n) - probe.memory_mib);
+      // Pinned to T4, the model and (an empty node of) the t4 class: no model or class pressure there.
+      const bool pinned = probe.gpu_spec == "T4";
+      double pressure = probe.is_gpu_pod() && !pinned
+                            ? 2.0 * plugin.model_pressure(state.gpu_model_id(n)) * static_cast<double>(probe.gpu_request_milli())
+                            : 0.0;
+      const double size = std::max(static_cast<double>(probe.gpu_request_milli()), probe.cpu_milli / plugin.cpu_per_gpu_milli());
+      if (!(pinned && n == 0)) pressure += 1.0 * plugin.class_pressure(static_cast<int32_t>(n)) * size;
+      const double x = (gain + strand - pressure) / 2000.0;
+      EXPECT_EQ(plugin.score(probe, state, n, CycleState{}), static_cast<int32_t>(100.0 / (1.0 + std::exp(-x))));
+      GoRand rng(1);
+      if (probe.is_share_pod()) {
+        EXPECT_EQ(plugin.select_share_gpu(probe, state, n, rng), gpu);
+      }
+    }
+  }
+  // 750 of 1750 gpu_milli seen are pinned to T4, a model with 4 of 12 GPUs: rho = (3/7) / (1/3) > 1,
+  // p = 1. The t4 node is its own class (class 0), so the same holds for the class; nothing is
+  // pinned to the g2 class (class 1).
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);
+  EXPECT_DOUBLE_EQ(plugin.class_pressure(0), 1.0);
+  EXPECT_EQ(plugin.class_pressure(1), 0.0);
+}
+
+// A CPU-only pod: online FGD sees no difference between a GPU-dense node and a CPU-rich one and
+// takes the better-ranked dense node; gpufleet keeps the dense node's CPU for its GPUs.
+TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {
+  const std::vector<Node> nodes = {make_node("dense", 64000, 262144, 8, "G2"), make_node("rich", 104000, 262144, 2, "G2")};
+  ClusterState state(nodes);
+  PolicyContext ctx{nullptr, state.gpu_models(), ClusterShape::of(state)};
+  Scheduler gpufleet(make_policy("gpufleet", ctx), {0, 1});
+  Scheduler online(make_policy("fgd-online", ctx), {0, 1});
+  for (Scheduler* s : {&gpufleet, &online}) s->observe(make_pod("gpu", 8000, 1024, 1, 1000));  // r_cpu = 8
+  const Pod cpu_only = make_pod("etl", 16000, 1024, 0, 0);
+  GoRand rng(1);
+  EXPECT_EQ(online.decide(cpu_only, state, rng).node, 0u);
+  // On "dense" S goes from 0 to 8000 - 48000/8 = 2000: x = -2000, score 26; on "rich" x = 0, score 50.
+  const ScheduleResult r = gpufleet.decide(cpu_only, state, rng);
+  EXPECT_EQ(r.node, 1u);
+  EXPECT_EQ(r.score, 50);
+}
+
+// Half the demand is pinned to T4, half of the GPUs are T4: rho(T4) = 1, pressure 2000 per whole GPU.
+// A flexible pod on the CPU-poor G2 node loses FGD points (the flexible type no longer fits its CPU:
+// F gain 500 - 1500 = -1000, score 37); on T4 it loses none (x = 0, score 50) but pays the pressure
+// (x = -2000, score 26). With the pressure it leaves T4 to the pinned pods; without it, it takes T4.
+TEST(GpufleetScore, FlexiblePodsLeavePressedModels) {
+  const std::vector<Node> nodes = {make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 12000, 262144, 4, "G2")};
+  const Pod flexible = make_pod("any", 8000, 1024, 1, 1000);
+  for (bool pressure : {true, false}) {
+    SCOPED_TRACE(pressure ? "with pressure" : "without");
+    ClusterState state(nodes);
+    PolicyContext ctx{nullptr, state.gpu_models(), pressure ? ClusterShape::of(state) : ClusterShape{}};
+    Scheduler s(make_policy("gpufleet", ctx), {0, 1});
+    for (int i = 0; i < 4; ++i) {
+      s.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"));
+      s.observe(make_pod("free" + std::to_string(i), 8000, 1024, 1, 1000));
+    }
+    GoRand rng(1);
+    const ScheduleResult r = s.decide(flexible, state, rng);
+    EXPECT_EQ(r.node, pressure ? 1u : 0u);
+    EXPECT_EQ(r.score, pressure ? 37 : 50);
+    EXPECT_EQ(s.decide(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state, rng).node, 0u);
+  }
+}
+
+// Pods that fit only the 128-core 8-GPU nodes (8 GPUs, 120 cores) press that class; a CPU-only pod
+// then pays by the GPUs its CPU would feed and goes to the 96-core class instead, which FGD-style
+// fragmentation alone would not do here.
+TEST(GpufleetScore, SmallPodsLeaveTheOnlyNodesBigPodsFit) {
+  const std::vector<Node> nodes = {make_node("big", 128000, 786432, 8, "G2"), make_node("small", 96000, 393216, 8, "G2")};
+  ClusterState state(nodes);
+  const ClusterShape shape = ClusterShape::of(state);
+  ASSERT_EQ(shape.classes.size(), 2u);
+  EXPECT_EQ(shape.class_of_node, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(shape.classes[0].gpus, 8);
+  GpufleetScore plugin(state.gpu_models(), shape);
+  // 8000 of 16000 gpu_milli pinned to "big" (half the GPUs): rho = 1, p = 1. r_cpu = 128000 / 16000 = 8.
+  plugin.observe(make_pod("train", 120000, 65536, 8, 1000));
+  plugin.observe(make_pod("infer", 8000, 1024, 8, 1000));
+  EXPECT_DOUBLE_EQ(plugin.class_pressure(0), 1.0);
+  EXPECT_EQ(plugin.class_pressure(1), 0.0);
+  EXPECT_EQ(ClusterShape::of(state).classes[1].cpu_milli, 96000);
+  Scheduler s(make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), shape}), {0, 1});
+  s.observe(make_pod("train", 120000, 65536, 8, 1000));
+  s.observe(make_pod("infer", 8000, 1024, 8, 1000));
+  GoRand rng(1);
+  // 8000 CPU milli = 1000 gpu_milli at r_cpu 8: pressure 1000 on "big"; on "small" S stays 0 (96000
+  // CPU still feeds 8000 gpu_milli... 88000 / 8 = 11000 >= 8000).
+  EXPECT_EQ(s.decide(make_pod("etl", 8000, 1024, 0, 0), state, rng).node, 1u);
+  // The pinned pod itself is not pressed away from its class.
+  EXPECT_EQ(s.decide(make_pod("train2", 120000, 65536, 8, 1000), state, rng).node, 0u);
+}
+
+TEST(GpufleetScore, RejectsMismatchedModelCounts) {
+  EXPECT_THROW(GpufleetScore({"T4", "G2"}, ClusterShape{{4}, {}, {}}), std::invalid_argument);
+  EXPECT_NO_THROW(GpufleetScore({"T4", "G2"}, ClusterShape{}));
+}
+
+}  // namespace
+}  // namespace gpufleet::sched
