@@ -66,7 +66,7 @@ void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_
     auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(t.pods), state.gpu_models());
     GoRand rng(42);
     const auto workload = pack::build_tuned_workload(t.pods, state.gpu_capacity_milli(), 1.3, rng);
-    sched::Scheduler scheduler(sched::make_policy(policy, {frag, state.gpu_models(), sched::ClusterShape::of(state)}), pack::draw_node_ranks(nodes, rng));
+    sched::Scheduler scheduler(sched::make_policy(policy, {frag, state.gpu_models(), &state}), pack::draw_node_ranks(nodes, rng));
     st.ResumeTiming();
     for (const Pod& pod : workload) {
       const auto r = scheduler.schedule_one(pod, state, rng);

@@ -170,7 +170,7 @@ TEST(AllocationBound, ValidOnRandomSmallInstances) {
       ClusterState state(nodes);
       std::vector<uint32_t> ranks(nodes.size());
       for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<uint32_t>(i);
-      sched::Scheduler scheduler(sched::make_policy(name, {frag, state.gpu_models(), sched::ClusterShape::of(state)}), ranks);
+      sched::Scheduler scheduler(sched::make_policy(name, {frag, state.gpu_models(), &state}), ranks);
       GoRand policy_rng(instance);
       for (const Pod& pod : pods) scheduler.schedule_one(pod, state, policy_rng);
       ASSERT_LE(state.gpu_used_milli(), optimum) << name << " instance " << instance;

@@ -209,6 +209,7 @@ sched::Policy policy_for(const std::string& name, const ClusterState& state) {
   sched::PolicyContext ctx;
   ctx.frag = std::make_shared<sched::FragmentationMeasure>(std::vector<sched::TypicalPod>{t}, state.gpu_models());
   ctx.gpu_models = state.gpu_models();
+  ctx.cluster = &state;
   return sched::make_policy(name, ctx);
 }
 

@@ -20,7 +20,7 @@ using testing::make_pod;
 
 TEST(GpufleetScore, RatiosAndStrandedGpus) {
   const ClusterState state({make_node("n", 96000, 393216, 8, "G2")});
-  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  GpufleetScore plugin(state);
   EXPECT_EQ(plugin.stranded_milli(8000, 0, 0), 0.0);  // nothing seen: no ratio, nothing stranded
   // 12000 CPU milli and 49152 MiB for 1500 gpu_milli: r_cpu = 8, r_mem = 32.768 per gpu_milli.
   plugin.observe(make_pod("a", 8000, 32768, 1, 1000));
@@ -44,7 +44,7 @@ TEST(GpufleetScore, RatiosAndStrandedGpus) {
 TEST(GpufleetScore, ModelPressure) {
   // 4 T4 and 4 G2 GPUs: each model is half of the cluster.
   const ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
-  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  GpufleetScore plugin(state);
   // A quarter of the GPU demand allows only T4: rho(T4) = 0.25 / 0.5 = 0.5, p = (0.5 - 0.3) / 0.7.
   plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"));
   plugin.observe(make_pod("free1", 8000, 1024, 1, 1000));
@@ -66,7 +66,7 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
   ClusterState state({make_node("t4", 40000, 65536, 4, "T4"), make_node("g2", 96000, 393216, 8, "G2")});
   state.allocate(0, make_pod("x", 8000, 4096, 1, 700), std::vector<int32_t>{1});
   state.allocate(1, make_pod("y", 30000, 8192, 1, 300), std::vector<int32_t>{0});
-  GpufleetScore plugin(state.gpu_models(), ClusterShape::of(state));
+  GpufleetScore plugin(state);
   for (const Pod& p : {make_pod("a", 12000, 16384, 1, 500, "T4"), make_pod("b", 8000, 8192, 1, 1000),
                        make_pod("c", 4000, 2048, 0, 0), make_pod("d", 12000, 16384, 1, 250, "T4")})
     plugin.observe(p);
@@ -115,7 +115,7 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
 TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {
   const std::vector<Node> nodes = {make_node("dense", 64000, 262144, 8, "G2"), make_node("rich", 104000, 262144, 2, "G2")};
   ClusterState state(nodes);
-  PolicyContext ctx{nullptr, state.gpu_models(), ClusterShape::of(state)};
+  PolicyContext ctx{nullptr, state.gpu_models(), &state};
   Scheduler gpufleet(make_policy("gpufleet", ctx), {0, 1});
   Scheduler online(make_policy("fgd-online", ctx), {0, 1});
   for (Scheduler* s : {&gpufleet, &online}) s->observe(make_pod("gpu", 8000, 1024, 1, 1000));  // r_cpu = 8
@@ -138,8 +138,16 @@ TEST(GpufleetScore, FlexiblePodsLeavePressedModels) {
   for (bool pressure : {true, false}) {
     SCOPED_TRACE(pressure ? "with pressure" : "without");
     ClusterState state(nodes);
-    PolicyContext ctx{nullptr, state.gpu_models(), pressure ? ClusterShape::of(state) : ClusterShape{}};
-    Scheduler s(make_policy("gpufleet", ctx), {0, 1});
+    Policy policy = make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), &state});
+    if (!pressure) {
+      GpufleetParams no_pressure;
+      no_pressure.model_pressure_weight = 0;
+      no_pressure.class_pressure_weight = 0;  // the t4 node is also the class the pinned pods fit
+      auto plugin = std::make_shared<GpufleetScore>(state, no_pressure);
+      policy.score = plugin;
+      policy.gpu_selector = plugin;
+    }
+    Scheduler s(std::move(policy), {0, 1});
     for (int i = 0; i < 4; ++i) {
       s.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"));
       s.observe(make_pod("free" + std::to_string(i), 8000, 1024, 1, 1000));
@@ -162,14 +170,14 @@ TEST(GpufleetScore, SmallPodsLeaveTheOnlyNodesBigPodsFit) {
   ASSERT_EQ(shape.classes.size(), 2u);
   EXPECT_EQ(shape.class_of_node, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(shape.classes[0].gpus, 8);
-  GpufleetScore plugin(state.gpu_models(), shape);
+  GpufleetScore plugin(state);
   // 8000 of 16000 gpu_milli pinned to "big" (half the GPUs): rho = 1, p = 1. r_cpu = 128000 / 16000 = 8.
   plugin.observe(make_pod("train", 120000, 65536, 8, 1000));
   plugin.observe(make_pod("infer", 8000, 1024, 8, 1000));
   EXPECT_DOUBLE_EQ(plugin.class_pressure(0), 1.0);
   EXPECT_EQ(plugin.class_pressure(1), 0.0);
   EXPECT_EQ(ClusterShape::of(state).classes[1].cpu_milli, 96000);
-  Scheduler s(make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), shape}), {0, 1});
+  Scheduler s(make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), &state}), {0, 1});
   s.observe(make_pod("train", 120000, 65536, 8, 1000));
   s.observe(make_pod("infer", 8000, 1024, 8, 1000));
   GoRand rng(1);
@@ -180,9 +188,52 @@ TEST(GpufleetScore, SmallPodsLeaveTheOnlyNodesBigPodsFit) {
   EXPECT_EQ(s.decide(make_pod("train2", 120000, 65536, 8, 1000), state, rng).node, 0u);
 }
 
-TEST(GpufleetScore, RejectsMismatchedModelCounts) {
-  EXPECT_THROW(GpufleetScore({"T4", "G2"}, ClusterShape{{4}, {}, {}}), std::invalid_argument);
-  EXPECT_NO_THROW(GpufleetScore({"T4", "G2"}, ClusterShape{}));
+TEST(GpufleetScore, RejectsParametersOutOfRange) {
+  const ClusterState state({make_node("n", 8000, 16384, 1, "T4")});
+  EXPECT_NO_THROW(GpufleetScore(state, GpufleetParams{}));
+  for (auto broken : {&GpufleetParams::sigmoid_scale_milli, &GpufleetParams::mix_coverage}) {
+    GpufleetParams p;
+    p.*broken = 0;
+    EXPECT_THROW(GpufleetScore(state, p), std::invalid_argument);
+  }
+  GpufleetParams p;
+  p.model_pressure_threshold = 1;  // would divide by zero
+  EXPECT_THROW(GpufleetScore(state, p), std::invalid_argument);
+  p = GpufleetParams{};
+  p.strand_weight = -1;
+  EXPECT_THROW(GpufleetScore(state, p), std::invalid_argument);
+}
+
+// Nodes of one model and GPU count within 5% in CPU and memory (allocatable varies a little between
+// identical machines) form one class with the largest capacity; further apart, separate classes.
+TEST(GpufleetScore, NodeClassesTolerateSmallCapacityDifferences) {
+  const ClusterState state({make_node("a", 96000, 393216, 8, "G2"), make_node("b", 95500, 390000, 8, "G2"),
+                            make_node("c", 128000, 393216, 8, "G2"), make_node("d", 96000, 393216, 4, "G2"),
+                            make_node("e", 96000, 393216, 8, "T4"), make_node("f", 100800, 393216, 8, "G2")});
+  const ClusterShape shape = ClusterShape::of(state);
+  // f: 100800 is 5% above a's 96000 (the class keeps its first node's reference), so it joins.
+  EXPECT_EQ(shape.class_of_node, (std::vector<int32_t>{0, 0, 1, 2, 3, 0}));
+  ASSERT_EQ(shape.classes.size(), 4u);
+  EXPECT_EQ(shape.classes[0].cpu_milli, 100800);
+  EXPECT_EQ(shape.classes[0].memory_mib, 393216);
+  EXPECT_EQ(shape.classes[0].gpus, 24);
+  EXPECT_EQ(shape.classes[2].gpu_count, 4);
+}
+
+// A sharing pod that no GPU of the node can take scores 0 and gets no GPU (no NaN reaches the
+// integer score); FGD's helpers refuse a too-short `after`.
+TEST(GpufleetScore, NoFittingGpuScoresZero) {
+  ClusterState state({make_node("n", 32000, 65536, 2, "T4")});
+  state.allocate(0, make_pod("x", 1000, 1024, 1, 800), std::vector<int32_t>{0});
+  state.allocate(0, make_pod("y", 1000, 1024, 1, 900), std::vector<int32_t>{1});
+  GpufleetScore plugin(state);
+  plugin.observe(make_pod("p", 1000, 1024, 1, 500));
+  const Pod probe = make_pod("probe", 1000, 1024, 1, 500);
+  EXPECT_EQ(plugin.score(probe, state, 0, CycleState{}), 0);
+  GoRand rng(1);
+  EXPECT_EQ(plugin.select_share_gpu(probe, state, 0, rng), -1);
+  std::array<double, 1> too_short{};
+  EXPECT_THROW(fgd_frag_before_after(plugin.measure(), probe, state, 0, too_short), std::invalid_argument);
 }
 
 }  // namespace

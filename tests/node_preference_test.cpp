@@ -35,7 +35,7 @@ std::vector<NodeId> place_all(const std::vector<Node>& nodes, const std::vector<
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), state.gpu_models());
   std::vector<uint32_t> rank(nodes.size());
   std::iota(rank.begin(), rank.end(), 0u);
-  sched::Scheduler s(sched::make_policy(policy, {frag, state.gpu_models(), sched::ClusterShape::of(state)}), rank);
+  sched::Scheduler s(sched::make_policy(policy, {frag, state.gpu_models(), &state}), rank);
   GoRand rng(1);
   std::vector<NodeId> out;
   for (const Pod& p : pods) out.push_back(s.schedule_one(p, state, rng).node);

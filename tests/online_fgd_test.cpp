@@ -107,7 +107,7 @@ TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
   const std::vector<uint32_t> ranks = {3, 1, 4, 0, 5, 2};
   PolicyContext ctx;
   ctx.gpu_models = warm_state.gpu_models();
-  ctx.cluster_shape = ClusterShape::of(warm_state);
+  ctx.cluster = &warm_state;
   Scheduler warm(make_policy("gpufleet", ctx), ranks);
   GoRand rng_warm(5), rng_cold(5);
   std::vector<Pod> seen;

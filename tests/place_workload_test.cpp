@@ -97,6 +97,53 @@ TEST(PlaceWorkload, NodeNamePodsAreBoundFirstOrRefusedByTheKubelet) {
   EXPECT_EQ(r.pending[1].reason, "node \"n9\" not found");
 }
 
+// The kubelet admits a spec.nodeName pod on resources, node affinity and NoExecute taints only
+// (pkg/kubelet/lifecycle/predicate.go generalFilter): a NoSchedule taint or a required anti-affinity
+// term, which only the scheduler checks, does not stop it.
+TEST(PlaceWorkload, NodeNamePodsSkipTheSchedulersOwnFilters) {
+  place::PlaceInput in;
+  in.nodes = {make_node("tainted", 4000, 8192, 1, "L4"), make_node("evicting", 4000, 8192, 1, "L4"),
+              make_node("labelled", 4000, 8192, 1, "L4")};
+  in.nodes[0].taints = {{"workload-type", "inference", "NoSchedule"}};
+  in.nodes[1].taints = {{"maintenance", "true", "NoExecute"}};
+  Pod on_tainted = k8s_pod("on-tainted", 1);
+  on_tainted.node_name = "tainted";
+  Pod on_evicting = k8s_pod("on-evicting", 1);
+  on_evicting.node_name = "evicting";
+  Pod selector = k8s_pod("selector", 1);
+  selector.node_name = "labelled";
+  selector.constraints.node_selector = {{"pool", "training"}};
+  in.pods = {on_tainted, on_evicting, selector};
+  const place::PlaceResult r = place::place_workload(in, {"gpufleet", 42});
+  ASSERT_EQ(r.placements.size(), 1u);
+  EXPECT_EQ(r.placements[0].pod, "default/on-tainted");
+  EXPECT_EQ(r.placements[0].node, "tainted");
+  EXPECT_TRUE(r.placements[0].prebound);
+  ASSERT_EQ(r.pending.size(), 2u);
+  EXPECT_EQ(r.pending[0].reason, "Predicate TaintToleration failed: node(s) had untolerated taint {maintenance: true}");
+  EXPECT_EQ(r.pending[1].reason, "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector");
+}
+
+// A pod the kubelet refuses is Failed, a terminal phase the quota controller does not count; a pod
+// whose node is missing stays Pending and counts.
+TEST(PlaceWorkload, RefusedNodeNamePodsDoNotUseQuota) {
+  place::PlaceInput in;
+  in.nodes = {make_node("n0", 64000, 262144, 2, "A100-80GB")};
+  in.quotas = {admit::ResourceQuota{"team-a", "gpus", {{"requests.nvidia.com/gpu", "4"}}, {}, {}}};
+  Pod refused = k8s_pod("refused", 3, 0, "team-a");  // 3 GPUs on a 2-GPU node: OutOfnvidia.com/gpu
+  refused.node_name = "n0";
+  Pod lost = k8s_pod("lost", 1, 0, "team-a");
+  lost.node_name = "gone";
+  in.pods = {refused, lost, k8s_pod("new", 2, 0, "team-a")};
+  const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
+  // Used: lost (1) only, so new (2) is admitted (1 + 2 <= 4) and placed.
+  EXPECT_TRUE(r.quota_rejected.empty());
+  ASSERT_EQ(r.placements.size(), 1u);
+  EXPECT_EQ(r.placements[0].pod, "team-a/new");
+  ASSERT_EQ(r.pending.size(), 2u);
+  EXPECT_EQ(r.pending[0].reason, "OutOfnvidia.com/gpu");
+}
+
 TEST(PlaceWorkload, QuotaAdmissionInCreationOrderBeforeScheduling) {
   place::PlaceInput in;
   in.nodes = {make_node("n0", 64000, 262144, 8, "A100-80GB")};

@@ -54,7 +54,7 @@ Policy policy_for(const std::string& name, const ClusterState& state) {
   PolicyContext ctx;
   ctx.frag = test_frag(state);
   ctx.gpu_models = state.gpu_models();
-  ctx.cluster_shape = ClusterShape::of(state);
+  ctx.cluster = &state;
   return make_policy(name, ctx);
 }
 

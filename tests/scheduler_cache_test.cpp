@@ -54,6 +54,7 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
   PolicyContext ctx;
   ctx.frag = std::make_shared<FragmentationMeasure>(typical_pod_mix(pods), warm_state.gpu_models());
   ctx.gpu_models = warm_state.gpu_models();
+  ctx.cluster = &warm_state;
   const auto ranks = random_ranks(warm_state.node_count(), 5);
   Scheduler warm(make_policy(name, ctx), ranks);
   GoRand warm_rng(2024);

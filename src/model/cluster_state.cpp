@@ -38,11 +38,9 @@ ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
     auto it = std::find(models_.begin(), models_.end(), node.gpu_model);
     if (it == models_.end()) {
       models_.push_back(node.gpu_model);
-      gpus_by_model_.push_back(0);
       it = models_.end() - 1;
     }
     model_id_.push_back(static_cast<int32_t>(it - models_.begin()));
-    gpus_by_model_[static_cast<size_t>(model_id_.back())] += node.gpu_count;
   }
   gpu_free_.assign(offset, kGpuMilliPerGpu);
   for (size_t n = 0; n < nodes_.size(); ++n) usage_[n].gpu_free_total_milli = nodes_[n].gpu_count * kGpuMilliPerGpu;

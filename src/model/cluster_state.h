@@ -128,8 +128,6 @@ class ClusterState {
   /// Dense id of the node's GPU model among gpu_models() (the empty model, a CPU-only node, included).
   int32_t gpu_model_id(NodeId n) const { return model_id_[n]; }
   const std::vector<std::string>& gpu_models() const { return models_; }
-  /// Physical GPUs per model id (index = gpu_model_id), summed over all nodes.
-  const std::vector<int64_t>& gpu_count_by_model() const { return gpus_by_model_; }
 
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
   int64_t gpu_used_milli() const { return gpu_used_milli_; }
@@ -227,7 +225,6 @@ class ClusterState {
   std::vector<size_t> gpu_offset_;
   std::vector<int32_t> model_id_;
   std::vector<std::string> models_;
-  std::vector<int64_t> gpus_by_model_;
   int64_t gpu_capacity_milli_ = 0;
   int64_t gpu_used_milli_ = 0;
   // GPU sharing: per node, per GPU (indexed like gpu_free_), per MIG instance.

@@ -97,7 +97,7 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   ClusterState state(nodes);
   if (state.gpu_capacity_milli() == 0) throw std::invalid_argument("pack: the cluster has no GPUs");
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), state.gpu_models());
-  sched::PolicyContext context{frag, state.gpu_models(), sched::ClusterShape::of(state)};
+  sched::PolicyContext context{frag, state.gpu_models(), &state};
   sched::Policy policy = sched::make_policy(policy_name, context);
 
   GoRand rng(seed);

@@ -12,6 +12,10 @@
 #include "model/cluster_state.h"
 #include "sched/fit_error.h"
 #include "sched/fragmentation.h"
+#include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/node_affinity.h"
+#include "sched/plugins/node_resources_fit.h"
+#include "sched/plugins/taint_toleration.h"
 #include "sched/policy_registry.h"
 #include "sched/preemption.h"
 #include "sched/scheduler.h"
@@ -20,11 +24,21 @@
 namespace gpufleet::place {
 namespace {
 
-/// The kubelet's admission reason for a pod bound by spec.nodeName that the node cannot run
-/// (pkg/kubelet/lifecycle/predicate.go: "OutOf" + resource name, e.g. OutOfcpu, OutOfnvidia.com/gpu;
-/// other failures in the filter's own words). Empty when it fits.
-std::string kubelet_rejection(const sched::Policy& policy, const Pod& pod, const ClusterState& state, NodeId n) {
-  const sched::FilterCode code = sched::FilterCycle(policy.filters, pod, state).run(state, n);
+/// The kubelet's admission of a pod bound by spec.nodeName (pkg/kubelet/lifecycle/predicate.go
+/// generalFilter): scheduler.AdmissionCheck (resources, including the device plugins' extended
+/// resources; required node affinity and nodeSelector), then NoExecute taints only. NoSchedule taints
+/// and inter-pod affinity belong to the scheduler, which such a pod bypasses. Returns the rejection
+/// reason, empty when the pod is admitted: "OutOf" + resource name (OutOfcpu, OutOfnvidia.com/gpu,
+/// ...) for resources, else "Predicate <plugin> failed: <reason>", the kubelet's first failure.
+std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
+  static const std::vector<std::shared_ptr<const sched::FilterPlugin>> kAdmission = {
+      std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(), std::make_shared<sched::NodeAffinity>()};
+  const sched::FilterCode code = sched::FilterCycle(kAdmission, pod, state).run(state, n);
+  if (code == sched::FilterCode::kFits) {
+    if (const Taint* taint = sched::find_untolerated_no_execute_taint(state.node(n).taints, pod.constraints.tolerations))
+      return "Predicate TaintToleration failed: " + sched::untolerated_taint_reason(*taint);
+    return {};
+  }
   switch (code) {
     case sched::FilterCode::kFits: return {};
     case sched::FilterCode::kInsufficientCpu: return "OutOfcpu";
@@ -33,6 +47,9 @@ std::string kubelet_rejection(const sched::Policy& policy, const Pod& pod, const
     case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
     case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
     case sched::FilterCode::kInsufficientMig: return "OutOfnvidia.com/mig-" + (pod.mig_requests.empty() ? std::string("<profile>") : pod.mig_requests.front().profile);
+    case sched::FilterCode::kNodeAffinityMismatch: return "Predicate NodeAffinity failed: " + std::string(sched::filter_reason(code));
+    // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
+    case sched::FilterCode::kSharedRequestAboveOne: return "UnexpectedAdmissionError";
     default: return fmt::format("node {} cannot run the pod: {}", state.node(n).name, sched::filter_reason(code));
   }
 }
@@ -53,7 +70,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   for (NodeId n = 0; n < state.node_count(); ++n) node_by_name.emplace(state.node(n).name, n);
 
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
-  sched::Policy policy = sched::make_policy(options.policy, sched::PolicyContext{frag, state.gpu_models(), sched::ClusterShape::of(state)});
+  sched::Policy policy = sched::make_policy(options.policy, sched::PolicyContext{frag, state.gpu_models(), &state});
   std::vector<uint32_t> rank(state.node_count());
   std::iota(rank.begin(), rank.end(), 0u);
   sched::Scheduler scheduler(std::move(policy), std::move(rank));
@@ -78,23 +95,24 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     return result.placements.back();
   };
 
-  // 1. Pods already bound by spec.nodeName, in input order (they exist: quota only counts them).
+  // 1. Pods already bound by spec.nodeName, in input order. Quota counts every such pod that is not
+  // terminal (they exist already; admission does not run again): a pod on a missing node stays
+  // Pending and counts; one the kubelet refuses is Failed and does not.
   for (size_t i = 0; i < pod_count; ++i) {
     const Pod& pod = input.pods[i];
     if (pod.node_name.empty()) continue;
-    quotas.charge_existing(pod);
     auto it = node_by_name.find(pod.node_name);
     if (it == node_by_name.end()) {
+      quotas.charge_existing(pod);
       result.pending.push_back({pod_key(pod), fmt::format("node \"{}\" not found", pod.node_name), pod.priority});
       continue;
     }
-    if (std::string why = kubelet_rejection(scheduler.policy(), pod, state, it->second); !why.empty()) {
+    if (std::string why = kubelet_rejection(pod, state, it->second); !why.empty()) {
       result.pending.push_back({pod_key(pod), std::move(why), pod.priority});
       continue;
     }
-    // The node fits, so the cycle with it as the nominated node binds it there (lowest free devices).
-    const sched::ScheduleResult bound = scheduler.schedule_one(pod, state, rng, it->second);
-    record(i, bound, true);
+    quotas.charge_existing(pod);
+    record(i, scheduler.bind(pod, state, it->second, rng), true);
   }
 
   // 2. ResourceQuota admission in creation order; 3. the queue: priority, then creation order.
@@ -138,7 +156,9 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       quotas.release(v.pod);
     }
     sched::evict_victims(state, preemption);
-    const sched::ScheduleResult bound = scheduler.schedule_one(pod, state, rng, preemption.node);
+    // The next cycle of the same pod (already observed), with the freed node nominated.
+    const sched::ScheduleResult bound = scheduler.decide(pod, state, rng, preemption.node);
+    sched::Scheduler::reserve(pod, state, bound);
     if (!bound.scheduled())
       throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
                                          state.node(preemption.node).name));

@@ -67,8 +67,8 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
     policy.score = plugin;
     policy.gpu_selector = plugin;
   } else if (name == "gpufleet") {
-    if (context.gpu_models.empty()) throw std::invalid_argument("policy gpufleet needs the cluster's GPU models");
-    auto plugin = std::make_shared<GpufleetScore>(context.gpu_models, context.cluster_shape);
+    if (!context.cluster) throw std::invalid_argument("policy gpufleet needs the cluster state");
+    auto plugin = std::make_shared<GpufleetScore>(*context.cluster);
     policy.score = plugin;
     policy.gpu_selector = plugin;
   } else if (name == "leastallocated") {

@@ -9,7 +9,7 @@
 // | bestfit        | BestFitScore            | best                      | 05-BestFit                      |
 // | fgd            | FgdScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
 // | fgd-online     | OnlineFgdScore          | fgd (online measure)      | FGD, mix estimated online       |
-// | gpufleet       | OnlineFgdScore          | fgd (online measure)      | gpufleet's parameters           |
+// | gpufleet       | GpufleetScore           | largest F decrease        | gpufleet_score.h (issue 3)      |
 // | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
 // Every policy filters with TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit then
@@ -23,7 +23,6 @@
 #include <vector>
 
 #include "sched/fragmentation.h"
-#include "sched/plugins/gpufleet_score.h"
 #include "sched/framework.h"
 
 namespace gpufleet::sched {
@@ -32,8 +31,8 @@ namespace gpufleet::sched {
 struct PolicyContext {
   std::shared_ptr<const FragmentationMeasure> frag;  ///< fgd: the trace's typical pods
   std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
-  /// gpufleet: ClusterShape::of(state) (empty: no scarce-model or scarce-node-class pressure)
-  ClusterShape cluster_shape;
+  /// gpufleet: the state it will schedule on (read once, for its GPU models and node classes)
+  const ClusterState* cluster = nullptr;
 };
 
 /// All policy names, in the paper's order then kube's.

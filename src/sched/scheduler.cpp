@@ -403,13 +403,27 @@ void Scheduler::observe(const Pod& pod) {
   }
 }
 
+void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
+  if (!result.scheduled()) return;
+  if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
+  else state.allocate_devices(result.node, pod, result.devices());
+}
+
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   observe(pod);
   ScheduleResult result = decide(pod, state, rng, nominated_node);
-  if (result.scheduled()) {
-    if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
-    else state.allocate_devices(result.node, pod, result.devices());
-  }
+  reserve(pod, state, result);
+  return result;
+}
+
+ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
+  if (n >= state.node_count())
+    throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
+  observe(pod);
+  ScheduleResult result;
+  result.node = n;
+  select_gpus(result, pod, state, rng);
+  reserve(pod, state, result);
   return result;
 }
 

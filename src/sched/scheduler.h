@@ -91,8 +91,17 @@ class Scheduler {
   /// evaluateNominatedNode; otherwise the cycle runs as usual. Throws std::invalid_argument for a
   /// nominated node out of range.
   ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
-  /// observe(), decide() and, when a node was found, reserve the pod there (ClusterState::allocate).
+  /// observe(), decide() and, when a node was found, reserve().
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
+  /// Reserve: takes the devices `result` names on its node (ClusterState::allocate or
+  /// allocate_devices, which throw std::invalid_argument if they are not free). No-op for an
+  /// unscheduled result.
+  static void reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result);
+  /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices a cycle
+  /// would pick there (see ScheduleResult), running no filter or score (the scheduler never sees such
+  /// a pod; the kubelet's own admission is the caller's check). Throws std::invalid_argument for n
+  /// out of range or when the pod's devices are not free on n.
+  ScheduleResult bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
 
   const Policy& policy() const { return policy_; }
   /// The tie-break ranks given to the constructor (lower wins).

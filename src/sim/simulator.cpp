@@ -335,7 +335,7 @@ void Engine::build_units() {
   for (const auto& [key, count] : shape_counts) weighted.emplace_back(key, static_cast<double>(count));
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::select_typical_pods(std::move(weighted), kTypicalPodCoverage),
                                                                   state_->gpu_models());
-  const sched::PolicyContext context{frag, state_->gpu_models(), sched::ClusterShape::of(*state_)};
+  const sched::PolicyContext context{frag, state_->gpu_models(), state_.get()};
   base_policy_ = sched::make_policy(options_.policy, context);
   std::vector<uint32_t> rank(state_->node_count());
   std::iota(rank.begin(), rank.end(), 0u);

@@ -1,21 +1,22 @@
 #include "sched/plugins/fgd_score.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 namespace gpufleet::sched {
-namespace {
 
-int32_t sigmoid_score(double frag_before, double frag_after, double scale) {
-  const double x = (frag_before - frag_after) / scale;
-  return static_cast<int32_t>(1.0 / (1.0 + std::exp(-x)) * 100.0);
+int32_t fgd_sigmoid_score(double x_milli, double scale) {
+  if (std::isnan(x_milli)) return 0;
+  return static_cast<int32_t>(1.0 / (1.0 + std::exp(-x_milli / scale)) * 100.0);
 }
-
-}  // namespace
 
 double fgd_frag_before_after(const FragmentationMeasure& frag, const Pod& pod, const ClusterState& state, NodeId n,
                              std::span<double> after) {
   const auto free = state.gpu_free_milli(n);
+  if (after.size() < std::max<size_t>(1, free.size()))
+    throw std::invalid_argument("fgd_frag_before_after: `after` is shorter than the node's GPU count");
   const int32_t model = state.gpu_model_id(n);
   if (pod.is_share_pod())
     return frag.node_frag_after_share(state.cpu_free_milli(n), free, model, pod.nonzero_cpu_milli(), pod.gpu_milli,
@@ -40,19 +41,10 @@ std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, 
                                               const ClusterState& state, NodeId n, double scale) {
   std::array<double, kMaxGpusPerNode> after{};
   const double before = fgd_frag_before_after(frag, pod, state, n, after);
-  if (!pod.is_share_pod()) return {sigmoid_score(before, after[0], scale), -1};
-  const auto free = state.gpu_free_milli(n);
-  int32_t best_score = 0;
-  int32_t best_gpu = -1;
-  for (size_t i = 0; i < free.size(); ++i) {
-    if (free[i] < pod.gpu_milli) continue;
-    const int32_t s = sigmoid_score(before, after[i], scale);
-    if (best_gpu < 0 || s > best_score) {
-      best_score = s;
-      best_gpu = static_cast<int32_t>(i);
-    }
-  }
-  return {best_score, best_gpu};
+  if (!pod.is_share_pod()) return {fgd_sigmoid_score(before - after[0], scale), -1};
+  const auto gpu_score = [&](size_t i) { return fgd_sigmoid_score(before - after[i], scale); };
+  const int32_t gpu = first_best_gpu(state.gpu_free_milli(n), pod.gpu_milli, gpu_score);
+  return {gpu < 0 ? 0 : gpu_score(static_cast<size_t>(gpu)), gpu};
 }
 
 int32_t FgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {

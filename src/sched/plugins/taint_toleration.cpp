@@ -38,6 +38,12 @@ const Taint* find_untolerated_taint(std::span<const Taint> taints, std::span<con
   return nullptr;
 }
 
+const Taint* find_untolerated_no_execute_taint(std::span<const Taint> taints, std::span<const Toleration> tolerations) {
+  for (const Taint& taint : taints)
+    if (taint.effect == kNoExecute && !tolerations_tolerate_taint(tolerations, taint)) return &taint;
+  return nullptr;
+}
+
 // taint_toleration.go, countIntolerableTaintsPreferNoSchedule.
 int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taints,
                                                     std::span<const Toleration> tolerations) {

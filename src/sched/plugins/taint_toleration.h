@@ -45,6 +45,10 @@ bool tolerations_tolerate_taint(std::span<const Toleration> tolerations, const T
 /// NoSchedule or NoExecute taint (in the node's order) that no toleration tolerates, or nullptr.
 const Taint* find_untolerated_taint(std::span<const Taint> taints, std::span<const Toleration> tolerations);
 
+/// The kubelet's variant (pkg/kubelet/lifecycle/predicate.go generalFilter, "Kubelet is only
+/// interested in the NoExecute taint"): the first NoExecute taint no toleration tolerates, or nullptr.
+const Taint* find_untolerated_no_execute_taint(std::span<const Taint> taints, std::span<const Toleration> tolerations);
+
 /// Number of PreferNoSchedule taints no toleration tolerates (countIntolerableTaintsPreferNoSchedule).
 int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taints,
                                                     std::span<const Toleration> tolerations);
