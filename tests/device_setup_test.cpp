@@ -16,6 +16,7 @@
 #include "sched/fragmentation.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "test_support.h"
 #include "util/go_rand.h"
 #include "util/input_error.h"
 
@@ -451,7 +452,7 @@ TEST(DeviceSetup, ExamplePoolsWithTheirConfigs) {
   for (const Pod& p : k.pods) {
     if (!p.has_device_requests()) continue;
     const sched::ScheduleResult r = scheduler.schedule_one(p, state, rng);
-    ASSERT_TRUE(r.scheduled()) << p.name << ": " << sched::unschedulable_message(r, state.node_count());
+    ASSERT_TRUE(r.scheduled()) << p.name << ": " << gpufleet::testing::fit_error_of(r, p, state);
     const Node& n = state.node(r.node);
     if (!p.mig_requests.empty()) {
       ++mig_pods;

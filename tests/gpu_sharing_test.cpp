@@ -1,5 +1,5 @@
 // MIG and time-slicing on tiny clusters: ClusterState's device invariants and accounting, the
-// GpuShareFit reasons, the scheduler's device choice and unschedulable_message, with hand-computed
+// GpuShareFit reasons, the scheduler's device choice and kube's FitError text, with hand-computed
 // values (gpu-sharing.md s.1-3; gpu_milli per replica floor(1000/R), per MIG device
 // floor(1000 * compute slices / 7)).
 #include <gtest/gtest.h>
@@ -233,10 +233,11 @@ TEST_P(GpuSharingPolicy, SevenSmallMigDevicesThenInsufficient) {
     EXPECT_EQ(r.mig_profiles(), "1g.10gb");
   }
   EXPECT_EQ(state.gpu_used_milli(), 994);
-  const sched::ScheduleResult r = schedule(s, mig_pod("p7", {{"1g.10gb", 1}}), state);
+  const Pod p7 = mig_pod("p7", {{"1g.10gb", 1}});
+  const sched::ScheduleResult r = schedule(s, p7, state);
   EXPECT_FALSE(r.scheduled());
   EXPECT_EQ(r.rejected[static_cast<size_t>(sched::FilterCode::kInsufficientMig)], 1);
-  EXPECT_EQ(sched::unschedulable_message(r, state.node_count()),
+  EXPECT_EQ(testing::fit_error_of(r, p7, state),
             "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
 }
 
@@ -248,12 +249,14 @@ TEST_P(GpuSharingPolicy, ThreeGFourGNodeServesOneOfEach) {
   const auto four = schedule(s, mig_pod("four", {{"4g.40gb", 1}}), state);
   EXPECT_EQ(four.mig, (std::vector<MigDevice>{{0, 0, "4g.40gb"}}));
   EXPECT_EQ(state.gpu_used_milli(), 999);
-  const auto again = schedule(s, mig_pod("three-2", {{"3g.40gb", 1}}), state);
+  const Pod three_2 = mig_pod("three-2", {{"3g.40gb", 1}});
+  const auto again = schedule(s, three_2, state);
   EXPECT_FALSE(again.scheduled());
-  EXPECT_EQ(sched::unschedulable_message(again, 1), "0/1 nodes are available: 1 Insufficient nvidia.com/mig-3g.40gb.");
+  EXPECT_EQ(testing::fit_error_of(again, three_2, state), "0/1 nodes are available: 1 Insufficient nvidia.com/mig-3g.40gb.");
   // A plain GPU pod finds no plain GPU there.
-  const auto whole = schedule(s, whole_pod("whole", 1), state);
-  EXPECT_EQ(sched::unschedulable_message(whole, 1), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  const Pod whole_1 = whole_pod("whole", 1);
+  const auto whole = schedule(s, whole_1, state);
+  EXPECT_EQ(testing::fit_error_of(whole, whole_1, state), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
 }
 
 TEST_P(GpuSharingPolicy, MigPodNeverLandsOnNonMigNode) {
@@ -264,9 +267,10 @@ TEST_P(GpuSharingPolicy, MigPodNeverLandsOnNonMigNode) {
   const auto r = schedule(s, mig_pod("three", {{"3g.40gb", 1}}), state);
   EXPECT_EQ(r.node, 1u);
   EXPECT_EQ(r.mig, (std::vector<MigDevice>{{0, 4, "3g.40gb"}}));
-  const auto next = schedule(s, mig_pod("three-2", {{"3g.40gb", 1}}), state);
+  const Pod three_2 = mig_pod("three-2", {{"3g.40gb", 1}});
+  const auto next = schedule(s, three_2, state);
   EXPECT_FALSE(next.scheduled());
-  EXPECT_EQ(sched::unschedulable_message(next, 3), "0/3 nodes are available: 3 Insufficient nvidia.com/mig-3g.40gb.");
+  EXPECT_EQ(testing::fit_error_of(next, three_2, state), "0/3 nodes are available: 3 Insufficient nvidia.com/mig-3g.40gb.");
 }
 
 TEST_P(GpuSharingPolicy, WholeGpuPodsNeverTakeMigOrTimeSlicedGpus) {
@@ -280,9 +284,10 @@ TEST_P(GpuSharingPolicy, WholeGpuPodsNeverTakeMigOrTimeSlicedGpus) {
   const auto one = schedule(s, whole_pod("one", 1), state);
   EXPECT_EQ(one.node, 0u);
   EXPECT_EQ(one.gpus, Gpus{1});
-  const auto none = schedule(s, whole_pod("none", 1), state);
+  const Pod none_1 = whole_pod("none", 1);
+  const auto none = schedule(s, none_1, state);
   EXPECT_FALSE(none.scheduled());
-  EXPECT_EQ(sched::unschedulable_message(none, 3), "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(testing::fit_error_of(none, none_1, state), "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.");
   // Fractions of a GPU (openb) take plain GPUs only, so none either.
   const auto part = schedule(s, make_pod("part", 1000, 1024, 1, 300), state);
   EXPECT_FALSE(part.scheduled());
@@ -300,9 +305,10 @@ TEST_P(GpuSharingPolicy, TimeSlicingFourReplicasThenInsufficient) {
     EXPECT_EQ(state.replicas_used(0, 0), i + 1);
     EXPECT_EQ(state.gpu_used_milli(), 250 * (i + 1));
   }
-  const auto r = schedule(s, whole_pod("p4", 1), state);
+  const Pod p4 = whole_pod("p4", 1);
+  const auto r = schedule(s, p4, state);
   EXPECT_FALSE(r.scheduled());
-  EXPECT_EQ(sched::unschedulable_message(r, 1), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  EXPECT_EQ(testing::fit_error_of(r, p4, state), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
 
   // The renamed resource: 4 nvidia.com/gpu.shared pods, then Insufficient nvidia.com/gpu.shared.
   ClusterState renamed({sliced_node("r", 1, 4, true)});
@@ -314,21 +320,24 @@ TEST_P(GpuSharingPolicy, TimeSlicingFourReplicasThenInsufficient) {
     EXPECT_EQ(ok.gpu_indices(), Gpus{0});
     EXPECT_EQ(ok.mig_profiles(), "");
   }
-  const auto full = schedule(s2, shared_pod("s4", 1), renamed);
-  EXPECT_EQ(sched::unschedulable_message(full, 1), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
+  const Pod s4 = shared_pod("s4", 1);
+  const auto full = schedule(s2, s4, renamed);
+  EXPECT_EQ(testing::fit_error_of(full, s4, renamed), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
 }
 
 TEST_P(GpuSharingPolicy, FailRequestsGreaterThanOneRefusesTwo) {
   ClusterState state({sliced_node("r", 1, 4, true, true), sliced_node("t", 1, 4, false, true)});
   sched::Scheduler s(policy_for(GetParam(), state), {0, 1});
-  const auto shared_two = schedule(s, shared_pod("a", 2), state);
+  const Pod a = shared_pod("a", 2);
+  const auto shared_two = schedule(s, a, state);
   EXPECT_FALSE(shared_two.scheduled());
   EXPECT_EQ(shared_two.rejected[static_cast<size_t>(sched::FilterCode::kSharedRequestAboveOne)], 1);
-  EXPECT_EQ(sched::unschedulable_message(shared_two, 2),
+  EXPECT_EQ(testing::fit_error_of(shared_two, a, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/gpu.shared, 1 node(s) refuse more than one "
             "time-sliced GPU replica per pod (failRequestsGreaterThanOne).");
-  const auto gpu_two = schedule(s, whole_pod("b", 2), state);
-  EXPECT_EQ(sched::unschedulable_message(gpu_two, 2),
+  const Pod b = whole_pod("b", 2);
+  const auto gpu_two = schedule(s, b, state);
+  EXPECT_EQ(testing::fit_error_of(gpu_two, b, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) refuse more than one "
             "time-sliced GPU replica per pod (failRequestsGreaterThanOne).");
   // One replica is fine on both.
@@ -355,10 +364,12 @@ TEST_P(GpuSharingPolicy, RenamedVersusPlainResource) {
   EXPECT_EQ(state.replicas_used(0, 0), 1);
   EXPECT_EQ(state.replicas_used(1, 0), 1);
   // Each resource has one replica left, on its own node only.
-  const auto gpu_two = schedule(s, whole_pod("gpu-two", 2), state);
-  EXPECT_EQ(sched::unschedulable_message(gpu_two, 2), "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
-  const auto shared_two = schedule(s, shared_pod("shared-two", 2), state);
-  EXPECT_EQ(sched::unschedulable_message(shared_two, 2), "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared.");
+  const Pod gpu_two_pod = whole_pod("gpu-two", 2);
+  const auto gpu_two = schedule(s, gpu_two_pod, state);
+  EXPECT_EQ(testing::fit_error_of(gpu_two, gpu_two_pod, state), "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  const Pod shared_two_pod = shared_pod("shared-two", 2);
+  const auto shared_two = schedule(s, shared_two_pod, state);
+  EXPECT_EQ(testing::fit_error_of(shared_two, shared_two_pod, state), "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.shared.");
 }
 
 TEST_P(GpuSharingPolicy, ReplicasSpreadOverTheGpusWithMostFree) {
@@ -438,10 +449,11 @@ TEST_P(GpuSharingPolicy, MultiProfileMessageCountsEachProfile) {
   // The pod wants 1g.10gb + 3g.40gb: n0 (7x 1g) lacks the 3g, n1 (plain) lacks both.
   ClusterState state({mig_node("n0", {&k7x1g}), make_node("n1", 64000, 524288, 1, "H100-80GB")});
   sched::Scheduler s(policy_for(GetParam(), state), {0, 1});
-  const auto r = schedule(s, mig_pod("p", {{"1g.10gb", 1}, {"3g.40gb", 1}}), state);
+  const Pod p = mig_pod("p", {{"1g.10gb", 1}, {"3g.40gb", 1}});
+  const auto r = schedule(s, p, state);
   EXPECT_FALSE(r.scheduled());
   EXPECT_EQ(r.rejected[static_cast<size_t>(sched::FilterCode::kInsufficientMig)], 2);
-  EXPECT_EQ(sched::unschedulable_message(r, 2),
+  EXPECT_EQ(testing::fit_error_of(r, p, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb, 2 Insufficient nvidia.com/mig-3g.40gb.");
 }
 

@@ -202,7 +202,7 @@ TEST(InterPodAffinityTest, SelfAntiAffinityDeployment) {
   const ScheduleResult r = sched.schedule_one(replicas[2], s, rng);
   EXPECT_FALSE(r.scheduled());
   EXPECT_EQ(r.node_codes, (std::vector<FilterCode>{kAnti, kAnti}));
-  EXPECT_EQ(unschedulable_message(r, s.node_count()), "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules.");
+  EXPECT_EQ(testing::fit_error_of(r, replicas[2], s), "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules.");
   // A pod of another app is not affected.
   EXPECT_TRUE(sched.schedule_one(labeled("other", "other"), s, rng).scheduled());
 }

@@ -320,8 +320,8 @@ TEST(NodeAffinityTest, SchedulerPicksPreferredAndReportsReasons) {
   ASSERT_FALSE(r.scheduled());
   EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kUntoleratedTaint)], 1);
   EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kNodeAffinityMismatch)], 3);
-  EXPECT_EQ(unschedulable_message(r, state.node_count()),
-            "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
+  EXPECT_EQ(testing::fit_error_of(r, none, state),
+            "0/4 nodes are available: 1 node(s) had untolerated taint {workload-type: inference}, "
             "3 node(s) didn't match Pod's node affinity/selector.");
 }
 

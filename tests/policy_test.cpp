@@ -621,8 +621,8 @@ TEST(SchedulerTest, UnschedulableCountsAndMessage) {
       want[static_cast<size_t>(FilterCode::kInsufficientCpu)] = 2;
       want[static_cast<size_t>(FilterCode::kInsufficientGpu)] = 1;
       EXPECT_EQ(r.rejected, want);
-      EXPECT_EQ(unschedulable_message(r, state.node_count()),
-                "0/3 nodes are available: 2 Insufficient cpu, 1 Insufficient nvidia.com/gpu.");
+      EXPECT_EQ(testing::fit_error_of(r, pod, state),
+                "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 Insufficient cpu.");  // Go's string sort
     }
   }
 }
@@ -644,14 +644,15 @@ TEST(SchedulerTest, EveryFilterReason) {
   EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kInsufficientCpu)], 1);
   EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kInsufficientMemory)], 1);
   EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kGpuModelMismatch)], 1);
-  EXPECT_EQ(unschedulable_message(r, 4),
+  EXPECT_EQ(testing::fit_error_of(r, pod, state),
             "0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
             "1 node(s) didn't match pod's GPU model constraint.");
   // A GPU pod on a node without GPUs: Insufficient nvidia.com/gpu.
   ClusterState cpu_only({make_node("c", 16000, 65536, 0)});
   Scheduler s2(policy_for("bestfit", cpu_only), {0});
-  const ScheduleResult r2 = s2.decide(make_pod("g", 1000, 1000, 1, 500), cpu_only, rng);
-  EXPECT_EQ(unschedulable_message(r2, 1), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  const Pod g = make_pod("g", 1000, 1000, 1, 500);
+  const ScheduleResult r2 = s2.decide(g, cpu_only, rng);
+  EXPECT_EQ(testing::fit_error_of(r2, g, cpu_only), "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
   // ... while a CPU-only pod fits there.
   EXPECT_EQ(s2.decide(make_pod("c", 1000, 1000, 0, 0), cpu_only, rng).node, 0u);
 }

@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "model/cluster_state.h"
 #include "model/node.h"
 #include "model/pod.h"
+#include "sched/fit_error.h"
+#include "sched/scheduler.h"
 
 namespace gpufleet::testing {
 
@@ -31,6 +34,11 @@ inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int
   p.gpu_milli = gpu_milli;
   p.gpu_spec = std::move(gpu_spec);
   return p;
+}
+
+/// kube's FitError text for a failed cycle of `pod` (sched/fit_error.h).
+inline std::string fit_error_of(const sched::ScheduleResult& r, const Pod& pod, const ClusterState& state) {
+  return sched::fit_error_message(sched::rejection_histogram(r.node_codes, pod, state), state.node_count());
 }
 
 /// The openb trace folder (…/alibaba-gpu-v2023), or empty when the traces are absent.

@@ -12,21 +12,25 @@
 
 namespace gpufleet::sched {
 
-std::string node_reason(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) {
+std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) {
+  if (code == FilterCode::kFits) return {};
   if (code == FilterCode::kUntoleratedTaint) {
     if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
-      return untolerated_taint_reason(*taint);
+      return {untolerated_taint_reason(*taint)};
   }
   if (code == FilterCode::kInsufficientMig) {
+    std::vector<std::string> out;
     for (const MigRequest& r : pod.mig_requests)
-      if (state.mig_free_count(n, r.profile) < r.count) return "Insufficient nvidia.com/mig-" + r.profile;
+      if (state.mig_free_count(n, r.profile) < r.count) out.push_back("Insufficient nvidia.com/mig-" + r.profile);
+    if (!out.empty()) return out;
   }
-  return std::string(filter_reason(code));
+  return {std::string(filter_reason(code))};
 }
 
 std::string node_rejection_reason(const Policy& policy, const Pod& pod, const ClusterState& state, NodeId n) {
   const FilterCode code = FilterCycle(policy.filters, pod, state).run(state, n);
-  return code == FilterCode::kFits ? std::string() : node_reason(code, pod, state, n);
+  const std::vector<std::string> reasons = node_reasons(code, pod, state, n);
+  return reasons.empty() ? std::string() : fmt::format("{}", fmt::join(reasons, ", "));
 }
 
 ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, const Pod& pod, const ClusterState& state) {
@@ -45,7 +49,7 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
       }
     }
     if (code == FilterCode::kInsufficientMig) {
-      ++histogram[node_reason(code, pod, state, n)];
+      for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
       continue;
     }
     ++plain[static_cast<size_t>(code)];
@@ -60,8 +64,8 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
 ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state) {
   ReasonHistogram histogram;
   for (NodeId n = 0; n < state.node_count(); ++n) {
-    std::string reason = node_rejection_reason(policy, pod, state, n);
-    if (!reason.empty()) ++histogram[std::move(reason)];
+    const FilterCode code = FilterCycle(policy.filters, pod, state).run(state, n);
+    for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
   }
   return histogram;
 }

@@ -36,8 +36,8 @@ enum class FilterCode : uint8_t {
   kUntoleratedTaint,
   kNodeAffinityMismatch,  ///< "node(s) didn't match Pod's node affinity/selector" (NodeAffinity)
   /// "Insufficient nvidia.com/mig-<profile>" (GpuShareFit): too few free MIG devices of a profile the
-  /// pod requests. kube names the resource; a code aggregates nodes, so ScheduleResult::mig_rejected
-  /// holds the per-profile counts that unschedulable_message prints.
+  /// pod requests. kube names the resource; a code aggregates nodes, so fit_error.h's node_reasons
+  /// spells the profiles each node lacks.
   kInsufficientMig,
   kInsufficientGpuShared,  ///< "Insufficient nvidia.com/gpu.shared" (GpuShareFit): too few free renamed replicas
   /// GpuShareFit: more than one time-slicing replica on a node whose device plugin sets

@@ -145,24 +145,6 @@ std::string ScheduleResult::mig_profiles() const {
   return out;
 }
 
-std::string unschedulable_message(const ScheduleResult& result, size_t node_count) {
-  std::string out = fmt::format("0/{} nodes are available", node_count);
-  bool first = true;
-  for (size_t c = 1; c < kFilterCodeCount; ++c) {
-    if (result.rejected[c] == 0) continue;
-    if (static_cast<FilterCode>(c) == FilterCode::kInsufficientMig && !result.mig_rejected.empty()) {
-      for (const auto& [profile, nodes] : result.mig_rejected) {
-        out += fmt::format("{} {} Insufficient {}{}", first ? ":" : ",", nodes, kMigResourcePrefix, profile);
-        first = false;
-      }
-      continue;
-    }
-    out += fmt::format("{} {} {}", first ? ":" : ",", result.rejected[c], filter_reason(static_cast<FilterCode>(c)));
-    first = false;
-  }
-  return out + ".";
-}
-
 size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   size_t h = std::hash<int64_t>{}(k.cpu_milli);
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
@@ -331,36 +313,12 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       ++result.rejected[static_cast<size_t>(code)];
     }
     result.rejected[0] = 0;  // kFits is not a rejection
-    if (!pod.mig_requests.empty() && result.rejected[static_cast<size_t>(FilterCode::kInsufficientMig)] > 0)
-      tally_mig_rejections(pod, state, entries, result);
     return result;
   }
   result.node = best;
   result.score = best_score;
   select_gpus(result, pod, state, rng);
   return result;
-}
-
-void Scheduler::tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
-                                     ScheduleResult& result) {
-  for (NodeId n = 0; n < entries.size(); ++n) {
-    if (entries[n].value != infeasible(FilterCode::kInsufficientMig)) continue;
-    for (const MigRequest& r : pod.mig_requests) {
-      if (state.mig_free_count(n, r.profile) >= r.count) continue;
-      auto it = std::find_if(result.mig_rejected.begin(), result.mig_rejected.end(),
-                             [&](const auto& e) { return e.first == r.profile; });
-      if (it == result.mig_rejected.end()) it = result.mig_rejected.insert(it, {r.profile, 0});
-      ++it->second;
-    }
-  }
-  // Pod order, whatever order the nodes listed them in.
-  std::stable_sort(result.mig_rejected.begin(), result.mig_rejected.end(), [&](const auto& a, const auto& b) {
-    auto rank = [&](const std::string& p) {
-      return std::find_if(pod.mig_requests.begin(), pod.mig_requests.end(), [&](const MigRequest& r) { return r.profile == p; }) -
-             pod.mig_requests.begin();
-    };
-    return rank(a.first) < rank(b.first);
-  });
 }
 
 void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {

@@ -54,10 +54,6 @@ struct ScheduleResult {
   int32_t score = 0;                    ///< the winning score
   /// For an unschedulable pod: how many nodes each filter code rejected (index = FilterCode).
   std::array<int32_t, kFilterCodeCount> rejected{};
-  /// For an unschedulable pod rejected with kInsufficientMig: per MIG profile of the pod (its order),
-  /// how many nodes lack free devices of it (a node lacking two profiles counts for both, as kube
-  /// counts each insufficient resource).
-  std::vector<std::pair<std::string, int32_t>> mig_rejected;
   /// For an unschedulable pod: the code that rejected each node (index = NodeId), the input of
   /// preemption (sched/preemption.h). Empty when the pod was scheduled.
   std::vector<FilterCode> node_codes;
@@ -69,12 +65,6 @@ struct ScheduleResult {
   /// The distinct profiles of `mig`, in order, joined by ','; empty without MIG devices.
   std::string mig_profiles() const;
 };
-
-/// kube-scheduler's FitError message, e.g.
-/// "0/3 nodes are available: 2 Insufficient cpu, 1 Insufficient nvidia.com/gpu."
-/// kInsufficientMig prints one entry per profile from result.mig_rejected, e.g.
-/// "1 Insufficient nvidia.com/mig-1g.10gb". Entries follow FilterCode order (kube sorts them).
-std::string unschedulable_message(const ScheduleResult& result, size_t node_count);
 
 class Scheduler {
  public:
@@ -130,9 +120,6 @@ class Scheduler {
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
   // Device choice on node n for a node with MIG/time-sliced GPUs or a pod with device requests.
   void select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const;
-  // For an unschedulable pod with MIG requests: ScheduleResult::mig_rejected.
-  static void tally_mig_rejections(const Pod& pod, const ClusterState& state, const std::vector<Entry>& entries,
-                                   ScheduleResult& result);
   size_t shape_for(const Pod& pod, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
 
