@@ -19,18 +19,11 @@ namespace gpufleet::io {
 namespace {
 
 using detail::Field;
+using detail::kSimApiVersion;
+using detail::seconds;
 using detail::Source;
 
-constexpr const char* kApiVersion = "sim.gpufleet.io/v1";
 constexpr const char* kKind = "Workload";
-constexpr double kMaxSeconds = 1e10;  // absurdity guard (about 317 years)
-
-double seconds(const Field& f) {
-  const double v = f.number();
-  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
-  if (v > kMaxSeconds) f.fail(fmt::format("{} is absurdly large", f.scalar()));
-  return v;
-}
 
 double positive_seconds(const Field& f) {
   const double v = seconds(f);
@@ -228,7 +221,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     try {
       root.require_map();
       const Field api = root["apiVersion"];
-      if (api.str() != kApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kApiVersion));
+      if (api.str() != kSimApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kSimApiVersion));
       const Field kind = root["kind"];
       if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
       if (found) kind.fail("a second Workload document (one per file)");

@@ -162,4 +162,11 @@ Field Field::missing(std::string p) const {
   return f;
 }
 
+double seconds(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxSeconds) f.fail(fmt::format("{} is absurdly large", f.scalar()));
+  return v;
+}
+
 }  // namespace gpufleet::io::detail
