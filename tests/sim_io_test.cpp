@@ -113,6 +113,15 @@ TEST(SimWorkloadReader, DisruptionBudget) {
   EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: -1}}\n"),
             "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': -1 is negative");
   EXPECT_NE(err("- {name: a, disruptionBudget: {maxUnavailable: x%}}\n").find("is not a valid percent"), std::string::npos);
+  // The same int-or-percent reader as the Kubernetes PDB reader (io/yaml_field.h): any number of
+  // digits before '%', as kube's strconv.Atoi; the item's count limit stays 100000.
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: 1000%}}\n"),
+            "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': '1000%' is more than 100%");
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {minAvailable: 100001}}\n"),
+            "w.yaml:5:46: field 'services[0].disruptionBudget.minAvailable': 100001 is out of range [0, 100000]");
+  const io::SimWorkloadFile padded =
+      io::parse_sim_workload_text(head + "- {name: a, disruptionBudget: {minAvailable: 0050%}}\n", "w.yaml", {});
+  EXPECT_EQ(padded.workload.items[0].disruption_budget->min_available, (IntOrPercent{50, true}));
 }
 
 TEST(SimWorkloadReader, ExampleAndErrors) {

@@ -40,6 +40,7 @@
 //
 // Typed readers on a Field (free functions, same error reporting):
 //   seconds(f)        -- a duration in seconds, finite, in [0, kMaxSeconds]
+//   int_or_percent(f, max) -- a policy/v1 int-or-percent: an integer in [0, max] or "N%", N <= 100
 //
 // Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
 // of a multi-document stream, turning a yaml-cpp parse error into "YAML syntax error: <msg>" at its
@@ -57,6 +58,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include "model/quantity.h"
+
+namespace gpufleet {
+struct IntOrPercent;  // model/pod_disruption_budget.h
+}
 
 namespace gpufleet::io::detail {
 
@@ -161,5 +166,12 @@ class Field {
 /// A duration in seconds: a finite number in [0, kMaxSeconds]. Errors: "'s' is not a number",
 /// "s is negative", "s is absurdly large" (s: the field's text).
 double seconds(const Field& f);
+
+/// A policy/v1 int-or-percent (PodDisruptionBudget minAvailable / maxUnavailable), validated as
+/// kube's ValidatePositiveIntOrPercent and IsNotMoreThan100Percent: an integer in [0, max_count]
+/// (integer()'s errors), or digits followed by '%' (any number of digits, as strconv.Atoi) whose
+/// value is at most 100. Errors: "'s' is not a valid percent: a percent is digits followed by '%',
+/// e.g. '50%'", "'s' is more than 100%".
+IntOrPercent int_or_percent(const Field& f, int64_t max_count);
 
 }  // namespace gpufleet::io::detail
