@@ -16,6 +16,7 @@
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
+#include "model/node_pool.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -27,7 +28,6 @@ constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // absurdity guards, as in 
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
 constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
-constexpr int32_t kKubeletDefaultMaxPods = 110;
 constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu.shared per pod
 constexpr const char* kGpu = "nvidia.com/gpu";
 

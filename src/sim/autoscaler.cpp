@@ -24,7 +24,7 @@ double node_utilization(const ClusterState& state, NodeId n) {
 NodeBin::NodeBin(const NodePool& pool)
     : cpu_free_milli_(pool.cpu_milli),
       memory_free_mib_(pool.memory_mib),
-      pods_free_(110),  // expand_pool's max_pods (kubelet default)
+      pods_free_(kKubeletDefaultMaxPods),  // expand_pool's max_pods
       gpu_free_milli_(static_cast<size_t>(pool.gpus_per_node), kGpuMilliPerGpu) {}
 
 bool NodeBin::try_add(const Pod& pod) {
