@@ -615,7 +615,7 @@ void Engine::interrupt(uint32_t u, double t) {
     // floor(ran / interval) intervals of it (none without checkpoints).
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(spec, ran);
-    lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+    lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
     unit.saved_s += kept;
     ++unit.run_generation;  // its completion event is now stale
   }
@@ -948,7 +948,7 @@ void Engine::consolidate(double t) {
       cost += eviction_cost(spec.priority) * unit.pod_count;  // a gang restarts whole
       if (spec.kind == WorkloadKind::kJob) {
         const double ran = t - unit.run_start_s;
-        lost += (ran - checkpointed_s(spec, ran)) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+        lost += (ran - checkpointed_s(spec, ran)) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
       }
     }
     candidates.emplace_back(cost, lost, n);
@@ -996,7 +996,7 @@ bool Engine::try_consolidate(NodeId n, double t) {
     if (spec.kind != WorkloadKind::kJob) continue;
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(spec, ran);
-    const double lost = (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+    const double lost = (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
     lost_gpu_milli_s_ += lost;
     consolidation_lost_gpu_milli_s_ += lost;
     unit.saved_s += kept;

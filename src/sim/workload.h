@@ -84,9 +84,6 @@ struct Workload {
 /// (kOnDemand) or In [spot] (kSpot), ANDed in one node selector term.
 Pod make_pod(const WorkloadSpec& spec, int32_t index);
 
-/// GPU request of one pod of the spec, in gpu_milli (num_gpu * gpu_milli).
-inline int64_t pod_gpu_request_milli(const WorkloadSpec& spec) { return int64_t{spec.num_gpu} * spec.gpu_milli; }
-
 /// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with
 /// num_gpu > 1, a job with a non-positive or non-finite duration, negative checkpoint interval or
