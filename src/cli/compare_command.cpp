@@ -66,12 +66,7 @@ int run_compare_command(const CompareCommandOptions& o) {
     options.policy = configs[i].policy;
     options.seed = o.seed;
     options.production_priority = o.production_priority;
-    int done = 0;
-    options.progress = [&](double fraction) {
-      const int now = static_cast<int>(fraction * 100 + 0.5);
-      if (now > done) progress.advance(now - done);
-      done = std::max(done, now);
-    };
+    options.progress = progress.fraction_callback(100);
     io::CompareEntry e;
     e.label = configs[i].label;
     e.pools_path = configs[i].pools_path;

@@ -33,12 +33,7 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   options.seed = o.seed;
   options.production_priority = o.production_priority;
   Progress progress("simulate", 100, !o.quiet);
-  int done = 0;
-  options.progress = [&](double fraction) {
-    const int now = static_cast<int>(fraction * 100 + 0.5);
-    if (now > done) progress.advance(now - done);
-    done = std::max(done, now);
-  };
+  options.progress = progress.fraction_callback(100);
   sim::SimResult result;
   try {
     result = sim::simulate(cluster, workload, options);
