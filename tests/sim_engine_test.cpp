@@ -589,6 +589,7 @@ TEST(SimConsolidation, DisruptionsAllowedFollowsPolicyV1) {
   EXPECT_EQ(disruptions_allowed(min2, 2, 2), 0);
   EXPECT_EQ(disruptions_allowed(min2, 4, 4), 2);
   EXPECT_EQ(disruptions_allowed(min2, 0, 0), 0);  // nothing expected: nothing allowed
+  EXPECT_EQ(disruptions_allowed(DisruptionBudget{}, 3, 3), 0);  // neither field (invalid): as kube, nothing
 }
 
 TEST(SimConsolidation, NodeAtAQuarterOfItsGpusIsEmptiedAndRemoved) {

@@ -42,10 +42,11 @@ struct DisruptionBudget {
   std::optional<IntOrPercent> max_unavailable;
 };
 
-/// The disruption controller's disruptionsAllowed for an item's budget (model/pod_disruption_budget.h
-/// has the kube rules): expected = the item's pods (a job's gang size, a service's replicas), healthy =
-/// its pods bound now; desired = expected - scaled(maxUnavailable) (at least 0) or scaled(minAvailable),
-/// percentages rounded up; allowed = max(0, healthy - desired), 0 when expected is 0.
+/// The disruption controller's disruptionsAllowed for an item's budget: pdb_status_of_counts
+/// (model/pod_disruption_budget.h, the kube rules) with expected = the item's pods (a job's gang size,
+/// a service's replicas) and healthy = its pods bound now; desired = expected - scaled(maxUnavailable)
+/// (at least 0) or scaled(minAvailable), percentages rounded up; allowed = max(0, healthy - desired),
+/// 0 when expected is 0 (or, as kube, when the budget has neither field).
 int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods);
 
 /// One job or service.
