@@ -339,14 +339,12 @@ TEST(SimAutoscaler, BinpackingEstimateCountsNodes) {
   }
   std::vector<const Pod*> ptrs;
   for (const Pod& pod : pods) ptrs.push_back(&pod);
-  std::vector<uint8_t> helped(ptrs.size(), 0);
-  const ScaleUpOption o = estimate_scale_up(0, p.pool, ptrs, 2, helped);
+  const ScaleUpOption o = estimate_scale_up(0, p.pool, ptrs, 2);
   EXPECT_EQ(o.nodes, 2);
   EXPECT_EQ(o.pods_helped, 6);
   EXPECT_EQ(o.gpu_requested_milli, 7000);
   EXPECT_EQ(o.gpu_capacity_milli, 8000);
-  std::vector<uint8_t> helped1(ptrs.size(), 0);
-  EXPECT_EQ(estimate_scale_up(0, p.pool, ptrs, 1, helped1).pods_helped, 3);  // 2 + 1 + 1 GPUs: 3 pods on one node
+  EXPECT_EQ(estimate_scale_up(0, p.pool, ptrs, 1).pods_helped, 3);  // 2 + 1 + 1 GPUs: 3 pods on one node
 }
 
 TEST(SimAutoscaler, PriceExpanderPrefersTheCheaperPool) {

@@ -50,7 +50,7 @@ bool NodeBin::try_add(const Pod& pod) {
 }
 
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::vector<uint8_t>& helped) {
+                                int32_t max_nodes) {
   ScaleUpOption option;
   option.pool = pool_index;
   std::vector<size_t> order(pods.size());
@@ -76,7 +76,6 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::sp
       placed = bins.back().try_add(pod);
     }
     if (!placed) continue;
-    helped[i] = 1;
     ++option.pods_helped;
     option.cpu_requested_milli += pod.cpu_milli;
     option.memory_requested_mib += pod.memory_mib;

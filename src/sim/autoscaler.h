@@ -54,10 +54,10 @@ struct ScaleUpOption {
 
 /// The binpacking estimator: packs `pods` (all known to fit the pool's template node) onto at most
 /// `max_nodes` new nodes, first-fit decreasing (pods sorted by GPU request, then CPU, then memory,
-/// descending; ties keep their order), opening a node when a pod fits no open one. Marks helped[i]
-/// for each pod placed (helped has pods.size() entries). The option's price is left 0.
+/// descending; ties keep their order), opening a node when a pod fits no open one. The option's
+/// price is left 0.
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::vector<uint8_t>& helped);
+                                int32_t max_nodes);
 
 /// least-waste score, lower is better (expander/waste/waste.go): (1 - cpu_req/cpu_cap) +
 /// (1 - mem_req/mem_cap), plus (1 - gpu_req/gpu_cap) when the nodes have GPUs (gpufleet's
