@@ -471,6 +471,39 @@ TEST(SimReserved, CoveredNodeCostsTheReservedPriceAndCoverageMoves) {
   expect_cost_invariants(r);
 }
 
+TEST(SimCost, RoundingResidueIsZeroNotNegativeZero) {
+  // Three empty nodes at 0.7, 0.2 and 0.1 USD/h, launched at 0 and removed by scale-down at 600 s in
+  // that order: in doubles ((0.7 + 0.2 + 0.1) - 0.7 - 0.2) - 0.1 is -8.3e-17, not 0, which the
+  // time series printed as "-0.0000". The running price is exactly 0 once every node is gone.
+  ClusterConfig c;
+  c.pools = {pool("a", 1, 1, 0, 1, 0.7), pool("b", 1, 1, 0, 1, 0.2), pool("c", 1, 1, 0, 1, 0.1)};
+  Workload w;
+  w.horizon_s = 3600;
+  const SimResult r = simulate(c, w, options());
+  EXPECT_EQ(r.nodes_scaled_down, 3);
+  ASSERT_FALSE(r.timeseries.empty());
+  EXPECT_EQ(r.timeseries.back().cost_usd_per_hour, 0.0);
+  EXPECT_FALSE(std::signbit(r.timeseries.back().cost_usd_per_hour));
+  EXPECT_EQ(io::sim_timeseries_csv(r).find("-0.0"), std::string::npos);
+  expect_cost_invariants(r);
+
+  // One pod requesting a whole node for the whole horizon is charged the whole bill: idle is exactly
+  // 0, whatever the last bits of cost - chargeback (price split shares, other operation order).
+  ClusterConfig full;
+  full.pools = {pool("p", 1, 1, 1, 1, 0.3)};
+  WorkloadSpec all = job("all", 0, 1e6);
+  all.cpu_milli = 4000;
+  all.memory_mib = 16384;
+  Workload w2;
+  w2.horizon_s = 5000;
+  w2.items = {all};
+  const SimResult f = simulate(full, w2, options());
+  EXPECT_EQ(f.idle_cost_usd, 0.0);
+  EXPECT_FALSE(std::signbit(f.idle_cost_usd));
+  EXPECT_EQ(io::sim_result_json(f).find("-0.0"), std::string::npos);
+  expect_cost_invariants(f);
+}
+
 // ------------------------------------------------------------------------------------ whole runs
 
 struct ExampleRun {

@@ -489,7 +489,7 @@ void Engine::remove_node(NodeId n, double t) {
   if (node.phase == Phase::kProvisioning) --pool.provisioning;
   if (node.covered) --pool.covered;
   --pool.live;
-  live_price_usd_per_hour_ -= node.price_usd_per_hour;
+  live_price_usd_per_hour_ = zero_if_residue(live_price_usd_per_hour_ - node.price_usd_per_hour);
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
   const bool was_covered = node.covered;
   node.phase = Phase::kAbsent;
@@ -511,7 +511,7 @@ void Engine::pass_coverage(uint32_t p, double t) {
     NodeRt& node = nodes_[m];
     if (node.phase == Phase::kAbsent || node.covered) continue;
     close_billing(m, t);
-    live_price_usd_per_hour_ -= node.price_usd_per_hour;
+    live_price_usd_per_hour_ = zero_if_residue(live_price_usd_per_hour_ - node.price_usd_per_hour);
     node.covered = true;
     ++pools_[p].covered;
     node.price_usd_per_hour = node_price_usd_per_hour(cluster_.pools[p], true);
@@ -1082,7 +1082,7 @@ SimResult Engine::run() {
     const SimPool& sp = cluster_.pools[p];
     if (sp.settings.reserved_nodes == 0) continue;
     const double unused_h = (sp.settings.reserved_nodes * h - pools_[p].covered_s) / kSecondsPerHour;
-    const double cost = unused_h * *sp.pool.reserved_usd_per_hour;
+    const double cost = zero_if_residue(unused_h * *sp.pool.reserved_usd_per_hour);  // all used: exactly 0
     result_.cost_by_pool[sp.pool.name] += cost;
     result_.cost_by_capacity_type["reserved"] += cost;
     result_.cost_usd += cost;
@@ -1091,7 +1091,7 @@ SimResult Engine::run() {
   result_.chargeback = chargeback_;
   double charged = 0;
   for (const auto& [ns, usd] : chargeback_) charged += usd;
-  result_.idle_cost_usd = result_.cost_usd - charged;
+  result_.idle_cost_usd = zero_if_residue(result_.cost_usd - charged);  // everything charged: 0, not -0.00
   result_.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
   result_.lost_gpu_hours = lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
   result_.consolidation_lost_gpu_hours = consolidation_lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
