@@ -25,6 +25,10 @@ double node_utilization(const ClusterState& state, NodeId n);
 /// Fit: CPU, memory and pod count; a sharing pod needs one GPU with gpu_milli free (best fit, as the
 /// framework's "best" selection), a whole-GPU pod num_gpu fully free GPUs (lowest first). Scheduling
 /// constraints (taints, affinity) are checked by the caller against the pool's template node.
+/// Pod cap: kKubeletDefaultMaxPods (110) per node, the kubelet --max-pods default that expand_pool
+/// gives every node of a pool (model/node_pool.h), so a bin holds what a real node of the pool would;
+/// CA's binpacking estimator likewise runs the scheduler's filters, pod count included, on the
+/// template node.
 class NodeBin {
  public:
   explicit NodeBin(const NodePool& pool);
