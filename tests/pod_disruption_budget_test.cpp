@@ -98,6 +98,18 @@ TEST_F(PdbStatusTest, SelectorAndNamespace) {
   EXPECT_EQ(status(web_pdb(std::nullopt, std::nullopt)), (PdbStatus{3, 0, 0, 0}));
 }
 
+TEST(PdbStatusOfCounts, IsTheArithmeticOfPdbStatus) {
+  // The counts of the fixture above, without pods: 4 expected, 3 healthy.
+  EXPECT_EQ(pdb_status_of_counts(IntOrPercent{2, false}, std::nullopt, 4, 3), (PdbStatus{3, 2, 4, 1}));
+  EXPECT_EQ(pdb_status_of_counts(IntOrPercent{60, true}, std::nullopt, 4, 3), (PdbStatus{3, 3, 4, 0}));
+  EXPECT_EQ(pdb_status_of_counts(std::nullopt, IntOrPercent{30, true}, 4, 3), (PdbStatus{3, 2, 4, 1}));
+  EXPECT_EQ(pdb_status_of_counts(std::nullopt, IntOrPercent{9, false}, 4, 3), (PdbStatus{3, 0, 4, 3}));
+  // maxUnavailable wins when both are set (getExpectedPodCount checks it first).
+  EXPECT_EQ(pdb_status_of_counts(IntOrPercent{4, false}, IntOrPercent{1, false}, 4, 4), (PdbStatus{4, 3, 4, 1}));
+  EXPECT_EQ(pdb_status_of_counts(std::nullopt, std::nullopt, 4, 3), (PdbStatus{3, 0, 0, 0}));
+  EXPECT_EQ(pdb_status_of_counts(IntOrPercent{0, false}, std::nullopt, 0, 0), (PdbStatus{0, 0, 0, 0}));
+}
+
 // An openb pod (no namespace) belongs to "default".
 TEST_F(PdbStatusTest, EmptyNamespaceIsDefault) {
   Pod p = app_pod("bare", "web", "");

@@ -339,14 +339,12 @@ TEST(SimAutoscaler, BinpackingEstimateCountsNodes) {
   }
   std::vector<const Pod*> ptrs;
   for (const Pod& pod : pods) ptrs.push_back(&pod);
-  std::vector<uint8_t> helped(ptrs.size(), 0);
-  const ScaleUpOption o = estimate_scale_up(0, p.pool, ptrs, 2, helped);
+  const ScaleUpOption o = estimate_scale_up(0, p.pool, ptrs, 2);
   EXPECT_EQ(o.nodes, 2);
   EXPECT_EQ(o.pods_helped, 6);
   EXPECT_EQ(o.gpu_requested_milli, 7000);
   EXPECT_EQ(o.gpu_capacity_milli, 8000);
-  std::vector<uint8_t> helped1(ptrs.size(), 0);
-  EXPECT_EQ(estimate_scale_up(0, p.pool, ptrs, 1, helped1).pods_helped, 3);  // 2 + 1 + 1 GPUs: 3 pods on one node
+  EXPECT_EQ(estimate_scale_up(0, p.pool, ptrs, 1).pods_helped, 3);  // 2 + 1 + 1 GPUs: 3 pods on one node
 }
 
 TEST(SimAutoscaler, PriceExpanderPrefersTheCheaperPool) {
@@ -473,6 +471,39 @@ TEST(SimReserved, CoveredNodeCostsTheReservedPriceAndCoverageMoves) {
   expect_cost_invariants(r);
 }
 
+TEST(SimCost, RoundingResidueIsZeroNotNegativeZero) {
+  // Three empty nodes at 0.7, 0.2 and 0.1 USD/h, launched at 0 and removed by scale-down at 600 s in
+  // that order: in doubles ((0.7 + 0.2 + 0.1) - 0.7 - 0.2) - 0.1 is -8.3e-17, not 0, which the
+  // time series printed as "-0.0000". The running price is exactly 0 once every node is gone.
+  ClusterConfig c;
+  c.pools = {pool("a", 1, 1, 0, 1, 0.7), pool("b", 1, 1, 0, 1, 0.2), pool("c", 1, 1, 0, 1, 0.1)};
+  Workload w;
+  w.horizon_s = 3600;
+  const SimResult r = simulate(c, w, options());
+  EXPECT_EQ(r.nodes_scaled_down, 3);
+  ASSERT_FALSE(r.timeseries.empty());
+  EXPECT_EQ(r.timeseries.back().cost_usd_per_hour, 0.0);
+  EXPECT_FALSE(std::signbit(r.timeseries.back().cost_usd_per_hour));
+  EXPECT_EQ(io::sim_timeseries_csv(r).find("-0.0"), std::string::npos);
+  expect_cost_invariants(r);
+
+  // One pod requesting a whole node for the whole horizon is charged the whole bill: idle is exactly
+  // 0, whatever the last bits of cost - chargeback (price split shares, other operation order).
+  ClusterConfig full;
+  full.pools = {pool("p", 1, 1, 1, 1, 0.3)};
+  WorkloadSpec all = job("all", 0, 1e6);
+  all.cpu_milli = 4000;
+  all.memory_mib = 16384;
+  Workload w2;
+  w2.horizon_s = 5000;
+  w2.items = {all};
+  const SimResult f = simulate(full, w2, options());
+  EXPECT_EQ(f.idle_cost_usd, 0.0);
+  EXPECT_FALSE(std::signbit(f.idle_cost_usd));
+  EXPECT_EQ(io::sim_result_json(f).find("-0.0"), std::string::npos);
+  expect_cost_invariants(f);
+}
+
 // ------------------------------------------------------------------------------------ whole runs
 
 struct ExampleRun {
@@ -589,6 +620,7 @@ TEST(SimConsolidation, DisruptionsAllowedFollowsPolicyV1) {
   EXPECT_EQ(disruptions_allowed(min2, 2, 2), 0);
   EXPECT_EQ(disruptions_allowed(min2, 4, 4), 2);
   EXPECT_EQ(disruptions_allowed(min2, 0, 0), 0);  // nothing expected: nothing allowed
+  EXPECT_EQ(disruptions_allowed(DisruptionBudget{}, 3, 3), 0);  // neither field (invalid): as kube, nothing
 }
 
 TEST(SimConsolidation, NodeAtAQuarterOfItsGpusIsEmptiedAndRemoved) {

@@ -64,6 +64,13 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_EQ(with("autoscaler: {utilizationThreshold: 1.5}\n"), "p.yaml:14:36: field 'autoscaler.utilizationThreshold': 1.5 is outside [0, 1]");
   EXPECT_NE(with("pools:\n  a: {capacityType: spot, reservedNodes: 1}\n").find("a spot pool cannot hold reserved nodes"), std::string::npos);
   EXPECT_NE(with("kind2: x\n").find("unknown key 'kind2'"), std::string::npos);
+  // Durations share the workload reader's seconds(): at most 1e10 s. A rate per node-hour is not a
+  // duration and has no such cap.
+  EXPECT_EQ(with("autoscaler: {scaleDownUnneededSeconds: 2e10}\n"),
+            "p.yaml:14:40: field 'autoscaler.scaleDownUnneededSeconds': 2e10 is absurdly large");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: -1}\n"),
+            "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': -1 is negative");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"), "no error");
 }
 
 TEST(SimPoolsReader, ConsolidationBlock) {
@@ -106,6 +113,15 @@ TEST(SimWorkloadReader, DisruptionBudget) {
   EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: -1}}\n"),
             "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': -1 is negative");
   EXPECT_NE(err("- {name: a, disruptionBudget: {maxUnavailable: x%}}\n").find("is not a valid percent"), std::string::npos);
+  // The same int-or-percent reader as the Kubernetes PDB reader (io/yaml_field.h): any number of
+  // digits before '%', as kube's strconv.Atoi; the item's count limit stays 100000.
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {maxUnavailable: 1000%}}\n"),
+            "w.yaml:5:48: field 'services[0].disruptionBudget.maxUnavailable': '1000%' is more than 100%");
+  EXPECT_EQ(err("- {name: a, disruptionBudget: {minAvailable: 100001}}\n"),
+            "w.yaml:5:46: field 'services[0].disruptionBudget.minAvailable': 100001 is out of range [0, 100000]");
+  const io::SimWorkloadFile padded =
+      io::parse_sim_workload_text(head + "- {name: a, disruptionBudget: {minAvailable: 0050%}}\n", "w.yaml", {});
+  EXPECT_EQ(padded.workload.items[0].disruption_budget->min_available, (IntOrPercent{50, true}));
 }
 
 TEST(SimWorkloadReader, ExampleAndErrors) {

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_checks.h"
 #include "io/sim_output.h"
 #include "io/sim_pools.h"
 #include "io/sim_report.h"
-#include "sched/policy_registry.h"
 #include "sim/simulator.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
@@ -33,9 +33,7 @@ CompareConfig parse_compare_config(const std::string& text) {
   }
   c.pools_path = rest;
   if (c.pools_path.empty()) throw UsageError(fmt::format("--config '{}': no pools file (want [LABEL=]POOLS[,POLICY])", text));
-  const std::vector<std::string> policies = sched::parse_policy_list(c.policy);
-  if (policies.size() != 1) throw UsageError(fmt::format("--config '{}': one policy per configuration", text));
-  c.policy = policies.front();
+  c.policy = one_policy(c.policy, fmt::format("--config '{}': one policy per configuration", text));
   if (c.label.empty()) c.label = std::filesystem::path(c.pools_path).stem().string();
   return c;
 }
@@ -43,9 +41,7 @@ CompareConfig parse_compare_config(const std::string& text) {
 int run_compare_command(const CompareCommandOptions& o) {
   check_workload_source(o.workload);
   if (o.configs.empty()) throw UsageError("give at least one --config [LABEL=]POOLS[,POLICY]");
-  for (const auto& [flag, path] : {std::pair{"--json", o.json_path}, std::pair{"--report", o.report_path}})
-    if (!path.empty())
-      if (const std::string why = output_path_problem(path); !why.empty()) throw UsageError(fmt::format("{}: {}", flag, why));
+  check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}});
   std::vector<CompareConfig> configs;
   std::set<std::string> labels;
   for (const std::string& text : o.configs) {
@@ -70,12 +66,7 @@ int run_compare_command(const CompareCommandOptions& o) {
     options.policy = configs[i].policy;
     options.seed = o.seed;
     options.production_priority = o.production_priority;
-    int done = 0;
-    options.progress = [&](double fraction) {
-      const int now = static_cast<int>(fraction * 100 + 0.5);
-      if (now > done) progress.advance(now - done);
-      done = std::max(done, now);
-    };
+    options.progress = progress.fraction_callback(100);
     io::CompareEntry e;
     e.label = configs[i].label;
     e.pools_path = configs[i].pools_path;

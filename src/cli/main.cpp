@@ -4,11 +4,14 @@
 #include <exception>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
 #include "cli/compare_command.h"
 #include "cli/simulate_command.h"
+#include "sched/policy_registry.h"
 #include "util/input_error.h"
 
 namespace {
@@ -38,7 +41,8 @@ int main(int argc, char** argv) {
       "pack", "Pack a pod trace onto a cluster with placement policies (FGD ATC'23 protocol) and report GPU allocation");
   pack_cmd->add_option("--nodes", pack.nodes_path, "openb node list CSV (default: the openb GPU node list, else synthetic)");
   pack_cmd->add_option("--pods", pack.pods_path, "openb pod list CSV, 11- or 5-column (default: openb_pod_list_default, else synthetic)");
-  pack_cmd->add_option("--policy", pack.policies, "policy name, comma list, or 'all': random, dotprod, clustering, packing, bestfit, fgd, leastallocated, mostallocated, fgd-online, gpufleet")
+  pack_cmd->add_option("--policy", pack.policies,
+                       fmt::format("policy name, comma list, or 'all': {}", fmt::join(gpufleet::sched::policy_names(), ", ")))
       ->capture_default_str();
   pack_cmd->add_option("--seeds", pack.seeds, "seeds: 42-51, 42,43 or a mix")->capture_default_str();
   pack_cmd->add_option("--tune", pack.tune, "inflate the workload until GPU requests reach TUNE x cluster GPUs")->capture_default_str();

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_checks.h"
 #include "io/fgd_reference.h"
 #include "io/html_report.h"
 #include "io/openb_csv.h"
@@ -91,12 +92,7 @@ int run_pack_command(const PackCommandOptions& o) {
   const std::vector<int64_t> seeds = parse_seed_list(o.seeds);
   if (!(o.tune > 0) || o.tune > 100) throw UsageError(fmt::format("--tune: {} is not in (0, 100]", o.tune));
   if (o.jobs < 0) throw UsageError("--jobs: must be >= 0");
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--json", o.json_path},
-                                   {"--csv", o.csv_path}, {"--report", o.report_path}}) {
-    if (path.empty()) continue;
-    if (const std::string why = output_path_problem(path); !why.empty())
-      throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, why));
-  }
+  check_output_paths({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--report", o.report_path}});
 
   std::vector<Node> nodes;
   std::vector<Pod> pods;

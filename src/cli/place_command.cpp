@@ -4,27 +4,25 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_checks.h"
 #include "io/place_inputs.h"
 #include "io/place_output.h"
-#include "sched/policy_registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 
 namespace gpufleet::cli {
 
 int run_place_command(const PlaceCommandOptions& o) {
-  const std::vector<std::string> policies = sched::parse_policy_list(o.policy);
-  if (policies.size() != 1) throw UsageError(fmt::format("--policy: place takes one policy, got '{}'", o.policy));
+  const std::string policy = one_policy(o.policy, fmt::format("--policy: place takes one policy, got '{}'", o.policy));
   if (o.cluster_paths.empty()) throw UsageError("--cluster: at least one file or directory is required");
-  if (!o.json_path.empty())
-    if (const std::string why = output_path_problem(o.json_path); !why.empty()) throw UsageError(fmt::format("--json: {}", why));
+  check_output_paths({{"--json", o.json_path}});
 
   const io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
   if (!o.quiet)
     for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
 
   place::PlaceOptions options;
-  options.policy = policies.front();
+  options.policy = policy;
   options.seed = o.seed;
   const place::PlaceResult result = place::place_workload(inputs.input, options);
 

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_checks.h"
 #include "io/sim_output.h"
 #include "io/sim_pools.h"
 #include "io/sim_report.h"
-#include "sched/policy_registry.h"
 #include "sim/simulator.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
@@ -19,12 +19,8 @@
 namespace gpufleet::cli {
 
 int run_simulate_command(const SimulateCommandOptions& o) {
-  const std::vector<std::string> policies = sched::parse_policy_list(o.policy);
-  if (policies.size() != 1) throw UsageError(fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
-  for (const auto& [flag, path] :
-       {std::pair{"--json", o.json_path}, std::pair{"--timeseries", o.timeseries_path}, std::pair{"--report", o.report_path}})
-    if (!path.empty())
-      if (const std::string why = output_path_problem(path); !why.empty()) throw UsageError(fmt::format("{}: {}", flag, why));
+  const std::string policy = one_policy(o.policy, fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
+  check_output_paths({{"--json", o.json_path}, {"--timeseries", o.timeseries_path}, {"--report", o.report_path}});
 
   check_workload_source(o.workload);
   const sim::ClusterConfig cluster = io::read_sim_cluster_file(o.pools_path);
@@ -33,16 +29,11 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   const sim::Workload workload = load_workload(o.workload, pool_names, o.seed);
 
   sim::SimOptions options;
-  options.policy = policies.front();
+  options.policy = policy;
   options.seed = o.seed;
   options.production_priority = o.production_priority;
   Progress progress("simulate", 100, !o.quiet);
-  int done = 0;
-  options.progress = [&](double fraction) {
-    const int now = static_cast<int>(fraction * 100 + 0.5);
-    if (now > done) progress.advance(now - done);
-    done = std::max(done, now);
-  };
+  options.progress = progress.fraction_callback(100);
   sim::SimResult result;
   try {
     result = sim::simulate(cluster, workload, options);

@@ -206,11 +206,9 @@ constexpr std::string_view kRenderScript = R"js(
 })();
 )js";
 
-// Colour-blind-safe first (Okabe-Ito), then distinct extras; the bound line is dark grey and dashed.
-constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
-                                    "#56b4e9", "#7f3c8d", "#8c564b", "#b8860b", "#17becf"};
-
 }  // namespace
+
+double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
 
 std::string html_escape(std::string_view text) {
   std::string out;
@@ -261,7 +259,7 @@ std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack:
   data["generator"] = "gpufleet pack";
   data["subtitle"] = subtitle;
   data["cluster"] = {{"nodes", cluster.nodes}, {"gpus", cluster.gpus}};
-  data["palette"] = kPalette;
+  data["palette"] = kReportPalette;
   data["policies"] = nlohmann::ordered_json::array();
   std::vector<const pack::PackRun*> with_bound;
   for (const auto& r : runs)
@@ -313,7 +311,7 @@ std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack:
     rows += fmt::format(
         "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td>"
         "<td{}>{} &plusmn; {}</td><td>{}</td>",
-        kPalette[i % std::size(kPalette)], html_escape(s.policy), s.runs, is_best ? " class=\"best\"" : "",
+        kReportPalette[i % std::size(kReportPalette)], html_escape(s.policy), s.runs, is_best ? " class=\"best\"" : "",
         cell(s.alloc100_mean, 2), cell(s.alloc100_sd, 2), cell(s.alloc130_mean, 2));
     if (any_bound)
       rows += fmt::format("<td>{}</td><td>{}</td>", cell(s.bound100_mean, 2), cell(s.bound100_mean - s.alloc100_mean, 2));

@@ -25,6 +25,17 @@ namespace gpufleet::io {
 std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs,
                              const std::string& subtitle);
 
+/// The series colours of the reports, in order (series i takes kReportPalette[i % size]): the
+/// colour-blind-safe Okabe-Ito colours first, then distinct extras. Bounds and references are drawn
+/// in dark grey, dashed, outside this list.
+inline constexpr const char* kReportPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
+                                                 "#56b4e9", "#7f3c8d", "#8c564b", "#b8860b", "#17becf"};
+
+/// `v` rounded to the nearest multiple of 1 / per_unit (per_unit 1e6: micro-units; halves away from
+/// zero, std::round). Dividing by an exact power of ten keeps the shortest decimal form in JSON
+/// (116.058867, not 116.05886699999999). For the numbers the JSON outputs and reports embed.
+double round_to(double v, double per_unit);
+
 /// The page style (system fonts only) and the error hook script shared by the reports: the hook,
 /// placed before Chart.js, writes any script error into <pre id="errors"> and sets
 /// document.body.dataset.rendered = "error".

@@ -1,7 +1,6 @@
 #include "io/k8s_yaml.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <exception>
 #include <filesystem>
@@ -17,6 +16,7 @@
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
+#include "model/node_pool.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -28,7 +28,6 @@ constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // absurdity guards, as in 
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
 constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
-constexpr int32_t kKubeletDefaultMaxPods = 110;
 constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu.shared per pod
 constexpr const char* kGpu = "nvidia.com/gpu";
 
@@ -666,24 +665,12 @@ void Reader::pod_disruption_budget(const Val& v) {
   const Val selector = spec["selector"];
   b.has_selector = selector.present();
   if (b.has_selector) b.selector = label_selector(selector);
-  auto int_or_percent = [](const Val& f) {
-    const std::string& s = f.scalar();
-    if (!s.empty() && s.back() == '%') {
-      const std::string digits = s.substr(0, s.size() - 1);
-      if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
-        f.fail(fmt::format("'{}' is not a valid percent: a percent is digits followed by '%', e.g. '50%'", s));
-      int32_t value = 0;
-      for (const char c : digits) value = std::min(value * 10 + (c - '0'), 1000);
-      if (value > 100) f.fail(fmt::format("'{}' is more than 100%", s));
-      return IntOrPercent{value, true};
-    }
-    return IntOrPercent{static_cast<int32_t>(f.integer(0, std::numeric_limits<int32_t>::max())), false};
-  };
   const Val min = spec["minAvailable"], max = spec["maxUnavailable"];
   if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
   if (!min.present() && !max.present()) spec.fail("one of minAvailable or maxUnavailable is required");
-  if (min.present()) b.min_available = int_or_percent(min);
-  if (max.present()) b.max_unavailable = int_or_percent(max);
+  // intstr's integer is an int32; any count is valid.
+  if (min.present()) b.min_available = detail::int_or_percent(min, std::numeric_limits<int32_t>::max());
+  if (max.present()) b.max_unavailable = detail::int_or_percent(max, std::numeric_limits<int32_t>::max());
   const Val policy = spec["unhealthyPodEvictionPolicy"];
   b.unhealthy_pod_eviction_policy = policy.str("IfHealthyBudget");
   if (!one_of(b.unhealthy_pod_eviction_policy, {"IfHealthyBudget", "AlwaysAllow"}))

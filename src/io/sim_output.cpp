@@ -1,17 +1,15 @@
 #include "io/sim_output.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/html_report.h"
+
 namespace gpufleet::io {
 namespace {
 
-// Rounds to `per_unit` steps per unit (1e6: micro-units); dividing by an exact power of ten keeps
-// the shortest decimal form (116.058867, not 116.05886699999999).
-double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
 double usd(double v) { return round_to(v, 1e6); }
 
 nlohmann::json stats_json(const sim::PendingStats& s) {

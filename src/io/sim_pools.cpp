@@ -14,12 +14,15 @@ namespace gpufleet::io {
 namespace {
 
 using detail::Field;
+using detail::kSimApiVersion;
+using detail::seconds;
 using detail::Source;
 
-constexpr const char* kApiVersion = "sim.gpufleet.io/v1";
 constexpr const char* kKind = "Autoscaling";
 
-double seconds(const Field& f) {
+// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite, non-negative number.
+// Not a duration, so no seconds() limit. Errors: "'s' is not a number", "s is negative".
+double per_node_hour(const Field& f) {
   const double v = f.number();
   if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
   return v;
@@ -93,7 +96,7 @@ void parse_pool_settings(const Field& f, sim::SimPool& pool) {
       r.fail(fmt::format("pool {} has no reserved price (prices.reserved in its NodePoolSet)", pool.pool.name));
     if (s.reserved_nodes > 0 && s.capacity_type == sim::CapacityType::kSpot) r.fail("a spot pool cannot hold reserved nodes");
   }
-  if (const Field r = f["spotInterruptionsPerNodeHour"]; r.present()) s.spot_interruptions_per_hour = seconds(r);
+  if (const Field r = f["spotInterruptionsPerNodeHour"]; r.present()) s.spot_interruptions_per_hour = per_node_hour(r);
   if (const Field n = f["spotNoticeSeconds"]; n.present()) s.spot_notice_s = seconds(n);
   try {
     sim::validate_pool_settings(pool);  // checked above with positions; a safety net
@@ -113,9 +116,9 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
   for (const YAML::Node& doc : detail::load_documents(detail::strip_bom(text), src)) {
     if (!doc.IsMap()) continue;
     const Field root(doc, "", src);
-    if (root["apiVersion"].str() != kApiVersion) continue;
+    if (root["apiVersion"].str() != kSimApiVersion) continue;
     const Field kind = root["kind"];
-    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kApiVersion, kKind));
+    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kSimApiVersion, kKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
     try {

@@ -33,7 +33,7 @@
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
 // name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
-// times or rates, a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
+// times or rates, times above 1e10 s (io/yaml_field.h seconds()), a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
 // reader checks.
 #pragma once

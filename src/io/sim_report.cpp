@@ -1,6 +1,6 @@
 #include "io/sim_report.h"
 
-#include <cmath>
+#include <algorithm>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,11 +9,6 @@
 
 namespace gpufleet::io {
 namespace {
-
-constexpr const char* kPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
-                                    "#56b4e9", "#7f3c8d", "#8c564b", "#b8860b", "#17becf"};
-
-double round_to(double v, double per_unit) { return std::round(v * per_unit) / per_unit; }
 
 // Draws the four charts from the embedded JSON, then sets data-rendered="ok".
 constexpr std::string_view kRenderScript = R"js(
@@ -76,7 +71,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
   nlohmann::ordered_json data;
   data["generator"] = entries.size() == 1 ? "gpufleet simulate" : "gpufleet compare";
   data["workload"] = workload;
-  data["palette"] = kPalette;
+  data["palette"] = kReportPalette;
   double horizon_h = 0;
   data["configs"] = nlohmann::ordered_json::array();
   for (const CompareEntry& e : entries) {
@@ -121,7 +116,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
         "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
         "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{:.2f}</td><td>{}</td><td>{} / {}</td><td>{} / {} / {} / {}</td></tr>\n",
-        kPalette[i % std::size(kPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
+        kReportPalette[i % std::size(kReportPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
         saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
         r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
         r.evictions, r.nodes_consolidated, r.consolidation_restarts, r.pods_completed, r.pods_running, r.pods_pending, r.pods_failed);

@@ -1,7 +1,6 @@
 #include "io/sim_workload.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <initializer_list>
 #include <set>
@@ -19,18 +18,13 @@ namespace gpufleet::io {
 namespace {
 
 using detail::Field;
+using detail::int_or_percent;
+using detail::kSimApiVersion;
+using detail::seconds;
 using detail::Source;
 
-constexpr const char* kApiVersion = "sim.gpufleet.io/v1";
 constexpr const char* kKind = "Workload";
-constexpr double kMaxSeconds = 1e10;  // absurdity guard (about 317 years)
-
-double seconds(const Field& f) {
-  const double v = f.number();
-  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
-  if (v > kMaxSeconds) f.fail(fmt::format("{} is absurdly large", f.scalar()));
-  return v;
-}
+constexpr int64_t kMaxItemPods = 100000;  // pods of a job, replicas of a service
 
 double positive_seconds(const Field& f) {
   const double v = seconds(f);
@@ -100,20 +94,6 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
   }
 }
 
-// A policy/v1 int-or-percent: a non-negative integer, or digits followed by '%' (at most 100%).
-IntOrPercent int_or_percent(const Field& f) {
-  const std::string s = f.scalar();
-  if (!s.empty() && s.back() == '%') {
-    const std::string digits = s.substr(0, s.size() - 1);
-    if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
-      f.fail(fmt::format("'{}' is not a valid percent: a percent is digits followed by '%', e.g. '50%'", s));
-    const int value = std::stoi(digits);
-    if (value > 100) f.fail(fmt::format("'{}' is more than 100%", s));
-    return IntOrPercent{value, true};
-  }
-  return IntOrPercent{static_cast<int32_t>(f.integer(0, 100000)), false};
-}
-
 // disruptionBudget: {minAvailable: N | "P%"} or {maxUnavailable: N | "P%"}, exactly one.
 sim::DisruptionBudget parse_budget(const Field& b) {
   b.require_map();
@@ -122,8 +102,9 @@ sim::DisruptionBudget parse_budget(const Field& b) {
   if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
   if (!min.present() && !max.present()) b.fail("one of minAvailable or maxUnavailable is required");
   sim::DisruptionBudget budget;
-  if (min.present()) budget.min_available = int_or_percent(min);
-  if (max.present()) budget.max_unavailable = int_or_percent(max);
+  // A count is bounded like an item's pods (at most 100000): a larger one cannot mean anything.
+  if (min.present()) budget.min_available = int_or_percent(min, kMaxItemPods);
+  if (max.present()) budget.max_unavailable = int_or_percent(max, kMaxItemPods);
   return budget;
 }
 
@@ -145,10 +126,10 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   parse_common(f, s, pool_names);
   if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
   if (kind == Item::kService) {
-    s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, 100000) : 1);
+    s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
   } else {
-    s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, 100000) : 1);
+    s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, kMaxItemPods) : 1);
     if (kind == Item::kJob) {
       if (const Field a = f["arrivalSeconds"]; a.present()) s.arrival_s = seconds(a);
       s.duration_s = positive_seconds(f["durationSeconds"]);
@@ -228,7 +209,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     try {
       root.require_map();
       const Field api = root["apiVersion"];
-      if (api.str() != kApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kApiVersion));
+      if (api.str() != kSimApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kSimApiVersion));
       const Field kind = root["kind"];
       if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
       if (found) kind.fail("a second Workload document (one per file)");

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "model/pod_disruption_budget.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io::detail {
@@ -160,6 +161,27 @@ Field Field::missing(std::string p) const {
   f.defined_ = false;
   f.mark_ = mark_;
   return f;
+}
+
+double seconds(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxSeconds) f.fail(fmt::format("{} is absurdly large", f.scalar()));
+  return v;
+}
+
+IntOrPercent int_or_percent(const Field& f, int64_t max_count) {
+  const std::string& s = f.scalar();
+  if (!s.empty() && s.back() == '%') {
+    const std::string digits = s.substr(0, s.size() - 1);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+      f.fail(fmt::format("'{}' is not a valid percent: a percent is digits followed by '%', e.g. '50%'", s));
+    int32_t value = 0;
+    for (const char c : digits) value = std::min(value * 10 + (c - '0'), 1000);  // saturates: only "> 100" matters
+    if (value > 100) f.fail(fmt::format("'{}' is more than 100%", s));
+    return IntOrPercent{value, true};
+  }
+  return IntOrPercent{static_cast<int32_t>(f.integer(0, max_count)), false};
 }
 
 }  // namespace gpufleet::io::detail

@@ -1,8 +1,9 @@
 #pragma once
 
-// Shared internals of the YAML readers (io/k8s_yaml.cpp, io/pool_file.cpp): a yaml-cpp node wrapped
-// with its field path and source, so that every validation error is reported as a
-// gpufleet::InputError carrying the file, the 1-based line and column and the dotted field path.
+// Shared internals of the YAML readers (io/k8s_yaml.cpp, io/pool_file.cpp, io/sim_pools.cpp,
+// io/sim_workload.cpp): a yaml-cpp node wrapped with its field path and source, so that every
+// validation error is reported as a gpufleet::InputError carrying the file, the 1-based line and
+// column and the dotted field path.
 //
 // Not a public API: everything here lives in gpufleet::io::detail and is used only by the readers.
 //
@@ -37,6 +38,10 @@
 //                        "'s' is negative"
 //   fail(message)     -- throws InputError(file, line, path, message, column) at the node.
 //
+// Typed readers on a Field (free functions, same error reporting):
+//   seconds(f)        -- a duration in seconds, finite, in [0, kMaxSeconds]
+//   int_or_percent(f, max) -- a policy/v1 int-or-percent: an integer in [0, max] or "N%", N <= 100
+//
 // Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
 // of a multi-document stream, turning a yaml-cpp parse error into "YAML syntax error: <msg>" at its
 // mark (field path "").
@@ -54,7 +59,17 @@
 
 #include "model/quantity.h"
 
+namespace gpufleet {
+struct IntOrPercent;  // model/pod_disruption_budget.h
+}
+
 namespace gpufleet::io::detail {
+
+/// The apiVersion of gpufleet's own simulator documents (Workload and Autoscaling; docs/simulate.md).
+inline constexpr const char* kSimApiVersion = "sim.gpufleet.io/v1";
+
+/// The largest duration seconds() accepts: 1e10 s (about 317 years), an absurdity guard.
+inline constexpr double kMaxSeconds = 1e10;
 
 /// Where a YAML tree came from and how its marks map to 1-based (line, column) in the file.
 struct Source {
@@ -147,5 +162,16 @@ class Field {
   std::string path_;
   const Source* src_;
 };
+
+/// A duration in seconds: a finite number in [0, kMaxSeconds]. Errors: "'s' is not a number",
+/// "s is negative", "s is absurdly large" (s: the field's text).
+double seconds(const Field& f);
+
+/// A policy/v1 int-or-percent (PodDisruptionBudget minAvailable / maxUnavailable), validated as
+/// kube's ValidatePositiveIntOrPercent and IsNotMoreThan100Percent: an integer in [0, max_count]
+/// (integer()'s errors), or digits followed by '%' (any number of digits, as strconv.Atoi) whose
+/// value is at most 100. Errors: "'s' is not a valid percent: a percent is digits followed by '%',
+/// e.g. '50%'", "'s' is more than 100%".
+IntOrPercent int_or_percent(const Field& f, int64_t max_count);
 
 }  // namespace gpufleet::io::detail

@@ -13,8 +13,6 @@
 namespace gpufleet {
 namespace {
 
-constexpr int32_t kKubeletDefaultMaxPods = 110;
-
 [[noreturn]] void invalid(const NodePool& pool, const std::string& message) {
   throw std::invalid_argument(fmt::format("node pool '{}': {}", pool.name, message));
 }

@@ -36,6 +36,11 @@ struct NodePool {
   std::optional<int32_t> time_slicing_replicas;
 };
 
+/// Pod capacity of every node expand_pool makes: kubelet's default --max-pods (KubeletConfiguration
+/// maxPods, 110). Also the cap of the autoscaler's scale-up estimate (sim/autoscaler.h NodeBin) and
+/// of a Kubernetes Node without status.allocatable.pods (io/k8s_yaml.h).
+inline constexpr int32_t kKubeletDefaultMaxPods = 110;
+
 /// Label keys that expand_pool sets on every node.
 inline constexpr const char* kPoolLabel = "gpufleet.io/pool";
 inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-type";
@@ -54,7 +59,7 @@ void validate_pool(const NodePool& pool);
 ///  - name `<pool>-<i>`, i from 0, zero-padded to the number of digits of node_count-1
 ///    (10 nodes: -0..-9; 11 nodes: -00..-10);
 ///  - cpu_milli, memory_mib, gpu_count = gpus_per_node, gpu_model = the catalog's canonical name,
-///    max_pods = 110 (kubelet's default);
+///    max_pods = kKubeletDefaultMaxPods (110, kubelet's default);
 ///  - labels: the pool's labels, then nvidia.com/gpu.product (the catalog's first product label) and
 ///    nvidia.com/gpu.count (GPU pools only), nvidia.com/gpu.replicas (time-sliced pools only),
 ///    node.kubernetes.io/instance-type (when instance_type is set) and gpufleet.io/pool;

@@ -67,6 +67,19 @@ struct PdbStatus {
   bool operator==(const PdbStatus&) const = default;
 };
 
+/// The disruption controller's arithmetic on counts (see the top of this file), shared by pdb_status
+/// and the simulator's per-item budgets (sim/workload.h): for a budget with `min_available` /
+/// `max_unavailable` over `expected_pods` pods of which `current_healthy` are healthy,
+///   desired_healthy     = max(0, expected - scaled(maxUnavailable, expected)) when maxUnavailable is
+///                         set (it wins if both are), else scaled(minAvailable, expected): a count is
+///                         itself, a percentage rounds up (scaled_value_round_up);
+///   disruptions_allowed = current_healthy - desired_healthy, 0 when negative or expected_pods <= 0.
+/// With neither field kube leaves everything 0: expected_pods, desired_healthy and
+/// disruptions_allowed are 0 in the result.
+PdbStatus pdb_status_of_counts(const std::optional<IntOrPercent>& min_available,
+                               const std::optional<IntOrPercent>& max_unavailable, int32_t expected_pods,
+                               int32_t current_healthy);
+
 /// Whether the PDB selects the pod: same namespace and a present selector matching its labels.
 bool pdb_selects(const PodDisruptionBudget& pdb, const Pod& pod);
 

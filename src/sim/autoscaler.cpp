@@ -24,7 +24,7 @@ double node_utilization(const ClusterState& state, NodeId n) {
 NodeBin::NodeBin(const NodePool& pool)
     : cpu_free_milli_(pool.cpu_milli),
       memory_free_mib_(pool.memory_mib),
-      pods_free_(110),  // expand_pool's max_pods (kubelet default)
+      pods_free_(kKubeletDefaultMaxPods),  // expand_pool's max_pods
       gpu_free_milli_(static_cast<size_t>(pool.gpus_per_node), kGpuMilliPerGpu) {}
 
 bool NodeBin::try_add(const Pod& pod) {
@@ -50,7 +50,7 @@ bool NodeBin::try_add(const Pod& pod) {
 }
 
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::vector<uint8_t>& helped) {
+                                int32_t max_nodes) {
   ScaleUpOption option;
   option.pool = pool_index;
   std::vector<size_t> order(pods.size());
@@ -76,7 +76,6 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::sp
       placed = bins.back().try_add(pod);
     }
     if (!placed) continue;
-    helped[i] = 1;
     ++option.pods_helped;
     option.cpu_requested_milli += pod.cpu_milli;
     option.memory_requested_mib += pod.memory_mib;

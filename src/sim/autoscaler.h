@@ -25,6 +25,10 @@ double node_utilization(const ClusterState& state, NodeId n);
 /// Fit: CPU, memory and pod count; a sharing pod needs one GPU with gpu_milli free (best fit, as the
 /// framework's "best" selection), a whole-GPU pod num_gpu fully free GPUs (lowest first). Scheduling
 /// constraints (taints, affinity) are checked by the caller against the pool's template node.
+/// Pod cap: kKubeletDefaultMaxPods (110) per node, the kubelet --max-pods default that expand_pool
+/// gives every node of a pool (model/node_pool.h), so a bin holds what a real node of the pool would;
+/// CA's binpacking estimator likewise runs the scheduler's filters, pod count included, on the
+/// template node.
 class NodeBin {
  public:
   explicit NodeBin(const NodePool& pool);
@@ -54,10 +58,10 @@ struct ScaleUpOption {
 
 /// The binpacking estimator: packs `pods` (all known to fit the pool's template node) onto at most
 /// `max_nodes` new nodes, first-fit decreasing (pods sorted by GPU request, then CPU, then memory,
-/// descending; ties keep their order), opening a node when a pod fits no open one. Marks helped[i]
-/// for each pod placed (helped has pods.size() entries). The option's price is left 0.
+/// descending; ties keep their order), opening a node when a pod fits no open one. The option's
+/// price is left 0.
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::vector<uint8_t>& helped);
+                                int32_t max_nodes);
 
 /// least-waste score, lower is better (expander/waste/waste.go): (1 - cpu_req/cpu_cap) +
 /// (1 - mem_req/mem_cap), plus (1 - gpu_req/gpu_cap) when the nodes have GPUs (gpufleet's

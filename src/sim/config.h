@@ -70,17 +70,33 @@ enum class Expander { kLeastWaste, kPrice };
 /// "least-waste" or "price".
 std::string_view expander_name(Expander expander);
 
-/// Cluster-wide autoscaler parameters (defaults: see the top of this file).
+/// Cluster-wide autoscaler parameters, modelled on Cluster Autoscaler flags (defaults and sources: the
+/// top of this file; ../shared/reference/autoscaling.md section 3).
 struct AutoscalerSettings {
-  bool enabled = true;          ///< false: pools keep their initial size (a static cluster)
-  bool scale_down = true;       ///< false: never remove nodes
+  /// false: no autoscaler at all (as not deploying Cluster Autoscaler); pools keep their initial size.
+  bool enabled = true;
+  /// false: never remove nodes; CA --scale-down-enabled (default true).
+  bool scale_down = true;
+  /// Which pool a scale-up grows; CA --expander (least-waste or price).
   Expander expander = Expander::kLeastWaste;
+  /// Seconds between autoscaler passes (> 0); CA --scan-interval (10s).
   double scan_interval_s = 10;
+  /// Seconds a pod must have been pending before it counts for a scale-up (>= 0); CA
+  /// --new-pod-scale-up-delay (CA default 0; 30 here, issue 5).
   double scale_up_delay_s = 30;
+  /// Seconds a node must stay below utilization_threshold before it is removed (>= 0); CA
+  /// --scale-down-unneeded-time (10m).
   double scale_down_unneeded_s = 600;
+  /// Seconds after a scale-up during which nothing is scaled down (>= 0); CA
+  /// --scale-down-delay-after-add (10m).
   double scale_down_delay_after_add_s = 600;
+  /// Seconds before a node whose pods could not be moved is considered again (>= 0); CA
+  /// --unremovable-node-recheck-timeout (5m).
   double unremovable_recheck_s = 300;
-  double utilization_threshold = 0.5;  ///< 0..1
+  /// Fraction of a node requested (node_utilization, 0..1) below which it is unneeded; CA
+  /// --scale-down-utilization-threshold (CPU/memory nodes) and --scale-down-gpu-utilization-threshold
+  /// (GPU nodes), both 0.5.
+  double utilization_threshold = 0.5;
 };
 
 /// Karpenter-style consolidation (WhenUnderutilized), driven by its own tick; independent of the

@@ -22,6 +22,7 @@
 // is charged is idle cost: idle = total - sum of chargeback (it includes unused reservations).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "model/node_pool.h"
@@ -41,6 +42,15 @@ struct PriceSplit {
   double memory = 0;
   double gpu = 0;
 };
+
+/// Money amounts smaller than this in magnitude (USD, or USD per hour) are the rounding residue of
+/// long chains of += and -= over the run, not money: no price or bill is a nanodollar.
+inline constexpr double kUsdResidue = 1e-9;
+
+/// `usd`, or 0 when |usd| < kUsdResidue. The simulator stores its running price, idle cost and unused
+/// reservation cost through it, so that a residue (e.g. -8e-17 once every node's price has been added
+/// and taken away again) neither drifts on nor prints as "-0.00"; -0.0 becomes 0.0 too.
+inline double zero_if_residue(double usd) { return std::abs(usd) < kUsdResidue ? 0.0 : usd; }
 
 /// The split of a pool's node price by OpenCost's default rates.
 PriceSplit price_split(const NodePool& pool);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -183,6 +184,8 @@ class Engine {
   void scale_down(double t);
   bool try_move_pods(NodeId n, double t);
   bool budgets_allow(const std::vector<uint32_t>& units) const;
+  using Placements = std::vector<std::pair<NodeId, std::vector<int32_t>>>;  // (node, GPUs) per pod
+  std::optional<Placements> dry_run_moves(NodeId n, const std::vector<uint32_t>& moving);
 
   // consolidation
   void consolidate(double t);
@@ -190,6 +193,7 @@ class Engine {
   std::vector<uint32_t> units_on(NodeId n) const;
   bool try_consolidate(NodeId n, double t);
 
+  std::string unit_name(const Unit& u) const;
   std::string subject_name(const Event& e) const;
 
   const ClusterConfig& cluster_;
@@ -485,7 +489,7 @@ void Engine::remove_node(NodeId n, double t) {
   if (node.phase == Phase::kProvisioning) --pool.provisioning;
   if (node.covered) --pool.covered;
   --pool.live;
-  live_price_usd_per_hour_ -= node.price_usd_per_hour;
+  live_price_usd_per_hour_ = zero_if_residue(live_price_usd_per_hour_ - node.price_usd_per_hour);
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
   const bool was_covered = node.covered;
   node.phase = Phase::kAbsent;
@@ -507,7 +511,7 @@ void Engine::pass_coverage(uint32_t p, double t) {
     NodeRt& node = nodes_[m];
     if (node.phase == Phase::kAbsent || node.covered) continue;
     close_billing(m, t);
-    live_price_usd_per_hour_ -= node.price_usd_per_hour;
+    live_price_usd_per_hour_ = zero_if_residue(live_price_usd_per_hour_ - node.price_usd_per_hour);
     node.covered = true;
     ++pools_[p].covered;
     node.price_usd_per_hour = node_price_usd_per_hour(cluster_.pools[p], true);
@@ -615,7 +619,7 @@ void Engine::interrupt(uint32_t u, double t) {
     // floor(ran / interval) intervals of it (none without checkpoints).
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(spec, ran);
-    lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+    lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
     unit.saved_s += kept;
     ++unit.run_generation;  // its completion event is now stale
   }
@@ -767,8 +771,7 @@ void Engine::scale_up(double t) {
     for (size_t i = 0; i < rest.size(); ++i)
       if (template_fits(rest_shapes[i], p)) fitting.push_back(rest[i]);
     if (fitting.empty()) continue;
-    std::vector<uint8_t> helped(fitting.size(), 0);
-    ScaleUpOption o = estimate_scale_up(p, sp.pool, fitting, room, helped);
+    ScaleUpOption o = estimate_scale_up(p, sp.pool, fitting, room);
     if (o.nodes == 0) continue;
     // Marginal price: nodes the reservation still covers cost nothing more.
     const int32_t free_reserved = std::max(0, sp.settings.reserved_nodes - pools_[p].covered);
@@ -824,42 +827,47 @@ void Engine::scale_down(double t) {
   }
 }
 
+// Scale-down of a node with pods: if the budgets allow it and the dry run places all of them on
+// other nodes, they move there (the caller removes n); otherwise nothing changes.
 bool Engine::try_move_pods(NodeId n, double t) {
-  NodeRt& node = nodes_[n];
   if (!budgets_allow(units_on(n))) return false;
+  const std::vector<uint32_t> moving = nodes_[n].pods;
+  std::optional<Placements> placed = dry_run_moves(n, moving);
+  if (!placed) return false;
+  for (size_t i = 0; i < moving.size(); ++i) {
+    unbind(moving[i], t);
+    bind(moving[i], (*placed)[i].first, std::move((*placed)[i].second), t);
+  }
+  result_.evictions += static_cast<int64_t>(moving.size());
+  request_retry(t);
+  return true;
+}
+
+// The dry run of scale-down moves and consolidation: node n cordoned, the `moving` pods (bound, on n
+// or, for a gang, elsewhere) released in the books, then placed again one by one with the scheduler.
+// The books go back to the pods' real places either way (releases last first, then the pods in
+// order). Returns where each pod would go, with n still cordoned; nullopt, with n ready again, if one
+// does not fit.
+std::optional<Engine::Placements> Engine::dry_run_moves(NodeId n, const std::vector<uint32_t>& moving) {
+  NodeRt& node = nodes_[n];
   node.phase = Phase::kCordoned;
   gate_->set_schedulable(n, false);
-  const std::vector<uint32_t> moving = node.pods;
-  std::vector<std::vector<int32_t>> old_gpus;
-  for (uint32_t p : moving) {
-    old_gpus.push_back(pods_[p].gpus);
-    state_->release(n, pods_[p].pod, pods_[p].gpus);
-  }
-  std::vector<std::pair<NodeId, std::vector<int32_t>>> placed;
+  for (uint32_t p : moving) state_->release(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  Placements placed;
   for (uint32_t p : moving) {
     sched::ScheduleResult r = decide(pods_[p].pod);
     if (!r.scheduled()) break;
     state_->allocate(r.node, pods_[p].pod, r.gpus);
     placed.emplace_back(r.node, std::move(r.gpus));
   }
-  if (placed.size() < moving.size()) {  // undo: the node keeps its pods exactly as before
-    for (size_t i = 0; i < placed.size(); ++i) state_->release(placed[i].first, pods_[moving[i]].pod, placed[i].second);
-    for (size_t i = 0; i < moving.size(); ++i) state_->allocate(n, pods_[moving[i]].pod, old_gpus[i]);
+  for (size_t i = placed.size(); i-- > 0;) state_->release(placed[i].first, pods_[moving[i]].pod, placed[i].second);
+  for (uint32_t p : moving) state_->allocate(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  if (placed.size() < moving.size()) {
     node.phase = Phase::kReady;
     gate_->set_schedulable(n, true);
-    return false;
+    return std::nullopt;
   }
-  for (size_t i = 0; i < moving.size(); ++i) {
-    const uint32_t p = moving[i];
-    // Re-bind through the bookkeeping: put the pod back on n in the books, then unbind and bind.
-    state_->release(placed[i].first, pods_[p].pod, placed[i].second);
-    state_->allocate(n, pods_[p].pod, old_gpus[i]);
-    unbind(p, t);
-    bind(p, placed[i].first, placed[i].second, t);
-  }
-  result_.evictions += static_cast<int64_t>(moving.size());
-  request_retry(t);
-  return true;
+  return placed;
 }
 
 // Units with a pod on node n, in binding order.
@@ -948,7 +956,7 @@ void Engine::consolidate(double t) {
       cost += eviction_cost(spec.priority) * unit.pod_count;  // a gang restarts whole
       if (spec.kind == WorkloadKind::kJob) {
         const double ran = t - unit.run_start_s;
-        lost += (ran - checkpointed_s(spec, ran)) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+        lost += (ran - checkpointed_s(spec, ran)) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
       }
     }
     candidates.emplace_back(cost, lost, n);
@@ -960,9 +968,9 @@ void Engine::consolidate(double t) {
   }
 }
 
-// Dry run with the scheduler: node n cordoned, every pod of the units on it released (a job's pods on
-// other nodes too), then placed again one by one. If all fit and the budgets allow it, the pods
-// restart where the dry run put them and n is removed; otherwise nothing changes.
+// Every pod of the units on node n (a job's pods on other nodes too) through the dry run
+// (dry_run_moves). If all fit and the budgets allow it, the pods restart where the dry run put them
+// and n is removed; otherwise nothing changes.
 bool Engine::try_consolidate(NodeId n, double t) {
   const std::vector<uint32_t> units = units_on(n);
   if (!budgets_allow(units)) return false;
@@ -970,40 +978,23 @@ bool Engine::try_consolidate(NodeId n, double t) {
   for (uint32_t u : units)
     for (uint32_t p = units_[u].first_pod; p < units_[u].first_pod + units_[u].pod_count; ++p)
       if (pods_[p].node != sched::kNoNode) moving.push_back(p);
-  NodeRt& node = nodes_[n];
-  node.phase = Phase::kCordoned;
-  gate_->set_schedulable(n, false);
-  for (uint32_t p : moving) state_->release(pods_[p].node, pods_[p].pod, pods_[p].gpus);
-  std::vector<std::pair<NodeId, std::vector<int32_t>>> placed;
-  for (uint32_t p : moving) {
-    sched::ScheduleResult r = decide(pods_[p].pod);
-    if (!r.scheduled()) break;
-    state_->allocate(r.node, pods_[p].pod, r.gpus);
-    placed.emplace_back(r.node, std::move(r.gpus));
-  }
-  // Undo the trial either way: the books go back to the pods' real places.
-  for (size_t i = placed.size(); i-- > 0;) state_->release(placed[i].first, pods_[moving[i]].pod, placed[i].second);
-  for (uint32_t p : moving) state_->allocate(pods_[p].node, pods_[p].pod, pods_[p].gpus);
-  if (placed.size() < moving.size()) {
-    node.phase = Phase::kReady;
-    gate_->set_schedulable(n, true);
-    return false;
-  }
-  const auto moved_here = static_cast<int64_t>(node.pods.size());
+  std::optional<Placements> placed = dry_run_moves(n, moving);
+  if (!placed) return false;
+  const auto moved_here = static_cast<int64_t>(nodes_[n].pods.size());
   for (uint32_t u : units) {  // jobs keep the work up to their last checkpoint
     Unit& unit = units_[u];
     const WorkloadSpec& spec = workload_.items[unit.spec];
     if (spec.kind != WorkloadKind::kJob) continue;
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(spec, ran);
-    const double lost = (ran - kept) * static_cast<double>(pod_gpu_request_milli(spec)) * unit.pod_count;
+    const double lost = (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
     lost_gpu_milli_s_ += lost;
     consolidation_lost_gpu_milli_s_ += lost;
     unit.saved_s += kept;
   }
   // All off first, then all on: a gang pod may land on GPUs another moving pod held.
   for (uint32_t p : moving) unbind(p, t);
-  for (size_t i = 0; i < moving.size(); ++i) bind(moving[i], placed[i].first, std::move(placed[i].second), t);
+  for (size_t i = 0; i < moving.size(); ++i) bind(moving[i], (*placed)[i].first, std::move((*placed)[i].second), t);
   for (uint32_t u : units) {
     Unit& unit = units_[u];
     const WorkloadSpec& spec = workload_.items[unit.spec];
@@ -1021,14 +1012,16 @@ bool Engine::try_consolidate(NodeId n, double t) {
   return true;
 }
 
+// A job's name, or <service>-<replica>.
+std::string Engine::unit_name(const Unit& u) const {
+  const std::string& name = workload_.items[u.spec].name;
+  return u.replica < 0 ? name : fmt::format("{}-{}", name, u.replica);
+}
+
 std::string Engine::subject_name(const Event& e) const {
   switch (e.type) {
     case EventType::kArrival:
-    case EventType::kCompletion: {
-      const Unit& u = units_[e.subject];
-      const std::string& name = workload_.items[u.spec].name;
-      return u.replica < 0 ? name : fmt::format("{}-{}", name, u.replica);
-    }
+    case EventType::kCompletion: return unit_name(units_[e.subject]);
     case EventType::kNodeReady:
     case EventType::kSpotNotice:
     case EventType::kSpotReclaim: return state_->node(e.subject).name;
@@ -1089,7 +1082,7 @@ SimResult Engine::run() {
     const SimPool& sp = cluster_.pools[p];
     if (sp.settings.reserved_nodes == 0) continue;
     const double unused_h = (sp.settings.reserved_nodes * h - pools_[p].covered_s) / kSecondsPerHour;
-    const double cost = unused_h * *sp.pool.reserved_usd_per_hour;
+    const double cost = zero_if_residue(unused_h * *sp.pool.reserved_usd_per_hour);  // all used: exactly 0
     result_.cost_by_pool[sp.pool.name] += cost;
     result_.cost_by_capacity_type["reserved"] += cost;
     result_.cost_usd += cost;
@@ -1098,7 +1091,7 @@ SimResult Engine::run() {
   result_.chargeback = chargeback_;
   double charged = 0;
   for (const auto& [ns, usd] : chargeback_) charged += usd;
-  result_.idle_cost_usd = result_.cost_usd - charged;
+  result_.idle_cost_usd = zero_if_residue(result_.cost_usd - charged);  // everything charged: 0, not -0.00
   result_.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
   result_.lost_gpu_hours = lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
   result_.consolidation_lost_gpu_hours = consolidation_lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
@@ -1107,7 +1100,7 @@ SimResult Engine::run() {
     const Unit& unit = units_[u];
     const WorkloadSpec& spec = workload_.items[unit.spec];
     UnitOutcome out;
-    out.name = unit.replica < 0 ? spec.name : fmt::format("{}-{}", spec.name, unit.replica);
+    out.name = unit_name(unit);
     out.state = unit.state;
     out.pods = static_cast<int32_t>(unit.pod_count);
     out.completion_s = unit.completion_s;

@@ -139,11 +139,11 @@ struct SimResult {
   double horizon_s = 0;
   std::vector<std::string> pools;     ///< pool names, file order
 
-  double cost_usd = 0;
-  std::map<std::string, double> cost_by_pool;
-  std::map<std::string, double> cost_by_capacity_type;   ///< "on-demand", "spot", "reserved"
+  double cost_usd = 0;                                   ///< USD over the horizon
+  std::map<std::string, double> cost_by_pool;            ///< pool name -> USD (every pool, 0 if unused)
+  std::map<std::string, double> cost_by_capacity_type;   ///< "on-demand", "spot", "reserved" -> USD
   std::map<std::string, double> chargeback;              ///< namespace -> USD
-  double idle_cost_usd = 0;                              ///< cost_usd - sum of chargeback
+  double idle_cost_usd = 0;                              ///< cost_usd - sum of chargeback (a residue below 1e-9: 0)
   double reserved_unused_usd = 0;                        ///< part of the reserved cost paid for no node
 
   /// GPU-hours allocated / GPU-hours billed x 100 (time-weighted over the horizon; 0 without GPUs).

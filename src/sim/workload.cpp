@@ -1,6 +1,6 @@
 #include "sim/workload.h"
 
-#include <algorithm>
+#include <utility>
 #include <cmath>
 #include <stdexcept>
 
@@ -34,11 +34,7 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index) {
 }
 
 int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods) {
-  if (expected_pods <= 0) return 0;
-  int32_t desired = 0;
-  if (budget.max_unavailable) desired = std::max(0, expected_pods - scaled_value_round_up(*budget.max_unavailable, expected_pods));
-  else if (budget.min_available) desired = scaled_value_round_up(*budget.min_available, expected_pods);
-  return std::max(0, healthy_pods - desired);
+  return pdb_status_of_counts(budget.min_available, budget.max_unavailable, expected_pods, healthy_pods).disruptions_allowed;
 }
 
 void validate_spec(const WorkloadSpec& s) {

@@ -42,10 +42,11 @@ struct DisruptionBudget {
   std::optional<IntOrPercent> max_unavailable;
 };
 
-/// The disruption controller's disruptionsAllowed for an item's budget (model/pod_disruption_budget.h
-/// has the kube rules): expected = the item's pods (a job's gang size, a service's replicas), healthy =
-/// its pods bound now; desired = expected - scaled(maxUnavailable) (at least 0) or scaled(minAvailable),
-/// percentages rounded up; allowed = max(0, healthy - desired), 0 when expected is 0.
+/// The disruption controller's disruptionsAllowed for an item's budget: pdb_status_of_counts
+/// (model/pod_disruption_budget.h, the kube rules) with expected = the item's pods (a job's gang size,
+/// a service's replicas) and healthy = its pods bound now; desired = expected - scaled(maxUnavailable)
+/// (at least 0) or scaled(minAvailable), percentages rounded up; allowed = max(0, healthy - desired),
+/// 0 when expected is 0 (or, as kube, when the budget has neither field).
 int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods);
 
 /// One job or service.
@@ -83,9 +84,6 @@ struct Workload {
 /// gpufleet.io/pool In pools (when pools is not empty) and karpenter.sh/capacity-type NotIn [spot]
 /// (kOnDemand) or In [spot] (kSpot), ANDed in one node selector term.
 Pod make_pod(const WorkloadSpec& spec, int32_t index);
-
-/// GPU request of one pod of the spec, in gpu_milli (num_gpu * gpu_milli).
-inline int64_t pod_gpu_request_milli(const WorkloadSpec& spec) { return int64_t{spec.num_gpu} * spec.gpu_milli; }
 
 /// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with

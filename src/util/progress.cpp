@@ -1,5 +1,6 @@
 #include "util/progress.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -20,6 +21,14 @@ void Progress::advance(int64_t n) {
   std::lock_guard lock(mu_);
   done_ += n;
   draw(false);
+}
+
+std::function<void(double)> Progress::fraction_callback(int64_t steps) {
+  return [this, steps, done = int64_t{0}](double fraction) mutable {
+    const auto now = static_cast<int64_t>(fraction * static_cast<double>(steps) + 0.5);
+    if (now > done) advance(now - done);
+    done = std::max(done, now);
+  };
 }
 
 void Progress::finish() {

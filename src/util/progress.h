@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -19,6 +20,11 @@ class Progress {
   void advance(int64_t n = 1);
   /// Ends the line (called by the destructor if not before).
   void finish();
+  /// A callback for one run that reports the fraction of it done (0..1, e.g. sim::SimOptions::progress):
+  /// it advances this progress by `steps` items over the run, fraction * steps rounded to the nearest
+  /// item, never backwards. Call once per run (each callback counts its own run); this Progress must
+  /// outlive the callback.
+  std::function<void(double)> fraction_callback(int64_t steps);
 
  private:
   void draw(bool final_line);

@@ -73,8 +73,9 @@ job_yaml '  durationSeconds: 60
 expect_bad "unknown key" "unknown key 'colour'" "$T/pools.yaml" "$T/typo.yaml"
 expect_bad "unknown policy" "unknown policy 'nope'" "$T/pools.yaml" "$T/good.yaml" --policy nope
 expect_bad "missing file" "no-such.yaml" "$T/pools.yaml" "$T/no-such.yaml"
-"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2>&1
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
+grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json message: $(cat "$T/err.txt")"
 
 # 3. The openb trace as the workload (a small file in the trace's layout; no trace data copied).
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/trace.csv"
