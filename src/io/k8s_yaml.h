@@ -161,11 +161,14 @@ struct SourcePosition {
   std::string field;  ///< e.g. "metadata.labels.nvidia.com/gpu.product" ("items[2]." prefixed in a List)
 };
 
-/// Where a Node was read, for errors found after reading (io/device_setup.h).
+/// Where a Node was read, for errors found after reading (io/device_setup.h). A node expanded from
+/// a node pool (io/pool_file.h) has its pool's positions instead: `name` is the pool's name and
+/// `labels` its `labels` entries, in the pool file, and `pool` is set.
 struct K8sNodeSource {
   std::string node;
-  SourcePosition name;                           ///< metadata.name
+  SourcePosition name;                           ///< metadata.name (pools[i].name for a pool node)
   std::map<std::string, SourcePosition> labels;  ///< label key -> position of its value
+  bool pool = false;                             ///< expanded from a node pool, not read as a Node
 };
 
 /// Extended resources a pod requests that the Pod model does not carry (effective request).

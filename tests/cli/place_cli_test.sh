@@ -59,6 +59,25 @@ expect_bad "duplicate ResourceQuota" "dupquota.yaml:8:18: field 'metadata.name':
 mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
 expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
 
+# Bad cluster input (node pools): the same checks, with the error at the pool file's line.
+expect_bad_cluster() {  # name, expected substring, cluster paths...
+  local name="$1" want="$2"
+  shift 2
+  rm -f "$T/out.json"
+  "$BIN" place --cluster "$@" --json "$T/out.json" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: stderr should be one line: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: stderr lacks '$want': $(cat "$T/err.txt")"
+  [ ! -e "$T/out.json" ] && ok || bad "$name: left an output file"
+}
+pool_yaml() {  # pool name, extra pool lines
+  printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: %s\n  gpu: {model: A10G, count: 1}\n  cpu: "8"\n  memory: 32Gi\n  nodes: 1\n  prices: {onDemand: 1.0}\n%s' "$1" "$2"
+}
+pool_yaml dev-a10g '' > "$T/dupA.yaml"
+{ echo '# the same pool in another file'; pool_yaml dev-a10g ''; } > "$T/dupB.yaml"
+expect_bad_cluster "pool in two files" "dupB.yaml:5:9: field 'pools[0].name': node name 'dev-a10g-0' of pool dev-a10g is already a node of pool dev-a10g in $T/dupA.yaml" "$T/dupA.yaml" "$T/dupB.yaml"
+
 # 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
 "$BIN" place --cluster "$T/nodes.yaml" --workload "$T/names.yaml" --json "$T/names.json" > "$T/names.out" 2> "$T/err.txt"
