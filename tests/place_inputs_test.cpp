@@ -1,5 +1,5 @@
 // Reading `gpufleet place` inputs (io/place_inputs.h): errors found after the readers, across files
-// (node names two pools share), name the file, line, column and field.
+// (node names two pools share, device set-up of pool nodes), name the file, line, column and field.
 #include "io/place_inputs.h"
 
 #include <unistd.h>
@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "io/device_setup.h"
+#include "io/k8s_yaml.h"
 #include "io/pool_file.h"
 #include "util/input_error.h"
 
@@ -89,6 +91,64 @@ TEST_F(PlaceInputsDir, NodeNameTwoPoolFilesShareIsAnErrorAtTheSecondPoolsName) {
   const std::string b = write("dupB.yaml", "# the same pool again\n" + pool_file("dev-a10g", 1));
   expect_error({a, b}, {}, b, 5, 9, "pools[0].name",
                "node name 'dev-a10g-0' of pool dev-a10g is already a node of pool dev-a10g in " + a);
+}
+
+// The device set-up of a pool node names the pool file, the line of the label and the field.
+TEST_F(PlaceInputsDir, PoolLabelNamingAMissingConfigIsAnErrorAtTheLabel) {
+  const std::string mig = write("mig.yaml",
+                                "version: v1\nmig-configs:\n  all-1g.10gb:\n  - devices: all\n    mig-enabled: true\n"
+                                "    mig-devices: {1g.10gb: 7}\n");
+  const std::string pools = write("pools.yaml", "apiVersion: gpufleet.io/v1\n"
+                                                "kind: NodePoolSet\n"
+                                                "pools:\n"
+                                                "- name: h100\n"
+                                                "  gpu: {model: H100-80GB, count: 8}\n"
+                                                "  cpu: \"96\"\n"
+                                                "  memory: 1Ti\n"
+                                                "  nodes: 2\n"
+                                                "  prices: {onDemand: 1.0}\n"
+                                                "  labels:\n"
+                                                "    team: x\n"
+                                                "    nvidia.com/mig.config: nosuch\n");
+  expect_error({pools, mig}, {}, pools, 12, 28, "pools[0].labels.nvidia.com/mig.config",
+               "node h100-0: mig-parted config 'nosuch' is not among the inputs");
+
+  const std::string ts = write("ts.yaml", "version: v1\nsharing:\n  timeSlicing:\n    resources:\n"
+                                          "    - {name: nvidia.com/gpu, replicas: 4}\n");
+  const std::string l4 = write("l4.yaml", pool_file("inference-l4", 1, "  labels: {nvidia.com/device-plugin.config: nosuch}\n"));
+  expect_error({l4, ts}, {}, l4, 10, 45, "pools[0].labels.nvidia.com/device-plugin.config",
+               "node inference-l4-0: device-plugin config 'nosuch' is not among the inputs");
+}
+
+// Giving pool nodes their pool's positions does not change how they are set up: the examples' pools
+// come out as expand_pool and apply_device_setup without positions make them.
+TEST(PlaceInputs, PoolNodesWithPositionsAreSetUpAsWithout) {
+  const auto example = [](const char* name) {
+    return (std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / name).string();
+  };
+  const std::vector<std::string> cluster = {example("pools.yaml"), example("mig-h100.yaml"), example("time-slicing.yaml")};
+  const PlaceInputs in = read_place_inputs(cluster, {});
+  std::vector<Node> expected;
+  for (const char* file : {"pools.yaml", "mig-h100.yaml"})
+    for (const NodePool& p : read_pool_file(example(file)))
+      for (Node& n : expand_pool(p)) expected.push_back(std::move(n));
+  const K8sObjects k = read_k8s_inputs(cluster);
+  apply_device_setup(expected, k.time_slicing_configs, k.mig_parted_configs);
+  ASSERT_EQ(in.input.nodes.size(), expected.size());
+  bool shared = false, mig = false;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Node& a = in.input.nodes[i];
+    const Node& b = expected[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.gpu_count, b.gpu_count) << a.name;
+    EXPECT_EQ(a.gpu_model, b.gpu_model) << a.name;
+    EXPECT_EQ(a.time_slicing, b.time_slicing) << a.name;
+    EXPECT_EQ(a.mig, b.mig) << a.name;
+    shared |= a.time_slicing.has_value();
+    mig |= !a.mig.empty();
+  }
+  EXPECT_TRUE(shared);
+  EXPECT_TRUE(mig);
 }
 
 }  // namespace

@@ -30,8 +30,10 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   // GPU sharing of the YAML nodes (device-plugin and mig-parted configs by node label; unknown GPU
   // models are errors at the label), then of the pool nodes.
   DeviceSetupReport devices = apply_device_setup(out.objects);
-  // A node name two pools share is an error at the pool name in the file that repeats it.
+  // A node name two pools share is an error at the pool name in the file that repeats it. Pool nodes
+  // carry their pool's positions, so that device set-up errors name the pool file and line.
   std::vector<Node> pool_nodes;
+  std::vector<K8sNodeSource> pool_sources;
   std::map<std::string, std::string> names;  // node name -> where it was defined, for duplicates
   for (const std::string& file : out.objects.pool_files) {
     std::vector<K8sNodeSource> sources;
@@ -51,13 +53,16 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
           throw InputError(at.file, at.line, at.field,
                            fmt::format("node name '{}' of pool {} is already a node of {}", node.name, pool.name, it->second),
                            at.column);
+        K8sNodeSource source = sources[i];
+        source.node = node.name;
+        pool_sources.push_back(std::move(source));
         pool_nodes.push_back(std::move(node));
       }
       out.pools.push_back(std::move(pool));
     }
   }
   DeviceSetupReport pool_devices =
-      apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs);
+      apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs, {}, pool_sources);
   out.input.nodes = std::move(pool_nodes);
   out.warnings = out.objects.warnings;
   for (auto* report : {&devices, &pool_devices})

@@ -72,11 +72,15 @@ expect_bad_cluster() {  # name, expected substring, cluster paths...
   [ ! -e "$T/out.json" ] && ok || bad "$name: left an output file"
 }
 pool_yaml() {  # pool name, extra pool lines
-  printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: %s\n  gpu: {model: A10G, count: 1}\n  cpu: "8"\n  memory: 32Gi\n  nodes: 1\n  prices: {onDemand: 1.0}\n%s' "$1" "$2"
+  printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: %s\n  gpu: {model: A10G, count: 1}\n  cpu: "8"\n  memory: 32Gi\n  nodes: 1\n  prices: {onDemand: 1.0}\n%b' "$1" "$2"
 }
 pool_yaml dev-a10g '' > "$T/dupA.yaml"
 { echo '# the same pool in another file'; pool_yaml dev-a10g ''; } > "$T/dupB.yaml"
 expect_bad_cluster "pool in two files" "dupB.yaml:5:9: field 'pools[0].name': node name 'dev-a10g-0' of pool dev-a10g is already a node of pool dev-a10g in $T/dupA.yaml" "$T/dupA.yaml" "$T/dupB.yaml"
+
+printf 'version: v1\nmig-configs:\n  all-1g.10gb:\n  - {devices: all, mig-enabled: true, mig-devices: {1g.10gb: 7}}\n' > "$T/mig.yaml"
+pool_yaml inference-l4 '  labels: {nvidia.com/mig.config: nosuch}\n' > "$T/nosuchmig.yaml"
+expect_bad_cluster "pool label naming a missing mig-parted config" "nosuchmig.yaml:10:35: field 'pools[0].labels.nvidia.com/mig.config': node inference-l4-0: mig-parted config 'nosuch' is not among the inputs" "$T/nosuchmig.yaml" "$T/mig.yaml"
 
 # 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
