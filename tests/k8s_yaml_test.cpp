@@ -207,7 +207,7 @@ spec:
   - name: b
     resources:
       requests: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2}
-      limits: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2, nvidia.com/mig-1g.10gb.shared: 1}
+      limits: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2}
 )",
                                       "p.yaml");
   ASSERT_EQ(k.pods.size(), 1u);
@@ -217,11 +217,71 @@ spec:
   EXPECT_EQ(p.shared_replicas, 3);  // 1 + 2, summed over the containers
   EXPECT_EQ(p.mig_requests, (std::vector<MigRequest>{{"1g.10gb", 2}, {"3g.40gb", 1}}));  // sorted by profile
   EXPECT_TRUE(p.has_device_requests());
-  // A renamed time-sliced MIG resource is not modelled: it stays an extra.
-  ASSERT_EQ(k.pod_extras.size(), 1u);
-  EXPECT_EQ(k.pod_extras[0].pod, "infer");
-  EXPECT_EQ(k.pod_extras[0].namespace_name, "serve");
-  EXPECT_EQ(k.pod_extras[0].extended, (std::map<std::string, int64_t>{{"nvidia.com/mig-1g.10gb.shared", 1}}));
+  EXPECT_TRUE(k.pod_extras.empty());
+  EXPECT_TRUE(k.warnings.empty());
+}
+
+TEST(K8sYaml, PodUnmodelledNvidiaResourceIsAnError) {
+  // A typo: the pod would be placed without GPUs.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests:
+        cpu: "1"
+        nvidia.com/gpus: 1
+)",
+               9, 26, "spec.containers[0].resources.requests.nvidia.com/gpus",
+               "unknown resource 'nvidia.com/gpus': gpufleet models nvidia.com/gpu, nvidia.com/gpu.shared and "
+               "nvidia.com/mig-<profile>");
+  // A renamed time-sliced MIG device (time-slicing of MIG devices is not modelled), in a template's
+  // limits, an init container and the overhead.
+  expect_error(R"(kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        resources:
+          limits: {nvidia.com/mig-1g.10gb.shared: 1}
+)",
+               9, 51, "spec.template.spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb.shared",
+               "unknown resource 'nvidia.com/mig-1g.10gb.shared'");
+  expect_error("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: i, resources: {limits: {nvidia.com/gpu-shared: 1}}}]\n"
+               "  containers: [{name: c}]\n",
+               4, 74, "spec.initContainers[0].resources.limits.nvidia.com/gpu-shared", "unknown resource");
+  expect_error("kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  overhead: {nvidia.com/vgpu: 1}\n", 5,
+               31, "spec.overhead.nvidia.com/vgpu", "unknown resource 'nvidia.com/vgpu'");
+}
+
+TEST(K8sYaml, PodResourcesNotModelledAreWarnedOncePerName) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata: {name: a}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", ephemeral-storage: 1Gi, example.com/fpga: 1, hugepages-2Mi: "0"}
+      limits: {example.com/fpga: 1}
+---
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - name: c
+        resources: {limits: {example.com/fpga: 2}}
+)",
+                                      "p.yaml");
+  ASSERT_EQ(k.pods.size(), 4u);
+  EXPECT_EQ(k.pods[0].cpu_milli, 1000);
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"ignored pod resource ephemeral-storage in 1 object(s): not modelled",
+                                                  "ignored pod resource example.com/fpga in 2 object(s): not modelled"}));
 }
 
 TEST(K8sYaml, PodUnknownMigProfileIsAnError) {

@@ -73,13 +73,15 @@ int64_t resource_amount(const Val& v, ResKind kind) {
 using Amounts = std::map<std::string, int64_t>;
 
 // A ResourceList (requests, limits, overhead, allocatable): the amounts of the resources gpufleet
-// keeps (cpu, memory, nvidia.com/*); every value is validated.
-Amounts resource_list(const Val& list) {
+// keeps (cpu, memory, nvidia.com/*); every value is validated. The others with a positive amount go
+// to `ignored` when given.
+Amounts resource_list(const Val& list, std::set<std::string>* ignored = nullptr) {
   Amounts out;
   list.each_entry([&](const std::string& name, const Val& v) {
     const ResKind kind = resource_kind(name);
     const int64_t amount = resource_amount(v, kind);
     if (kind != ResKind::kOther) out[name] = amount;
+    else if (ignored != nullptr && amount > 0) ignored->insert(name);
   });
   return out;
 }
@@ -110,18 +112,40 @@ bool catalog_has_mig_profile(const std::string& profile) {
   return false;
 }
 
+// A pod's nvidia.com/* resources (requests, limits, overhead) must be ones the engine models:
+// nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-<profile> with a profile of a catalog model.
+// Any other (a typo such as nvidia.com/gpus, a renamed time-sliced MIG device such as
+// nvidia.com/mig-1g.10gb.shared) is an error at its value: the pod would be placed without it.
+void check_pod_device_names(const Val& list) {
+  list.each_entry([&](const std::string& name, const Val& v) {
+    if (resource_kind(name) != ResKind::kDevice || name == kGpuResource || name == kGpuSharedResource) return;
+    if (const auto profile = mig_profile_of(name)) {
+      if (!catalog_has_mig_profile(*profile))
+        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
+      return;
+    }
+    v.fail(fmt::format("unknown resource '{}': gpufleet models {}, {} and {}<profile> (a MIG device of the catalog, "
+                       "migStrategy mixed)",
+                       name, kGpuResource, kGpuSharedResource, kMigResourcePrefix));
+  });
+}
+
 struct ContainerRequests {
   Amounts effective;          // requests, defaulted from limits
   bool has_cpu_or_memory = false;
   bool guaranteed = true;     // cpu and memory limits set and equal to the (defaulted) requests
 };
 
-ContainerRequests container_requests(const Val& c) {
+// `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
+// other vendors' extended resources), for a warning.
+ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored) {
   const Val res = c["resources"];
   const Val req_v = res["requests"];
   const Val lim_v = res["limits"];
-  Amounts req = resource_list(req_v);
-  const Amounts lim = resource_list(lim_v);
+  Amounts req = resource_list(req_v, &ignored);
+  const Amounts lim = resource_list(lim_v, &ignored);
+  check_pod_device_names(req_v);
+  check_pod_device_names(lim_v);
   for (const auto& [name, amount] : req) {
     const auto it = lim.find(name);
     if (resource_kind(name) == ResKind::kDevice && it != lim.end() && it->second != amount)
@@ -136,13 +160,6 @@ ContainerRequests container_requests(const Val& c) {
     const auto l = lim.find(r);
     if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
   }
-  // nvidia.com/mig-<profile>: the profile must exist in the catalog (a renamed time-sliced MIG
-  // resource, <...>.shared, is not modelled and stays an extra).
-  for (const Val* list : {&req_v, &lim_v})
-    list->each_entry([&](const std::string& name, const Val& v) {
-      if (const auto profile = mig_profile_of(name); profile && !catalog_has_mig_profile(*profile))
-        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
-    });
   if (amount_of(req, kGpu) > kMaxGpusPerPod)
     (req_v[kGpu].present() ? req_v[kGpu] : lim_v[kGpu])
         .fail(fmt::format("{} GPUs is more than {} per pod", amount_of(req, kGpu), kMaxGpusPerPod));
@@ -280,7 +297,6 @@ bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPr
 // A pod template parsed once, replicated per controller replica.
 struct PodTemplate {
   Pod pod;
-  Amounts extended;
   bool explicit_priority = false;
   bool explicit_policy = false;
   std::pair<int, int> class_position;  // of spec.priorityClassName, for an unknown class
@@ -475,8 +491,9 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   if (n_containers == 0) containers.fail("a pod needs at least one container");
   Amounts total;
   bool any_cpu_memory = false, guaranteed = true;
+  std::set<std::string> ignored;  // requested resources gpufleet does not model
   for (size_t i = 0; i < n_containers; ++i) {
-    const ContainerRequests c = container_requests(containers.at(i));
+    const ContainerRequests c = container_requests(containers.at(i), ignored);
     add_into(total, c.effective);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
@@ -485,7 +502,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   Amounts init_max, sidecars;
   for (size_t i = 0, n = inits.size(); i < n; ++i) {
     const Val init = inits.at(i);
-    const ContainerRequests c = container_requests(init);
+    const ContainerRequests c = container_requests(init, ignored);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
     Amounts during = c.effective;
@@ -499,7 +516,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     max_into(init_max, during);
   }
   max_into(total, init_max);
-  add_into(total, resource_list(spec["overhead"]));
+  const Val overhead = spec["overhead"];
+  add_into(total, resource_list(overhead, &ignored));
+  check_pod_device_names(overhead);
+  for (const std::string& name : ignored) feature(fmt::format("pod resource {}", name));
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_mib = amount_of(total, "memory");
@@ -514,12 +534,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
         containers.fail(fmt::format("the pod requests {} {} devices, more than {} ({} GPUs x {} instances)", amount, name,
                                     kMaxGpusPerNode * kMigMaxInstances, kMaxGpusPerNode, kMigMaxInstances));
       p.mig_requests.push_back({*profile, static_cast<int32_t>(amount)});
-    } else if (name == kGpuSharedResource) {
+    } else {  // nvidia.com/gpu.shared: check_pod_device_names rejected every other name
       if (amount > kMaxSharedReplicas)
         containers.fail(fmt::format("the pod requests {} {}, more than {}", amount, name, kMaxSharedReplicas));
       p.shared_replicas = static_cast<int32_t>(amount);
-    } else {
-      t.extended[name] = amount;
     }
   }
   p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
@@ -577,7 +595,6 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
     name_at.fail(fmt::format("duplicate pod '{}' in namespace '{}'", name, t.pod.namespace_name));
   Pod p = t.pod;
   p.name = std::move(name);
-  if (!t.extended.empty()) out_.pod_extras.push_back({p.name, p.namespace_name, t.extended});
   pending_.push_back({t.explicit_priority, t.explicit_policy, name_at.source().file, t.class_position, t.class_field});
   out_.pods.push_back(std::move(p));
 }

@@ -25,8 +25,10 @@
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
 //    gpu_milli = 1000, nvidia.com/mig-<profile> N -> mig_requests {profile, N} (migStrategy mixed;
 //    the profile must be one of a catalog model's, gpu_catalog.h), nvidia.com/gpu.shared N ->
-//    shared_replicas = N; other nvidia.com/* resources (e.g. a renamed time-sliced MIG device
-//    nvidia.com/mig-1g.10gb.shared) go to K8sPodExtras. QoS class as kube derives it
+//    shared_replicas = N; any other nvidia.com/* resource (a typo such as nvidia.com/gpus, a renamed
+//    time-sliced MIG device nvidia.com/mig-1g.10gb.shared) is an error, since the pod would be placed
+//    without it. Other resources (ephemeral-storage, hugepages-*, other vendors' extended resources)
+//    are validated and not modelled: one warning per resource name. QoS class as kube derives it
 //    (BestEffort -> QosClass::kBE). Priority: spec.priority when given, else the value of the
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
@@ -50,8 +52,8 @@
 // `spec.template.spec.containers[0].resources.requests.memory` (`items[3].` prefixed inside a List).
 // Errors in a config embedded in a ConfigMap's literal block (`|`) point into the block; in other
 // scalar styles they point at the data value. Checked: YAML syntax; malformed, negative or absurd
-// quantities; a non-integer GPU or other device count; nvidia.com/* requests differing from their
-// limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
+// quantities; a non-integer GPU or other device count; a pod's nvidia.com/* resource that is not
+// modelled (above); nvidia.com/* requests differing from their limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
 // nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
 // kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
@@ -171,7 +173,9 @@ struct K8sNodeSource {
   bool pool = false;                             ///< expanded from a node pool, not read as a Node
 };
 
-/// Extended resources a pod requests that the Pod model does not carry (effective request).
+/// Extended resources a pod requests that the Pod model does not carry (effective request). The
+/// reader leaves K8sObjects::pod_extras empty: it rejects every nvidia.com/* resource it does not model
+/// and only warns about the others.
 struct K8sPodExtras {
   std::string pod;
   std::string namespace_name;
@@ -188,7 +192,7 @@ struct K8sObjects {
   std::vector<MigPartedConfig> mig_parted_configs;
   std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order
   std::vector<K8sNodeSource> node_sources;  ///< one per node, in node order
-  std::vector<K8sPodExtras> pod_extras;    ///< only pods with extended resources, in pod order
+  std::vector<K8sPodExtras> pod_extras;    ///< empty (see K8sPodExtras)
   /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
   /// those documents are not otherwise read here, nor counted as skipped.
   std::vector<std::string> pool_files;
