@@ -257,6 +257,46 @@ spec:
                31, "spec.overhead.nvidia.com/vgpu", "unknown resource 'nvidia.com/vgpu'");
 }
 
+TEST(K8sYamlErrors, MisspeltResourcesKeys) {
+  // A container key `resource` would drop the requests: kubectl's strict validation rejects it.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resource:
+      requests: {nvidia.com/gpu: 1}
+)",
+               6, 5, "spec.containers[0].resource", "unknown key 'resource': did you mean 'resources'?");
+  expect_error(R"(kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      initContainers:
+      - {name: i, resource: {limits: {cpu: "1"}}}
+      containers: [{name: c}]
+)",
+               7, 19, "spec.template.spec.initContainers[0].resource", "did you mean 'resources'?");
+  // Inside `resources` only requests, limits and claims.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1"}
+      limit: {nvidia.com/gpu: 1}
+)",
+               8, 7, "spec.containers[0].resources.limit", "unknown key 'limit' (expected requests, limits, claims)");
+  // claims (dynamic resource allocation) are valid Kubernetes but not modelled: a warning.
+  const K8sObjects k = parse_k8s_text(
+      "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, resources: {claims: [{name: gpu}]}}\n", "p.yaml");
+  ASSERT_EQ(k.pods.size(), 1u);
+  EXPECT_EQ(k.warnings,
+            (std::vector<std::string>{"ignored container resources.claims (dynamic resource allocation) in 1 object(s): not modelled"}));
+}
+
 TEST(K8sYaml, PodResourcesNotModelledAreWarnedOncePerName) {
   const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata: {name: a}

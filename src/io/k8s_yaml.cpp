@@ -138,8 +138,14 @@ struct ContainerRequests {
 
 // `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
 // other vendors' extended resources), for a warning.
-ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored) {
+// Container keys are not validated (only what gpufleet reads is), except `resources`: a misspelt
+// key there, or the key itself misspelt, would silently drop the requests. kubectl's strict field
+// validation rejects both.
+ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored, bool& claims) {
+  c.fail_key("resource", "unknown key 'resource': did you mean 'resources'?");
   const Val res = c["resources"];
+  res.only_keys({"requests", "limits", "claims"});
+  claims |= res["claims"].present();
   const Val req_v = res["requests"];
   const Val lim_v = res["limits"];
   Amounts req = resource_list(req_v, &ignored);
@@ -492,8 +498,9 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   Amounts total;
   bool any_cpu_memory = false, guaranteed = true;
   std::set<std::string> ignored;  // requested resources gpufleet does not model
+  bool claims = false;            // resources.claims (dynamic resource allocation)
   for (size_t i = 0; i < n_containers; ++i) {
-    const ContainerRequests c = container_requests(containers.at(i), ignored);
+    const ContainerRequests c = container_requests(containers.at(i), ignored, claims);
     add_into(total, c.effective);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
@@ -502,7 +509,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   Amounts init_max, sidecars;
   for (size_t i = 0, n = inits.size(); i < n; ++i) {
     const Val init = inits.at(i);
-    const ContainerRequests c = container_requests(init, ignored);
+    const ContainerRequests c = container_requests(init, ignored, claims);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
     Amounts during = c.effective;
@@ -520,6 +527,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   add_into(total, resource_list(overhead, &ignored));
   check_pod_device_names(overhead);
   for (const std::string& name : ignored) feature(fmt::format("pod resource {}", name));
+  if (claims) feature("container resources.claims (dynamic resource allocation)");
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_mib = amount_of(total, "memory");

@@ -53,7 +53,9 @@
 // Errors in a config embedded in a ConfigMap's literal block (`|`) point into the block; in other
 // scalar styles they point at the data value. Checked: YAML syntax; malformed, negative or absurd
 // quantities; a non-integer GPU or other device count; a pod's nvidia.com/* resource that is not
-// modelled (above); nvidia.com/* requests differing from their limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
+// modelled (above); an unknown key in a container's `resources` (requests, limits, claims; claims
+// are not modelled: a warning) and a container key `resource`; nvidia.com/* requests differing from
+// their limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
 // nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
 // kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
