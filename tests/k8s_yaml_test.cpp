@@ -653,6 +653,68 @@ spec: {hard: {}}
   EXPECT_FALSE(k.quotas[1].pods.has_value());
 }
 
+TEST(K8sYaml, ResourceQuotaScopesMustBeKubernetesScopes) {
+  const K8sObjects k = parse_k8s_text(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopes: [NotTerminating, BestEffort, VolumeAttributesClass]
+)",
+                                      "rq.yaml");
+  EXPECT_EQ(k.quotas[0].scopes, (std::vector<std::string>{"NotTerminating", "BestEffort", "VolumeAttributesClass"}));
+  // An unknown scope would make the quota match nothing: an error at the list item.
+  expect_error(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopes:
+  - BestEffort
+  - Preemptible
+)",
+               7, 5, "spec.scopes[1]",
+               "unsupported scope 'Preemptible' (supported: Terminating, NotTerminating, BestEffort, NotBestEffort, "
+               "PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass)");
+  expect_error(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: priorityClass, operator: In, values: [high]}
+)",
+               7, 19, "spec.scopeSelector.matchExpressions[0].scopeName", "unsupported scope 'priorityClass'");
+}
+
+TEST(K8sYaml, ResourceQuotaHardResourcesNoPodIsChargedForAreWarned) {
+  const K8sObjects k = parse_k8s_text(R"(kind: ResourceQuota
+metadata: {name: a}
+spec:
+  hard:
+    requests.cpuu: "4"
+    requests.nvidia.com/gpu: "4"
+    requests.nvidia.com/gpus: "4"
+    requests.nvidia.com/mig-1g.10gb: "7"
+    requests.nvidia.com/gpu.shared: "8"
+    count/pods: "10"
+---
+kind: ResourceQuota
+metadata: {name: b}
+spec:
+  hard: {requests.cpuu: "8", services: "2", limits.memory: 1Gi}
+)",
+                                      "rq.yaml");
+  ASSERT_EQ(k.quotas.size(), 2u);
+  EXPECT_EQ(k.quotas[0].other.at("requests.cpuu"), "4");  // kept, as Kubernetes keeps it
+  EXPECT_EQ(k.warnings,
+            (std::vector<std::string>{
+                "ResourceQuota spec.hard resource 'requests.cpuu' is not enforced by gpufleet: no pod is charged for it "
+                "(2 quota(s), first at rq.yaml:5:20)",
+                "ResourceQuota spec.hard resource 'requests.nvidia.com/gpus' is not enforced by gpufleet: no pod is "
+                "charged for it (1 quota(s), first at rq.yaml:7:31)",
+                "ResourceQuota spec.hard resource 'services' is not enforced by gpufleet: no pod is charged for it "
+                "(1 quota(s), first at rq.yaml:15:40)"}));
+}
+
 // -------------------------------------------------------------------------- NVIDIA configs
 
 TEST(K8sYaml, TimeSlicingConfigInConfigMapAndStandalone) {

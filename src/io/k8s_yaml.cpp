@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "admit/resource_quota.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -297,6 +298,19 @@ std::string metadata_namespace(const Val& obj) {
 
 bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
 
+// core/v1 ResourceQuotaScope values the API server accepts (helper.IsStandardResourceQuotaScope).
+// VolumeAttributesClass scopes PersistentVolumeClaims: a quota with it matches no pod.
+const std::initializer_list<const char*> kQuotaScopes = {
+    "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity",
+    "VolumeAttributesClass"};
+
+void check_quota_scope(const Val& at, const std::string& scope) {
+  if (one_of(scope, kQuotaScopes)) return;
+  std::string list;
+  for (const char* s : kQuotaScopes) list += list.empty() ? s : fmt::format(", {}", s);
+  at.fail(fmt::format("unsupported scope '{}' (supported: {})", scope, list));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The reader
 
@@ -346,6 +360,7 @@ class Reader {
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
+  std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
 };
 
@@ -670,10 +685,27 @@ void Reader::resource_quota(const Val& v) {
       val.quantity();
       q.other[key] = val.scalar();
     }
+    // Kubernetes accepts any resource name here (e.g. a typo such as requests.cpuu): say which ones
+    // never limit a pod here.
+    if (!admit::charged_from_pod(key)) {
+      auto& [quotas, first] = unenforced_[key];
+      if (quotas++ == 0) {
+        const auto [line, column] = val.position();
+        first = fmt::format("{}:{}:{}", val.source().file, line, column);
+      }
+    }
   });
-  q.scopes = string_list(spec["scopes"]);
+  const Val scopes = spec["scopes"];
+  for (size_t i = 0, n = scopes.size(); i < n; ++i) {
+    const Val scope = scopes.at(i);
+    q.scopes.push_back(scope.scalar());
+    check_quota_scope(scope, q.scopes.back());
+  }
   const Val exprs = spec["scopeSelector"]["matchExpressions"];
-  for (size_t i = 0, n = exprs.size(); i < n; ++i) q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+  for (size_t i = 0, n = exprs.size(); i < n; ++i) {
+    q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+    check_quota_scope(exprs.at(i)["scopeName"], q.scope_selector.back().key);
+  }
   out_.quotas.push_back(std::move(q));
 }
 
@@ -909,6 +941,10 @@ K8sObjects Reader::finish() {
                                         first.second, first.first));
   for (const auto& [what, n] : features_)
     out_.warnings.push_back(fmt::format("ignored {} in {} object(s): not modelled", what, n));
+  for (const auto& [resource, where] : unenforced_)
+    out_.warnings.push_back(fmt::format("ResourceQuota spec.hard resource '{}' is not enforced by gpufleet: no pod is "
+                                        "charged for it ({} quota(s), first at {})",
+                                        resource, where.first, where.second));
   return std::move(out_);
 }
 

@@ -33,7 +33,11 @@
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
-//  - PriorityClass, ResourceQuota: the plain data below.
+//  - PriorityClass, ResourceQuota: the plain data below. A quota's spec.scopes and
+//    spec.scopeSelector scopeNames must be Kubernetes scopes (Terminating, NotTerminating, BestEffort,
+//    NotBestEffort, PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass). Its spec.hard
+//    takes any resource name, as Kubernetes does; one that admission does not charge a pod for
+//    (admit::charged_from_pod, e.g. a typo such as requests.cpuu) gets one warning per name.
 //  - PodDisruptionBudget (policy/v1): model/pod_disruption_budget.h. spec.selector (absent = selects
 //    nothing), exactly one of spec.minAvailable / spec.maxUnavailable, each a non-negative integer or
 //    a percentage "N%" with N in 0..100, and spec.unhealthyPodEvictionPolicy (IfHealthyBudget or

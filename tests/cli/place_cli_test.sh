@@ -62,6 +62,8 @@ expect_bad "unknown key in resources" "request.yaml:8:7: field 'spec.containers[
 expect_bad "missing file" "nope.yaml" "$T/nope.yaml"
 printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {requests.nvidia.com/gpu: "1"}}\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {cpu: "1"}}\n' > "$T/dupquota.yaml"
 expect_bad "duplicate ResourceQuota" "dupquota.yaml:8:18: field 'metadata.name': duplicate ResourceQuota" "$T/dupquota.yaml"
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.nvidia.com/gpu: "1"}\n  scopes: [BestEffort, Platinum]\n' > "$T/scope.yaml"
+expect_bad "unknown quota scope" "scope.yaml:6:24: field 'spec.scopes[1]': unsupported scope 'Platinum'" "$T/scope.yaml"
 mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
 expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
 
@@ -87,6 +89,11 @@ expect_bad_cluster "pool in two files" "dupB.yaml:5:9: field 'pools[0].name': no
 printf 'version: v1\nmig-configs:\n  all-1g.10gb:\n  - {devices: all, mig-enabled: true, mig-devices: {1g.10gb: 7}}\n' > "$T/mig.yaml"
 pool_yaml inference-l4 '  labels: {nvidia.com/mig.config: nosuch}\n' > "$T/nosuchmig.yaml"
 expect_bad_cluster "pool label naming a missing mig-parted config" "nosuchmig.yaml:10:35: field 'pools[0].labels.nvidia.com/mig.config': node inference-l4-0: mig-parted config 'nosuch' is not among the inputs" "$T/nosuchmig.yaml" "$T/mig.yaml"
+
+# A quota on a resource no pod is charged for: accepted, as Kubernetes does, with a warning.
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.cpuu: "1"}\n' > "$T/cpuu.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/cpuu.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 0 ] && grep -qF "warning: ResourceQuota spec.hard resource 'requests.cpuu' is not enforced by gpufleet" "$T/err.txt" && ok || bad "unknown quota resource: $(cat "$T/err.txt")"
 
 # 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
