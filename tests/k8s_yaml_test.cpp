@@ -1163,6 +1163,27 @@ TEST(K8sYamlErrors, UnknownPriorityClassAndSecondGlobalDefault) {
   expect_error("kind: PriorityClass\nmetadata: {name: a}\n", 1, 1, "value", "required field is missing");
 }
 
+TEST(K8sYamlErrors, PriorityClassValueAboveTheUserMaximum) {
+  expect_error("kind: PriorityClass\nmetadata: {name: urgent}\nvalue: 1000000001\n", 3, 8, "value",
+               "value 1000000001 is above 1000000000: a user-defined PriorityClass may not exceed 1000000000; only the "
+               "built-in system-cluster-critical (2000000000) and system-node-critical (2000001000) are higher, and "
+               "names starting with 'system-' are reserved for them");
+  expect_error("kind: PriorityClass\nmetadata: {name: system-urgent}\nvalue: 5\n", 2, 18, "metadata.name",
+               "'system-urgent' is a reserved name");
+  expect_error("kind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 2000000000\n", 3, 8, "value",
+               "system-node-critical must have value 2000001000, got 2000000000");
+  // The maximum, and the built-in classes as `kubectl get priorityclass -o yaml` lists them.
+  const K8sObjects k = parse_k8s_text(
+      "kind: PriorityClass\nmetadata: {name: top}\nvalue: 1000000000\n---\n"
+      "kind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 2000001000\n---\n"
+      "kind: PriorityClass\nmetadata: {name: system-cluster-critical}\nvalue: 2000000000\n---\n"
+      "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], priorityClassName: system-node-critical}\n",
+      "pc.yaml");
+  ASSERT_EQ(k.priority_classes.size(), 3u);
+  EXPECT_EQ(k.priority_classes[0].value, 1000000000);
+  EXPECT_EQ(k.pods[0].priority, 2000001000);
+}
+
 TEST(K8sYamlErrors, DocumentWithoutKindOrNotAMapping) {
   expect_error("apiVersion: v1\nmetadata: {name: a}\n", 1, 1, "kind", "missing kind");
   expect_error("- kind: Pod\n", 1, 1, "", "expected a Kubernetes object");

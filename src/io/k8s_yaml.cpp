@@ -298,6 +298,12 @@ std::string metadata_namespace(const Val& obj) {
 
 bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
 
+// The API server's built-in PriorityClasses; the only ones whose name may start with "system-" and
+// whose value may be above kMaxUserPriority (ValidatePriorityClass, IsKnownSystemPriorityClass).
+const PriorityClassSpec kSystemPriorityClasses[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
+                                                    {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
+constexpr int64_t kMaxUserPriority = 1'000'000'000;  // HighestUserDefinablePriority
+
 // core/v1 ResourceQuotaScope values the API server accepts (helper.IsStandardResourceQuotaScope).
 // VolumeAttributesClass scopes PersistentVolumeClaims: a quota with it matches no pod.
 const std::initializer_list<const char*> kQuotaScopes = {
@@ -653,6 +659,23 @@ void Reader::priority_class(const Val& v) {
   if (!value.present()) value.fail("required field is missing");
   pc.value = static_cast<int32_t>(value.integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
   pc.global_default = v["globalDefault"].boolean(false);
+  // As the API server validates it: a user-defined class is at most 1000000000; "system-" names are
+  // reserved for the built-in classes, with their values (e.g. from `kubectl get priorityclass -o yaml`).
+  const std::string rule = fmt::format(
+      "a user-defined PriorityClass may not exceed {}; only the built-in system-cluster-critical ({}) and "
+      "system-node-critical ({}) are higher, and names starting with 'system-' are reserved for them",
+      kMaxUserPriority, kSystemPriorityClasses[0].value, kSystemPriorityClasses[1].value);
+  if (pc.name.starts_with("system-")) {
+    const PriorityClassSpec* builtin = nullptr;
+    for (const auto& sys : kSystemPriorityClasses)
+      if (sys.name == pc.name) builtin = &sys;
+    if (builtin == nullptr) v["metadata"]["name"].fail(fmt::format("'{}' is a reserved name: {}", pc.name, rule));
+    if (pc.value != builtin->value)
+      value.fail(fmt::format("{} must have value {}, got {}: {}", pc.name, builtin->value, pc.value, rule));
+    if (pc.global_default) v["globalDefault"].fail(fmt::format("{} cannot be the global default", pc.name));
+  } else if (pc.value > kMaxUserPriority) {
+    value.fail(fmt::format("value {} is above {}: {}", pc.value, kMaxUserPriority, rule));
+  }
   if (pc.global_default)
     for (const auto& other : out_.priority_classes)
       if (other.global_default)
@@ -906,15 +929,13 @@ void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
 
 K8sObjects Reader::finish() {
   // Resolve priorities as the Priority admission plugin does.
-  static const PriorityClassSpec kBuiltins[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
-                                                {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
   const PriorityClassSpec* global = nullptr;
   for (const auto& pc : out_.priority_classes)
     if (pc.global_default) global = &pc;
   auto find_class = [&](const std::string& name) -> const PriorityClassSpec* {
     for (const auto& pc : out_.priority_classes)
       if (pc.name == name) return &pc;
-    for (const auto& pc : kBuiltins)
+    for (const auto& pc : kSystemPriorityClasses)
       if (pc.name == name) return &pc;
     return nullptr;
   };

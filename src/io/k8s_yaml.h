@@ -63,7 +63,9 @@
 // nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
 // kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
-// duplicate node, pod (per namespace) or PriorityClass; two globalDefault PriorityClasses; an unknown
+// duplicate node, pod (per namespace) or PriorityClass; a PriorityClass value above 1000000000 or a
+// name starting with "system-" other than the built-in classes with their values (as the API server
+// validates them); two globalDefault PriorityClasses; an unknown
 // priorityClassName; a wrong YAML type for any field read.
 #pragma once
 

@@ -64,6 +64,8 @@ printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {
 expect_bad "duplicate ResourceQuota" "dupquota.yaml:8:18: field 'metadata.name': duplicate ResourceQuota" "$T/dupquota.yaml"
 printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.nvidia.com/gpu: "1"}\n  scopes: [BestEffort, Platinum]\n' > "$T/scope.yaml"
 expect_bad "unknown quota scope" "scope.yaml:6:24: field 'spec.scopes[1]': unsupported scope 'Platinum'" "$T/scope.yaml"
+printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: urgent}\nvalue: 2000000000\n' > "$T/pc.yaml"
+expect_bad "PriorityClass above the user maximum" "pc.yaml:4:8: field 'value': value 2000000000 is above 1000000000" "$T/pc.yaml"
 mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
 expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
 
