@@ -864,6 +864,18 @@ metadata: {name: dcgm-exporter}
 
 // ------------------------------------------------------------------------ JSON and List inputs
 
+TEST(K8sYaml, FileWithoutObjectsIsWarned) {
+  for (const char* text : {"", "---\n", "# nothing yet\n---\n---\n"}) {
+    const K8sObjects k = parse_k8s_text(text, "empty.yaml");
+    EXPECT_TRUE(k.pods.empty());
+    EXPECT_EQ(k.warnings,
+              (std::vector<std::string>{"empty.yaml: no objects (the file is empty or holds only empty documents)"}))
+        << text;
+  }
+  EXPECT_TRUE(parse_k8s_text("---\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\n", "a.yaml")
+                  .warnings.empty());
+}
+
 TEST(K8sYaml, JsonListFromKubectl) {
   const K8sObjects k = parse_k8s_text(R"({
     "apiVersion": "v1",

@@ -376,6 +376,10 @@ void Reader::parse_text(std::string_view text, const std::string& file) {
   Source src;
   src.file = file;
   const std::vector<YAML::Node> docs = detail::load_documents(text, src);
+  // An empty file (or only `---` and comments): kubectl apply refuses it ("no objects passed to
+  // apply"); here it is harmless (e.g. a placeholder in a directory), so only a warning.
+  if (std::all_of(docs.begin(), docs.end(), [](const YAML::Node& doc) { return doc.IsNull(); }))
+    out_.warnings.push_back(fmt::format("{}: no objects (the file is empty or holds only empty documents)", file));
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;  // an empty document (e.g. a trailing ---)
     const Val v(doc, "", src);

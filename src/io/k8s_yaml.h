@@ -48,8 +48,9 @@
 //    The same configs are accepted as standalone documents without `kind`.
 //  - NodePoolSet (apiVersion gpufleet.io/...): the file is listed in pool_files for io/pool_file.h.
 //  - Anything else (and a ConfigMap holding neither config) is skipped, counted in skipped_kinds, and
-//    reported by one warning per kind. Empty documents are ignored. A document without kind that is
-//    not one of the two configs is an error.
+//    reported by one warning per kind. Empty documents are ignored; a file with no other document
+//    gets a warning ("no objects"). A document without kind that is not one of the two configs is an
+//    error.
 //
 // Errors throw InputError with the file, the 1-based line and column of the offending YAML node
 // (or of the nearest enclosing node when a field is missing) and the field path, e.g.
@@ -205,7 +206,8 @@ struct K8sObjects {
   /// those documents are not otherwise read here, nor counted as skipped.
   std::vector<std::string> pool_files;
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
-  std::vector<std::string> warnings;         ///< one per skipped kind, and one per ignored pod feature
+  std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per ignored
+                                             ///< pod feature and per unenforced quota resource
 };
 
 /// Reads files and directories (see above). Throws InputError.

@@ -97,6 +97,14 @@ printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard:
 "$BIN" place --cluster "$T/nodes.yaml" --workload "$T/cpuu.yaml" > /dev/null 2> "$T/err.txt"
 [ $? = 0 ] && grep -qF "warning: ResourceQuota spec.hard resource 'requests.cpuu' is not enforced by gpufleet" "$T/err.txt" && ok || bad "unknown quota resource: $(cat "$T/err.txt")"
 
+# An empty workload file: exit 0 with a warning naming it, also when it is the whole workload.
+: > "$T/empty.yaml"
+printf -- '---\n' > "$T/dashes.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/empty.yaml" "$T/dashes.yaml" > "$T/empty.out" 2> "$T/err.txt"
+[ $? = 0 ] && ok || bad "empty workload: exit $?: $(cat "$T/err.txt")"
+grep -qF "warning: $T/empty.yaml: no objects" "$T/err.txt" && grep -qF "warning: $T/dashes.yaml: no objects" "$T/err.txt" && ok || bad "empty workload: no warning naming each file: $(cat "$T/err.txt")"
+grep -q '^0 placed' "$T/empty.out" && ok || bad "empty workload: $(cat "$T/empty.out")"
+
 # 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
 "$BIN" place --cluster "$T/nodes.yaml" --workload "$T/names.yaml" --json "$T/names.json" > "$T/names.out" 2> "$T/err.txt"
