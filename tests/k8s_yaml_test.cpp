@@ -207,7 +207,7 @@ spec:
   - name: b
     resources:
       requests: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2}
-      limits: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2, nvidia.com/mig-1g.10gb.shared: 1}
+      limits: {nvidia.com/mig-1g.10gb: "2", nvidia.com/gpu.shared: 2}
 )",
                                       "p.yaml");
   ASSERT_EQ(k.pods.size(), 1u);
@@ -217,11 +217,111 @@ spec:
   EXPECT_EQ(p.shared_replicas, 3);  // 1 + 2, summed over the containers
   EXPECT_EQ(p.mig_requests, (std::vector<MigRequest>{{"1g.10gb", 2}, {"3g.40gb", 1}}));  // sorted by profile
   EXPECT_TRUE(p.has_device_requests());
-  // A renamed time-sliced MIG resource is not modelled: it stays an extra.
-  ASSERT_EQ(k.pod_extras.size(), 1u);
-  EXPECT_EQ(k.pod_extras[0].pod, "infer");
-  EXPECT_EQ(k.pod_extras[0].namespace_name, "serve");
-  EXPECT_EQ(k.pod_extras[0].extended, (std::map<std::string, int64_t>{{"nvidia.com/mig-1g.10gb.shared", 1}}));
+  EXPECT_TRUE(k.pod_extras.empty());
+  EXPECT_TRUE(k.warnings.empty());
+}
+
+TEST(K8sYaml, PodUnmodelledNvidiaResourceIsAnError) {
+  // A typo: the pod would be placed without GPUs.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests:
+        cpu: "1"
+        nvidia.com/gpus: 1
+)",
+               9, 26, "spec.containers[0].resources.requests.nvidia.com/gpus",
+               "unknown resource 'nvidia.com/gpus': gpufleet models nvidia.com/gpu, nvidia.com/gpu.shared and "
+               "nvidia.com/mig-<profile>");
+  // A renamed time-sliced MIG device (time-slicing of MIG devices is not modelled), in a template's
+  // limits, an init container and the overhead.
+  expect_error(R"(kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        resources:
+          limits: {nvidia.com/mig-1g.10gb.shared: 1}
+)",
+               9, 51, "spec.template.spec.containers[0].resources.limits.nvidia.com/mig-1g.10gb.shared",
+               "unknown resource 'nvidia.com/mig-1g.10gb.shared'");
+  expect_error("kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: i, resources: {limits: {nvidia.com/gpu-shared: 1}}}]\n"
+               "  containers: [{name: c}]\n",
+               4, 74, "spec.initContainers[0].resources.limits.nvidia.com/gpu-shared", "unknown resource");
+  expect_error("kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  overhead: {nvidia.com/vgpu: 1}\n", 5,
+               31, "spec.overhead.nvidia.com/vgpu", "unknown resource 'nvidia.com/vgpu'");
+}
+
+TEST(K8sYamlErrors, MisspeltResourcesKeys) {
+  // A container key `resource` would drop the requests: kubectl's strict validation rejects it.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resource:
+      requests: {nvidia.com/gpu: 1}
+)",
+               6, 5, "spec.containers[0].resource", "unknown key 'resource': did you mean 'resources'?");
+  expect_error(R"(kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      initContainers:
+      - {name: i, resource: {limits: {cpu: "1"}}}
+      containers: [{name: c}]
+)",
+               7, 19, "spec.template.spec.initContainers[0].resource", "did you mean 'resources'?");
+  // Inside `resources` only requests, limits and claims.
+  expect_error(R"(kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1"}
+      limit: {nvidia.com/gpu: 1}
+)",
+               8, 7, "spec.containers[0].resources.limit", "unknown key 'limit' (expected requests, limits, claims)");
+  // claims (dynamic resource allocation) are valid Kubernetes but not modelled: a warning.
+  const K8sObjects k = parse_k8s_text(
+      "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, resources: {claims: [{name: gpu}]}}\n", "p.yaml");
+  ASSERT_EQ(k.pods.size(), 1u);
+  EXPECT_EQ(k.warnings,
+            (std::vector<std::string>{"ignored container resources.claims (dynamic resource allocation) in 1 object(s): not modelled"}));
+}
+
+TEST(K8sYaml, PodResourcesNotModelledAreWarnedOncePerName) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata: {name: a}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", ephemeral-storage: 1Gi, example.com/fpga: 1, hugepages-2Mi: "0"}
+      limits: {example.com/fpga: 1}
+---
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+      - name: c
+        resources: {limits: {example.com/fpga: 2}}
+)",
+                                      "p.yaml");
+  ASSERT_EQ(k.pods.size(), 4u);
+  EXPECT_EQ(k.pods[0].cpu_milli, 1000);
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"ignored pod resource ephemeral-storage in 1 object(s): not modelled",
+                                                  "ignored pod resource example.com/fpga in 2 object(s): not modelled"}));
 }
 
 TEST(K8sYaml, PodUnknownMigProfileIsAnError) {
@@ -553,6 +653,68 @@ spec: {hard: {}}
   EXPECT_FALSE(k.quotas[1].pods.has_value());
 }
 
+TEST(K8sYaml, ResourceQuotaScopesMustBeKubernetesScopes) {
+  const K8sObjects k = parse_k8s_text(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopes: [NotTerminating, BestEffort, VolumeAttributesClass]
+)",
+                                      "rq.yaml");
+  EXPECT_EQ(k.quotas[0].scopes, (std::vector<std::string>{"NotTerminating", "BestEffort", "VolumeAttributesClass"}));
+  // An unknown scope would make the quota match nothing: an error at the list item.
+  expect_error(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopes:
+  - BestEffort
+  - Preemptible
+)",
+               7, 5, "spec.scopes[1]",
+               "unsupported scope 'Preemptible' (supported: Terminating, NotTerminating, BestEffort, NotBestEffort, "
+               "PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass)");
+  expect_error(R"(kind: ResourceQuota
+metadata: {name: q}
+spec:
+  hard: {pods: "1"}
+  scopeSelector:
+    matchExpressions:
+    - {scopeName: priorityClass, operator: In, values: [high]}
+)",
+               7, 19, "spec.scopeSelector.matchExpressions[0].scopeName", "unsupported scope 'priorityClass'");
+}
+
+TEST(K8sYaml, ResourceQuotaHardResourcesNoPodIsChargedForAreWarned) {
+  const K8sObjects k = parse_k8s_text(R"(kind: ResourceQuota
+metadata: {name: a}
+spec:
+  hard:
+    requests.cpuu: "4"
+    requests.nvidia.com/gpu: "4"
+    requests.nvidia.com/gpus: "4"
+    requests.nvidia.com/mig-1g.10gb: "7"
+    requests.nvidia.com/gpu.shared: "8"
+    count/pods: "10"
+---
+kind: ResourceQuota
+metadata: {name: b}
+spec:
+  hard: {requests.cpuu: "8", services: "2", limits.memory: 1Gi}
+)",
+                                      "rq.yaml");
+  ASSERT_EQ(k.quotas.size(), 2u);
+  EXPECT_EQ(k.quotas[0].other.at("requests.cpuu"), "4");  // kept, as Kubernetes keeps it
+  EXPECT_EQ(k.warnings,
+            (std::vector<std::string>{
+                "ResourceQuota spec.hard resource 'requests.cpuu' is not enforced by gpufleet: no pod is charged for it "
+                "(2 quota(s), first at rq.yaml:5:20)",
+                "ResourceQuota spec.hard resource 'requests.nvidia.com/gpus' is not enforced by gpufleet: no pod is "
+                "charged for it (1 quota(s), first at rq.yaml:7:31)",
+                "ResourceQuota spec.hard resource 'services' is not enforced by gpufleet: no pod is charged for it "
+                "(1 quota(s), first at rq.yaml:15:40)"}));
+}
+
 // -------------------------------------------------------------------------- NVIDIA configs
 
 TEST(K8sYaml, TimeSlicingConfigInConfigMapAndStandalone) {
@@ -701,6 +863,18 @@ metadata: {name: dcgm-exporter}
 }
 
 // ------------------------------------------------------------------------ JSON and List inputs
+
+TEST(K8sYaml, FileWithoutObjectsIsWarned) {
+  for (const char* text : {"", "---\n", "# nothing yet\n---\n---\n"}) {
+    const K8sObjects k = parse_k8s_text(text, "empty.yaml");
+    EXPECT_TRUE(k.pods.empty());
+    EXPECT_EQ(k.warnings,
+              (std::vector<std::string>{"empty.yaml: no objects (the file is empty or holds only empty documents)"}))
+        << text;
+  }
+  EXPECT_TRUE(parse_k8s_text("---\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\n", "a.yaml")
+                  .warnings.empty());
+}
 
 TEST(K8sYaml, JsonListFromKubectl) {
   const K8sObjects k = parse_k8s_text(R"({
@@ -999,6 +1173,27 @@ TEST(K8sYamlErrors, UnknownPriorityClassAndSecondGlobalDefault) {
                "kind: PriorityClass\nmetadata: {name: b}\nvalue: 2\nglobalDefault: true\n",
                9, 16, "globalDefault", "already the global default");
   expect_error("kind: PriorityClass\nmetadata: {name: a}\n", 1, 1, "value", "required field is missing");
+}
+
+TEST(K8sYamlErrors, PriorityClassValueAboveTheUserMaximum) {
+  expect_error("kind: PriorityClass\nmetadata: {name: urgent}\nvalue: 1000000001\n", 3, 8, "value",
+               "value 1000000001 is above 1000000000: a user-defined PriorityClass may not exceed 1000000000; only the "
+               "built-in system-cluster-critical (2000000000) and system-node-critical (2000001000) are higher, and "
+               "names starting with 'system-' are reserved for them");
+  expect_error("kind: PriorityClass\nmetadata: {name: system-urgent}\nvalue: 5\n", 2, 18, "metadata.name",
+               "'system-urgent' is a reserved name");
+  expect_error("kind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 2000000000\n", 3, 8, "value",
+               "system-node-critical must have value 2000001000, got 2000000000");
+  // The maximum, and the built-in classes as `kubectl get priorityclass -o yaml` lists them.
+  const K8sObjects k = parse_k8s_text(
+      "kind: PriorityClass\nmetadata: {name: top}\nvalue: 1000000000\n---\n"
+      "kind: PriorityClass\nmetadata: {name: system-node-critical}\nvalue: 2000001000\n---\n"
+      "kind: PriorityClass\nmetadata: {name: system-cluster-critical}\nvalue: 2000000000\n---\n"
+      "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], priorityClassName: system-node-critical}\n",
+      "pc.yaml");
+  ASSERT_EQ(k.priority_classes.size(), 3u);
+  EXPECT_EQ(k.priority_classes[0].value, 1000000000);
+  EXPECT_EQ(k.pods[0].priority, 2000001000);
 }
 
 TEST(K8sYamlErrors, DocumentWithoutKindOrNotAMapping) {

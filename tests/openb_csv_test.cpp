@@ -228,8 +228,32 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing model column", true, "sn,cpu_milli,memory_mib,gpu\nn1,1,1,0\n", 1, "model"},
         BadCase{"truncated node row", true, nodes("n1,1000\n"), 2, "memory_mib"},
         BadCase{"empty node file", true, "", 1, ""},
-        BadCase{"node header only", true, nodes(""), 2, ""}),
+        BadCase{"node header only", true, nodes(""), 2, ""},
+        BadCase{"unknown qos", false, std::string(kPodHeader11) + "p1,1,1,0,0,,LS,Running,0,1,0\np2,1,1,0,0,,Platinum,Running,0,1,0\n",
+                3, "qos"},
+        BadCase{"qos in the wrong case", false, std::string(kPodHeader11) + "p1,1,1,0,0,,ls,Running,0,1,0\n", 2, "qos"},
+        BadCase{"unknown pod_phase", false, std::string(kPodHeader11) + "p1,1,1,0,0,,BE,Completed,0,1,0\n", 2, "pod_phase"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return "case" + std::to_string(info.index); });
+
+TEST(OpenbCsv, UnknownQosAndPodPhaseMessagesListTheValidValues) {
+  try {
+    parse_openb_pods(std::string(kPodHeader11) + "p1,1,1,0,0,,Platinum,Running,0,1,0\n", "pods.csv");
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "pods.csv:2: field 'qos': unknown qos 'Platinum' (expected LS, BE, Burstable or Guaranteed, or empty)");
+  }
+  try {
+    parse_openb_trace(std::string(kPodHeader11) + "p1,1,1,0,0,,LS,Done,0,1,0\n", "trace.csv");
+    FAIL() << "no InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.field(), "pod_phase");
+    EXPECT_NE(std::string(e.what()).find("unknown pod_phase 'Done' (expected Running, Failed, Pending or Succeeded"),
+              std::string::npos)
+        << e.what();
+  }
+}
 
 TEST(OpenbCsv, ReadMissingFileThrowsInputError) {
   const std::string path =

@@ -141,6 +141,14 @@ std::string pretty(const std::vector<size_t>& idx, F&& text) {
 
 }  // namespace
 
+bool charged_from_pod(std::string_view resource) {
+  const auto kind = classify(resource);
+  if (!kind) return false;
+  if (kind->charges != Charges::kExtended) return true;
+  const std::string_view name = resource.substr(kRequestsPrefix.size());
+  return name == kGpuSharedResource || name.starts_with(kMigResourcePrefix);
+}
+
 std::string format_quantity(int64_t amount, QuantityUnit unit) {
   if (amount == 0) return "0";
   const bool negative = amount < 0;

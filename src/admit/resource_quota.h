@@ -84,6 +84,13 @@ struct ResourceQuota {
 ResourceQuota from_spec(const io::ResourceQuotaSpec& spec);
 std::vector<ResourceQuota> from_specs(const std::vector<io::ResourceQuotaSpec>& specs);
 
+/// Whether admission charges a spec.hard entry from the Pod model alone, i.e. without
+/// ExtendedRequests: pods, count/pods, cpu, memory, requests.cpu/memory, limits.cpu/memory,
+/// requests/limits.nvidia.com/gpu, requests.nvidia.com/gpu.shared and requests.nvidia.com/mig-<profile>.
+/// Any other entry (e.g. a typo such as requests.cpuu, services, requests.example.com/fpga) never
+/// limits a pod of `gpufleet place`.
+bool charged_from_pod(std::string_view resource);
+
 /// The unit an amount is kept in: milli-units (cpu, counts, devices) or MiB (memory).
 enum class QuantityUnit { kMilli, kMebibytes };
 

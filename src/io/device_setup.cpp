@@ -118,6 +118,9 @@ class NodeSetup {
     throw InputError(origin.file, origin.line, config_field(origin, field), fmt::format("node {}: {}", node_.name, message));
   }
   void warn(const std::string& message) { w_.add(message, node_.name); }
+  // Read as a Node (advertised resources, GPU feature discovery labels); not an expanded pool node,
+  // whose source, if any, only gives its pool's positions.
+  bool from_yaml() const { return source_ != nullptr && !source_->pool; }
 
   int64_t advertised(std::string_view resource) const {
     if (extras_ == nullptr) return 0;
@@ -277,7 +280,7 @@ void NodeSetup::choose_time_slicing() {
     ts_ = node_.time_slicing;
     return;
   }
-  if (source_ == nullptr) return;
+  if (!from_yaml()) return;
   const std::optional<int32_t> replicas = int_label(kReplicasLabel, 1, 1 << 20);
   if (replicas && *replicas > 1 && find_label(node_.labels, kCountLabel) != nullptr)
     ts_ = TimeSlicing{*replicas, advertised(kGpuSharedResource) > 0, false};
@@ -286,7 +289,7 @@ void NodeSetup::choose_time_slicing() {
 void NodeSetup::count_gpus(bool mig_config) {
   if (!advertised_mig_.empty()) check_advertised_mig();
   const std::optional<int32_t> count = int_label(kCountLabel, 0, kMaxGpusPerNode);
-  if (source_ == nullptr) {  // an expanded pool: gpu_count is physical, and so is the label
+  if (!from_yaml()) {  // an expanded pool: gpu_count is physical, and so is the label
     if (count) node_.gpu_count = *count;
     return;
   }

@@ -18,7 +18,8 @@
 //    `nvidia.com/gpu.count` label when present (GFD sets it to the physical count under migStrategy
 //    none and mixed; an integer in [0, kMaxGpusPerNode], not below the GPUs without MIG), else the
 //    fewest GPUs that hold the advertised MIG devices. Without MIG the label is only validated: the
-//    allocatable count wins (e.g. a GPU marked unhealthy). Expanded pool nodes keep theirs.
+//    allocatable count wins (e.g. a GPU marked unhealthy). Expanded pool nodes (no source, or a pool
+//    source) keep theirs.
 // 3. MIG (Node::mig), device plugin migStrategy mixed:
 //    a. The label `nvidia.com/mig.config=<name>` selects the mig-parted config of that name among
 //       all MigPartedConfigs read (a name defined twice is an InputError). Each GPU index takes the
@@ -87,8 +88,11 @@ struct DeviceSetupReport {
 };
 
 /// Applies the rules above to `nodes`, in place. `advertised` (a node's extended resources, matched
-/// by name) and `sources` (positions, matched by name) come from the reader; nodes without them (e.g.
-/// expanded pools) are fine, their errors carry no position. Throws InputError.
+/// by name) and `sources` (positions, matched by name) come from the readers. A node without a source,
+/// or whose source is its pool's (K8sNodeSource::pool, io/pool_file.h), is set up as an expanded pool
+/// node; a pool source puts its errors at the pool's label in the pool file (e.g. field
+/// `pools[0].labels.nvidia.com/mig.config`), else at the pool's name; without a source they carry no
+/// position. Throws InputError.
 DeviceSetupReport apply_device_setup(std::vector<Node>& nodes, const std::vector<TimeSlicingConfig>& time_slicing_configs,
                                      const std::vector<MigPartedConfig>& mig_parted_configs,
                                      const std::vector<K8sNodeExtras>& advertised = {},

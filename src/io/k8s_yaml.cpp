@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "admit/resource_quota.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -72,13 +73,15 @@ int64_t resource_amount(const Val& v, ResKind kind) {
 using Amounts = std::map<std::string, int64_t>;
 
 // A ResourceList (requests, limits, overhead, allocatable): the amounts of the resources gpufleet
-// keeps (cpu, memory, nvidia.com/*); every value is validated.
-Amounts resource_list(const Val& list) {
+// keeps (cpu, memory, nvidia.com/*); every value is validated. The others with a positive amount go
+// to `ignored` when given.
+Amounts resource_list(const Val& list, std::set<std::string>* ignored = nullptr) {
   Amounts out;
   list.each_entry([&](const std::string& name, const Val& v) {
     const ResKind kind = resource_kind(name);
     const int64_t amount = resource_amount(v, kind);
     if (kind != ResKind::kOther) out[name] = amount;
+    else if (ignored != nullptr && amount > 0) ignored->insert(name);
   });
   return out;
 }
@@ -109,18 +112,46 @@ bool catalog_has_mig_profile(const std::string& profile) {
   return false;
 }
 
+// A pod's nvidia.com/* resources (requests, limits, overhead) must be ones the engine models:
+// nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-<profile> with a profile of a catalog model.
+// Any other (a typo such as nvidia.com/gpus, a renamed time-sliced MIG device such as
+// nvidia.com/mig-1g.10gb.shared) is an error at its value: the pod would be placed without it.
+void check_pod_device_names(const Val& list) {
+  list.each_entry([&](const std::string& name, const Val& v) {
+    if (resource_kind(name) != ResKind::kDevice || name == kGpuResource || name == kGpuSharedResource) return;
+    if (const auto profile = mig_profile_of(name)) {
+      if (!catalog_has_mig_profile(*profile))
+        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
+      return;
+    }
+    v.fail(fmt::format("unknown resource '{}': gpufleet models {}, {} and {}<profile> (a MIG device of the catalog, "
+                       "migStrategy mixed)",
+                       name, kGpuResource, kGpuSharedResource, kMigResourcePrefix));
+  });
+}
+
 struct ContainerRequests {
   Amounts effective;          // requests, defaulted from limits
   bool has_cpu_or_memory = false;
   bool guaranteed = true;     // cpu and memory limits set and equal to the (defaulted) requests
 };
 
-ContainerRequests container_requests(const Val& c) {
+// `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
+// other vendors' extended resources), for a warning.
+// Container keys are not validated (only what gpufleet reads is), except `resources`: a misspelt
+// key there, or the key itself misspelt, would silently drop the requests. kubectl's strict field
+// validation rejects both.
+ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored, bool& claims) {
+  c.fail_key("resource", "unknown key 'resource': did you mean 'resources'?");
   const Val res = c["resources"];
+  res.only_keys({"requests", "limits", "claims"});
+  claims |= res["claims"].present();
   const Val req_v = res["requests"];
   const Val lim_v = res["limits"];
-  Amounts req = resource_list(req_v);
-  const Amounts lim = resource_list(lim_v);
+  Amounts req = resource_list(req_v, &ignored);
+  const Amounts lim = resource_list(lim_v, &ignored);
+  check_pod_device_names(req_v);
+  check_pod_device_names(lim_v);
   for (const auto& [name, amount] : req) {
     const auto it = lim.find(name);
     if (resource_kind(name) == ResKind::kDevice && it != lim.end() && it->second != amount)
@@ -135,13 +166,6 @@ ContainerRequests container_requests(const Val& c) {
     const auto l = lim.find(r);
     if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
   }
-  // nvidia.com/mig-<profile>: the profile must exist in the catalog (a renamed time-sliced MIG
-  // resource, <...>.shared, is not modelled and stays an extra).
-  for (const Val* list : {&req_v, &lim_v})
-    list->each_entry([&](const std::string& name, const Val& v) {
-      if (const auto profile = mig_profile_of(name); profile && !catalog_has_mig_profile(*profile))
-        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
-    });
   if (amount_of(req, kGpu) > kMaxGpusPerPod)
     (req_v[kGpu].present() ? req_v[kGpu] : lim_v[kGpu])
         .fail(fmt::format("{} GPUs is more than {} per pod", amount_of(req, kGpu), kMaxGpusPerPod));
@@ -273,13 +297,31 @@ std::string metadata_namespace(const Val& obj) {
 
 bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
 
+// The API server's built-in PriorityClasses; the only ones whose name may start with "system-" and
+// whose value may be above kMaxUserPriority (ValidatePriorityClass, IsKnownSystemPriorityClass).
+const PriorityClassSpec kSystemPriorityClasses[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
+                                                    {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
+constexpr int64_t kMaxUserPriority = 1'000'000'000;  // HighestUserDefinablePriority
+
+// core/v1 ResourceQuotaScope values the API server accepts (helper.IsStandardResourceQuotaScope).
+// VolumeAttributesClass scopes PersistentVolumeClaims: a quota with it matches no pod.
+const std::initializer_list<const char*> kQuotaScopes = {
+    "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity",
+    "VolumeAttributesClass"};
+
+void check_quota_scope(const Val& at, const std::string& scope) {
+  if (one_of(scope, kQuotaScopes)) return;
+  std::string list;
+  for (const char* s : kQuotaScopes) list += list.empty() ? s : fmt::format(", {}", s);
+  at.fail(fmt::format("unsupported scope '{}' (supported: {})", scope, list));
+}
+
 // ---------------------------------------------------------------------------------------------
 // The reader
 
 // A pod template parsed once, replicated per controller replica.
 struct PodTemplate {
   Pod pod;
-  Amounts extended;
   bool explicit_priority = false;
   bool explicit_policy = false;
   std::pair<int, int> class_position;  // of spec.priorityClassName, for an unknown class
@@ -323,6 +365,7 @@ class Reader {
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
+  std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
 };
 
@@ -332,6 +375,10 @@ void Reader::parse_text(std::string_view text, const std::string& file) {
   Source src;
   src.file = file;
   const std::vector<YAML::Node> docs = detail::load_documents(text, src);
+  // An empty file (or only `---` and comments): kubectl apply refuses it ("no objects passed to
+  // apply"); here it is harmless (e.g. a placeholder in a directory), so only a warning.
+  if (std::all_of(docs.begin(), docs.end(), [](const YAML::Node& doc) { return doc.IsNull(); }))
+    out_.warnings.push_back(fmt::format("{}: no objects (the file is empty or holds only empty documents)", file));
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;  // an empty document (e.g. a trailing ---)
     const Val v(doc, "", src);
@@ -474,8 +521,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   if (n_containers == 0) containers.fail("a pod needs at least one container");
   Amounts total;
   bool any_cpu_memory = false, guaranteed = true;
+  std::set<std::string> ignored;  // requested resources gpufleet does not model
+  bool claims = false;            // resources.claims (dynamic resource allocation)
   for (size_t i = 0; i < n_containers; ++i) {
-    const ContainerRequests c = container_requests(containers.at(i));
+    const ContainerRequests c = container_requests(containers.at(i), ignored, claims);
     add_into(total, c.effective);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
@@ -484,7 +533,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   Amounts init_max, sidecars;
   for (size_t i = 0, n = inits.size(); i < n; ++i) {
     const Val init = inits.at(i);
-    const ContainerRequests c = container_requests(init);
+    const ContainerRequests c = container_requests(init, ignored, claims);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
     Amounts during = c.effective;
@@ -498,7 +547,11 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     max_into(init_max, during);
   }
   max_into(total, init_max);
-  add_into(total, resource_list(spec["overhead"]));
+  const Val overhead = spec["overhead"];
+  add_into(total, resource_list(overhead, &ignored));
+  check_pod_device_names(overhead);
+  for (const std::string& name : ignored) feature(fmt::format("pod resource {}", name));
+  if (claims) feature("container resources.claims (dynamic resource allocation)");
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_mib = amount_of(total, "memory");
@@ -513,12 +566,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
         containers.fail(fmt::format("the pod requests {} {} devices, more than {} ({} GPUs x {} instances)", amount, name,
                                     kMaxGpusPerNode * kMigMaxInstances, kMaxGpusPerNode, kMigMaxInstances));
       p.mig_requests.push_back({*profile, static_cast<int32_t>(amount)});
-    } else if (name == kGpuSharedResource) {
+    } else {  // nvidia.com/gpu.shared: check_pod_device_names rejected every other name
       if (amount > kMaxSharedReplicas)
         containers.fail(fmt::format("the pod requests {} {}, more than {}", amount, name, kMaxSharedReplicas));
       p.shared_replicas = static_cast<int32_t>(amount);
-    } else {
-      t.extended[name] = amount;
     }
   }
   p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
@@ -576,7 +627,6 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
     name_at.fail(fmt::format("duplicate pod '{}' in namespace '{}'", name, t.pod.namespace_name));
   Pod p = t.pod;
   p.name = std::move(name);
-  if (!t.extended.empty()) out_.pod_extras.push_back({p.name, p.namespace_name, t.extended});
   pending_.push_back({t.explicit_priority, t.explicit_policy, name_at.source().file, t.class_position, t.class_field});
   out_.pods.push_back(std::move(p));
 }
@@ -612,6 +662,23 @@ void Reader::priority_class(const Val& v) {
   if (!value.present()) value.fail("required field is missing");
   pc.value = static_cast<int32_t>(value.integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
   pc.global_default = v["globalDefault"].boolean(false);
+  // As the API server validates it: a user-defined class is at most 1000000000; "system-" names are
+  // reserved for the built-in classes, with their values (e.g. from `kubectl get priorityclass -o yaml`).
+  const std::string rule = fmt::format(
+      "a user-defined PriorityClass may not exceed {}; only the built-in system-cluster-critical ({}) and "
+      "system-node-critical ({}) are higher, and names starting with 'system-' are reserved for them",
+      kMaxUserPriority, kSystemPriorityClasses[0].value, kSystemPriorityClasses[1].value);
+  if (pc.name.starts_with("system-")) {
+    const PriorityClassSpec* builtin = nullptr;
+    for (const auto& sys : kSystemPriorityClasses)
+      if (sys.name == pc.name) builtin = &sys;
+    if (builtin == nullptr) v["metadata"]["name"].fail(fmt::format("'{}' is a reserved name: {}", pc.name, rule));
+    if (pc.value != builtin->value)
+      value.fail(fmt::format("{} must have value {}, got {}: {}", pc.name, builtin->value, pc.value, rule));
+    if (pc.global_default) v["globalDefault"].fail(fmt::format("{} cannot be the global default", pc.name));
+  } else if (pc.value > kMaxUserPriority) {
+    value.fail(fmt::format("value {} is above {}: {}", pc.value, kMaxUserPriority, rule));
+  }
   if (pc.global_default)
     for (const auto& other : out_.priority_classes)
       if (other.global_default)
@@ -644,10 +711,27 @@ void Reader::resource_quota(const Val& v) {
       val.quantity();
       q.other[key] = val.scalar();
     }
+    // Kubernetes accepts any resource name here (e.g. a typo such as requests.cpuu): say which ones
+    // never limit a pod here.
+    if (!admit::charged_from_pod(key)) {
+      auto& [quotas, first] = unenforced_[key];
+      if (quotas++ == 0) {
+        const auto [line, column] = val.position();
+        first = fmt::format("{}:{}:{}", val.source().file, line, column);
+      }
+    }
   });
-  q.scopes = string_list(spec["scopes"]);
+  const Val scopes = spec["scopes"];
+  for (size_t i = 0, n = scopes.size(); i < n; ++i) {
+    const Val scope = scopes.at(i);
+    q.scopes.push_back(scope.scalar());
+    check_quota_scope(scope, q.scopes.back());
+  }
   const Val exprs = spec["scopeSelector"]["matchExpressions"];
-  for (size_t i = 0, n = exprs.size(); i < n; ++i) q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+  for (size_t i = 0, n = exprs.size(); i < n; ++i) {
+    q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+    check_quota_scope(exprs.at(i)["scopeName"], q.scope_selector.back().key);
+  }
   out_.quotas.push_back(std::move(q));
 }
 
@@ -836,15 +920,13 @@ void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
 
 K8sObjects Reader::finish() {
   // Resolve priorities as the Priority admission plugin does.
-  static const PriorityClassSpec kBuiltins[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
-                                                {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
   const PriorityClassSpec* global = nullptr;
   for (const auto& pc : out_.priority_classes)
     if (pc.global_default) global = &pc;
   auto find_class = [&](const std::string& name) -> const PriorityClassSpec* {
     for (const auto& pc : out_.priority_classes)
       if (pc.name == name) return &pc;
-    for (const auto& pc : kBuiltins)
+    for (const auto& pc : kSystemPriorityClasses)
       if (pc.name == name) return &pc;
     return nullptr;
   };
@@ -871,6 +953,10 @@ K8sObjects Reader::finish() {
                                         first.second, first.first));
   for (const auto& [what, n] : features_)
     out_.warnings.push_back(fmt::format("ignored {} in {} object(s): not modelled", what, n));
+  for (const auto& [resource, where] : unenforced_)
+    out_.warnings.push_back(fmt::format("ResourceQuota spec.hard resource '{}' is not enforced by gpufleet: no pod is "
+                                        "charged for it ({} quota(s), first at {})",
+                                        resource, where.first, where.second));
   return std::move(out_);
 }
 

@@ -25,13 +25,19 @@
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
 //    gpu_milli = 1000, nvidia.com/mig-<profile> N -> mig_requests {profile, N} (migStrategy mixed;
 //    the profile must be one of a catalog model's, gpu_catalog.h), nvidia.com/gpu.shared N ->
-//    shared_replicas = N; other nvidia.com/* resources (e.g. a renamed time-sliced MIG device
-//    nvidia.com/mig-1g.10gb.shared) go to K8sPodExtras. QoS class as kube derives it
+//    shared_replicas = N; any other nvidia.com/* resource (a typo such as nvidia.com/gpus, a renamed
+//    time-sliced MIG device nvidia.com/mig-1g.10gb.shared) is an error, since the pod would be placed
+//    without it. Other resources (ephemeral-storage, hugepages-*, other vendors' extended resources)
+//    are validated and not modelled: one warning per resource name. QoS class as kube derives it
 //    (BestEffort -> QosClass::kBE). Priority: spec.priority when given, else the value of the
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
-//  - PriorityClass, ResourceQuota: the plain data below.
+//  - PriorityClass, ResourceQuota: the plain data below. A quota's spec.scopes and
+//    spec.scopeSelector scopeNames must be Kubernetes scopes (Terminating, NotTerminating, BestEffort,
+//    NotBestEffort, PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass). Its spec.hard
+//    takes any resource name, as Kubernetes does; one that admission does not charge a pod for
+//    (admit::charged_from_pod, e.g. a typo such as requests.cpuu) gets one warning per name.
 //  - PodDisruptionBudget (policy/v1): model/pod_disruption_budget.h. spec.selector (absent = selects
 //    nothing), exactly one of spec.minAvailable / spec.maxUnavailable, each a non-negative integer or
 //    a percentage "N%" with N in 0..100, and spec.unhealthyPodEvictionPolicy (IfHealthyBudget or
@@ -42,20 +48,25 @@
 //    The same configs are accepted as standalone documents without `kind`.
 //  - NodePoolSet (apiVersion gpufleet.io/...): the file is listed in pool_files for io/pool_file.h.
 //  - Anything else (and a ConfigMap holding neither config) is skipped, counted in skipped_kinds, and
-//    reported by one warning per kind. Empty documents are ignored. A document without kind that is
-//    not one of the two configs is an error.
+//    reported by one warning per kind. Empty documents are ignored; a file with no other document
+//    gets a warning ("no objects"). A document without kind that is not one of the two configs is an
+//    error.
 //
 // Errors throw InputError with the file, the 1-based line and column of the offending YAML node
 // (or of the nearest enclosing node when a field is missing) and the field path, e.g.
 // `spec.template.spec.containers[0].resources.requests.memory` (`items[3].` prefixed inside a List).
 // Errors in a config embedded in a ConfigMap's literal block (`|`) point into the block; in other
 // scalar styles they point at the data value. Checked: YAML syntax; malformed, negative or absurd
-// quantities; a non-integer GPU or other device count; nvidia.com/* requests differing from their
-// limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
+// quantities; a non-integer GPU or other device count; a pod's nvidia.com/* resource that is not
+// modelled (above); an unknown key in a container's `resources` (requests, limits, claims; claims
+// are not modelled: a warning) and a container key `resource`; nvidia.com/* requests differing from
+// their limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
 // nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
 // kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
-// duplicate node, pod (per namespace) or PriorityClass; two globalDefault PriorityClasses; an unknown
+// duplicate node, pod (per namespace) or PriorityClass; a PriorityClass value above 1000000000 or a
+// name starting with "system-" other than the built-in classes with their values (as the API server
+// validates them); two globalDefault PriorityClasses; an unknown
 // priorityClassName; a wrong YAML type for any field read.
 #pragma once
 
@@ -161,14 +172,19 @@ struct SourcePosition {
   std::string field;  ///< e.g. "metadata.labels.nvidia.com/gpu.product" ("items[2]." prefixed in a List)
 };
 
-/// Where a Node was read, for errors found after reading (io/device_setup.h).
+/// Where a Node was read, for errors found after reading (io/device_setup.h). A node expanded from
+/// a node pool (io/pool_file.h) has its pool's positions instead: `name` is the pool's name and
+/// `labels` its `labels` entries, in the pool file, and `pool` is set.
 struct K8sNodeSource {
   std::string node;
-  SourcePosition name;                           ///< metadata.name
+  SourcePosition name;                           ///< metadata.name (pools[i].name for a pool node)
   std::map<std::string, SourcePosition> labels;  ///< label key -> position of its value
+  bool pool = false;                             ///< expanded from a node pool, not read as a Node
 };
 
-/// Extended resources a pod requests that the Pod model does not carry (effective request).
+/// Extended resources a pod requests that the Pod model does not carry (effective request). The
+/// reader leaves K8sObjects::pod_extras empty: it rejects every nvidia.com/* resource it does not model
+/// and only warns about the others.
 struct K8sPodExtras {
   std::string pod;
   std::string namespace_name;
@@ -185,12 +201,13 @@ struct K8sObjects {
   std::vector<MigPartedConfig> mig_parted_configs;
   std::vector<K8sNodeExtras> node_extras;  ///< only nodes with extended resources, in node order
   std::vector<K8sNodeSource> node_sources;  ///< one per node, in node order
-  std::vector<K8sPodExtras> pod_extras;    ///< only pods with extended resources, in pod order
+  std::vector<K8sPodExtras> pod_extras;    ///< empty (see K8sPodExtras)
   /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
   /// those documents are not otherwise read here, nor counted as skipped.
   std::vector<std::string> pool_files;
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
-  std::vector<std::string> warnings;         ///< one per skipped kind, and one per ignored pod feature
+  std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per ignored
+                                             ///< pod feature and per unenforced quota resource
 };
 
 /// Reads files and directories (see above). Throws InputError.

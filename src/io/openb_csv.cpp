@@ -135,12 +135,22 @@ class CsvTable {
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;    // absurdity guard: ~1e9 vCPU
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;   // ~1 EiB
 
-QosClass parse_qos(std::string_view s) {
+// The trace README (alibaba-gpu-v2023, "Columns") lists qos LS, BE, Burstable, Guaranteed and
+// pod_phase Running, Failed, Pending, Succeeded. An empty cell means not given.
+QosClass parse_qos(const CsvTable& t, size_t col) {
+  const std::string_view s = t.text(col);
+  if (s.empty()) return QosClass::kUnspecified;
   if (s == "LS") return QosClass::kLS;
   if (s == "BE") return QosClass::kBE;
   if (s == "Burstable") return QosClass::kBurstable;
   if (s == "Guaranteed") return QosClass::kGuaranteed;
-  return QosClass::kUnspecified;
+  t.fail(col, fmt::format("unknown qos '{}' (expected LS, BE, Burstable or Guaranteed, or empty)", s));
+}
+
+void check_pod_phase(const CsvTable& t, size_t col) {
+  const std::string_view s = t.text(col);
+  if (s.empty() || s == "Running" || s == "Failed" || s == "Pending" || s == "Succeeded") return;
+  t.fail(col, fmt::format("unknown pod_phase '{}' (expected Running, Failed, Pending or Succeeded, or empty)", s));
 }
 
 }  // namespace
@@ -172,13 +182,14 @@ namespace {
 
 // Columns of a pod list, found by name; the time columns only when `with_times`.
 struct PodColumns {
-  size_t name, cpu, mem, num, milli, spec = 0, qos = 0, creation = 0, deletion = 0, scheduled = 0;
-  bool has_spec = false, has_qos = false;
+  size_t name, cpu, mem, num, milli, spec = 0, qos = 0, phase = 0, creation = 0, deletion = 0, scheduled = 0;
+  bool has_spec = false, has_qos = false, has_phase = false;
   PodColumns(const CsvTable& t, bool with_times)
       : name(t.require("name")), cpu(t.require("cpu_milli")), mem(t.require("memory_mib")), num(t.require("num_gpu")),
-        milli(t.require("gpu_milli")), has_spec(t.has("gpu_spec")), has_qos(t.has("qos")) {
+        milli(t.require("gpu_milli")), has_spec(t.has("gpu_spec")), has_qos(t.has("qos")), has_phase(t.has("pod_phase")) {
     if (has_spec) spec = t.require("gpu_spec");
     if (has_qos) qos = t.require("qos");
+    if (has_phase) phase = t.require("pod_phase");
     if (with_times) {
       creation = t.require("creation_time");
       deletion = t.require("deletion_time");
@@ -202,7 +213,8 @@ Pod parse_pod_row(const CsvTable& t, const PodColumns& c, std::unordered_set<std
   if (p.num_gpu > 1 && p.gpu_milli < kGpuMilliPerGpu)
     t.fail(c.milli, fmt::format("a pod with {} GPUs must take whole GPUs (gpu_milli 1000), got {}", p.num_gpu, p.gpu_milli));
   if (c.has_spec && p.num_gpu > 0) p.gpu_spec = std::string(t.text(c.spec));
-  if (c.has_qos) p.qos = parse_qos(t.text(c.qos));
+  if (c.has_qos) p.qos = parse_qos(t, c.qos);
+  if (c.has_phase) check_pod_phase(t, c.phase);
   return p;
 }
 

@@ -10,7 +10,9 @@
 // column; a row with fewer fields than the header; a non-integer or negative number; num_gpu above
 // kMaxGpusPerPod; gpu_milli above 1000; num_gpu and gpu_milli not both zero or both positive; a
 // multi-GPU pod with gpu_milli below 1000; a node with 0 CPU or memory, or more than
-// kMaxGpusPerNode GPUs, or GPUs without a model; a duplicate name; an empty file.
+// kMaxGpusPerNode GPUs, or GPUs without a model; a duplicate name; an empty file; a qos other than LS,
+// BE, Burstable, Guaranteed or a pod_phase other than Running, Failed, Pending, Succeeded (the values
+// the trace README lists; an empty cell means not given). pod_phase is only validated.
 #pragma once
 
 #include <string>

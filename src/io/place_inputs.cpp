@@ -1,6 +1,7 @@
 #include "io/place_inputs.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -29,32 +30,45 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   // GPU sharing of the YAML nodes (device-plugin and mig-parted configs by node label; unknown GPU
   // models are errors at the label), then of the pool nodes.
   DeviceSetupReport devices = apply_device_setup(out.objects);
+  // A node name two pools share is an error at the pool name in the file that repeats it. Pool nodes
+  // carry their pool's positions, so that device set-up errors name the pool file and line.
   std::vector<Node> pool_nodes;
-  std::set<std::string> names;
+  std::vector<K8sNodeSource> pool_sources;
+  std::map<std::string, std::string> names;  // node name -> where it was defined, for duplicates
   for (const std::string& file : out.objects.pool_files) {
-    for (NodePool& pool : read_pool_file(file)) {
+    std::vector<K8sNodeSource> sources;
+    std::vector<NodePool> pools = read_pool_file(file, &sources);
+    for (size_t i = 0; i < pools.size(); ++i) {
+      NodePool& pool = pools[i];
+      const SourcePosition& at = sources[i].name;
       std::vector<Node> nodes;
       try {
         nodes = expand_pool(pool);
       } catch (const std::invalid_argument& e) {
-        throw InputError(file, 0, fmt::format("pools[{}]", pool.name), e.what());
+        throw InputError(at.file, at.line, at.field, e.what(), at.column);
       }
       for (Node& node : nodes) {
-        if (!names.insert(node.name).second)
-          throw InputError(file, 0, "pools", fmt::format("node name '{}' given twice (pool {})", node.name, pool.name));
+        const auto [it, fresh] = names.try_emplace(node.name, fmt::format("pool {} in {}", pool.name, file));
+        if (!fresh)
+          throw InputError(at.file, at.line, at.field,
+                           fmt::format("node name '{}' of pool {} is already a node of {}", node.name, pool.name, it->second),
+                           at.column);
+        K8sNodeSource source = sources[i];
+        source.node = node.name;
+        pool_sources.push_back(std::move(source));
         pool_nodes.push_back(std::move(node));
       }
       out.pools.push_back(std::move(pool));
     }
   }
   DeviceSetupReport pool_devices =
-      apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs);
+      apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs, {}, pool_sources);
   out.input.nodes = std::move(pool_nodes);
   out.warnings = out.objects.warnings;
   for (auto* report : {&devices, &pool_devices})
     out.warnings.insert(out.warnings.end(), report->warnings.begin(), report->warnings.end());
   for (Node& node : out.objects.nodes) {
-    if (!names.insert(node.name).second) {
+    if (!names.try_emplace(node.name, "a Node").second) {
       SourcePosition at{"", 0, 0, "metadata.name"};
       for (const K8sNodeSource& src : out.objects.node_sources)
         if (src.node == node.name) at = src.name;

@@ -45,7 +45,13 @@ bool dns_label(const std::string& s) {
   return true;
 }
 
-NodePool parse_pool(const Field& p) {
+SourcePosition position_of(const Field& f) {
+  const auto [line, column] = f.position();
+  return SourcePosition{f.source().file, line, column, f.path()};
+}
+
+// One pool; its positions go to `source` (see read_pool_file).
+NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
                "mig", "timeSlicing"});
   NodePool pool;
@@ -53,6 +59,9 @@ NodePool parse_pool(const Field& p) {
   pool.name = name.required_str();
   if (!dns_label(pool.name))
     name.fail(fmt::format("'{}' is not a DNS label (lowercase letters, digits and '-', at most 63)", pool.name));
+  source.node = pool.name;
+  source.name = position_of(name);
+  source.pool = true;
   pool.instance_type = p["instanceType"].str();
 
   const GpuModelInfo* model = nullptr;
@@ -98,6 +107,7 @@ NodePool parse_pool(const Field& p) {
         k == kGpuReplicasLabel)
       v.fail(fmt::format("label {} is set by gpufleet from the pool and must not be given", k));
     pool.labels.emplace_back(k, v.str());
+    source.labels[k] = position_of(v);
   });
 
   const Field taints = p["taints"];
@@ -163,11 +173,13 @@ NodePool parse_pool(const Field& p) {
 
 }  // namespace
 
-std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name) {
+std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name,
+                                      std::vector<K8sNodeSource>* sources) {
   Source src;
   src.file = source_name;
   const std::vector<YAML::Node> docs = detail::load_documents(detail::strip_bom(text), src);
   std::vector<NodePool> pools;
+  if (sources != nullptr) sources->clear();
   std::set<std::string> names;
   bool found = false;
   for (const YAML::Node& doc : docs) {
@@ -192,9 +204,11 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
       for (size_t i = 0, n = list.size(); i < n; ++i) {
         const Field p = list.at(i);
         p.require_map();
-        NodePool pool = parse_pool(p);
+        K8sNodeSource source;
+        NodePool pool = parse_pool(p, source);
         if (!names.insert(pool.name).second) p["name"].fail(fmt::format("duplicate pool name '{}'", pool.name));
         pools.push_back(std::move(pool));
+        if (sources != nullptr) sources->push_back(std::move(source));
       }
     } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
       src.fail(e.mark, "", e.msg);
@@ -204,6 +218,8 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
   return pools;
 }
 
-std::vector<NodePool> read_pool_file(const std::string& path) { return parse_pool_text(read_text_file(path), path); }
+std::vector<NodePool> read_pool_file(const std::string& path, std::vector<K8sNodeSource>* sources) {
+  return parse_pool_text(read_text_file(path), path, sources);
+}
 
 }  // namespace gpufleet::io

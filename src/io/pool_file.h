@@ -39,14 +39,19 @@
 #include <string_view>
 #include <vector>
 
+#include "io/k8s_yaml.h"
 #include "model/node_pool.h"
 
 namespace gpufleet::io {
 
-/// Reads a pool file (see above). Throws InputError.
-std::vector<NodePool> read_pool_file(const std::string& path);
+/// Reads a pool file (see above). Throws InputError. When `sources` is given, it receives one entry
+/// per pool, parallel to the result: node = the pool's name, name = the position of `pools[i].name`,
+/// labels = the positions of its `labels` values, pool = true; for errors found after reading (a node
+/// name two pools share, a device set-up error of an expanded node: io/place_inputs.h).
+std::vector<NodePool> read_pool_file(const std::string& path, std::vector<K8sNodeSource>* sources = nullptr);
 
-/// Parses pool-file text; `source_name` names it in errors. Throws InputError.
-std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name);
+/// Parses pool-file text; `source_name` names it in errors. Throws InputError. `sources` as above.
+std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& source_name,
+                                      std::vector<K8sNodeSource>* sources = nullptr);
 
 }  // namespace gpufleet::io

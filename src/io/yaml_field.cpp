@@ -76,6 +76,14 @@ void Field::only_keys(std::initializer_list<const char*> allowed) const {
   }
 }
 
+void Field::fail_key(std::string_view key, const std::string& message) const {
+  if (!is_map()) return;
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const YAML::Node k = it->first;
+    if (k.IsScalar() && k.Scalar() == key) Field(k, child_path(key), *src_).fail(message);
+  }
+}
+
 Field Field::operator[](std::string_view key) const {
   std::string p = child_path(key);
   if (!present()) return missing(std::move(p));

@@ -26,6 +26,7 @@
 //   each_entry(f)     -- f(key, value) per mapping entry, in document order; non-string keys fail
 //                        with "expected a string key, got X"
 //   only_keys({...})  -- rejects unknown keys at the key: "unknown key 'k' (expected a, b, c)"
+//   fail_key(k, msg)  -- fails with msg at key k of a mapping (the key's position), when it is there
 //   require_map()     -- "required field is missing" / "expected a mapping, got X"
 //   scalar()          -- the text of a scalar; "required field is missing" / "expected a scalar, got X"
 //   str(def)          -- scalar() or `def` when absent or null
@@ -117,6 +118,9 @@ class Field {
   void require_map() const;
   /// Rejects keys outside `allowed` (typos), at the key's position; nothing when absent.
   void only_keys(std::initializer_list<const char*> allowed) const;
+  /// Fails with `message` at key `key` (its position, the child's path) when this mapping has it;
+  /// nothing otherwise.
+  void fail_key(std::string_view key, const std::string& message) const;
 
   Field operator[](std::string_view key) const;
 

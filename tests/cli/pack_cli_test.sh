@@ -49,6 +49,10 @@ mkpods 'pod-x,4000,8192,9,1000,,LS,Running,0,10,0'
 expect_bad nine-gpus "bad.csv:2: field 'num_gpu': 9 is out of range" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
 mkpods 'pod-x,4000,8192,1,1500,,LS,Running,0,10,0'
 expect_bad milli "bad.csv:2: field 'gpu_milli': 1500 is out of range" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,4000,8192,1,500,,Platinum,Running,0,10,0'
+expect_bad unknown-qos "bad.csv:2: field 'qos': unknown qos 'Platinum' (expected LS, BE, Burstable or Guaranteed" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
+mkpods 'pod-x,4000,8192,1,500,,LS,Done,0,10,0'
+expect_bad unknown-pod-phase "bad.csv:2: field 'pod_phase': unknown pod_phase 'Done'" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
 { echo "name,cpu_milli,memory_mib,gpu_milli"; echo "pod-x,1,1,0"; } > "$T/bad.csv"
 expect_bad missing-column "bad.csv:1: field 'num_gpu': missing column" --nodes "$T/nodes.csv" --pods "$T/bad.csv"
 { echo "sn,cpu_milli,memory_mib,gpu,model"; echo "node-z,32000,131072,4"; } > "$T/badnodes.csv"

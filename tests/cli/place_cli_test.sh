@@ -53,11 +53,57 @@ expect_bad "malformed quantity" "quantity.yaml:8:" "$T/quantity.yaml"
 grep -q 'containers\[0\].resources.requests.cpu' "$T/err.txt" && ok || bad "malformed quantity: field not named: $(cat "$T/err.txt")"
 pod_yaml '{cpu: "-1", memory: 1Gi}' > "$T/negative.yaml"
 expect_bad "negative request" "negative.yaml:8:" "$T/negative.yaml"
+pod_yaml '{cpu: "1", nvidia.com/gpus: 1}' > "$T/gpus.yaml"
+expect_bad "unmodelled nvidia.com resource" "gpus.yaml:8:45: field 'spec.containers[0].resources.requests.nvidia.com/gpus': unknown resource 'nvidia.com/gpus'" "$T/gpus.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resource:\n      requests: {nvidia.com/gpu: 1}\n' > "$T/resource.yaml"
+expect_bad "container key resource" "resource.yaml:7:5: field 'spec.containers[0].resource': unknown key 'resource': did you mean 'resources'?" "$T/resource.yaml"
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n      request: {nvidia.com/gpu: 1}\n' > "$T/request.yaml"
+expect_bad "unknown key in resources" "request.yaml:8:7: field 'spec.containers[0].resources.request': unknown key 'request' (expected requests, limits, claims)" "$T/request.yaml"
 expect_bad "missing file" "nope.yaml" "$T/nope.yaml"
 printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {requests.nvidia.com/gpu: "1"}}\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec: {hard: {cpu: "1"}}\n' > "$T/dupquota.yaml"
 expect_bad "duplicate ResourceQuota" "dupquota.yaml:8:18: field 'metadata.name': duplicate ResourceQuota" "$T/dupquota.yaml"
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.nvidia.com/gpu: "1"}\n  scopes: [BestEffort, Platinum]\n' > "$T/scope.yaml"
+expect_bad "unknown quota scope" "scope.yaml:6:24: field 'spec.scopes[1]': unsupported scope 'Platinum'" "$T/scope.yaml"
+printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: urgent}\nvalue: 2000000000\n' > "$T/pc.yaml"
+expect_bad "PriorityClass above the user maximum" "pc.yaml:4:8: field 'value': value 2000000000 is above 1000000000" "$T/pc.yaml"
 mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
 expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
+
+# Bad cluster input (node pools): the same checks, with the error at the pool file's line.
+expect_bad_cluster() {  # name, expected substring, cluster paths...
+  local name="$1" want="$2"
+  shift 2
+  rm -f "$T/out.json"
+  "$BIN" place --cluster "$@" --json "$T/out.json" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: stderr should be one line: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: stderr lacks '$want': $(cat "$T/err.txt")"
+  [ ! -e "$T/out.json" ] && ok || bad "$name: left an output file"
+}
+pool_yaml() {  # pool name, extra pool lines
+  printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: %s\n  gpu: {model: A10G, count: 1}\n  cpu: "8"\n  memory: 32Gi\n  nodes: 1\n  prices: {onDemand: 1.0}\n%b' "$1" "$2"
+}
+pool_yaml dev-a10g '' > "$T/dupA.yaml"
+{ echo '# the same pool in another file'; pool_yaml dev-a10g ''; } > "$T/dupB.yaml"
+expect_bad_cluster "pool in two files" "dupB.yaml:5:9: field 'pools[0].name': node name 'dev-a10g-0' of pool dev-a10g is already a node of pool dev-a10g in $T/dupA.yaml" "$T/dupA.yaml" "$T/dupB.yaml"
+
+printf 'version: v1\nmig-configs:\n  all-1g.10gb:\n  - {devices: all, mig-enabled: true, mig-devices: {1g.10gb: 7}}\n' > "$T/mig.yaml"
+pool_yaml inference-l4 '  labels: {nvidia.com/mig.config: nosuch}\n' > "$T/nosuchmig.yaml"
+expect_bad_cluster "pool label naming a missing mig-parted config" "nosuchmig.yaml:10:35: field 'pools[0].labels.nvidia.com/mig.config': node inference-l4-0: mig-parted config 'nosuch' is not among the inputs" "$T/nosuchmig.yaml" "$T/mig.yaml"
+
+# A quota on a resource no pod is charged for: accepted, as Kubernetes does, with a warning.
+printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.cpuu: "1"}\n' > "$T/cpuu.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/cpuu.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 0 ] && grep -qF "warning: ResourceQuota spec.hard resource 'requests.cpuu' is not enforced by gpufleet" "$T/err.txt" && ok || bad "unknown quota resource: $(cat "$T/err.txt")"
+
+# An empty workload file: exit 0 with a warning naming it, also when it is the whole workload.
+: > "$T/empty.yaml"
+printf -- '---\n' > "$T/dashes.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/empty.yaml" "$T/dashes.yaml" > "$T/empty.out" 2> "$T/err.txt"
+[ $? = 0 ] && ok || bad "empty workload: exit $?: $(cat "$T/err.txt")"
+grep -qF "warning: $T/empty.yaml: no objects" "$T/err.txt" && grep -qF "warning: $T/dashes.yaml: no objects" "$T/err.txt" && ok || bad "empty workload: no warning naming each file: $(cat "$T/err.txt")"
+grep -q '^0 placed' "$T/empty.out" && ok || bad "empty workload: $(cat "$T/empty.out")"
 
 # 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
