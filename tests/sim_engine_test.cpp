@@ -273,6 +273,23 @@ TEST(SimAutoscaler, NoScaleDownWithinTheDelayAfterAdd) {
     }
 }
 
+TEST(SimAutoscaler, AJobPodKeepsItsNodeFromBeingUnneeded) {
+  // One 4-GPU node running one 1-GPU job (25% < 0.5) from 0 to 3000. The job blocks eviction, so CA
+  // does not list the node as unneeded while it runs: the unneeded time starts at the tick at 3000
+  // (the completion, queued at 0, runs before that tick) and the node goes at 3000 + 600 = 3600,
+  // not at 3000 as if the timer had run since 0.
+  ClusterConfig c;
+  c.pools = {pool("p", 4, 1, 0, 1, 1.0)};
+  Workload w;
+  w.horizon_s = 7200;
+  w.items = {job("a", 0, 3000)};
+  const SimResult r = simulate(c, w, options());
+  EXPECT_DOUBLE_EQ(unit(r, "a").completion_s, 3000);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.nodes[0].end_s, 3600);
+  EXPECT_EQ(r.nodes_scaled_down, 1);
+}
+
 TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   std::vector<Node> nodes(2);
   nodes[0].name = "g";

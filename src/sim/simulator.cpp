@@ -798,31 +798,34 @@ void Engine::scale_down(double t) {
   for (NodeId n = 0; n < nodes_.size(); ++n) {
     NodeRt& node = nodes_[n];
     if (node.phase != Phase::kReady) continue;
-    if (node_utilization(*state_, n) < a.utilization_threshold) {
-      if (node.unneeded_since_s < 0) node.unneeded_since_s = t;
-    } else {
-      node.unneeded_since_s = -1;
-    }
+    // CA lists a node as unneeded only while it could be removed: utilization below the threshold,
+    // no pod that blocks eviction (job pods, as safe-to-evict "false"), and not inside the recheck
+    // period after a failed removal. A node that drops off the list loses its unneeded time.
+    const bool unneeded = node_utilization(*state_, n) < a.utilization_threshold && node.job_pods == 0 &&
+                          t >= node.recheck_after_s;
+    if (!unneeded) node.unneeded_since_s = -1;
+    else if (node.unneeded_since_s < 0) node.unneeded_since_s = t;
   }
   if (t < last_scale_up_s_ + a.scale_down_delay_after_add_s) return;
   int moved_nodes = 0;
   for (NodeId n = 0; n < nodes_.size(); ++n) {
     NodeRt& node = nodes_[n];
     if (node.phase != Phase::kReady || node.unneeded_since_s < 0) continue;
-    if (t - node.unneeded_since_s < a.scale_down_unneeded_s || t < node.recheck_after_s) continue;
+    if (t - node.unneeded_since_s < a.scale_down_unneeded_s) continue;
     if (pools_[node.pool].live <= cluster_.pools[node.pool].pool.min_nodes) continue;
     if (node.pods.empty()) {
       remove_node(n, t);
       ++result_.nodes_scaled_down;
       continue;
     }
-    if (moved_nodes > 0 || node.job_pods > 0) continue;
+    if (moved_nodes > 0) continue;
     if (try_move_pods(n, t)) {
       remove_node(n, t);
       ++result_.nodes_scaled_down;
       ++moved_nodes;
     } else {
       node.recheck_after_s = t + a.unremovable_recheck_s;
+      node.unneeded_since_s = -1;
     }
   }
 }
