@@ -281,6 +281,15 @@ TEST(PoolFile, IgnoresOtherKubernetesDocuments) {
   EXPECT_EQ(pools[0].name, "a");
 }
 
+TEST(PoolFile, SkipsTheSimulatorSettingsOnlyUnderTheirApiVersion) {
+  // gpufleet place reads the pools file of gpufleet simulate: its Autoscaling document is skipped,
+  // but not under another apiVersion, which the simulator would skip too (io/sim_pools.h).
+  EXPECT_EQ(parse_pool_text(edit(0, "") + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n", "p.yaml").size(), 1u);
+  expect_error(edit(0, "") + "---\napiVersion: sim.gpufleet.io/v2\nkind: Autoscaling\n", 11, 13, "apiVersion",
+               "apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling (expected sim.gpufleet.io/v1)");
+  expect_error(edit(0, "") + "---\nkind: Autoscaling\n", 11, 7, "kind", "needs apiVersion sim.gpufleet.io/v1 (apiVersion is missing)");
+}
+
 TEST(PoolFile, BaseIsValid) { EXPECT_EQ(parse_pool_text(edit(0, ""), "p.yaml").size(), 1u); }
 
 TEST(PoolFileErrors, YamlSyntax) {

@@ -73,6 +73,29 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"), "no error");
 }
 
+TEST(SimPoolsReader, SettingsUnderAnotherApiVersionAreAnError) {
+  // Skipped, such a document would leave the default settings in force without a word.
+  auto err = [](const std::string& doc) {
+    return error_of([&] { io::parse_sim_cluster_text(std::string(kPools) + "---\n" + doc, "p.yaml"); });
+  };
+  EXPECT_EQ(err("apiVersion: sim.gpufleet.io/v2\nkind: Autoscaling\nautoscaler: {enabled: false}\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling "
+            "(expected sim.gpufleet.io/v1)");
+  EXPECT_EQ(err("kind: Autoscaling\nautoscaler: {enabled: false}\n"),
+            "p.yaml:12:7: field 'kind': kind Autoscaling needs apiVersion sim.gpufleet.io/v1 (apiVersion is missing)");
+  EXPECT_EQ(err("apiVersion: gpufleet.io/sim/v1\nkind: Autoscaling\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'gpufleet.io/sim/v1' is not supported for kind Autoscaling "
+            "(expected sim.gpufleet.io/v1)");
+  EXPECT_EQ(err("apiVersion: sim.gpufleet.io/v1beta1\nkind: Workload\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v1beta1' is not supported for kind Workload "
+            "(expected sim.gpufleet.io/v1)");
+  // Kubernetes objects beside the pools are still skipped.
+  EXPECT_EQ(err("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), "no error");
+  const sim::ClusterConfig c =
+      io::parse_sim_cluster_text(std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nautoscaler: {enabled: false}\n", "p.yaml");
+  EXPECT_FALSE(c.autoscaler.enabled);
+}
+
 TEST(SimPoolsReader, ConsolidationBlock) {
   const std::string head = std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
   const sim::ClusterConfig bare = io::parse_sim_cluster_text(kPools, "p.yaml");

@@ -180,6 +180,15 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
       const std::string kind = root["kind"].str();
       const bool ours = api_version.rfind("gpufleet.io/", 0) == 0;
       if (kind != kKind) {
+        // The simulator's settings document (io/sim_pools.h) is skipped here, but with a mistyped
+        // or missing apiVersion io/sim_pools.h would skip it too and run on the defaults.
+        const bool sim_group = api_version.rfind("sim.gpufleet.io/", 0) == 0;
+        if ((kind == detail::kSimSettingsKind || sim_group) && api_version != detail::kSimApiVersion) {
+          if (!api.present())
+            root["kind"].fail(fmt::format("kind {} needs apiVersion {} (apiVersion is missing)", kind, detail::kSimApiVersion));
+          api.fail(fmt::format("apiVersion '{}' is not supported for kind {} (expected {})", api_version, kind.empty() ? "(none)" : kind,
+                               detail::kSimApiVersion));
+        }
         if (ours) root["kind"].fail(fmt::format("unknown kind '{}' for {} (expected {})", kind, api_version, kKind));
         continue;  // a Kubernetes object beside the pools (e.g. a mig-parted ConfigMap)
       }

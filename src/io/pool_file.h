@@ -23,8 +23,11 @@
 //
 // A file may hold several YAML documents (`---`). Documents with kind NodePoolSet are read, in order;
 // other documents (e.g. the mig-parted ConfigMap that goes with a MIG pool) are ignored, except that
-// any other kind under apiVersion gpufleet.io/... is an error. A file without a NodePoolSet is an
-// error. Every mapping rejects unknown keys (to catch typos such as `instancetype`).
+// any other kind under apiVersion gpufleet.io/... is an error, and so is a document of kind
+// Autoscaling or under sim.gpufleet.io/... whose apiVersion is not sim.gpufleet.io/v1 (the
+// simulator's settings, io/sim_pools.h: skipped silently, they would leave the defaults in force);
+// the error is at apiVersion, or at kind when apiVersion is missing. A file without a NodePoolSet
+// is an error. Every mapping rejects unknown keys (to catch typos such as `instancetype`).
 //
 // Errors throw InputError with the file, the 1-based line and column of the offending YAML node (of
 // the enclosing mapping for a missing field) and the field path, e.g. `pools[1].gpu.model`. Checked:

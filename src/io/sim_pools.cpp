@@ -18,7 +18,7 @@ using detail::kSimApiVersion;
 using detail::seconds;
 using detail::Source;
 
-constexpr const char* kKind = "Autoscaling";
+constexpr const char* kKind = detail::kSimSettingsKind;
 
 // A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite, non-negative number.
 // Not a duration, so no seconds() limit. Errors: "'s' is not a number", "s is negative".

@@ -28,7 +28,10 @@
 //       spotNoticeSeconds: 120
 //
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
-// documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). Full
+// documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). A kind
+// Autoscaling document with another apiVersion (or none), or a sim.gpufleet.io/ document of another
+// version, is an error at its apiVersion (at kind when apiVersion is missing), not skipped: the run
+// would silently use the defaults (checked by io/pool_file.h, which reads the file first). Full
 // description: docs/simulate.md.
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool

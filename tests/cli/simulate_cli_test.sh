@@ -68,6 +68,10 @@ expect_bad "min above max" "minmax.yaml:9:8: field 'pools[0].min': min 5 is abov
 cp "$T/pools.yaml" "$T/settings.yaml"
 printf -- '---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\npools:\n  gpu: {capacityType: spot}\n' >> "$T/settings.yaml"
 expect_bad "spot without price" "pool gpu has no spot price" "$T/settings.yaml" "$T/good.yaml"
+sed 's#sim.gpufleet.io/v1#sim.gpufleet.io/v2#' "$T/settings.yaml" > "$T/settings-v2.yaml"
+expect_bad "settings under another apiVersion" \
+  "settings-v2.yaml:13:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling (expected sim.gpufleet.io/v1)" \
+  "$T/settings-v2.yaml" "$T/good.yaml"
 job_yaml '  durationSeconds: 60
   colour: blue' > "$T/typo.yaml"
 expect_bad "unknown key" "unknown key 'colour'" "$T/pools.yaml" "$T/typo.yaml"
