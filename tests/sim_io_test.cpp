@@ -65,12 +65,16 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_NE(with("pools:\n  a: {capacityType: spot, reservedNodes: 1}\n").find("a spot pool cannot hold reserved nodes"), std::string::npos);
   EXPECT_NE(with("kind2: x\n").find("unknown key 'kind2'"), std::string::npos);
   // Durations share the workload reader's seconds(): at most 1e10 s. A rate per node-hour is not a
-  // duration and has no such cap.
+  // duration: its cap is 60 per node-hour (one a minute).
   EXPECT_EQ(with("autoscaler: {scaleDownUnneededSeconds: 2e10}\n"),
             "p.yaml:14:40: field 'autoscaler.scaleDownUnneededSeconds': 2e10 is absurdly large");
   EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: -1}\n"),
             "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': -1 is negative");
-  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"), "no error");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"),
+            "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': 2e10 is above the maximum of 60 per node-hour");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 1e300}\n"),
+            "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': 1e300 is above the maximum of 60 per node-hour");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 60}\n"), "no error");
 }
 
 TEST(SimPoolsReader, SettingsUnderAnotherApiVersionAreAnError) {

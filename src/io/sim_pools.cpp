@@ -20,11 +20,17 @@ using detail::Source;
 
 constexpr const char* kKind = detail::kSimSettingsKind;
 
-// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite, non-negative number.
-// Not a duration, so no seconds() limit. Errors: "'s' is not a number", "s is negative".
+// The largest rate per node-hour: one event a minute on every node. Far above any spot market
+// (AWS's highest interruption band is "more than 20%" a month), it only catches absurd values.
+constexpr double kMaxPerNodeHour = 60;
+
+// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite number in
+// [0, kMaxPerNodeHour]. Errors: "'s' is not a number", "s is negative", "s is above the maximum of
+// 60 per node-hour".
 double per_node_hour(const Field& f) {
   const double v = f.number();
   if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxPerNodeHour) f.fail(fmt::format("{} is above the maximum of {:g} per node-hour", f.scalar(), kMaxPerNodeHour));
   return v;
 }
 

@@ -24,7 +24,7 @@
 //       provisionSeconds: 180
 //       capacityType: on-demand           # or spot (needs prices.spot)
 //       reservedNodes: 2                  # needs prices.reserved; on-demand pools only
-//       spotInterruptionsPerNodeHour: 0.002
+//       spotInterruptionsPerNodeHour: 0.002  # 0..60
 //       spotNoticeSeconds: 120
 //
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
@@ -36,7 +36,8 @@
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
 // name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
-// times or rates, times above 1e10 s (io/yaml_field.h seconds()), a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
+// times or rates, times above 1e10 s (io/yaml_field.h seconds()), a spot interruption rate above 60
+// per node-hour, a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
 // reader checks.
 #pragma once
