@@ -178,6 +178,13 @@ TEST(SimWorkloadReader, ExampleAndErrors) {
   EXPECT_NE(error_of([&] { io::parse_sim_workload_text("apiVersion: sim.gpufleet.io/v1\nkind: Workload\n", "w.yaml", {}); })
                 .find("horizonSeconds': required field is missing"),
             std::string::npos);
+  // The horizon bounds the run (a time-series row per minute, a tick per scan interval): at most 1e8 s.
+  auto horizon = [](const std::string& h) {
+    return error_of([&] { io::parse_sim_workload_text("apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: " + h + "\n", "w.yaml", {}); });
+  };
+  EXPECT_EQ(horizon("1e8"), "no error");
+  EXPECT_EQ(horizon("100000001"), "w.yaml:3:17: field 'horizonSeconds': 100000001 is above the maximum of 100000000 s (about 3 years)");
+  EXPECT_EQ(horizon("1e10"), "w.yaml:3:17: field 'horizonSeconds': 1e10 is above the maximum of 100000000 s (about 3 years)");
 }
 
 TEST(SimOutput, JsonHasTheIssueKeys) {

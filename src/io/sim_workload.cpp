@@ -215,7 +215,10 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
       if (found) kind.fail("a second Workload document (one per file)");
       found = true;
       root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
-      out.workload.horizon_s = positive_seconds(root["horizonSeconds"]);
+      const Field horizon = root["horizonSeconds"];
+      out.workload.horizon_s = positive_seconds(horizon);
+      if (out.workload.horizon_s > kMaxHorizonSeconds)
+        horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
       std::set<std::string> names;
       auto add = [&](const Field& f, Item kind_of) {
         sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);

@@ -63,6 +63,8 @@ expect_bad "unknown pool message" "field 'jobs[0].pools[1]': unknown pool 'tpu' 
 job_yaml '  durationSeconds: -5' > "$T/negative.yaml"
 expect_bad "negative duration" "negative.yaml:7:20: field 'jobs[0].durationSeconds': -5 is negative" "$T/pools.yaml" "$T/negative.yaml"
 job_yaml '  durationSeconds: 60' > "$T/good.yaml"
+job_yaml '  durationSeconds: 60' | sed 's/horizonSeconds: 3600/horizonSeconds: 2e8/' > "$T/long.yaml"
+expect_bad "horizon above the limit" "long.yaml:3:17: field 'horizonSeconds': 2e8 is above the maximum of 100000000 s" "$T/pools.yaml" "$T/long.yaml"
 sed 's/min: 0/min: 5/' "$T/pools.yaml" > "$T/minmax.yaml"
 expect_bad "min above max" "minmax.yaml:9:8: field 'pools[0].min': min 5 is above max 4" "$T/minmax.yaml" "$T/good.yaml"
 cp "$T/pools.yaml" "$T/settings.yaml"
@@ -101,6 +103,16 @@ expect_bad_trace "both sources" "exactly one of --workload" --openb-pods "$T/tra
 expect_bad_trace "no source" "exactly one of --workload"
 expect_bad_trace "time scale without trace" "apply to --openb-pods only" --workload "$T/good.yaml" --time-scale 5
 expect_bad_trace "zero time scale" "--time-scale 0 must be positive" --openb-pods "$T/trace.csv" --time-scale 0
+# Limits that keep a run bounded (each of these ran for minutes and took GBs): checked before any work.
+expect_bad_trace "huge horizon" "--horizon 1e+300 is above the maximum of 100000000 s" --openb-pods "$T/trace.csv" --horizon 1e300
+expect_bad_trace "tiny time scale" "--time-scale 1e-300 is outside [0.001, 1000000]" --openb-pods "$T/trace.csv" --time-scale 1e-300
+expect_bad_trace "huge time scale" "--time-scale 10000000 is outside [0.001, 1000000]" --openb-pods "$T/trace.csv" --time-scale 1e7
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/far.csv"
+printf 'p0,2000,4096,1,500,,LS,Running,0,7200,0\np1,2000,4096,1,500,,BE,Succeeded,1000000,1003600,1000000\n' >> "$T/far.csv"
+expect_bad_trace "replay past the horizon limit" "--time-scale 0.001: the replay runs to its last arrival at 1e+09 s, above the maximum of 100000000 s" \
+  --openb-pods "$T/far.csv" --time-scale 0.001
+"$BIN" simulate --pools "$T/pools.yaml" --openb-pods "$T/far.csv" --time-scale 0.001 --horizon 3600 -q > /dev/null 2> "$T/err.txt" \
+  && ok || bad "a --horizon within the limit should let --time-scale 0.001 run: $(cat "$T/err.txt")"
 
 # 4. compare: one table row per configuration, savings against the first, JSON per configuration.
 if "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "base=$EXAMPLES/baseline-pools.yaml,leastallocated" \
