@@ -187,6 +187,22 @@ TEST(SimWorkloadReader, ExampleAndErrors) {
   EXPECT_EQ(horizon("1e10"), "w.yaml:3:17: field 'horizonSeconds': 1e10 is above the maximum of 100000000 s (about 3 years)");
 }
 
+TEST(SimWorkloadReader, GeneratorJobCountIsBounded) {
+  // jobsPerHour x (endSeconds - startSeconds) / 3600 at most 1e7: 1e9 per hour crowded a million
+  // jobs (maxJobs' default) into 4 s, which no run could work through.
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 172800\ngenerate:\n";
+  const std::string rest = "  durationSeconds: {min: 60, max: 600}\n  templates: [{gpus: 1}]\n";
+  auto gen = [&](const std::string& lines) { return error_of([&] { io::parse_sim_workload_text(head + lines + rest, "w.yaml", {}); }); };
+  const std::string too_many =
+      "w.yaml:5:16: field 'generate.jobsPerHour': 1e9 jobs per hour over 48 h (startSeconds to endSeconds) is 4.8e+10 jobs, "
+      "above the maximum of 10000000";
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n"), too_many);
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n  maxJobs: 10\n"), too_many);  // maxJobs does not lift it
+  EXPECT_EQ(gen("  jobsPerHour: 208333\n"), "no error");             // 9,999,984 jobs in 48 h
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n  endSeconds: 36\n"), "no error");  // exactly 1e7 in 36 s
+  EXPECT_NE(gen("  jobsPerHour: 1e9\n  endSeconds: 37\n").find("jobs, above the maximum of 10000000"), std::string::npos);
+}
+
 TEST(SimOutput, JsonHasTheIssueKeys) {
   sim::ClusterConfig c = io::parse_sim_cluster_text(kPools, "p.yaml");
   sim::Workload w;

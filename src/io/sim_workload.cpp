@@ -168,6 +168,9 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
   if (const Field s = g["startSeconds"]; s.present()) p.start_s = seconds(s);
   if (const Field e = g["endSeconds"]; e.present()) p.end_s = seconds(e);
   if (p.end_s < p.start_s) g["endSeconds"].fail(fmt::format("end {} is before start {}", p.end_s, p.start_s));
+  if (const double expected = p.jobs_per_hour * (p.end_s - p.start_s) / 3600; expected > kMaxGeneratedJobs)
+    rate.fail(fmt::format("{} jobs per hour over {:g} h (startSeconds to endSeconds) is {:g} jobs, above the maximum of {:.0f}",
+                          rate.scalar(), (p.end_s - p.start_s) / 3600, expected, kMaxGeneratedJobs));
   const Field d = g["durationSeconds"];
   d.require_map();
   d.only_keys({"min", "max", "paretoShape"});
