@@ -315,6 +315,24 @@ TEST(PoolFileErrors, Counts) {
   expect_error(edit(8, "  nodes: 2\n  min: -1"), 9, 8, "pools[0].min", "-1 is negative");
 }
 
+TEST(PoolFileErrors, NodeCountLimits) {
+  // At most 100000 nodes a pool and 200000 for the max of all pools of a file: `gpufleet simulate`
+  // keeps every node up to max from the start (max: 1000000 ran for minutes).
+  expect_error(edit(8, "  nodes: 100001"), 8, 10, "pools[0].nodes", "100001 is out of range [0, 100000]");
+  expect_error(edit(8, "  nodes: 2\n  max: 1000000"), 9, 8, "pools[0].max", "1000000 is out of range [0, 100000]");
+  const std::string big = edit(8, "  nodes: 2\n  max: 100000");
+  const std::string b = "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100000\n  prices: {onDemand: 0}\n";
+  EXPECT_EQ(parse_pool_text(big + b, "p.yaml").size(), 2u);  // 200000 in all
+  expect_error(big + b + "- name: c\n  cpu: 1\n  memory: 1Gi\n  nodes: 1\n  prices: {onDemand: 0}\n", 20, 10, "pools[2].nodes",
+               "the pools' max add up to 200001 nodes with this one, above the maximum of 200000 in a file");
+  expect_error(big + "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100001\n  prices: {onDemand: 0}\n", 15, 8,
+               "pools[1].max", "100001 is out of range [0, 100000]");
+  expect_error(big + "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100000\n  prices: {onDemand: 0}\n"
+                     "---\napiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- {name: c, cpu: 1, memory: 1Gi, nodes: 0, max: 1, "
+                     "prices: {onDemand: 0}}\n",
+               21, 49, "pools[0].max", "above the maximum of 200000 in a file");
+}
+
 TEST(PoolFileErrors, MinAboveMaxAndNodesOutOfRange) {
   // min and max default to nodes, so a lone max below nodes is reported as min > max at max.
   expect_error(edit(8, "  nodes: 5\n  max: 4"), 9, 8, "pools[0].max", "min 5 is above max 4");

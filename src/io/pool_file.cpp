@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kApiVersion = "gpufleet.io/v1";
 constexpr const char* kKind = "NodePoolSet";
-constexpr int64_t kMaxNodes = 1'000'000;            // absurdity guards
+constexpr int64_t kMaxNodes = kMaxPoolNodes;        // absurdity guards
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 
@@ -169,6 +169,7 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
   const std::vector<YAML::Node> docs = detail::load_documents(detail::strip_bom(text), src);
   std::vector<NodePool> pools;
   std::set<std::string> names;
+  int64_t total_max = 0;  // of every pool so far, against kMaxTotalPoolNodes
   bool found = false;
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;
@@ -203,6 +204,11 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
         p.require_map();
         NodePool pool = parse_pool(p);
         if (!names.insert(pool.name).second) p["name"].fail(fmt::format("duplicate pool name '{}'", pool.name));
+        total_max += pool.max_nodes;
+        if (total_max > kMaxTotalPoolNodes)
+          (p["max"].present() ? p["max"] : p["nodes"])
+              .fail(fmt::format("the pools' max add up to {} nodes with this one, above the maximum of {} in a file", total_max,
+                                kMaxTotalPoolNodes));
         pools.push_back(std::move(pool));
       }
     } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
