@@ -116,6 +116,13 @@ TEST(SimPoolsReader, ConsolidationBlock) {
   auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
   EXPECT_EQ(err("consolidation: {threshold: 2}\n"), "p.yaml:14:28: field 'consolidation.threshold': 2 is outside [0, 1]");
   EXPECT_EQ(err("consolidation: {intervalSeconds: 0}\n"), "p.yaml:14:34: field 'consolidation.intervalSeconds': 0 must be positive");
+  // A tick every microsecond never ends: intervals are at least 1 s.
+  EXPECT_EQ(err("consolidation: {intervalSeconds: 0.5}\n"),
+            "p.yaml:14:34: field 'consolidation.intervalSeconds': 0.5 is below the minimum of 1 s");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: 1e-6}\n"),
+            "p.yaml:14:35: field 'autoscaler.scanIntervalSeconds': 1e-6 is below the minimum of 1 s");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: -1}\n"), "p.yaml:14:35: field 'autoscaler.scanIntervalSeconds': -1 must be positive");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: 1}\nconsolidation: {intervalSeconds: 1}\n"), "no error");
   EXPECT_EQ(err("consolidation: {consolidateAfterSeconds: -1}\n"),
             "p.yaml:14:42: field 'consolidation.consolidateAfterSeconds': -1 is negative");
   EXPECT_NE(err("consolidation: {policy: x}\n").find("unknown key 'policy'"), std::string::npos);

@@ -7,7 +7,7 @@
 //     enabled: true                    # false: a static cluster (pools keep their size)
 //     scaleDown: true
 //     expander: least-waste            # or price
-//     scanIntervalSeconds: 10
+//     scanIntervalSeconds: 10          # at least 1
 //     scaleUpDelaySeconds: 30
 //     scaleDownUnneededSeconds: 600
 //     scaleDownDelayAfterAddSeconds: 600
@@ -16,7 +16,7 @@
 //   consolidation:                     # Karpenter-style; all optional; defaults in sim/config.h
 //     enabled: false
 //     threshold: 0.4                   # candidates: below this share of their GPUs requested
-//     intervalSeconds: 10
+//     intervalSeconds: 10              # at least 1
 //     consolidateAfterSeconds: 0
 //   pools:                             # optional; per pool name, all keys optional
 //     training-h100:
@@ -37,7 +37,7 @@
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
 // name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
 // times or rates, times above 1e10 s (io/yaml_field.h seconds()), a spot interruption rate above 60
-// per node-hour, a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
+// per node-hour, a threshold outside [0, 1], a scan or consolidation interval below 1 s, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
 // reader checks.
 #pragma once
