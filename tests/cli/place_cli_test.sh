@@ -74,6 +74,8 @@ grep -q 'default/d-0  pending: node "ghost" not found' "$T/pinned.out" && ok || 
 [ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy: $(cat "$T/err.txt")"
 "$BIN" place --cluster "$T/nodes.yaml" --policy fgd,random > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--policy: place takes one policy, got 'fgd,random'" "$T/err.txt" && ok || bad "two policies: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$T/nodes.yaml" --seed -1 > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--seed: -1 is negative" "$T/err.txt" && ok || bad "negative --seed: $(cat "$T/err.txt")"
 "$BIN" place --cluster "$T/nodes.yaml" --json "$T/no-dir/x.json" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json: $(cat "$T/err.txt")"
 "$BIN" place --workload "$T/nodes.yaml" > /dev/null 2> "$T/err.txt"
