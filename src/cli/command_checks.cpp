@@ -1,5 +1,7 @@
 #include "cli/command_checks.h"
 
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,12 +12,46 @@
 
 namespace gpufleet::cli {
 
-void check_output_paths(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs) {
-  for (const auto& [flag, path] : outputs) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `p` made absolute, its existing part's symbolic links resolved, "." and ".." removed.
+fs::path normalized(const fs::path& p) {
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(p, ec);
+  if (ec) out = fs::absolute(p, ec).lexically_normal();
+  if (ec) out = p.lexically_normal();
+  return out;
+}
+
+// The same file: equivalent() when both exist, else equal normalized paths.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ea, eb;
+  if (fs::exists(a, ea) && fs::exists(b, eb)) {
+    std::error_code ec;
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return normalized(a) == normalized(b);
+}
+
+}  // namespace
+
+void check_output_paths(std::initializer_list<PathArg> outputs) {
+  std::vector<PathArg> asked;
+  for (const PathArg& out : outputs) {
+    const auto& [flag, path] = out;
     if (path.empty()) continue;
     if (const std::string why = output_path_problem(std::string(path)); !why.empty())
       throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, why));
+    asked.push_back(out);
   }
+  for (size_t i = 0; i < asked.size(); ++i)
+    for (size_t j = i + 1; j < asked.size(); ++j)
+      if (same_file(fs::path(asked[i].second), fs::path(asked[j].second)))
+        throw UsageError(fmt::format("{} {} and {} {} are the same file: give each output its own path", asked[i].first,
+                                     asked[i].second, asked[j].first, asked[j].second));
 }
 
 std::string one_policy(std::string_view text, const std::string& error) {

@@ -90,6 +90,18 @@ expect_bad "seed overflow" "--seed: '18446744073709551616' is not an integer fro
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
 grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json message: $(cat "$T/err.txt")"
+# Two outputs on one file (only the last would be kept): a usage error naming both, nothing written.
+echo keep > "$T/same"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/same" --report "$T/same" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "--json and --report on one file should exit 2"
+grep -qF -- "--json $T/same and --report $T/same are the same file: give each output its own path" "$T/err.txt" && ok \
+  || bad "same output twice: $(cat "$T/err.txt")"
+[ "$(cat "$T/same")" = keep ] && ok || bad "same output twice: the file was written"
+mkdir -p "$T/outdir" && ln -s outdir "$T/outlink"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/outdir/r.json" --timeseries "$T/outlink/../outdir/./r.json" \
+  -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "are the same file" "$T/err.txt" && [ ! -e "$T/outdir/r.json" ] && ok \
+  || bad "one new file by two spellings: $(cat "$T/err.txt")"
 
 # 3. The openb trace as the workload (a small file in the trace's layout; no trace data copied).
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/trace.csv"
@@ -141,6 +153,9 @@ PY
 [ $? = 2 ] && grep -q "label 'pools' appears twice" "$T/err.txt" && ok || bad "duplicate labels: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "x=$EXAMPLES/pools.yaml,nope" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy in --config: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --json "$T/cmp2.json" --report "$T/./cmp2.json" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/cmp2.json and --report $T/./cmp2.json are the same file" "$T/err.txt" && [ ! -e "$T/cmp2.json" ] && ok \
+  || bad "compare --json and --report on one file: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --seed -1 -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--seed: -1 is negative" "$T/err.txt" && ok || bad "compare --seed -1: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
