@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "io/k8s_yaml.h"
 #include "sched/policy_registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
@@ -38,7 +39,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-void check_output_paths(std::initializer_list<PathArg> outputs) {
+void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs) {
   std::vector<PathArg> asked;
   for (const PathArg& out : outputs) {
     const auto& [flag, path] = out;
@@ -52,6 +53,23 @@ void check_output_paths(std::initializer_list<PathArg> outputs) {
       if (same_file(fs::path(asked[i].second), fs::path(asked[j].second)))
         throw UsageError(fmt::format("{} {} and {} {} are the same file: give each output its own path", asked[i].first,
                                      asked[i].second, asked[j].first, asked[j].second));
+  for (const auto& [flag, path] : asked) {
+    const fs::path out(path);
+    fs::path dir = out.parent_path();
+    if (dir.empty()) dir = ".";
+    for (const auto& [in_flag, in_path, reads_directory] : inputs) {
+      if (in_path.empty()) continue;
+      const fs::path in(in_path);
+      std::error_code ec;
+      if (fs::is_directory(in, ec)) {  // its reader fails on it unless reads_directory
+        if (reads_directory && io::is_k8s_input_name(out.filename().string()) && same_file(dir, in))
+          throw UsageError(fmt::format("{} {}: is in the {} directory {}, whose *.yaml, *.yml and *.json files are read as input",
+                                       flag, path, in_flag, in_path));
+      } else if (same_file(out, in)) {
+        throw UsageError(fmt::format("{} {}: would overwrite the {} input {}", flag, path, in_flag, in_path));
+      }
+    }
+  }
 }
 
 std::string one_policy(std::string_view text, const std::string& error) {

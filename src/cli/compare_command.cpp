@@ -41,7 +41,6 @@ CompareConfig parse_compare_config(const std::string& text) {
 int run_compare_command(const CompareCommandOptions& o) {
   check_workload_source(o.workload);
   if (o.configs.empty()) throw UsageError("give at least one --config [LABEL=]POOLS[,POLICY]");
-  check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}});
   std::vector<CompareConfig> configs;
   std::set<std::string> labels;
   for (const std::string& text : o.configs) {
@@ -49,6 +48,9 @@ int run_compare_command(const CompareCommandOptions& o) {
     if (!labels.insert(configs.back().label).second)
       throw UsageError(fmt::format("--config: label '{}' appears twice (name them LABEL=POOLS)", configs.back().label));
   }
+  std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path}, {"--openb-pods", o.workload.openb_pods_path}};
+  for (const CompareConfig& c : configs) inputs.push_back({"--config", c.pools_path});
+  check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}}, inputs);
   // Read and check every input before the first run, so bad input fails fast.
   std::vector<sim::ClusterConfig> clusters;
   std::vector<sim::Workload> workloads;

@@ -80,6 +80,12 @@ echo keep > "$T/old.json"
   && [ "$(cat "$T/old.json")" = keep ] && ok || bad "--json and --csv on one file: $(cat "$T/err.txt")"
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/p.json" --report "$T/../$(basename "$T")/p.json" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "are the same file" "$T/err.txt" && [ ! -e "$T/p.json" ] && ok || bad "--json and --report on one file: $(cat "$T/err.txt")"
+cp "$T/pods.csv" "$T/pods-copy.csv"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods-copy.csv" -q --csv "$T/pods-copy.csv" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--csv $T/pods-copy.csv: would overwrite the --pods input $T/pods-copy.csv" "$T/err.txt" \
+  && cmp -s "$T/pods.csv" "$T/pods-copy.csv" && ok || bad "--csv on the --pods file: $(cat "$T/err.txt")"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/./nodes.csv" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "would overwrite the --nodes input $T/nodes.csv" "$T/err.txt" && ok || bad "--json on the --nodes file: $(cat "$T/err.txt")"
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "is a directory" "$T/err.txt" && ok || bad "--json DIR: $(cat "$T/err.txt")"
 

@@ -102,6 +102,17 @@ mkdir -p "$T/outdir" && ln -s outdir "$T/outlink"
   -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "are the same file" "$T/err.txt" && [ ! -e "$T/outdir/r.json" ] && ok \
   || bad "one new file by two spellings: $(cat "$T/err.txt")"
+# An output on an input file would overwrite it: a usage error naming the option, the input intact.
+cp "$T/good.yaml" "$T/swcopy.yaml"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --json "$T/swcopy.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "--json on the --workload file should exit 2"
+grep -qF -- "--json $T/swcopy.yaml: would overwrite the --workload input $T/swcopy.yaml" "$T/err.txt" && ok || bad "output on input: $(cat "$T/err.txt")"
+cmp -s "$T/good.yaml" "$T/swcopy.yaml" && ok || bad "output on input: the workload file was overwritten"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --timeseries "$T/outlink/../swcopy.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--timeseries $T/outlink/../swcopy.yaml: would overwrite the --workload input" "$T/err.txt" && ok \
+  || bad "output on input through a symbolic link: $(cat "$T/err.txt")"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --report "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--report $T/pools.yaml: would overwrite the --pools input" "$T/err.txt" && ok || bad "output on --pools: $(cat "$T/err.txt")"
 
 # 3. The openb trace as the workload (a small file in the trace's layout; no trace data copied).
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/trace.csv"
@@ -133,6 +144,7 @@ expect_bad_trace "replay past the horizon limit" "--time-scale 0.001: the replay
   --openb-pods "$T/far.csv" --time-scale 0.001
 "$BIN" simulate --pools "$T/pools.yaml" --openb-pods "$T/far.csv" --time-scale 0.001 --horizon 3600 -q > /dev/null 2> "$T/err.txt" \
   && ok || bad "a --horizon within the limit should let --time-scale 0.001 run: $(cat "$T/err.txt")"
+expect_bad_trace "output on the trace" "--json $T/far.csv: would overwrite the --openb-pods input $T/far.csv" --openb-pods "$T/far.csv" --json "$T/far.csv"
 
 # 4. compare: one table row per configuration, savings against the first, JSON per configuration.
 if "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "base=$EXAMPLES/baseline-pools.yaml,leastallocated" \
@@ -156,6 +168,10 @@ PY
 "$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --json "$T/cmp2.json" --report "$T/./cmp2.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--json $T/cmp2.json and --report $T/./cmp2.json are the same file" "$T/err.txt" && [ ! -e "$T/cmp2.json" ] && ok \
   || bad "compare --json and --report on one file: $(cat "$T/err.txt")"
+cp "$T/pools.yaml" "$T/cmp-pools.yaml"
+"$BIN" compare --workload "$T/good.yaml" --config "x=$T/cmp-pools.yaml,fgd" --json "$T/cmp-pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/cmp-pools.yaml: would overwrite the --config input $T/cmp-pools.yaml" "$T/err.txt" \
+  && cmp -s "$T/pools.yaml" "$T/cmp-pools.yaml" && ok || bad "compare output on a --config pools file: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --seed -1 -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--seed: -1 is negative" "$T/err.txt" && ok || bad "compare --seed -1: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
