@@ -72,8 +72,8 @@ void check_output_paths(std::initializer_list<PathArg> outputs, const std::vecto
   }
 }
 
-std::string one_policy(std::string_view text, const std::string& error) {
-  const std::vector<std::string> policies = sched::parse_policy_list(text);
+std::string one_policy(std::string_view text, std::string_view option, const std::string& error) {
+  const std::vector<std::string> policies = sched::parse_policy_list(text, option);
   if (policies.size() != 1) throw UsageError(error);
   return policies.front();
 }

@@ -40,7 +40,8 @@ struct InputArg {
 void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs = {});
 
 /// The one policy that `text` names (sched::parse_policy_list: a name, a comma list or "all"; an
-/// unknown name throws its UsageError). Throws UsageError(`error`) unless it names exactly one.
-std::string one_policy(std::string_view text, const std::string& error);
+/// unknown name throws its UsageError, "<option>: unknown policy ..."). Throws UsageError(`error`)
+/// unless it names exactly one.
+std::string one_policy(std::string_view text, std::string_view option, const std::string& error);
 
 }  // namespace gpufleet::cli

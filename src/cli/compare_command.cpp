@@ -33,7 +33,8 @@ CompareConfig parse_compare_config(const std::string& text) {
   }
   c.pools_path = rest;
   if (c.pools_path.empty()) throw UsageError(fmt::format("--config '{}': no pools file (want [LABEL=]POOLS[,POLICY])", text));
-  c.policy = one_policy(c.policy, fmt::format("--config '{}': one policy per configuration", text));
+  const std::string option = fmt::format("--config '{}'", text);  // the user wrote no --policy
+  c.policy = one_policy(c.policy, option, option + ": one policy per configuration");
   if (c.label.empty()) c.label = std::filesystem::path(c.pools_path).stem().string();
   return c;
 }

@@ -15,7 +15,7 @@
 namespace gpufleet::cli {
 
 int run_place_command(const PlaceCommandOptions& o) {
-  const std::string policy = one_policy(o.policy, fmt::format("--policy: place takes one policy, got '{}'", o.policy));
+  const std::string policy = one_policy(o.policy, "--policy", fmt::format("--policy: place takes one policy, got '{}'", o.policy));
   if (o.cluster_paths.empty()) throw UsageError("--cluster: at least one file or directory is required");
   std::vector<InputArg> input_paths;
   for (const std::string& p : o.cluster_paths) input_paths.push_back({"--cluster", p, true});

@@ -164,7 +164,8 @@ PY
 "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "$EXAMPLES/pools.yaml" --config "$EXAMPLES/pools.yaml,packing" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "label 'pools' appears twice" "$T/err.txt" && ok || bad "duplicate labels: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "x=$EXAMPLES/pools.yaml,nope" -q > /dev/null 2> "$T/err.txt"
-[ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy in --config: $(cat "$T/err.txt")"
+[ $? = 2 ] && grep -qF -- "--config 'x=$EXAMPLES/pools.yaml,nope': unknown policy 'nope' (valid: " "$T/err.txt" && ! grep -q -- "--policy" "$T/err.txt" \
+  && ok || bad "unknown policy in --config should name --config, not --policy: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --json "$T/cmp2.json" --report "$T/./cmp2.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--json $T/cmp2.json and --report $T/./cmp2.json are the same file" "$T/err.txt" && [ ! -e "$T/cmp2.json" ] && ok \
   || bad "compare --json and --report on one file: $(cat "$T/err.txt")"
