@@ -151,6 +151,13 @@ TEST(PolicyRegistryTest, ParsePolicyList) {
     FAIL() << "no throw";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("bogus"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("--policy: unknown policy 'bogus' (valid: ", 0), 0u) << e.what();
+  }
+  try {  // named after where the text came from
+    parse_policy_list("bogus", "--config 'pools.yaml,bogus'");
+    FAIL() << "no throw";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--config 'pools.yaml,bogus': unknown policy 'bogus' (valid: ", 0), 0u) << e.what();
   }
 }
 

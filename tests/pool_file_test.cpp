@@ -281,6 +281,15 @@ TEST(PoolFile, IgnoresOtherKubernetesDocuments) {
   EXPECT_EQ(pools[0].name, "a");
 }
 
+TEST(PoolFile, SkipsTheSimulatorSettingsOnlyUnderTheirApiVersion) {
+  // gpufleet place reads the pools file of gpufleet simulate: its Autoscaling document is skipped,
+  // but not under another apiVersion, which the simulator would skip too (io/sim_pools.h).
+  EXPECT_EQ(parse_pool_text(edit(0, "") + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n", "p.yaml").size(), 1u);
+  expect_error(edit(0, "") + "---\napiVersion: sim.gpufleet.io/v2\nkind: Autoscaling\n", 11, 13, "apiVersion",
+               "apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling (expected sim.gpufleet.io/v1)");
+  expect_error(edit(0, "") + "---\nkind: Autoscaling\n", 11, 7, "kind", "needs apiVersion sim.gpufleet.io/v1 (apiVersion is missing)");
+}
+
 TEST(PoolFile, BaseIsValid) { EXPECT_EQ(parse_pool_text(edit(0, ""), "p.yaml").size(), 1u); }
 
 TEST(PoolFileErrors, YamlSyntax) {
@@ -304,6 +313,24 @@ TEST(PoolFileErrors, Counts) {
   expect_error(edit(5, "  gpu: {model: L4, count: 0}"), 5, 27, "pools[0].gpu.count", "out of range [1, 16]");
   expect_error(edit(5, "  gpu: {model: L4, count: one}"), 5, 27, "pools[0].gpu.count", "'one' is not an integer");
   expect_error(edit(8, "  nodes: 2\n  min: -1"), 9, 8, "pools[0].min", "-1 is negative");
+}
+
+TEST(PoolFileErrors, NodeCountLimits) {
+  // At most 100000 nodes a pool and 200000 for the max of all pools of a file: `gpufleet simulate`
+  // keeps every node up to max from the start (max: 1000000 ran for minutes).
+  expect_error(edit(8, "  nodes: 100001"), 8, 10, "pools[0].nodes", "100001 is out of range [0, 100000]");
+  expect_error(edit(8, "  nodes: 2\n  max: 1000000"), 9, 8, "pools[0].max", "1000000 is out of range [0, 100000]");
+  const std::string big = edit(8, "  nodes: 2\n  max: 100000");
+  const std::string b = "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100000\n  prices: {onDemand: 0}\n";
+  EXPECT_EQ(parse_pool_text(big + b, "p.yaml").size(), 2u);  // 200000 in all
+  expect_error(big + b + "- name: c\n  cpu: 1\n  memory: 1Gi\n  nodes: 1\n  prices: {onDemand: 0}\n", 20, 10, "pools[2].nodes",
+               "the pools' max add up to 200001 nodes with this one, above the maximum of 200000 in a file");
+  expect_error(big + "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100001\n  prices: {onDemand: 0}\n", 15, 8,
+               "pools[1].max", "100001 is out of range [0, 100000]");
+  expect_error(big + "- name: b\n  cpu: 1\n  memory: 1Gi\n  nodes: 0\n  max: 100000\n  prices: {onDemand: 0}\n"
+                     "---\napiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- {name: c, cpu: 1, memory: 1Gi, nodes: 0, max: 1, "
+                     "prices: {onDemand: 0}}\n",
+               21, 49, "pools[0].max", "above the maximum of 200000 in a file");
 }
 
 TEST(PoolFileErrors, MinAboveMaxAndNodesOutOfRange) {

@@ -65,12 +65,39 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_NE(with("pools:\n  a: {capacityType: spot, reservedNodes: 1}\n").find("a spot pool cannot hold reserved nodes"), std::string::npos);
   EXPECT_NE(with("kind2: x\n").find("unknown key 'kind2'"), std::string::npos);
   // Durations share the workload reader's seconds(): at most 1e10 s. A rate per node-hour is not a
-  // duration and has no such cap.
+  // duration: its cap is 60 per node-hour (one a minute).
   EXPECT_EQ(with("autoscaler: {scaleDownUnneededSeconds: 2e10}\n"),
             "p.yaml:14:40: field 'autoscaler.scaleDownUnneededSeconds': 2e10 is absurdly large");
   EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: -1}\n"),
             "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': -1 is negative");
-  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"), "no error");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 2e10}\n"),
+            "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': 2e10 is above the maximum of 60 per node-hour");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 1e300}\n"),
+            "p.yaml:15:57: field 'pools.a.spotInterruptionsPerNodeHour': 1e300 is above the maximum of 60 per node-hour");
+  EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 60}\n"), "no error");
+}
+
+TEST(SimPoolsReader, SettingsUnderAnotherApiVersionAreAnError) {
+  // Skipped, such a document would leave the default settings in force without a word.
+  auto err = [](const std::string& doc) {
+    return error_of([&] { io::parse_sim_cluster_text(std::string(kPools) + "---\n" + doc, "p.yaml"); });
+  };
+  EXPECT_EQ(err("apiVersion: sim.gpufleet.io/v2\nkind: Autoscaling\nautoscaler: {enabled: false}\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling "
+            "(expected sim.gpufleet.io/v1)");
+  EXPECT_EQ(err("kind: Autoscaling\nautoscaler: {enabled: false}\n"),
+            "p.yaml:12:7: field 'kind': kind Autoscaling needs apiVersion sim.gpufleet.io/v1 (apiVersion is missing)");
+  EXPECT_EQ(err("apiVersion: gpufleet.io/sim/v1\nkind: Autoscaling\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'gpufleet.io/sim/v1' is not supported for kind Autoscaling "
+            "(expected sim.gpufleet.io/v1)");
+  EXPECT_EQ(err("apiVersion: sim.gpufleet.io/v1beta1\nkind: Workload\n"),
+            "p.yaml:12:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v1beta1' is not supported for kind Workload "
+            "(expected sim.gpufleet.io/v1)");
+  // Kubernetes objects beside the pools are still skipped.
+  EXPECT_EQ(err("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), "no error");
+  const sim::ClusterConfig c =
+      io::parse_sim_cluster_text(std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nautoscaler: {enabled: false}\n", "p.yaml");
+  EXPECT_FALSE(c.autoscaler.enabled);
 }
 
 TEST(SimPoolsReader, ConsolidationBlock) {
@@ -89,6 +116,13 @@ TEST(SimPoolsReader, ConsolidationBlock) {
   auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
   EXPECT_EQ(err("consolidation: {threshold: 2}\n"), "p.yaml:14:28: field 'consolidation.threshold': 2 is outside [0, 1]");
   EXPECT_EQ(err("consolidation: {intervalSeconds: 0}\n"), "p.yaml:14:34: field 'consolidation.intervalSeconds': 0 must be positive");
+  // A tick every microsecond never ends: intervals are at least 1 s.
+  EXPECT_EQ(err("consolidation: {intervalSeconds: 0.5}\n"),
+            "p.yaml:14:34: field 'consolidation.intervalSeconds': 0.5 is below the minimum of 1 s");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: 1e-6}\n"),
+            "p.yaml:14:35: field 'autoscaler.scanIntervalSeconds': 1e-6 is below the minimum of 1 s");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: -1}\n"), "p.yaml:14:35: field 'autoscaler.scanIntervalSeconds': -1 must be positive");
+  EXPECT_EQ(err("autoscaler: {scanIntervalSeconds: 1}\nconsolidation: {intervalSeconds: 1}\n"), "no error");
   EXPECT_EQ(err("consolidation: {consolidateAfterSeconds: -1}\n"),
             "p.yaml:14:42: field 'consolidation.consolidateAfterSeconds': -1 is negative");
   EXPECT_NE(err("consolidation: {policy: x}\n").find("unknown key 'policy'"), std::string::npos);
@@ -151,6 +185,29 @@ TEST(SimWorkloadReader, ExampleAndErrors) {
   EXPECT_NE(error_of([&] { io::parse_sim_workload_text("apiVersion: sim.gpufleet.io/v1\nkind: Workload\n", "w.yaml", {}); })
                 .find("horizonSeconds': required field is missing"),
             std::string::npos);
+  // The horizon bounds the run (a time-series row per minute, a tick per scan interval): at most 1e8 s.
+  auto horizon = [](const std::string& h) {
+    return error_of([&] { io::parse_sim_workload_text("apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: " + h + "\n", "w.yaml", {}); });
+  };
+  EXPECT_EQ(horizon("1e8"), "no error");
+  EXPECT_EQ(horizon("100000001"), "w.yaml:3:17: field 'horizonSeconds': 100000001 is above the maximum of 100000000 s (about 3 years)");
+  EXPECT_EQ(horizon("1e10"), "w.yaml:3:17: field 'horizonSeconds': 1e10 is above the maximum of 100000000 s (about 3 years)");
+}
+
+TEST(SimWorkloadReader, GeneratorJobCountIsBounded) {
+  // jobsPerHour x (endSeconds - startSeconds) / 3600 at most 1e7: 1e9 per hour crowded a million
+  // jobs (maxJobs' default) into 4 s, which no run could work through.
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 172800\ngenerate:\n";
+  const std::string rest = "  durationSeconds: {min: 60, max: 600}\n  templates: [{gpus: 1}]\n";
+  auto gen = [&](const std::string& lines) { return error_of([&] { io::parse_sim_workload_text(head + lines + rest, "w.yaml", {}); }); };
+  const std::string too_many =
+      "w.yaml:5:16: field 'generate.jobsPerHour': 1e9 jobs per hour over 48 h (startSeconds to endSeconds) is 4.8e+10 jobs, "
+      "above the maximum of 10000000";
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n"), too_many);
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n  maxJobs: 10\n"), too_many);  // maxJobs does not lift it
+  EXPECT_EQ(gen("  jobsPerHour: 208333\n"), "no error");             // 9,999,984 jobs in 48 h
+  EXPECT_EQ(gen("  jobsPerHour: 1e9\n  endSeconds: 36\n"), "no error");  // exactly 1e7 in 36 s
+  EXPECT_NE(gen("  jobsPerHour: 1e9\n  endSeconds: 37\n").find("jobs, above the maximum of 10000000"), std::string::npos);
 }
 
 TEST(SimOutput, JsonHasTheIssueKeys) {

@@ -1,25 +1,79 @@
 #include "cli/command_checks.h"
 
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "io/k8s_yaml.h"
 #include "sched/policy_registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 
 namespace gpufleet::cli {
 
-void check_output_paths(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs) {
-  for (const auto& [flag, path] : outputs) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `p` made absolute, its existing part's symbolic links resolved, "." and ".." removed.
+fs::path normalized(const fs::path& p) {
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(p, ec);
+  if (ec) out = fs::absolute(p, ec).lexically_normal();
+  if (ec) out = p.lexically_normal();
+  return out;
+}
+
+// The same file: equivalent() when both exist, else equal normalized paths.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ea, eb;
+  if (fs::exists(a, ea) && fs::exists(b, eb)) {
+    std::error_code ec;
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return normalized(a) == normalized(b);
+}
+
+}  // namespace
+
+void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs) {
+  std::vector<PathArg> asked;
+  for (const PathArg& out : outputs) {
+    const auto& [flag, path] = out;
     if (path.empty()) continue;
     if (const std::string why = output_path_problem(std::string(path)); !why.empty())
       throw UsageError(fmt::format("{} {}: cannot write there: {}", flag, path, why));
+    asked.push_back(out);
+  }
+  for (size_t i = 0; i < asked.size(); ++i)
+    for (size_t j = i + 1; j < asked.size(); ++j)
+      if (same_file(fs::path(asked[i].second), fs::path(asked[j].second)))
+        throw UsageError(fmt::format("{} {} and {} {} are the same file: give each output its own path", asked[i].first,
+                                     asked[i].second, asked[j].first, asked[j].second));
+  for (const auto& [flag, path] : asked) {
+    const fs::path out(path);
+    fs::path dir = out.parent_path();
+    if (dir.empty()) dir = ".";
+    for (const auto& [in_flag, in_path, reads_directory] : inputs) {
+      if (in_path.empty()) continue;
+      const fs::path in(in_path);
+      std::error_code ec;
+      if (fs::is_directory(in, ec)) {  // its reader fails on it unless reads_directory
+        if (reads_directory && io::is_k8s_input_name(out.filename().string()) && same_file(dir, in))
+          throw UsageError(fmt::format("{} {}: is in the {} directory {}, whose *.yaml, *.yml and *.json files are read as input",
+                                       flag, path, in_flag, in_path));
+      } else if (same_file(out, in)) {
+        throw UsageError(fmt::format("{} {}: would overwrite the {} input {}", flag, path, in_flag, in_path));
+      }
+    }
   }
 }
 
-std::string one_policy(std::string_view text, const std::string& error) {
-  const std::vector<std::string> policies = sched::parse_policy_list(text);
+std::string one_policy(std::string_view text, std::string_view option, const std::string& error) {
+  const std::vector<std::string> policies = sched::parse_policy_list(text, option);
   if (policies.size() != 1) throw UsageError(error);
   return policies.front();
 }

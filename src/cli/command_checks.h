@@ -7,16 +7,41 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gpufleet::cli {
 
-/// Checks each requested output, (flag, path) with an empty path meaning "not asked for", in order,
-/// with output_path_problem (util/atomic_file.h). Throws UsageError
-/// "<flag> <path>: cannot write there: <why>" for the first one that cannot be written.
-void check_output_paths(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs);
+/// A path given on the command line: (flag, path), e.g. ("--json", "out/run.json").
+using PathArg = std::pair<std::string_view, std::string_view>;
+
+/// An input path that the outputs must leave alone; `reads_directory`: a directory given there is
+/// read for its *.yaml, *.yml and *.json files (place's --cluster and --workload, io/k8s_yaml.h).
+struct InputArg {
+  std::string_view flag;
+  std::string_view path;
+  bool reads_directory = false;
+};
+
+/// Checks the requested outputs, each (flag, path) with an empty path meaning "not asked for",
+/// against each other and against the command's inputs, and throws UsageError for the first problem:
+///  1. in order, one that cannot be written (output_path_problem, util/atomic_file.h):
+///     "<flag> <path>: cannot write there: <why>";
+///  2. two outputs that are the same file (only the last would be kept):
+///     "<flag> <path> and <flag2> <path2> are the same file: give each output its own path";
+///  3. an output that is an input file (it would be overwritten):
+///     "<flag> <path>: would overwrite the <input flag> input <input path>";
+///  4. an output directly in a `reads_directory` input directory, with a name the directory reader
+///     reads (*.yaml, *.yml, *.json: io/k8s_yaml.h is_k8s_input_name; the next run would read it):
+///     "<flag> <path>: is in the <input flag> directory <dir>, whose *.yaml, *.yml and *.json
+///     files are read as input".
+/// Two paths are the same file when std::filesystem::equivalent says so (both exist), else when their
+/// absolute forms are equal once normalized (weakly_canonical: symbolic links of the existing part
+/// resolved, "." and ".." removed). Empty input paths are ignored.
+void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs = {});
 
 /// The one policy that `text` names (sched::parse_policy_list: a name, a comma list or "all"; an
-/// unknown name throws its UsageError). Throws UsageError(`error`) unless it names exactly one.
-std::string one_policy(std::string_view text, const std::string& error);
+/// unknown name throws its UsageError, "<option>: unknown policy ..."). Throws UsageError(`error`)
+/// unless it names exactly one.
+std::string one_policy(std::string_view text, std::string_view option, const std::string& error);
 
 }  // namespace gpufleet::cli

@@ -33,7 +33,8 @@ CompareConfig parse_compare_config(const std::string& text) {
   }
   c.pools_path = rest;
   if (c.pools_path.empty()) throw UsageError(fmt::format("--config '{}': no pools file (want [LABEL=]POOLS[,POLICY])", text));
-  c.policy = one_policy(c.policy, fmt::format("--config '{}': one policy per configuration", text));
+  const std::string option = fmt::format("--config '{}'", text);  // the user wrote no --policy
+  c.policy = one_policy(c.policy, option, option + ": one policy per configuration");
   if (c.label.empty()) c.label = std::filesystem::path(c.pools_path).stem().string();
   return c;
 }
@@ -41,7 +42,6 @@ CompareConfig parse_compare_config(const std::string& text) {
 int run_compare_command(const CompareCommandOptions& o) {
   check_workload_source(o.workload);
   if (o.configs.empty()) throw UsageError("give at least one --config [LABEL=]POOLS[,POLICY]");
-  check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}});
   std::vector<CompareConfig> configs;
   std::set<std::string> labels;
   for (const std::string& text : o.configs) {
@@ -49,6 +49,9 @@ int run_compare_command(const CompareCommandOptions& o) {
     if (!labels.insert(configs.back().label).second)
       throw UsageError(fmt::format("--config: label '{}' appears twice (name them LABEL=POOLS)", configs.back().label));
   }
+  std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path}, {"--openb-pods", o.workload.openb_pods_path}};
+  for (const CompareConfig& c : configs) inputs.push_back({"--config", c.pools_path});
+  check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}}, inputs);
   // Read and check every input before the first run, so bad input fails fast.
   std::vector<sim::ClusterConfig> clusters;
   std::vector<sim::Workload> workloads;

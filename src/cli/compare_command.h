@@ -29,7 +29,8 @@ struct CompareConfig {
   std::string policy;
 };
 
-/// Parses "[LABEL=]POOLS[,POLICY]"; throws UsageError for an empty pools path or an unknown policy.
+/// Parses "[LABEL=]POOLS[,POLICY]"; throws UsageError for an empty pools path or an unknown policy,
+/// naming the --config value ("--config 'POOLS,x': unknown policy 'x' (valid: ...)").
 CompareConfig parse_compare_config(const std::string& text);
 
 /// Runs every configuration; table on stdout; outputs written all or nothing after the last run.

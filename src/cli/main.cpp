@@ -1,7 +1,11 @@
 // gpufleet command line. Thin: parses arguments (CLI11 lives only in this file) and calls the
 // commands. Exit status: 0 success, 1 internal error, 2 bad input or usage.
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,6 +19,19 @@
 #include "util/input_error.h"
 
 namespace {
+
+// --seed: a decimal integer from 0 to 2^64 - 1. CLI11 2.1 reads an unsigned option with strtoull,
+// which turns "-1" into 18446744073709551615 and an overflow into the largest value, silently.
+const CLI::Validator kSeed(
+    [](const std::string& text) -> std::string {
+      uint64_t v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return {};
+      if (text.find_first_not_of(" \t") != std::string::npos && text[text.find_first_not_of(" \t")] == '-')
+        return fmt::format("{} is negative (a seed is an integer from 0 to {})", text, UINT64_MAX);
+      return fmt::format("'{}' is not an integer from 0 to {}", text, UINT64_MAX);
+    },
+    "SEED");
 
 // The workload options simulate and compare share: a workload file or the openb trace, and which
 // priority counts as production.
@@ -62,7 +79,7 @@ int main(int argc, char** argv) {
       ->required();
   place_cmd->add_option("--workload", place.workload_paths, "Pods, Deployments, StatefulSets, Jobs, PriorityClasses, ResourceQuotas (files or directories)");
   place_cmd->add_option("--policy", place.policy, "placement policy (see pack --help)")->capture_default_str();
-  place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->capture_default_str();
+  place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
   place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
   place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr");
 
@@ -72,7 +89,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
   add_workload_options(simulate_cmd, simulate.workload, simulate.production_priority);
   simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
-  simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->capture_default_str();
+  simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->check(kSeed)->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
   simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
   simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
@@ -83,7 +100,7 @@ int main(int argc, char** argv) {
       "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
   compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
   add_workload_options(compare_cmd, compare.workload, compare.production_priority);
-  compare_cmd->add_option("--seed", compare.seed, "seed of every run")->capture_default_str();
+  compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
   compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
   compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");

@@ -92,7 +92,6 @@ int run_pack_command(const PackCommandOptions& o) {
   const std::vector<int64_t> seeds = parse_seed_list(o.seeds);
   if (!(o.tune > 0) || o.tune > 100) throw UsageError(fmt::format("--tune: {} is not in (0, 100]", o.tune));
   if (o.jobs < 0) throw UsageError("--jobs: must be >= 0");
-  check_output_paths({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--report", o.report_path}});
 
   std::vector<Node> nodes;
   std::vector<Pod> pods;
@@ -103,6 +102,8 @@ int run_pack_command(const PackCommandOptions& o) {
   std::string nodes_path = o.nodes_path, pods_path = o.pods_path;
   if (nodes_path.empty() && !traces.empty()) nodes_path = (openb / "openb_node_list_gpu_node.csv").string();
   if (pods_path.empty() && !traces.empty()) pods_path = (openb / "openb_pod_list_default.csv").string();
+  check_output_paths({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--report", o.report_path}},
+                     {{"--nodes", nodes_path}, {"--pods", pods_path}, {"--reference", o.reference_path}});
   if (!nodes_path.empty()) nodes = io::read_openb_nodes(nodes_path);
   else nodes = workload::synthetic_openb_nodes(1);
   if (!pods_path.empty()) {

@@ -1,6 +1,8 @@
 #include "cli/place_command.h"
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -13,9 +15,12 @@
 namespace gpufleet::cli {
 
 int run_place_command(const PlaceCommandOptions& o) {
-  const std::string policy = one_policy(o.policy, fmt::format("--policy: place takes one policy, got '{}'", o.policy));
+  const std::string policy = one_policy(o.policy, "--policy", fmt::format("--policy: place takes one policy, got '{}'", o.policy));
   if (o.cluster_paths.empty()) throw UsageError("--cluster: at least one file or directory is required");
-  check_output_paths({{"--json", o.json_path}});
+  std::vector<InputArg> input_paths;
+  for (const std::string& p : o.cluster_paths) input_paths.push_back({"--cluster", p, true});
+  for (const std::string& p : o.workload_paths) input_paths.push_back({"--workload", p, true});
+  check_output_paths({{"--json", o.json_path}}, input_paths);
 
   const io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
   if (!o.quiet)

@@ -21,8 +21,12 @@ void check_workload_source(const WorkloadSource& s) {
   if (s.openb_pods_path.empty() && (s.time_scale != 1 || s.trace_start_s != 0 || s.horizon_s != 0 || s.be_checkpoint_s != 600))
     throw UsageError("--time-scale, --trace-start, --horizon and --be-checkpoint apply to --openb-pods only");
   if (!std::isfinite(s.time_scale) || s.time_scale <= 0) throw UsageError(fmt::format("--time-scale {} must be positive", s.time_scale));
+  if (s.time_scale < kMinTimeScale || s.time_scale > kMaxTimeScale)
+    throw UsageError(fmt::format("--time-scale {} is outside [{:g}, {:.0f}]", s.time_scale, kMinTimeScale, kMaxTimeScale));
   if (!std::isfinite(s.trace_start_s) || s.trace_start_s < 0) throw UsageError(fmt::format("--trace-start {} must be >= 0", s.trace_start_s));
   if (!std::isfinite(s.horizon_s) || s.horizon_s < 0) throw UsageError(fmt::format("--horizon {} must be >= 0", s.horizon_s));
+  if (s.horizon_s > io::kMaxHorizonSeconds)
+    throw UsageError(fmt::format("--horizon {} is above the maximum of {:.0f} s (about 3 years)", s.horizon_s, io::kMaxHorizonSeconds));
   if (!std::isfinite(s.be_checkpoint_s) || s.be_checkpoint_s < 0)
     throw UsageError(fmt::format("--be-checkpoint {} must be >= 0", s.be_checkpoint_s));
 }
@@ -35,11 +39,17 @@ sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::stri
     params.start_s = s.trace_start_s;
     params.horizon_s = s.horizon_s;
     params.be_checkpoint_interval_s = s.be_checkpoint_s;
+    sim::Workload w;
     try {
-      return sim::trace_workload(pods, params);
+      w = sim::trace_workload(pods, params);
     } catch (const std::invalid_argument& e) {
       throw InputError(s.openb_pods_path, 0, "", e.what());
     }
+    if (w.horizon_s > io::kMaxHorizonSeconds)  // only without --horizon: the last arrival / K
+      throw UsageError(fmt::format("--time-scale {}: the replay runs to its last arrival at {:g} s, above the maximum of {:.0f} s "
+                                   "(raise --time-scale, or give --horizon)",
+                                   s.time_scale, w.horizon_s, io::kMaxHorizonSeconds));
+    return w;
   }
   io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names);
   if (file.generator) {

@@ -11,6 +11,11 @@
 
 namespace gpufleet::cli {
 
+/// The range of --time-scale: from 1e-3 (the trace stretched 1000-fold) to 1e6 (40 days of trace in
+/// about 3.5 s). Outside it a replay is either absurdly long or collapsed to no time at all.
+inline constexpr double kMinTimeScale = 1e-3;
+inline constexpr double kMaxTimeScale = 1e6;
+
 /// Where the workload comes from: exactly one of workload_path and openb_pods_path.
 struct WorkloadSource {
   std::string workload_path;      ///< workload YAML (docs/simulate.md)
@@ -21,11 +26,13 @@ struct WorkloadSource {
   double be_checkpoint_s = 600;   ///< openb: checkpoint interval of BE pods, seconds
 };
 
-/// Checks the combination of options: one source, trace options only with the trace. Throws UsageError.
+/// Checks the combination of options: one source, trace options only with the trace, --time-scale
+/// in [kMinTimeScale, kMaxTimeScale], --horizon at most io::kMaxHorizonSeconds. Throws UsageError.
 void check_workload_source(const WorkloadSource& source);
 
 /// Loads the workload; `pool_names` are the pools a workload file may name, `seed` seeds its
-/// generator. Throws InputError (file, line, field) for bad input.
+/// generator. Throws InputError (file, line, field) for bad input, and UsageError naming
+/// --time-scale when a replay without --horizon would run past io::kMaxHorizonSeconds.
 sim::Workload load_workload(const WorkloadSource& source, const std::vector<std::string>& pool_names, uint64_t seed);
 
 /// One line describing the source, for summaries ("workload.yaml", or the trace with its mapping).

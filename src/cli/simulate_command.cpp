@@ -19,8 +19,9 @@
 namespace gpufleet::cli {
 
 int run_simulate_command(const SimulateCommandOptions& o) {
-  const std::string policy = one_policy(o.policy, fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
-  check_output_paths({{"--json", o.json_path}, {"--timeseries", o.timeseries_path}, {"--report", o.report_path}});
+  const std::string policy = one_policy(o.policy, "--policy", fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
+  check_output_paths({{"--json", o.json_path}, {"--timeseries", o.timeseries_path}, {"--report", o.report_path}},
+                     {{"--pools", o.pools_path}, {"--workload", o.workload.workload_path}, {"--openb-pods", o.workload.openb_pods_path}});
 
   check_workload_source(o.workload);
   const sim::ClusterConfig cluster = io::read_sim_cluster_file(o.pools_path);

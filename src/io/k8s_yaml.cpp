@@ -960,12 +960,14 @@ K8sObjects Reader::finish() {
   return std::move(out_);
 }
 
-bool k8s_extension(const std::filesystem::path& p) {
-  const std::string ext = p.extension().string();
-  return ext == ".yaml" || ext == ".yml" || ext == ".json";
-}
+bool k8s_extension(const std::filesystem::path& p) { return is_k8s_input_name(p.filename().string()); }
 
 }  // namespace
+
+bool is_k8s_input_name(std::string_view file_name) {
+  const std::string ext = std::filesystem::path(file_name).extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
 
 K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name) {
   Reader r;

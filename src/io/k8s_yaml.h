@@ -213,6 +213,10 @@ struct K8sObjects {
 /// Reads files and directories (see above). Throws InputError.
 K8sObjects read_k8s_inputs(const std::vector<std::string>& paths);
 
+/// Whether read_k8s_inputs reads a file of this name from a directory it is given: *.yaml, *.yml
+/// or *.json (directly in it, not in subdirectories).
+bool is_k8s_input_name(std::string_view file_name);
+
 /// Parses one YAML/JSON text; `source_name` names it in errors. Throws InputError.
 K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name);
 

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kApiVersion = "gpufleet.io/v1";
 constexpr const char* kKind = "NodePoolSet";
-constexpr int64_t kMaxNodes = 1'000'000;            // absurdity guards
+constexpr int64_t kMaxNodes = kMaxPoolNodes;        // absurdity guards
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
 
@@ -181,6 +181,7 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
   std::vector<NodePool> pools;
   if (sources != nullptr) sources->clear();
   std::set<std::string> names;
+  int64_t total_max = 0;  // of every pool so far, against kMaxTotalPoolNodes
   bool found = false;
   for (const YAML::Node& doc : docs) {
     if (doc.IsNull()) continue;
@@ -192,6 +193,15 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
       const std::string kind = root["kind"].str();
       const bool ours = api_version.rfind("gpufleet.io/", 0) == 0;
       if (kind != kKind) {
+        // The simulator's settings document (io/sim_pools.h) is skipped here, but with a mistyped
+        // or missing apiVersion io/sim_pools.h would skip it too and run on the defaults.
+        const bool sim_group = api_version.rfind("sim.gpufleet.io/", 0) == 0;
+        if ((kind == detail::kSimSettingsKind || sim_group) && api_version != detail::kSimApiVersion) {
+          if (!api.present())
+            root["kind"].fail(fmt::format("kind {} needs apiVersion {} (apiVersion is missing)", kind, detail::kSimApiVersion));
+          api.fail(fmt::format("apiVersion '{}' is not supported for kind {} (expected {})", api_version, kind.empty() ? "(none)" : kind,
+                               detail::kSimApiVersion));
+        }
         if (ours) root["kind"].fail(fmt::format("unknown kind '{}' for {} (expected {})", kind, api_version, kKind));
         continue;  // a Kubernetes object beside the pools (e.g. a mig-parted ConfigMap)
       }
@@ -207,6 +217,11 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
         K8sNodeSource source;
         NodePool pool = parse_pool(p, source);
         if (!names.insert(pool.name).second) p["name"].fail(fmt::format("duplicate pool name '{}'", pool.name));
+        total_max += pool.max_nodes;
+        if (total_max > kMaxTotalPoolNodes)
+          (p["max"].present() ? p["max"] : p["nodes"])
+              .fail(fmt::format("the pools' max add up to {} nodes with this one, above the maximum of {} in a file", total_max,
+                                kMaxTotalPoolNodes));
         pools.push_back(std::move(pool));
         if (sources != nullptr) sources->push_back(std::move(source));
       }

@@ -12,9 +12,10 @@
 //                                 # label (gpu_catalog.h), count: 1..16 GPUs per node
 //     cpu: "4"                    # required; allocatable CPU per node, Kubernetes quantity
 //     memory: 16Gi                # required; allocatable memory per node, Kubernetes quantity
-//     nodes: 4                    # required; current node count, integer >= 0
+//     nodes: 4                    # required; current node count, integer in [0, 100000]
 //     min: 0                      # optional; default = nodes
-//     max: 10                     # optional; default = nodes; min <= nodes <= max
+//     max: 10                     # optional; default = nodes; min <= nodes <= max <= 100000; the
+//                                 # max of all pools of the file sum to at most 200000
 //     labels: {workload-type: inference}   # optional; string -> string
 //     taints: [{key: workload-type, value: inference, effect: NoSchedule}]   # optional; value optional
 //     prices: {onDemand: 0.80, spot: 0.35, reserved: 0.50}   # USD per node-hour; onDemand required
@@ -23,18 +24,22 @@
 //
 // A file may hold several YAML documents (`---`). Documents with kind NodePoolSet are read, in order;
 // other documents (e.g. the mig-parted ConfigMap that goes with a MIG pool) are ignored, except that
-// any other kind under apiVersion gpufleet.io/... is an error. A file without a NodePoolSet is an
-// error. Every mapping rejects unknown keys (to catch typos such as `instancetype`).
+// any other kind under apiVersion gpufleet.io/... is an error, and so is a document of kind
+// Autoscaling or under sim.gpufleet.io/... whose apiVersion is not sim.gpufleet.io/v1 (the
+// simulator's settings, io/sim_pools.h: skipped silently, they would leave the defaults in force);
+// the error is at apiVersion, or at kind when apiVersion is missing. A file without a NodePoolSet
+// is an error. Every mapping rejects unknown keys (to catch typos such as `instancetype`).
 //
 // Errors throw InputError with the file, the 1-based line and column of the offending YAML node (of
 // the enclosing mapping for a missing field) and the field path, e.g. `pools[1].gpu.model`. Checked:
 // YAML syntax; wrong YAML types; unknown keys; missing required fields; bad apiVersion; unknown GPU
-// model; malformed or negative quantities; negative or non-integer counts; min > max; nodes outside
-// [min, max]; negative or non-numeric prices; MIG on a model that is not MIG-capable, an unknown MIG
+// model; malformed or negative quantities; negative or non-integer counts; counts above
+// kMaxPoolNodes; min > max; nodes outside [min, max]; pools whose max sum above kMaxTotalPoolNodes; negative or non-numeric prices; MIG on a model that is not MIG-capable, an unknown MIG
 // profile or a layout that does not fit one GPU (layout_for_counts); replicas < 1; unknown taint
 // effects; labels that gpufleet sets itself (see expand_pool); duplicate pool names.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +48,13 @@
 #include "model/node_pool.h"
 
 namespace gpufleet::io {
+
+/// The most nodes a pool may have (nodes, min and max) and that a file's pools may have together
+/// (the sum of their max). `gpufleet simulate` keeps every pool's nodes up to max from the start and
+/// visits them on every autoscaler tick, so these bound its time and memory; the total is double the
+/// largest pool.
+inline constexpr int64_t kMaxPoolNodes = 100'000;
+inline constexpr int64_t kMaxTotalPoolNodes = 200'000;
 
 /// Reads a pool file (see above). Throws InputError. When `sources` is given, it receives one entry
 /// per pool, parallel to the result: node = the pool's name, name = the position of `pools[i].name`,

@@ -18,13 +18,31 @@ using detail::kSimApiVersion;
 using detail::seconds;
 using detail::Source;
 
-constexpr const char* kKind = "Autoscaling";
+constexpr const char* kKind = detail::kSimSettingsKind;
 
-// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite, non-negative number.
-// Not a duration, so no seconds() limit. Errors: "'s' is not a number", "s is negative".
+// The largest rate per node-hour: one event a minute on every node. Far above any spot market
+// (AWS's highest interruption band is "more than 20%" a month), it only catches absurd values.
+constexpr double kMaxPerNodeHour = 60;
+
+// The shortest autoscaler scan and consolidation interval, seconds. Each interval is a tick over
+// every node, so 1e-6 s made a day's run last for ever; CA and Karpenter poll every 10 s.
+constexpr double kMinIntervalS = 1;
+
+// A tick interval: a number of seconds, positive and at least kMinIntervalS, at most seconds()'s.
+double interval_seconds(const Field& f) {
+  const double v = f.number();
+  if (v <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  if (v < kMinIntervalS) f.fail(fmt::format("{} is below the minimum of {:g} s", f.scalar(), kMinIntervalS));
+  return seconds(f);
+}
+
+// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite number in
+// [0, kMaxPerNodeHour]. Errors: "'s' is not a number", "s is negative", "s is above the maximum of
+// 60 per node-hour".
 double per_node_hour(const Field& f) {
   const double v = f.number();
   if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxPerNodeHour) f.fail(fmt::format("{} is above the maximum of {:g} per node-hour", f.scalar(), kMaxPerNodeHour));
   return v;
 }
 
@@ -41,10 +59,7 @@ void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
     else if (v == "price") s.expander = sim::Expander::kPrice;
     else e.fail(fmt::format("unknown expander '{}' (expected least-waste, price)", v));
   }
-  if (const Field f = a["scanIntervalSeconds"]; f.present()) {
-    s.scan_interval_s = f.number();
-    if (s.scan_interval_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
-  }
+  if (const Field f = a["scanIntervalSeconds"]; f.present()) s.scan_interval_s = interval_seconds(f);
   if (const Field f = a["scaleUpDelaySeconds"]; f.present()) s.scale_up_delay_s = seconds(f);
   if (const Field f = a["scaleDownUnneededSeconds"]; f.present()) s.scale_down_unneeded_s = seconds(f);
   if (const Field f = a["scaleDownDelayAfterAddSeconds"]; f.present()) s.scale_down_delay_after_add_s = seconds(f);
@@ -64,10 +79,7 @@ void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
     s.threshold = f.number();
     if (s.threshold < 0 || s.threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
   }
-  if (const Field f = c["intervalSeconds"]; f.present()) {
-    s.interval_s = f.number();
-    if (s.interval_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
-  }
+  if (const Field f = c["intervalSeconds"]; f.present()) s.interval_s = interval_seconds(f);
   if (const Field f = c["consolidateAfterSeconds"]; f.present()) s.consolidate_after_s = seconds(f);
 }
 

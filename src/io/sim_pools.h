@@ -7,7 +7,7 @@
 //     enabled: true                    # false: a static cluster (pools keep their size)
 //     scaleDown: true
 //     expander: least-waste            # or price
-//     scanIntervalSeconds: 10
+//     scanIntervalSeconds: 10          # at least 1
 //     scaleUpDelaySeconds: 30
 //     scaleDownUnneededSeconds: 600
 //     scaleDownDelayAfterAddSeconds: 600
@@ -16,7 +16,7 @@
 //   consolidation:                     # Karpenter-style; all optional; defaults in sim/config.h
 //     enabled: false
 //     threshold: 0.4                   # candidates: below this share of their GPUs requested
-//     intervalSeconds: 10
+//     intervalSeconds: 10              # at least 1
 //     consolidateAfterSeconds: 0
 //   pools:                             # optional; per pool name, all keys optional
 //     training-h100:
@@ -24,16 +24,20 @@
 //       provisionSeconds: 180
 //       capacityType: on-demand           # or spot (needs prices.spot)
 //       reservedNodes: 2                  # needs prices.reserved; on-demand pools only
-//       spotInterruptionsPerNodeHour: 0.002
+//       spotInterruptionsPerNodeHour: 0.002  # 0..60
 //       spotNoticeSeconds: 120
 //
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
-// documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). Full
+// documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). A kind
+// Autoscaling document with another apiVersion (or none), or a sim.gpufleet.io/ document of another
+// version, is an error at its apiVersion (at kind when apiVersion is missing), not skipped: the run
+// would silently use the defaults (checked by io/pool_file.h, which reads the file first). Full
 // description: docs/simulate.md.
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
 // name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
-// times or rates, times above 1e10 s (io/yaml_field.h seconds()), a threshold outside [0, 1], a non-positive scan or consolidation interval, reserved nodes above
+// times or rates, times above 1e10 s (io/yaml_field.h seconds()), a spot interruption rate above 60
+// per node-hour, a threshold outside [0, 1], a scan or consolidation interval below 1 s, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
 // reader checks.
 #pragma once

@@ -168,6 +168,9 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
   if (const Field s = g["startSeconds"]; s.present()) p.start_s = seconds(s);
   if (const Field e = g["endSeconds"]; e.present()) p.end_s = seconds(e);
   if (p.end_s < p.start_s) g["endSeconds"].fail(fmt::format("end {} is before start {}", p.end_s, p.start_s));
+  if (const double expected = p.jobs_per_hour * (p.end_s - p.start_s) / 3600; expected > kMaxGeneratedJobs)
+    rate.fail(fmt::format("{} jobs per hour over {:g} h (startSeconds to endSeconds) is {:g} jobs, above the maximum of {:.0f}",
+                          rate.scalar(), (p.end_s - p.start_s) / 3600, expected, kMaxGeneratedJobs));
   const Field d = g["durationSeconds"];
   d.require_map();
   d.only_keys({"min", "max", "paretoShape"});
@@ -215,7 +218,10 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
       if (found) kind.fail("a second Workload document (one per file)");
       found = true;
       root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
-      out.workload.horizon_s = positive_seconds(root["horizonSeconds"]);
+      const Field horizon = root["horizonSeconds"];
+      out.workload.horizon_s = positive_seconds(horizon);
+      if (out.workload.horizon_s > kMaxHorizonSeconds)
+        horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
       std::set<std::string> names;
       auto add = [&](const Field& f, Item kind_of) {
         sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);

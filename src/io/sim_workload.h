@@ -2,7 +2,7 @@
 //
 //   apiVersion: sim.gpufleet.io/v1
 //   kind: Workload
-//   horizonSeconds: 86400              # required, > 0: the simulation covers [0, horizon]
+//   horizonSeconds: 86400              # required, in (0, 1e8]: the simulation covers [0, horizon]
 //   jobs:
 //   - name: train-llm                  # required, unique among jobs and services
 //     namespace: team-a                # default "default"; chargeback groups by it
@@ -27,7 +27,7 @@
 //     startSeconds: 0                  #   instead of arrivalSeconds
 //                                      #   no durationSeconds / checkpointIntervalSeconds
 //   generate:                          # optional: a seeded job stream (sim/workload_generator.h)
-//     jobsPerHour: 20
+//     jobsPerHour: 20                  # x (endSeconds - startSeconds) / 3600 at most 1e7
 //     diurnalAmplitude: 0.5
 //     peakHour: 14
 //     startSeconds: 0                  # default 0
@@ -39,10 +39,12 @@
 //     - {weight: 3, namespace: research, gpus: 1, cpu: "4", memory: 16Gi, capacity: spot-ok}
 //
 // Errors throw InputError with file, line, column and field path: YAML syntax, unknown keys,
-// missing required fields, negative or non-numeric times, a non-positive duration, GPU counts out of
-// range, a fraction of a GPU with gpus != 1, an unknown capacity preference, an unknown pool, a
-// duplicate name, generator parameters out of range, a disruption budget with both or neither of
-// minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage. Full description: docs/simulate.md.
+// missing required fields, negative or non-numeric times, a horizon above kMaxHorizonSeconds, a
+// non-positive duration, GPU counts out of range, a fraction of a GPU with gpus != 1, an unknown
+// capacity preference, an unknown pool, a duplicate name, generator parameters out of range, a
+// generator expected to make more than kMaxGeneratedJobs jobs, a disruption budget with both or
+// neither of minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage. Full
+// description: docs/simulate.md.
 #pragma once
 
 #include <optional>
@@ -54,6 +56,17 @@
 #include "sim/workload_generator.h"
 
 namespace gpufleet::io {
+
+/// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row
+/// per simulated minute and one autoscaler tick per scan interval, so the horizon bounds its time and
+/// memory (1e8 s: about 1.7 million rows). Applies to horizonSeconds and to `--openb-pods` replays
+/// (cli/sim_inputs.h).
+inline constexpr double kMaxHorizonSeconds = 1e8;
+
+/// The most jobs the generator may be asked for: its mean rate times its window,
+/// jobsPerHour x (endSeconds - startSeconds) / 3600, at most 1e7 (maxJobs does not lift it: a rate
+/// that would make more jobs than this crowds them into a burst no run can work through).
+inline constexpr double kMaxGeneratedJobs = 1e7;
 
 /// A workload file: the items it lists and, if it has one, the generator to run with the seed.
 struct SimWorkloadFile {

@@ -69,6 +69,9 @@ namespace gpufleet::io::detail {
 /// The apiVersion of gpufleet's own simulator documents (Workload and Autoscaling; docs/simulate.md).
 inline constexpr const char* kSimApiVersion = "sim.gpufleet.io/v1";
 
+/// The kind of the simulator's settings document in a pool file (io/sim_pools.h).
+inline constexpr const char* kSimSettingsKind = "Autoscaling";
+
 /// The largest duration seconds() accepts: 1e10 s (about 317 years), an absurdity guard.
 inline constexpr double kMaxSeconds = 1e10;
 

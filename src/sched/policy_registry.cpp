@@ -81,7 +81,7 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
   return policy;
 }
 
-std::vector<std::string> parse_policy_list(std::string_view text) {
+std::vector<std::string> parse_policy_list(std::string_view text, std::string_view option) {
   std::vector<std::string> out;
   auto add = [&out](const std::string& name) {
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
@@ -97,7 +97,7 @@ std::vector<std::string> parse_policy_list(std::string_view text) {
     } else if (std::find(policy_names().begin(), policy_names().end(), item) != policy_names().end()) {
       add(item);
     } else {
-      throw UsageError(fmt::format("--policy: unknown policy '{}' (valid: {}, all)", item, fmt::join(policy_names(), ", ")));
+      throw UsageError(fmt::format("{}: unknown policy '{}' (valid: {}, all)", option, item, fmt::join(policy_names(), ", ")));
     }
     start = comma + 1;
   }

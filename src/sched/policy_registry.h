@@ -46,7 +46,8 @@ const std::vector<std::string>& paper_policy_names();
 Policy make_policy(std::string_view name, const PolicyContext& context);
 
 /// Parses "all", a name, or a comma-separated list into names (order kept, duplicates removed).
-/// Throws UsageError naming the unknown policy and the valid ones.
-std::vector<std::string> parse_policy_list(std::string_view text);
+/// Throws UsageError "<option>: unknown policy 'x' (valid: ..., all)"; `option` names where the
+/// text came from (the flag, or e.g. "--config 'pools.yaml,x'").
+std::vector<std::string> parse_policy_list(std::string_view text, std::string_view option = "--policy");
 
 }  // namespace gpufleet::sched

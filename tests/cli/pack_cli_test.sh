@@ -78,6 +78,18 @@ rc=$?
 [ "$rc" = 2 ] && ok || bad "unwritable --csv: exit $rc, want 2"
 grep -q -- "--csv $T/no-such-dir/x.csv: cannot write there" "$T/err.txt" && ok || bad "unwritable --csv message: $(cat "$T/err.txt")"
 [ "$(cat "$T/old.json")" = keep ] && ok || bad "a failing --csv clobbered --json"
+echo keep > "$T/old.json"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/old.json" --csv "$T/old.json" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/old.json and --csv $T/old.json are the same file: give each output its own path" "$T/err.txt" \
+  && [ "$(cat "$T/old.json")" = keep ] && ok || bad "--json and --csv on one file: $(cat "$T/err.txt")"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/p.json" --report "$T/../$(basename "$T")/p.json" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "are the same file" "$T/err.txt" && [ ! -e "$T/p.json" ] && ok || bad "--json and --report on one file: $(cat "$T/err.txt")"
+cp "$T/pods.csv" "$T/pods-copy.csv"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods-copy.csv" -q --csv "$T/pods-copy.csv" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--csv $T/pods-copy.csv: would overwrite the --pods input $T/pods-copy.csv" "$T/err.txt" \
+  && cmp -s "$T/pods.csv" "$T/pods-copy.csv" && ok || bad "--csv on the --pods file: $(cat "$T/err.txt")"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T/./nodes.csv" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "would overwrite the --nodes input $T/nodes.csv" "$T/err.txt" && ok || bad "--json on the --nodes file: $(cat "$T/err.txt")"
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "is a directory" "$T/err.txt" && ok || bad "--json DIR: $(cat "$T/err.txt")"
 

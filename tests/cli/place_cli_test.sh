@@ -120,8 +120,24 @@ grep -q 'default/d-0  pending: node "ghost" not found' "$T/pinned.out" && ok || 
 [ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy: $(cat "$T/err.txt")"
 "$BIN" place --cluster "$T/nodes.yaml" --policy fgd,random > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--policy: place takes one policy, got 'fgd,random'" "$T/err.txt" && ok || bad "two policies: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$T/nodes.yaml" --seed -1 > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--seed: -1 is negative" "$T/err.txt" && ok || bad "negative --seed: $(cat "$T/err.txt")"
 "$BIN" place --cluster "$T/nodes.yaml" --json "$T/no-dir/x.json" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json: $(cat "$T/err.txt")"
+# An output on an input file, or among the files of an input directory, would overwrite or be read
+# as input: a usage error naming the option, inputs intact.
+cp "$T/nodes.yaml" "$T/nodes-copy.yaml"
+"$BIN" place --cluster "$T/nodes-copy.yaml" --json "$T/nodes-copy.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/nodes-copy.yaml: would overwrite the --cluster input $T/nodes-copy.yaml" "$T/err.txt" \
+  && cmp -s "$T/nodes.yaml" "$T/nodes-copy.yaml" && ok || bad "--json on a --cluster file: $(cat "$T/err.txt")"
+mkdir -p "$T/wl" && pod_yaml '{cpu: 1}' > "$T/wl/pod.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/wl/pod.yaml" --json "$T/wl/../wl/pod.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "would overwrite the --workload input $T/wl/pod.yaml" "$T/err.txt" && ok || bad "--json on a --workload file: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/wl" --json "$T/wl/out.json" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/wl/out.json: is in the --workload directory $T/wl, whose *.yaml, *.yml and *.json files are read as input" "$T/err.txt" \
+  && [ ! -e "$T/wl/out.json" ] && ok || bad "--json in a --workload directory: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/wl" --json "$T/wl/out.txt" > /dev/null 2> "$T/err.txt"
+[ $? = 0 ] && [ -s "$T/wl/out.txt" ] && ok || bad "a name the directory reader skips is a fine output: $(cat "$T/err.txt")"
 "$BIN" place --workload "$T/nodes.yaml" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "missing --cluster should exit 2"
 "$BIN" place --cluster "$T/quantity.yaml" > /dev/null 2> "$T/err.txt"

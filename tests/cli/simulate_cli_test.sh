@@ -63,19 +63,56 @@ expect_bad "unknown pool message" "field 'jobs[0].pools[1]': unknown pool 'tpu' 
 job_yaml '  durationSeconds: -5' > "$T/negative.yaml"
 expect_bad "negative duration" "negative.yaml:7:20: field 'jobs[0].durationSeconds': -5 is negative" "$T/pools.yaml" "$T/negative.yaml"
 job_yaml '  durationSeconds: 60' > "$T/good.yaml"
+job_yaml '  durationSeconds: 60' | sed 's/horizonSeconds: 3600/horizonSeconds: 2e8/' > "$T/long.yaml"
+sed 's/jobsPerHour: 3$/jobsPerHour: 1e9/' "$EXAMPLES/workload.yaml" > "$T/flood.yaml"
+expect_bad "generator above the job limit" "field 'generate.jobsPerHour': 1e9 jobs per hour over 48 h" "$EXAMPLES/pools.yaml" "$T/flood.yaml"
+sed 's/max: 4/max: 1000000/' "$T/pools.yaml" > "$T/huge-pool.yaml"
+expect_bad "pool max above the limit" "huge-pool.yaml:10:8: field 'pools[0].max': 1000000 is out of range [0, 100000]" "$T/huge-pool.yaml" "$T/good.yaml"
+expect_bad "horizon above the limit" "long.yaml:3:17: field 'horizonSeconds': 2e8 is above the maximum of 100000000 s" "$T/pools.yaml" "$T/long.yaml"
 sed 's/min: 0/min: 5/' "$T/pools.yaml" > "$T/minmax.yaml"
 expect_bad "min above max" "minmax.yaml:9:8: field 'pools[0].min': min 5 is above max 4" "$T/minmax.yaml" "$T/good.yaml"
 cp "$T/pools.yaml" "$T/settings.yaml"
 printf -- '---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\npools:\n  gpu: {capacityType: spot}\n' >> "$T/settings.yaml"
 expect_bad "spot without price" "pool gpu has no spot price" "$T/settings.yaml" "$T/good.yaml"
+sed 's#sim.gpufleet.io/v1#sim.gpufleet.io/v2#' "$T/settings.yaml" > "$T/settings-v2.yaml"
+expect_bad "settings under another apiVersion" \
+  "settings-v2.yaml:13:13: field 'apiVersion': apiVersion 'sim.gpufleet.io/v2' is not supported for kind Autoscaling (expected sim.gpufleet.io/v1)" \
+  "$T/settings-v2.yaml" "$T/good.yaml"
 job_yaml '  durationSeconds: 60
   colour: blue' > "$T/typo.yaml"
 expect_bad "unknown key" "unknown key 'colour'" "$T/pools.yaml" "$T/typo.yaml"
 expect_bad "unknown policy" "unknown policy 'nope'" "$T/pools.yaml" "$T/good.yaml" --policy nope
 expect_bad "missing file" "no-such.yaml" "$T/pools.yaml" "$T/no-such.yaml"
+# Seeds are 0 .. 2^64-1: CLI11 alone wrapped -1 to 18446744073709551615 and saturated an overflow.
+expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 to 18446744073709551615)" "$T/pools.yaml" "$T/good.yaml" --seed -1
+expect_bad "seed overflow" "--seed: '18446744073709551616' is not an integer from 0 to 18446744073709551615" "$T/pools.yaml" "$T/good.yaml" \
+  --seed 18446744073709551616
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
 grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json message: $(cat "$T/err.txt")"
+# Two outputs on one file (only the last would be kept): a usage error naming both, nothing written.
+echo keep > "$T/same"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/same" --report "$T/same" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "--json and --report on one file should exit 2"
+grep -qF -- "--json $T/same and --report $T/same are the same file: give each output its own path" "$T/err.txt" && ok \
+  || bad "same output twice: $(cat "$T/err.txt")"
+[ "$(cat "$T/same")" = keep ] && ok || bad "same output twice: the file was written"
+mkdir -p "$T/outdir" && ln -s outdir "$T/outlink"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/outdir/r.json" --timeseries "$T/outlink/../outdir/./r.json" \
+  -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "are the same file" "$T/err.txt" && [ ! -e "$T/outdir/r.json" ] && ok \
+  || bad "one new file by two spellings: $(cat "$T/err.txt")"
+# An output on an input file would overwrite it: a usage error naming the option, the input intact.
+cp "$T/good.yaml" "$T/swcopy.yaml"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --json "$T/swcopy.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && ok || bad "--json on the --workload file should exit 2"
+grep -qF -- "--json $T/swcopy.yaml: would overwrite the --workload input $T/swcopy.yaml" "$T/err.txt" && ok || bad "output on input: $(cat "$T/err.txt")"
+cmp -s "$T/good.yaml" "$T/swcopy.yaml" && ok || bad "output on input: the workload file was overwritten"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --timeseries "$T/outlink/../swcopy.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--timeseries $T/outlink/../swcopy.yaml: would overwrite the --workload input" "$T/err.txt" && ok \
+  || bad "output on input through a symbolic link: $(cat "$T/err.txt")"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/swcopy.yaml" --report "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--report $T/pools.yaml: would overwrite the --pools input" "$T/err.txt" && ok || bad "output on --pools: $(cat "$T/err.txt")"
 
 # 3. The openb trace as the workload (a small file in the trace's layout; no trace data copied).
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/trace.csv"
@@ -97,6 +134,17 @@ expect_bad_trace "both sources" "exactly one of --workload" --openb-pods "$T/tra
 expect_bad_trace "no source" "exactly one of --workload"
 expect_bad_trace "time scale without trace" "apply to --openb-pods only" --workload "$T/good.yaml" --time-scale 5
 expect_bad_trace "zero time scale" "--time-scale 0 must be positive" --openb-pods "$T/trace.csv" --time-scale 0
+# Limits that keep a run bounded (each of these ran for minutes and took GBs): checked before any work.
+expect_bad_trace "huge horizon" "--horizon 1e+300 is above the maximum of 100000000 s" --openb-pods "$T/trace.csv" --horizon 1e300
+expect_bad_trace "tiny time scale" "--time-scale 1e-300 is outside [0.001, 1000000]" --openb-pods "$T/trace.csv" --time-scale 1e-300
+expect_bad_trace "huge time scale" "--time-scale 10000000 is outside [0.001, 1000000]" --openb-pods "$T/trace.csv" --time-scale 1e7
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n' > "$T/far.csv"
+printf 'p0,2000,4096,1,500,,LS,Running,0,7200,0\np1,2000,4096,1,500,,BE,Succeeded,1000000,1003600,1000000\n' >> "$T/far.csv"
+expect_bad_trace "replay past the horizon limit" "--time-scale 0.001: the replay runs to its last arrival at 1e+09 s, above the maximum of 100000000 s" \
+  --openb-pods "$T/far.csv" --time-scale 0.001
+"$BIN" simulate --pools "$T/pools.yaml" --openb-pods "$T/far.csv" --time-scale 0.001 --horizon 3600 -q > /dev/null 2> "$T/err.txt" \
+  && ok || bad "a --horizon within the limit should let --time-scale 0.001 run: $(cat "$T/err.txt")"
+expect_bad_trace "output on the trace" "--json $T/far.csv: would overwrite the --openb-pods input $T/far.csv" --openb-pods "$T/far.csv" --json "$T/far.csv"
 
 # 4. compare: one table row per configuration, savings against the first, JSON per configuration.
 if "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "base=$EXAMPLES/baseline-pools.yaml,leastallocated" \
@@ -116,7 +164,17 @@ PY
 "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "$EXAMPLES/pools.yaml" --config "$EXAMPLES/pools.yaml,packing" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "label 'pools' appears twice" "$T/err.txt" && ok || bad "duplicate labels: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "x=$EXAMPLES/pools.yaml,nope" -q > /dev/null 2> "$T/err.txt"
-[ $? = 2 ] && grep -q "unknown policy 'nope'" "$T/err.txt" && ok || bad "unknown policy in --config: $(cat "$T/err.txt")"
+[ $? = 2 ] && grep -qF -- "--config 'x=$EXAMPLES/pools.yaml,nope': unknown policy 'nope' (valid: " "$T/err.txt" && ! grep -q -- "--policy" "$T/err.txt" \
+  && ok || bad "unknown policy in --config should name --config, not --policy: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --json "$T/cmp2.json" --report "$T/./cmp2.json" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/cmp2.json and --report $T/./cmp2.json are the same file" "$T/err.txt" && [ ! -e "$T/cmp2.json" ] && ok \
+  || bad "compare --json and --report on one file: $(cat "$T/err.txt")"
+cp "$T/pools.yaml" "$T/cmp-pools.yaml"
+"$BIN" compare --workload "$T/good.yaml" --config "x=$T/cmp-pools.yaml,fgd" --json "$T/cmp-pools.yaml" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--json $T/cmp-pools.yaml: would overwrite the --config input $T/cmp-pools.yaml" "$T/err.txt" \
+  && cmp -s "$T/pools.yaml" "$T/cmp-pools.yaml" && ok || bad "compare output on a --config pools file: $(cat "$T/err.txt")"
+"$BIN" compare --workload "$T/good.yaml" --config "$T/pools.yaml" --seed -1 -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--seed: -1 is negative" "$T/err.txt" && ok || bad "compare --seed -1: $(cat "$T/err.txt")"
 "$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "negative.yaml:7:20" "$T/err.txt" && ok || bad "compare with bad workload: $(cat "$T/err.txt")"
 
