@@ -23,8 +23,8 @@ TEST(GpufleetScore, RatiosAndStrandedGpus) {
   GpufleetScore plugin(state);
   EXPECT_EQ(plugin.stranded_milli(8000, 0, 0), 0.0);  // nothing seen: no ratio, nothing stranded
   // 12000 CPU milli and 49152 MiB for 1500 gpu_milli: r_cpu = 8, r_mem = 32.768 per gpu_milli.
-  plugin.observe(make_pod("a", 8000, 32768, 1, 1000));
-  plugin.observe(make_pod("b", 4000, 16384, 1, 500));
+  plugin.observe(make_pod("a", 8000, 32768, 1, 1000), state);
+  plugin.observe(make_pod("b", 4000, 16384, 1, 500), state);
   EXPECT_DOUBLE_EQ(plugin.cpu_per_gpu_milli(), 8.0);
   EXPECT_DOUBLE_EQ(plugin.memory_per_gpu_milli(), 32.768);
   // 2000 gpu_milli free, 8000 CPU: the CPU feeds 1000 of them, 1000 are stranded.
@@ -36,28 +36,60 @@ TEST(GpufleetScore, RatiosAndStrandedGpus) {
   EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 0, 0), 2000.0);
   EXPECT_DOUBLE_EQ(plugin.stranded_milli(1000, 100000, 1 << 30), 0.0);
   // CPU-only pods do not move the ratios (4 pods seen: a refresh point).
-  plugin.observe(make_pod("c", 32000, 1024, 0, 0));
-  plugin.observe(make_pod("d", 32000, 1024, 0, 0));
+  plugin.observe(make_pod("c", 32000, 1024, 0, 0), state);
+  plugin.observe(make_pod("d", 32000, 1024, 0, 0), state);
   EXPECT_DOUBLE_EQ(plugin.cpu_per_gpu_milli(), 8.0);
 }
 
 TEST(GpufleetScore, ModelPressure) {
-  // 4 T4 and 4 G2 GPUs: each model is half of the cluster.
-  const ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  // 4 T4 and 4 G2 GPUs, CPU and memory to spare (nothing stranded).
+  ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  const int32_t t4 = state.gpu_model_id(0), g2 = state.gpu_model_id(1);
   GpufleetScore plugin(state);
-  // A quarter of the GPU demand allows only T4: rho(T4) = 0.25 / 0.5 = 0.5, p = (0.5 - 0.3) / 0.7.
-  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"));
-  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000));
-  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"));  // two models: not pinned
-  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000));
-  EXPECT_NEAR(plugin.model_pressure(state.gpu_model_id(0)), 0.2 / 0.7, 1e-12);
-  EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(1)), 0.0);
-  // Half of it pinned to T4 (8 pods seen, 4 pinned): rho = 1, p = 1 (clamped at 1 above).
-  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"));
-  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000));
-  EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);
-  EXPECT_EQ(plugin.model_pressure(99), 0.0);  // unknown model id
-  EXPECT_EQ(plugin.generation(), 4u);         // refreshed at 1, 2, 4 and 8 pods
+  // A quarter of the GPU demand allows only T4; the cluster is empty: L = 8000, U(T4) = 4000,
+  // share = 0.25 x 8000 / 4000 = 0.5, p = (0.5 - 0.15) / 0.85 for a pod allowed any model.
+  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000), state);
+  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"), state);  // every model: not constrained
+  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000), state);
+  EXPECT_NEAR(plugin.model_pressure(t4), 0.35 / 0.85, 1e-12);
+  EXPECT_NEAR(plugin.model_pressure(t4, "T4|G2"), 0.35 / 0.85, 1e-12);
+  EXPECT_EQ(plugin.model_pressure(g2), 0.0);
+  EXPECT_EQ(plugin.model_pressure(t4, "T4"), 0.0);  // a pod pinned to T4 pays nothing for T4's own pods
+  EXPECT_EQ(plugin.model_pressure(99), 0.0);        // unknown model id
+  // Other pods fill T4 early: 3 of its 4 GPUs are taken. Half the demand is pinned to T4 now (8 pods
+  // seen, a refresh point): L = 5000, U(T4) = 1000, share = 0.5 x 5000 / 1000 = 2.5, p = 1.
+  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), std::vector<int32_t>{0, 1, 2});
+  const uint64_t before = plugin.generation();
+  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
+  EXPECT_GT(plugin.generation(), before);  // the scheduler drops its cached scores
+  // Once T4 is full the pinned pods can claim nothing more there: U(T4) = 0 counts as 1 milli, but
+  // with T4 and G2 both full L = 0 and the share is 0.
+  state.allocate(0, make_pod("last", 8000, 1024, 1, 1000), std::vector<int32_t>{3});
+  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  for (int i = 0; i < 8; ++i) plugin.observe(make_pod("more" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // refreshed at 16 pods (kPressureRefreshPods)
+}
+
+// Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod
+// allowed any model pays on both models, a pod of the set itself does not.
+TEST(GpufleetScore, ModelSetPressure) {
+  ClusterState state({make_node("a", 64000, 262144, 2, "V100M16"), make_node("b", 64000, 262144, 2, "V100M32"),
+                      make_node("c", 64000, 262144, 4, "T4")});
+  GpufleetScore plugin(state);
+  // 2000 of 4000 gpu_milli seen allow V100M16|V100M32: share = 0.5 x 8000 / 4000 = 1, p = 1.
+  plugin.observe(make_pod("v1", 8000, 1024, 1, 1000, "V100M16|V100M32"), state);
+  plugin.observe(make_pod("v2", 8000, 1024, 1, 1000, "V100M16|V100M32"), state);
+  plugin.observe(make_pod("any1", 8000, 1024, 1, 1000), state);
+  plugin.observe(make_pod("any2", 8000, 1024, 1, 1000), state);
+  const int32_t m16 = state.gpu_model_id(0), m32 = state.gpu_model_id(1), t4 = state.gpu_model_id(2);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(m16), 1.0);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(m32), 1.0);
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);
+  EXPECT_EQ(plugin.model_pressure(m16, "V100M16|V100M32"), 0.0);
+  EXPECT_EQ(plugin.model_pressure(m32, "V100M32|V100M16"), 0.0);  // the same set, any order
 }
 
 // score = int(100 * sigmoid(x / 2000)), x = F gain + S gain - pressure, each computed by hand-checked
@@ -69,7 +101,7 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
   GpufleetScore plugin(state);
   for (const Pod& p : {make_pod("a", 12000, 16384, 1, 500, "T4"), make_pod("b", 8000, 8192, 1, 1000),
                        make_pod("c", 4000, 2048, 0, 0), make_pod("d", 12000, 16384, 1, 250, "T4")})
-    plugin.observe(p);
+    plugin.observe(p, state);
   for (const Pod& probe : {make_pod("s", 4000, 1024, 1, 250), make_pod("w", 16000, 8192, 2, 1000),
                            make_pod("c", 20000, 2048, 0, 0), make_pod("pin", 4000, 1024, 1, 500, "T4")}) {
     for (NodeId n = 0; n < state.node_count(); ++n) {
@@ -89,9 +121,9 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
                                                   state.memory_free_mib(n) - probe.memory_mib);
       // Pinned to T4, the model and (an empty node of) the t4 class: no model or class pressure there.
       const bool pinned = probe.gpu_spec == "T4";
-      double pressure = probe.is_gpu_pod() && !pinned
-                            ? 2.0 * plugin.model_pressure(state.gpu_model_id(n)) * static_cast<double>(probe.gpu_request_milli())
-                            : 0.0;
+      double pressure = probe.is_gpu_pod() ? 2.0 * plugin.model_pressure(state.gpu_model_id(n), probe.gpu_spec) *
+                                                 static_cast<double>(probe.gpu_request_milli())
+                                           : 0.0;
       const double size = std::max(static_cast<double>(probe.gpu_request_milli()), probe.cpu_milli / plugin.cpu_per_gpu_milli());
       if (!(pinned && n == 0)) pressure += 1.0 * plugin.class_pressure(static_cast<int32_t>(n)) * size;
       const double x = (gain + strand - pressure) / 2000.0;
@@ -102,10 +134,12 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
       }
     }
   }
-  // 750 of 1750 gpu_milli seen are pinned to T4, a model with 4 of 12 GPUs: rho = (3/7) / (1/3) > 1,
-  // p = 1. The t4 node is its own class (class 0), so the same holds for the class; nothing is
+  // 750 of 1750 gpu_milli seen are pinned to T4. r_cpu = 32000 / 1750: the t4 node's 32000 free CPU
+  // feeds 1750 of its 3300 free gpu_milli, so U(T4) = 1750; L = 11000; share = (3/7) x 11000 / 1750
+  // > 1, p = 1. The t4 node is its own class (class 0), so the same holds for the class; nothing is
   // pinned to the g2 class (class 1).
   EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);
+  EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(0), "T4"), 0.0);
   EXPECT_DOUBLE_EQ(plugin.class_pressure(0), 1.0);
   EXPECT_EQ(plugin.class_pressure(1), 0.0);
 }
@@ -118,7 +152,7 @@ TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {
   PolicyContext ctx{nullptr, state.gpu_models(), &state};
   Scheduler gpufleet(make_policy("gpufleet", ctx), {0, 1});
   Scheduler online(make_policy("fgd-online", ctx), {0, 1});
-  for (Scheduler* s : {&gpufleet, &online}) s->observe(make_pod("gpu", 8000, 1024, 1, 1000));  // r_cpu = 8
+  for (Scheduler* s : {&gpufleet, &online}) s->observe(make_pod("gpu", 8000, 1024, 1, 1000), state);  // r_cpu = 8
   const Pod cpu_only = make_pod("etl", 16000, 1024, 0, 0);
   GoRand rng(1);
   EXPECT_EQ(online.decide(cpu_only, state, rng).node, 0u);
@@ -128,7 +162,8 @@ TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {
   EXPECT_EQ(r.score, 50);
 }
 
-// Half the demand is pinned to T4, half of the GPUs are T4: rho(T4) = 1, pressure 2000 per whole GPU.
+// Half the demand is pinned to T4, half of the GPUs are T4 and the cluster is empty: share(T4) = 1,
+// pressure 2000 per whole GPU.
 // A flexible pod on the CPU-poor G2 node loses FGD points (the flexible type no longer fits its CPU:
 // F gain 500 - 1500 = -1000, score 37); on T4 it loses none (x = 0, score 50) but pays the pressure
 // (x = -2000, score 26). With the pressure it leaves T4 to the pinned pods; without it, it takes T4.
@@ -149,8 +184,8 @@ TEST(GpufleetScore, FlexiblePodsLeavePressedModels) {
     }
     Scheduler s(std::move(policy), {0, 1});
     for (int i = 0; i < 4; ++i) {
-      s.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"));
-      s.observe(make_pod("free" + std::to_string(i), 8000, 1024, 1, 1000));
+      s.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+      s.observe(make_pod("free" + std::to_string(i), 8000, 1024, 1, 1000), state);
     }
     GoRand rng(1);
     const ScheduleResult r = s.decide(flexible, state, rng);
@@ -171,15 +206,16 @@ TEST(GpufleetScore, SmallPodsLeaveTheOnlyNodesBigPodsFit) {
   EXPECT_EQ(shape.class_of_node, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(shape.classes[0].gpus, 8);
   GpufleetScore plugin(state);
-  // 8000 of 16000 gpu_milli pinned to "big" (half the GPUs): rho = 1, p = 1. r_cpu = 128000 / 16000 = 8.
-  plugin.observe(make_pod("train", 120000, 65536, 8, 1000));
-  plugin.observe(make_pod("infer", 8000, 1024, 8, 1000));
+  // 8000 of 16000 gpu_milli pinned to "big" (half the GPUs, all free, its CPU feeds them all at
+  // r_cpu = 128000 / 16000 = 8): share = 0.5 x 16000 / 8000 = 1, p = 1.
+  plugin.observe(make_pod("train", 120000, 65536, 8, 1000), state);
+  plugin.observe(make_pod("infer", 8000, 1024, 8, 1000), state);
   EXPECT_DOUBLE_EQ(plugin.class_pressure(0), 1.0);
   EXPECT_EQ(plugin.class_pressure(1), 0.0);
   EXPECT_EQ(ClusterShape::of(state).classes[1].cpu_milli, 96000);
   Scheduler s(make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), &state}), {0, 1});
-  s.observe(make_pod("train", 120000, 65536, 8, 1000));
-  s.observe(make_pod("infer", 8000, 1024, 8, 1000));
+  s.observe(make_pod("train", 120000, 65536, 8, 1000), state);
+  s.observe(make_pod("infer", 8000, 1024, 8, 1000), state);
   GoRand rng(1);
   // 8000 CPU milli = 1000 gpu_milli at r_cpu 8: pressure 1000 on "big"; on "small" S stays 0 (96000
   // CPU still feeds 8000 gpu_milli... 88000 / 8 = 11000 >= 8000).
@@ -227,7 +263,7 @@ TEST(GpufleetScore, NoFittingGpuScoresZero) {
   state.allocate(0, make_pod("x", 1000, 1024, 1, 800), std::vector<int32_t>{0});
   state.allocate(0, make_pod("y", 1000, 1024, 1, 900), std::vector<int32_t>{1});
   GpufleetScore plugin(state);
-  plugin.observe(make_pod("p", 1000, 1024, 1, 500));
+  plugin.observe(make_pod("p", 1000, 1024, 1, 500), state);
   const Pod probe = make_pod("probe", 1000, 1024, 1, 500);
   EXPECT_EQ(plugin.score(probe, state, 0, CycleState{}), 0);
   GoRand rng(1);

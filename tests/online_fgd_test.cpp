@@ -76,7 +76,7 @@ TEST(OnlineFgd, ScoresEqualFgdWithTheMixSeenSoFar) {
   const auto pods = sample_pods();
   for (const OnlineFgdParams params : {kFgdOnlineParams, OnlineFgdParams{0.95, 2000.0}}) {
     OnlineFgdScore online(state.gpu_models(), params);
-    for (const Pod& p : pods) online.observe(p);
+    for (const Pod& p : pods) online.observe(p, state);
     // Checked at 1, 2, 4 and 8 pods; pods a and b share a shape, so the mix after 2 pods equals the one
     // after 1 and the measure is kept (no change >= kMinMixChange): 3 rebuilds.
     EXPECT_EQ(online.generation(), 3u);
@@ -94,8 +94,8 @@ TEST(OnlineFgd, ScoresEqualFgdWithTheMixSeenSoFar) {
   }
 }
 
-// The scheduler drops cached scores when the online measure changes: a warm scheduler decides like a
-// cold one that is shown the same pods.
+// The scheduler drops cached scores when the online estimates change: a warm scheduler decides like a
+// cold one (empty cache) that scores with the same plugin.
 TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
   std::vector<Node> nodes;
   for (int i = 0; i < 6; ++i) nodes.push_back(make_node("n" + std::to_string(i), 32000 + 8000 * i, 131072, 2 + 2 * (i % 3)));
@@ -110,12 +110,9 @@ TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
   ctx.cluster = &warm_state;
   Scheduler warm(make_policy("gpufleet", ctx), ranks);
   GoRand rng_warm(5), rng_cold(5);
-  std::vector<Pod> seen;
   for (const Pod& pod : pods) {
     const ScheduleResult w = warm.schedule_one(pod, warm_state, rng_warm);
-    Scheduler cold(make_policy("gpufleet", ctx), ranks);
-    seen.push_back(pod);
-    for (const Pod& s : seen) cold.observe(s);
+    Scheduler cold(warm.policy(), ranks);
     const ScheduleResult c = cold.decide(pod, cold_state, rng_cold);
     ASSERT_EQ(w.node, c.node) << pod.name;
     ASSERT_EQ(w.gpus, c.gpus) << pod.name;

@@ -352,8 +352,8 @@ void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId
   }
 }
 
-void Scheduler::observe(const Pod& pod) {
-  policy_.score->observe(pod);
+void Scheduler::observe(const Pod& pod, const ClusterState& state) {
+  policy_.score->observe(pod, state);
   if (policy_.score->generation() != generation_) {
     generation_ = policy_.score->generation();
     for (auto& entries : cache_)
@@ -368,7 +368,7 @@ void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResul
 }
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
-  observe(pod);
+  observe(pod, state);
   ScheduleResult result = decide(pod, state, rng, nominated_node);
   reserve(pod, state, result);
   return result;
@@ -377,7 +377,7 @@ ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRa
 ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
   if (n >= state.node_count())
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
-  observe(pod);
+  observe(pod, state);
   ScheduleResult result;
   result.node = n;
   select_gpus(result, pod, state, rng);

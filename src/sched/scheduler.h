@@ -73,8 +73,9 @@ class Scheduler {
   /// GPU selector.
   Scheduler(Policy policy, std::vector<uint32_t> node_rank);
 
-  /// Tells the policy a pod arrived (ScorePlugin::observe); drops cached scores if that changed them.
-  void observe(const Pod& pod);
+  /// Tells the policy a pod arrived while the cluster is `state` (ScorePlugin::observe); drops cached
+  /// scores if that changed them.
+  void observe(const Pod& pod, const ClusterState& state);
   /// Runs filter, pre-score, score and GPU selection; does not change the state.
   /// `nominated_node` (kube's status.nominatedNodeName, set by preemption; kNoNode for none): when
   /// the pod passes every filter there, it goes there without scoring (score 0), as kube's

@@ -63,8 +63,8 @@ class GatedScore final : public sched::ScorePlugin {
       : inner_(std::move(inner)), gate_(std::move(gate)) {}
   std::string_view name() const override { return inner_->name(); }
   bool cacheable() const override { return inner_->cacheable(); }
-  void observe(const Pod& pod) override {
-    if (gate_->learning) inner_->observe(pod);
+  void observe(const Pod& pod, const ClusterState& state) override {
+    if (gate_->learning) inner_->observe(pod, state);
   }
   uint64_t generation() const override { return inner_->generation() + (gate_->epoch() << 32); }
   void pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, sched::CycleState& cycle,

@@ -531,7 +531,7 @@ void Engine::pass_coverage(uint32_t p, double t) {
 
 sched::ScheduleResult Engine::decide(const Pod& pod) {
   gate_->learning = false;
-  scheduler_->observe(pod);  // drops the scheduler's cache if node lifecycles changed (node_gate.h)
+  scheduler_->observe(pod, *state_);  // drops the scheduler's cache if node lifecycles changed (node_gate.h)
   gate_->learning = true;
   return scheduler_->decide(pod, *state_, sched_rng_);
 }
@@ -634,7 +634,7 @@ void Engine::interrupt(uint32_t u, double t) {
 void Engine::on_arrival(uint32_t u, double t) {
   Unit& unit = units_[u];
   // The informer sees each pod once, when it is created (ScorePlugin::observe).
-  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) scheduler_->observe(pods_[p].pod);
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) scheduler_->observe(pods_[p].pod, *state_);
   if (!fits_any_pool(unit, &unit.reason)) {
     unit.state = UnitState::kFailed;
     return;

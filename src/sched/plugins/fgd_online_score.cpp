@@ -40,7 +40,7 @@ bool OnlineFragmentation::observe(const Pod& pod) {
 OnlineFgdScore::OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params)
     : params_(params), online_(std::move(gpu_models), params.mix_coverage) {}
 
-void OnlineFgdScore::observe(const Pod& pod) {
+void OnlineFgdScore::observe(const Pod& pod, const ClusterState&) {
   if (online_.observe(pod)) ++generation_;
 }
 

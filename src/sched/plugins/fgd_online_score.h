@@ -60,7 +60,7 @@ class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
   /// `gpu_models`: the cluster's GPU models by id (ClusterState::gpu_models()).
   OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params);
   std::string_view name() const override { return "OnlineFGDScore"; }
-  void observe(const Pod& pod) override;
+  void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
   int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;

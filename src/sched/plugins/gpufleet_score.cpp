@@ -58,27 +58,25 @@ size_t GpufleetScore::ShapeIdHash::operator()(const ShapeId& id) const {
 GpufleetScore::GpufleetScore(const ClusterState& state, GpufleetParams params)
     : gpu_models_(state.gpu_models()),
       shape_(ClusterShape::of(state)),
-      gpus_by_model_(gpu_models_.size(), 0),
       params_((check_params(params), params)),
       online_(gpu_models_, params.mix_coverage),
-      pinned_gpu_milli_(gpu_models_.size(), 0.0),
       class_pinned_milli_(shape_.classes.size(), 0.0),
-      pressure_(gpu_models_.size(), 0.0),
       class_pressure_(shape_.classes.size(), 0.0) {
-  for (const auto& c : shape_.classes) gpus_by_model_[static_cast<size_t>(c.model_id)] += c.gpus;
-  for (int64_t g : gpus_by_model_) total_gpus_ += g;
+  if (gpu_models_.size() <= 64)
+    for (const auto& c : shape_.classes)
+      if (c.gpus > 0) all_models_ |= uint64_t{1} << c.model_id;
+}
+
+uint64_t GpufleetScore::model_set_of(std::string_view gpu_spec) const {
+  uint64_t set = 0;
+  for (size_t m = 0; m < gpu_models_.size() && m < 64; ++m)
+    if ((all_models_ >> m & 1) != 0 && gpu_spec_allows(gpu_spec, gpu_models_[m])) set |= uint64_t{1} << m;
+  return set;
 }
 
 GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
   ShapeFacts f;
-  int32_t models = 0;
-  for (size_t m = 0; m < gpu_models_.size(); ++m) {
-    if (gpus_by_model_[m] == 0 || !gpu_spec_allows(pod.gpu_spec, gpu_models_[m])) continue;
-    ++models;
-    f.pinned_model = static_cast<int32_t>(m);
-  }
-  f.flexible = models > 1;
-  if (pod.gpu_spec.empty() || models != 1) f.pinned_model = -1;
+  if (pod.is_gpu_pod()) f.model_set = model_set_of(pod.gpu_spec);
   // NodeResourcesFit's test on an empty node of the class (raw CPU request, as node_resources_fit.h).
   int32_t classes = 0;
   for (size_t c = 0; c < shape_.classes.size(); ++c) {
@@ -98,13 +96,53 @@ GpufleetScore::ShapeFacts GpufleetScore::facts(const Pod& pod) const {
   return it != facts_.end() ? it->second : compute_facts(pod);  // a pod scored without observe()
 }
 
-double GpufleetScore::pressure_of(double pinned_milli, int64_t gpus) const {
-  if (gpus <= 0 || gpu_sum_ <= 0 || total_gpus_ <= 0) return 0.0;
-  const double rho = (pinned_milli / gpu_sum_) / (static_cast<double>(gpus) / static_cast<double>(total_gpus_));
-  return std::clamp((rho - params_.model_pressure_threshold) / (1.0 - params_.model_pressure_threshold), 0.0, 1.0);
+double GpufleetScore::pressure_of(double share) const {
+  return std::clamp((share - params_.model_pressure_threshold) / (1.0 - params_.model_pressure_threshold), 0.0, 1.0);
 }
 
-void GpufleetScore::observe(const Pod& pod) {
+bool GpufleetScore::refresh_pressures(const ClusterState& state) {
+  if (gpu_sum_ <= 0) return false;
+  // Usable free GPU milli per model and per class (free minus what CPU or memory strands).
+  std::vector<double> usable_by_model(gpu_models_.size(), 0.0), usable_by_class(shape_.classes.size(), 0.0);
+  for (NodeId n = 0; n < state.node_count(); ++n) {
+    const int64_t free = state.gpu_free_milli_total(n);
+    if (free == 0) continue;
+    const double usable = static_cast<double>(free) - stranded_milli(free, state.cpu_free_milli(n), state.memory_free_mib(n));
+    const auto m = static_cast<size_t>(state.gpu_model_id(n));
+    if (m < usable_by_model.size()) usable_by_model[m] += usable;
+    if (n < shape_.class_of_node.size()) usable_by_class[static_cast<size_t>(shape_.class_of_node[n])] += usable;
+  }
+  const double left = static_cast<double>(state.gpu_capacity_milli() - state.gpu_used_milli());
+  const auto share = [&](double demand_milli, double usable) { return demand_milli / gpu_sum_ * left / std::max(usable, 1.0); };
+  bool changed = false;
+  const auto replace = [&changed](double& p, double now) {
+    if (std::abs(now - p) >= kMinMixChange || (now == 0.0) != (p == 0.0)) {
+      p = now;
+      changed = true;
+    }
+  };
+  // Term 3: share per constrained model set, then p_A(m) for every set A of a pod seen.
+  std::vector<std::pair<uint64_t, double>> shares;
+  for (const auto& [set, demand] : set_demand_milli_) {
+    double usable = 0.0;
+    for (size_t m = 0; m < usable_by_model.size() && m < 64; ++m)
+      if ((set >> m & 1) != 0) usable += usable_by_model[m];
+    shares.emplace_back(set, share(demand, usable));
+  }
+  for (auto& [payer, row] : pressure_)
+    for (size_t m = 0; m < row.size(); ++m) {
+      double sum = 0.0;
+      for (const auto& [set, s] : shares)
+        if ((set >> m & 1) != 0 && (set & payer) != payer) sum += s;
+      replace(row[m], pressure_of(sum));
+    }
+  // Term 4: share per class of the pods pinned to it.
+  for (size_t c = 0; c < class_pressure_.size(); ++c)
+    replace(class_pressure_[c], class_pinned_milli_[c] > 0 ? pressure_of(share(class_pinned_milli_[c], usable_by_class[c])) : 0.0);
+  return changed;
+}
+
+void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
   bool changed = online_.observe(pod);
   if (pod.is_gpu_pod()) {
     const auto milli = static_cast<double>(pod.gpu_request_milli());
@@ -115,10 +153,15 @@ void GpufleetScore::observe(const Pod& pod) {
     const ShapeId id{spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu};
     auto it = facts_.find(id);
     if (it == facts_.end()) it = facts_.emplace(id, compute_facts(pod)).first;
-    if (it->second.pinned_model >= 0) pinned_gpu_milli_[static_cast<size_t>(it->second.pinned_model)] += milli;
+    const uint64_t set = it->second.model_set;
+    if (set != 0 && set != all_models_) set_demand_milli_[set] += milli;
+    if (set != 0 && !pressure_.contains(set)) pressure_.emplace(set, std::vector<double>(gpu_models_.size(), 0.0));
+    if (all_models_ != 0 && set != all_models_ && !pressure_.contains(all_models_))
+      pressure_.emplace(all_models_, std::vector<double>(gpu_models_.size(), 0.0));
     if (it->second.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(it->second.pinned_class)] += milli;
   }
-  if (OnlineFragmentation::refresh_point(online_.pods_seen()) && gpu_sum_ > 0) {
+  const bool refresh_point = OnlineFragmentation::refresh_point(online_.pods_seen());
+  if (refresh_point && gpu_sum_ > 0) {
     // Keep the current estimates (and the scheduler's cached scores) while they barely move.
     const auto moved = [](double now, double was) { return std::abs(now - was) > kMinRatioChange * std::abs(was); };
     const double r_cpu = cpu_sum_ / gpu_sum_;
@@ -128,18 +171,8 @@ void GpufleetScore::observe(const Pod& pod) {
       r_memory_ = r_memory;
       changed = true;
     }
-    const auto refresh = [&](std::vector<double>& pressure, const std::vector<double>& pinned, auto gpus_of) {
-      for (size_t i = 0; i < pressure.size(); ++i) {
-        const double p = pressure_of(pinned[i], gpus_of(i));
-        if (std::abs(p - pressure[i]) >= kMinMixChange || (p == 0.0) != (pressure[i] == 0.0)) {
-          pressure[i] = p;
-          changed = true;
-        }
-      }
-    };
-    refresh(pressure_, pinned_gpu_milli_, [this](size_t m) { return gpus_by_model_[m]; });
-    refresh(class_pressure_, class_pinned_milli_, [this](size_t c) { return shape_.classes[c].gpus; });
   }
+  if (refresh_point || online_.pods_seen() % kPressureRefreshPods == 0) changed |= refresh_pressures(state);
   if (changed) ++generation_;
 }
 
@@ -151,9 +184,10 @@ double GpufleetScore::stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_mi
   return std::min(g, stranded);
 }
 
-double GpufleetScore::model_pressure(int32_t model_id) const {
+double GpufleetScore::model_pressure(int32_t model_id, std::string_view gpu_spec) const {
+  const auto row = pressure_.find(model_set_of(gpu_spec));
   const auto m = static_cast<size_t>(model_id);
-  return m < pressure_.size() ? pressure_[m] : 0.0;
+  return row != pressure_.end() && m < row->second.size() ? row->second[m] : 0.0;
 }
 
 double GpufleetScore::class_pressure(int32_t class_id) const {
@@ -177,14 +211,17 @@ int32_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n
       stranded_milli(gpu_free, state.cpu_free_milli(n), state.memory_free_mib(n)) -
       stranded_milli(gpu_free - pod.gpu_request_milli(), state.cpu_free_milli(n) - pod.nonzero_cpu_milli(),
                      state.memory_free_mib(n) - pod.memory_mib);
-  const double p_model = model_pressure(state.gpu_model_id(n));
   const int32_t c = n < shape_.class_of_node.size() ? shape_.class_of_node[n] : -1;
   const double p_class = class_pressure(c);
   double pressure = 0.0;
-  if (p_model > 0 || p_class > 0) {
+  if (!pressure_.empty() || p_class > 0) {
     const ShapeFacts f = pod.is_gpu_pod() ? facts(pod) : ShapeFacts{};
     const auto request = static_cast<double>(pod.gpu_request_milli());
-    if (f.flexible) pressure += params_.model_pressure_weight * p_model * request;
+    if (f.model_set != 0) {
+      const auto row = pressure_.find(f.model_set);
+      const auto m = static_cast<size_t>(state.gpu_model_id(n));
+      if (row != pressure_.end() && m < row->second.size()) pressure += params_.model_pressure_weight * row->second[m] * request;
+    }
     if (p_class > 0 && f.pinned_class != c) {
       const double size = std::max(request, r_cpu_ > 0 ? static_cast<double>(pod.nonzero_cpu_milli()) / r_cpu_ : 0.0);
       pressure += params_.class_pressure_weight * p_class * size;

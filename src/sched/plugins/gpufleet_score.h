@@ -15,14 +15,23 @@
 //     that the node's remaining CPU or memory cannot feed at the workload's own ratio. Placing a
 //     CPU-only or CPU-heavy pod on a GPU-dense node (e.g. 8 GPUs, 96 cores) raises S there; on a
 //     CPU-rich node (2 GPUs, 104 cores) it does not.
-//  3. Scarce GPU models: for each model m, rho(m) = (share of the GPU demand seen whose gpu_spec
-//     allows only m) / (m's share of the cluster's GPUs), and
-//       p(m) = clamp((rho(m) - model_pressure_threshold) / (1 - model_pressure_threshold), 0, 1).
-//     A GPU pod allowed several models pays model_pressure_weight x p(m) x its gpu_milli on a node of
-//     model m: the models that pods pinned to them will need are left to those pods.
-//  4. Scarce node classes: the same with node classes (ClusterShape) in place of models. A GPU pod
-//     that fits an empty node of one class only (e.g. 8 GPUs with 120 cores: only the 128-core 8-GPU
-//     nodes) is pinned to it; rho(c) and p(c) as above. Every pod not pinned to c pays
+//  3. Scarce GPU models. A GPU pod's model set is the set of models (with GPUs) its gpu_spec allows;
+//     a set other than all of them is constrained. For each constrained set K seen,
+//       share(K) = (K's share of the GPU demand seen) x L / U(K),
+//     L = free GPU milli of the whole cluster, U(K) = usable free GPU milli on K's nodes (free minus
+//     S(n) per node): the fraction of what K's pods can still use that they will claim if the rest
+//     of the cluster fills at the mix seen. A pod with model set A pays, on a node of model m,
+//       model_pressure_weight x p_A(m) x its gpu_milli,
+//       p_A(m) = clamp((sum of share(K) over constrained K that contain m but not all of A - t) / (1 - t), 0, 1),
+//     t = model_pressure_threshold. Pods allowed fewer models (e.g. P100 only, or V100M16|V100M32)
+//     keep what is left of their models; a pod pays nothing for sets at least as wide as its own.
+//     Being relative to what is left, the pressure rises as other pods fill a model early (as CPU-
+//     light pods fill the 16-core P100 nodes, which S favours) and falls to 0 once the pinned pods are
+//     placed.
+//  4. Scarce node classes: the same with node classes (ClusterShape), for pods pinned to one class.
+//     A GPU pod that fits an empty node of one class only (e.g. 8 GPUs with 120 cores: only the
+//     128-core 8-GPU nodes) is pinned to it; share(c) as above with c's nodes, and
+//     p(c) = clamp((share(c) - t) / (1 - t), 0, 1). Every pod not pinned to c pays
 //     class_pressure_weight x p(c) x size on a node of class c, size = max(gpu_milli, cpu_milli /
 //     r_cpu): a CPU-only pod counts by the GPUs its CPU would feed. This keeps CPU-only and small
 //     pods off the only nodes that big pods fit.
@@ -34,17 +43,21 @@
 // (first index on ties); S and the pressures do not depend on the GPU.
 //
 // Terms 2-4 and the constants are gpufleet's own (issue 3; README "Online policies"). They were
-// chosen on the openb default trace and the variants cpu250, gpushare40, gpuspec10/20/33 and
-// multigpu40/50, and are the same for every workload.
+// chosen on the openb default trace and the variants cpu250, gpushare40, gpuspec05/10/20/33 and
+// multigpu20/40/50, and are the same for every workload.
 //
-// Estimates are re-computed when the number of pods seen reaches 1, 2, 4, ..., 1024 and then every
-// 1024 pods (OnlineFragmentation::refresh_point). Each is replaced only when it moved: the mix by at
-// least kMinMixChange (L1), r_cpu or r_mem by kMinRatioChange (relative), a pressure p by
-// kMinMixChange or to or from 0. Any replacement changes generation(), which empties the scheduler's
-// score cache; on a steady workload the estimates settle and the cache stays warm.
+// The mix, r_cpu and r_mem are re-computed when the number of pods seen reaches 1, 2, 4, ..., 1024 and
+// then every 1024 pods (OnlineFragmentation::refresh_point); the pressures, which follow the free
+// capacity, at those points and every kPressureRefreshPods pods (one pass over the nodes). Each is
+// replaced only when it moved: the mix by at least kMinMixChange (L1), r_cpu or r_mem by
+// kMinRatioChange (relative), a pressure p by kMinMixChange or to or from 0. Any replacement changes
+// generation(), which empties the scheduler's score cache; while the estimates barely move the cache
+// stays warm.
 //
 // Not modelled: model constraints expressed as node affinity on nvidia.com/gpu.product (only the
 // openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test.
+// Term 3 is off in a cluster with more than 64 GPU models (the sets are 64-bit masks). In `simulate`,
+// nodes a pool may still add count as free in L and U (the plugin does not see the node gate).
 #pragma once
 
 #include <cstdint>
@@ -87,13 +100,17 @@ inline constexpr double kNodeClassTolerance = 0.05;
 /// gpufleet's choice, like kMinMixChange for the mix.
 inline constexpr double kMinRatioChange = 0.02;
 
+/// Pods between two refreshes of the pressures, which depend on the free capacity (gpufleet's choice:
+/// on the openb traces 1 and 16 give the same curves within 0.05 points).
+inline constexpr int64_t kPressureRefreshPods = 16;
+
 /// gpufleet's fixed parameters (all gpufleet's choices; see the header comment).
 struct GpufleetParams {
   double mix_coverage = 0.95;              ///< share of the pods seen the typical mix covers, (0, 1]
   double sigmoid_scale_milli = 2000.0;     ///< x is divided by this before the sigmoid, > 0
   double strand_weight = 1.0;              ///< weight of the change of S, >= 0
   double model_pressure_weight = 2.0;      ///< pressure per gpu_milli on a fully pressed model, >= 0
-  double model_pressure_threshold = 0.3;   ///< rho at and below which a model or class is not pressed, [0, 1)
+  double model_pressure_threshold = 0.15;  ///< share at and below which a model or class is not pressed, [0, 1)
   double class_pressure_weight = 1.0;      ///< pressure per gpu_milli on a fully pressed node class, >= 0
 };
 
@@ -103,7 +120,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   /// capacities matter). Throws std::invalid_argument for parameters outside the ranges above.
   explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {});
   std::string_view name() const override { return "GpufleetScore"; }
-  void observe(const Pod& pod) override;
+  void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
   /// 0..99 (see the header comment); 0 for a sharing pod no GPU of node n can take.
   int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
@@ -113,8 +130,9 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   /// S(n) for a node with `gpu_free_milli` free GPU milli, `cpu_free_milli` and `memory_free_mib`
   /// left, in gpu_milli, at the current ratios (0 before any GPU pod was seen).
   double stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_mib) const;
-  /// p(m) of model id m at the current estimate, in [0, 1] (0 for an unknown id).
-  double model_pressure(int32_t model_id) const;
+  /// p_A(m) of model id m at the current estimate, in [0, 1], for a pod whose gpu_spec is
+  /// `gpu_spec` (empty: any model); 0 for an unknown id or a set not seen yet.
+  double model_pressure(int32_t model_id, std::string_view gpu_spec = {}) const;
   /// p(c) of node class c (an index into ClusterShape::classes) at the current estimate, in [0, 1].
   double class_pressure(int32_t class_id) const;
   /// CPU milli per gpu_milli requested by the GPU pods seen so far (r_cpu; 0 before any).
@@ -129,8 +147,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
  private:
   // What observe() learns once per request shape, so that scoring never parses gpu_spec.
   struct ShapeFacts {
-    int32_t pinned_model = -1;  // the only model with GPUs gpu_spec allows, or -1
-    bool flexible = false;      // gpu_spec allows several models with GPUs
+    uint64_t model_set = 0;     // the models with GPUs gpu_spec allows (bit = model id); 0: none
     int32_t pinned_class = -1;  // the only class an empty node of which fits the pod, or -1
   };
   struct ShapeId {
@@ -146,21 +163,24 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   ShapeFacts facts(const Pod& pod) const;
   // F decrease of the best placement on node n, and for a sharing pod its GPU (-1: none fits).
   std::pair<double, int32_t> frag_gain(const Pod& pod, const ClusterState& state, NodeId n) const;
-  double pressure_of(double pinned_milli, int64_t gpus) const;
+  uint64_t model_set_of(std::string_view gpu_spec) const;
+  double pressure_of(double share) const;
+  // Re-computes the pressures from the free capacity of `state`; true if one was replaced.
+  bool refresh_pressures(const ClusterState& state);
 
   std::vector<std::string> gpu_models_;
   ClusterShape shape_;
-  std::vector<int64_t> gpus_by_model_;
-  int64_t total_gpus_ = 0;
   GpufleetParams params_;
   OnlineFragmentation online_;
   uint64_t generation_ = 0;
   // Running sums over the GPU pods seen, and the estimates last refreshed from them.
   double cpu_sum_ = 0, memory_sum_ = 0, gpu_sum_ = 0;
-  std::vector<double> pinned_gpu_milli_;    // per model: gpu_milli of pods allowed only that model
-  std::vector<double> class_pinned_milli_;  // per class: gpu_milli of pods pinned to it
+  uint64_t all_models_ = 0;  // the set of every model with GPUs (0 when term 3 is off)
+  std::unordered_map<uint64_t, double> set_demand_milli_;  // per constrained model set: gpu_milli seen
+  std::vector<double> class_pinned_milli_;                  // per class: gpu_milli of pods pinned to it
   double r_cpu_ = 0, r_memory_ = 0;
-  std::vector<double> pressure_;        // p(m)
+  // p_A(m): per model set A of a pod seen (and all_models_), per model id.
+  std::unordered_map<uint64_t, std::vector<double>> pressure_;
   std::vector<double> class_pressure_;  // p(c)
   // Keys view the spec strings held in specs_ (node-based: stable addresses).
   std::unordered_set<std::string> specs_;
