@@ -70,7 +70,7 @@ TEST(GpufleetScore, ModelPressure) {
   state.allocate(0, make_pod("last", 8000, 1024, 1, 1000), std::vector<int32_t>{3});
   state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
   for (int i = 0; i < 8; ++i) plugin.observe(make_pod("more" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
-  EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // refreshed at 16 pods (kPressureRefreshPods)
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // refreshed at 16 pods seen (a refresh point)
 }
 
 // Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod

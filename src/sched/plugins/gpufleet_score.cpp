@@ -116,7 +116,7 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
   const auto share = [&](double demand_milli, double usable) { return demand_milli / gpu_sum_ * left / std::max(usable, 1.0); };
   bool changed = false;
   const auto replace = [&changed](double& p, double now) {
-    if (std::abs(now - p) >= kMinMixChange || (now == 0.0) != (p == 0.0)) {
+    if (std::abs(now - p) >= kMinPressureChange || (now == 0.0) != (p == 0.0)) {
       p = now;
       changed = true;
     }
@@ -158,6 +158,8 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
     if (set != 0 && !pressure_.contains(set)) pressure_.emplace(set, std::vector<double>(gpu_models_.size(), 0.0));
     if (all_models_ != 0 && set != all_models_ && !pressure_.contains(all_models_))
       pressure_.emplace(all_models_, std::vector<double>(gpu_models_.size(), 0.0));
+    const auto row = pressure_.find(set);
+    last_ = Last{id, it->second, row != pressure_.end() ? &row->second : nullptr};
     if (it->second.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(it->second.pinned_class)] += milli;
   }
   const bool refresh_point = OnlineFragmentation::refresh_point(online_.pods_seen());
@@ -215,13 +217,21 @@ int32_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n
   const double p_class = class_pressure(c);
   double pressure = 0.0;
   if (!pressure_.empty() || p_class > 0) {
-    const ShapeFacts f = pod.is_gpu_pod() ? facts(pod) : ShapeFacts{};
-    const auto request = static_cast<double>(pod.gpu_request_milli());
-    if (f.model_set != 0) {
-      const auto row = pressure_.find(f.model_set);
-      const auto m = static_cast<size_t>(state.gpu_model_id(n));
-      if (row != pressure_.end() && m < row->second.size()) pressure += params_.model_pressure_weight * row->second[m] * request;
+    ShapeFacts f;
+    const std::vector<double>* row = nullptr;
+    if (pod.is_gpu_pod()) {
+      if (last_ && last_->id == ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu}) {
+        f = last_->facts;
+        row = last_->row;
+      } else {
+        f = facts(pod);
+        const auto it = pressure_.find(f.model_set);
+        if (it != pressure_.end()) row = &it->second;
+      }
     }
+    const auto request = static_cast<double>(pod.gpu_request_milli());
+    const auto m = static_cast<size_t>(state.gpu_model_id(n));
+    if (row != nullptr && m < row->size()) pressure += params_.model_pressure_weight * (*row)[m] * request;
     if (p_class > 0 && f.pinned_class != c) {
       const double size = std::max(request, r_cpu_ > 0 ? static_cast<double>(pod.nonzero_cpu_milli()) / r_cpu_ : 0.0);
       pressure += params_.class_pressure_weight * p_class * size;
