@@ -92,6 +92,66 @@ TEST(GpufleetScore, ModelSetPressure) {
   EXPECT_EQ(plugin.model_pressure(m32, "V100M32|V100M16"), 0.0);  // the same set, any order
 }
 
+// The pressures follow the free capacity between the mix's refresh points: every kPressureRefreshPods
+// pods, and a change empties the scheduler's cache (generation() moves) even when the mix and the
+// ratios stand still.
+TEST(GpufleetScore, PressureRefreshCadence) {
+  ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  const int32_t t4 = state.gpu_model_id(0);
+  GpufleetScore plugin(state);
+  const auto observe = [&](int64_t i) {
+    plugin.observe(i % 2 == 0 ? make_pod("pin", 8000, 1024, 1, 1000, "T4") : make_pod("any", 8000, 1024, 1, 1000), state);
+  };
+  // 1279 pods, half pinned to T4, on an empty cluster: share = 0.5 x 8000 / 4000 = 1, p = 1.
+  for (int64_t i = 0; i < 1279; ++i) observe(i);
+  ASSERT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
+  // G2 fills: L = 4000, U(T4) = 4000, share 0.5, p = 0.35 / 0.85. Not seen before pod 1280 =
+  // 1024 + 256 (no mix refresh point: 1024, then 2048).
+  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  const uint64_t before = plugin.generation();
+  EXPECT_EQ(kPressureRefreshPods, 256);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
+  observe(1279);
+  EXPECT_NEAR(plugin.model_pressure(t4), 0.35 / 0.85, 1e-12);
+  EXPECT_EQ(plugin.generation(), before + 1);  // the pressure alone moved
+  // Two T4 GPUs taken: L = 2000, U(T4) = 2000, share still 0.5 - and no refresh before pod 1536.
+  state.allocate(0, make_pod("t4half", 8000, 1024, 2, 1000), std::vector<int32_t>{0, 1});
+  observe(1280);
+  EXPECT_EQ(plugin.generation(), before + 1);
+  // T4 full, G2 full: nothing usable left on T4 (and L = 0): nothing to keep, p = 0.
+  state.allocate(0, make_pod("t4full", 8000, 1024, 2, 1000), std::vector<int32_t>{2, 3});
+  for (int64_t i = 1281; i < 1536; ++i) observe(i);
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);
+  EXPECT_EQ(plugin.generation(), before + 2);
+}
+
+// A model set with no usable GPU left has nothing to protect: its share is 0 even while the rest of
+// the cluster has free GPUs, so a CPU-only pod may use the CPU there without paying.
+TEST(GpufleetScore, NoPressureWhereNothingIsLeft) {
+  ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 40000, 262144, 4, "G2")});
+  GpufleetScore plugin(state);
+  for (int i = 0; i < 4; ++i) plugin.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);  // 1 x 8000 / 4000 = 2
+  state.allocate(0, make_pod("t4full", 32000, 4096, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  for (int i = 0; i < 4; ++i) plugin.observe(make_pod("any" + std::to_string(i), 8000, 1024, 1, 1000), state);
+  EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(0)), 0.0);  // U(T4) = 0 at the 8-pod refresh
+  EXPECT_EQ(plugin.class_pressure(0), 0.0);
+}
+
+// A pod of a model set seen for the first time pays that set's pressure at once, not only at the
+// next refresh.
+TEST(GpufleetScore, NewModelSetGetsItsPressureAtOnce) {
+  ClusterState state({make_node("p100", 64000, 262144, 2, "P100"), make_node("v32", 64000, 262144, 2, "V100M32"),
+                      make_node("t4", 64000, 262144, 4, "T4")});
+  GpufleetScore plugin(state);
+  for (int i = 0; i < 4; ++i) plugin.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "P100"), state);
+  // Pod 5 (no refresh point) is the first P100|V100M32 pod: it pays for the P100-only pods on P100
+  // (share 0.8 x 8000 / 2000 = 3.2, p = 1), as any pod allowed more than P100 does.
+  plugin.observe(make_pod("either", 8000, 1024, 1, 1000, "P100|V100M32"), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0), "P100|V100M32"), 1.0);
+  EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(1), "P100|V100M32"), 0.0);
+}
+
 // score = int(100 * sigmoid(x / 2000)), x = F gain + S gain - pressure, each computed by hand-checked
 // parts; the sharing pod's GPU is the one with the largest F gain.
 TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
@@ -165,8 +225,9 @@ TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {
 // Half the demand is pinned to T4, half of the GPUs are T4 and the cluster is empty: share(T4) = 1,
 // pressure 2000 per whole GPU.
 // A flexible pod on the CPU-poor G2 node loses FGD points (the flexible type no longer fits its CPU:
-// F gain 500 - 1500 = -1000, score 37); on T4 it loses none (x = 0, score 50) but pays the pressure
-// (x = -2000, score 26). With the pressure it leaves T4 to the pinned pods; without it, it takes T4.
+// F gain 500 - 1500 = -1000, score 37); on T4 it loses none (x = 0, score 50) but pays the model
+// pressure and, the t4 node being the class the pinned pods fit, the class pressure too (x = -3000,
+// score 18). With the pressures it leaves T4 to the pinned pods; without them, it takes T4.
 TEST(GpufleetScore, FlexiblePodsLeavePressedModels) {
   const std::vector<Node> nodes = {make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 12000, 262144, 4, "G2")};
   const Pod flexible = make_pod("any", 8000, 1024, 1, 1000);

@@ -144,8 +144,9 @@ class ScorePlugin {
   virtual bool cacheable() const { return true; }
   /// Informer hook: called once for every arriving pod, before its cycle (a live scheduler sees each
   /// pod when it is created). Plugins that learn from the workload seen so far update here.
-  /// `state`: the cluster as the scheduler sees it at that moment (its cache snapshot), for plugins
-  /// whose estimates also depend on what is left free.
+  /// `state`: the state the scheduler schedules on at that moment (its cache snapshot; in `simulate`
+  /// every node a pool may grow to, present or not), for plugins whose estimates also depend on what
+  /// is left free.
   virtual void observe(const Pod& /*pod*/, const ClusterState& /*state*/) {}
   /// Changes whenever observe() changed what score() returns; the scheduler then drops its cache.
   virtual uint64_t generation() const { return 0; }

@@ -10,7 +10,7 @@
 // The Scheduler memoizes filter results per node until ClusterState::version(n) changes, and a
 // lifecycle change does not touch ClusterState. So the score plugin is wrapped (GatedScore): its
 // generation() also counts lifecycle changes (NodeGate::epoch()), and Scheduler::observe() drops
-// its cache when the generation moves. The simulator therefore calls Scheduler::observe(pod) before
+// its cache when the generation moves. The simulator therefore calls Scheduler::observe() before
 // every decision. GatedScore forwards observe() to the wrapped plugin (the informer hook of online
 // policies) only while learning is on, so a pod retried many times is learned from once.
 #pragma once

@@ -62,9 +62,14 @@ GpufleetScore::GpufleetScore(const ClusterState& state, GpufleetParams params)
       online_(gpu_models_, params.mix_coverage),
       class_pinned_milli_(shape_.classes.size(), 0.0),
       class_pressure_(shape_.classes.size(), 0.0) {
-  if (gpu_models_.size() <= 64)
-    for (const auto& c : shape_.classes)
-      if (c.gpus > 0) all_models_ |= uint64_t{1} << c.model_id;
+  for (const auto& c : shape_.classes) {
+    if (c.gpus == 0) continue;
+    if (c.model_id >= 64) {  // term 3 off: the sets are 64-bit masks of model ids
+      all_models_ = 0;
+      break;
+    }
+    all_models_ |= uint64_t{1} << c.model_id;
+  }
 }
 
 uint64_t GpufleetScore::model_set_of(std::string_view gpu_spec) const {
@@ -113,7 +118,8 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
     if (n < shape_.class_of_node.size()) usable_by_class[static_cast<size_t>(shape_.class_of_node[n])] += usable;
   }
   const double left = static_cast<double>(state.gpu_capacity_milli() - state.gpu_used_milli());
-  const auto share = [&](double demand_milli, double usable) { return demand_milli / gpu_sum_ * left / std::max(usable, 1.0); };
+  // Nothing usable left on a set's nodes: nothing to keep for its pods there (share 0).
+  const auto share = [&](double demand_milli, double usable) { return usable > 0 ? demand_milli / gpu_sum_ * left / usable : 0.0; };
   bool changed = false;
   const auto replace = [&changed](double& p, double now) {
     if (std::abs(now - p) >= kMinPressureChange || (now == 0.0) != (p == 0.0)) {
@@ -144,6 +150,7 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
 
 void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
   bool changed = online_.observe(pod);
+  bool new_set = false;
   if (pod.is_gpu_pod()) {
     const auto milli = static_cast<double>(pod.gpu_request_milli());
     cpu_sum_ += static_cast<double>(pod.nonzero_cpu_milli());
@@ -153,11 +160,11 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
     const ShapeId id{spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu};
     auto it = facts_.find(id);
     if (it == facts_.end()) it = facts_.emplace(id, compute_facts(pod)).first;
-    const uint64_t set = it->second.model_set;
+    const uint64_t set = all_models_ != 0 ? it->second.model_set : 0;
     if (set != 0 && set != all_models_) set_demand_milli_[set] += milli;
-    if (set != 0 && !pressure_.contains(set)) pressure_.emplace(set, std::vector<double>(gpu_models_.size(), 0.0));
-    if (all_models_ != 0 && set != all_models_ && !pressure_.contains(all_models_))
-      pressure_.emplace(all_models_, std::vector<double>(gpu_models_.size(), 0.0));
+    // A set seen for the first time gets its row of p_A at once (below), not at the next refresh.
+    for (const uint64_t row : {set, set != all_models_ ? all_models_ : 0})
+      if (row != 0 && pressure_.emplace(row, std::vector<double>(gpu_models_.size(), 0.0)).second) new_set = true;
     const auto row = pressure_.find(set);
     last_ = Last{id, it->second, row != pressure_.end() ? &row->second : nullptr};
     if (it->second.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(it->second.pinned_class)] += milli;
@@ -174,7 +181,7 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
       changed = true;
     }
   }
-  if (refresh_point || online_.pods_seen() % kPressureRefreshPods == 0) changed |= refresh_pressures(state);
+  if (new_set || refresh_point || online_.pods_seen() % kPressureRefreshPods == 0) changed |= refresh_pressures(state);
   if (changed) ++generation_;
 }
 

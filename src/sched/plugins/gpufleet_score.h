@@ -26,8 +26,9 @@
 //     t = model_pressure_threshold. Pods allowed fewer models (e.g. P100 only, or V100M16|V100M32)
 //     keep what is left of their models; a pod pays nothing for sets at least as wide as its own.
 //     Being relative to what is left, the pressure rises as other pods fill a model early (as CPU-
-//     light pods fill the 16-core P100 nodes, which S favours) and falls to 0 once the pinned pods are
-//     placed.
+//     light pods fill the 16-core P100 nodes, which S favours), falls while K's models keep more of
+//     their capacity free than the rest of the cluster, and is 0 once the cluster or K's models have
+//     nothing usable left. A set seen for the first time gets its p_A at once.
 //  4. Scarce node classes: the same with node classes (ClusterShape), for pods pinned to one class.
 //     A GPU pod that fits an empty node of one class only (e.g. 8 GPUs with 120 cores: only the
 //     128-core 8-GPU nodes) is pinned to it; share(c) as above with c's nodes, and
@@ -56,8 +57,9 @@
 //
 // Not modelled: model constraints expressed as node affinity on nvidia.com/gpu.product (only the
 // openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test.
-// Term 3 is off in a cluster with more than 64 GPU models (the sets are 64-bit masks). In `simulate`,
-// nodes a pool may still add count as free in L and U (the plugin does not see the node gate).
+// Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids). In
+// `simulate`, nodes a pool may still add count as free in L and U (the plugin does not see the node
+// gate), so with autoscaled pools terms 3 and 4 mostly stay off until the pools reach their maximum.
 #pragma once
 
 #include <cstdint>
@@ -124,6 +126,9 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   /// Reads the GPU models and node classes of `state` (the state it will score; only its nodes'
   /// capacities matter). Throws std::invalid_argument for parameters outside the ranges above.
   explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {});
+  // Not copyable: last_ points into this object's pressure rows.
+  GpufleetScore(const GpufleetScore&) = delete;
+  GpufleetScore& operator=(const GpufleetScore&) = delete;
   std::string_view name() const override { return "GpufleetScore"; }
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
