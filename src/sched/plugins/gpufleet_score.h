@@ -106,7 +106,7 @@ inline constexpr double kMinRatioChange = 0.02;
 /// Pods between two refreshes of the pressures, which depend on the free capacity, and the smallest
 /// change of a pressure that replaces it (gpufleet's choices). Each replacement empties the
 /// scheduler's score cache: on the openb default trace, refreshing every 16 pods with changes of 0.05
-/// gives the same curves within 0.05 points but costs 2.1x FGD's time per pod instead of 1.8x;
+/// gives the same curves within 0.05 points but costs 2.1x FGD's time per pod instead of 1.5-1.8x;
 /// refreshing only with the mix (every 1024 pods) lets gpuspec05 dip 0.12 points below FGD.
 inline constexpr int64_t kPressureRefreshPods = 256;
 inline constexpr double kMinPressureChange = 0.1;
