@@ -31,6 +31,12 @@ void expect_error(const std::string& text, int line, int column, const std::stri
   }
 }
 
+// A Pod "p" with one container "c" whose `resources:` block is `resources` (lines 7 on, indented
+// six spaces), so that line numbers in the expectations count from the top of this text.
+std::string pod_with_resources(const std::string& resources) {
+  return "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n" + resources;
+}
+
 const std::string* label(const Labels& labels, const std::string& key) { return find_label(labels, key); }
 
 // ------------------------------------------------------------------------------------------ Node
@@ -223,16 +229,10 @@ spec:
 
 TEST(K8sYaml, PodUnmodelledNvidiaResourceIsAnError) {
   // A typo: the pod would be placed without GPUs.
-  expect_error(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      requests:
+  expect_error(pod_with_resources(R"(      requests:
         cpu: "1"
         nvidia.com/gpus: 1
-)",
+)"),
                9, 26, "spec.containers[0].resources.requests.nvidia.com/gpus",
                "unknown resource 'nvidia.com/gpus': gpufleet models nvidia.com/gpu, nvidia.com/gpu.shared and "
                "nvidia.com/mig-<profile>");
@@ -279,15 +279,9 @@ spec:
 )",
                7, 19, "spec.template.spec.initContainers[0].resource", "did you mean 'resources'?");
   // Inside `resources` only requests, limits and claims.
-  expect_error(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      requests: {cpu: "1"}
+  expect_error(pod_with_resources(R"(      requests: {cpu: "1"}
       limit: {nvidia.com/gpu: 1}
-)",
+)"),
                8, 7, "spec.containers[0].resources.limit", "unknown key 'limit' (expected requests, limits, claims)");
   // claims (dynamic resource allocation) are valid Kubernetes but not modelled: a warning.
   const K8sObjects k = parse_k8s_text(
@@ -326,45 +320,21 @@ spec:
 
 TEST(K8sYaml, PodUnknownMigProfileIsAnError) {
   // 1g.6gb is an A30 profile; the catalog has no A30.
-  expect_error(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      limits: {cpu: "1", nvidia.com/mig-1g.6gb: 1}
-)",
+  expect_error(pod_with_resources(R"(      limits: {cpu: "1", nvidia.com/mig-1g.6gb: 1}
+)"),
                7, 49, "spec.containers[0].resources.limits.nvidia.com/mig-1g.6gb", "unknown MIG profile '1g.6gb'");
-  expect_error(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      requests:
+  expect_error(pod_with_resources(R"(      requests:
         nvidia.com/mig-3g.40GB: 1
-)",
+)"),
                8, 33, "spec.containers[0].resources.requests.nvidia.com/mig-3g.40GB", "no GPU model in the catalog has it");
   // Profiles of every catalog model are known, e.g. A100-40GB's and B200's.
-  const K8sObjects k = parse_k8s_text(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      limits: {nvidia.com/mig-1g.5gb: 1, nvidia.com/mig-7g.180gb: 1, nvidia.com/mig-1g.10gb+me: 1}
-)",
+  const K8sObjects k = parse_k8s_text(pod_with_resources(R"(      limits: {nvidia.com/mig-1g.5gb: 1, nvidia.com/mig-7g.180gb: 1, nvidia.com/mig-1g.10gb+me: 1}
+)"),
                                       "p.yaml");
   EXPECT_EQ(k.pods[0].mig_requests,
             (std::vector<MigRequest>{{"1g.10gb+me", 1}, {"1g.5gb", 1}, {"7g.180gb", 1}}));
-  expect_error(R"(kind: Pod
-metadata: {name: p}
-spec:
-  containers:
-  - name: c
-    resources:
-      limits: {nvidia.com/mig-1g.10gb: 113}
-)",
+  expect_error(pod_with_resources(R"(      limits: {nvidia.com/mig-1g.10gb: 113}
+)"),
                5, 3, "spec.containers", "more than 112 (16 GPUs x 7 instances)");
 }
 

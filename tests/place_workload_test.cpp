@@ -21,6 +21,13 @@ Pod k8s_pod(std::string name, int32_t gpus, int32_t priority = 0, std::string ns
   return p;
 }
 
+// A pod that already names its node (spec.nodeName: bound by someone else, e.g. a running pod).
+Pod bound_pod(std::string node, std::string name, int32_t gpus, int32_t priority = 0, std::string ns = "default") {
+  Pod p = k8s_pod(std::move(name), gpus, priority, std::move(ns));
+  p.node_name = std::move(node);
+  return p;
+}
+
 const place::Placement* find(const place::PlaceResult& r, const std::string& pod) {
   for (const auto& p : r.placements)
     if (p.pod == pod) return &p;
@@ -75,12 +82,9 @@ TEST(PlaceWorkload, PendingReasonNamesEachNodesTaint) {
 TEST(PlaceWorkload, NodeNamePodsAreBoundFirstOrRefusedByTheKubelet) {
   place::PlaceInput in;
   in.nodes = {make_node("n0", 4000, 8192, 2, "L4"), make_node("n1", 4000, 8192, 1, "L4")};
-  Pod running = k8s_pod("running", 2);
-  running.node_name = "n0";
-  Pod too_big = k8s_pod("too-big", 2);
-  too_big.node_name = "n1";
-  Pod lost = k8s_pod("lost", 1);
-  lost.node_name = "n9";
+  Pod running = bound_pod("n0", "running", 2);
+  Pod too_big = bound_pod("n1", "too-big", 2);
+  Pod lost = bound_pod("n9", "lost", 1);
   Pod fresh = k8s_pod("fresh", 1, 1000);
   in.pods = {fresh, running, too_big, lost};
   const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
@@ -106,12 +110,9 @@ TEST(PlaceWorkload, NodeNamePodsSkipTheSchedulersOwnFilters) {
               make_node("labelled", 4000, 8192, 1, "L4")};
   in.nodes[0].taints = {{"workload-type", "inference", "NoSchedule"}};
   in.nodes[1].taints = {{"maintenance", "true", "NoExecute"}};
-  Pod on_tainted = k8s_pod("on-tainted", 1);
-  on_tainted.node_name = "tainted";
-  Pod on_evicting = k8s_pod("on-evicting", 1);
-  on_evicting.node_name = "evicting";
-  Pod selector = k8s_pod("selector", 1);
-  selector.node_name = "labelled";
+  Pod on_tainted = bound_pod("tainted", "on-tainted", 1);
+  Pod on_evicting = bound_pod("evicting", "on-evicting", 1);
+  Pod selector = bound_pod("labelled", "selector", 1);
   selector.constraints.node_selector = {{"pool", "training"}};
   in.pods = {on_tainted, on_evicting, selector};
   const place::PlaceResult r = place::place_workload(in, {"gpufleet", 42});
@@ -130,10 +131,8 @@ TEST(PlaceWorkload, RefusedNodeNamePodsDoNotUseQuota) {
   place::PlaceInput in;
   in.nodes = {make_node("n0", 64000, 262144, 2, "A100-80GB")};
   in.quotas = {admit::ResourceQuota{"team-a", "gpus", {{"requests.nvidia.com/gpu", "4"}}, {}, {}}};
-  Pod refused = k8s_pod("refused", 3, 0, "team-a");  // 3 GPUs on a 2-GPU node: OutOfnvidia.com/gpu
-  refused.node_name = "n0";
-  Pod lost = k8s_pod("lost", 1, 0, "team-a");
-  lost.node_name = "gone";
+  Pod refused = bound_pod("n0", "refused", 3, 0, "team-a");  // 3 GPUs on a 2-GPU node: OutOfnvidia.com/gpu
+  Pod lost = bound_pod("gone", "lost", 1, 0, "team-a");
   in.pods = {refused, lost, k8s_pod("new", 2, 0, "team-a")};
   const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
   // Used: lost (1) only, so new (2) is admitted (1 + 2 <= 4) and placed.
@@ -167,8 +166,7 @@ TEST(PlaceWorkload, RunningPodsCountAgainstQuotaEvenAboveItsLimit) {
   place::PlaceInput in;
   in.nodes = {make_node("n0", 64000, 262144, 8, "A100-80GB")};
   in.quotas = {admit::ResourceQuota{"team-a", "gpus", {{"requests.nvidia.com/gpu", "4"}}, {}, {}}};
-  Pod running = k8s_pod("running", 6, 0, "team-a");  // the quota was lowered after it started
-  running.node_name = "n0";
+  Pod running = bound_pod("n0", "running", 6, 0, "team-a");  // the quota was lowered after it started
   in.pods = {running, k8s_pod("new", 1, 0, "team-a")};
   const place::PlaceResult r = place::place_workload(in, {"bestfit", 42});
   ASSERT_EQ(r.placements.size(), 1u);
@@ -206,10 +204,8 @@ TEST(PlaceWorkload, EveryPodAccountedForAndNoNodeAboveCapacity) {
 TEST(PlaceWorkload, HigherPriorityPodPreemptsARunningOneWhichIsRequeued) {
   place::PlaceInput in;
   in.nodes = {make_node("a", 16000, 65536, 8, "H200-141GB"), make_node("b", 16000, 65536, 2, "H200-141GB")};
-  Pod low = k8s_pod("ablation", 8, 100, "research");
-  low.node_name = "a";
-  Pod other = k8s_pod("small", 2, 100, "research");
-  other.node_name = "b";
+  Pod low = bound_pod("a", "ablation", 8, 100, "research");
+  Pod other = bound_pod("b", "small", 2, 100, "research");
   Pod eval = k8s_pod("eval", 4, 10000, "ml");
   in.pods = {low, other, eval};
   const place::PlaceResult r = place::place_workload(in, {"gpufleet", 42});
@@ -234,8 +230,7 @@ TEST(PlaceWorkload, HigherPriorityPodPreemptsARunningOneWhichIsRequeued) {
 TEST(PlaceWorkload, NeverPreemptsEqualPriorityOrWithPolicyNever) {
   place::PlaceInput in;
   in.nodes = {make_node("a", 16000, 65536, 1, "L4")};
-  Pod running = k8s_pod("running", 1, 500);
-  running.node_name = "a";
+  Pod running = bound_pod("a", "running", 1, 500);
   Pod same = k8s_pod("same", 1, 500);
   Pod never = k8s_pod("never", 1, 900);
   never.preempt_lower_priority = false;

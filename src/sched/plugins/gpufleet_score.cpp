@@ -164,7 +164,7 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
     if (set != 0 && set != all_models_) set_demand_milli_[set] += milli;
     // A set seen for the first time gets its row of p_A at once (below), not at the next refresh.
     for (const uint64_t row : {set, set != all_models_ ? all_models_ : 0})
-      if (row != 0 && pressure_.emplace(row, std::vector<double>(gpu_models_.size(), 0.0)).second) new_set = true;
+      if (row != 0 && pressure_.try_emplace(row, gpu_models_.size(), 0.0).second) new_set = true;
     const auto row = pressure_.find(set);
     last_ = Last{id, it->second, row != pressure_.end() ? &row->second : nullptr};
     if (it->second.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(it->second.pinned_class)] += milli;
