@@ -444,7 +444,9 @@ void NodeSetup::spread_advertised_mig() {
 DeviceSetupReport apply_device_setup(std::vector<Node>& nodes, const std::vector<TimeSlicingConfig>& time_slicing_configs,
                                      const std::vector<MigPartedConfig>& mig_parted_configs,
                                      const std::vector<K8sNodeExtras>& advertised,
-                                     const std::vector<K8sNodeSource>& sources) {
+                                     const std::vector<const K8sNodeSource*>& source_per_node) {
+  if (!source_per_node.empty() && source_per_node.size() != nodes.size())
+    throw std::invalid_argument("apply_device_setup: source_per_node must be empty or one per node");
   Inputs in{time_slicing_configs, mig_parted_configs, {}, {}, nullptr};
   for (const MigPartedConfig& parted : mig_parted_configs)
     for (const MigConfig& c : parted.configs) {
@@ -467,21 +469,21 @@ DeviceSetupReport apply_device_setup(std::vector<Node>& nodes, const std::vector
 
   std::map<std::string, const K8sNodeExtras*> extras_of;
   for (const K8sNodeExtras& e : advertised) extras_of[e.node] = &e;
-  std::map<std::string, const K8sNodeSource*> source_of;
-  for (const K8sNodeSource& s : sources) source_of[s.node] = &s;
   Warnings warnings;
-  for (Node& node : nodes) {
-    const auto e = extras_of.find(node.name);
-    const auto s = source_of.find(node.name);
-    NodeSetup(node, e == extras_of.end() ? nullptr : e->second, s == source_of.end() ? nullptr : s->second, in, warnings)
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto e = extras_of.find(nodes[i].name);
+    NodeSetup(nodes[i], e == extras_of.end() ? nullptr : e->second, source_per_node.empty() ? nullptr : source_per_node[i],
+              in, warnings)
         .run();
   }
   return DeviceSetupReport{warnings.lines()};
 }
 
 DeviceSetupReport apply_device_setup(K8sObjects& objects) {
+  std::vector<const K8sNodeSource*> sources;  // the reader keeps one per node, in node order
+  for (const K8sNodeSource& s : objects.node_sources) sources.push_back(&s);
   return apply_device_setup(objects.nodes, objects.time_slicing_configs, objects.mig_parted_configs, objects.node_extras,
-                            objects.node_sources);
+                            sources);
 }
 
 }  // namespace gpufleet::io

@@ -88,15 +88,17 @@ struct DeviceSetupReport {
 };
 
 /// Applies the rules above to `nodes`, in place. `advertised` (a node's extended resources, matched
-/// by name) and `sources` (positions, matched by name) come from the readers. A node without a source,
-/// or whose source is its pool's (K8sNodeSource::pool, io/pool_file.h), is set up as an expanded pool
-/// node; a pool source puts its errors at the pool's label in the pool file (e.g. field
+/// by name) and `source_per_node` (positions: empty, or one per node in node order, null for none;
+/// the nodes of one pool may share their pool's source) come from the readers. A node without a
+/// source, or whose source is its pool's (K8sNodeSource::pool, io/pool_file.h), is set up as an
+/// expanded pool node; a pool source puts its errors at the pool's label in the pool file (e.g. field
 /// `pools[0].labels.nvidia.com/mig.config`), else at the pool's name; without a source they carry no
-/// position. Throws InputError.
+/// position. Throws InputError; std::invalid_argument if `source_per_node` is neither empty nor one
+/// per node.
 DeviceSetupReport apply_device_setup(std::vector<Node>& nodes, const std::vector<TimeSlicingConfig>& time_slicing_configs,
                                      const std::vector<MigPartedConfig>& mig_parted_configs,
                                      const std::vector<K8sNodeExtras>& advertised = {},
-                                     const std::vector<K8sNodeSource>& sources = {});
+                                     const std::vector<const K8sNodeSource*>& source_per_node = {});
 
 /// apply_device_setup(objects.nodes, objects.time_slicing_configs, objects.mig_parted_configs,
 /// objects.node_extras, objects.node_sources).

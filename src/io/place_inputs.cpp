@@ -1,5 +1,7 @@
 #include "io/place_inputs.h"
 
+#include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -33,14 +35,17 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   // A node name two pools share is an error at the pool name in the file that repeats it. Pool nodes
   // carry their pool's positions, so that device set-up errors name the pool file and line.
   std::vector<Node> pool_nodes;
-  std::vector<K8sNodeSource> pool_sources;
-  std::map<std::string, std::string> names;  // node name -> where it was defined, for duplicates
+  std::deque<std::vector<K8sNodeSource>> sources_by_file;   // one per pool, shared by its nodes (stable)
+  std::vector<const K8sNodeSource*> pool_sources;           // one per pool node
+  std::vector<std::string> defined_in;                      // "pool P in F", per pool
+  std::map<std::string, size_t> names;                      // node name -> defined_in index (SIZE_MAX: a Node)
   for (const std::string& file : out.objects.pool_files) {
-    std::vector<K8sNodeSource> sources;
+    std::vector<K8sNodeSource>& sources = sources_by_file.emplace_back();
     std::vector<NodePool> pools = read_pool_file(file, &sources);
     for (size_t i = 0; i < pools.size(); ++i) {
       NodePool& pool = pools[i];
       const SourcePosition& at = sources[i].name;
+      defined_in.push_back(fmt::format("pool {} in {}", pool.name, file));
       std::vector<Node> nodes;
       try {
         nodes = expand_pool(pool);
@@ -48,14 +53,13 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
         throw InputError(at.file, at.line, at.field, e.what(), at.column);
       }
       for (Node& node : nodes) {
-        const auto [it, fresh] = names.try_emplace(node.name, fmt::format("pool {} in {}", pool.name, file));
+        const auto [it, fresh] = names.try_emplace(node.name, defined_in.size() - 1);
         if (!fresh)
           throw InputError(at.file, at.line, at.field,
-                           fmt::format("node name '{}' of pool {} is already a node of {}", node.name, pool.name, it->second),
+                           fmt::format("node name '{}' of pool {} is already a node of {}", node.name, pool.name,
+                                       defined_in[it->second]),
                            at.column);
-        K8sNodeSource source = sources[i];
-        source.node = node.name;
-        pool_sources.push_back(std::move(source));
+        pool_sources.push_back(&sources[i]);
         pool_nodes.push_back(std::move(node));
       }
       out.pools.push_back(std::move(pool));
@@ -68,7 +72,7 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   for (auto* report : {&devices, &pool_devices})
     out.warnings.insert(out.warnings.end(), report->warnings.begin(), report->warnings.end());
   for (Node& node : out.objects.nodes) {
-    if (!names.try_emplace(node.name, "a Node").second) {
+    if (!names.try_emplace(node.name, SIZE_MAX).second) {
       SourcePosition at{"", 0, 0, "metadata.name"};
       for (const K8sNodeSource& src : out.objects.node_sources)
         if (src.node == node.name) at = src.name;
