@@ -132,6 +132,35 @@ TEST(SimEngine, JobRunsForItsDurationAndTheNextWaits) {
   expect_cost_invariants(r);
 }
 
+// The limits that bound a run's time and memory hold for every caller, not only the file readers.
+TEST(SimEngine, RefusesSettingsBeyondTheSimulatorsLimits) {
+  const auto message = [](ClusterConfig c, double horizon_s) {
+    if (c.pools.empty()) c.pools = {pool("p", 1, 1, 1, 1, 1.0)};
+    Workload w;
+    w.horizon_s = horizon_s;
+    w.items = {job("a", 0, 10)};
+    try {
+      simulate(c, w, options());
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({}, kMaxHorizonSeconds), "no error");
+  EXPECT_EQ(message({}, 2e8), "horizon 200000000 s is above the maximum of 1e+08 s");
+  ClusterConfig scan;
+  scan.autoscaler.scan_interval_s = 0.5;
+  EXPECT_EQ(message(scan, 100), "autoscaler scan interval 0.5 s is below the minimum of 1 s");
+  ClusterConfig consolidation;
+  consolidation.consolidation.interval_s = 1e-6;
+  EXPECT_EQ(message(consolidation, 100), "consolidation interval 1e-06 s is below the minimum of 1 s");
+  ClusterConfig spot;
+  spot.pools = {pool("s", 1, 0, 0, 1, 1.0, 0.5)};
+  spot.pools[0].settings.capacity_type = CapacityType::kSpot;
+  spot.pools[0].settings.spot_interruptions_per_hour = 61;
+  EXPECT_NE(message(spot, 100).find("spot interruption rate 61 is above the maximum of 60 per node-hour"), std::string::npos);
+}
+
 TEST(SimEngine, EventsRunInTimeOrder) {
   ClusterConfig c;
   c.pools = {pool("p", 1, 1, 1, 1, 1.0)};

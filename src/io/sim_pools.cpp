@@ -20,13 +20,9 @@ using detail::Source;
 
 constexpr const char* kKind = detail::kSimSettingsKind;
 
-// The largest rate per node-hour: one event a minute on every node. Far above any spot market
-// (AWS's highest interruption band is "more than 20%" a month), it only catches absurd values.
-constexpr double kMaxPerNodeHour = 60;
-
-// The shortest autoscaler scan and consolidation interval, seconds. Each interval is a tick over
-// every node, so 1e-6 s made a day's run last for ever; CA and Karpenter poll every 10 s.
-constexpr double kMinIntervalS = 1;
+// The simulator's own limits (sim/config.h), checked here too so that the error has a position.
+constexpr double kMaxPerNodeHour = sim::kMaxSpotInterruptionsPerNodeHour;
+constexpr double kMinIntervalS = sim::kMinTickIntervalSeconds;
 
 // A tick interval: a number of seconds, positive and at least kMinIntervalS, at most seconds()'s.
 double interval_seconds(const Field& f) {

@@ -52,16 +52,15 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/config.h"
 #include "sim/workload.h"
 #include "sim/workload_generator.h"
 
 namespace gpufleet::io {
 
-/// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row
-/// per simulated minute and one autoscaler tick per scan interval, so the horizon bounds its time and
-/// memory (1e8 s: about 1.7 million rows). Applies to horizonSeconds and to `--openb-pods` replays
-/// (cli/sim_inputs.h).
-inline constexpr double kMaxHorizonSeconds = 1e8;
+/// The longest simulated horizon (sim::kMaxHorizonSeconds, sim/config.h), checked here with a position
+/// for horizonSeconds and by cli/sim_inputs.h for `--openb-pods` replays.
+inline constexpr double kMaxHorizonSeconds = sim::kMaxHorizonSeconds;
 
 /// The most jobs the generator may be asked for: its mean rate times its window,
 /// jobsPerHour x (endSeconds - startSeconds) / 3600, at most 1e7 (maxJobs does not lift it: a rate

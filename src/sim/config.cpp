@@ -34,12 +34,18 @@ void validate_pool_settings(const SimPool& p) {
   if (s.capacity_type == CapacityType::kSpot && !p.pool.spot_usd_per_hour) invalid(p, "a spot pool needs prices.spot");
   if (bad_time(s.spot_interruptions_per_hour))
     invalid(p, fmt::format("spot interruption rate {} is negative or not finite", s.spot_interruptions_per_hour));
+  if (s.spot_interruptions_per_hour > kMaxSpotInterruptionsPerNodeHour)
+    invalid(p, fmt::format("spot interruption rate {} is above the maximum of {:g} per node-hour", s.spot_interruptions_per_hour,
+                           kMaxSpotInterruptionsPerNodeHour));
   if (bad_time(s.spot_notice_s)) invalid(p, fmt::format("spot notice {} s is negative or not finite", s.spot_notice_s));
 }
 
 void validate_autoscaler_settings(const AutoscalerSettings& s) {
   if (!std::isfinite(s.scan_interval_s) || s.scan_interval_s <= 0)
     throw std::invalid_argument(fmt::format("autoscaler scan interval {} s must be positive", s.scan_interval_s));
+  if (s.scan_interval_s < kMinTickIntervalSeconds)
+    throw std::invalid_argument(fmt::format("autoscaler scan interval {} s is below the minimum of {:g} s", s.scan_interval_s,
+                                            kMinTickIntervalSeconds));
   for (double v : {s.scale_up_delay_s, s.scale_down_unneeded_s, s.scale_down_delay_after_add_s, s.unremovable_recheck_s})
     if (bad_time(v)) throw std::invalid_argument(fmt::format("autoscaler delay {} s is negative or not finite", v));
   if (!(s.utilization_threshold >= 0 && s.utilization_threshold <= 1))
@@ -51,6 +57,9 @@ void validate_consolidation_settings(const ConsolidationSettings& s) {
     throw std::invalid_argument(fmt::format("consolidation threshold {} is outside [0, 1]", s.threshold));
   if (!std::isfinite(s.interval_s) || s.interval_s <= 0)
     throw std::invalid_argument(fmt::format("consolidation interval {} s must be positive", s.interval_s));
+  if (s.interval_s < kMinTickIntervalSeconds)
+    throw std::invalid_argument(fmt::format("consolidation interval {} s is below the minimum of {:g} s", s.interval_s,
+                                            kMinTickIntervalSeconds));
   if (bad_time(s.consolidate_after_s))
     throw std::invalid_argument(fmt::format("consolidate-after {} s is negative or not finite", s.consolidate_after_s));
 }

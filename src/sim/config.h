@@ -120,17 +120,33 @@ struct ClusterConfig {
   ConsolidationSettings consolidation;
 };
 
+/// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row
+/// per simulated minute and one autoscaler tick per scan interval, so the horizon bounds its time and
+/// memory (1e8 s: about 1.7 million rows). Checked by the simulator and, with positions, the readers.
+inline constexpr double kMaxHorizonSeconds = 1e8;
+
+/// The shortest autoscaler scan and consolidation interval, seconds. Each interval is a tick over
+/// every node, so 1e-6 s made a day's run last for ever; CA (--scan-interval) and Karpenter poll
+/// every 10 s.
+inline constexpr double kMinTickIntervalSeconds = 1;
+
+/// The highest spot interruption rate, per node-hour: one event a minute on every node. Far above
+/// any spot market (AWS's highest interruption band is "more than 20%" a month); it only catches
+/// absurd values that would flood the event queue.
+inline constexpr double kMaxSpotInterruptionsPerNodeHour = 60;
+
 /// Checks settings against their pool; throws std::invalid_argument naming the pool and the
-/// problem: negative times or rates, reserved_nodes outside [0, max_nodes] or without a reserved
-/// price, reserved nodes on a spot pool, a spot pool without a spot price.
+/// problem: negative times or rates, a spot interruption rate above kMaxSpotInterruptionsPerNodeHour,
+/// reserved_nodes outside [0, max_nodes] or without a reserved price, reserved nodes on a spot pool,
+/// a spot pool without a spot price.
 void validate_pool_settings(const SimPool& pool);
 
-/// Checks the autoscaler parameters (positive scan interval, non-negative delays, threshold in
-/// [0, 1]); throws std::invalid_argument.
+/// Checks the autoscaler parameters (scan interval at least kMinTickIntervalSeconds, non-negative
+/// delays, threshold in [0, 1]); throws std::invalid_argument.
 void validate_autoscaler_settings(const AutoscalerSettings& settings);
 
-/// Checks the consolidation parameters (threshold in [0, 1], positive interval, non-negative
-/// consolidate-after); throws std::invalid_argument.
+/// Checks the consolidation parameters (threshold in [0, 1], interval at least
+/// kMinTickIntervalSeconds, non-negative consolidate-after); throws std::invalid_argument.
 void validate_consolidation_settings(const ConsolidationSettings& settings);
 
 }  // namespace gpufleet::sim

@@ -251,6 +251,8 @@ Engine::Engine(const ClusterConfig& cluster, const Workload& workload, const Sim
       spot_rng_(static_cast<int64_t>(options.seed ^ kSpotSeedSalt)) {
   if (!std::isfinite(horizon_s_) || horizon_s_ <= 0)
     throw std::invalid_argument(fmt::format("horizon {} s must be positive", horizon_s_));
+  if (horizon_s_ > kMaxHorizonSeconds)
+    throw std::invalid_argument(fmt::format("horizon {} s is above the maximum of {:g} s", horizon_s_, kMaxHorizonSeconds));
   if (!std::isfinite(options.sample_interval_s) || options.sample_interval_s <= 0)
     throw std::invalid_argument("sample interval must be positive");
   validate_autoscaler_settings(cluster.autoscaler);
