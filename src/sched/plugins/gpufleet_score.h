@@ -121,6 +121,8 @@ struct GpufleetParams {
   double class_pressure_weight = 1.0;      ///< pressure per gpu_milli on a fully pressed node class, >= 0
 };
 
+/// gpufleet's score plugin and GPU selector (terms 1-4 of the header comment, all in gpu_milli).
+/// Not thread-safe, like the Scheduler that calls it.
 class GpufleetScore final : public ScorePlugin, public GpuSelector {
  public:
   /// Reads the GPU models and node classes of `state` (the state it will score; only its nodes'
@@ -130,6 +132,10 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
   std::string_view name() const override { return "GpufleetScore"; }
+  /// Adds the pod's request to the mix, r_cpu / r_mem and the demand per model set and class, then
+  /// re-estimates as the header comment says: the mix and ratios at refresh points, the pressures
+  /// also every kPressureRefreshPods pods or when a new model set appears (one O(nodes) pass over
+  /// `state`). Bumps generation() when a replaced estimate changes scores. Does not throw.
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
   /// 0..99 (see the header comment); 0 for a sharing pod no GPU of node n can take.
