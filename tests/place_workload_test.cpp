@@ -101,6 +101,21 @@ TEST(PlaceWorkload, NodeNamePodsAreBoundFirstOrRefusedByTheKubelet) {
   EXPECT_EQ(r.pending[1].reason, "node \"n9\" not found");
 }
 
+// The kubelet names the MIG resource the node is out of: the first profile it lacks, not the first
+// profile the pod asks for.
+TEST(PlaceWorkload, KubeletRefusalNamesTheMissingMigProfile) {
+  place::PlaceInput in;
+  Node h100 = make_node("h100", 64000, 524288, 1, "H100-80GB");
+  h100.mig.push_back(GpuMig{true, {{"4g.40gb", 0}, {"3g.40gb", 4}}});
+  in.nodes = {h100};
+  Pod pod = bound_pod("h100", "two-profiles", 0);
+  pod.mig_requests = {{"4g.40gb", 1}, {"1g.10gb", 1}};
+  in.pods = {pod};
+  const place::PlaceResult r = place::place_workload(in, {"gpufleet", 42});
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].reason, "OutOfnvidia.com/mig-1g.10gb");
+}
+
 // The kubelet admits a spec.nodeName pod on resources, node affinity and NoExecute taints only
 // (pkg/kubelet/lifecycle/predicate.go generalFilter): a NoSchedule taint or a required anti-affinity
 // term, which only the scheduler checks, does not stop it.

@@ -46,7 +46,12 @@ std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId 
     case sched::FilterCode::kTooManyPods: return "OutOfpods";
     case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
     case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
-    case sched::FilterCode::kInsufficientMig: return "OutOfnvidia.com/mig-" + (pod.mig_requests.empty() ? std::string("<profile>") : pod.mig_requests.front().profile);
+    case sched::FilterCode::kInsufficientMig: {
+      // The first profile the node lacks (node_reasons: "Insufficient nvidia.com/mig-<profile>").
+      const std::string reason = sched::node_reasons(code, pod, state, n).front();
+      constexpr std::string_view kInsufficient = "Insufficient ";
+      return "OutOf" + (reason.starts_with(kInsufficient) ? reason.substr(kInsufficient.size()) : reason);
+    }
     case sched::FilterCode::kNodeAffinityMismatch: return "Predicate NodeAffinity failed: " + std::string(sched::filter_reason(code));
     // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
     case sched::FilterCode::kSharedRequestAboveOne: return "UnexpectedAdmissionError";
