@@ -63,8 +63,9 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
 
 ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state) {
   ReasonHistogram histogram;
+  const FilterCycle cycle(policy.filters, pod, state);  // PreFilter once, as kube's cycle does
   for (NodeId n = 0; n < state.node_count(); ++n) {
-    const FilterCode code = FilterCycle(policy.filters, pod, state).run(state, n);
+    const FilterCode code = cycle.run(state, n);
     for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
   }
   return histogram;
