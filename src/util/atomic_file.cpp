@@ -76,10 +76,20 @@ std::string output_path_problem(const std::string& path) {
   std::error_code ec;
   if (path.empty()) return "empty path";
   if (fs::is_directory(path, ec)) return "is a directory";
+  // The output replaces the file by rename: a device, FIFO or socket would be replaced by a regular
+  // file (e.g. /dev/null), a symbolic link by the file instead of its target being written.
+  const fs::file_status status = fs::symlink_status(path, ec);
+  if (fs::is_symlink(status)) return "is a symbolic link (the link would be replaced, not its target; give the target)";
+  if (fs::exists(status) && !fs::is_regular_file(status)) return "is not a regular file (a device, FIFO or socket)";
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec)) return "folder " + dir.string() + " does not exist";
-  if (::access(dir.c_str(), W_OK) != 0) return "folder " + dir.string() + " is not writable";
+  // Try what the write will do (access(W_OK) says yes to root even on read-only file systems).
+  std::string probe = (dir / ".gpufleet-write-check.XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) return "folder " + dir.string() + " is not writable: " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
   return {};
 }
 

@@ -20,8 +20,10 @@ void write_file_atomically(const std::string& path, std::string_view content);
 /// Throws std::runtime_error naming the path.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
-/// Checks, before any work, that `path` can be written as an output: not a directory, in an
-/// existing, writable directory. Returns an empty string if so, else the reason.
+/// Checks, before any work, that `path` can be written as an output: not a directory, not a symbolic
+/// link, device, FIFO or socket (the rename would replace them), in an existing directory where a
+/// file can be created (tried: a temporary file is made and removed). Returns an empty string if so,
+/// else the reason.
 std::string output_path_problem(const std::string& path);
 
 }  // namespace gpufleet

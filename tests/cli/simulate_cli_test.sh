@@ -90,6 +90,16 @@ expect_bad "seed overflow" "--seed: '18446744073709551616' is not an integer fro
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
 grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json message: $(cat "$T/err.txt")"
+# Outputs are replaced by rename: a FIFO (or device) or a symbolic link there would be replaced, so
+# they are refused before any work, and left as they were.
+mkfifo "$T/fifo"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/fifo" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && [ -p "$T/fifo" ] && ok || bad "a FIFO --json should exit 2 and stay a FIFO"
+grep -qF -- "--json $T/fifo: cannot write there: is not a regular file" "$T/err.txt" && ok || bad "FIFO message: $(cat "$T/err.txt")"
+echo target > "$T/target" && ln -s "$T/target" "$T/link"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/link" -q > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && [ -L "$T/link" ] && [ "$(cat "$T/target")" = target ] && ok || bad "a symlink --json should exit 2, untouched"
+grep -qF -- "is a symbolic link" "$T/err.txt" && ok || bad "symlink message: $(cat "$T/err.txt")"
 # Two outputs on one file (only the last would be kept): a usage error naming both, nothing written.
 echo keep > "$T/same"
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/same" --report "$T/same" -q > /dev/null 2> "$T/err.txt"
