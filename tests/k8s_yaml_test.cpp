@@ -291,6 +291,17 @@ spec:
             (std::vector<std::string>{"ignored container resources.claims (dynamic resource allocation) in 1 object(s): not modelled"}));
 }
 
+// A key given twice in one mapping: yaml-cpp would keep the first value and drop the second without
+// a word (here a GPU request); an error at the repeat, as kubectl's strict decoding gives.
+TEST(K8sYaml, DuplicateKeysAreAnError) {
+  expect_error(pod_with_resources(R"(      requests: {cpu: "1"}
+      requests: {nvidia.com/gpu: 1}
+)"),
+               8, 7, "spec.containers[0].resources.requests", "duplicate key 'requests' (first at line 7)");
+  expect_error("kind: Pod\nmetadata: {name: p, name: q}\nspec: {containers: [{name: c}]}\n", 2, 21, "metadata.name",
+               "duplicate key 'name'");
+}
+
 TEST(K8sYaml, PodResourcesNotModelledAreWarnedOncePerName) {
   const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata: {name: a}

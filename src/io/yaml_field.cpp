@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <exception>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -30,12 +31,41 @@ std::string_view strip_bom(std::string_view text) {
   return text;
 }
 
+namespace {
+
+// Fails at the second occurrence of a key repeated in one mapping. yaml-cpp keeps both entries and
+// lookups return the first, so a later value would be dropped without a word; kubectl's strict
+// decoding rejects it too ("mapping key ... already defined").
+void reject_duplicate_keys(const YAML::Node& node, const std::string& path, const Source& src) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) reject_duplicate_keys(node[i], fmt::format("{}[{}]", path, i), src);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::unordered_map<std::string, YAML::Mark> seen;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) continue;
+    const std::string& key = entry.first.Scalar();
+    const std::string child = path.empty() ? key : path + "." + key;
+    const auto [it, fresh] = seen.try_emplace(key, entry.first.Mark());
+    if (!fresh)
+      src.fail(entry.first.Mark(), child,
+               fmt::format("duplicate key '{}' (first at line {})", key, src.position(it->second).first));
+    reject_duplicate_keys(entry.second, child, src);
+  }
+}
+
+}  // namespace
+
 std::vector<YAML::Node> load_documents(std::string_view text, const Source& src) {
+  std::vector<YAML::Node> docs;
   try {
-    return YAML::LoadAll(std::string(text));
+    docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     src.fail(e.mark, "", fmt::format("YAML syntax error: {}", e.msg));
   }
+  for (const YAML::Node& doc : docs) reject_duplicate_keys(doc, "", src);
+  return docs;
 }
 
 const char* type_name(const YAML::Node& n) {

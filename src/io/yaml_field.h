@@ -94,7 +94,8 @@ struct Source {
 /// `text` without a leading UTF-8 byte-order mark.
 std::string_view strip_bom(std::string_view text);
 
-/// All documents of `text` (YAML::LoadAll); a syntax error throws InputError at its position in `src`.
+/// All documents of `text` (YAML::LoadAll); a syntax error, or a key repeated in one mapping (whose
+/// later value would be dropped), throws InputError at its position in `src`.
 std::vector<YAML::Node> load_documents(std::string_view text, const Source& src);
 
 /// "null", "a scalar", "a list", "a mapping" or "nothing" (undefined), for error messages.
