@@ -278,6 +278,10 @@ spec:
       containers: [{name: c}]
 )",
                7, 19, "spec.template.spec.initContainers[0].resource", "did you mean 'resources'?");
+  // Other near misses of `resources` (case, a dropped or swapped letter) are errors too.
+  for (const std::string key : {"resouces", "Resources", "rseources"})
+    expect_error("kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    " + key + ": {limits: {nvidia.com/gpu: 1}}\n",
+                 6, 5, "spec.containers[0]." + key, "unknown key '" + key + "': did you mean 'resources'?");
   // Inside `resources` only requests, limits and claims.
   expect_error(pod_with_resources(R"(      requests: {cpu: "1"}
       limit: {nvidia.com/gpu: 1}

@@ -1,6 +1,7 @@
 #include "io/k8s_yaml.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <exception>
 #include <filesystem>
@@ -138,11 +139,33 @@ struct ContainerRequests {
 
 // `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
 // other vendors' extended resources), for a warning.
+// Edit distance of two keys, ignoring case: insertions, deletions, substitutions and swaps of
+// adjacent letters (optimal string alignment), for "did you mean" on short keys.
+size_t key_distance(std::string_view a, std::string_view b) {
+  const auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
 // Container keys are not validated (only what gpufleet reads is), except `resources`: a misspelt
-// key there, or the key itself misspelt, would silently drop the requests. kubectl's strict field
-// validation rejects both.
+// key there, or the key itself misspelt (resource, resouces, Resources: within 2 edits, no other
+// container field is), would silently drop the requests. kubectl's strict field validation rejects
+// both.
 ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored, bool& claims) {
-  c.fail_key("resource", "unknown key 'resource': did you mean 'resources'?");
+  if (c.is_map())
+    c.each_entry([&](const std::string& key, const Val&) {
+      if (key != "resources" && key_distance(key, "resources") <= 2)
+        c.fail_key(key, fmt::format("unknown key '{}': did you mean 'resources'?", key));
+    });
   const Val res = c["resources"];
   res.only_keys({"requests", "limits", "claims"});
   claims |= res["claims"].present();
