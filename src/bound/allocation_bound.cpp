@@ -1,5 +1,6 @@
 #include "bound/allocation_bound.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include <glpk.h>
 
+#include "bound/gpu_packing_bound.h"
 #include "model/gpu_spec.h"
 
 namespace gpufleet::bound {
@@ -33,6 +35,7 @@ struct AllocationBound::Impl {
   std::vector<int> shape_row;          // shape -> row of its count constraint (1-based)
   std::vector<int64_t> counts;         // current count per shape
   size_t prefix = 0;
+  std::unique_ptr<GpuPackingBound> packing;
   ~Impl() {
     if (lp) glp_delete_prob(lp);
   }
@@ -57,6 +60,7 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
     impl_->shape_of_pod.push_back(it->second);
   }
   impl_->counts.assign(shapes.size(), 0);
+  impl_->packing = std::make_unique<GpuPackingBound>(nodes, pods);
 
   glp_term_out(GLP_OFF);  // GLPK prints progress (e.g. from glp_adv_basis) on stdout otherwise
   glp_prob* lp = impl_->lp = glp_create_prob();
@@ -123,6 +127,7 @@ double AllocationBound::bound_milli(size_t prefix) {
   for (; m.prefix < prefix; ++m.prefix) ++m.counts[static_cast<size_t>(m.shape_of_pod[m.prefix])];
   for (size_t s = 0; s < m.counts.size(); ++s)
     glp_set_row_bnds(m.lp, m.shape_row[s], GLP_UP, 0.0, static_cast<double>(m.counts[s]));
+  const double packing = m.packing->bound_milli(prefix);
   if (glp_get_num_cols(m.lp) == 0) return 0.0;
   glp_smcp params;
   glp_init_smcp(&params);
@@ -147,7 +152,7 @@ double AllocationBound::bound_milli(size_t prefix) {
     rc = glp_simplex(m.lp, &params);
   }
   if (rc != 0 || glp_get_status(m.lp) != GLP_OPT) throw std::runtime_error("AllocationBound: GLPK simplex failed");
-  return glp_get_obj_val(m.lp);
+  return std::min(glp_get_obj_val(m.lp), packing);
 }
 
 std::vector<double> allocation_bound_curve(const std::vector<Node>& nodes, const std::vector<Pod>& pods,

@@ -19,6 +19,10 @@
 //                                         fractions that cannot share a GPU count more)
 // Every integral placement satisfies these constraints, so the LP optimum is >= the best placement's
 // allocated GPU milli, and hence >= what any policy (online or not) achieves on those pods.
+//
+// bound_milli returns the smaller of that LP and GpuPackingBound (gpu_packing_bound.h), which packs
+// the GPU requests exactly onto single GPUs but ignores nodes, models, CPU and memory. Both are upper
+// bounds, so their minimum is one too.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +43,8 @@ class AllocationBound {
   AllocationBound(const AllocationBound&) = delete;
   AllocationBound& operator=(const AllocationBound&) = delete;
 
-  /// Upper bound, in gpu_milli, on the allocation of any placement of pods[0..prefix).
+  /// Upper bound, in gpu_milli, on the allocation of any placement of pods[0..prefix): the smaller of
+  /// the per-node LP above and GpuPackingBound.
   /// Calls with growing prefixes reuse the previous basis (warm start). Throws std::runtime_error if
   /// GLPK fails (it should not: the LP is always feasible and bounded).
   double bound_milli(size_t prefix);
