@@ -36,6 +36,7 @@ pack::PackRun make_run(std::string policy, int64_t seed, double alloc_at_100, bo
   if (with_bound) {
     r.bound_pct.assign(pack::kCurveBuckets, std::nan(""));
     for (int i = 0; i <= 130; ++i) r.bound_pct[i] = std::min(100.0, double(i));
+    r.work_conserving_bound_pct_at_100 = 97.0 + static_cast<double>(seed % 2);
   }
   r.unallocated_gpus_at_100 = (100 - alloc_at_100) / 100 * 14;
   r.pods = 50;
@@ -86,6 +87,7 @@ TEST(HtmlReport, EmbedsDataAsJsonWithPolicyMeans) {
   ASSERT_EQ(data["summary"].size(), 2u);
   EXPECT_DOUBLE_EQ(data["summary"][0]["alloc100_mean"].get<double>(), 92.0);
   EXPECT_DOUBLE_EQ(data["summary"][0]["gap100"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(data["summary"][0]["wc_bound100_mean"].get<double>(), 97.5);  // seeds 42, 43: 97, 98
   // The table is static HTML, and the charts' canvases and Chart.js are in the page.
   EXPECT_THAT(html, HasSubstr("</span>fgd</td>"));
   EXPECT_THAT(html, HasSubstr("</span>bestfit</td>"));
@@ -96,6 +98,7 @@ TEST(HtmlReport, EmbedsDataAsJsonWithPolicyMeans) {
   EXPECT_THAT(html, HasSubstr("<pre id=\"errors\"></pre>"));
   EXPECT_THAT(html, HasSubstr("document.body.dataset.rendered = \"ok\""));
   EXPECT_THAT(html, HasSubstr("upper bound @100%"));
+  EXPECT_THAT(html, HasSubstr("<td>8.00</td><td>97.50</td>"));  // gap, then the work-conserving bound
 }
 
 TEST(HtmlReport, NoBoundMeansNullBoundAndNoBoundColumns) {
@@ -103,6 +106,7 @@ TEST(HtmlReport, NoBoundMeansNullBoundAndNoBoundColumns) {
   const auto data = nlohmann::json::parse(data_block(html));
   EXPECT_TRUE(data["bound_pct"].is_null());
   EXPECT_TRUE(data["summary"][0]["bound100_mean"].is_null());
+  EXPECT_TRUE(data["summary"][0]["wc_bound100_mean"].is_null());
   EXPECT_THAT(html, Not(HasSubstr("upper bound @100%")));
 }
 

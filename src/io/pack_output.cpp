@@ -47,7 +47,11 @@ std::string pack_runs_json(const ClusterInfo& cluster, const std::vector<pack::P
     j["allocation_pct"] = curve_json(r.allocation_pct, 2);
     j["frag_pct"] = curve_json(r.frag_pct, 4);
     j["frag_gpu_pct"] = curve_json(r.frag_gpu_pct, 2);
-    if (!r.bound_pct.empty()) j["bound_pct"] = curve_json(r.bound_pct, 2);
+    if (!r.bound_pct.empty()) {
+      j["bound_pct"] = curve_json(r.bound_pct, 2);
+      if (std::isnan(r.work_conserving_bound_pct_at_100)) j["work_conserving_bound_pct_at_100"] = nullptr;
+      else j["work_conserving_bound_pct_at_100"] = pack::round_half_even(r.work_conserving_bound_pct_at_100, 2);
+    }
     if (std::isnan(r.unallocated_gpus_at_100)) j["unallocated_gpus_at_100"] = nullptr;
     else j["unallocated_gpus_at_100"] = pack::round_half_even(r.unallocated_gpus_at_100, 2);
     j["pods"] = r.pods;
@@ -74,7 +78,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
   std::vector<PolicySummary> out;
   std::map<std::string, size_t> index;
   struct Acc {
-    Stats a100, a130, b100, un100, failed, secs;
+    Stats a100, a130, b100, wc100, un100, failed, secs;
   };
   std::vector<Acc> acc;
   for (const auto& r : runs) {
@@ -87,6 +91,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
     a.a100.add(r.allocation_pct.size() > 100 ? r.allocation_pct[100] : std::nan(""));
     a.a130.add(r.allocation_pct.size() > 130 ? r.allocation_pct[130] : std::nan(""));
     a.b100.add(r.bound_pct.size() > 100 ? r.bound_pct[100] : std::nan(""));
+    a.wc100.add(r.work_conserving_bound_pct_at_100);
     a.un100.add(r.unallocated_gpus_at_100);
     a.failed.add(static_cast<double>(r.failed_pods));
     a.secs.add(r.elapsed_s);
@@ -97,6 +102,7 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
     out[i].alloc100_sd = acc[i].a100.sd();
     out[i].alloc130_mean = acc[i].a130.mean();
     out[i].bound100_mean = acc[i].b100.mean();
+    out[i].wc_bound100_mean = acc[i].wc100.mean();
     out[i].unallocated100_mean = acc[i].un100.mean();
     out[i].failed_pods_mean = acc[i].failed.mean();
     out[i].seconds_per_run = acc[i].secs.mean();
@@ -106,16 +112,17 @@ std::vector<PolicySummary> summarize(const std::vector<pack::PackRun>& runs) {
 
 std::string pack_summary_text(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs) {
   std::string out = fmt::format("cluster: {} nodes, {} GPUs\n", cluster.nodes, cluster.gpus);
-  out += fmt::format("{:<15} {:>4} {:>16} {:>10} {:>9} {:>7} {:>16} {:>12} {:>8}\n", "policy", "runs", "alloc@100% (sd)",
-                     "alloc@130%", "bound@100", "gap", "unalloc GPUs@100", "failed pods", "s/run");
+  out += fmt::format("{:<15} {:>4} {:>16} {:>10} {:>9} {:>7} {:>12} {:>16} {:>12} {:>8}\n", "policy", "runs",
+                     "alloc@100% (sd)", "alloc@130%", "bound@100", "gap", "wc-bound@100", "unalloc GPUs@100",
+                     "failed pods", "s/run");
   auto num = [](double v, int decimals) { return std::isnan(v) ? std::string("-") : fmt::format("{:.{}f}", v, decimals); };
   for (const auto& s : summarize(runs)) {
     const bool has_bound = !std::isnan(s.bound100_mean);
-    out += fmt::format("{:<15} {:>4} {:>9} ({}) {:>10} {:>9} {:>7} {:>16} {:>12} {:>8.3f}\n", s.policy, s.runs,
+    out += fmt::format("{:<15} {:>4} {:>9} ({}) {:>10} {:>9} {:>7} {:>12} {:>16} {:>12} {:>8.3f}\n", s.policy, s.runs,
                        num(s.alloc100_mean, 2), num(s.alloc100_sd, 2), num(s.alloc130_mean, 2),
                        has_bound ? num(s.bound100_mean, 2) : "-",
-                       has_bound ? num(s.bound100_mean - s.alloc100_mean, 2) : "-", num(s.unallocated100_mean, 1),
-                       num(s.failed_pods_mean, 1), s.seconds_per_run);
+                       has_bound ? num(s.bound100_mean - s.alloc100_mean, 2) : "-", num(s.wc_bound100_mean, 2),
+                       num(s.unallocated100_mean, 1), num(s.failed_pods_mean, 1), s.seconds_per_run);
   }
   return out;
 }

@@ -18,8 +18,9 @@ struct ClusterInfo {
 /// JSON document:
 /// {"cluster": {"nodes": N, "gpus": G},
 ///  "runs": [{"policy", "seed", "tune", "allocation_pct": [131], "frag_pct": [131],
-///            "frag_gpu_pct": [131], "bound_pct": [131], "unallocated_gpus_at_100", "pods", "failed_pods",
-///            "elapsed_s"}]}  (bound_pct only when the bound was computed)
+///            "frag_gpu_pct": [131], "bound_pct": [131], "work_conserving_bound_pct_at_100",
+///            "unallocated_gpus_at_100", "pods", "failed_pods", "elapsed_s"}]}
+/// (bound_pct and work_conserving_bound_pct_at_100 only when the bounds were computed)
 /// Empty buckets are null. elapsed_s is null unless `with_timings` (wall time would make the
 /// output differ between identical runs).
 std::string pack_runs_json(const ClusterInfo& cluster, const std::vector<pack::PackRun>& runs, bool with_timings);
@@ -35,6 +36,7 @@ struct PolicySummary {
   double alloc100_mean = 0, alloc100_sd = 0;
   double alloc130_mean = 0;
   double bound100_mean = 0;  ///< NaN when no run has a bound
+  double wc_bound100_mean = 0;  ///< mean work_conserving_bound_pct_at_100; NaN when no run has one
   double unallocated100_mean = 0;
   double failed_pods_mean = 0;
   double seconds_per_run = 0;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "bound/allocation_bound.h"
+#include "bound/work_conserving_bound.h"
 #include "model/cluster_state.h"
 #include "sched/fragmentation.h"
 #include "sched/policy_registry.h"
@@ -61,28 +62,42 @@ std::vector<uint32_t> draw_node_ranks(const std::vector<Node>& nodes, GoRand& rn
 namespace {
 
 // The bound of bucket X must cover every event averaged into it, so it is the bound of the longest
-// such prefix (the bound only grows with the prefix). Rounded up to 0.01 so the rounded allocation
-// can never exceed it.
-std::vector<double> bound_curve(const std::vector<Node>& nodes, const std::vector<Pod>& workload,
-                                const std::vector<int32_t>& arrive, const std::vector<double>& allocation_pct,
-                                double capacity) {
+// such prefix (the bound only grows with the prefix): 1 + the index of the last event with arrive == x,
+// or of the bucket next to it when the allocation came from the +-1 fallback. 0 for an empty bucket.
+std::vector<size_t> bucket_prefix_ends(const std::vector<int32_t>& arrive, const std::vector<double>& allocation_pct) {
   std::vector<size_t> last_event_end(kCurveBuckets + 2, 0);  // 1 + index of the last event with arrive == x
   for (size_t i = 0; i < arrive.size(); ++i)
     if (arrive[i] >= 0 && arrive[i] < kCurveBuckets + 2) last_event_end[static_cast<size_t>(arrive[i])] = i + 1;
-  std::vector<size_t> prefix_ends;
-  std::vector<size_t> buckets;
+  std::vector<size_t> ends(kCurveBuckets, 0);
   for (size_t x = 0; x < static_cast<size_t>(kCurveBuckets); ++x) {
     if (std::isnan(allocation_pct[x])) continue;
     size_t end = last_event_end[x];
     if (end == 0) end = std::max({last_event_end[x > 0 ? x - 1 : 0], last_event_end[x + 1]});  // the +-1 fallback
-    prefix_ends.push_back(end);
+    ends[x] = end;
+  }
+  return ends;
+}
+
+// A bound in gpu_milli as a percent of capacity, rounded up to 0.01 so the rounded allocation can
+// never exceed it.
+double bound_percent(double milli, double capacity) {
+  return std::min(100.0, std::ceil(10000.0 * milli / capacity - 1e-6) / 100.0);
+}
+
+std::vector<double> bound_curve(const std::vector<Node>& nodes, const std::vector<Pod>& workload,
+                                const std::vector<size_t>& ends, const std::vector<double>& allocation_pct,
+                                double capacity) {
+  std::vector<size_t> prefix_ends;
+  std::vector<size_t> buckets;
+  for (size_t x = 0; x < static_cast<size_t>(kCurveBuckets); ++x) {
+    if (std::isnan(allocation_pct[x])) continue;
+    prefix_ends.push_back(ends[x]);
     buckets.push_back(x);
   }
   // Ends are non-decreasing in x, which lets the LP warm-start from one bucket to the next.
   const std::vector<double> milli = bound::allocation_bound_curve(nodes, workload, prefix_ends);
   std::vector<double> out(kCurveBuckets, std::nan(""));
-  for (size_t k = 0; k < buckets.size(); ++k)
-    out[buckets[k]] = std::min(100.0, std::ceil(10000.0 * milli[k] / capacity - 1e-6) / 100.0);
+  for (size_t k = 0; k < buckets.size(); ++k) out[buckets[k]] = bound_percent(milli[k], capacity);
   return out;
 }
 
@@ -142,7 +157,13 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   run.frag_pct = bucket_by_percent(arrive, ratio);
   run.frag_gpu_pct = bucket_by_percent(arrive, amount);
   for (double& v : run.frag_gpu_pct) v = round_half_even(v, 2);
-  if (with_bound) run.bound_pct = bound_curve(nodes, workload, arrive, run.allocation_pct, capacity);
+  if (with_bound) {
+    const std::vector<size_t> ends = bucket_prefix_ends(arrive, run.allocation_pct);
+    run.bound_pct = bound_curve(nodes, workload, ends, run.allocation_pct, capacity);
+    if (!std::isnan(run.allocation_pct[100]))
+      run.work_conserving_bound_pct_at_100 =
+          bound_percent(bound::work_conserving_bound_milli(state.gpu_count(), workload, ends[100]), capacity);
+  }
   const double at100 = run.allocation_pct[100];
   run.unallocated_gpus_at_100 = std::isnan(at100) ? std::nan("") : (100.0 - at100) / 100.0 * (capacity / 1000.0);
   run.pods = static_cast<int64_t>(workload.size());

@@ -18,6 +18,7 @@
 // continue on the same stream.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,6 +42,10 @@ struct PackRun {
   /// Upper bound on allocation_pct that no placement of the pods arrived by the end of each bucket
   /// could exceed (bound/allocation_bound.h); empty when the bound was not computed.
   std::vector<double> bound_pct;
+  /// Upper bound on allocation_pct[100] for a work-conserving policy, one that places every pod whose
+  /// GPUs fit (bound/work_conserving_bound.h), rounded up to 0.01; NaN when the bound was not
+  /// computed or bucket 100 is empty.
+  double work_conserving_bound_pct_at_100 = std::nan("");
   double unallocated_gpus_at_100 = 0;  ///< (100 - allocation_pct[100]) / 100 x cluster GPUs
   int64_t pods = 0;                    ///< pods that arrived (after tuning)
   int64_t failed_pods = 0;             ///< pods that fit on no node

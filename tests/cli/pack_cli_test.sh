@@ -14,6 +14,14 @@ grep -q '"cluster": {' "$T/a.json" && grep -q '"gpus": 14' "$T/a.json" && grep -
 [ "$(grep -c '"policy"' "$T/a.json")" = 4 ] && ok || bad "JSON should have 4 runs"
 [ "$(wc -l < "$T/a.csv")" = $((1 + 4 * 131)) ] && ok || bad "CSV should have 1+4*131 lines, has $(wc -l < "$T/a.csv")"
 [ ! -s "$T/err.txt" ] && ok || bad "--quiet run wrote to stderr"
+grep -q '^policy .* bound@100 .* wc-bound@100 ' "$T/out.txt" && ok || bad "summary lacks the bound columns"
+[ "$(grep -c '"work_conserving_bound_pct_at_100": null' "$T/a.json")" = 4 ] && ok || bad "JSON: no bucket 100 in this workload, so the work-conserving bound should be null"
+# Small pods reach bucket 100: the work-conserving bound is a number there, and at least the allocation.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\nsmall-1,1000,1024,1,250,,LS,Running,0,10,0\nsmall-2,1000,1024,1,300,,LS,Running,0,10,0\n' > "$T/small.csv"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/small.csv" --policy fgd --seeds 1 -q --json "$T/s.json" > /dev/null 2>&1
+grep -q '"work_conserving_bound_pct_at_100": [0-9]' "$T/s.json" && ok || bad "JSON should give the run's work-conserving bound"
+"$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd --seeds 1 -q --no-bound --json "$T/nb.json" > /dev/null 2>&1
+! grep -q 'bound_pct' "$T/nb.json" && ok || bad "--no-bound JSON should have no bounds"
 
 # 2. Deterministic: the same command gives byte-identical JSON.
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,bestfit --seeds 1-2 -q --json "$T/b.json" > /dev/null 2>&1
