@@ -160,9 +160,12 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   if (with_bound) {
     const std::vector<size_t> ends = bucket_prefix_ends(arrive, run.allocation_pct);
     run.bound_pct = bound_curve(nodes, workload, ends, run.allocation_pct, capacity);
+    // A work-conserving run is also a placement, so bound_pct caps it too (it is the lower one where
+    // pods pinned to a model, which the work-conserving LP treats as optional, are many).
     if (!std::isnan(run.allocation_pct[100]))
-      run.work_conserving_bound_pct_at_100 =
-          bound_percent(bound::work_conserving_bound_milli(state.gpu_count(), workload, ends[100]), capacity);
+      run.work_conserving_bound_pct_at_100 = std::min(
+          run.bound_pct[100],
+          bound_percent(bound::work_conserving_bound_milli(state.gpu_count(), workload, ends[100]), capacity));
   }
   const double at100 = run.allocation_pct[100];
   run.unallocated_gpus_at_100 = std::isnan(at100) ? std::nan("") : (100.0 - at100) / 100.0 * (capacity / 1000.0);

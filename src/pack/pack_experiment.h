@@ -43,8 +43,8 @@ struct PackRun {
   /// could exceed (bound/allocation_bound.h); empty when the bound was not computed.
   std::vector<double> bound_pct;
   /// Upper bound on allocation_pct[100] for a work-conserving policy, one that places every pod whose
-  /// GPUs fit (bound/work_conserving_bound.h), rounded up to 0.01; NaN when the bound was not
-  /// computed or bucket 100 is empty.
+  /// GPUs fit: the smaller of bound/work_conserving_bound.h, rounded up to 0.01, and bound_pct[100].
+  /// NaN when the bounds were not computed or bucket 100 is empty.
   double work_conserving_bound_pct_at_100 = std::nan("");
   double unallocated_gpus_at_100 = 0;  ///< (100 - allocation_pct[100]) / 100 x cluster GPUs
   int64_t pods = 0;                    ///< pods that arrived (after tuning)
