@@ -4,6 +4,7 @@
 #include "pack/pack_experiment.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <numeric>
@@ -214,6 +215,36 @@ TEST(NodeRanks, ContinuesTheWorkloadStream) {
   GoRand rng(5);
   build_tuned_workload(pods, 8000, 0.46875, rng);  // total == target: no tune draws
   EXPECT_EQ(draw_node_ranks(nodes, rng), (std::vector<uint32_t>{3, 0, 1, 2}));
+}
+
+TEST(PackBounds, SameAsTheBoundsOfEveryRunOfThatSeed) {
+  // `pack` computes the bounds once per seed and gives them to every policy's run: they must be what
+  // each run would compute itself, whatever its policy placed.
+  const std::vector<Node> nodes{make_node("n1", 32000, 131072, 4), make_node("n2", 16000, 65536, 2, "T4")};
+  std::vector<Pod> pods;
+  for (int i = 0; i < 6; ++i) pods.push_back(make_pod("p" + std::to_string(i), 1000, 1024, 1, 150 + 130 * i));
+  pods.push_back(make_pod("whole", 1000, 1024, 1, 1000));
+  const PackBounds shared = pack_bounds(nodes, pods, 7, 1.3);
+  ASSERT_EQ(shared.bound_pct.size(), static_cast<size_t>(kCurveBuckets));
+  ASSERT_FALSE(std::isnan(shared.bound_pct[100]));
+  ASSERT_FALSE(std::isnan(shared.work_conserving_bound_pct_at_100));
+  EXPECT_LE(shared.work_conserving_bound_pct_at_100, shared.bound_pct[100]);
+  for (const std::string policy : {"random", "bestfit", "gpufleet"}) {
+    const PackRun run = run_pack(nodes, pods, policy, 7, 1.3, true);
+    for (size_t x = 0; x < shared.bound_pct.size(); ++x) {
+      if (std::isnan(run.bound_pct[x])) {
+        EXPECT_TRUE(std::isnan(shared.bound_pct[x])) << policy << " " << x;
+      } else {
+        EXPECT_EQ(run.bound_pct[x], shared.bound_pct[x]) << policy << " " << x;
+      }
+      if (!std::isnan(run.allocation_pct[x])) {
+        EXPECT_LE(run.allocation_pct[x], run.bound_pct[x]) << policy << " " << x;
+      }
+    }
+    EXPECT_EQ(run.work_conserving_bound_pct_at_100, shared.work_conserving_bound_pct_at_100) << policy;
+    EXPECT_LE(run.allocation_pct[100], run.work_conserving_bound_pct_at_100) << policy;
+  }
+  EXPECT_THROW(pack_bounds(nodes, pods, 7, 0.0), std::invalid_argument);
 }
 
 }  // namespace

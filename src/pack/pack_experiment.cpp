@@ -101,7 +101,46 @@ std::vector<double> bound_curve(const std::vector<Node>& nodes, const std::vecto
   return out;
 }
 
+// Arrived percent per event, as step 5 rounds it: every pod counts, placed or not.
+std::vector<int32_t> arrived_percent(const std::vector<Pod>& workload, double gpus) {
+  std::vector<int32_t> arrive(workload.size());
+  int64_t arrived = 0;
+  for (size_t i = 0; i < workload.size(); ++i) {
+    arrived += workload[i].gpu_request_milli();
+    // Same arithmetic as the artifact's analysis.py: milli / GPUs / 10 is a percent.
+    arrive[i] = static_cast<int32_t>(round_half_even(static_cast<double>(arrived) / gpus / 10.0, 0));
+  }
+  return arrive;
+}
+
+PackBounds bounds_of(const std::vector<Node>& nodes, const std::vector<Pod>& workload, const std::vector<int32_t>& arrive,
+                     const ClusterState& state) {
+  // Which buckets hold events depends on the arrivals only, not on what was placed.
+  const std::vector<double> present = bucket_by_percent(arrive, std::vector<double>(arrive.size(), 0.0));
+  const auto capacity = static_cast<double>(state.gpu_capacity_milli());
+  const std::vector<size_t> ends = bucket_prefix_ends(arrive, present);
+  PackBounds out;
+  out.bound_pct = bound_curve(nodes, workload, ends, present, capacity);
+  // A work-conserving run is also a placement, so bound_pct caps it too (it is the lower one where
+  // pods pinned to a model, which the work-conserving LP treats as optional, are many).
+  if (!std::isnan(present[100]))
+    out.work_conserving_bound_pct_at_100 = std::min(
+        out.bound_pct[100],
+        bound_percent(bound::work_conserving_bound_milli(state.gpu_count(), workload, ends[100]), capacity));
+  return out;
+}
+
 }  // namespace
+
+PackBounds pack_bounds(const std::vector<Node>& nodes, const std::vector<Pod>& pods, int64_t seed, double tune) {
+  if (nodes.empty()) throw std::invalid_argument("pack: the cluster has no nodes");
+  if (!(tune > 0)) throw std::invalid_argument("pack: tune must be positive");
+  const ClusterState state(nodes);
+  if (state.gpu_capacity_milli() == 0) throw std::invalid_argument("pack: the cluster has no GPUs");
+  GoRand rng(seed);
+  const std::vector<Pod> workload = build_tuned_workload(pods, state.gpu_capacity_milli(), tune, rng);
+  return bounds_of(nodes, workload, arrived_percent(workload, static_cast<double>(state.gpu_count())), state);
+}
 
 PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy_name,
                  int64_t seed, double tune, bool with_bound) {
@@ -125,9 +164,8 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
 
   const auto capacity = static_cast<double>(state.gpu_capacity_milli());
   const auto gpus = static_cast<double>(state.gpu_count());
-  std::vector<int32_t> arrive(workload.size());
+  const std::vector<int32_t> arrive = arrived_percent(workload, gpus);
   std::vector<double> alloc(workload.size()), ratio(workload.size()), amount(workload.size());
-  int64_t arrived = 0;
   int64_t failed = 0;
   for (size_t i = 0; i < workload.size(); ++i) {
     const Pod& pod = workload[i];
@@ -139,10 +177,7 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
     } else {
       ++failed;
     }
-    arrived += pod.gpu_request_milli();
     const double idle = capacity - static_cast<double>(state.gpu_used_milli());
-    // Same arithmetic as the artifact's analysis.py: milli / GPUs / 10 is a percent.
-    arrive[i] = static_cast<int32_t>(round_half_even(static_cast<double>(arrived) / gpus / 10.0, 0));
     alloc[i] = round_half_even(static_cast<double>(state.gpu_used_milli()) / gpus / 10.0, 2);
     ratio[i] = idle > 0 ? 100.0 * frag_total / idle : 0.0;
     amount[i] = 100.0 * frag_total / capacity;
@@ -158,14 +193,9 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   run.frag_gpu_pct = bucket_by_percent(arrive, amount);
   for (double& v : run.frag_gpu_pct) v = round_half_even(v, 2);
   if (with_bound) {
-    const std::vector<size_t> ends = bucket_prefix_ends(arrive, run.allocation_pct);
-    run.bound_pct = bound_curve(nodes, workload, ends, run.allocation_pct, capacity);
-    // A work-conserving run is also a placement, so bound_pct caps it too (it is the lower one where
-    // pods pinned to a model, which the work-conserving LP treats as optional, are many).
-    if (!std::isnan(run.allocation_pct[100]))
-      run.work_conserving_bound_pct_at_100 = std::min(
-          run.bound_pct[100],
-          bound_percent(bound::work_conserving_bound_milli(state.gpu_count(), workload, ends[100]), capacity));
+    PackBounds bounds = bounds_of(nodes, workload, arrive, ClusterState(nodes));
+    run.bound_pct = std::move(bounds.bound_pct);
+    run.work_conserving_bound_pct_at_100 = bounds.work_conserving_bound_pct_at_100;
   }
   const double at100 = run.allocation_pct[100];
   run.unallocated_gpus_at_100 = std::isnan(at100) ? std::nan("") : (100.0 - at100) / 100.0 * (capacity / 1000.0);

@@ -60,8 +60,18 @@ std::vector<Pod> build_tuned_workload(const std::vector<Pod>& pods, int64_t clus
 /// Step 4: rank[n] for each node (a permutation of 0..N-1), drawn from `rng`.
 std::vector<uint32_t> draw_node_ranks(const std::vector<Node>& nodes, GoRand& rng);
 
-/// Runs the whole protocol. Throws UsageError for an unknown policy, std::invalid_argument for an
-/// empty cluster or a tune <= 0.
+/// The upper bounds of one (seed, tune), as PackRun carries them. They depend on the workload and its
+/// arrival order only, not on the policy, so `pack` computes them once per seed.
+struct PackBounds {
+  std::vector<double> bound_pct;                             ///< as PackRun::bound_pct
+  double work_conserving_bound_pct_at_100 = std::nan("");  ///< as PackRun::work_conserving_bound_pct_at_100
+};
+/// Throws std::invalid_argument for an empty cluster, one without GPUs, or a tune <= 0;
+/// std::runtime_error if GLPK fails.
+PackBounds pack_bounds(const std::vector<Node>& nodes, const std::vector<Pod>& pods, int64_t seed, double tune);
+
+/// Runs the whole protocol; with `with_bound` also fills the bounds (as pack_bounds does). Throws
+/// UsageError for an unknown policy, std::invalid_argument for an empty cluster or a tune <= 0.
 PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy,
                  int64_t seed, double tune, bool with_bound = false);
 
