@@ -178,6 +178,22 @@ int64_t brute_force_optimum(const std::vector<Node>& nodes, const std::vector<Po
   return best;
 }
 
+// Runs every policy on `pods` in order (ties to the lowest node, seed `instance`): each must allocate
+// at most `limit` gpu_milli.
+void expect_every_policy_at_most(const std::vector<Node>& nodes, const std::vector<Pod>& pods, int64_t limit, int instance) {
+  ClusterState probe(nodes);
+  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), probe.gpu_models());
+  for (const auto& name : sched::policy_names()) {
+    ClusterState state(nodes);
+    std::vector<uint32_t> ranks(nodes.size());
+    for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<uint32_t>(i);
+    sched::Scheduler scheduler(sched::make_policy(name, {frag, state.gpu_models(), &state}), ranks);
+    GoRand policy_rng(instance);
+    for (const Pod& pod : pods) scheduler.schedule_one(pod, state, policy_rng);
+    EXPECT_LE(state.gpu_used_milli(), limit) << name << " instance " << instance;
+  }
+}
+
 TEST(AllocationBound, ValidOnRandomSmallInstances) {
   GoRand rng(2026);
   const std::vector<std::string> models{"T4", "V100M16"};
@@ -212,17 +228,7 @@ TEST(AllocationBound, ValidOnRandomSmallInstances) {
     packing_binds += packing_milli <= bound + 1e-6;
     tight += std::abs(bound - static_cast<double>(optimum)) < 1e-6;
 
-    ClusterState probe(nodes);
-    auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), probe.gpu_models());
-    for (const auto& name : sched::policy_names()) {
-      ClusterState state(nodes);
-      std::vector<uint32_t> ranks(nodes.size());
-      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<uint32_t>(i);
-      sched::Scheduler scheduler(sched::make_policy(name, {frag, state.gpu_models(), &state}), ranks);
-      GoRand policy_rng(instance);
-      for (const Pod& pod : pods) scheduler.schedule_one(pod, state, policy_rng);
-      ASSERT_LE(state.gpu_used_milli(), optimum) << name << " instance " << instance;
-    }
+    expect_every_policy_at_most(nodes, pods, optimum, instance);
   }
   // The bound is not vacuous: on most tiny instances it is exact.
   EXPECT_GT(tight, 75);
@@ -279,17 +285,7 @@ TEST(WorkConservingBound, ValidOnRandomSmallInstances) {
     const int64_t best = brute_force_optimum(nodes, pods, true);
     ASSERT_GE(bound + 1e-6, static_cast<double>(best)) << "instance " << instance;
     tighter += bound < bound_of(nodes, pods) - 1e-6;
-    ClusterState probe(nodes);
-    auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), probe.gpu_models());
-    for (const auto& name : sched::policy_names()) {
-      ClusterState state(nodes);
-      std::vector<uint32_t> ranks(nodes.size());
-      for (size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<uint32_t>(i);
-      sched::Scheduler scheduler(sched::make_policy(name, {frag, state.gpu_models(), &state}), ranks);
-      GoRand policy_rng(instance);
-      for (const Pod& pod : pods) scheduler.schedule_one(pod, state, policy_rng);
-      ASSERT_LE(state.gpu_used_milli(), best) << name << " instance " << instance;
-    }
+    expect_every_policy_at_most(nodes, pods, best, instance);
   }
   // Not vacuous: on some instances it is below the bound for every placement.
   EXPECT_GT(tighter, 20);  // 39 of 150 when written
