@@ -291,5 +291,39 @@ TEST(WorkConservingBound, ValidOnRandomSmallInstances) {
   EXPECT_GT(tighter, 20);  // 39 of 150 when written
 }
 
+TEST(GpuPackingBound, SizeClassesKeepBothBoundsValidForAnyMilli) {
+  // Patterns are built from sizes rounded down to 10 milli (size_class_milli), so 655 + 346 = 1001
+  // "fits" one GPU in the LP: looser, but still above what any placement reaches. Random sizes
+  // 1..999 against exhaustive search, for the packing LP and the work-conserving bound.
+  EXPECT_EQ(bound::size_class_milli(655), 650);
+  EXPECT_EQ(bound::size_class_milli(7), 7);
+  EXPECT_EQ(bound::size_class_milli(1000), 1000);
+  const std::vector<Node> one{make_node("n", 64000, 65536, 1)};
+  const std::vector<Pod> pair{make_pod("a", 1000, 1, 1, 655), make_pod("b", 1000, 1, 1, 346)};
+  bound::GpuPackingBound packing(one, pair);
+  EXPECT_NEAR(packing.bound_milli(pair.size()), 1001.0, 1e-6);
+  EXPECT_EQ(brute_force_optimum(one, pair), 655);
+  GoRand rng(2028);
+  for (int instance = 0; instance < 100; ++instance) {
+    std::vector<Node> nodes;
+    int64_t gpus = 0;
+    const int node_count = 1 + static_cast<int>(rng.intn(2));
+    for (int n = 0; n < node_count; ++n) {
+      nodes.push_back(make_node("n" + std::to_string(n), 256000, 1 << 20, 1 + static_cast<int32_t>(rng.intn(3))));
+      gpus += nodes.back().gpu_count;
+    }
+    std::vector<Pod> pods;
+    const int pod_count = 3 + static_cast<int>(rng.intn(4));
+    for (int p = 0; p < pod_count; ++p)
+      pods.push_back(make_pod("p" + std::to_string(p), 1000, 1024, 1, 1 + static_cast<int32_t>(rng.intn(999))));
+    const int64_t optimum = brute_force_optimum(nodes, pods);
+    bound::GpuPackingBound b(nodes, pods);
+    EXPECT_GE(b.bound_milli(pods.size()) + 1e-6, static_cast<double>(optimum)) << "instance " << instance;
+    EXPECT_GE(bound::work_conserving_bound_milli(gpus, pods, pods.size()) + 1e-6,
+              static_cast<double>(brute_force_optimum(nodes, pods, true)))
+        << "instance " << instance;
+  }
+}
+
 }  // namespace
 }  // namespace gpufleet

@@ -30,6 +30,8 @@ void solve(glp_prob* lp) {
 
 }  // namespace
 
+int32_t size_class_milli(int32_t milli) { return milli < kSizeClassMilli ? milli : milli - milli % kSizeClassMilli; }
+
 double best_gpu_pattern(std::span<const int32_t> sizes, std::span<const double> weights, std::vector<int>& copies) {
   constexpr int kCapacity = kGpuMilliPerGpu;
   std::vector<double> best(kCapacity + 1, 0.0);
@@ -62,12 +64,14 @@ double best_gpu_pattern(std::span<const int32_t> sizes, std::span<const double> 
 struct GpuPackingBound::Impl {
   glp_prob* lp = nullptr;
   std::vector<int32_t> sizes;             // distinct item sizes in gpu_milli, ascending
+  std::vector<int> class_of_size;         // size index -> size class index (coverage row - 1)
+  std::vector<int32_t> class_sizes;       // distinct size_class_milli values, ascending
   std::vector<int> size_of_pod;           // pod index -> size index, -1 without a GPU request
   std::vector<int32_t> items_of_pod;      // pod index -> num_gpu
   std::vector<int64_t> counts;            // items per size in the current prefix
   size_t prefix = 0;
   double gpus = 0;
-  int coverage_rows = 0;                  // rows 1..k; row k + 1 is the GPU count
+  int coverage_rows = 0;                  // rows 1..k, one per size class; row k + 1 is the GPU count
   ~Impl() {
     if (lp) glp_delete_prob(lp);
   }
@@ -88,9 +92,9 @@ struct GpuPackingBound::Impl {
   }
 
   double best_pattern(std::vector<int>& copies) const {
-    std::vector<double> dual(sizes.size());
-    for (size_t s = 0; s < sizes.size(); ++s) dual[s] = glp_get_row_dual(lp, static_cast<int>(s) + 1);
-    return best_gpu_pattern(sizes, dual, copies);
+    std::vector<double> dual(class_sizes.size());
+    for (size_t c = 0; c < class_sizes.size(); ++c) dual[c] = glp_get_row_dual(lp, static_cast<int>(c) + 1);
+    return best_gpu_pattern(class_sizes, dual, copies);
   }
 };
 
@@ -111,7 +115,14 @@ GpuPackingBound::GpuPackingBound(const std::vector<Node>& nodes, const std::vect
     m.items_of_pod.push_back(p.is_gpu_pod() ? p.num_gpu : 0);
   }
   m.counts.assign(m.sizes.size(), 0);
-  m.coverage_rows = static_cast<int>(m.sizes.size());
+  std::map<int32_t, int> class_index;
+  for (int32_t size : m.sizes) class_index.emplace(size_class_milli(size), 0);
+  for (auto& [size, i] : class_index) {
+    i = static_cast<int>(m.class_sizes.size());
+    m.class_sizes.push_back(size);
+  }
+  for (int32_t size : m.sizes) m.class_of_size.push_back(class_index.at(size_class_milli(size)));
+  m.coverage_rows = static_cast<int>(m.class_sizes.size());
   if (m.sizes.empty()) return;
 
   glp_term_out(GLP_OFF);
@@ -120,17 +131,18 @@ GpuPackingBound::GpuPackingBound(const std::vector<Node>& nodes, const std::vect
   glp_add_rows(lp, m.coverage_rows + 1);
   for (int s = 0; s < m.coverage_rows; ++s) glp_set_row_bnds(lp, s + 1, GLP_UP, 0.0, 0.0);
   glp_set_row_bnds(lp, m.coverage_rows + 1, GLP_UP, 0.0, m.gpus);
-  glp_add_cols(lp, m.coverage_rows);  // p[s], bounded by the prefix's counts in bound_milli
-  for (int s = 0; s < m.coverage_rows; ++s) {
+  const int size_count = static_cast<int>(m.sizes.size());
+  glp_add_cols(lp, size_count);  // p[s], bounded by the prefix's counts in bound_milli
+  for (int s = 0; s < size_count; ++s) {
     glp_set_col_bnds(lp, s + 1, GLP_FX, 0.0, 0.0);
     glp_set_obj_coef(lp, s + 1, static_cast<double>(m.sizes[static_cast<size_t>(s)]));
-    int row[2] = {0, s + 1};
+    int row[2] = {0, m.class_of_size[static_cast<size_t>(s)] + 1};
     double value[2] = {0.0, 1.0};
     glp_set_mat_col(lp, s + 1, 1, row, value);
   }
-  for (int s = 0; s < m.coverage_rows; ++s) {  // one pattern per size: as many copies as fit
-    std::vector<int> copies(m.sizes.size(), 0);
-    copies[static_cast<size_t>(s)] = kGpuMilliPerGpu / m.sizes[static_cast<size_t>(s)];
+  for (int c = 0; c < m.coverage_rows; ++c) {  // one pattern per class: as many copies as fit
+    std::vector<int> copies(m.class_sizes.size(), 0);
+    copies[static_cast<size_t>(c)] = kGpuMilliPerGpu / m.class_sizes[static_cast<size_t>(c)];
     m.add_pattern(copies);
   }
 }
@@ -147,7 +159,7 @@ double GpuPackingBound::bound_milli(size_t prefix) {
   }
   for (; m.prefix < prefix; ++m.prefix)
     if (m.size_of_pod[m.prefix] >= 0) m.counts[static_cast<size_t>(m.size_of_pod[m.prefix])] += m.items_of_pod[m.prefix];
-  for (int s = 0; s < m.coverage_rows; ++s) {
+  for (int s = 0; s < static_cast<int>(m.sizes.size()); ++s) {
     const double count = static_cast<double>(m.counts[static_cast<size_t>(s)]);
     glp_set_col_bnds(m.lp, s + 1, count > 0 ? GLP_DB : GLP_FX, 0.0, count);
   }

@@ -5,10 +5,10 @@
 // items of gpu_milli that may be placed independently. What it keeps, and the per-node LP of
 // allocation_bound.h only approximates (with dual feasible functions), is that the pods sharing one
 // GPU must fit into its 1000 milli together. The Gilmore-Gomory LP over GPU "patterns" (multisets of
-// item sizes summing to <= 1000):
+// item sizes summing to <= 1000; sizes are rounded down to size classes, see size_class_milli below):
 //   variables  x[q] >= 0: GPUs filled with pattern q;  p[s] in [0, count[s]]: items of size s placed
 //   maximize   sum_s s * p[s]
-//   subject to p[s] <= sum_q a[q,s] * x[q]     (placed items of size s fit in the chosen patterns)
+//   subject to sum_{s in class c} p[s] <= sum_q a[q,c] * x[q]   (placed items fit in the patterns)
 //              sum_q x[q] <= G                  (the cluster's GPU count)
 // solved by column generation (Gilmore & Gomory, "A linear programming approach to the cutting-stock
 // problem", Operations Research 9, 1961): new patterns come from an unbounded knapsack over the
@@ -51,6 +51,15 @@ class GpuPackingBound {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// Size classes of the packing LPs. Patterns are made of classes, not sizes: an item of gpu_milli s is
+/// packed as size_class_milli(s), s rounded down to a multiple of kSizeClassMilli (sizes below it are
+/// kept). Packing items a little smaller is a relaxation, since whatever shares a GPU in reality still
+/// fits, and the items keep their own milli in the objective. It caps the LP at about
+/// 1000 / kSizeClassMilli + kSizeClassMilli coverage rows: with every size from 1 to 999 milli, exact
+/// sizes made the LPs take minutes. The openb traces' sizes are multiples of 10, so there it is exact.
+constexpr int32_t kSizeClassMilli = 10;
+int32_t size_class_milli(int32_t milli);
 
 /// Column-generation pricing shared by the packing LPs: the multiset of item sizes (gpu_milli, each
 /// 1..1000) that fits one GPU and has the largest total weight (unbounded knapsack over 1000 milli;

@@ -21,6 +21,8 @@ constexpr size_t kLeafsPerPrefix = 1000;        // intervals narrower than prefi
 // The workload summarized for the interval LPs.
 struct Items {
   std::vector<int32_t> sizes;             // distinct fractional sizes, ascending
+  std::vector<int> class_of_size;         // size index -> size class index (gpu_packing_bound.h)
+  std::vector<int32_t> class_sizes;       // distinct size_class_milli values, ascending
   std::vector<int> size_of_pod;           // pod -> size index, -1 if not fractional
   std::vector<bool> forced_if_before;     // pod is placed whenever it arrives before X
   std::vector<int64_t> whole_milli;       // pod -> its milli if whole-GPU, else 0
@@ -36,6 +38,13 @@ Items summarize(const std::vector<Pod>& pods, size_t prefix) {
     i = static_cast<int>(it.sizes.size());
     it.sizes.push_back(size);
   }
+  std::map<int32_t, int> class_index;
+  for (int32_t size : it.sizes) class_index.emplace(size_class_milli(size), 0);
+  for (auto& [size, i] : class_index) {
+    i = static_cast<int>(it.class_sizes.size());
+    it.class_sizes.push_back(size);
+  }
+  for (int32_t size : it.sizes) it.class_of_size.push_back(class_index.at(size_class_milli(size)));
   for (size_t i = 0; i < prefix; ++i) {
     const Pod& p = pods[i];
     const bool fractional = p.is_gpu_pod() && p.gpu_milli < kGpuMilliPerGpu;
@@ -49,8 +58,10 @@ Items summarize(const std::vector<Pod>& pods, size_t prefix) {
 
 // The LP's optimum for X in [i1, i2] (see the header), plus Farley's term.
 double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus, size_t i1, size_t i2) {
-  const int k = static_cast<int>(it.sizes.size());
-  std::vector<double> before(it.sizes.size(), 0.0), optional(it.sizes.size(), 0.0);
+  const int k = static_cast<int>(it.class_sizes.size());     // coverage rows: one per size class
+  const int sizes = static_cast<int>(it.sizes.size());       // t columns: one per size
+  std::vector<double> before(it.class_sizes.size(), 0.0);    // per class
+  std::vector<double> optional(it.sizes.size(), 0.0);       // per size
   double whole_failing = 0.0, optional_milli = 0.0, before_milli = 0.0;
   for (size_t i = 0; i < it.size_of_pod.size(); ++i) {
     if (i >= i2) whole_failing += static_cast<double>(it.whole_milli[i]);
@@ -58,7 +69,7 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     if (s < 0) continue;
     const double items = pods[i].num_gpu, milli = items * it.sizes[static_cast<size_t>(s)];
     if (i < i1 && it.forced_if_before[i]) {
-      before[static_cast<size_t>(s)] += items;
+      before[static_cast<size_t>(it.class_of_size[static_cast<size_t>(s)])] += items;
       before_milli += milli;
     } else {
       optional[static_cast<size_t>(s)] += items;
@@ -75,17 +86,18 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
   glp_set_obj_dir(lp, GLP_MAX);
   const int r_fail = k + 1, r_free = k + 2, r_gpus = k + 3;
   glp_add_rows(lp, k + 3);
-  for (int s = 0; s < k; ++s) glp_set_row_bnds(lp, s + 1, GLP_LO, before[static_cast<size_t>(s)], 0.0);
+  for (int c = 0; c < k; ++c) glp_set_row_bnds(lp, c + 1, GLP_LO, before[static_cast<size_t>(c)], 0.0);
   glp_set_row_bnds(lp, r_fail, GLP_UP, 0.0, arrived - whole_failing - optional_milli);
   glp_set_row_bnds(lp, r_free, GLP_UP, 0.0, 1000.0 * gpus + before_milli);
   // Not sum x <= G: with the pods before i1 forced, that can make the LP infeasible, which the
   // restricted LP cannot tell from a lack of patterns. One pattern per item always suffices, so this
   // row leaves the optimum unchanged and bounds sum x for Farley's term.
   double items = 0.0;
-  for (int s = 0; s < k; ++s) items += before[static_cast<size_t>(s)] + optional[static_cast<size_t>(s)];
+  for (double n : before) items += n;
+  for (double n : optional) items += n;
   glp_set_row_bnds(lp, r_gpus, GLP_UP, 0.0, items);
-  // Column 1: V. Columns 2..k+1: t[s]. Then patterns.
-  glp_add_cols(lp, 1 + k);
+  // Column 1: V. Columns 2..sizes+1: t[s]. Then patterns.
+  glp_add_cols(lp, 1 + sizes);
   // V is free below (so the LP is always feasible); a negative optimum means no run has X here.
   glp_set_col_bnds(lp, 1, GLP_UP, 0.0, arrived);
   glp_set_obj_coef(lp, 1, 1.0);
@@ -94,11 +106,11 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     double values[3] = {0.0, 1.0, 1.0};
     glp_set_mat_col(lp, 1, 2, rows, values);
   }
-  for (int s = 0; s < k; ++s) {
+  for (int s = 0; s < sizes; ++s) {
     const double cap = optional[static_cast<size_t>(s)];
     glp_set_col_bnds(lp, s + 2, cap > 0 ? GLP_DB : GLP_FX, 0.0, cap);
     const double size = it.sizes[static_cast<size_t>(s)];
-    int rows[4] = {0, s + 1, r_fail, r_free};
+    int rows[4] = {0, it.class_of_size[static_cast<size_t>(s)] + 1, r_fail, r_free};
     double values[4] = {0.0, -1.0, -size, -size};
     glp_set_mat_col(lp, s + 2, 3, rows, values);
   }
@@ -107,10 +119,10 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     glp_set_col_bnds(lp, col, GLP_LO, 0.0, 0.0);
     std::vector<int> rows{0};
     std::vector<double> values{0.0};
-    for (int s = 0; s < k; ++s)
-      if (copies[static_cast<size_t>(s)] > 0) {
-        rows.push_back(s + 1);
-        values.push_back(copies[static_cast<size_t>(s)]);
+    for (int c = 0; c < k; ++c)
+      if (copies[static_cast<size_t>(c)] > 0) {
+        rows.push_back(c + 1);
+        values.push_back(copies[static_cast<size_t>(c)]);
       }
     rows.push_back(r_free);
     values.push_back(1000.0);
@@ -118,9 +130,9 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     values.push_back(1.0);
     glp_set_mat_col(lp, col, static_cast<int>(rows.size()) - 1, rows.data(), values.data());
   };
-  for (int s = 0; s < k; ++s) {
-    std::vector<int> copies(it.sizes.size(), 0);
-    copies[static_cast<size_t>(s)] = kGpuMilliPerGpu / it.sizes[static_cast<size_t>(s)];
+  for (int c = 0; c < k; ++c) {
+    std::vector<int> copies(it.class_sizes.size(), 0);
+    copies[static_cast<size_t>(c)] = kGpuMilliPerGpu / it.class_sizes[static_cast<size_t>(c)];
     add_pattern(copies);
   }
 
@@ -129,7 +141,7 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
   params.msg_lev = GLP_MSG_OFF;
   params.presolve = GLP_OFF;
   std::vector<int> copies;
-  std::vector<double> weight(it.sizes.size());
+  std::vector<double> weight(it.class_sizes.size());
   double excess = 0.0;
   for (int added = 0;; ++added) {
     int rc = glp_simplex(lp, &params);
@@ -141,8 +153,8 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     if (k == 0) break;
     // A pattern's reduced cost is -(sum_s a[s] y[s] + 1000 y_free + y_gpus), with y the row duals
     // (y[s] <= 0 on the >= rows of this maximization, so -y[s] are the knapsack weights).
-    for (int s = 0; s < k; ++s) weight[static_cast<size_t>(s)] = -glp_get_row_dual(lp, s + 1);
-    excess = best_gpu_pattern(it.sizes, weight, copies) - 1000.0 * glp_get_row_dual(lp, r_free) -
+    for (int c = 0; c < k; ++c) weight[static_cast<size_t>(c)] = -glp_get_row_dual(lp, c + 1);
+    excess = best_gpu_pattern(it.class_sizes, weight, copies) - 1000.0 * glp_get_row_dual(lp, r_free) -
              glp_get_row_dual(lp, r_gpus);
     if (excess <= kReducedCostTolerance || added == kMaxPatterns) break;
     add_pattern(copies);
