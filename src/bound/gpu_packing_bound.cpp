@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <stdexcept>
 
 #include <glpk.h>
 
@@ -15,20 +14,24 @@ namespace {
 constexpr double kReducedCostTolerance = 1e-7;
 constexpr int kMaxPatternsPerCall = 2000;
 
-void solve(glp_prob* lp) {
+}  // namespace
+
+bool solve_packing_lp(glp_prob* lp) {
   glp_smcp params;
   glp_init_smcp(&params);
   params.msg_lev = GLP_MSG_OFF;
   params.presolve = GLP_OFF;  // keep the basis for warm starts
-  int rc = glp_simplex(lp, &params);
-  if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
-    glp_adv_basis(lp, 0);
-    rc = glp_simplex(lp, &params);
-  }
-  if (rc != 0 || glp_get_status(lp) != GLP_OPT) throw std::runtime_error("GpuPackingBound: GLPK simplex failed");
+  // Degenerate pivots can stall the primal simplex on these LPs (seen with hundreds of sizes), so
+  // each attempt has an iteration limit: primal, then dual, then primal from an advanced basis.
+  params.it_lim = kSimplexIterationLimit;
+  params.meth = GLP_PRIMAL;
+  if (glp_simplex(lp, &params) == 0 && glp_get_status(lp) == GLP_OPT) return true;
+  params.meth = GLP_DUALP;
+  if (glp_simplex(lp, &params) == 0 && glp_get_status(lp) == GLP_OPT) return true;
+  glp_adv_basis(lp, 0);
+  params.meth = GLP_PRIMAL;
+  return glp_simplex(lp, &params) == 0 && glp_get_status(lp) == GLP_OPT;
 }
-
-}  // namespace
 
 int32_t size_class_milli(int32_t milli) { return milli < kSizeClassMilli ? milli : milli - milli % kSizeClassMilli; }
 
@@ -166,7 +169,11 @@ double GpuPackingBound::bound_milli(size_t prefix) {
   std::vector<int> copies;
   double excess = 0.0;  // largest reduced cost of a pattern not in the LP, per GPU
   for (int added = 0;; ++added) {
-    solve(m.lp);
+    if (!solve_packing_lp(m.lp)) {  // no LP value: the trivially valid bound
+      double items_milli = 0.0;
+      for (size_t s = 0; s < m.sizes.size(); ++s) items_milli += static_cast<double>(m.counts[s]) * m.sizes[s];
+      return std::min(items_milli, 1000.0 * m.gpus);
+    }
     excess = m.best_pattern(copies) - glp_get_row_dual(m.lp, m.coverage_rows + 1);
     if (excess <= kReducedCostTolerance || added == kMaxPatternsPerCall) break;
     m.add_pattern(copies);

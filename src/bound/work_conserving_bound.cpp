@@ -16,7 +16,7 @@ constexpr double kReducedCostTolerance = 1e-7;  // per GPU, in gpu_milli
 constexpr int kMaxPatterns = 2000;              // per LP; Farley's term covers an early stop
 constexpr size_t kFirstIntervals = 64;          // the first cover of the arrivals
 constexpr size_t kSplit = 8;                    // children per refined interval
-constexpr size_t kLeafsPerPrefix = 1000;        // intervals narrower than prefix / this are not split
+constexpr size_t kLeavesPerPrefix = 1000;        // intervals narrower than prefix / this are not split
 
 // The workload summarized for the interval LPs.
 struct Items {
@@ -136,20 +136,11 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     add_pattern(copies);
   }
 
-  glp_smcp params;
-  glp_init_smcp(&params);
-  params.msg_lev = GLP_MSG_OFF;
-  params.presolve = GLP_OFF;
   std::vector<int> copies;
   std::vector<double> weight(it.class_sizes.size());
   double excess = 0.0;
   for (int added = 0;; ++added) {
-    int rc = glp_simplex(lp, &params);
-    if (rc != 0 || glp_get_status(lp) != GLP_OPT) {
-      glp_adv_basis(lp, 0);
-      rc = glp_simplex(lp, &params);
-    }
-    if (rc != 0 || glp_get_status(lp) != GLP_OPT) throw std::runtime_error("work_conserving_bound: GLPK simplex failed");
+    if (!solve_packing_lp(lp)) return arrived;  // no LP value: the trivially valid bound
     if (k == 0) break;
     // A pattern's reduced cost is -(sum_s a[s] y[s] + 1000 y_free + y_gpus), with y the row duals
     // (y[s] <= 0 on the >= rows of this maximization, so -y[s] are the knapsack weights).
@@ -189,7 +180,7 @@ double work_conserving_bound_milli(int64_t gpu_count, const std::vector<Pod>& po
     if (lo == hi) open.push({interval_bound(it, pods, gpus, lo, hi), lo, hi});
   };
   push_cover(0, prefix, kFirstIntervals);
-  const size_t leaf = std::max<size_t>(1, prefix / kLeafsPerPrefix);
+  const size_t leaf = std::max<size_t>(1, prefix / kLeavesPerPrefix);
   for (;;) {
     const Interval best = open.top();
     if (best.i2 - best.i1 <= leaf) return std::max(0.0, best.bound);

@@ -27,11 +27,12 @@
 //              V + 1000 sum_q x[q] - sum_s s t[s] <= 1000 G + sum_s s before[s]   (V <= capacity - gaps)
 //              sum_q x[q] <= G,   0 <= t[s] <= optional[s],   0 <= V <= arrived
 // Its optimum is >= the allocation of every work-conserving run whose X lies in the interval. The
-// intervals cover all arrivals and are refined best-first (a sub-interval's optimum is never lower),
-// so the smallest optimum over the final cover bounds every work-conserving run.
+// intervals cover all arrivals and are refined best-first (a sub-interval's optimum is never higher),
+// so the largest optimum over the final cover bounds every work-conserving run.
 //
-// On the openb default trace at 100% arrived this gives 96.34% (seed 42) where the per-node LP gives
-// 97.00%: the 810-milli pods' gaps, and the GPUs left free for whole-GPU pods, cannot both be small.
+// On the openb default trace at 100% arrived (seed 42) this gives 96.35%, where bound_pct (the
+// per-node and packing LPs) gives 97.00%: the 810-milli pods' gaps, and the GPUs left free for
+// whole-GPU pods, cannot both be small.
 #pragma once
 
 #include <cstddef>
@@ -45,8 +46,8 @@ namespace gpufleet::bound {
 /// Upper bound, in gpu_milli, on the GPU milli that any work-conserving policy has allocated once
 /// pods[0..prefix) have arrived in that order on a cluster of `gpu_count` GPUs (setting above).
 /// Pods with a gpu_spec, and pods asking for several GPUs of less than 1000 milli each, are treated
-/// as optional (placed or not). Throws std::invalid_argument for a negative gpu_count, and
-/// std::runtime_error if GLPK fails.
+/// as optional (placed or not). Throws std::invalid_argument for a negative gpu_count. An interval
+/// whose LP GLPK cannot solve (solve_packing_lp) counts as all arrived milli, which is always valid.
 double work_conserving_bound_milli(int64_t gpu_count, const std::vector<Pod>& pods, size_t prefix);
 
 }  // namespace gpufleet::bound
