@@ -143,8 +143,9 @@ int run_pack_command(const PackCommandOptions& o) {
                                              static_cast<int>(tasks.size())));
   if (!o.quiet) std::fprintf(stderr, "%s", source_label.c_str());
   {
-    Progress progress(fmt::format("pack {} runs on {} jobs", policies.size() * seeds.size(), jobs),
-                      static_cast<int64_t>(tasks.size()), !o.quiet);
+    const std::string what = o.bound ? fmt::format("pack {} runs and {} seeds' bounds", policies.size() * seeds.size(), seeds.size())
+                                     : fmt::format("pack {} runs", policies.size() * seeds.size());
+    Progress progress(fmt::format("{} on {} jobs", what, jobs), static_cast<int64_t>(tasks.size()), !o.quiet);
     std::atomic<size_t> next{0};
     std::exception_ptr error;
     std::mutex error_mu;
