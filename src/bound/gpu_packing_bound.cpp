@@ -35,6 +35,18 @@ bool solve_packing_lp(glp_prob* lp) {
 
 int32_t size_class_milli(int32_t milli) { return milli < kSizeClassMilli ? milli : milli - milli % kSizeClassMilli; }
 
+SizeClasses size_classes(std::span<const int32_t> sizes) {
+  SizeClasses out;
+  std::map<int32_t, int> index;
+  for (int32_t size : sizes) index.emplace(size_class_milli(size), 0);
+  for (auto& [size, i] : index) {
+    i = static_cast<int>(out.class_sizes.size());
+    out.class_sizes.push_back(size);
+  }
+  for (int32_t size : sizes) out.class_of_size.push_back(index.at(size_class_milli(size)));
+  return out;
+}
+
 double best_gpu_pattern(std::span<const int32_t> sizes, std::span<const double> weights, std::vector<int>& copies) {
   constexpr int kCapacity = kGpuMilliPerGpu;
   std::vector<double> best(kCapacity + 1, 0.0);
@@ -118,13 +130,9 @@ GpuPackingBound::GpuPackingBound(const std::vector<Node>& nodes, const std::vect
     m.items_of_pod.push_back(p.is_gpu_pod() ? p.num_gpu : 0);
   }
   m.counts.assign(m.sizes.size(), 0);
-  std::map<int32_t, int> class_index;
-  for (int32_t size : m.sizes) class_index.emplace(size_class_milli(size), 0);
-  for (auto& [size, i] : class_index) {
-    i = static_cast<int>(m.class_sizes.size());
-    m.class_sizes.push_back(size);
-  }
-  for (int32_t size : m.sizes) m.class_of_size.push_back(class_index.at(size_class_milli(size)));
+  SizeClasses classes = size_classes(m.sizes);
+  m.class_sizes = std::move(classes.class_sizes);
+  m.class_of_size = std::move(classes.class_of_size);
   m.coverage_rows = static_cast<int>(m.class_sizes.size());
   if (m.sizes.empty()) return;
 

@@ -63,6 +63,14 @@ class GpuPackingBound {
 constexpr int32_t kSizeClassMilli = 10;
 int32_t size_class_milli(int32_t milli);
 
+/// The size classes of `sizes` (distinct gpu_milli values, ascending): the distinct
+/// size_class_milli values, ascending, and for each size the index of its class.
+struct SizeClasses {
+  std::vector<int32_t> class_sizes;
+  std::vector<int> class_of_size;
+};
+SizeClasses size_classes(std::span<const int32_t> sizes);
+
 /// The simplex for the packing LPs: iteration-limited primal, then dual, then primal from an
 /// advanced basis (kSimplexIterationLimit each). False if none reaches an optimum; callers then
 /// return a trivially valid bound rather than hang or throw.

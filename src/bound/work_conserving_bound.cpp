@@ -38,13 +38,9 @@ Items summarize(const std::vector<Pod>& pods, size_t prefix) {
     i = static_cast<int>(it.sizes.size());
     it.sizes.push_back(size);
   }
-  std::map<int32_t, int> class_index;
-  for (int32_t size : it.sizes) class_index.emplace(size_class_milli(size), 0);
-  for (auto& [size, i] : class_index) {
-    i = static_cast<int>(it.class_sizes.size());
-    it.class_sizes.push_back(size);
-  }
-  for (int32_t size : it.sizes) it.class_of_size.push_back(class_index.at(size_class_milli(size)));
+  SizeClasses classes = size_classes(it.sizes);
+  it.class_sizes = std::move(classes.class_sizes);
+  it.class_of_size = std::move(classes.class_of_size);
   for (size_t i = 0; i < prefix; ++i) {
     const Pod& p = pods[i];
     const bool fractional = p.is_gpu_pod() && p.gpu_milli < kGpuMilliPerGpu;
