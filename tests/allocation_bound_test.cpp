@@ -7,6 +7,7 @@
 
 #include "bound/allocation_bound.h"
 #include "bound/gpu_packing_bound.h"
+#include "bound/gpu_patterns.h"
 #include "bound/work_conserving_bound.h"
 #include "model/cluster_state.h"
 #include "model/gpu_spec.h"

@@ -2,18 +2,17 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 
 #include <glpk.h>
 
-#include "bound/gpu_packing_bound.h"
+#include "bound/gpu_patterns.h"
 
 namespace gpufleet::bound {
 namespace {
 
-constexpr double kReducedCostTolerance = 1e-7;  // per GPU, in gpu_milli
-constexpr int kMaxPatterns = 2000;              // per LP; Farley's term covers an early stop
 constexpr size_t kFirstIntervals = 64;          // the first cover of the arrivals
 constexpr size_t kSplit = 8;                    // children per refined interval
 constexpr size_t kLeavesPerPrefix = 1000;        // intervals narrower than prefix / this are not split
@@ -21,9 +20,10 @@ constexpr size_t kLeavesPerPrefix = 1000;        // intervals narrower than pref
 // The workload summarized for the interval LPs.
 struct Items {
   std::vector<int32_t> sizes;             // distinct fractional sizes, ascending
-  std::vector<int> class_of_size;         // size index -> size class index (gpu_packing_bound.h)
+  std::vector<int> class_of_size;         // size index -> size class index (gpu_patterns.h)
   std::vector<int32_t> class_sizes;       // distinct size_class_milli values, ascending
   std::vector<int> size_of_pod;           // pod -> size index, -1 if not fractional
+  std::vector<int32_t> gpus_of_pod;       // pod -> num_gpu
   std::vector<bool> forced_if_before;     // pod is placed whenever it arrives before X
   std::vector<int64_t> whole_milli;       // pod -> its milli if whole-GPU, else 0
   int64_t arrived_milli = 0;
@@ -45,6 +45,7 @@ Items summarize(const std::vector<Pod>& pods, size_t prefix) {
     const Pod& p = pods[i];
     const bool fractional = p.is_gpu_pod() && p.gpu_milli < kGpuMilliPerGpu;
     it.size_of_pod.push_back(fractional ? index.at(p.gpu_milli) : -1);
+    it.gpus_of_pod.push_back(p.num_gpu);
     it.forced_if_before.push_back(fractional && p.num_gpu == 1 && p.gpu_spec.empty());
     it.whole_milli.push_back(p.is_gpu_pod() && !fractional ? p.gpu_request_milli() : 0);
     it.arrived_milli += p.gpu_request_milli();
@@ -53,7 +54,7 @@ Items summarize(const std::vector<Pod>& pods, size_t prefix) {
 }
 
 // The LP's optimum for X in [i1, i2] (see the header), plus Farley's term.
-double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus, size_t i1, size_t i2) {
+double interval_bound(const Items& it, double gpus, size_t i1, size_t i2) {
   const int k = static_cast<int>(it.class_sizes.size());     // coverage rows: one per size class
   const int sizes = static_cast<int>(it.sizes.size());       // t columns: one per size
   std::vector<double> before(it.class_sizes.size(), 0.0);    // per class
@@ -63,12 +64,12 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     if (i >= i2) whole_failing += static_cast<double>(it.whole_milli[i]);
     const int s = it.size_of_pod[i];
     if (s < 0) continue;
-    const double items = pods[i].num_gpu, milli = items * it.sizes[static_cast<size_t>(s)];
+    const double pod_items = it.gpus_of_pod[i], milli = pod_items * it.sizes[static_cast<size_t>(s)];
     if (i < i1 && it.forced_if_before[i]) {
-      before[static_cast<size_t>(it.class_of_size[static_cast<size_t>(s)])] += items;
+      before[static_cast<size_t>(it.class_of_size[static_cast<size_t>(s)])] += pod_items;
       before_milli += milli;
     } else {
-      optional[static_cast<size_t>(s)] += items;
+      optional[static_cast<size_t>(s)] += pod_items;
       optional_milli += milli;
     }
   }
@@ -84,14 +85,14 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
   glp_add_rows(lp, k + 3);
   for (int c = 0; c < k; ++c) glp_set_row_bnds(lp, c + 1, GLP_LO, before[static_cast<size_t>(c)], 0.0);
   glp_set_row_bnds(lp, r_fail, GLP_UP, 0.0, arrived - whole_failing - optional_milli);
-  glp_set_row_bnds(lp, r_free, GLP_UP, 0.0, 1000.0 * gpus + before_milli);
+  glp_set_row_bnds(lp, r_free, GLP_UP, 0.0, kGpuMilliPerGpu * gpus + before_milli);
   // Not sum x <= G: with the pods before i1 forced, that can make the LP infeasible, which the
   // restricted LP cannot tell from a lack of patterns. One pattern per item always suffices, so this
   // row leaves the optimum unchanged and bounds sum x for Farley's term.
-  double items = 0.0;
-  for (double n : before) items += n;
-  for (double n : optional) items += n;
-  glp_set_row_bnds(lp, r_gpus, GLP_UP, 0.0, items);
+  double all_items = 0.0;
+  for (double n : before) all_items += n;
+  for (double n : optional) all_items += n;
+  glp_set_row_bnds(lp, r_gpus, GLP_UP, 0.0, all_items);
   // Column 1: V. Columns 2..sizes+1: t[s]. Then patterns.
   glp_add_cols(lp, 1 + sizes);
   // V is free below (so the LP is always feasible); a negative optimum means no run has X here.
@@ -110,43 +111,10 @@ double interval_bound(const Items& it, const std::vector<Pod>& pods, double gpus
     double values[4] = {0.0, -1.0, -size, -size};
     glp_set_mat_col(lp, s + 2, 3, rows, values);
   }
-  auto add_pattern = [&](const std::vector<int>& copies) {
-    const int col = glp_add_cols(lp, 1);
-    glp_set_col_bnds(lp, col, GLP_LO, 0.0, 0.0);
-    std::vector<int> rows{0};
-    std::vector<double> values{0.0};
-    for (int c = 0; c < k; ++c)
-      if (copies[static_cast<size_t>(c)] > 0) {
-        rows.push_back(c + 1);
-        values.push_back(copies[static_cast<size_t>(c)]);
-      }
-    rows.push_back(r_free);
-    values.push_back(1000.0);
-    rows.push_back(r_gpus);
-    values.push_back(1.0);
-    glp_set_mat_col(lp, col, static_cast<int>(rows.size()) - 1, rows.data(), values.data());
-  };
-  for (int c = 0; c < k; ++c) {
-    std::vector<int> copies(it.class_sizes.size(), 0);
-    copies[static_cast<size_t>(c)] = kGpuMilliPerGpu / it.class_sizes[static_cast<size_t>(c)];
-    add_pattern(copies);
-  }
-
-  std::vector<int> copies;
-  std::vector<double> weight(it.class_sizes.size());
-  double excess = 0.0;
-  for (int added = 0;; ++added) {
-    if (!solve_packing_lp(lp)) return arrived;  // no LP value: the trivially valid bound
-    if (k == 0) break;
-    // A pattern's reduced cost is -(sum_s a[s] y[s] + 1000 y_free + y_gpus), with y the row duals
-    // (y[s] <= 0 on the >= rows of this maximization, so -y[s] are the knapsack weights).
-    for (int c = 0; c < k; ++c) weight[static_cast<size_t>(c)] = -glp_get_row_dual(lp, c + 1);
-    excess = best_gpu_pattern(it.class_sizes, weight, copies) - 1000.0 * glp_get_row_dual(lp, r_free) -
-             glp_get_row_dual(lp, r_gpus);
-    if (excess <= kReducedCostTolerance || added == kMaxPatterns) break;
-    add_pattern(copies);
-  }
-  return glp_get_obj_val(lp) + items * std::max(0.0, excess);
+  PatternColumns patterns(lp, it.class_sizes, 1.0, {{r_free, static_cast<double>(kGpuMilliPerGpu)}, {r_gpus, 1.0}});
+  patterns.add_single_class_patterns();
+  // At most all_items patterns are used (the r_gpus row), so that is Farley's multiplier.
+  return patterns.generate(all_items).value_or(arrived);  // no LP value: all arrived milli, always valid
 }
 
 }  // namespace
@@ -171,9 +139,9 @@ double work_conserving_bound_milli(int64_t gpu_count, const std::vector<Pod>& po
     const size_t width = std::max<size_t>(1, (hi - lo + parts - 1) / parts);
     for (size_t a = lo; a < hi; a += width) {
       const size_t b = std::min(hi, a + width);
-      open.push({interval_bound(it, pods, gpus, a, b), a, b});
+      open.push({interval_bound(it, gpus, a, b), a, b});
     }
-    if (lo == hi) open.push({interval_bound(it, pods, gpus, lo, hi), lo, hi});
+    if (lo == hi) open.push({interval_bound(it, gpus, lo, hi), lo, hi});
   };
   push_cover(0, prefix, kFirstIntervals);
   const size_t leaf = std::max<size_t>(1, prefix / kLeavesPerPrefix);

@@ -47,7 +47,7 @@ namespace gpufleet::bound {
 /// pods[0..prefix) have arrived in that order on a cluster of `gpu_count` GPUs (setting above).
 /// Pods with a gpu_spec, and pods asking for several GPUs of less than 1000 milli each, are treated
 /// as optional (placed or not). Throws std::invalid_argument for a negative gpu_count. An interval
-/// whose LP GLPK cannot solve (solve_packing_lp) counts as all arrived milli, which is always valid.
+/// whose LP GLPK cannot solve (gpu_patterns.h solve_packing_lp) counts as all arrived milli, which is always valid.
 double work_conserving_bound_milli(int64_t gpu_count, const std::vector<Pod>& pods, size_t prefix);
 
 }  // namespace gpufleet::bound
