@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpufleet::io {
@@ -21,7 +22,13 @@ struct ReferenceRun {
 /// The artifact's policy label ("06-FGD") as a gpufleet policy name ("fgd"); empty if unknown.
 std::string policy_from_artifact_label(const std::string& label);
 
-/// Reads every row. Throws InputError naming file, line and field on a malformed row.
+/// Parses every row of the CSV text (header workload,sc_policy,tune,seed,...,"0".."130"); `source`
+/// names it in errors. tune is a number, seed an integer, curve cells numbers or empty. The limits of
+/// io/input_limits.h (CsvLimits) apply. Throws InputError naming source, line and field on a
+/// malformed row.
+std::vector<ReferenceRun> parse_fgd_reference(std::string_view text, const std::string& source);
+
+/// Reads a file with parse_fgd_reference. Throws InputError (line 0) when it cannot be read.
 std::vector<ReferenceRun> read_fgd_reference(const std::string& path);
 
 }  // namespace gpufleet::io

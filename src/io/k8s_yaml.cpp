@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "admit/resource_quota.h"
+#include "io/input_limits.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -361,6 +362,7 @@ struct PriorityPending {
 
 class Reader {
  public:
+  explicit Reader(const ObjectLimits& limits) : limits_(limits) {}
   void parse_text(std::string_view text, const std::string& file);
   K8sObjects finish();
 
@@ -390,6 +392,7 @@ class Reader {
   std::map<std::string, int> features_;
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
+  ObjectLimits limits_;
 };
 
 void Reader::parse_text(std::string_view text, const std::string& file) {
@@ -455,6 +458,8 @@ void Reader::skip(const std::string& kind, const Val& v, const std::string& reas
 void Reader::node(const Val& v) {
   Node n;
   n.name = metadata_name(v);
+  if (out_.nodes.size() >= limits_.max_nodes)
+    v["metadata"]["name"].fail(limit_message(limits_.max_nodes, "nodes", "ObjectLimits::max_nodes"));
   if (!node_names_.insert(n.name).second) v["metadata"]["name"].fail(fmt::format("duplicate node '{}'", n.name));
   K8sNodeSource source;
   source.node = n.name;
@@ -517,7 +522,7 @@ void Reader::node(const Val& v) {
     std::from_chars(replicas_label->data(), replicas_label->data() + replicas_label->size(), replicas);
     std::from_chars(count_label->data(), count_label->data() + count_label->size(), count);
   }
-  if (replicas > 1 && count > 0 && gpus == replicas * count) {
+  if (replicas > 1 && count > 0 && gpus % count == 0 && gpus / count == replicas) {  // gpus == replicas x count, no overflow
     extras.extended[kGpu] = gpus;
     gpus = count;
   }
@@ -646,6 +651,8 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
 }
 
 void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at) {
+  if (out_.pods.size() >= limits_.max_pods)
+    name_at.fail(limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
   if (!pod_keys_.insert(t.pod.namespace_name + "/" + name).second)
     name_at.fail(fmt::format("duplicate pod '{}' in namespace '{}'", name, t.pod.namespace_name));
   Pod p = t.pod;
@@ -833,11 +840,12 @@ bool Reader::embedded_config(const Val& value, const std::string& ns, const std:
   }
   YAML::Node root;
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
+    const std::vector<YAML::Node> docs = detail::load_documents(text, src, value.path());
+    if (!docs.empty()) root = docs.front();
+  } catch (const InputError&) {
     // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
     if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos) return false;
-    src.fail(e.mark, value.path(), fmt::format("YAML syntax error: {}", e.msg));
+    throw;
   }
   const Val r(root, value.path(), src);
   if (!r.is_map()) return false;
@@ -992,15 +1000,15 @@ bool is_k8s_input_name(std::string_view file_name) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
-K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name) {
-  Reader r;
+K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name, const ObjectLimits& limits) {
+  Reader r(limits);
   r.parse_text(text, source_name);
   return r.finish();
 }
 
 K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
-  Reader r;
+  Reader r(kObjectLimits);
   for (const std::string& path : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
@@ -1014,9 +1022,9 @@ K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
       if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
       if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
       std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-      for (const fs::path& f : files) r.parse_text(read_text_file(f.string()), f.string());
+      for (const fs::path& f : files) r.parse_text(read_yaml_file(f.string()), f.string());
     } else {
-      r.parse_text(read_text_file(path), path);
+      r.parse_text(read_yaml_file(path), path);
     }
   }
   return r.finish();

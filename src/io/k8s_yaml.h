@@ -77,6 +77,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/input_limits.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
@@ -210,7 +211,8 @@ struct K8sObjects {
                                              ///< pod feature and per unenforced quota resource
 };
 
-/// Reads files and directories (see above). Throws InputError.
+/// Reads files and directories (see above). The limits of io/input_limits.h apply: YamlLimits per
+/// file, ObjectLimits (most Nodes, most pods counting replicas) across all of them. Throws InputError.
 K8sObjects read_k8s_inputs(const std::vector<std::string>& paths);
 
 /// Whether read_k8s_inputs reads a file of this name from a directory it is given: *.yaml, *.yml
@@ -218,6 +220,6 @@ K8sObjects read_k8s_inputs(const std::vector<std::string>& paths);
 bool is_k8s_input_name(std::string_view file_name);
 
 /// Parses one YAML/JSON text; `source_name` names it in errors. Throws InputError.
-K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name);
+K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name, const ObjectLimits& limits = kObjectLimits);
 
 }  // namespace gpufleet::io

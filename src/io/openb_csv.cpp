@@ -1,136 +1,17 @@
 #include "io/openb_csv.h"
 
-#include <charconv>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
+#include "io/csv_table.h"
 #include "model/resources.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
 namespace {
 
-// Splits one CSV line on commas (the openb files have no quoting). Strips a trailing '\r'.
-void split_line(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    if (comma == std::string_view::npos) {
-      out.push_back(line.substr(start));
-      return;
-    }
-    out.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Walks the lines of a CSV text with a header; gives named-column access with validation.
-class CsvTable {
- public:
-  CsvTable(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {
-    if (text_.size() >= 3 && text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);  // UTF-8 BOM
-    std::string_view header_line;
-    if (!next_line(header_line)) throw InputError(source_, 1, "", "empty file: expected a CSV header");
-    split_line(header_line, header_);
-    for (auto& h : header_) h = trim(h);
-    for (size_t i = 0; i < header_.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (!header_[i].empty() && header_[i] == header_[j])
-          throw InputError(source_, 1, std::string(header_[i]), "column appears twice in the header");
-  }
-
-  // Index of a required column; throws naming the header line.
-  size_t require(std::string_view name) const {
-    for (size_t i = 0; i < header_.size(); ++i)
-      if (header_[i] == name) return i;
-    throw InputError(source_, 1, std::string(name), fmt::format("missing column (header has: {})", header_names()));
-  }
-  bool has(std::string_view name) const {
-    for (auto h : header_)
-      if (h == name) return true;
-    return false;
-  }
-
-  // Advances to the next non-empty data row; false at the end.
-  bool next_row() {
-    std::string_view line;
-    while (next_line(line)) {
-      if (trim(line).empty() || trim(line) == "\r") continue;
-      split_line(line, fields_);
-      if (fields_.size() < header_.size())
-        throw InputError(source_, line_no_, std::string(header_[fields_.size()]),
-                         fmt::format("truncated row: {} of {} fields", fields_.size(), header_.size()));
-      if (fields_.size() > header_.size())
-        throw InputError(source_, line_no_, "", fmt::format("row has {} fields, header has {}", fields_.size(), header_.size()));
-      return true;
-    }
-    return false;
-  }
-
-  std::string_view text(size_t col) const { return trim(fields_[col]); }
-
-  int64_t integer(size_t col, int64_t min, int64_t max) const {
-    const std::string_view s = text(col);
-    int64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc::result_out_of_range && ptr == s.data() + s.size())
-      fail(col, fmt::format("{} is out of range [{}, {}]", s, min, max));
-    if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
-      // Accept integral decimals such as "1000.0" (some exports write them); reject anything else.
-      double d = 0;
-      const auto [dptr, dec] = std::from_chars(s.data(), s.data() + s.size(), d);
-      if (s.empty() || dec != std::errc() || dptr != s.data() + s.size() || d != static_cast<double>(static_cast<int64_t>(d)))
-        fail(col, fmt::format("'{}' is not an integer", s));
-      v = static_cast<int64_t>(d);
-    }
-    if (v < min || v > max) {
-      if (v < 0 && min >= 0) fail(col, fmt::format("{} is negative", v));
-      fail(col, fmt::format("{} is out of range [{}, {}]", v, min, max));
-    }
-    return v;
-  }
-
-  [[noreturn]] void fail(size_t col, const std::string& message) const {
-    throw InputError(source_, line_no_, std::string(header_[col]), message);
-  }
-  [[noreturn]] void fail(std::string_view field, const std::string& message) const {
-    throw InputError(source_, line_no_, std::string(field), message);
-  }
-  int line() const { return line_no_; }
-  const std::string& source() const { return source_; }
-
- private:
-  bool next_line(std::string_view& line) {
-    if (pos_ >= text_.size()) return false;
-    const size_t nl = text_.find('\n', pos_);
-    const size_t end = nl == std::string_view::npos ? text_.size() : nl;
-    line = text_.substr(pos_, end - pos_);
-    pos_ = end + 1;
-    ++line_no_;
-    return true;
-  }
-  std::string header_names() const { return fmt::format("{}", fmt::join(header_, ",")); }
-
-  std::string_view text_;
-  std::string source_;
-  size_t pos_ = 0;
-  int line_no_ = 0;
-  std::vector<std::string_view> header_;
-  std::vector<std::string_view> fields_;
-};
+using detail::CsvTable;
 
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;    // absurdity guard: ~1e9 vCPU
 constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;   // ~1 EiB
@@ -257,8 +138,8 @@ std::vector<sim::TracePod> parse_openb_trace(std::string_view text, const std::s
   return pods;
 }
 
-std::vector<Node> read_openb_nodes(const std::string& path) { return parse_openb_nodes(read_text_file(path), path); }
-std::vector<Pod> read_openb_pods(const std::string& path) { return parse_openb_pods(read_text_file(path), path); }
-std::vector<sim::TracePod> read_openb_trace(const std::string& path) { return parse_openb_trace(read_text_file(path), path); }
+std::vector<Node> read_openb_nodes(const std::string& path) { return parse_openb_nodes(read_csv_file(path), path); }
+std::vector<Pod> read_openb_pods(const std::string& path) { return parse_openb_pods(read_csv_file(path), path); }
+std::vector<sim::TracePod> read_openb_trace(const std::string& path) { return parse_openb_trace(read_csv_file(path), path); }
 
 }  // namespace gpufleet::io

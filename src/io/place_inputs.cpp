@@ -11,6 +11,7 @@
 
 #include "admit/resource_quota.h"
 #include "io/device_setup.h"
+#include "io/input_limits.h"
 #include "io/pool_file.h"
 #include "util/input_error.h"
 
@@ -46,6 +47,9 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
       NodePool& pool = pools[i];
       const SourcePosition& at = sources[i].name;
       defined_in.push_back(fmt::format("pool {} in {}", pool.name, file));
+      if (out.objects.nodes.size() + pool_nodes.size() + static_cast<size_t>(pool.node_count) > kObjectLimits.max_nodes)
+        throw InputError(at.file, at.line, at.field,
+                         limit_message(kObjectLimits.max_nodes, "nodes, counting the pools'", "ObjectLimits::max_nodes"), at.column);
       std::vector<Node> nodes;
       try {
         nodes = expand_pool(pool);

@@ -234,7 +234,7 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
 }
 
 std::vector<NodePool> read_pool_file(const std::string& path, std::vector<K8sNodeSource>* sources) {
-  return parse_pool_text(read_text_file(path), path, sources);
+  return parse_pool_text(read_yaml_file(path), path, sources);
 }
 
 }  // namespace gpufleet::io

@@ -147,6 +147,6 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
   return config;
 }
 
-sim::ClusterConfig read_sim_cluster_file(const std::string& path) { return parse_sim_cluster_text(read_text_file(path), path); }
+sim::ClusterConfig read_sim_cluster_file(const std::string& path) { return parse_sim_cluster_text(read_yaml_file(path), path); }
 
 }  // namespace gpufleet::io

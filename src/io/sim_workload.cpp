@@ -247,7 +247,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
 }
 
 SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names) {
-  return parse_sim_workload_text(read_text_file(path), path, pool_names);
+  return parse_sim_workload_text(read_yaml_file(path), path, pool_names);
 }
 
 }  // namespace gpufleet::io

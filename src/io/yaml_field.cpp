@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "io/yaml_guard.h"
 #include "model/pod_disruption_budget.h"
 #include "util/input_error.h"
 
@@ -57,14 +58,15 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& path, cons
 
 }  // namespace
 
-std::vector<YAML::Node> load_documents(std::string_view text, const Source& src) {
+std::vector<YAML::Node> load_documents(std::string_view text, const Source& src, const std::string& path) {
+  check_yaml_stream(text, src, path);  // before yaml-cpp sees it: syntax, aliases and limits (io/yaml_guard.h)
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    src.fail(e.mark, "", fmt::format("YAML syntax error: {}", e.msg));
+    src.fail(e.mark, path, fmt::format("YAML syntax error: {}", e.msg));
   }
-  for (const YAML::Node& doc : docs) reject_duplicate_keys(doc, "", src);
+  for (const YAML::Node& doc : docs) reject_duplicate_keys(doc, path, src);
   return docs;
 }
 

@@ -44,8 +44,9 @@
 //   int_or_percent(f, max) -- a policy/v1 int-or-percent: an integer in [0, max] or "N%", N <= 100
 //
 // Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
-// of a multi-document stream, turning a yaml-cpp parse error into "YAML syntax error: <msg>" at its
-// mark (field path "").
+// of a multi-document stream. The text is first checked by io/yaml_guard.h (libyaml: syntax, UTF-8,
+// no aliases, YamlLimits), then built by yaml-cpp; either's syntax error becomes "YAML syntax
+// error: <msg>" at its mark (field path "").
 
 #include <cstddef>
 #include <cstdint>
@@ -94,9 +95,11 @@ struct Source {
 /// `text` without a leading UTF-8 byte-order mark.
 std::string_view strip_bom(std::string_view text);
 
-/// All documents of `text` (YAML::LoadAll); a syntax error, or a key repeated in one mapping (whose
-/// later value would be dropped), throws InputError at its position in `src`.
-std::vector<YAML::Node> load_documents(std::string_view text, const Source& src);
+/// All documents of `text` (YAML::LoadAll, after io/yaml_guard.h's check); a syntax error, an alias,
+/// a limit of YamlLimits crossed, or a key repeated in one mapping (whose later value would be
+/// dropped), throws InputError at its position in `src`, with field path `path` (the root's; a
+/// repeated key's path extends it).
+std::vector<YAML::Node> load_documents(std::string_view text, const Source& src, const std::string& path = "");
 
 /// "null", "a scalar", "a list", "a mapping" or "nothing" (undefined), for error messages.
 const char* type_name(const YAML::Node& n);

@@ -1,7 +1,11 @@
 // The one error type for bad input. It names the file, line (1-based, 0 if unknown), column
 // (1-based, 0 if unknown) and field, so the CLI can print one line and exit with status 2.
+// what() is that line: "file:line:column: field 'f': message". Control bytes are shown as \xNN, and
+// the file, the field and the message are each cut to kMaxEchoBytes (head and tail kept, the middle
+// replaced by "...[N bytes left out]..."), so input echoed in a message cannot make the line long.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +13,9 @@ namespace gpufleet {
 
 class InputError : public std::runtime_error {
  public:
+  /// Longest file name, field path or message kept whole in what(), bytes.
+  static constexpr size_t kMaxEchoBytes = 300;
+
   InputError(std::string file, int line, std::string field, const std::string& message, int column = 0)
       : std::runtime_error(format(file, line, column, field, message)),
         file_(std::move(file)),

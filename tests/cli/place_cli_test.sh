@@ -105,12 +105,16 @@ printf -- '---\n' > "$T/dashes.yaml"
 grep -qF "warning: $T/empty.yaml: no objects" "$T/err.txt" && grep -qF "warning: $T/dashes.yaml: no objects" "$T/err.txt" && ok || bad "empty workload: no warning naming each file: $(cat "$T/err.txt")"
 grep -q '^0 placed' "$T/empty.out" && ok || bad "empty workload: $(cat "$T/empty.out")"
 
-# 3. Names that are not UTF-8 or hold a NUL byte: JSON still valid, no pod lost in the listing.
-printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
+# 3. A name that holds a NUL byte: JSON still valid, no pod lost in the listing.
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "a\\0b"}\nspec: {containers: [{name: c}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: zz}\nspec: {containers: [{name: c}]}\n' > "$T/names.yaml"
 "$BIN" place --cluster "$T/nodes.yaml" --workload "$T/names.yaml" --json "$T/names.json" > "$T/names.out" 2> "$T/err.txt"
-[ $? = 0 ] && ok || bad "odd names: exit $?: $(cat "$T/err.txt")"
-grep -q '"default/caf\\ufffd"\|"default/caf' "$T/names.json" && ok || bad "odd names: JSON lacks the Latin-1 name"
-grep -q 'default/zz' "$T/names.out" && grep -q '^3 placed' "$T/names.out" && ok || bad "odd names: the listing lost pods: $(cat -v "$T/names.out")"
+[ $? = 0 ] && ok || bad "NUL in a name: exit $?: $(cat "$T/err.txt")"
+grep -q '"default/a\\u0000b"' "$T/names.json" && ok || bad "NUL in a name: JSON lacks the escaped name: $(cat "$T/names.json")"
+grep -q 'default/zz' "$T/names.out" && grep -q '^2 placed' "$T/names.out" && ok || bad "NUL in a name: the listing lost pods: $(cat -v "$T/names.out")"
+# Text that is not UTF-8 (a Latin-1 name) is refused as kubectl's YAML reader refuses it, at the byte.
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: "caf\xe9"}\nspec: {containers: [{name: c}]}\n' > "$T/latin.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --workload "$T/latin.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF "latin.yaml:3:22: YAML syntax error: invalid trailing UTF-8 octet" "$T/err.txt" && ok || bad "Latin-1 name: $(cat -v "$T/err.txt")"
 
 # 4. A template's spec.nodeName pins its pods.
 printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 1\n  template:\n    spec:\n      nodeName: ghost\n      containers: [{name: c}]\n' > "$T/pinned.yaml"

@@ -1,0 +1,81 @@
+// Limits on what gpufleet's readers and request parsers accept. Each is enforced as an InputError
+// (exit status 2) that names the limit, before the work it guards: hostile or accidental input
+// (a 50 MB one-line header, a YAML "billion laughs", a million-document stream) is refused, never
+// slowed down to. docs/input-limits.md lists them for users, with the reasons.
+//
+// The figures are far above any real input (the Alibaba openb trace is 1 MB of CSV; a Kubernetes
+// object is at most 1.5 MiB in etcd; `kubectl get pods -A -o yaml` of a 5,000-node cluster is tens of
+// MiB) and far below what exhausts this machine. Raise one here and in docs/input-limits.md together.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpufleet::io {
+
+inline constexpr size_t kMiB = size_t{1} << 20;
+
+/// Limits of the comma-separated readers (openb node / pod / trace lists, the FGD reference results).
+struct CsvLimits {
+  /// Largest file, bytes. The openb pod lists are about 1 MB.
+  size_t max_file_bytes = 128 * kMiB;
+  /// Longest line, bytes, header included. openb rows are under 200 bytes, FGD reference rows 2 KB.
+  size_t max_line_bytes = 64 * 1024;
+  /// Most columns in the header. The FGD reference has 135.
+  size_t max_columns = 1024;
+  /// Most data rows (blank lines not counted).
+  size_t max_rows = 2'000'000;
+};
+
+/// Limits of the YAML / JSON readers (Kubernetes objects, node-pool files, simulator pools and
+/// workloads), checked on the raw event stream before any tree is built (io/yaml_field.h).
+struct YamlLimits {
+  /// Largest file, bytes.
+  size_t max_file_bytes = 64 * kMiB;
+  /// Most documents (`---` separated) in one file or embedded config.
+  size_t max_documents = 100'000;
+  /// Deepest nesting of mappings and lists. Kubernetes objects nest about 12 deep (a pod template's
+  /// affinity terms); JSON from the API server the same.
+  size_t max_depth = 64;
+  /// Most nodes (scalars, mappings, lists) in one file: the memory bound of the parsed tree.
+  size_t max_nodes = 4'000'000;
+  /// Longest scalar, bytes: a ConfigMap (all its data together) is at most 1 MiB in Kubernetes.
+  size_t max_scalar_bytes = 1 * kMiB;
+  // Aliases (`*name`) are not accepted at all: Kubernetes objects that users write do not need them,
+  // and each alias can multiply the work of everything that walks the tree ("billion laughs").
+};
+
+/// Limits on the objects the readers build, across all the files of one command.
+struct ObjectLimits {
+  /// Most Nodes, counting those a node pool expands to.
+  size_t max_nodes = 100'000;
+  /// Most pods, counting the replicas of every controller (Deployment, Job, ...).
+  size_t max_pods = 1'000'000;
+};
+
+/// Limits of the request parsers of the live server (JSON bodies of scheduler-extender verbs).
+struct JsonRequestLimits {
+  /// Largest body, bytes. kube-scheduler sends the pod and, unless nodeCacheCapable, every candidate
+  /// Node: 5,000 Nodes are about 25 MB of JSON.
+  size_t max_body_bytes = 32 * kMiB;
+  /// Deepest nesting of objects and arrays.
+  size_t max_depth = 64;
+  /// Most values (objects, arrays, strings, numbers, booleans, nulls) in one body.
+  size_t max_values = 4'000'000;
+  /// Longest string, bytes.
+  size_t max_string_bytes = 1 * kMiB;
+};
+
+/// The limits in force (the defaults above). One place, so that tests and the docs agree.
+inline constexpr CsvLimits kCsvLimits{};
+inline constexpr YamlLimits kYamlLimits{};
+inline constexpr ObjectLimits kObjectLimits{};
+inline constexpr JsonRequestLimits kJsonRequestLimits{};
+
+/// The message of a limit error: "more than <limit> <what> (limit <name>, docs/input-limits.md)",
+/// e.g. "more than 65536 bytes in a line (limit CsvLimits::max_line_bytes, docs/input-limits.md)".
+std::string limit_message(uint64_t limit, std::string_view what, std::string_view name);
+
+}  // namespace gpufleet::io
