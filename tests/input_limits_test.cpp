@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "io/csv_table.h"
+#include "io/device_setup.h"
 #include "io/fgd_reference.h"
 #include "io/input_limits.h"
 #include "io/json_request.h"
@@ -162,15 +163,29 @@ TEST(CsvLimits, FgdReferenceUsesTheSameTable) {
 
 // ---- Kubernetes objects ----
 
-// replicas x count overflowed int64_t before the check (4294967296 squared).
-TEST(K8sLimits, HugeTimeSlicingLabelsDoNotOverflow) {
-  const std::string node =
-      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n"
-      "    nvidia.com/gpu.replicas: \"4294967296\"\n    nvidia.com/gpu.count: \"4294967296\"\n"
-      "status:\n  allocatable: {cpu: \"8\", memory: 32Gi, nvidia.com/gpu: \"4\"}\n";
-  const K8sObjects objs = parse_k8s_text(node, "n.yaml");
+// replicas x count overflowed int64_t in the reader (4294967296 squared). The labels are validated
+// where they are interpreted (io/device_setup.h), at the label.
+TEST(K8sLimits, HugeTimeSlicingLabelsAreErrorsAtTheLabel) {
+  const auto node = [](const std::string& replicas, const std::string& count) {
+    return "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  labels:\n"
+           "    nvidia.com/gpu.product: Tesla-T4\n"
+           "    nvidia.com/gpu.replicas: \"" + replicas + "\"\n    nvidia.com/gpu.count: \"" + count + "\"\n"
+           "status:\n  allocatable: {cpu: \"8\", memory: 32Gi, nvidia.com/gpu: \"8\"}\n";
+  };
+  const auto setup = [](const std::string& text) {
+    K8sObjects objs = parse_k8s_text(text, "n.yaml");
+    apply_device_setup(objs);
+    return objs;
+  };
+  EXPECT_EQ(error_of([&] { setup(node("4294967296", "4294967296")); }),
+            "n.yaml:8:27: field 'metadata.labels.nvidia.com/gpu.count': node n: label nvidia.com/gpu.count is '4294967296', "
+            "expected an integer in [0, 16]");
+  EXPECT_EQ(error_of([&] { setup(node("4294967296", "2")); }),
+            "n.yaml:7:30: field 'metadata.labels.nvidia.com/gpu.replicas': node n: label nvidia.com/gpu.replicas is "
+            "'4294967296', expected an integer in [1, 1048576]");
+  const K8sObjects objs = setup(node("4", "2"));  // 8 advertised = 4 replicas x 2 GPUs
   ASSERT_EQ(objs.nodes.size(), 1u);
-  EXPECT_EQ(objs.nodes[0].gpu_count, 4);  // the labels do not describe the advertised count: taken as is
+  EXPECT_EQ(objs.nodes[0].gpu_count, 2);
 }
 
 TEST(K8sLimits, PodsAcrossControllersAndNodesAreCapped) {

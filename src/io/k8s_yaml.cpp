@@ -515,6 +515,7 @@ void Reader::node(const Val& v) {
   if (const std::string* product = find_label(n.labels, "nvidia.com/gpu.product")) n.gpu_model = *product;
   // Time-slicing without rename advertises replicas x GPUs as nvidia.com/gpu; GPU feature discovery
   // labels the physical count and the replicas.
+  // (io/device_setup.h validates both labels, at the label.)
   const std::string* replicas_label = find_label(n.labels, "nvidia.com/gpu.replicas");
   const std::string* count_label = find_label(n.labels, "nvidia.com/gpu.count");
   int64_t replicas = 0, count = 0;
