@@ -54,6 +54,10 @@ nlohmann::json parse_json_request(std::string_view body, const std::string& sour
     std::string what = e.what();  // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
     if (const size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     throw InputError(source, line, "", fmt::format("JSON syntax error: {}", what), column);
+  } catch (const json::exception& e) {  // e.g. out_of_range 406: a number such as 1e999 that overflows a double
+    std::string what = e.what();         // "[json.exception.out_of_range.406] number overflow parsing '1e999'"
+    if (const size_t bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw InputError(source, 0, "", fmt::format("JSON syntax error: {}", what));
   }
 }
 

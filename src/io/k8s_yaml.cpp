@@ -11,7 +11,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "admit/resource_quota.h"
 #include "io/input_limits.h"
@@ -400,19 +399,15 @@ void Reader::parse_text(std::string_view text, const std::string& file) {
   text_ = text;
   Source src;
   src.file = file;
-  const std::vector<YAML::Node> docs = detail::load_documents(text, src);
+  const std::vector<detail::YamlNode> docs = detail::load_documents(text, src);
   // An empty file (or only `---` and comments): kubectl apply refuses it ("no objects passed to
   // apply"); here it is harmless (e.g. a placeholder in a directory), so only a warning.
-  if (std::all_of(docs.begin(), docs.end(), [](const YAML::Node& doc) { return doc.IsNull(); }))
+  if (std::all_of(docs.begin(), docs.end(), [](const detail::YamlNode& doc) { return doc.type == detail::YamlType::kNull; }))
     out_.warnings.push_back(fmt::format("{}: no objects (the file is empty or holds only empty documents)", file));
-  for (const YAML::Node& doc : docs) {
-    if (doc.IsNull()) continue;  // an empty document (e.g. a trailing ---)
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type == detail::YamlType::kNull) continue;  // an empty document (e.g. a trailing ---)
     const Val v(doc, "", src);
-    try {
-      object(v, "");
-    } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
-      src.fail(e.mark, "", e.msg);
-    }
+    object(v, "");
   }
 }
 
@@ -812,7 +807,6 @@ bool Reader::embedded_config(const Val& value, const std::string& ns, const std:
   src.file = value.source().file;
   src.embedded = true;
   const auto [outer_line, outer_column] = value.position();
-  src.fallback = YAML::Mark::null_mark();
   src.fallback.line = outer_line - 1;
   src.fallback.column = outer_column - 1;
   // A literal block scalar (`|`): its content starts on the next line at the block's indentation.
@@ -839,16 +833,16 @@ bool Reader::embedded_config(const Val& value, const std::string& ns, const std:
       }
     }
   }
-  YAML::Node root;
+  std::vector<detail::YamlNode> docs;
   try {
-    const std::vector<YAML::Node> docs = detail::load_documents(text, src, value.path());
-    if (!docs.empty()) root = docs.front();
+    docs = detail::load_documents(text, src, value.path());
   } catch (const InputError&) {
     // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
     if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos) return false;
     throw;
   }
-  const Val r(root, value.path(), src);
+  if (docs.empty()) return false;
+  const Val r(docs.front(), value.path(), src);
   if (!r.is_map()) return false;
   ConfigOrigin origin;
   origin.file = src.file;

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -177,56 +176,52 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
                                       std::vector<K8sNodeSource>* sources) {
   Source src;
   src.file = source_name;
-  const std::vector<YAML::Node> docs = detail::load_documents(detail::strip_bom(text), src);
+  const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
   std::vector<NodePool> pools;
   if (sources != nullptr) sources->clear();
   std::set<std::string> names;
   int64_t total_max = 0;  // of every pool so far, against kMaxTotalPoolNodes
   bool found = false;
-  for (const YAML::Node& doc : docs) {
-    if (doc.IsNull()) continue;
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type == detail::YamlType::kNull) continue;
     const Field root(doc, "", src);
-    try {
-      root.require_map();
-      const Field api = root["apiVersion"];
-      const std::string api_version = api.str();
-      const std::string kind = root["kind"].str();
-      const bool ours = api_version.rfind("gpufleet.io/", 0) == 0;
-      if (kind != kKind) {
-        // The simulator's settings document (io/sim_pools.h) is skipped here, but with a mistyped
-        // or missing apiVersion io/sim_pools.h would skip it too and run on the defaults.
-        const bool sim_group = api_version.rfind("sim.gpufleet.io/", 0) == 0;
-        if ((kind == detail::kSimSettingsKind || sim_group) && api_version != detail::kSimApiVersion) {
-          if (!api.present())
-            root["kind"].fail(fmt::format("kind {} needs apiVersion {} (apiVersion is missing)", kind, detail::kSimApiVersion));
-          api.fail(fmt::format("apiVersion '{}' is not supported for kind {} (expected {})", api_version, kind.empty() ? "(none)" : kind,
-                               detail::kSimApiVersion));
-        }
-        if (ours) root["kind"].fail(fmt::format("unknown kind '{}' for {} (expected {})", kind, api_version, kKind));
-        continue;  // a Kubernetes object beside the pools (e.g. a mig-parted ConfigMap)
+    root.require_map();
+    const Field api = root["apiVersion"];
+    const std::string api_version = api.str();
+    const std::string kind = root["kind"].str();
+    const bool ours = api_version.rfind("gpufleet.io/", 0) == 0;
+    if (kind != kKind) {
+      // The simulator's settings document (io/sim_pools.h) is skipped here, but with a mistyped
+      // or missing apiVersion io/sim_pools.h would skip it too and run on the defaults.
+      const bool sim_group = api_version.rfind("sim.gpufleet.io/", 0) == 0;
+      if ((kind == detail::kSimSettingsKind || sim_group) && api_version != detail::kSimApiVersion) {
+        if (!api.present())
+          root["kind"].fail(fmt::format("kind {} needs apiVersion {} (apiVersion is missing)", kind, detail::kSimApiVersion));
+        api.fail(fmt::format("apiVersion '{}' is not supported for kind {} (expected {})", api_version, kind.empty() ? "(none)" : kind,
+                             detail::kSimApiVersion));
       }
-      if (api_version != kApiVersion)
-        api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api_version, kApiVersion));
-      root.only_keys({"apiVersion", "kind", "metadata", "pools"});
-      found = true;
-      const Field list = root["pools"];
-      if (!list.present()) list.fail("required field is missing");
-      for (size_t i = 0, n = list.size(); i < n; ++i) {
-        const Field p = list.at(i);
-        p.require_map();
-        K8sNodeSource source;
-        NodePool pool = parse_pool(p, source);
-        if (!names.insert(pool.name).second) p["name"].fail(fmt::format("duplicate pool name '{}'", pool.name));
-        total_max += pool.max_nodes;
-        if (total_max > kMaxTotalPoolNodes)
-          (p["max"].present() ? p["max"] : p["nodes"])
-              .fail(fmt::format("the pools' max add up to {} nodes with this one, above the maximum of {} in a file", total_max,
-                                kMaxTotalPoolNodes));
-        pools.push_back(std::move(pool));
-        if (sources != nullptr) sources->push_back(std::move(source));
-      }
-    } catch (const YAML::Exception& e) {  // not expected: all access is checked; never leak it
-      src.fail(e.mark, "", e.msg);
+      if (ours) root["kind"].fail(fmt::format("unknown kind '{}' for {} (expected {})", kind, api_version, kKind));
+      continue;  // a Kubernetes object beside the pools (e.g. a mig-parted ConfigMap)
+    }
+    if (api_version != kApiVersion)
+      api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api_version, kApiVersion));
+    root.only_keys({"apiVersion", "kind", "metadata", "pools"});
+    found = true;
+    const Field list = root["pools"];
+    if (!list.present()) list.fail("required field is missing");
+    for (size_t i = 0, n = list.size(); i < n; ++i) {
+      const Field p = list.at(i);
+      p.require_map();
+      K8sNodeSource source;
+      NodePool pool = parse_pool(p, source);
+      if (!names.insert(pool.name).second) p["name"].fail(fmt::format("duplicate pool name '{}'", pool.name));
+      total_max += pool.max_nodes;
+      if (total_max > kMaxTotalPoolNodes)
+        (p["max"].present() ? p["max"] : p["nodes"])
+            .fail(fmt::format("the pools' max add up to {} nodes with this one, above the maximum of {} in a file", total_max,
+                              kMaxTotalPoolNodes));
+      pools.push_back(std::move(pool));
+      if (sources != nullptr) sources->push_back(std::move(source));
     }
   }
   if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));

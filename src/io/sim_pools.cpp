@@ -3,7 +3,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "io/pool_file.h"
 #include "io/text_file.h"
@@ -121,28 +120,25 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
   Source src;
   src.file = source_name;
   bool found = false;
-  for (const YAML::Node& doc : detail::load_documents(detail::strip_bom(text), src)) {
-    if (!doc.IsMap()) continue;
+  const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type != detail::YamlType::kMapping) continue;
     const Field root(doc, "", src);
     if (root["apiVersion"].str() != kSimApiVersion) continue;
     const Field kind = root["kind"];
     if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kSimApiVersion, kKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
-    try {
-      root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
-      parse_autoscaler(root["autoscaler"], config.autoscaler);
-      parse_consolidation(root["consolidation"], config.consolidation);
-      root["pools"].each_entry([&](const std::string& name, const Field& f) {
-        for (sim::SimPool& p : config.pools)
-          if (p.pool.name == name) return parse_pool_settings(f, p);
-        std::string known;
-        for (const sim::SimPool& p : config.pools) known += known.empty() ? p.pool.name : ", " + p.pool.name;
-        f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
-      });
-    } catch (const YAML::Exception& e) {
-      src.fail(e.mark, "", e.msg);
-    }
+    root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
+    parse_autoscaler(root["autoscaler"], config.autoscaler);
+    parse_consolidation(root["consolidation"], config.consolidation);
+    root["pools"].each_entry([&](const std::string& name, const Field& f) {
+      for (sim::SimPool& p : config.pools)
+        if (p.pool.name == name) return parse_pool_settings(f, p);
+      std::string known;
+      for (const sim::SimPool& p : config.pools) known += known.empty() ? p.pool.name : ", " + p.pool.name;
+      f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
+    });
   }
   return config;
 }

@@ -7,7 +7,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -206,40 +205,37 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
   src.file = source_name;
   SimWorkloadFile out;
   bool found = false;
-  for (const YAML::Node& doc : detail::load_documents(detail::strip_bom(text), src)) {
-    if (doc.IsNull()) continue;
+  const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type == detail::YamlType::kNull) continue;
     const Field root(doc, "", src);
-    try {
-      root.require_map();
-      const Field api = root["apiVersion"];
-      if (api.str() != kSimApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kSimApiVersion));
-      const Field kind = root["kind"];
-      if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
-      if (found) kind.fail("a second Workload document (one per file)");
-      found = true;
-      root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
-      const Field horizon = root["horizonSeconds"];
-      out.workload.horizon_s = positive_seconds(horizon);
-      if (out.workload.horizon_s > kMaxHorizonSeconds)
-        horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
-      std::set<std::string> names;
-      auto add = [&](const Field& f, Item kind_of) {
-        sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);
-        if (!names.insert(s.name).second) f["name"].fail(fmt::format("duplicate name '{}'", s.name));
-        out.workload.items.push_back(std::move(s));
-      };
-      const Field jobs = root["jobs"];
-      for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
-      const Field services = root["services"];
-      for (size_t i = 0, n = services.size(); i < n; ++i) add(services.at(i), Item::kService);
-      if (const Field g = root["generate"]; g.present()) {
-        out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
-        for (const std::string& n : names)
-          if (n.rfind(out.generator->name_prefix + "-", 0) == 0)
-            g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
-      }
-    } catch (const YAML::Exception& e) {
-      src.fail(e.mark, "", e.msg);
+    root.require_map();
+    const Field api = root["apiVersion"];
+    if (api.str() != kSimApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kSimApiVersion));
+    const Field kind = root["kind"];
+    if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
+    if (found) kind.fail("a second Workload document (one per file)");
+    found = true;
+    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
+    const Field horizon = root["horizonSeconds"];
+    out.workload.horizon_s = positive_seconds(horizon);
+    if (out.workload.horizon_s > kMaxHorizonSeconds)
+      horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
+    std::set<std::string> names;
+    auto add = [&](const Field& f, Item kind_of) {
+      sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);
+      if (!names.insert(s.name).second) f["name"].fail(fmt::format("duplicate name '{}'", s.name));
+      out.workload.items.push_back(std::move(s));
+    };
+    const Field jobs = root["jobs"];
+    for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
+    const Field services = root["services"];
+    for (size_t i = 0, n = services.size(); i < n; ++i) add(services.at(i), Item::kService);
+    if (const Field g = root["generate"]; g.present()) {
+      out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
+      for (const std::string& n : names)
+        if (n.rfind(out.generator->name_prefix + "-", 0) == 0)
+          g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
     }
   }
   if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));

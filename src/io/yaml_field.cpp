@@ -9,20 +9,19 @@
 
 #include <fmt/format.h>
 
-#include "io/yaml_guard.h"
 #include "model/pod_disruption_budget.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io::detail {
 
-std::pair<int, int> Source::position(const YAML::Mark& m) const {
+std::pair<int, int> Source::position(const YamlMark& m) const {
   if (embedded && !exact) return {fallback.line + 1, fallback.column + 1};
   if (m.is_null()) return {0, 0};
   if (embedded) return {line_offset + m.line + 1, col_offset + m.column + 1};
   return {m.line + 1, m.column + 1};
 }
 
-void Source::fail(const YAML::Mark& m, const std::string& field, const std::string& message) const {
+void Source::fail(const YamlMark& m, const std::string& field, const std::string& message) const {
   const auto [line, column] = position(m);
   throw InputError(file, line, field, message, column);
 }
@@ -34,112 +33,98 @@ std::string_view strip_bom(std::string_view text) {
 
 namespace {
 
-// Fails at the second occurrence of a key repeated in one mapping. yaml-cpp keeps both entries and
-// lookups return the first, so a later value would be dropped without a word; kubectl's strict
-// decoding rejects it too ("mapping key ... already defined").
-void reject_duplicate_keys(const YAML::Node& node, const std::string& path, const Source& src) {
-  if (node.IsSequence()) {
-    for (size_t i = 0; i < node.size(); ++i) reject_duplicate_keys(node[i], fmt::format("{}[{}]", path, i), src);
+// Fails at the second occurrence of a key repeated in one mapping. A lookup returns the first, so a
+// later value would be dropped without a word; kubectl's strict decoding rejects it too ("mapping
+// key ... already defined"). Recursion depth is bounded by YamlLimits::max_depth.
+void reject_duplicate_keys(const YamlNode& node, const std::string& path, const Source& src) {
+  if (node.type == YamlType::kSequence) {
+    for (size_t i = 0; i < node.items.size(); ++i) reject_duplicate_keys(node.items[i], fmt::format("{}[{}]", path, i), src);
     return;
   }
-  if (!node.IsMap()) return;
-  std::unordered_map<std::string, YAML::Mark> seen;
-  for (const auto& entry : node) {
-    if (!entry.first.IsScalar()) continue;
-    const std::string& key = entry.first.Scalar();
-    const std::string child = path.empty() ? key : path + "." + key;
-    const auto [it, fresh] = seen.try_emplace(key, entry.first.Mark());
+  if (node.type != YamlType::kMapping) return;
+  std::unordered_map<std::string_view, YamlMark> seen;
+  for (const auto& [k, v] : node.entries) {
+    if (k.type != YamlType::kScalar) continue;
+    const std::string child = path.empty() ? k.scalar : path + "." + k.scalar;
+    const auto [it, fresh] = seen.try_emplace(k.scalar, k.mark);
     if (!fresh)
-      src.fail(entry.first.Mark(), child,
-               fmt::format("duplicate key '{}' (first at line {})", key, src.position(it->second).first));
-    reject_duplicate_keys(entry.second, child, src);
+      src.fail(k.mark, child, fmt::format("duplicate key '{}' (first at line {})", k.scalar, src.position(it->second).first));
+    reject_duplicate_keys(v, child, src);
   }
 }
 
 }  // namespace
 
-std::vector<YAML::Node> load_documents(std::string_view text, const Source& src, const std::string& path) {
-  check_yaml_stream(text, src, path);  // before yaml-cpp sees it: syntax, aliases and limits (io/yaml_guard.h)
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    src.fail(e.mark, path, fmt::format("YAML syntax error: {}", e.msg));
-  }
-  for (const YAML::Node& doc : docs) reject_duplicate_keys(doc, path, src);
+std::vector<YamlNode> load_documents(std::string_view text, const Source& src, const std::string& path) {
+  std::vector<YamlNode> docs = parse_yaml_stream(text, src, path);
+  for (const YamlNode& doc : docs) reject_duplicate_keys(doc, path, src);
   return docs;
 }
 
-const char* type_name(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null: return "null";
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "nothing";
+const char* type_name(const YamlNode& n) {
+  switch (n.type) {
+    case YamlType::kNull: return "null";
+    case YamlType::kScalar: return "a scalar";
+    case YamlType::kSequence: return "a list";
+    case YamlType::kMapping: return "a mapping";
   }
+  return "nothing";
 }
 
-Field::Field(const YAML::Node& node, std::string path, const Source& src)
-    : node_(node), defined_(node.IsDefined()), path_(std::move(path)), src_(&src) {
-  if (defined_) mark_ = node_.Mark();
-}
+Field::Field(const YamlNode& node, std::string path, const Source& src)
+    : node_(&node), mark_(node.mark), path_(std::move(path)), src_(&src) {}
 
 void Field::fail(const std::string& message) const { src_->fail(mark_, path_, message); }
 
 void Field::require_map() const {
   if (!present()) fail("required field is missing");
-  if (!node_.IsMap()) fail(fmt::format("expected a mapping, got {}", type_name(node_)));
+  if (!is_map()) fail(fmt::format("expected a mapping, got {}", type_name(*node_)));
 }
 
 void Field::only_keys(std::initializer_list<const char*> allowed) const {
   if (!present()) return;
   require_map();
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const YAML::Node k = it->first;
-    if (!k.IsScalar()) Field(k, path_, *src_).fail(fmt_key_error(k));
+  for (const auto& [k, v] : node_->entries) {
+    if (k.type != YamlType::kScalar) Field(k, path_, *src_).fail(fmt_key_error(k));
     bool ok = false;
     std::string list;
     for (const char* a : allowed) {
-      ok = ok || k.Scalar() == a;
+      ok = ok || k.scalar == a;
       list += list.empty() ? a : fmt::format(", {}", a);
     }
-    if (!ok) Field(k, child_path(k.Scalar()), *src_).fail(fmt::format("unknown key '{}' (expected {})", k.Scalar(), list));
+    if (!ok) Field(k, child_path(k.scalar), *src_).fail(fmt::format("unknown key '{}' (expected {})", k.scalar, list));
   }
 }
 
 void Field::fail_key(std::string_view key, const std::string& message) const {
   if (!is_map()) return;
-  for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const YAML::Node k = it->first;
-    if (k.IsScalar() && k.Scalar() == key) Field(k, child_path(key), *src_).fail(message);
-  }
+  for (const auto& [k, v] : node_->entries)
+    if (k.type == YamlType::kScalar && k.scalar == key) Field(k, child_path(key), *src_).fail(message);
 }
 
 Field Field::operator[](std::string_view key) const {
   std::string p = child_path(key);
   if (!present()) return missing(std::move(p));
   require_map();
-  const YAML::Node child = node_[std::string(key)];
-  if (!child.IsDefined()) return missing(std::move(p));
-  return Field(child, std::move(p), *src_);
+  const YamlNode* child = node_->find(key);
+  if (child == nullptr) return missing(std::move(p));
+  return Field(*child, std::move(p), *src_);
 }
 
 size_t Field::size() const {
   if (!present()) return 0;
-  if (!node_.IsSequence()) fail(fmt::format("expected a list, got {}", type_name(node_)));
-  return node_.size();
+  if (!is_seq()) fail(fmt::format("expected a list, got {}", type_name(*node_)));
+  return node_->items.size();
 }
 
 Field Field::at(size_t i) const {
-  const YAML::Node child = node_[i];
-  return Field(child, fmt::format("{}[{}]", path_, i), *src_);
+  return Field(node_->items.at(i), fmt::format("{}[{}]", path_, i), *src_);
 }
 
 const std::string& Field::scalar() const {
   if (!present()) fail("required field is missing");
-  if (!node_.IsScalar()) fail(fmt::format("expected a scalar, got {}", type_name(node_)));
-  return node_.Scalar();
+  if (!is_scalar()) fail(fmt::format("expected a scalar, got {}", type_name(*node_)));
+  return node_->scalar;
 }
 
 std::string Field::required_str() const {
@@ -188,7 +173,7 @@ Quantity Field::quantity() const {
   return q;
 }
 
-std::string Field::fmt_key_error(const YAML::Node& k) {
+std::string Field::fmt_key_error(const YamlNode& k) {
   return fmt::format("expected a string key, got {}", type_name(k));
 }
 
@@ -197,9 +182,9 @@ std::string Field::child_path(std::string_view key) const {
 }
 
 Field Field::missing(std::string p) const {
-  Field f(YAML::Node(YAML::NodeType::Undefined), std::move(p), *src_);
-  f.defined_ = false;
-  f.mark_ = mark_;
+  Field f = *this;  // at this node's position
+  f.node_ = nullptr;
+  f.path_ = std::move(p);
   return f;
 }
 

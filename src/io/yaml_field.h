@@ -1,13 +1,13 @@
 #pragma once
 
 // Shared internals of the YAML readers (io/k8s_yaml.cpp, io/pool_file.cpp, io/sim_pools.cpp,
-// io/sim_workload.cpp): a yaml-cpp node wrapped with its field path and source, so that every
-// validation error is reported as a gpufleet::InputError carrying the file, the 1-based line and
+// io/sim_workload.cpp): a node of a YAML tree (io/yaml_tree.h) wrapped with its field path and
+// source, so that every validation error is reported as a gpufleet::InputError carrying the file, the 1-based line and
 // column and the dotted field path.
 //
 // Not a public API: everything here lives in gpufleet::io::detail and is used only by the readers.
 //
-// Positions. yaml-cpp marks are 0-based; a Source maps a mark to the 1-based (line, column) of the
+// Positions. Tree marks are 0-based; a Source maps a mark to the 1-based (line, column) of the
 // file it came from (mark + 1), and a null mark to (0, 0), i.e. "no position". A config embedded in
 // a string (a ConfigMap data entry) is parsed on its own; its Source is `embedded`: inside a literal
 // block (`|`, `exact`) positions shift by the block's first line and indentation, in any other scalar
@@ -44,9 +44,8 @@
 //   int_or_percent(f, max) -- a policy/v1 int-or-percent: an integer in [0, max] or "N%", N <= 100
 //
 // Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
-// of a multi-document stream. The text is first checked by io/yaml_guard.h (libyaml: syntax, UTF-8,
-// no aliases, YamlLimits), then built by yaml-cpp; either's syntax error becomes "YAML syntax
-// error: <msg>" at its mark (field path "").
+// of a multi-document stream with libyaml (io/yaml_tree.h: syntax, UTF-8, no aliases, YamlLimits);
+// a syntax error becomes "YAML syntax error: <msg>" at its mark.
 
 #include <cstddef>
 #include <cstdint>
@@ -57,8 +56,7 @@
 #include <utility>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
+#include "io/yaml_tree.h"
 #include "model/quantity.h"
 
 namespace gpufleet {
@@ -83,39 +81,39 @@ struct Source {
   bool exact = false;
   int line_offset = 0;  // 0-based file line of the embedded text's line 0
   int col_offset = 0;   // indentation of the literal block
-  YAML::Mark fallback;
+  YamlMark fallback;
 
   /// (line, column), 1-based; (0, 0) for a null mark.
-  std::pair<int, int> position(const YAML::Mark& m) const;
+  std::pair<int, int> position(const YamlMark& m) const;
 
   /// Throws InputError(file, line, field, message, column) at mark `m`.
-  [[noreturn]] void fail(const YAML::Mark& m, const std::string& field, const std::string& message) const;
+  [[noreturn]] void fail(const YamlMark& m, const std::string& field, const std::string& message) const;
 };
 
 /// `text` without a leading UTF-8 byte-order mark.
 std::string_view strip_bom(std::string_view text);
 
-/// All documents of `text` (YAML::LoadAll, after io/yaml_guard.h's check); a syntax error, an alias,
-/// a limit of YamlLimits crossed, or a key repeated in one mapping (whose later value would be
-/// dropped), throws InputError at its position in `src`, with field path `path` (the root's; a
-/// repeated key's path extends it).
-std::vector<YAML::Node> load_documents(std::string_view text, const Source& src, const std::string& path = "");
+/// All documents of `text` (io/yaml_tree.h); a syntax error, an alias, a limit of YamlLimits crossed,
+/// or a key repeated in one mapping (whose later value would be dropped), throws InputError at its
+/// position in `src`, with field path `path` (the root's; a repeated key's path extends it).
+std::vector<YamlNode> load_documents(std::string_view text, const Source& src, const std::string& path = "");
 
-/// "null", "a scalar", "a list", "a mapping" or "nothing" (undefined), for error messages.
-const char* type_name(const YAML::Node& n);
+/// "null", "a scalar", "a list", "a mapping", for error messages.
+const char* type_name(const YamlNode& n);
 
-/// A YAML node with its field path and source (see the top of this file). The Source must outlive it.
+/// A YAML node with its field path and source (see the top of this file). The tree and the Source must
+/// outlive it.
 class Field {
  public:
-  Field(const YAML::Node& node, std::string path, const Source& src);
+  Field(const YamlNode& node, std::string path, const Source& src);
 
-  bool present() const { return defined_ && !node_.IsNull(); }
-  bool is_map() const { return present() && node_.IsMap(); }
-  bool is_seq() const { return present() && node_.IsSequence(); }
-  bool is_scalar() const { return present() && node_.IsScalar(); }
+  bool present() const { return node_ != nullptr && node_->type != YamlType::kNull; }
+  bool is_map() const { return present() && node_->type == YamlType::kMapping; }
+  bool is_seq() const { return present() && node_->type == YamlType::kSequence; }
+  bool is_scalar() const { return present() && node_->type == YamlType::kScalar; }
   const std::string& path() const { return path_; }
-  const char* type() const { return defined_ ? type_name(node_) : "nothing"; }
-  const YAML::Mark& mark() const { return mark_; }
+  const char* type() const { return node_ != nullptr ? type_name(*node_) : "nothing"; }
+  const YamlMark& mark() const { return mark_; }
   const Source& source() const { return *src_; }
   std::pair<int, int> position() const { return src_->position(mark_); }
 
@@ -140,12 +138,11 @@ class Field {
   void each_entry(F&& f) const {
     if (!present()) return;
     require_map();
-    for (auto it = node_.begin(); it != node_.end(); ++it) {
-      const YAML::Node k = it->first;
-      if (!k.IsScalar()) Field(k, path_, *src_).fail(fmt_key_error(k));
-      Field v(it->second, child_path(k.Scalar()), *src_);
-      if (v.mark_.is_null()) v.mark_ = k.Mark();
-      f(k.Scalar(), v);
+    for (const auto& [k, value] : node_->entries) {
+      if (k.type != YamlType::kScalar) Field(k, path_, *src_).fail(fmt_key_error(k));
+      Field v(value, child_path(k.scalar), *src_);
+      if (v.mark_.is_null()) v.mark_ = k.mark;
+      f(k.scalar, v);
     }
   }
 
@@ -163,13 +160,12 @@ class Field {
   Quantity quantity() const;
 
  private:
-  static std::string fmt_key_error(const YAML::Node& k);
+  static std::string fmt_key_error(const YamlNode& k);
   std::string child_path(std::string_view key) const;
   Field missing(std::string p) const;
 
-  YAML::Node node_;
-  bool defined_ = false;
-  YAML::Mark mark_ = YAML::Mark::null_mark();
+  const YamlNode* node_ = nullptr;  ///< nullptr: absent
+  YamlMark mark_;
   std::string path_;
   const Source* src_;
 };

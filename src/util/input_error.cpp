@@ -12,8 +12,8 @@ namespace {
 // was left out, so the line stays short and still says what is wrong.
 std::string printable(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
-    const auto boundary = [&](size_t i) {  // back to the start of a UTF-8 character
-      while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+    const auto boundary = [&](size_t i) {  // back to the start of a UTF-8 character (at most 3 bytes)
+      for (int k = 0; k < 3 && i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; ++k) --i;
       return i;
     };
     const size_t head = boundary(max_bytes * 2 / 3), tail = boundary(text.size() - max_bytes / 3);
