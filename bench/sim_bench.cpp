@@ -30,7 +30,7 @@ sim::SimPool make_pool(std::string name, std::string model, int32_t gpus, int64_
   p.pool.gpu_model = std::move(model);
   p.pool.gpus_per_node = gpus;
   p.pool.cpu_milli = cpu_milli;
-  p.pool.memory_mib = memory_mib;
+  p.pool.memory_bytes = memory_mib * kBytesPerMib;
   p.pool.node_count = nodes;
   p.pool.min_nodes = nodes;
   p.pool.max_nodes = max_nodes;
@@ -70,7 +70,7 @@ sim::Workload workload(int days, int64_t jobs) {
     t.spec.num_gpu = gpus;
     t.spec.gpu_milli = milli;
     t.spec.cpu_milli = cpu_milli;
-    t.spec.memory_mib = mem_mib;
+    t.spec.memory_bytes = mem_mib * kBytesPerMib;
     t.spec.capacity = cap;
     t.spec.checkpoint_interval_s = checkpoint_s;
     return t;

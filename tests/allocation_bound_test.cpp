@@ -220,8 +220,8 @@ TEST(AllocationBound, ValidOnRandomSmallInstances) {
     const double bound = bound_of(nodes, pods);
     const int64_t optimum = brute_force_optimum(nodes, pods);
     std::string desc;
-    for (const auto& n : nodes) desc += " node(" + std::to_string(n.cpu_milli) + "," + std::to_string(n.memory_mib) + "," + std::to_string(n.gpu_count) + "," + n.gpu_model + ")";
-    for (const auto& p : pods) desc += " pod(" + std::to_string(p.cpu_milli) + "," + std::to_string(p.memory_mib) + "," + std::to_string(p.num_gpu) + "x" + std::to_string(p.gpu_milli) + "," + p.gpu_spec + ")";
+    for (const auto& n : nodes) desc += " node(" + std::to_string(n.cpu_milli) + "," + std::to_string(n.memory_bytes) + "," + std::to_string(n.gpu_count) + "," + n.gpu_model + ")";
+    for (const auto& p : pods) desc += " pod(" + std::to_string(p.cpu_milli) + "," + std::to_string(p.memory_bytes) + "," + std::to_string(p.num_gpu) + "x" + std::to_string(p.gpu_milli) + "," + p.gpu_spec + ")";
     ASSERT_GE(bound + 1e-6, static_cast<double>(optimum)) << "instance " << instance << desc;
     bound::GpuPackingBound packing(nodes, pods);  // valid on its own too; AllocationBound takes the min
     const double packing_milli = packing.bound_milli(pods.size());

@@ -50,7 +50,7 @@ TEST(ClusterStateBinding, RebindRestoresPlaceAndUsage) {
   EXPECT_EQ(names_on(s, 0), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(s.pods_on(0)[0].bind_seq, 1u);
   EXPECT_EQ(s.cpu_used_milli(0), 3500);           // 1000 + 2000 + 500
-  EXPECT_EQ(s.memory_free_mib(0), 8192 - 350);    // 100 + 200 + 50
+  EXPECT_EQ(s.memory_free_bytes(0), (8192 - 350) * kBytesPerMib);    // 100 + 200 + 50
   EXPECT_EQ(s.pod_count(0), 3);
   EXPECT_EQ(s.gpu_free_milli(0)[1], 700);         // a's 300 back on GPU 1
   EXPECT_EQ(s.gpu_free_milli(0)[0], 0);           // c's whole GPU 0

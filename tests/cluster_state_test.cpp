@@ -37,7 +37,7 @@ Snapshot snap(const ClusterState& s, NodeId n) {
   Snapshot out;
   out.cpu_used = s.cpu_used_milli(n);
   out.cpu_free = s.cpu_free_milli(n);
-  out.mem_free = s.memory_free_mib(n);
+  out.mem_free = s.memory_free_bytes(n);
   out.pods = s.pod_count(n);
   auto f = s.gpu_free_milli(n);
   out.gpu_free.assign(f.begin(), f.end());
@@ -58,7 +58,7 @@ TEST(ClusterState, FreshStateHasEverythingFree) {
   ClusterState s({make_node("n0", 4000, 8192, 4), make_node("cpu", 2000, 1024, 0)});
   EXPECT_EQ(s.node_count(), 2u);
   EXPECT_EQ(s.cpu_free_milli(0), 4000);
-  EXPECT_EQ(s.memory_free_mib(0), 8192);
+  EXPECT_EQ(s.memory_free_bytes(0), 8192 * kBytesPerMib);
   EXPECT_EQ(s.pod_count(0), 0);
   EXPECT_EQ(s.gpu_free_milli(0).size(), 4u);
   for (int32_t f : s.gpu_free_milli(0)) EXPECT_EQ(f, 1000);
@@ -84,7 +84,7 @@ TEST(ClusterState, SharingPodsFillOneGpuToExactly1000) {
   EXPECT_EQ(s.gpu_used_milli(), 600);
   EXPECT_EQ(s.cpu_free_milli(0), 3000);
   EXPECT_EQ(s.cpu_used_milli(0), 1000);
-  EXPECT_EQ(s.memory_free_mib(0), 7168);
+  EXPECT_EQ(s.memory_free_bytes(0), 7168 * kBytesPerMib);
   EXPECT_EQ(s.pod_count(0), 1);
 
   // 500 does not fit in the 400 left on GPU 0 ...
@@ -380,7 +380,7 @@ TEST(ClusterState, RandomSequenceKeepsInvariants) {
       }
       for (int k = 0; k < p.num_gpu; ++k) g.push_back(gc > 0 ? static_cast<int32_t>(gen() % static_cast<uint32_t>(gc)) : 0);
       // Shadow check of the documented rules.
-      bool fits = p.cpu_milli <= s.cpu_free_milli(n) && p.memory_mib <= s.memory_free_mib(n) &&
+      bool fits = p.cpu_milli <= s.cpu_free_milli(n) && p.memory_bytes <= s.memory_free_bytes(n) &&
                   s.pod_count(n) < nodes[n].max_pods;
       for (size_t k = 0; k < g.size(); ++k) {
         fits = fits && g[k] < gc && s.gpu_free_milli(n)[static_cast<size_t>(g[k])] >= p.gpu_milli;
@@ -407,14 +407,14 @@ TEST(ClusterState, RandomSequenceKeepsInvariants) {
       for (const Placed& pl : placed) {
         if (pl.n != n) continue;
         cpu += pl.pod.cpu_milli;
-        mem += pl.pod.memory_mib;
+        mem += pl.pod.memory_bytes;
         ++pods;
         for (int32_t gi : pl.gpus) used[static_cast<size_t>(gi)] += pl.pod.gpu_milli;
       }
       ASSERT_EQ(s.cpu_used_milli(n), cpu);
       ASSERT_LE(cpu, nodes[n].cpu_milli);
-      ASSERT_EQ(s.memory_free_mib(n), nodes[n].memory_mib - mem);
-      ASSERT_LE(mem, nodes[n].memory_mib);
+      ASSERT_EQ(s.memory_free_bytes(n), nodes[n].memory_bytes - mem);
+      ASSERT_LE(mem, nodes[n].memory_bytes);
       ASSERT_EQ(s.pod_count(n), pods);
       ASSERT_LE(pods, nodes[n].max_pods);
       int32_t free_total = 0;

@@ -26,15 +26,16 @@ TEST(GpufleetScore, RatiosAndStrandedGpus) {
   plugin.observe(make_pod("a", 8000, 32768, 1, 1000), state);
   plugin.observe(make_pod("b", 4000, 16384, 1, 500), state);
   EXPECT_DOUBLE_EQ(plugin.cpu_per_gpu_milli(), 8.0);
-  EXPECT_DOUBLE_EQ(plugin.memory_per_gpu_milli(), 32.768);
+  EXPECT_DOUBLE_EQ(plugin.memory_per_gpu_milli(), 32.768 * kBytesPerMib);  // bytes
   // 2000 gpu_milli free, 8000 CPU: the CPU feeds 1000 of them, 1000 are stranded.
-  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, 1 << 30), 1000.0);
+  constexpr int64_t kLots = int64_t{1} << 50;
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, kLots), 1000.0);
   // Memory short instead: 16384 MiB feed 500 gpu_milli, 1500 stranded.
-  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 100000, 16384), 1500.0);
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 100000, 16384 * kBytesPerMib), 1500.0);
   // The worse of the two counts; never more than the free GPU milli, never negative.
-  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, 16384), 1500.0);
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 8000, 16384 * kBytesPerMib), 1500.0);
   EXPECT_DOUBLE_EQ(plugin.stranded_milli(2000, 0, 0), 2000.0);
-  EXPECT_DOUBLE_EQ(plugin.stranded_milli(1000, 100000, 1 << 30), 0.0);
+  EXPECT_DOUBLE_EQ(plugin.stranded_milli(1000, 100000, kLots), 0.0);
   // CPU-only pods do not move the ratios (4 pods seen: a refresh point).
   plugin.observe(make_pod("c", 32000, 1024, 0, 0), state);
   plugin.observe(make_pod("d", 32000, 1024, 0, 0), state);
@@ -176,9 +177,9 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
           if (free[i] >= probe.gpu_milli && (gpu < 0 || before - after[i] > gain)) gain = before - after[i], gpu = static_cast<int32_t>(i);
       }
       const int64_t g = state.gpu_free_milli_total(n);
-      const double strand = plugin.stranded_milli(g, state.cpu_free_milli(n), state.memory_free_mib(n)) -
+      const double strand = plugin.stranded_milli(g, state.cpu_free_milli(n), state.memory_free_bytes(n)) -
                             plugin.stranded_milli(g - probe.gpu_request_milli(), state.cpu_free_milli(n) - probe.cpu_milli,
-                                                  state.memory_free_mib(n) - probe.memory_mib);
+                                                  state.memory_free_bytes(n) - probe.memory_bytes);
       // Pinned to T4, the model and (an empty node of) the t4 class: no model or class pressure there.
       const bool pinned = probe.gpu_spec == "T4";
       double pressure = probe.is_gpu_pod() ? 2.0 * plugin.model_pressure(state.gpu_model_id(n), probe.gpu_spec) *
@@ -312,7 +313,7 @@ TEST(GpufleetScore, NodeClassesTolerateSmallCapacityDifferences) {
   EXPECT_EQ(shape.class_of_node, (std::vector<int32_t>{0, 0, 1, 2, 3, 0}));
   ASSERT_EQ(shape.classes.size(), 4u);
   EXPECT_EQ(shape.classes[0].cpu_milli, 100800);
-  EXPECT_EQ(shape.classes[0].memory_mib, 393216);
+  EXPECT_EQ(shape.classes[0].memory_bytes, 393216 * kBytesPerMib);
   EXPECT_EQ(shape.classes[0].gpus, 24);
   EXPECT_EQ(shape.classes[2].gpu_count, 4);
 }

@@ -131,7 +131,7 @@ TEST(CsvLimits, FloatCellsOutOfRangeAreErrorsNotCasts) {
   for (const char* cell : {"nan", "inf", "-inf", "NaN", "1e400"})
     EXPECT_EQ(error_of([&] { parse_openb_nodes(header + "d,4," + cell + ",0,", "n.csv"); }),
               std::string("n.csv:2: field 'memory_mib': '") + cell + "' is not an integer");
-  EXPECT_EQ(parse_openb_nodes(header + "d,4,1e3,0,", "n.csv")[0].memory_mib, 1000);  // integral decimals stay accepted
+  EXPECT_EQ(parse_openb_nodes(header + "d,4,1e3,0,", "n.csv")[0].memory_bytes, 1000 * kBytesPerMib);  // integral decimals stay accepted
 }
 
 // The duplicate-column check was quadratic (80,000 names took 6 s); now a hash set, and the header

@@ -76,7 +76,7 @@ status:
   const Node& n = k.nodes[0];
   EXPECT_EQ(n.name, "gpu-a100-1");
   EXPECT_EQ(n.cpu_milli, 95500);           // allocatable wins over capacity
-  EXPECT_EQ(n.memory_mib, 1000 * 1024);
+  EXPECT_EQ(n.memory_bytes, (1000 * 1024) * kBytesPerMib);
   EXPECT_EQ(n.max_pods, 250);              // from capacity: absent from allocatable
   EXPECT_EQ(n.gpu_count, 6);
   EXPECT_EQ(n.gpu_model, "NVIDIA-A100-SXM4-80GB");
@@ -105,7 +105,7 @@ status:
                                       "n.yaml");
   ASSERT_EQ(k.nodes.size(), 1u);
   EXPECT_EQ(k.nodes[0].cpu_milli, 16000);
-  EXPECT_EQ(k.nodes[0].memory_mib, 65536);
+  EXPECT_EQ(k.nodes[0].memory_bytes, 65536 * kBytesPerMib);
   EXPECT_EQ(k.nodes[0].max_pods, 110);  // kubelet's default
   EXPECT_EQ(k.nodes[0].gpu_count, 0);
   EXPECT_EQ(k.nodes[0].gpu_model, "");
@@ -168,7 +168,7 @@ spec:
   // containers 2000 + 500 + sidecar 100 = 2600; init 8000 + earlier sidecars 0 = 8000 -> max 8000, + 250.
   EXPECT_EQ(p.cpu_milli, 8250);
   // containers 8192 + 512 + 128 = 8832 vs init 1024 -> 8832, + 64.
-  EXPECT_EQ(p.memory_mib, 8896);
+  EXPECT_EQ(p.memory_bytes, 8896 * kBytesPerMib);
   EXPECT_EQ(p.num_gpu, 2);
   EXPECT_EQ(p.gpu_milli, 1000);
   EXPECT_EQ(p.qos, QosClass::kBurstable);
@@ -534,7 +534,7 @@ spec:
                                              "once-0", "rs-0"}));
   EXPECT_EQ(k.pods[1].namespace_name, "prod");
   EXPECT_EQ(k.pods[1].cpu_milli, 500);
-  EXPECT_EQ(k.pods[1].memory_mib, 1024);
+  EXPECT_EQ(k.pods[1].memory_bytes, 1024 * kBytesPerMib);
   EXPECT_EQ(*label(k.pods[2].labels, "app"), "web");
   EXPECT_EQ(k.pods[4].namespace_name, "default");
   EXPECT_EQ(k.pods[5].num_gpu, 1);
@@ -625,9 +625,9 @@ spec: {hard: {}}
   EXPECT_EQ(q.requests_gpu, 16);
   EXPECT_EQ(q.limits_gpu, 16);
   EXPECT_EQ(q.requests_cpu_milli, 64000);
-  EXPECT_EQ(q.requests_memory_mib, 512 * 1024);
+  EXPECT_EQ(q.requests_memory_bytes, (512 * 1024) * kBytesPerMib);
   EXPECT_EQ(q.cpu_milli, 500);
-  EXPECT_EQ(q.memory_mib, 954);
+  EXPECT_EQ(q.memory_bytes, 1'000'000'000);  // 1G, exactly
   EXPECT_EQ(q.pods, 100);
   EXPECT_FALSE(q.limits_cpu_milli.has_value());
   EXPECT_EQ(q.other.at("count/jobs.batch"), "5");
@@ -898,7 +898,7 @@ TEST(K8sYaml, JsonListFromKubectl) {
   EXPECT_EQ(k.nodes[0].gpu_model, "Tesla-V100-SXM2-16GB");
   ASSERT_EQ(k.pods.size(), 1u);
   EXPECT_EQ(k.pods[0].cpu_milli, 4000);
-  EXPECT_EQ(k.pods[0].memory_mib, 16384);
+  EXPECT_EQ(k.pods[0].memory_bytes, 16384 * kBytesPerMib);
   EXPECT_EQ(k.pods[0].num_gpu, 1);
   EXPECT_EQ(k.pods[0].priority, 1000);
   EXPECT_EQ(k.skipped_kinds.at("Service"), 1);
@@ -941,7 +941,7 @@ TEST_F(K8sYamlDir, ReadsYamlYmlAndJsonFilesInNameOrder) {
   for (const Pod& p : k.pods) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"from-a1", "from-a2", "from-b", "nested"}));
   ASSERT_EQ(k.nodes.size(), 1u);
-  EXPECT_EQ(k.nodes[0].memory_mib, 32768);
+  EXPECT_EQ(k.nodes[0].memory_bytes, 32768 * kBytesPerMib);
 }
 
 TEST_F(K8sYamlDir, ErrorsNameTheFileInTheDirectory) {
@@ -1033,15 +1033,26 @@ spec:
                7, 34, "spec.containers[0].resources.requests.nvidia.com/gpu", "request 1 differs from limit 2");
 }
 
-TEST(K8sYamlErrors, TooManyGpusPerPod) {
-  expect_error(R"(kind: Pod
+// Kubernetes sets no per-pod GPU limit: 12 GPUs is a request like any other (the openb trace's
+// 8-GPU limit does not apply); only a count beyond an int32-safe bound is refused.
+TEST(K8sYamlErrors, GpusPerPodHaveNoKubernetesLimit) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata: {name: a}
 spec:
   containers:
   - {name: c, resources: {limits: {nvidia.com/gpu: 6}}}
   - {name: d, resources: {limits: {nvidia.com/gpu: 6}}}
 )",
-               5, 3, "spec.containers", "12 GPUs");
+                                      "in.yaml");
+  ASSERT_EQ(k.pods.size(), 1u);
+  EXPECT_EQ(k.pods[0].num_gpu, 12);
+  expect_error(R"(kind: Pod
+metadata: {name: a}
+spec:
+  containers:
+  - {name: c, resources: {limits: {nvidia.com/gpu: 1000001}}}
+)",
+               5, 3, "spec.containers", "1000001 nvidia.com/gpu");
 }
 
 TEST(K8sYamlErrors, MissingMetadataName) {

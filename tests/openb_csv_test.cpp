@@ -27,7 +27,7 @@ TEST(OpenbCsv, PodsElevenColumnLayout) {
   ASSERT_EQ(pods.size(), 5u);
   EXPECT_EQ(pods[0].name, "openb-pod-0000");
   EXPECT_EQ(pods[0].cpu_milli, 12000);
-  EXPECT_EQ(pods[0].memory_mib, 16384);
+  EXPECT_EQ(pods[0].memory_bytes, 16384 * kBytesPerMib);
   EXPECT_EQ(pods[0].num_gpu, 1);
   EXPECT_EQ(pods[0].gpu_milli, 1000);
   EXPECT_EQ(pods[0].gpu_spec, "");
@@ -65,7 +65,7 @@ TEST(OpenbCsv, PodsFiveColumnLayout) {
   EXPECT_EQ(pods[0].num_gpu, 4);
   EXPECT_EQ(pods[0].gpu_milli, 1000);
   EXPECT_EQ(pods[1].cpu_milli, 500);
-  EXPECT_EQ(pods[1].memory_mib, 256);
+  EXPECT_EQ(pods[1].memory_bytes, 256 * kBytesPerMib);
   EXPECT_EQ(pods[1].gpu_milli, 125);
   EXPECT_TRUE(pods[1].is_share_pod());
   EXPECT_EQ(pods[1].gpu_spec, "");
@@ -82,7 +82,7 @@ TEST(OpenbCsv, PodColumnsInAnotherOrderWithExtras) {
   ASSERT_EQ(pods.size(), 2u);
   EXPECT_EQ(pods[0].name, "x1");
   EXPECT_EQ(pods[0].cpu_milli, 1500);
-  EXPECT_EQ(pods[0].memory_mib, 2048);
+  EXPECT_EQ(pods[0].memory_bytes, 2048 * kBytesPerMib);
   EXPECT_EQ(pods[0].num_gpu, 1);
   EXPECT_EQ(pods[0].gpu_milli, 300);
   EXPECT_EQ(pods[0].gpu_spec, "T4");
@@ -123,7 +123,7 @@ TEST(OpenbCsv, Nodes) {
   ASSERT_EQ(nodes.size(), 3u);
   EXPECT_EQ(nodes[0].name, "openb-node-0227");
   EXPECT_EQ(nodes[0].cpu_milli, 64000);
-  EXPECT_EQ(nodes[0].memory_mib, 262144);
+  EXPECT_EQ(nodes[0].memory_bytes, 262144 * kBytesPerMib);
   EXPECT_EQ(nodes[0].gpu_count, 2);
   EXPECT_EQ(nodes[0].gpu_model, "P100");
   EXPECT_EQ(nodes[1].gpu_count, 0);
@@ -137,7 +137,7 @@ TEST(OpenbCsv, Nodes) {
   ASSERT_EQ(reordered.size(), 1u);
   EXPECT_EQ(reordered[0].name, "n9");
   EXPECT_EQ(reordered[0].cpu_milli, 8000);
-  EXPECT_EQ(reordered[0].memory_mib, 4096);
+  EXPECT_EQ(reordered[0].memory_bytes, 4096 * kBytesPerMib);
   EXPECT_EQ(reordered[0].gpu_count, 1);
   EXPECT_EQ(reordered[0].gpu_model, "T4");
 }

@@ -118,12 +118,13 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
     ASSERT_TRUE(p.gpu_selector);
     EXPECT_EQ(p.score->name(), r.score);
     EXPECT_EQ(p.gpu_selector->name(), r.selector);
-    ASSERT_EQ(p.filters.size(), 5u);  // kube's order
-    EXPECT_EQ(p.filters[0]->name(), "TaintToleration");
-    EXPECT_EQ(p.filters[1]->name(), "NodeAffinity");
-    EXPECT_EQ(p.filters[2]->name(), "NodeResourcesFit");
-    EXPECT_EQ(p.filters[3]->name(), "GpuShareFit");
-    EXPECT_EQ(p.filters[4]->name(), "InterPodAffinity");
+    ASSERT_EQ(p.filters.size(), 6u);  // kube's order
+    EXPECT_EQ(p.filters[0]->name(), "NodeUnschedulable");
+    EXPECT_EQ(p.filters[1]->name(), "TaintToleration");
+    EXPECT_EQ(p.filters[2]->name(), "NodeAffinity");
+    EXPECT_EQ(p.filters[3]->name(), "NodeResourcesFit");
+    EXPECT_EQ(p.filters[4]->name(), "GpuShareFit");
+    EXPECT_EQ(p.filters[5]->name(), "InterPodAffinity");
   }
 }
 

@@ -72,7 +72,7 @@ NodePool l4_pool(int32_t nodes) {
   p.gpu_model = "NVIDIA-L4";  // a product label resolves to the canonical name
   p.gpus_per_node = 1;
   p.cpu_milli = 4000;
-  p.memory_mib = 16384;
+  p.memory_bytes = 16384;
   p.node_count = nodes;
   p.min_nodes = 0;
   p.max_nodes = 20;
@@ -91,7 +91,7 @@ TEST(NodePoolExpand, NamesLabelsAndTaints) {
   EXPECT_EQ(n.gpu_model, "L4");
   EXPECT_EQ(n.gpu_count, 1);
   EXPECT_EQ(n.cpu_milli, 4000);
-  EXPECT_EQ(n.memory_mib, 16384);
+  EXPECT_EQ(n.memory_bytes, 16384);
   EXPECT_EQ(n.max_pods, 110);
   ASSERT_NE(label(n, "workload-type"), nullptr);
   EXPECT_EQ(*label(n, "workload-type"), "inference");
@@ -119,7 +119,7 @@ TEST(NodePoolExpand, CpuOnlyAndTimeSlicedPools) {
   NodePool cpu;
   cpu.name = "system";
   cpu.cpu_milli = 2000;
-  cpu.memory_mib = 8192;
+  cpu.memory_bytes = 8192;
   cpu.node_count = cpu.min_nodes = cpu.max_nodes = 2;
   const auto nodes = expand_pool(cpu);
   ASSERT_EQ(nodes.size(), 2u);
@@ -238,7 +238,7 @@ pools:
   EXPECT_EQ(a.gpu_model, "L4");
   EXPECT_EQ(a.gpus_per_node, 1);
   EXPECT_EQ(a.cpu_milli, 4000);
-  EXPECT_EQ(a.memory_mib, 16384);
+  EXPECT_EQ(a.memory_bytes, 16384 * kBytesPerMib);
   EXPECT_EQ(a.node_count, 4);
   EXPECT_EQ(a.min_nodes, 0);
   EXPECT_EQ(a.max_nodes, 10);
@@ -255,7 +255,7 @@ pools:
   EXPECT_EQ(b.gpu_model, "H100-80GB");  // product label -> canonical name
   EXPECT_EQ(b.gpus_per_node, 8);
   EXPECT_EQ(b.cpu_milli, 191450);
-  EXPECT_EQ(b.memory_mib, 512 * 1024);
+  EXPECT_EQ(b.memory_bytes, (512 * 1024) * kBytesPerMib);
   EXPECT_EQ(b.min_nodes, 1);  // min and max default to nodes
   EXPECT_EQ(b.max_nodes, 1);
   EXPECT_DOUBLE_EQ(b.on_demand_usd_per_hour, 98.32);
@@ -266,7 +266,7 @@ pools:
   const NodePool& c = pools[2];
   EXPECT_EQ(c.gpu_model, "");
   EXPECT_EQ(c.gpus_per_node, 0);
-  EXPECT_EQ(c.memory_mib, 7630);  // 8e9 bytes rounded up to MiB
+  EXPECT_EQ(c.memory_bytes, 8'000'000'000);  // 8G, exactly
   EXPECT_EQ(c.min_nodes, 3);
   EXPECT_EQ(c.max_nodes, 5);
 

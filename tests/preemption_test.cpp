@@ -94,7 +94,7 @@ std::tuple<std::vector<NodeView>, int64_t, int64_t> snapshot(const ClusterState&
     std::vector<std::tuple<std::string, std::string, uint64_t, Gpus>> pods;
     for (const BoundPod& b : s.pods_on(n)) pods.emplace_back(b.pod.namespace_name, b.pod.name, b.bind_seq, b.gpus);
     const auto free = s.gpu_free_milli(n);
-    nodes.emplace_back(pods, s.cpu_used_milli(n), s.memory_free_mib(n), s.pod_count(n),
+    nodes.emplace_back(pods, s.cpu_used_milli(n), s.memory_free_bytes(n), s.pod_count(n),
                        std::vector<int32_t>(free.begin(), free.end()), s.anti_affinity_pod_count(n), s.gpu_pod_kinds(n));
   }
   return {nodes, s.gpu_used_milli(), s.anti_affinity_pod_count()};

@@ -22,7 +22,7 @@ Pod make_pod(std::string name, std::string ns, int64_t cpu_milli, int64_t memory
   p.name = std::move(name);
   p.namespace_name = std::move(ns);
   p.cpu_milli = cpu_milli;
-  p.memory_mib = memory_mib;
+  p.memory_bytes = memory_mib * kBytesPerMib;
   p.num_gpu = num_gpu;
   p.gpu_milli = num_gpu > 0 ? gpu_milli : 0;
   p.qos = (cpu_milli == 0 && memory_mib == 0) ? QosClass::kBE : QosClass::kBurstable;
@@ -293,14 +293,15 @@ TEST(QuotaUsageReport, SortedWithCanonicalText) {
     EXPECT_EQ(u[0].resources[i].hard_text(), want[i][2]);
   }
   EXPECT_EQ(u[0].resources[0].used, 2500);
-  EXPECT_EQ(u[0].resources[1].used, 1536);
+  EXPECT_EQ(u[0].resources[1].used, 1536 * kBytesPerMib);
   EXPECT_EQ(u[0].resources[2].used, 1000);  // devices in milli-units
   EXPECT_EQ(u[0].untracked, std::vector<std::string>{"services"});
   EXPECT_TRUE(t.has_quota("ml"));
   EXPECT_FALSE(t.has_quota("other"));
   EXPECT_TRUE(t.usage("other").empty());
   ASSERT_TRUE(t.release(make_pod("p", "ml", 2500, 1536, 1, 300)));
-  for (const auto& r : t.usage("ml")[0].resources) EXPECT_EQ(r.used_text(), "0") << r.resource;
+  const auto usage = t.usage("ml");  // kept: the loop below reads a member of one element
+  for (const auto& r : usage[0].resources) EXPECT_EQ(r.used_text(), "0") << r.resource;
 }
 
 struct FormatCase {
@@ -310,16 +311,20 @@ struct FormatCase {
 };
 
 TEST(QuotaFormatQuantity, KubernetesCanonicalForm) {
+  constexpr int64_t kMi = kBytesPerMib;
   const std::vector<FormatCase> cases = {
       {0, QuantityUnit::kMilli, "0"},          {500, QuantityUnit::kMilli, "500m"},
       {1, QuantityUnit::kMilli, "1m"},         {1000, QuantityUnit::kMilli, "1"},
       {2000, QuantityUnit::kMilli, "2"},       {1500, QuantityUnit::kMilli, "1500m"},
       {10000, QuantityUnit::kMilli, "10"},     {1'000'000, QuantityUnit::kMilli, "1k"},
       {4'000'000, QuantityUnit::kMilli, "4k"}, {1'500'000, QuantityUnit::kMilli, "1500"},
-      {-500, QuantityUnit::kMilli, "-500m"},   {0, QuantityUnit::kMebibytes, "0"},
-      {1, QuantityUnit::kMebibytes, "1Mi"},    {1536, QuantityUnit::kMebibytes, "1536Mi"},
-      {1024, QuantityUnit::kMebibytes, "1Gi"}, {16384, QuantityUnit::kMebibytes, "16Gi"},
-      {1024 * 1024, QuantityUnit::kMebibytes, "1Ti"}, {3 * 1024 * 1024 + 512 * 1024, QuantityUnit::kMebibytes, "3584Gi"},
+      {-500, QuantityUnit::kMilli, "-500m"},   {0, QuantityUnit::kBytes, "0"},
+      {kMi, QuantityUnit::kBytes, "1Mi"},      {1536 * kMi, QuantityUnit::kBytes, "1536Mi"},
+      {1024 * kMi, QuantityUnit::kBytes, "1Gi"}, {16384 * kMi, QuantityUnit::kBytes, "16Gi"},
+      {1024 * 1024 * kMi, QuantityUnit::kBytes, "1Ti"}, {(3 * 1024 * 1024 + 512 * 1024) * kMi, QuantityUnit::kBytes, "3584Gi"},
+      // Bytes kube keeps exactly: 1000000Ki stays Ki; 100M = 100000000 is no whole Ki; below 1024 no suffix.
+      {1'024'000'000, QuantityUnit::kBytes, "1000000Ki"}, {100'000'000, QuantityUnit::kBytes, "100000000"},
+      {1000, QuantityUnit::kBytes, "1000"}, {-2048, QuantityUnit::kBytes, "-2Ki"},
   };
   for (const auto& c : cases) EXPECT_EQ(format_quantity(c.amount, c.unit), c.text) << c.amount;
 }

@@ -109,7 +109,7 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
     if (!p.live) continue;
     const Pod& pod = pods[p.pod];
     cpu[p.node] += pod.cpu_milli;
-    mem[p.node] += pod.memory_mib;
+    mem[p.node] += pod.memory_bytes;
     ++npods[p.node];
     for (int32_t g : p.gpus) gpu_used[{p.node, g}] += pod.gpu_milli;
   }
@@ -117,9 +117,9 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
   for (NodeId n = 0; n < warm_state.node_count(); ++n) {
     SCOPED_TRACE(n);
     EXPECT_GE(warm_state.cpu_free_milli(n), 0);
-    EXPECT_GE(warm_state.memory_free_mib(n), 0);
+    EXPECT_GE(warm_state.memory_free_bytes(n), 0);
     EXPECT_EQ(warm_state.cpu_used_milli(n), cpu[n]);
-    EXPECT_EQ(warm_state.memory_free_mib(n), warm_state.node(n).memory_mib - mem[n]);
+    EXPECT_EQ(warm_state.memory_free_bytes(n), warm_state.node(n).memory_bytes - mem[n]);
     EXPECT_EQ(warm_state.pod_count(n), npods[n]);
     const auto free = warm_state.gpu_free_milli(n);
     int32_t sum = 0;

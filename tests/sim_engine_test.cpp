@@ -32,7 +32,7 @@ SimPool pool(std::string name, int32_t gpus, int32_t nodes, int32_t min, int32_t
   p.pool.gpu_model = "L4";
   p.pool.gpus_per_node = gpus;
   p.pool.cpu_milli = 4000;
-  p.pool.memory_mib = 16384;
+  p.pool.memory_bytes = 16384 * kBytesPerMib;
   p.pool.node_count = nodes;
   p.pool.min_nodes = min;
   p.pool.max_nodes = max;
@@ -323,17 +323,17 @@ TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   std::vector<Node> nodes(2);
   nodes[0].name = "g";
   nodes[0].cpu_milli = 4000;
-  nodes[0].memory_mib = 1000;
+  nodes[0].memory_bytes = 1000;
   nodes[0].gpu_count = 4;
   nodes[0].gpu_model = "L4";
   nodes[1].name = "c";
   nodes[1].cpu_milli = 4000;
-  nodes[1].memory_mib = 1000;
+  nodes[1].memory_bytes = 1000;
   ClusterState state(nodes);
   Pod p;
   p.name = "x";
   p.cpu_milli = 3000;
-  p.memory_mib = 100;
+  p.memory_bytes = 100;
   p.num_gpu = 1;
   p.gpu_milli = 1000;
   state.allocate(0, p, std::vector<int32_t>{0});
@@ -341,7 +341,7 @@ TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   q.name = "y";
   q.num_gpu = 0;
   q.gpu_milli = 0;
-  q.memory_mib = 800;
+  q.memory_bytes = 800;
   state.allocate(1, q, {});
   EXPECT_DOUBLE_EQ(node_utilization(state, 0), 0.25);  // GPU node: 1 of 4 GPUs, CPU ignored
   EXPECT_DOUBLE_EQ(node_utilization(state, 1), 0.8);   // max(3000/4000, 800/1000)
@@ -351,15 +351,15 @@ TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   a.pods_helped = 2;
   a.cpu_requested_milli = 2000;
   a.cpu_capacity_milli = 4000;
-  a.memory_requested_mib = 1000;
-  a.memory_capacity_mib = 4000;
+  a.memory_requested_bytes = 1000;
+  a.memory_capacity_bytes = 4000;
   a.gpu_requested_milli = 2000;
   a.gpu_capacity_milli = 2000;
   a.price_usd_per_hour = 10;  // 5 per pod
   ScaleUpOption b = a;        // all CPU and memory, half the GPUs: 0 + 0 + 0.5 = 0.5
   b.pool = 1;
   b.cpu_requested_milli = 4000;
-  b.memory_requested_mib = 4000;
+  b.memory_requested_bytes = 4000;
   b.gpu_capacity_milli = 4000;
   b.price_usd_per_hour = 20;  // 10 per pod
   EXPECT_DOUBLE_EQ(waste_score(a), 1.25);
@@ -539,7 +539,7 @@ TEST(SimCost, RoundingResidueIsZeroNotNegativeZero) {
   full.pools = {pool("p", 1, 1, 1, 1, 0.3)};
   WorkloadSpec all = job("all", 0, 1e6);
   all.cpu_milli = 4000;
-  all.memory_mib = 16384;
+  all.memory_bytes = 16384 * kBytesPerMib;
   Workload w2;
   w2.horizon_s = 5000;
   w2.items = {all};

@@ -18,7 +18,7 @@ inline Node make_node(std::string name, int64_t cpu_milli, int64_t memory_mib, i
   Node n;
   n.name = std::move(name);
   n.cpu_milli = cpu_milli;
-  n.memory_mib = memory_mib;
+  n.memory_bytes = memory_mib * kBytesPerMib;
   n.gpu_count = gpus;
   n.gpu_model = gpus > 0 ? std::move(model) : std::string();
   return n;
@@ -29,7 +29,7 @@ inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int
   Pod p;
   p.name = std::move(name);
   p.cpu_milli = cpu_milli;
-  p.memory_mib = memory_mib;
+  p.memory_bytes = memory_mib * kBytesPerMib;
   p.num_gpu = num_gpu;
   p.gpu_milli = gpu_milli;
   p.gpu_spec = std::move(gpu_spec);

@@ -98,7 +98,7 @@ TEST(TunedWorkload, TuneUpInvariants) {
         const Pod& clone = out[i];
         EXPECT_EQ(clone.name, src.name + "-tuned-" + std::to_string(i - n));
         EXPECT_EQ(clone.cpu_milli, src.cpu_milli);
-        EXPECT_EQ(clone.memory_mib, src.memory_mib);
+        EXPECT_EQ(clone.memory_bytes, src.memory_bytes);
         EXPECT_EQ(clone.num_gpu, src.num_gpu);
         EXPECT_EQ(clone.gpu_milli, src.gpu_milli);
         EXPECT_EQ(clone.gpu_spec, src.gpu_spec);

@@ -40,7 +40,7 @@ std::optional<Kind> classify(std::string_view resource) {
   if (resource == "cpu" || resource == "requests.cpu" || resource == "limits.cpu")
     return Kind{Charges::kCpu, QuantityUnit::kMilli};
   if (resource == "memory" || resource == "requests.memory" || resource == "limits.memory")
-    return Kind{Charges::kMemory, QuantityUnit::kMebibytes};
+    return Kind{Charges::kMemory, QuantityUnit::kBytes};
   if (resource == "requests.nvidia.com/gpu" || resource == "limits.nvidia.com/gpu")
     return Kind{Charges::kGpuDevices, QuantityUnit::kMilli};
   // pods.go isExtendedResourceNameForQuota: requests.<extended resource>.
@@ -69,8 +69,8 @@ std::optional<int64_t> pod_usage(const Pod& pod, const ExtendedRequests& extende
       if (pod.cpu_milli <= 0) return std::nullopt;
       return pod.cpu_milli;
     case Charges::kMemory:
-      if (pod.memory_mib <= 0) return std::nullopt;
-      return pod.memory_mib;
+      if (pod.memory_bytes <= 0) return std::nullopt;
+      return pod.memory_bytes;
     case Charges::kGpuDevices:
       if (gpu_devices(pod) == 0) return std::nullopt;
       return gpu_devices(pod) * kMilliPerUnit;
@@ -164,8 +164,8 @@ std::string format_quantity(int64_t amount, QuantityUnit unit) {
     }
     suffix = kSuffix[e];
   } else {
-    // BinarySI (bytes >= 1Mi, so never the < 1024 decimal fallback): strip factors of 1024.
-    static constexpr std::string_view kSuffix[] = {"Mi", "Gi", "Ti", "Pi", "Ei"};
+    // BinarySI: strip factors of 1024 (a value below 1024 has no suffix, as kube's DecimalSI fallback).
+    static constexpr std::string_view kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     size_t e = 0;
     while (m % 1024 == 0 && e + 1 < std::size(kSuffix)) {
       m /= 1024;
@@ -186,11 +186,11 @@ ResourceQuota from_spec(const io::ResourceQuotaSpec& spec) {
   put("requests.nvidia.com/gpu", spec.requests_gpu, QuantityUnit::kMilli, true);
   put("limits.nvidia.com/gpu", spec.limits_gpu, QuantityUnit::kMilli, true);
   put("requests.cpu", spec.requests_cpu_milli, QuantityUnit::kMilli, false);
-  put("requests.memory", spec.requests_memory_mib, QuantityUnit::kMebibytes, false);
+  put("requests.memory", spec.requests_memory_bytes, QuantityUnit::kBytes, false);
   put("limits.cpu", spec.limits_cpu_milli, QuantityUnit::kMilli, false);
-  put("limits.memory", spec.limits_memory_mib, QuantityUnit::kMebibytes, false);
+  put("limits.memory", spec.limits_memory_bytes, QuantityUnit::kBytes, false);
   put("cpu", spec.cpu_milli, QuantityUnit::kMilli, false);
-  put("memory", spec.memory_mib, QuantityUnit::kMebibytes, false);
+  put("memory", spec.memory_bytes, QuantityUnit::kBytes, false);
   put("pods", spec.pods, QuantityUnit::kMilli, true);
   for (const auto& [k, v] : spec.other) q.hard[k] = v;
   q.scopes = spec.scopes;
@@ -220,7 +220,7 @@ QuotaTracker::QuotaTracker(std::vector<ResourceQuota> quotas) {
       try {
         const Quantity qty = Quantity::parse(text);
         if (qty.is_negative()) throw std::invalid_argument("must be non-negative");
-        hard = kind->unit == QuantityUnit::kMebibytes ? qty.mebibytes() : qty.milli();
+        hard = kind->unit == QuantityUnit::kBytes ? qty.value() : qty.milli();
       } catch (const std::invalid_argument& err) {
         throw std::invalid_argument(fmt::format("ResourceQuota {}/{}: spec.hard.{}: invalid quantity '{}': {}",
                                                 q.namespace_name, q.name, resource, text, err.what()));

@@ -91,12 +91,12 @@ std::vector<ResourceQuota> from_specs(const std::vector<io::ResourceQuotaSpec>& 
 /// limits a pod of `gpufleet place`.
 bool charged_from_pod(std::string_view resource);
 
-/// The unit an amount is kept in: milli-units (cpu, counts, devices) or MiB (memory).
-enum class QuantityUnit { kMilli, kMebibytes };
+/// The unit an amount is kept in: milli-units (cpu, counts, devices) or bytes (memory).
+enum class QuantityUnit { kMilli, kBytes };
 
 /// Kubernetes canonical text of an amount: kMilli in decimal SI (500 -> "500m", 2000 -> "2",
-/// 1500 -> "1500m", 4'000'000 -> "4k"), kMebibytes in binary SI (16384 -> "16Gi", 1536 ->
-/// "1536Mi"); 0 -> "0".
+/// 1500 -> "1500m", 4'000'000 -> "4k"), kBytes in binary SI (17179869184 -> "16Gi", 1610612736 ->
+/// "1536Mi", 1024000000 -> "1000000Ki", 1500 -> "1500"); 0 -> "0".
 std::string format_quantity(int64_t amount, QuantityUnit unit);
 
 /// Extended resources a pod requests beyond the Pod model (io::K8sPodExtras::extended), e.g.

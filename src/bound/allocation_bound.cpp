@@ -43,10 +43,13 @@ struct AllocationBound::Impl {
 
 AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vector<Pod>& pods) : impl_(std::make_unique<Impl>()) {
   if (nodes.empty()) throw std::invalid_argument("AllocationBound: no nodes");
-  // Node types.
+  // Node types. Memory enters the LP in MiB (bytes would scale its rows by 2^20 and upset GLPK's
+  // simplex): node capacity rounded up, pod requests rounded down, a relaxation, so the optimum stays
+  // an upper bound (and is unchanged for the openb trace, whose memory is in whole MiB).
   using TypeKey = std::tuple<int64_t, int64_t, int32_t, std::string>;
   std::map<TypeKey, int64_t> type_count;
-  for (const Node& n : nodes) ++type_count[TypeKey{n.cpu_milli, n.memory_mib, n.gpu_count, n.gpu_model}];
+  for (const Node& n : nodes)
+    ++type_count[TypeKey{n.cpu_milli, (n.memory_bytes + kBytesPerMib - 1) / kBytesPerMib, n.gpu_count, n.gpu_model}];
   // Pod shapes.
   using ShapeKey = std::tuple<int64_t, int64_t, int32_t, int32_t, std::string>;
   std::map<ShapeKey, int> shape_index;
@@ -54,7 +57,7 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
   impl_->shape_of_pod.reserve(pods.size());
   for (const Pod& p : pods) {
     const bool gpu = p.is_gpu_pod();
-    ShapeKey key{p.cpu_milli, p.memory_mib, gpu ? p.num_gpu : 0, gpu ? p.gpu_milli : 0, gpu ? p.gpu_spec : ""};
+    ShapeKey key{p.cpu_milli, p.memory_bytes / kBytesPerMib, gpu ? p.num_gpu : 0, gpu ? p.gpu_milli : 0, gpu ? p.gpu_spec : ""};
     auto [it, inserted] = shape_index.try_emplace(key, static_cast<int>(shapes.size()));
     if (inserted) shapes.push_back(key);
     impl_->shape_of_pod.push_back(it->second);

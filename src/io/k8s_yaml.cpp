@@ -27,10 +27,10 @@ namespace gpufleet::io {
 namespace {
 
 constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // absurdity guards, as in the openb reader
-constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 60;  // 1 EiB
 constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
 constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
-constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu.shared per pod
+constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu and nvidia.com/gpu.shared per pod
 constexpr const char* kGpu = "nvidia.com/gpu";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -60,7 +60,7 @@ int64_t resource_amount(const Val& v, ResKind kind) {
   try {
     switch (kind) {
       case ResKind::kCpu: amount = q.milli(); max = kMaxCpuMilli; break;
-      case ResKind::kMemory: amount = q.mebibytes(); max = kMaxMemoryMib; break;
+      case ResKind::kMemory: amount = q.value(); max = kMaxMemoryBytes; break;
       default: amount = q.whole(); break;
     }
   } catch (const std::exception& e) {
@@ -189,9 +189,6 @@ ContainerRequests container_requests(const Val& c, std::set<std::string>& ignore
     const auto l = lim.find(r);
     if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
   }
-  if (amount_of(req, kGpu) > kMaxGpusPerPod)
-    (req_v[kGpu].present() ? req_v[kGpu] : lim_v[kGpu])
-        .fail(fmt::format("{} GPUs is more than {} per pod", amount_of(req, kGpu), kMaxGpusPerPod));
   out.effective = std::move(req);
   return out;
 }
@@ -465,6 +462,7 @@ void Reader::node(const Val& v) {
   });
   const Val taints = v["spec"]["taints"];
   for (size_t i = 0, k = taints.size(); i < k; ++i) n.taints.push_back(taint(taints.at(i)));
+  n.unschedulable = v["spec"]["unschedulable"].boolean(false);
 
   // Each resource from status.allocatable, else status.capacity.
   const Val status = v["status"];
@@ -492,9 +490,9 @@ void Reader::node(const Val& v) {
       has_cpu = true;
       if (n.cpu_milli == 0) val.fail("a node needs CPU");
     } else if (kind == ResKind::kMemory) {
-      n.memory_mib = resource_amount(val, kind);
+      n.memory_bytes = resource_amount(val, kind);
       has_memory = true;
-      if (n.memory_mib == 0) val.fail("a node needs memory");
+      if (n.memory_bytes == 0) val.fail("a node needs memory");
     } else if (name == kGpu) {
       gpus = resource_amount(val, kind);
       gpu_at = &val;
@@ -578,9 +576,11 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   if (claims) feature("container resources.claims (dynamic resource allocation)");
 
   p.cpu_milli = amount_of(total, "cpu");
-  p.memory_mib = amount_of(total, "memory");
+  p.memory_bytes = amount_of(total, "memory");
   const int64_t gpus = amount_of(total, kGpu);
-  if (gpus > kMaxGpusPerPod) containers.fail(fmt::format("the pod requests {} GPUs, more than {}", gpus, kMaxGpusPerPod));
+  // Kubernetes sets no limit on nvidia.com/gpu per pod (a pod asking more than any node has stays
+  // pending, "Insufficient nvidia.com/gpu"); this bound only keeps the count an int32.
+  if (gpus > kMaxSharedReplicas) containers.fail(fmt::format("the pod requests {} {}, more than {}", gpus, kGpu, kMaxSharedReplicas));
   p.num_gpu = static_cast<int32_t>(gpus);
   p.gpu_milli = gpus > 0 ? kGpuMilliPerGpu : 0;
   for (const auto& [name, amount] : total) {
@@ -727,11 +727,11 @@ void Reader::resource_quota(const Val& v) {
     if (key == "requests.nvidia.com/gpu") q.requests_gpu = resource_amount(val, ResKind::kDevice);
     else if (key == "limits.nvidia.com/gpu") q.limits_gpu = resource_amount(val, ResKind::kDevice);
     else if (key == "requests.cpu") q.requests_cpu_milli = resource_amount(val, ResKind::kCpu);
-    else if (key == "requests.memory") q.requests_memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "requests.memory") q.requests_memory_bytes = resource_amount(val, ResKind::kMemory);
     else if (key == "limits.cpu") q.limits_cpu_milli = resource_amount(val, ResKind::kCpu);
-    else if (key == "limits.memory") q.limits_memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "limits.memory") q.limits_memory_bytes = resource_amount(val, ResKind::kMemory);
     else if (key == "cpu") q.cpu_milli = resource_amount(val, ResKind::kCpu);
-    else if (key == "memory") q.memory_mib = resource_amount(val, ResKind::kMemory);
+    else if (key == "memory") q.memory_bytes = resource_amount(val, ResKind::kMemory);
     else if (key == "pods") q.pods = resource_amount(val, ResKind::kDevice);
     else {
       val.quantity();

@@ -7,7 +7,7 @@
 // subdirectories), in sorted name order.
 //
 // What each kind becomes:
-//  - Node: name, labels, spec.taints and status.allocatable (each resource falls back to
+//  - Node: name, labels, spec.taints, spec.unschedulable (cordoned) and status.allocatable (each resource falls back to
 //    status.capacity): cpu -> cpu_milli, memory -> memory_mib, pods -> max_pods (110, kubelet's
 //    default, when absent), nvidia.com/gpu -> gpu_count, label nvidia.com/gpu.product -> gpu_model
 //    (raw). Other nvidia.com/* resources (nvidia.com/gpu.shared, nvidia.com/mig-<profile>) go to
@@ -60,9 +60,11 @@
 // quantities; a non-integer GPU or other device count; a pod's nvidia.com/* resource that is not
 // modelled (above); an unknown key in a container's `resources` (requests, limits, claims; claims
 // are not modelled: a warning) and a container key `resource`; nvidia.com/* requests differing from
-// their limits; more than kMaxGpusPerPod GPUs per pod or kMaxGpusPerNode per node; a pod's
-// nvidia.com/mig-<profile> with a profile no catalog model has (at the request or limit), more than
-// kMaxGpusPerNode x kMigMaxInstances MIG devices of a profile or 1,000,000 nvidia.com/gpu.shared per pod; a missing
+// their limits; more than kMaxGpusPerNode GPUs per node; a pod's nvidia.com/mig-<profile> with a
+// profile no catalog model has (at the request or limit), more than kMaxGpusPerNode x
+// kMigMaxInstances MIG devices of a profile, or more than 1,000,000 nvidia.com/gpu or
+// nvidia.com/gpu.shared per pod (Kubernetes has no per-pod GPU limit: kMaxGpusPerPod is the openb
+// trace's, not applied here); a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
 // duplicate node, pod (per namespace) or PriorityClass; a PriorityClass value above 1000000000 or a
 // name starting with "system-" other than the built-in classes with their values (as the API server
@@ -101,11 +103,11 @@ struct ResourceQuotaSpec {
   std::optional<int64_t> requests_gpu;         ///< requests.nvidia.com/gpu
   std::optional<int64_t> limits_gpu;           ///< limits.nvidia.com/gpu
   std::optional<int64_t> requests_cpu_milli;   ///< requests.cpu
-  std::optional<int64_t> requests_memory_mib;  ///< requests.memory
+  std::optional<int64_t> requests_memory_bytes;  ///< requests.memory
   std::optional<int64_t> limits_cpu_milli;     ///< limits.cpu
-  std::optional<int64_t> limits_memory_mib;    ///< limits.memory
+  std::optional<int64_t> limits_memory_bytes;    ///< limits.memory
   std::optional<int64_t> cpu_milli;            ///< cpu (same meaning as requests.cpu)
-  std::optional<int64_t> memory_mib;           ///< memory (same meaning as requests.memory)
+  std::optional<int64_t> memory_bytes;           ///< memory (same meaning as requests.memory)
   std::optional<int64_t> pods;                 ///< pods
   std::map<std::string, std::string> other;    ///< any other spec.hard entry, raw (validated as a quantity)
   std::vector<std::string> scopes;             ///< spec.scopes

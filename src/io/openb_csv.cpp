@@ -48,7 +48,7 @@ std::vector<Node> parse_openb_nodes(std::string_view text, const std::string& so
     if (n.name.empty()) t.fail(c_name, "empty node name");
     if (!names.insert(n.name).second) t.fail(c_name, fmt::format("duplicate node name '{}'", n.name));
     n.cpu_milli = t.integer(c_cpu, 1, kMaxCpuMilli);
-    n.memory_mib = t.integer(c_mem, 1, kMaxMemoryMib);
+    n.memory_bytes = t.integer(c_mem, 1, kMaxMemoryMib) * kBytesPerMib;
     n.gpu_count = static_cast<int32_t>(t.integer(c_gpu, 0, kMaxGpusPerNode));
     n.gpu_model = std::string(t.text(c_model));
     if (n.gpu_count > 0 && n.gpu_model.empty()) t.fail(c_model, fmt::format("node has {} GPUs but no model", n.gpu_count));
@@ -85,7 +85,7 @@ Pod parse_pod_row(const CsvTable& t, const PodColumns& c, std::unordered_set<std
   if (p.name.empty()) t.fail(c.name, "empty pod name");
   if (!names.insert(p.name).second) t.fail(c.name, fmt::format("duplicate pod name '{}'", p.name));
   p.cpu_milli = t.integer(c.cpu, 0, kMaxCpuMilli);
-  p.memory_mib = t.integer(c.mem, 0, kMaxMemoryMib);
+  p.memory_bytes = t.integer(c.mem, 0, kMaxMemoryMib) * kBytesPerMib;
   p.num_gpu = static_cast<int32_t>(t.integer(c.num, 0, kMaxGpusPerPod));
   p.gpu_milli = static_cast<int32_t>(t.integer(c.milli, 0, kGpuMilliPerGpu));
   if ((p.num_gpu == 0) != (p.gpu_milli == 0))

@@ -4,7 +4,8 @@
 // Pod list columns, 11-column layout: name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos,
 //   pod_phase, creation_time, deletion_time, scheduled_time; 5-column layout (multigpu*): the first five.
 // Columns are found by header name, in any order; extra columns are ignored.
-// Units: cpu_milli milli-cores, memory_mib MiB, gpu_milli thousandths of one GPU per GPU.
+// Units: cpu_milli milli-cores, memory_mib MiB (kept as Node/Pod::memory_bytes), gpu_milli thousandths
+// of one GPU per GPU.
 //
 // Validation (each violation throws InputError naming file, line and field): a missing required
 // column; a row with fewer fields than the header; a non-integer or negative number; num_gpu above

@@ -87,8 +87,9 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   }
   if (pool.cpu_milli > kMaxCpuMilli) cpu.fail(fmt::format("'{}' is absurdly large", cpu.scalar()));
   const Field memory = p["memory"];
-  pool.memory_mib = memory.quantity().mebibytes();
-  if (pool.memory_mib > kMaxMemoryMib) memory.fail(fmt::format("'{}' is absurdly large", memory.scalar()));
+  const Quantity memory_q = memory.quantity();
+  if (memory_q.magnitude_units() > kMaxMemoryMib * kBytesPerMib) memory.fail(fmt::format("'{}' is absurdly large", memory.scalar()));
+  pool.memory_bytes = memory_q.value();
 
   const Field nodes = p["nodes"];
   pool.node_count = static_cast<int32_t>(nodes.integer(0, kMaxNodes));

@@ -54,7 +54,7 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
       cpu.fail(e.what());
     }
   }
-  if (const Field mem = f["memory"]; mem.present()) s.memory_mib = mem.quantity().mebibytes();
+  if (const Field mem = f["memory"]; mem.present()) s.memory_bytes = mem.quantity().value();
   if (const Field p = f["priority"]; p.present()) s.priority = static_cast<int32_t>(p.integer(-2147483648LL, 1000000000LL));
   if (const Field c = f["capacity"]; c.present()) {
     const std::string v = c.scalar();

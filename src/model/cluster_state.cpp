@@ -28,7 +28,7 @@ ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
   model_id_.reserve(nodes_.size());
   size_t offset = 0;
   for (const Node& node : nodes_) {
-    if (node.cpu_milli < 0 || node.memory_mib < 0 || node.gpu_count < 0 || node.max_pods < 0)
+    if (node.cpu_milli < 0 || node.memory_bytes < 0 || node.gpu_count < 0 || node.max_pods < 0)
       throw std::invalid_argument(fmt::format("node {}: negative capacity", node.name));
     if (node.gpu_count > kMaxGpusPerNode)
       throw std::invalid_argument(
@@ -155,10 +155,10 @@ std::string ClusterState::check(NodeId n, const Pod& pod, std::span<const int32_
                                 std::span<const MigDevice> mig) const {
   if (n >= nodes_.size()) return fmt::format("node id {} out of range", n);
   const Node& node = nodes_[n];
-  if (pod.cpu_milli < 0 || pod.memory_mib < 0 || pod.gpu_milli < 0 || pod.gpu_milli > kGpuMilliPerGpu)
+  if (pod.cpu_milli < 0 || pod.memory_bytes < 0 || pod.gpu_milli < 0 || pod.gpu_milli > kGpuMilliPerGpu)
     return "pod request out of range";
   if (pod.cpu_milli > cpu_free_milli(n)) return "insufficient cpu";
-  if (pod.memory_mib > memory_free_mib(n)) return "insufficient memory";
+  if (pod.memory_bytes > memory_free_bytes(n)) return "insufficient memory";
   if (usage_[n].pods >= node.max_pods) return "too many pods";
   const size_t want = pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0;
   if (gpus.size() != want) return fmt::format("{} GPU indices given, pod needs {}", gpus.size(), want);
@@ -298,7 +298,7 @@ void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t
     throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
   Usage& u = usage_[n];
   u.cpu_used_milli += pod.cpu_milli;
-  u.memory_used_mib += pod.memory_mib;
+  u.memory_used_bytes += pod.memory_bytes;
   u.pods += 1;
   if (sharing_[n] == 0 && shared.empty() && mig.empty()) {
     for (int32_t g : gpus) {
@@ -335,7 +335,7 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
   if (n >= nodes_.size()) throw InvariantViolation("release: node id out of range");
   Usage& u = usage_[n];
   const size_t want = pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0;
-  bool ok = u.pods > 0 && u.cpu_used_milli >= pod.cpu_milli && u.memory_used_mib >= pod.memory_mib &&
+  bool ok = u.pods > 0 && u.cpu_used_milli >= pod.cpu_milli && u.memory_used_bytes >= pod.memory_bytes &&
             gpus.size() == want;
   for (int32_t g : gpus) {
     ok = ok && g >= 0 && g < nodes_[n].gpu_count &&
@@ -349,7 +349,7 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
   // invariant.
   auto it = std::find_if(bound.begin(), bound.end(), [&](const BoundPod& b) {
     return b.pod.name == pod.name && b.pod.namespace_name == pod.namespace_name &&
-           b.pod.cpu_milli == pod.cpu_milli && b.pod.memory_mib == pod.memory_mib &&
+           b.pod.cpu_milli == pod.cpu_milli && b.pod.memory_bytes == pod.memory_bytes &&
            b.pod.num_gpu == pod.num_gpu && b.pod.gpu_milli == pod.gpu_milli &&
            b.pod.shared_replicas == pod.shared_replicas && b.pod.mig_requests == pod.mig_requests &&
            std::equal(b.gpus.begin(), b.gpus.end(), gpus.begin(), gpus.end()) &&
@@ -371,7 +371,7 @@ void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t>
   }
   bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;
-  u.memory_used_mib -= pod.memory_mib;
+  u.memory_used_bytes -= pod.memory_bytes;
   u.pods -= 1;
   if (sharing_[n] == 0 && shared.empty() && mig.empty()) {
     for (int32_t g : gpus) {

@@ -3,7 +3,7 @@
 // Invariants kept by allocate()/allocate_devices()/release() (a violating call throws
 // InvariantViolation and leaves the state unchanged):
 //  - no GPU above 1000 gpu_milli used, none below 0;
-//  - no node above its allocatable CPU (cpu_milli), memory (memory_mib) or pod capacity (max_pods);
+//  - no node above its allocatable CPU (cpu_milli), memory (memory_bytes) or pod capacity (max_pods);
 //  - a pod takes exactly num_gpu distinct GPUs of one node, each with gpu_milli free;
 //    a multi-GPU pod therefore takes whole free GPUs (its gpu_milli is 1000);
 //  - GPU sharing (Node::time_slicing, Node::mig; gpu-sharing.md s.1-3). Each GPU is of one kind
@@ -108,7 +108,7 @@ class ClusterState {
 
   int64_t cpu_free_milli(NodeId n) const { return nodes_[n].cpu_milli - usage_[n].cpu_used_milli; }
   int64_t cpu_used_milli(NodeId n) const { return usage_[n].cpu_used_milli; }
-  int64_t memory_free_mib(NodeId n) const { return nodes_[n].memory_mib - usage_[n].memory_used_mib; }
+  int64_t memory_free_bytes(NodeId n) const { return nodes_[n].memory_bytes - usage_[n].memory_used_bytes; }
   int32_t pod_count(NodeId n) const { return usage_[n].pods; }
   /// Free gpu_milli of each GPU of the node (index = device id), 0..1000.
   std::span<const int32_t> gpu_free_milli(NodeId n) const {
@@ -194,7 +194,7 @@ class ClusterState {
  private:
   struct Usage {
     int64_t cpu_used_milli = 0;
-    int64_t memory_used_mib = 0;
+    int64_t memory_used_bytes = 0;
     int32_t pods = 0;
     int32_t gpu_free_total_milli = 0;
     uint32_t version = 1;

@@ -45,12 +45,13 @@ struct GpuMig {
 struct Node {
   std::string name;
   int64_t cpu_milli = 0;       ///< allocatable CPU, milli-cores
-  int64_t memory_mib = 0;      ///< allocatable memory, MiB
+  int64_t memory_bytes = 0;      ///< allocatable memory, MiB
   int32_t gpu_count = 0;       ///< physical GPUs (each 1000 gpu_milli)
   std::string gpu_model;       ///< GPU model, the value of nvidia.com/gpu.product (openb: "model" column)
   int32_t max_pods = 1001;     ///< pod capacity; the FGD simulator sets 1001, kubelet's default is 110
   Labels labels;               ///< e.g. nvidia.com/gpu.product, topology.kubernetes.io/zone
   std::vector<Taint> taints;
+  bool unschedulable = false;  ///< spec.unschedulable (cordoned): see sched/plugins/node_unschedulable.h
 
   // GPU sharing set-up (none for the openb trace). Each GPU is exactly one of: a MIG GPU
   // (mig[g].enabled), a time-sliced GPU (time_slicing set, no MIG), or a plain GPU.

@@ -44,7 +44,7 @@ void validate_pool(const NodePool& pool) {
   if (pool.node_count < pool.min_nodes || pool.node_count > pool.max_nodes)
     invalid(pool, fmt::format("node count {} is outside [min, max] = [{}, {}]", pool.node_count, pool.min_nodes,
                               pool.max_nodes));
-  if (pool.cpu_milli < 0 || pool.memory_mib < 0) invalid(pool, "CPU and memory must not be negative");
+  if (pool.cpu_milli < 0 || pool.memory_bytes < 0) invalid(pool, "CPU and memory must not be negative");
   if (pool.gpus_per_node < 0 || pool.gpus_per_node > kMaxGpusPerNode)
     invalid(pool, fmt::format("{} GPUs per node is outside [0, {}]", pool.gpus_per_node, kMaxGpusPerNode));
   const GpuModelInfo* model = nullptr;
@@ -108,7 +108,7 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     Node n;
     n.name = fmt::format("{}-{:0{}}", pool.name, i, width);
     n.cpu_milli = pool.cpu_milli;
-    n.memory_mib = pool.memory_mib;
+    n.memory_bytes = pool.memory_bytes;
     n.gpu_count = pool.gpus_per_node;
     n.gpu_model = model != nullptr ? model->name : std::string();
     n.max_pods = kKubeletDefaultMaxPods;

@@ -20,7 +20,7 @@ struct NodePool {
   std::string gpu_model;          ///< catalog name or product label ("L4", "H100-80GB"); empty = CPU-only pool
   int32_t gpus_per_node = 0;      ///< physical GPUs per node (0 for a CPU-only pool)
   int64_t cpu_milli = 0;          ///< allocatable CPU per node, milli-cores
-  int64_t memory_mib = 0;         ///< allocatable memory per node, MiB
+  int64_t memory_bytes = 0;         ///< allocatable memory per node, MiB
   int32_t node_count = 0;         ///< current size
   int32_t min_nodes = 0;          ///< autoscaling lower bound
   int32_t max_nodes = 0;          ///< autoscaling upper bound
@@ -58,7 +58,7 @@ void validate_pool(const NodePool& pool);
 /// The pool's node_count nodes, after validate_pool (which may throw std::invalid_argument):
 ///  - name `<pool>-<i>`, i from 0, zero-padded to the number of digits of node_count-1
 ///    (10 nodes: -0..-9; 11 nodes: -00..-10);
-///  - cpu_milli, memory_mib, gpu_count = gpus_per_node, gpu_model = the catalog's canonical name,
+///  - cpu_milli, memory_bytes, gpu_count = gpus_per_node, gpu_model = the catalog's canonical name,
 ///    max_pods = kKubeletDefaultMaxPods (110, kubelet's default);
 ///  - labels: the pool's labels, then nvidia.com/gpu.product (the catalog's first product label) and
 ///    nvidia.com/gpu.count (GPU pools only), nvidia.com/gpu.replicas (time-sliced pools only),

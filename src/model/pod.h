@@ -33,7 +33,7 @@ struct MigRequest {
 struct Pod {
   std::string name;
   int64_t cpu_milli = 0;
-  int64_t memory_mib = 0;
+  int64_t memory_bytes = 0;
   int32_t num_gpu = 0;
   int32_t gpu_milli = 0;       ///< per GPU, 0..1000
   std::string gpu_spec;        ///< allowed GPU models joined by '|' (openb gpu_spec); empty = any

@@ -1,6 +1,7 @@
 // Resource units used throughout gpufleet. Integers in the hot path, units in every name:
 //   cpu_milli   1000 = one vCPU (Kubernetes "500m" = 500)
-//   memory_mib  mebibytes (Kubernetes "16Gi" = 16384)
+//   memory_bytes bytes (Kubernetes "16Gi" = 17179869184), compared exactly as kube-scheduler's
+//               NodeResourcesFit does; the openb trace's memory_mib columns are converted on reading
 //   gpu_milli   1000 = one whole GPU; a sharing pod asks for a fraction of one GPU
 #pragma once
 
@@ -8,6 +9,9 @@
 #include <string_view>
 
 namespace gpufleet {
+
+/// Bytes in one MiB (2^20), for inputs and outputs that count memory in MiB (the openb trace).
+inline constexpr int64_t kBytesPerMib = int64_t{1} << 20;
 
 /// One whole GPU in gpu_milli.
 inline constexpr int32_t kGpuMilliPerGpu = 1000;

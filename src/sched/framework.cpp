@@ -18,6 +18,7 @@ std::string_view filter_reason(FilterCode code) {
       return "node(s) refuse more than one time-sliced GPU replica per pod (failRequestsGreaterThanOne)";
     case FilterCode::kAntiAffinityRulesNotMatch: return "node(s) didn't match pod anti-affinity rules";
     case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
+    case FilterCode::kNodeUnschedulable: return "node(s) were unschedulable";
     case FilterCode::kCount: break;
   }
   return "unknown";

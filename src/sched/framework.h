@@ -50,6 +50,9 @@ enum class FilterCode : uint8_t {
   /// "node(s) didn't satisfy existing pods anti-affinity rules" (InterPodAffinity: the incoming pod
   /// matches a required anti-affinity term of a pod running in the node's topology domain)
   kExistingAntiAffinityRulesNotMatch,
+  /// "node(s) were unschedulable" (NodeUnschedulable: spec.unschedulable and the pod does not tolerate
+  /// node.kubernetes.io/unschedulable:NoSchedule)
+  kNodeUnschedulable,
   kCount
 };
 inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);

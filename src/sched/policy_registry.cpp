@@ -17,6 +17,7 @@
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
+#include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/taint_toleration.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/random_score.h"
@@ -39,11 +40,12 @@ const std::vector<std::string>& paper_policy_names() {
 Policy make_policy(std::string_view name, const PolicyContext& context) {
   Policy policy;
   policy.name = std::string(name);
-  // kube-scheduler's filter order (TaintToleration, NodeAffinity, NodeResourcesFit), then the GPU
-  // filter and InterPodAffinity (not cacheable, run each cycle; one call when no pod has required
-  // anti-affinity): a node's unschedulable reason is its first failing filter's.
-  policy.filters = {std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(), std::make_shared<NodeResourcesFit>(),
-                    std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()};
+  // kube-scheduler's filter order (NodeUnschedulable, TaintToleration, NodeAffinity,
+  // NodeResourcesFit), then the GPU filter and InterPodAffinity (not cacheable, run each cycle; one
+  // call when no pod has required pod affinity or anti-affinity): a node's unschedulable reason is
+  // its first failing filter's.
+  policy.filters = {std::make_shared<NodeUnschedulable>(), std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(),
+                    std::make_shared<NodeResourcesFit>(), std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()};
   auto best = std::make_shared<BestFitGpuSelector>();
   policy.gpu_selector = best;
   if (name == "random") {

@@ -19,7 +19,7 @@ constexpr const char* kNoVictims = "No preemption victims found for incoming pod
 // Recent kube noderesources Fit: a request above the node's allocatable is UnschedulableAndUnresolvable
 // (InsufficientResource.Unresolvable); for GPUs, more GPUs than the node has.
 bool exceeds_allocatable(const Pod& pod, const Node& node) {
-  return pod.cpu_milli > node.cpu_milli || pod.memory_mib > node.memory_mib ||
+  return pod.cpu_milli > node.cpu_milli || pod.memory_bytes > node.memory_bytes ||
          (pod.is_gpu_pod() && pod.num_gpu > node.gpu_count);
 }
 
@@ -130,6 +130,7 @@ bool filter_code_resolvable(FilterCode code) {
     case FilterCode::kUntoleratedTaint:
     case FilterCode::kNodeAffinityMismatch:
     case FilterCode::kSharedRequestAboveOne:  // the device plugin's rule, whatever runs on the node
+    case FilterCode::kNodeUnschedulable:
     case FilterCode::kCount:
       return false;
   }

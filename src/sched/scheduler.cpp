@@ -148,7 +148,7 @@ std::string ScheduleResult::mig_profiles() const {
 size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   size_t h = std::hash<int64_t>{}(k.cpu_milli);
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  mix(std::hash<int64_t>{}(k.memory_mib));
+  mix(std::hash<int64_t>{}(k.memory_bytes));
   mix(std::hash<int32_t>{}(k.num_gpu));
   mix(std::hash<int32_t>{}(k.gpu_milli));
   mix(std::hash<int32_t>{}(k.shared_replicas));
@@ -182,7 +182,7 @@ int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n)
 }
 
 size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
-  ShapeKey key{pod.cpu_milli,    pod.memory_mib, pod.num_gpu, pod.gpu_milli, pod.shared_replicas, mig_key(pod),
+  ShapeKey key{pod.cpu_milli,    pod.memory_bytes, pod.num_gpu, pod.gpu_milli, pod.shared_replicas, mig_key(pod),
                pod.gpu_spec, constraints_key(pod)};
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {

@@ -104,7 +104,7 @@ class Scheduler {
     int32_t value = 0;     // score, or INT32_MIN + FilterCode if rejected
   };
   struct ShapeKey {
-    int64_t cpu_milli, memory_mib;
+    int64_t cpu_milli, memory_bytes;
     int32_t num_gpu, gpu_milli;
     int32_t shared_replicas;
     std::string mig;  // mig_key(pod): the MIG requests; "" for none

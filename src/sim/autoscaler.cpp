@@ -15,20 +15,20 @@ double node_utilization(const ClusterState& state, NodeId n) {
     return static_cast<double>(capacity - state.gpu_free_milli_total(n)) / static_cast<double>(capacity);
   }
   const double cpu = node.cpu_milli > 0 ? static_cast<double>(state.cpu_used_milli(n)) / static_cast<double>(node.cpu_milli) : 0.0;
-  const double mem = node.memory_mib > 0
-                         ? static_cast<double>(node.memory_mib - state.memory_free_mib(n)) / static_cast<double>(node.memory_mib)
+  const double mem = node.memory_bytes > 0
+                         ? static_cast<double>(node.memory_bytes - state.memory_free_bytes(n)) / static_cast<double>(node.memory_bytes)
                          : 0.0;
   return std::max(cpu, mem);
 }
 
 NodeBin::NodeBin(const NodePool& pool)
     : cpu_free_milli_(pool.cpu_milli),
-      memory_free_mib_(pool.memory_mib),
+      memory_free_bytes_(pool.memory_bytes),
       pods_free_(kKubeletDefaultMaxPods),  // expand_pool's max_pods
       gpu_free_milli_(static_cast<size_t>(pool.gpus_per_node), kGpuMilliPerGpu) {}
 
 bool NodeBin::try_add(const Pod& pod) {
-  if (pod.cpu_milli > cpu_free_milli_ || pod.memory_mib > memory_free_mib_ || pods_free_ < 1) return false;
+  if (pod.cpu_milli > cpu_free_milli_ || pod.memory_bytes > memory_free_bytes_ || pods_free_ < 1) return false;
   if (pod.is_share_pod()) {
     const int32_t g = sched::best_fit_gpu(gpu_free_milli_, pod.gpu_milli);
     if (g < 0) return false;
@@ -44,7 +44,7 @@ bool NodeBin::try_add(const Pod& pod) {
       }
   }
   cpu_free_milli_ -= pod.cpu_milli;
-  memory_free_mib_ -= pod.memory_mib;
+  memory_free_bytes_ -= pod.memory_bytes;
   --pods_free_;
   return true;
 }
@@ -60,7 +60,7 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::sp
     const Pod& y = *pods[b];
     if (x.gpu_request_milli() != y.gpu_request_milli()) return x.gpu_request_milli() > y.gpu_request_milli();
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
-    return x.memory_mib > y.memory_mib;
+    return x.memory_bytes > y.memory_bytes;
   });
   std::vector<NodeBin> bins;
   for (size_t i : order) {
@@ -78,12 +78,12 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::sp
     if (!placed) continue;
     ++option.pods_helped;
     option.cpu_requested_milli += pod.cpu_milli;
-    option.memory_requested_mib += pod.memory_mib;
+    option.memory_requested_bytes += pod.memory_bytes;
     option.gpu_requested_milli += pod.gpu_request_milli();
   }
   option.nodes = static_cast<int32_t>(bins.size());
   option.cpu_capacity_milli = pool.cpu_milli * option.nodes;
-  option.memory_capacity_mib = pool.memory_mib * option.nodes;
+  option.memory_capacity_bytes = pool.memory_bytes * option.nodes;
   option.gpu_capacity_milli = int64_t{pool.gpus_per_node} * kGpuMilliPerGpu * option.nodes;
   return option;
 }
@@ -92,7 +92,7 @@ double waste_score(const ScaleUpOption& o) {
   auto wasted = [](int64_t requested, int64_t capacity) {
     return capacity > 0 ? 1.0 - static_cast<double>(requested) / static_cast<double>(capacity) : 0.0;
   };
-  double score = wasted(o.cpu_requested_milli, o.cpu_capacity_milli) + wasted(o.memory_requested_mib, o.memory_capacity_mib);
+  double score = wasted(o.cpu_requested_milli, o.cpu_capacity_milli) + wasted(o.memory_requested_bytes, o.memory_capacity_bytes);
   if (o.gpu_capacity_milli > 0) score += wasted(o.gpu_requested_milli, o.gpu_capacity_milli);
   return score;
 }

@@ -37,7 +37,7 @@ class NodeBin {
 
  private:
   int64_t cpu_free_milli_;
-  int64_t memory_free_mib_;
+  int64_t memory_free_bytes_;
   int32_t pods_free_;
   std::vector<int32_t> gpu_free_milli_;
 };
@@ -48,10 +48,10 @@ struct ScaleUpOption {
   int32_t nodes = 0;                 ///< new nodes needed
   int32_t pods_helped = 0;           ///< pending pods that fit on them
   int64_t cpu_requested_milli = 0;   ///< summed over the helped pods
-  int64_t memory_requested_mib = 0;
+  int64_t memory_requested_bytes = 0;
   int64_t gpu_requested_milli = 0;
   int64_t cpu_capacity_milli = 0;    ///< summed over the new nodes
-  int64_t memory_capacity_mib = 0;
+  int64_t memory_capacity_bytes = 0;
   int64_t gpu_capacity_milli = 0;
   double price_usd_per_hour = 0;     ///< marginal price of the new nodes (covered reserved nodes: 0)
 };

@@ -6,7 +6,7 @@ namespace gpufleet::sim {
 
 PriceSplit price_split(const NodePool& pool) {
   const double cpu = static_cast<double>(pool.cpu_milli) / 1000.0 * kOpenCostCpuUsdPerVcpuHour;
-  const double mem = static_cast<double>(pool.memory_mib) / 1024.0 * kOpenCostRamUsdPerGibHour;
+  const double mem = static_cast<double>(pool.memory_bytes) / static_cast<double>(int64_t{1} << 30) * kOpenCostRamUsdPerGibHour;
   const double gpu = static_cast<double>(pool.gpus_per_node) * kOpenCostGpuUsdPerGpuHour;
   const double total = cpu + mem + gpu;
   if (total <= 0) return {};
@@ -16,7 +16,7 @@ PriceSplit price_split(const NodePool& pool) {
 double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod) {
   double share = 0;
   if (pool.cpu_milli > 0) share += split.cpu * static_cast<double>(pod.cpu_milli) / static_cast<double>(pool.cpu_milli);
-  if (pool.memory_mib > 0) share += split.memory * static_cast<double>(pod.memory_mib) / static_cast<double>(pool.memory_mib);
+  if (pool.memory_bytes > 0) share += split.memory * static_cast<double>(pod.memory_bytes) / static_cast<double>(pool.memory_bytes);
   if (pool.gpus_per_node > 0)
     share += split.gpu * static_cast<double>(pod.gpu_request_milli()) / (static_cast<double>(pool.gpus_per_node) * kGpuMilliPerGpu);
   return share;

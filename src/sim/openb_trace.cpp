@@ -58,7 +58,7 @@ Workload trace_workload(const std::vector<TracePod>& pods, const TraceReplayPara
     spec.kind = WorkloadKind::kJob;
     spec.pods = 1;
     spec.cpu_milli = tp.pod.cpu_milli;
-    spec.memory_mib = tp.pod.memory_mib;
+    spec.memory_bytes = tp.pod.memory_bytes;
     spec.num_gpu = tp.pod.num_gpu;
     spec.gpu_milli = tp.pod.gpu_milli;
     spec.gpu_spec = tp.pod.gpu_spec;

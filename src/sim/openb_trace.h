@@ -42,7 +42,7 @@ namespace gpufleet::sim {
 
 /// One pod of the trace with its times (seconds from the trace start).
 struct TracePod {
-  Pod pod;                         ///< name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos
+  Pod pod;                         ///< name, cpu_milli, memory_bytes, num_gpu, gpu_milli, gpu_spec, qos
   int64_t creation_time_s = 0;
   int64_t deletion_time_s = 0;     ///< >= creation_time_s
   int64_t scheduled_time_s = -1;   ///< -1: never scheduled (pod_phase Pending)

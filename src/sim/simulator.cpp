@@ -119,7 +119,7 @@ PendingStats stats(std::vector<double> samples) {
 // Everything that decides where a unit's pods may go and whether they fit: units with equal keys
 // are interchangeable for the scheduler.
 std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}:{}|", s.cpu_milli, s.memory_mib, s.num_gpu, s.gpu_milli, pods_in_unit,
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}:{}|", s.cpu_milli, s.memory_bytes, s.num_gpu, s.gpu_milli, pods_in_unit,
                                 static_cast<int>(s.capacity), s.gpu_spec.size(), s.gpu_spec);
   for (const auto& p : s.pools) key += fmt::format("{}:{},", p.size(), p);
   key += '|';

@@ -16,7 +16,7 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index) {
   pod.name = fmt::format("{}-{}", spec.name, index);
   pod.namespace_name = spec.namespace_name;
   pod.cpu_milli = spec.cpu_milli;
-  pod.memory_mib = spec.memory_mib;
+  pod.memory_bytes = spec.memory_bytes;
   pod.num_gpu = spec.num_gpu;
   pod.gpu_milli = spec.gpu_milli;
   pod.gpu_spec = spec.gpu_spec;
@@ -41,7 +41,7 @@ void validate_spec(const WorkloadSpec& s) {
   auto bad = [&](const std::string& what) { throw std::invalid_argument(fmt::format("{} {}: {}", s.kind == WorkloadKind::kJob ? "job" : "service", s.name, what)); };
   if (s.name.empty()) throw std::invalid_argument("workload item without a name");
   if (s.pods < 1) bad(fmt::format("pods {} is below 1", s.pods));
-  if (s.cpu_milli < 0 || s.memory_mib < 0) bad("negative CPU or memory request");
+  if (s.cpu_milli < 0 || s.memory_bytes < 0) bad("negative CPU or memory request");
   if (s.num_gpu < 0 || s.num_gpu > kMaxGpusPerPod) bad(fmt::format("GPUs per pod {} outside [0, {}]", s.num_gpu, kMaxGpusPerPod));
   if (s.num_gpu == 0 && s.gpu_milli != 0) bad("gpu_milli without GPUs");
   if (s.num_gpu > 0 && (s.gpu_milli < 1 || s.gpu_milli > kGpuMilliPerGpu)) bad(fmt::format("gpu_milli {} outside [1, 1000]", s.gpu_milli));

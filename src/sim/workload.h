@@ -57,7 +57,7 @@ struct WorkloadSpec {
   double arrival_s = 0;                   ///< submission time, seconds from the start
   int32_t pods = 1;                       ///< job: pods per job (a gang); service: replicas
   int64_t cpu_milli = 0;                  ///< per pod
-  int64_t memory_mib = 0;                 ///< per pod
+  int64_t memory_bytes = 0;                 ///< per pod
   int32_t num_gpu = 0;                    ///< per pod, 0..kMaxGpusPerPod
   int32_t gpu_milli = 0;                  ///< per GPU, 0..1000 (Pod convention; 0 iff num_gpu == 0)
   std::string gpu_spec;                   ///< allowed GPU models joined by '|' (openb gpu_spec); empty = any

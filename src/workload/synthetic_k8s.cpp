@@ -50,7 +50,7 @@ std::vector<Node> synthetic_k8s_nodes(int32_t node_count) {
     pool.gpu_model = shape.model;
     pool.gpus_per_node = shape.gpus;
     pool.cpu_milli = shape.cpu_milli;
-    pool.memory_mib = shape.memory_mib;
+    pool.memory_bytes = shape.memory_mib * kBytesPerMib;
     pool.node_count = pool.min_nodes = pool.max_nodes = count;
     pool.on_demand_usd_per_hour = 1.0;
     if (*shape.taint) pool.taints = {Taint{"workload-type", shape.taint, "NoSchedule"}};
@@ -80,7 +80,7 @@ std::vector<Pod> synthetic_k8s_pods(int64_t pod_count, int64_t seed) {
       const bool t4 = rng.intn(10) == 0;
       t.namespace_name = "serving";
       t.cpu_milli = t4 ? 2000 : 4000;
-      t.memory_mib = t4 ? 8 * 1024 : 16 * 1024;
+      t.memory_bytes = (t4 ? 8 * 1024 : 16 * 1024) * kBytesPerMib;
       t.num_gpu = 1;
       t.gpu_milli = 1000;
       t.priority = 1000;
@@ -98,7 +98,7 @@ std::vector<Pod> synthetic_k8s_pods(int64_t pod_count, int64_t seed) {
       t.num_gpu = rng.intn(10) == 0 ? 4 : 8;
       t.gpu_milli = 1000;
       t.cpu_milli = 11000 * t.num_gpu;
-      t.memory_mib = int64_t{t.num_gpu} * 100 * 1024;
+      t.memory_bytes = int64_t{t.num_gpu} * 100 * 1024 * kBytesPerMib;
       t.priority = 100;
       t.priority_class_name = "training";
       t.constraints.tolerations = {tolerate("training")};
@@ -111,13 +111,13 @@ std::vector<Pod> synthetic_k8s_pods(int64_t pod_count, int64_t seed) {
       t.num_gpu = 1;
       t.gpu_milli = 1000;
       t.cpu_milli = 4000;
-      t.memory_mib = 16 * 1024;
+      t.memory_bytes = 16 * 1024 * kBytesPerMib;
       t.priority_class_name = "dev";
       t.preempt_lower_priority = false;
       t.constraints.tolerations = {tolerate("dev")};
     } else {
       t.cpu_milli = 1000 * (1 + rng.intn(4));
-      t.memory_mib = 2048 * (1 + rng.intn(4));
+      t.memory_bytes = 2048 * (1 + rng.intn(4)) * kBytesPerMib;
     }
     for (int r = 0; r < kReplicasPerDeployment && static_cast<int64_t>(out.size()) < pod_count; ++r) {
       Pod p = t;

@@ -60,7 +60,7 @@ std::vector<Node> synthetic_openb_nodes(int copies) {
         Node n;
         n.name = fmt::format("synth-node-{:05}", index++);
         n.cpu_milli = t.cpu_milli;
-        n.memory_mib = t.memory_mib;
+        n.memory_bytes = t.memory_mib * kBytesPerMib;
         n.gpu_count = t.gpus;
         n.gpu_model = t.model;
         nodes.push_back(std::move(n));
@@ -94,10 +94,10 @@ std::vector<Pod> synthetic_openb_pods(int64_t count, int64_t seed) {
         break;
     }
     p.cpu_milli = shape->cpu_milli;
-    p.memory_mib = shape->memory_mib;
+    p.memory_bytes = shape->memory_mib * kBytesPerMib;
     if (p.num_gpu > 1) {  // the trace's most common multi-GPU requests
       p.cpu_milli = p.num_gpu == 2 ? 16200 : p.num_gpu == 4 ? 32200 : 64200;
-      p.memory_mib = p.num_gpu == 2 ? 66560 : p.num_gpu == 4 ? 132096 : 263168;
+      p.memory_bytes = (p.num_gpu == 2 ? 66560 : p.num_gpu == 4 ? 132096 : 263168) * kBytesPerMib;
     }
     pods.push_back(std::move(p));
   }

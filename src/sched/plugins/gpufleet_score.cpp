@@ -33,15 +33,15 @@ ClusterShape ClusterShape::of(const ClusterState& state) {
     size_t c = 0;
     while (c < shape.classes.size() &&
            !(shape.classes[c].model_id == state.gpu_model_id(n) && shape.classes[c].gpu_count == node.gpu_count &&
-             within(node.cpu_milli, first[c].first) && within(node.memory_mib, first[c].second)))
+             within(node.cpu_milli, first[c].first) && within(node.memory_bytes, first[c].second)))
       ++c;
     if (c == shape.classes.size()) {
-      shape.classes.push_back(NodeClass{state.gpu_model_id(n), node.gpu_count, node.cpu_milli, node.memory_mib, 0});
-      first.emplace_back(node.cpu_milli, node.memory_mib);
+      shape.classes.push_back(NodeClass{state.gpu_model_id(n), node.gpu_count, node.cpu_milli, node.memory_bytes, 0});
+      first.emplace_back(node.cpu_milli, node.memory_bytes);
     }
     NodeClass& k = shape.classes[c];
     k.cpu_milli = std::max(k.cpu_milli, node.cpu_milli);
-    k.memory_mib = std::max(k.memory_mib, node.memory_mib);
+    k.memory_bytes = std::max(k.memory_bytes, node.memory_bytes);
     k.gpus += node.gpu_count;
     shape.class_of_node.push_back(static_cast<int32_t>(c));
   }
@@ -50,7 +50,7 @@ ClusterShape ClusterShape::of(const ClusterState& state) {
 
 size_t GpufleetScore::ShapeIdHash::operator()(const ShapeId& id) const {
   size_t h = std::hash<std::string_view>{}(id.gpu_spec);
-  for (const auto v : {static_cast<uint64_t>(id.cpu_milli), static_cast<uint64_t>(id.memory_mib), static_cast<uint64_t>(id.num_gpu)})
+  for (const auto v : {static_cast<uint64_t>(id.cpu_milli), static_cast<uint64_t>(id.memory_bytes), static_cast<uint64_t>(id.num_gpu)})
     h = h * 1000003u ^ std::hash<uint64_t>{}(v);
   return h;
 }
@@ -86,7 +86,7 @@ GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
   int32_t classes = 0;
   for (size_t c = 0; c < shape_.classes.size(); ++c) {
     const auto& k = shape_.classes[c];
-    if (k.gpus == 0 || k.gpu_count < pod.num_gpu || k.cpu_milli < pod.cpu_milli || k.memory_mib < pod.memory_mib ||
+    if (k.gpus == 0 || k.gpu_count < pod.num_gpu || k.cpu_milli < pod.cpu_milli || k.memory_bytes < pod.memory_bytes ||
         !gpu_spec_allows(pod.gpu_spec, gpu_models_[static_cast<size_t>(k.model_id)]))
       continue;
     ++classes;
@@ -97,7 +97,7 @@ GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
 }
 
 GpufleetScore::ShapeFacts GpufleetScore::facts(const Pod& pod) const {
-  const auto it = facts_.find(ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu});
+  const auto it = facts_.find(ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_bytes, pod.num_gpu});
   return it != facts_.end() ? it->second : compute_facts(pod);  // a pod scored without observe()
 }
 
@@ -112,7 +112,7 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
   for (NodeId n = 0; n < state.node_count(); ++n) {
     const int64_t free = state.gpu_free_milli_total(n);
     if (free == 0) continue;
-    const double usable = static_cast<double>(free) - stranded_milli(free, state.cpu_free_milli(n), state.memory_free_mib(n));
+    const double usable = static_cast<double>(free) - stranded_milli(free, state.cpu_free_milli(n), state.memory_free_bytes(n));
     const auto m = static_cast<size_t>(state.gpu_model_id(n));
     if (m < usable_by_model.size()) usable_by_model[m] += usable;
     if (n < shape_.class_of_node.size()) usable_by_class[static_cast<size_t>(shape_.class_of_node[n])] += usable;
@@ -154,10 +154,10 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
   if (pod.is_gpu_pod()) {
     const auto milli = static_cast<double>(pod.gpu_request_milli());
     cpu_sum_ += static_cast<double>(pod.nonzero_cpu_milli());
-    memory_sum_ += static_cast<double>(pod.memory_mib);
+    memory_sum_ += static_cast<double>(pod.memory_bytes);
     gpu_sum_ += milli;
     const std::string& spec = *specs_.insert(pod.gpu_spec).first;
-    const ShapeId id{spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu};
+    const ShapeId id{spec, pod.cpu_milli, pod.memory_bytes, pod.num_gpu};
     auto it = facts_.find(id);
     if (it == facts_.end()) it = facts_.emplace(id, compute_facts(pod)).first;
     const uint64_t set = all_models_ != 0 ? it->second.model_set : 0;
@@ -185,11 +185,11 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
   if (changed) ++generation_;
 }
 
-double GpufleetScore::stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_mib) const {
+double GpufleetScore::stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_bytes) const {
   const auto g = static_cast<double>(gpu_free_milli);
   double stranded = 0.0;
   if (r_cpu_ > 0) stranded = std::max(stranded, g - static_cast<double>(cpu_free_milli) / r_cpu_);
-  if (r_memory_ > 0) stranded = std::max(stranded, g - static_cast<double>(memory_free_mib) / r_memory_);
+  if (r_memory_ > 0) stranded = std::max(stranded, g - static_cast<double>(memory_free_bytes) / r_memory_);
   return std::min(g, stranded);
 }
 
@@ -217,9 +217,9 @@ int32_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n
   if (std::isnan(gain)) return 0;
   const int64_t gpu_free = state.gpu_free_milli_total(n);
   const double strand_gain =
-      stranded_milli(gpu_free, state.cpu_free_milli(n), state.memory_free_mib(n)) -
+      stranded_milli(gpu_free, state.cpu_free_milli(n), state.memory_free_bytes(n)) -
       stranded_milli(gpu_free - pod.gpu_request_milli(), state.cpu_free_milli(n) - pod.nonzero_cpu_milli(),
-                     state.memory_free_mib(n) - pod.memory_mib);
+                     state.memory_free_bytes(n) - pod.memory_bytes);
   const int32_t c = n < shape_.class_of_node.size() ? shape_.class_of_node[n] : -1;
   const double p_class = class_pressure(c);
   double pressure = 0.0;
@@ -227,7 +227,7 @@ int32_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n
     ShapeFacts f;
     const std::vector<double>* row = nullptr;
     if (pod.is_gpu_pod()) {
-      if (last_ && last_->id == ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_mib, pod.num_gpu}) {
+      if (last_ && last_->id == ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_bytes, pod.num_gpu}) {
         f = last_->facts;
         row = last_->row;
       } else {

@@ -85,7 +85,7 @@ struct ClusterShape {
     int32_t model_id = 0;     ///< ClusterState::gpu_model_id
     int32_t gpu_count = 0;    ///< GPUs per node
     int64_t cpu_milli = 0;    ///< largest allocatable CPU of the class's nodes
-    int64_t memory_mib = 0;   ///< largest allocatable memory of the class's nodes
+    int64_t memory_bytes = 0;   ///< largest allocatable memory of the class's nodes
     int64_t gpus = 0;         ///< physical GPUs over all nodes of the class
   };
   std::vector<NodeClass> classes;      ///< in order of first node
@@ -143,9 +143,9 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   /// The GPU with the largest F decrease, or -1 when no GPU of node n can take the pod.
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 
-  /// S(n) for a node with `gpu_free_milli` free GPU milli, `cpu_free_milli` and `memory_free_mib`
+  /// S(n) for a node with `gpu_free_milli` free GPU milli, `cpu_free_milli` and `memory_free_bytes`
   /// left, in gpu_milli, at the current ratios (0 before any GPU pod was seen).
-  double stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_mib) const;
+  double stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_bytes) const;
   /// p_A(m) of model id m at the current estimate, in [0, 1], for a pod whose gpu_spec is
   /// `gpu_spec` (empty: any model); 0 for an unknown id or a set not seen yet.
   double model_pressure(int32_t model_id, std::string_view gpu_spec = {}) const;
@@ -168,7 +168,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   };
   struct ShapeId {
     std::string_view gpu_spec;
-    int64_t cpu_milli, memory_mib;
+    int64_t cpu_milli, memory_bytes;
     int32_t num_gpu;
     bool operator==(const ShapeId&) const = default;
   };

@@ -14,10 +14,10 @@ int32_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state
     int64_t capacity, requested;
     bool skip;
   };
-  const int64_t memory_request = pod.memory_mib;  // kube's non-zero default applies only to containers with no request
+  const int64_t memory_request = pod.memory_bytes;  // kube's non-zero default applies only to containers with no request
   const std::array<Resource, 3> resources{{
       {node.cpu_milli, state.cpu_used_milli(n) + pod.nonzero_cpu_milli(), false},
-      {node.memory_mib, node.memory_mib - state.memory_free_mib(n) + memory_request, false},
+      {node.memory_bytes, node.memory_bytes - state.memory_free_bytes(n) + memory_request, false},
       {int64_t{node.gpu_count} * kGpuMilliPerGpu,
        int64_t{node.gpu_count} * kGpuMilliPerGpu - state.gpu_free_milli_total(n) + pod.gpu_request_milli(),
        !pod.is_gpu_pod()},

@@ -1,0 +1,26 @@
+// NodeUnschedulable filter (kube-scheduler pkg/scheduler/framework/plugins/nodeunschedulable/
+// node_unschedulable.go): a cordoned node (spec.unschedulable: true, `kubectl cordon`) takes no new
+// pod unless the pod tolerates the taint {key: node.kubernetes.io/unschedulable, effect: NoSchedule}
+// (v1helper.TolerationsTolerateTaint), whether or not the node carries that taint (the node
+// lifecycle controller adds it; a hand-written or older snapshot may lack it).
+// kube: UnschedulableAndUnresolvable, "node(s) were unschedulable"; preemption does not help.
+// Pods bound by spec.nodeName bypass the scheduler and so this filter (the kubelet admits them).
+#pragma once
+
+#include <string_view>
+
+#include "sched/framework.h"
+
+namespace gpufleet::sched {
+
+/// The taint key kube checks tolerations against (k8s.io/api/core/v1 TaintNodeUnschedulable).
+inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
+
+class NodeUnschedulable final : public FilterPlugin {
+ public:
+  std::string_view name() const override { return "NodeUnschedulable"; }
+  /// kFits, or kNodeUnschedulable.
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+};
+
+}  // namespace gpufleet::sched
