@@ -205,7 +205,11 @@ TEST(DeviceSetup, MigLayoutFromAdvertisedCounts) {
   EXPECT_EQ(b.mig[2].instances, (std::vector<MigInstance>{{"4g.40gb", 0}, {"3g.40gb", 4}}));
   const Node& c = node(k, "c");
   EXPECT_EQ(c.mig, (std::vector<GpuMig>{GpuMig{}, GpuMig{true, {{"7g.80gb", 0}}}, GpuMig{true, {}}}));
-  EXPECT_TRUE(report.warnings.empty());
+  // Node b's count is a guess, and says so (GPU feature discovery would have labelled it).
+  EXPECT_EQ(report.warnings, (std::vector<std::string>{
+                                 "no nvidia.com/gpu.count label: the GPUs with MIG are counted as the fewest H100-80GB GPUs "
+                                 "that hold the advertised MIG devices (2x 3g.40gb, 2x 4g.40gb); label the node with its "
+                                 "physical GPU count to override (node b)"}));
 
   // Errors: the devices do not fit, a model that is not MIG-capable, no GPU left for them.
   expect_error(node_doc("x", {kH100, "nvidia.com/gpu.count: \"1\""}, "nvidia.com/mig-7g.80gb: 1, nvidia.com/mig-1g.10gb: 1"),
@@ -224,7 +228,8 @@ TEST(DeviceSetup, MissingMigConfigWithoutAnyConfigWarns) {
                                  node_doc("b", {kH100, "nvidia.com/mig.config: all-1g.10gb"}, "nvidia.com/mig-1g.10gb: 7"),
                              &report);
   EXPECT_EQ(node(k, "a").mig.size(), 1u);  // from the advertised counts
-  ASSERT_EQ(report.warnings.size(), 1u);
+  ASSERT_EQ(report.warnings.size(), 2u);  // and the GPU count guessed from them (no nvidia.com/gpu.count)
+  EXPECT_EQ(report.warnings[1].substr(0, 30), "no nvidia.com/gpu.count label:");
   EXPECT_EQ(report.warnings[0],
             "mig-parted config 'all-1g.10gb' (label nvidia.com/mig.config) is not among the inputs; MIG set-up from the "
             "node pool or the advertised MIG devices (nodes a, b)");

@@ -461,9 +461,11 @@ spec:
   EXPECT_EQ(c.preferred_anti_affinity[0].weight, 50);
   EXPECT_EQ(c.preferred_anti_affinity[0].term.namespaces, (std::vector<std::string>{"prod"}));
   EXPECT_EQ(c.preferred_anti_affinity[0].term.label_selector.match_expressions[0].operator_, "NotIn");
-  // podAffinity is not modelled: one warning, nothing silently dropped.
-  ASSERT_EQ(k.warnings.size(), 1u);
-  EXPECT_NE(k.warnings[0].find("podAffinity"), std::string::npos);
+  ASSERT_EQ(c.required_affinity.size(), 1u);
+  EXPECT_EQ(c.required_affinity[0].topology_key, "kubernetes.io/hostname");
+  EXPECT_EQ(c.required_affinity[0].label_selector.match_labels[0], (std::pair<std::string, std::string>{"app", "cache"}));
+  // Preferred terms are kept but not scored: said once, nothing silently dropped.
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"ignored preferred podAntiAffinity scoring in 1 object(s): not modelled"}));
 }
 
 // -------------------------------------------------------------------------------- Controllers

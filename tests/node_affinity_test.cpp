@@ -110,13 +110,18 @@ TEST(NodeAffinityTest, TermTable) {
       {"Gt: 16 > 32 is false", term({req("gpu-mem", "Gt", {"32"})}), false},
       {"Lt: 16 < 32", term({req("gpu-mem", "Lt", {"32"})}), true},
       {"Lt: 16 < 16 is false", term({req("gpu-mem", "Lt", {"16"})}), false},
-      {"Gt: negative label -3 > -4", term({req("neg", "Gt", {"-4"})}), true},
+      // labels.NewRequirement also checks each value as a label value, which may not start with a
+      // sign: a negative or signed Gt/Lt value makes the term match nothing, even where the integer
+      // comparison would hold. A negative label value compares normally.
+      {"Gt: value -4 is not a label value", term({req("neg", "Gt", {"-4"})}), false},
       {"Lt: negative label -3 < 0", term({req("neg", "Lt", {"0"})}), true},
-      {"Gt: signed requirement +15", term({req("gpu-mem", "Gt", {"+15"})}), true},
+      {"Gt: value +15 is not a label value", term({req("gpu-mem", "Gt", {"+15"})}), false},
+      {"NotIn: value -x is not a label value", term({req("zone", "NotIn", {"-x"})}), false},
+      {"In: key with a bad prefix", term({req("Bad_Prefix/zone", "In", {"a"})}), false},
       {"Gt: label absent", term({req("region", "Gt", {"0"})}), false},
       {"Gt: non-integer label value '12abc'", term({req("weird", "Gt", {"1"})}), false},
       {"Lt: non-integer label value '12abc'", term({req("weird", "Lt", {"100"})}), false},
-      {"Gt: non-integer label value 'a'", term({req("zone", "Gt", {"-100"})}), false},
+      {"Gt: non-integer label value 'a'", term({req("zone", "Gt", {"100"})}), false},
       {"Lt: empty label value", term({req("empty", "Lt", {"1"})}), false},
       {"Gt: non-integer requirement value is invalid", term({req("gpu-mem", "Gt", {"8.5"})}), false},
       {"Lt: two values are invalid", term({req("gpu-mem", "Lt", {"32", "64"})}), false},

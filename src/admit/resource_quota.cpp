@@ -109,10 +109,14 @@ bool scope_matches(const Pod& pod, const std::string& scope, const std::string& 
     return false;
   }
   if (scope == "CrossNamespacePodAffinity") {
-    for (const auto& t : pod.constraints.required_anti_affinity)
-      if (!t.namespaces.empty()) return true;
-    for (const auto& t : pod.constraints.preferred_anti_affinity)
-      if (!t.term.namespaces.empty()) return true;
+    // podMatchesScopeFunc / usesCrossNamespacePodAffinity: any pod (anti-)affinity term, required or
+    // preferred, that names namespaces.
+    for (const auto* terms : {&pod.constraints.required_anti_affinity, &pod.constraints.required_affinity})
+      for (const auto& t : *terms)
+        if (!t.namespaces.empty()) return true;
+    for (const auto* terms : {&pod.constraints.preferred_anti_affinity, &pod.constraints.preferred_affinity})
+      for (const auto& t : *terms)
+        if (!t.term.namespaces.empty()) return true;
     return false;
   }
   return false;
@@ -174,6 +178,17 @@ std::string format_quantity(int64_t amount, QuantityUnit unit) {
     suffix = kSuffix[e];
   }
   return fmt::format("{}{}{}", negative ? "-" : "", m, suffix);
+}
+
+std::vector<std::string> quota_differences(const std::vector<ResourceQuota>& quotas) {
+  std::vector<std::string> out;
+  for (const ResourceQuota& q : quotas)
+    if (q.hard.count("limits.nvidia.com/gpu"))
+      out.push_back(fmt::format("ResourceQuota {}/{}: limits.nvidia.com/gpu is charged each pod's nvidia.com/gpu request; "
+                                "Kubernetes charges nothing to limits.<extended resource> entries (only requests.nvidia.com/gpu "
+                                "limits GPUs there)",
+                                q.namespace_name, q.name));
+  return out;
 }
 
 ResourceQuota from_spec(const io::ResourceQuotaSpec& spec) {

@@ -40,11 +40,11 @@
 //  - Scopes: Terminating never matches and NotTerminating always does (the model has no
 //    activeDeadlineSeconds); BestEffort is qos == kBE; PriorityClass uses priority_class_name (the
 //    YAML reader already fills in the globalDefault class, as the Priority admission plugin does);
-//    CrossNamespacePodAffinity looks at the anti-affinity terms' namespaces (the model's only
-//    pod-affinity terms).
+//    CrossNamespacePodAffinity looks at the namespaces of the pod (anti-)affinity terms
+//    (namespaceSelector is not modelled).
 //  - Namespace: a pod with an empty namespace_name (openb trace) is in "default", as kube defaults it.
-//  - Memory is tracked in whole MiB (hard limits rounded up, like the reader), so a limit written
-//    with decimal suffixes ("1G") prints in binary SI ("954Mi") where kube would print "1G".
+//  - Memory is tracked in bytes and printed in binary SI ("1000000Ki", "16Gi", "100000000"), so a
+//    limit written with decimal suffixes ("1G") prints as "1000000000" where kube would print "1G".
 //  - Hard entries the model cannot charge (ephemeral-storage, hugepages-*, services, ...) are
 //    ignored and listed as untracked in usage(). Terminal pods are not modelled: release() them.
 //
@@ -83,6 +83,11 @@ struct ResourceQuota {
 /// milli-cores and MiB, counts as integers, `other` entries copied verbatim).
 ResourceQuota from_spec(const io::ResourceQuotaSpec& spec);
 std::vector<ResourceQuota> from_specs(const std::vector<io::ResourceQuotaSpec>& specs);
+
+/// One line per quota rule in `quotas` that gpufleet applies differently from Kubernetes (the list
+/// above), for the CLI to print: today a limits.nvidia.com/gpu entry, which Kubernetes charges
+/// nothing (only requests.<extended> quota items count) and gpufleet charges the GPU request.
+std::vector<std::string> quota_differences(const std::vector<ResourceQuota>& quotas);
 
 /// Whether admission charges a spec.hard entry from the Pod model alone, i.e. without
 /// ExtendedRequests: pods, count/pods, cpu, memory, requests.cpu/memory, limits.cpu/memory,

@@ -23,15 +23,16 @@ int run_place_command(const PlaceCommandOptions& o) {
   check_output_paths({{"--json", o.json_path}}, input_paths);
 
   const io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
-  if (!o.quiet)
-    for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
+  // Always, --quiet or not: each says where gpufleet decides differently from Kubernetes or leaves
+  // something out, which the results depend on.
+  for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
 
   place::PlaceOptions options;
   options.policy = policy;
   options.seed = o.seed;
   const place::PlaceResult result = place::place_workload(inputs.input, options);
 
-  if (!o.json_path.empty()) write_file_atomically(o.json_path, io::place_result_json(result));
+  if (!o.json_path.empty()) write_file_atomically(o.json_path, io::place_result_json(result, inputs.warnings));
   std::string text = io::place_result_text(result);
   if (!inputs.objects.skipped_kinds.empty()) {
     int skipped = 0;

@@ -325,6 +325,10 @@ void NodeSetup::count_gpus(bool mig_config) {
     if (mig_gpus_ == 0)
       fail_node(fmt::format("the advertised MIG devices ({}) fit on no more than {} {} GPUs",
                             profile_list(advertised_mig_), kMaxGpusPerNode - non_mig_gpus_, model_->name));
+    // A guess, said out loud: GPU feature discovery always writes the physical count.
+    warn(fmt::format("no {} label: the GPUs with MIG are counted as the fewest {} GPUs that hold the advertised MIG "
+                     "devices ({}); label the node with its physical GPU count to override",
+                     kCountLabel, model_->name, profile_list(advertised_mig_)));
   }
   node_.gpu_count = non_mig_gpus_ + mig_gpus_;
 }

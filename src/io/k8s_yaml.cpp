@@ -214,10 +214,31 @@ bool one_of(const std::string& s, std::initializer_list<const char*> options) {
   return false;
 }
 
-// A NodeSelectorRequirement (node_selector: Gt/Lt allowed) or a LabelSelectorRequirement.
-SelectorRequirement requirement(const Val& v, bool node_selector, const char* key_field = "key") {
+// Labels as the API server validates them (ValidateLabels): every key and value valid.
+Labels valid_labels(const Val& v) {
+  Labels out;
+  v.each_entry([&](const std::string& k, const Val& val) {
+    if (const auto e = label_key_error(k)) v.fail_key(k, *e);
+    const std::string value = val.str();
+    if (const auto e = label_value_error(value)) val.fail(*e);
+    out.emplace_back(k, value);
+  });
+  return out;
+}
+
+// A NodeSelectorRequirement (node_selector: Gt/Lt allowed) or a LabelSelectorRequirement, checked as
+// the API server checks them (ValidateNodeSelectorRequirement / ValidateLabelSelectorRequirement:
+// operator, number of values, label key; for a label selector also every value). A node selector
+// value that kube-scheduler's parser refuses (not a label value, or a Gt/Lt value that is no integer)
+// passes the API server; the term then matches no node (node_selector_requirement_error): one
+// warning in `warnings`, naming the field.
+SelectorRequirement requirement(const Val& v, bool node_selector, std::vector<std::string>* warnings,
+                                const char* key_field = "key") {
   SelectorRequirement r;
-  r.key = v[key_field].required_str();
+  const bool labels = std::string_view(key_field) == "key";  // not a quota's scopeSelector (scopeName)
+  const Val key = v[key_field];
+  r.key = key.required_str();
+  if (const auto e = label_key_error(r.key); e && labels) key.fail(*e);
   const Val op = v["operator"];
   r.operator_ = op.required_str();
   r.values = string_list(v["values"]);
@@ -229,25 +250,34 @@ SelectorRequirement requirement(const Val& v, bool node_selector, const char* ke
     v["values"].fail(fmt::format("operator {} needs at least one value", r.operator_));
   if ((r.operator_ == "Exists" || r.operator_ == "DoesNotExist") && !r.values.empty())
     v["values"].fail(fmt::format("operator {} takes no values", r.operator_));
-  if (r.operator_ == "Gt" || r.operator_ == "Lt") {
-    if (r.values.size() != 1) v["values"].fail(fmt::format("operator {} needs exactly one value", r.operator_));
-    v["values"].at(0).integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  if ((r.operator_ == "Gt" || r.operator_ == "Lt") && r.values.size() != 1)
+    v["values"].fail(fmt::format("operator {} needs exactly one value", r.operator_));
+  if (!node_selector && labels) {
+    for (size_t i = 0; i < r.values.size(); ++i)
+      if (const auto e = label_value_error(r.values[i])) v["values"].at(i).fail(*e);
+  } else if (warnings != nullptr) {
+    if (const auto e = node_selector_requirement_error(r)) {
+      const auto [line, column] = v.position();
+      warnings->push_back(fmt::format("{}:{}:{}: field '{}': {}; kube-scheduler cannot parse this requirement, so its "
+                                      "term matches no node",
+                                      v.source().file, line, column, v.path(), *e));
+    }
   }
   return r;
 }
 
-std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector) {
+std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector, std::vector<std::string>* warnings) {
   std::vector<SelectorRequirement> out;
-  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector));
+  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector, warnings));
   return out;
 }
 
-NodeSelectorTerm node_selector_term(const Val& v) {
+NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings) {
   NodeSelectorTerm t;
-  t.match_expressions = requirements(v["matchExpressions"], true);
+  t.match_expressions = requirements(v["matchExpressions"], true, warnings);
   const Val fields = v["matchFields"];
   for (size_t i = 0, n = fields.size(); i < n; ++i) {
-    SelectorRequirement r = requirement(fields.at(i), true);
+    SelectorRequirement r = requirement(fields.at(i), true, nullptr, "key");
     if (r.key != "metadata.name") fields.at(i)["key"].fail(fmt::format("matchFields supports only metadata.name, not '{}'", r.key));
     t.match_fields.push_back(std::move(r));
   }
@@ -256,8 +286,8 @@ NodeSelectorTerm node_selector_term(const Val& v) {
 
 LabelSelector label_selector(const Val& v) {
   LabelSelector s;
-  s.match_labels = string_map(v["matchLabels"]);
-  s.match_expressions = requirements(v["matchExpressions"], false);
+  s.match_labels = valid_labels(v["matchLabels"]);
+  s.match_expressions = requirements(v["matchExpressions"], false, nullptr);
   return s;
 }
 
@@ -600,15 +630,15 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
 
   // Placement constraints.
   PodConstraints& c = p.constraints;
-  c.node_selector = string_map(spec["nodeSelector"]);
+  c.node_selector = valid_labels(spec["nodeSelector"]);
   const Val affinity = spec["affinity"];
   const Val na = affinity["nodeAffinity"];
   const Val terms = na["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  for (size_t i = 0, n = terms.size(); i < n; ++i) c.required_node_affinity.push_back(node_selector_term(terms.at(i)));
+  for (size_t i = 0, n = terms.size(); i < n; ++i) c.required_node_affinity.push_back(node_selector_term(terms.at(i), &out_.warnings));
   const Val preferred = na["preferredDuringSchedulingIgnoredDuringExecution"];
   for (size_t i = 0, n = preferred.size(); i < n; ++i) {
     const Val e = preferred.at(i);
-    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"])});
+    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings)});
   }
   const Val anti = affinity["podAntiAffinity"];
   const Val anti_req = anti["requiredDuringSchedulingIgnoredDuringExecution"];
@@ -622,7 +652,21 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     if (e["podAffinityTerm"]["namespaceSelector"].present()) feature("podAntiAffinity namespaceSelector");
     c.preferred_anti_affinity.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
   }
-  if (affinity["podAffinity"].present()) feature("podAffinity");
+  const Val pa = affinity["podAffinity"];
+  const Val pa_req = pa["requiredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = pa_req.size(); i < n; ++i) {
+    if (pa_req.at(i)["namespaceSelector"].present()) feature("podAffinity namespaceSelector");
+    c.required_affinity.push_back(pod_affinity_term(pa_req.at(i)));
+  }
+  const Val pa_pref = pa["preferredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = pa_pref.size(); i < n; ++i) {
+    const Val e = pa_pref.at(i);
+    if (e["podAffinityTerm"]["namespaceSelector"].present()) feature("podAffinity namespaceSelector");
+    c.preferred_affinity.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
+  }
+  // kube's InterPodAffinity also scores preferred terms; gpufleet's policies do not (yet): said at run time.
+  if (pa_pref.size() > 0) feature("preferred podAffinity scoring");
+  if (anti_pref.size() > 0) feature("preferred podAntiAffinity scoring");
   if (spec["topologySpreadConstraints"].size() > 0) feature("topologySpreadConstraints");
   const Val tolerations = spec["tolerations"];
   for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
@@ -755,7 +799,7 @@ void Reader::resource_quota(const Val& v) {
   }
   const Val exprs = spec["scopeSelector"]["matchExpressions"];
   for (size_t i = 0, n = exprs.size(); i < n; ++i) {
-    q.scope_selector.push_back(requirement(exprs.at(i), false, "scopeName"));
+    q.scope_selector.push_back(requirement(exprs.at(i), false, nullptr, "scopeName"));
     check_quota_scope(exprs.at(i)["scopeName"], q.scope_selector.back().key);
   }
   out_.quotas.push_back(std::move(q));

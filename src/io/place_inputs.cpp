@@ -89,6 +89,7 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
     throw UsageError("--cluster: no nodes (give Node objects or a gpufleet NodePoolSet file)");
   out.input.pods = out.objects.pods;
   out.input.quotas = admit::from_specs(out.objects.quotas);
+  for (std::string& w : admit::quota_differences(out.input.quotas)) out.warnings.push_back(std::move(w));
   out.input.pdbs = out.objects.pod_disruption_budgets;
   return out;
 }

@@ -16,7 +16,10 @@ struct PlaceInputs {
   place::PlaceInput input;  ///< nodes (pool nodes first, in pool order, then Node objects), pods, quotas
   std::vector<NodePool> pools;
   K8sObjects objects;       ///< everything the Kubernetes reader read (warnings, skipped kinds, configs)
-  std::vector<std::string> warnings;  ///< the reader's, then the device set-up's (io/device_setup.h)
+  /// The reader's, then the device set-up's (io/device_setup.h), then quota rules applied differently
+  /// from Kubernetes (admit::quota_differences): everything decided differently from Kubernetes or
+  /// left out, one line each.
+  std::vector<std::string> warnings;
 };
 
 /// Reads the cluster and workload paths (files or directories) together, so a workload may name the

@@ -31,7 +31,7 @@ std::string gpu_list(const std::vector<int32_t>& gpus) {
 
 }  // namespace
 
-std::string place_result_json(const place::PlaceResult& r) {
+std::string place_result_json(const place::PlaceResult& r, const std::vector<std::string>& warnings) {
   nlohmann::ordered_json doc;
   doc["policy"] = r.policy;
   doc["nodes"] = r.node_count;
@@ -51,6 +51,7 @@ std::string place_result_json(const place::PlaceResult& r) {
   doc["pending"] = unplaced_json(r.pending);
   doc["quota_rejected"] = unplaced_json(r.quota_rejected);
   doc["gpu_allocation_pct"] = allocation_pct(r);
+  doc["warnings"] = warnings;
   // Names are not guaranteed UTF-8 (YAML may carry any bytes): replace invalid sequences (U+FFFD).
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "place/place_workload.h"
 
@@ -14,9 +15,11 @@ namespace gpufleet::io {
 ///                  "preempted": ["ns/victim"], "priority": P, "prebound": false}],
 ///  "pending": [{"pod": "ns/name", "reason": "..."}],
 ///  "quota_rejected": [{"pod": "ns/name", "reason": "..."}],
-///  "gpu_allocation_pct": x}
+///  "gpu_allocation_pct": x,
+///  "warnings": ["..."]}
 /// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.
-std::string place_result_json(const place::PlaceResult& result);
+/// warnings: what the inputs' reading decided differently from Kubernetes or left out (io/place_inputs.h).
+std::string place_result_json(const place::PlaceResult& result, const std::vector<std::string>& warnings = {});
 
 /// One line per pod, e.g. `ml/train-0  -> p5-0  gpus 0-7` or `dev/nb-1  pending: 0/12 nodes ...`,
 /// then a summary line: placed, pending, quota-rejected, preempted, GPU allocation.

@@ -36,6 +36,29 @@ struct SelectorRequirement {
   std::vector<std::string> values;
 };
 
+/// Go strconv.ParseInt(s, 10, 64): an optional '+' or '-', then one or more ASCII digits and nothing
+/// else, within int64; nullopt otherwise. (Gt/Lt node selector values and label values.)
+std::optional<int64_t> parse_go_int64(std::string_view s);
+
+/// Why `key` is not a valid label key (k8s.io/apimachinery/pkg/util/validation IsQualifiedName: an
+/// optional DNS-1123 subdomain prefix of at most 253 characters and '/', then a name of 1 to 63
+/// characters, alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric); nullopt
+/// when it is valid.
+std::optional<std::string> label_key_error(std::string_view key);
+
+/// Why `value` is not a valid label value (validation.IsValidLabelValue: empty, or at most 63
+/// characters, alphanumerics, '-', '_' and '.', starting and ending with an alphanumeric); nullopt
+/// when it is valid.
+std::optional<std::string> label_value_error(std::string_view value);
+
+/// Why kube-scheduler cannot use a node selector requirement of a nodeSelectorTerm's
+/// matchExpressions (labels.NewRequirement, as nodeaffinity's nodeSelectorRequirementsAsSelector
+/// calls it): an unknown operator; In/NotIn without values; Exists/DoesNotExist with values; Gt/Lt
+/// without exactly one value, or one that is not a base-10 int64 (strconv.ParseInt); an invalid key;
+/// any value that is not a valid label value (so Gt ["-1"] is refused: "-1" starts with '-').
+/// nullopt when it is usable. A term with an unusable requirement matches no node.
+std::optional<std::string> node_selector_requirement_error(const SelectorRequirement& r);
+
 /// A node selector term: every requirement must hold (AND). Terms of a NodeSelector are ORed.
 struct NodeSelectorTerm {
   std::vector<SelectorRequirement> match_expressions;
@@ -86,8 +109,10 @@ struct PodConstraints {
   std::vector<NodeSelectorTerm> required_node_affinity;   ///< ORed terms; empty = no constraint
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;
   std::vector<Toleration> tolerations;
+  std::vector<PodAffinityTerm> required_affinity;                 ///< podAffinity required terms
+  std::vector<WeightedPodAffinityTerm> preferred_affinity;        ///< kept, not scored
   std::vector<PodAffinityTerm> required_anti_affinity;
-  std::vector<WeightedPodAffinityTerm> preferred_anti_affinity;
+  std::vector<WeightedPodAffinityTerm> preferred_anti_affinity;   ///< kept, not scored
 };
 
 }  // namespace gpufleet

@@ -19,6 +19,7 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kAntiAffinityRulesNotMatch: return "node(s) didn't match pod anti-affinity rules";
     case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
     case FilterCode::kNodeUnschedulable: return "node(s) were unschedulable";
+    case FilterCode::kAffinityRulesNotMatch: return "node(s) didn't match pod affinity rules";
     case FilterCode::kCount: break;
   }
   return "unknown";

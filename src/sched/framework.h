@@ -50,6 +50,9 @@ enum class FilterCode : uint8_t {
   /// "node(s) didn't satisfy existing pods anti-affinity rules" (InterPodAffinity: the incoming pod
   /// matches a required anti-affinity term of a pod running in the node's topology domain)
   kExistingAntiAffinityRulesNotMatch,
+  /// "node(s) didn't match pod affinity rules" (InterPodAffinity: no pod matching the incoming pod's
+  /// required affinity terms runs in the node's topology domains, or the node lacks a topology label)
+  kAffinityRulesNotMatch,
   /// "node(s) were unschedulable" (NodeUnschedulable: spec.unschedulable and the pod does not tolerate
   /// node.kubernetes.io/unschedulable:NoSchedule)
   kNodeUnschedulable,

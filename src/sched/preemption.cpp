@@ -131,6 +131,7 @@ bool filter_code_resolvable(FilterCode code) {
     case FilterCode::kNodeAffinityMismatch:
     case FilterCode::kSharedRequestAboveOne:  // the device plugin's rule, whatever runs on the node
     case FilterCode::kNodeUnschedulable:
+    case FilterCode::kAffinityRulesNotMatch:
     case FilterCode::kCount:
       return false;
   }

@@ -61,7 +61,7 @@ namespace gpufleet::sched {
 /// UnschedulableAndUnresolvable). True for kInsufficientCpu, kInsufficientMemory, kTooManyPods,
 /// kInsufficientGpu (NodeResourcesFit; the GPU share filter frees with its pods) and both
 /// anti-affinity codes (InterPodAffinity returns Unschedulable). False for kGpuModelMismatch,
-/// kUntoleratedTaint (TaintToleration), kNodeAffinityMismatch (NodeAffinity), kNodeUnschedulable, all
+/// kUntoleratedTaint (TaintToleration), kNodeAffinityMismatch (NodeAffinity), kNodeUnschedulable, kAffinityRulesNotMatch, all
 /// UnschedulableAndUnresolvable in kube, and for kFits (the node did not fail).
 bool filter_code_resolvable(FilterCode code);
 

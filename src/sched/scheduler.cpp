@@ -61,7 +61,7 @@ std::string constraints_key(const Pod& pod) {
   const PodConstraints& c = pod.constraints;
   if (pod.namespace_name.empty() && pod.labels.empty() && c.node_selector.empty() && c.required_node_affinity.empty() &&
       c.preferred_node_affinity.empty() && c.tolerations.empty() && c.required_anti_affinity.empty() &&
-      c.preferred_anti_affinity.empty())
+      c.preferred_anti_affinity.empty() && c.required_affinity.empty() && c.preferred_affinity.empty())
     return {};
   std::string out;
   put(out, pod.namespace_name);
@@ -86,6 +86,13 @@ std::string constraints_key(const Pod& pod) {
   for (const auto& t : c.required_anti_affinity) put(out, t);
   put(out, std::to_string(c.preferred_anti_affinity.size()));
   for (const auto& t : c.preferred_anti_affinity) {
+    put(out, std::to_string(t.weight));
+    put(out, t.term);
+  }
+  put(out, std::to_string(c.required_affinity.size()));
+  for (const auto& t : c.required_affinity) put(out, t);
+  put(out, std::to_string(c.preferred_affinity.size()));
+  for (const auto& t : c.preferred_affinity) {
     put(out, std::to_string(t.weight));
     put(out, t.term);
   }

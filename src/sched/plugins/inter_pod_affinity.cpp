@@ -12,7 +12,8 @@ using TopologyCounts = InterPodAffinity::TopologyCounts;
 using PairView = InterPodAffinity::PairLess::PairView;
 
 struct AntiAffinityState final : FilterCycleData {
-  TopologyCounts anti;      // pods matching the incoming pod's terms (antiAffinityCounts)
+  TopologyCounts affinity;  // pods matching all the incoming pod's affinity terms (affinityCounts)
+  TopologyCounts anti;      // pods matching the incoming pod's anti-affinity terms (antiAffinityCounts)
   TopologyCounts existing;  // bound pods' terms matching the incoming pod (existingAntiAffinityCounts)
   std::vector<std::string> existing_keys;  // the distinct topology keys of `existing`
 };
@@ -36,16 +37,30 @@ bool positive(const TopologyCounts& counts, std::string_view key, std::string_vi
   return it != counts.end() && it->second > 0;
 }
 
+// podMatchesAllAffinityTerms: `target` matches every term of `owner` (false for no terms).
+bool matches_all_affinity_terms(const Pod& owner, const Pod& target) {
+  const auto& terms = owner.constraints.required_affinity;
+  return !terms.empty() && std::all_of(terms.begin(), terms.end(),
+                                       [&](const PodAffinityTerm& t) { return pod_affinity_term_matches(t, owner, target); });
+}
+
+// topologyToMatchedTermCount.updateWithAffinityTerms: a pod matching all the terms counts once per term.
+void update_affinity(TopologyCounts& counts, const Pod& pod, const Node& node, const Pod& other, int64_t delta) {
+  if (!matches_all_affinity_terms(pod, other)) return;
+  for (const PodAffinityTerm& t : pod.constraints.required_affinity) update(counts, node, t.topology_key, delta);
+}
+
 // preFilterState.updateWithPod: `changed` (on node n) joins (+1) or leaves (-1) the counts.
 void update_with_pod(AntiAffinityState& s, const Pod& pod, const Node& node, const Pod& changed, int64_t delta) {
+  update_affinity(s.affinity, pod, node, changed, delta);
   for (const PodAffinityTerm& t : changed.constraints.required_anti_affinity) {
-    if (!anti_affinity_term_matches(t, changed, pod)) continue;
+    if (!pod_affinity_term_matches(t, changed, pod)) continue;
     update(s.existing, node, t.topology_key, delta);
     if (std::find(s.existing_keys.begin(), s.existing_keys.end(), t.topology_key) == s.existing_keys.end())
       s.existing_keys.push_back(t.topology_key);
   }
   for (const PodAffinityTerm& t : pod.constraints.required_anti_affinity)
-    if (anti_affinity_term_matches(t, pod, changed)) update(s.anti, node, t.topology_key, delta);
+    if (pod_affinity_term_matches(t, pod, changed)) update(s.anti, node, t.topology_key, delta);
 }
 
 }  // namespace
@@ -57,7 +72,7 @@ const std::string* topology_value(const Node& node, std::string_view key) {
 
 // AffinityTerm.Matches (pkg/scheduler/framework/types.go) without namespaceSelector; the namespaces
 // default as in GetNamespacesFromPodAffinityTerm.
-bool anti_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target) {
+bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target) {
   if (!term.has_label_selector) return false;
   const std::string_view ns = namespace_of(target);
   if (term.namespaces.empty()) {
@@ -70,7 +85,8 @@ bool anti_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, c
 
 std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, const ClusterState& state) const {
   const auto& terms = pod.constraints.required_anti_affinity;
-  if (terms.empty() && state.anti_affinity_pod_count() == 0) return nullptr;
+  const bool has_affinity = !pod.constraints.required_affinity.empty();
+  if (terms.empty() && !has_affinity && state.anti_affinity_pod_count() == 0) return nullptr;
   auto s = std::make_unique<AntiAffinityState>();
   const NodeId node_count = static_cast<NodeId>(state.node_count());
   if (state.anti_affinity_pod_count() > 0) {
@@ -79,16 +95,18 @@ std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, co
       if (s->existing_keys.empty() || s->existing_keys.back() != entry.first.first) s->existing_keys.push_back(entry.first.first);
   }
   // getIncomingAffinityAntiAffinityCounts: every bound pod against the incoming pod's terms.
-  if (!terms.empty()) {
+  if (!terms.empty() || has_affinity) {
     for (NodeId n = 0; n < node_count; ++n) {
       const Node& node = state.node(n);
-      for (const BoundPod& b : state.pods_on(n))
+      for (const BoundPod& b : state.pods_on(n)) {
+        update_affinity(s->affinity, pod, node, b.pod, 1);
         for (const PodAffinityTerm& t : terms)
-          if (anti_affinity_term_matches(t, pod, b.pod)) update(s->anti, node, t.topology_key, 1);
+          if (pod_affinity_term_matches(t, pod, b.pod)) update(s->anti, node, t.topology_key, 1);
+      }
     }
   }
   // kube: Skip when no existing term matches and the pod has no (anti-)affinity terms.
-  if (s->existing.empty() && terms.empty()) return nullptr;
+  if (s->existing.empty() && terms.empty() && !has_affinity) return nullptr;
   return s;
 }
 
@@ -104,7 +122,7 @@ TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterSt
     const Node& node = state.node(n);
     for (const BoundPod& b : state.pods_on(n))
       for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
-        if (anti_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+        if (pod_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
   }
   memo_ = ExistingMemo{state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
   return existing;
@@ -114,6 +132,19 @@ FilterCode InterPodAffinity::filter_in_cycle(const Pod& pod, const ClusterState&
                                              const FilterCycleData& data) const {
   const auto& s = static_cast<const AntiAffinityState&>(data);
   const Node& node = state.node(n);
+  // satisfyPodAffinity: the node has every term's topology label, and each of its domains holds a
+  // pod matching all the terms; or, when no pod anywhere matches them (the counts are empty) and the
+  // pod matches its own terms, it may start the group (the first replica with self-affinity).
+  const auto& affinity_terms = pod.constraints.required_affinity;
+  if (!affinity_terms.empty()) {
+    bool pods_exist = true;
+    for (const PodAffinityTerm& t : affinity_terms) {
+      const std::string* value = topology_value(node, t.topology_key);
+      if (!value) return FilterCode::kAffinityRulesNotMatch;  // all topology labels must exist on the node
+      if (!positive(s.affinity, t.topology_key, *value)) pods_exist = false;
+    }
+    if (!pods_exist && !(s.affinity.empty() && matches_all_affinity_terms(pod, pod))) return FilterCode::kAffinityRulesNotMatch;
+  }
   // satisfyPodAntiAffinity
   if (!s.anti.empty()) {
     for (const PodAffinityTerm& t : pod.constraints.required_anti_affinity) {

@@ -1,15 +1,23 @@
-// InterPodAffinity filter, required pod anti-affinity (kube-scheduler
+// InterPodAffinity filter, required pod affinity and anti-affinity (kube-scheduler
 // pkg/scheduler/framework/plugins/interpodaffinity/filtering.go).
 //
 // A topology pair is (label key, value) of a node, e.g. (topology.kubernetes.io/zone, eu-1a).
 // PreFilter, once per cycle, counts per topology pair:
+//  - affinity: for every bound pod P on node m that matches ALL the incoming pod's required affinity
+//    terms, +1 per term T on (T.topology_key, m's value of it), when m has that label
+//    (updateWithAffinityTerms);
 //  - anti: for every bound pod P on node m and every required anti-affinity term T of the incoming
 //    pod that P matches, +1 on (T.topology_key, m's value of it), when m has that label
 //    (getIncomingAffinityAntiAffinityCounts);
 //  - existing: for every bound pod P with required anti-affinity terms on node m and every term T of
 //    P that the incoming pod matches, +1 on (T.topology_key, m's value of it), when m has that label
 //    (getExistingAntiAffinityCounts; only nodes with such pods are visited).
-// Filter(n), a lookup per term and per node label:
+// Filter(n), a lookup per term and per node label, in kube's order:
+//  0. satisfyPodAffinity: node n must have the topology label of every affinity term, and for each
+//     term affinity(T.topology_key, n's value) > 0; except that when no pod in the cluster matches
+//     the terms (affinity empty) and the incoming pod matches all its own terms, it passes (the first
+//     pod of a group with self-affinity). Otherwise kAffinityRulesNotMatch, "node(s) didn't match pod
+//     affinity rules", UnschedulableAndUnresolvable (preemption does not help);
 //  1. an incoming term T, node n labelled T.topology_key = v and anti(T.topology_key, v) > 0:
 //     kAntiAffinityRulesNotMatch, "node(s) didn't match pod anti-affinity rules" (satisfyPodAntiAffinity);
 //  2. a label (k, v) of node n with existing(k, v) > 0: kExistingAntiAffinityRulesNotMatch,
@@ -32,8 +40,7 @@
 // add_pod/remove_pod (kube's updateWithPod, +1 / -1) keep the counts right in preemption's dry run.
 //
 // Differences from kube-scheduler:
-//  - podAffinity is not modelled (the YAML reader warns and drops it), so neither is its check
-//    ("node(s) didn't match pod affinity rules"); preferred anti-affinity terms are not scored.
+//  - preferred affinity and anti-affinity terms are not scored (the YAML reader says so at run time).
 //  - namespaceSelector is not modelled (the reader warns): such a term uses only its namespaces list.
 //  - kubernetes.io/hostname: a node without that label counts as labelled with its name. kubelet always
 //    sets it (to the hostname, normally the node name); node pools and the openb trace do not, and
@@ -58,9 +65,9 @@ inline constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 /// it lacks that label (see above); nullptr when the node is outside every domain of that key.
 const std::string* topology_value(const Node& node, std::string_view key);
 
-/// Whether pod `target` matches required anti-affinity term `term` of pod `owner`: namespace (term's
+/// Whether pod `target` matches pod (anti-)affinity term `term` of pod `owner`: namespace (term's
 /// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
-bool anti_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
+bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
 
 class InterPodAffinity final : public FilterPlugin {
  public:
@@ -72,7 +79,7 @@ class InterPodAffinity final : public FilterPlugin {
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
   /// The topology-pair counts above, or nullptr (Skip) when there is nothing to check.
   std::unique_ptr<FilterCycleData> pre_filter(const Pod& pod, const ClusterState& state) const override;
-  /// kFits, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch.
+  /// kFits, kAffinityRulesNotMatch, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch.
   FilterCode filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
                              const FilterCycleData& data) const override;
   void add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,

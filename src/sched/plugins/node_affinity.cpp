@@ -11,15 +11,8 @@ bool contains(const std::vector<std::string>& values, std::string_view v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
 
-// labels.NewRequirement's checks for the operators nodeaffinity.go maps NodeSelectorOperators to
-// (nodeSelectorRequirementsAsSelector); label key/value syntax is not checked.
-bool label_requirement_valid(const SelectorRequirement& r) {
-  const std::string& op = r.operator_;
-  if (op == "In" || op == "NotIn") return !r.values.empty();
-  if (op == "Exists" || op == "DoesNotExist") return r.values.empty();
-  if (op == "Gt" || op == "Lt") return r.values.size() == 1 && parse_go_int64(r.values[0]).has_value();
-  return false;  // "%q is not a valid node selector operator"
-}
+// labels.NewRequirement as nodeaffinity.go's nodeSelectorRequirementsAsSelector calls it.
+bool label_requirement_valid(const SelectorRequirement& r) { return !node_selector_requirement_error(r); }
 
 // labels.Requirement.Matches (k8s.io/apimachinery/pkg/labels/selector.go); r is valid.
 bool label_requirement_matches(const SelectorRequirement& r, const Labels& labels) {
@@ -50,26 +43,6 @@ bool field_requirement_matches(const SelectorRequirement& r, const Node& node) {
 }
 
 }  // namespace
-
-std::optional<int64_t> parse_go_int64(std::string_view s) {
-  bool negative = false;
-  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s.empty()) return std::nullopt;
-  // Accumulate the magnitude as uint64 so that -9223372036854775808 parses.
-  const uint64_t limit = negative ? uint64_t{1} << 63 : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  uint64_t magnitude = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto digit = static_cast<uint64_t>(c - '0');
-    if (magnitude > (limit - digit) / 10) return std::nullopt;  // out of range
-    magnitude = magnitude * 10 + digit;
-  }
-  if (!negative) return static_cast<int64_t>(magnitude);
-  return magnitude == uint64_t{1} << 63 ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(magnitude);
-}
 
 // nodeaffinity.go: isEmptyNodeSelectorTerm, newNodeSelectorTerm (parse errors) and
 // nodeSelectorTerm.match.

@@ -8,9 +8,10 @@
 //  - a term with neither matchExpressions nor matchFields matches no node (it is dropped, so
 //    affinity made only of empty terms matches nothing);
 //  - an invalid term matches no node, its siblings are still tried (kube's LazyErrorNodeSelector):
-//    an unknown operator; In/NotIn without values; Exists/DoesNotExist with values; Gt/Lt without
-//    exactly one value that parses as a base-10 int64 (Go strconv.ParseInt: optional sign, digits,
-//    nothing else); a matchFields operator other than In/NotIn or with other than one value;
+//    a matchExpressions requirement labels.NewRequirement refuses (node_selector_requirement_error in
+//    model/scheduling_constraints.h: operator, value count, Gt/Lt integer, label key and value
+//    syntax, so Gt ["-1"] and NotIn ["-x"] match nothing); a matchFields operator other than
+//    In/NotIn or with other than one value;
 //  - matchExpressions (labels.Requirement.Matches): In = label present and value listed; NotIn =
 //    label absent or value not listed; Exists / DoesNotExist; Gt / Lt = label present, its value
 //    parses as an int64 and is > / < the requirement's (a non-integer label value does not match);
@@ -21,8 +22,6 @@
 // with weight 0, empty terms and invalid terms count 0.
 //
 // Differences from kube-scheduler, by design of this engine:
-//  - Label keys and values are not syntax-checked (validateLabelKey/Value); the API server already
-//    rejects pods with malformed ones.
 //  - An invalid preferred term makes kube's PreScore fail, i.e. the whole scheduling attempt errors;
 //    here it just scores 0.
 //  - No NormalizeScore: kube rescales to 100 * sum / max_sum over the feasible nodes; the raw sum
@@ -45,10 +44,6 @@
 #include "sched/framework.h"
 
 namespace gpufleet::sched {
-
-/// Go strconv.ParseInt(s, 10, 64): an optional '+' or '-', then one or more ASCII digits and nothing
-/// else, within int64; nullopt otherwise.
-std::optional<int64_t> parse_go_int64(std::string_view s);
 
 /// One node selector term against the node (nodeSelectorTerm.match); empty and invalid terms: false.
 bool node_selector_term_matches(const NodeSelectorTerm& term, const Node& node);
