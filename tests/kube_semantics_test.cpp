@@ -119,6 +119,21 @@ TEST(KubeSemantics, NonIntegerGtIsAcceptedAndMatchesNothing) {
       << o.warnings[0];
 }
 
+// A preferred term kube cannot parse fails its PreScore: the pod is not scheduled when two or more
+// nodes fit (kube scores only then), and is when a single node does. (Found by the differential test.)
+TEST(KubeSemantics, UnparsablePreferredTermFailsScoringWithTwoFeasibleNodes) {
+  const std::string preferred =
+      "  affinity: {nodeAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 10, preference: "
+      "{matchExpressions: [{key: rank, operator: Gt, values: [\"4.5\"]}]}}]}}\n";
+  Outcome o = place_yaml(node("n1", "", "cpu: 4, memory: 8Gi") + node("n2", "", "cpu: 4, memory: 8Gi") + pod("p", "cpu: 1", preferred));
+  EXPECT_EQ(o.of("default/p"),
+            "pending: running PreScore plugin \"NodeAffinity\": for 'Gt', 'Lt' operators, the value must be an integer, not '4.5'");
+  ASSERT_EQ(o.warnings.size(), 1u);
+  EXPECT_NE(o.warnings[0].find("the pod's scheduling fails whenever two or more nodes fit it"), std::string::npos) << o.warnings[0];
+  o = place_yaml(node("n1", "", "cpu: 4, memory: 8Gi") + pod("p", "cpu: 1", preferred));
+  EXPECT_EQ(o.of("default/p"), "n1");
+}
+
 TEST(KubeSemantics, NoPerPodGpuLimit) {
   const Outcome o = place_yaml(node("big", "", "cpu: 64, memory: 512Gi, nvidia.com/gpu: 16", "nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3") +
                                pod("twelve", "nvidia.com/gpu: 12") + pod("five", "nvidia.com/gpu: 5"));

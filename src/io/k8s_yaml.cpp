@@ -233,7 +233,7 @@ Labels valid_labels(const Val& v) {
 // passes the API server; the term then matches no node (node_selector_requirement_error): one
 // warning in `warnings`, naming the field.
 SelectorRequirement requirement(const Val& v, bool node_selector, std::vector<std::string>* warnings,
-                                const char* key_field = "key") {
+                                const char* key_field = "key", std::string_view consequence = "its term matches no node") {
   SelectorRequirement r;
   const bool labels = std::string_view(key_field) == "key";  // not a quota's scopeSelector (scopeName)
   const Val key = v[key_field];
@@ -258,23 +258,26 @@ SelectorRequirement requirement(const Val& v, bool node_selector, std::vector<st
   } else if (warnings != nullptr) {
     if (const auto e = node_selector_requirement_error(r)) {
       const auto [line, column] = v.position();
-      warnings->push_back(fmt::format("{}:{}:{}: field '{}': {}; kube-scheduler cannot parse this requirement, so its "
-                                      "term matches no node",
-                                      v.source().file, line, column, v.path(), *e));
+      warnings->push_back(fmt::format("{}:{}:{}: field '{}': {}; kube-scheduler cannot parse this requirement, so {}",
+                                      v.source().file, line, column, v.path(), *e, consequence));
     }
   }
   return r;
 }
 
-std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector, std::vector<std::string>* warnings) {
+std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector, std::vector<std::string>* warnings,
+                                              std::string_view consequence = "its term matches no node") {
   std::vector<SelectorRequirement> out;
-  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector, warnings));
+  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector, warnings, "key", consequence));
   return out;
 }
 
-NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings) {
+// A required term (consequence: it matches no node) or a preferred one (kube's scoring fails).
+NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings, bool preferred = false) {
   NodeSelectorTerm t;
-  t.match_expressions = requirements(v["matchExpressions"], true, warnings);
+  t.match_expressions = requirements(v["matchExpressions"], true, warnings,
+                                     preferred ? "the pod's scheduling fails whenever two or more nodes fit it (PreScore error)"
+                                               : "its term matches no node");
   const Val fields = v["matchFields"];
   for (size_t i = 0, n = fields.size(); i < n; ++i) {
     SelectorRequirement r = requirement(fields.at(i), true, nullptr, "key");
@@ -638,7 +641,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   const Val preferred = na["preferredDuringSchedulingIgnoredDuringExecution"];
   for (size_t i = 0, n = preferred.size(); i < n; ++i) {
     const Val e = preferred.at(i);
-    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings)});
+    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings, true)});
   }
   const Val anti = affinity["podAntiAffinity"];
   const Val anti_req = anti["requiredDuringSchedulingIgnoredDuringExecution"];

@@ -145,6 +145,10 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       record(i, scheduled, false);
       continue;
     }
+    if (!scheduled.error.empty()) {  // kube's Error status: no preemption, the pod stays pending
+      result.pending.push_back({pod_key(pod), scheduled.error, pod.priority});
+      continue;
+    }
     const sched::PreemptionInputs inputs{scheduler.policy().filters, scheduled.node_codes, input.pdbs, input.pods, scheduler.node_rank()};
     const sched::PreemptionResult preemption = sched::preempt(pod, state, inputs);
     if (!preemption.found()) {

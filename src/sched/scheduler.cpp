@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_preference.h"
 
 namespace gpufleet::sched {
@@ -265,7 +266,9 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   ScheduleResult result;
   NodeId best = kNoNode;
   int32_t best_score = 0;
+  size_t feasible_count = 0;
   auto consider = [&](NodeId n, int32_t score) {
+    ++feasible_count;
     if (preference && best != kNoNode && preference[n] != preference[best]) {
       if (preference[n] > preference[best]) {
         best = n;
@@ -322,6 +325,12 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     result.rejected[0] = 0;  // kFits is not a rejection
     return result;
   }
+  // kube scores only when two or more nodes fit; scoring then fails on a preferred term it cannot parse.
+  if (feasible_count >= 2 && !pod.constraints.preferred_node_affinity.empty())
+    if (auto error = preferred_node_affinity_error(pod)) {
+      result.error = std::move(*error);
+      return result;
+    }
   result.node = best;
   result.score = best_score;
   select_gpus(result, pod, state, rng);

@@ -57,6 +57,10 @@ struct ScheduleResult {
   /// For an unschedulable pod: the code that rejected each node (index = NodeId), the input of
   /// preemption (sched/preemption.h). Empty when the pod was scheduled.
   std::vector<FilterCode> node_codes;
+  /// A scheduling error (kube's Error status, not Unschedulable): the pod is not scheduled although
+  /// nodes fit, and preemption does not run; node_codes is empty. Today: a preferred node affinity
+  /// term kube cannot parse, with two or more feasible nodes (preferred_node_affinity_error).
+  std::string error;
   bool scheduled() const { return node != kNoNode; }
   /// The devices, as ClusterState::allocate_devices takes them.
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }

@@ -87,6 +87,15 @@ int64_t preferred_node_affinity_score(const Pod& pod, const Node& node) {
   return score;
 }
 
+std::optional<std::string> preferred_node_affinity_error(const Pod& pod) {
+  for (const auto& t : pod.constraints.preferred_node_affinity) {
+    if (t.weight == 0) continue;
+    for (const auto& r : t.preference.match_expressions)
+      if (auto e = node_selector_requirement_error(r)) return "running PreScore plugin \"NodeAffinity\": " + *e;
+  }
+  return std::nullopt;
+}
+
 // node_affinity.go, Filter (ErrReasonPod).
 FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
   return pod_matches_node_required_affinity(pod, state.node(n)) ? FilterCode::kFits : FilterCode::kNodeAffinityMismatch;

@@ -22,8 +22,8 @@
 // with weight 0, empty terms and invalid terms count 0.
 //
 // Differences from kube-scheduler, by design of this engine:
-//  - An invalid preferred term makes kube's PreScore fail, i.e. the whole scheduling attempt errors;
-//    here it just scores 0.
+//  - (Not a difference: an invalid preferred term fails kube's PreScore, and so the scheduling attempt
+//    when two or more nodes fit: preferred_node_affinity_error, used by the Scheduler.)
 //  - No NormalizeScore: kube rescales to 100 * sum / max_sum over the feasible nodes; the raw sum
 //    orders nodes identically.
 //  - No PreFilter: kube's PreFilter narrows the nodes to those named by matchFields metadata.name In
@@ -56,6 +56,12 @@ bool pod_matches_node_required_affinity(const Pod& pod, const Node& node);
 
 /// Sum of the weights of the preferred terms matching the node (PreferredSchedulingTerms.Score).
 int64_t preferred_node_affinity_score(const Pod& pod, const Node& node);
+
+/// kube's PreScore error for a preferred term it cannot parse (NewPreferredSchedulingTerms: a
+/// requirement of a term with non-zero weight that node_selector_requirement_error refuses):
+/// `running PreScore plugin "NodeAffinity": <why>`; nullopt when every term parses. kube then fails
+/// the scheduling attempt, unless a single node passed the filters (it skips scoring then).
+std::optional<std::string> preferred_node_affinity_error(const Pod& pod);
 
 class NodeAffinity final : public FilterPlugin, public ScorePlugin {
  public:
