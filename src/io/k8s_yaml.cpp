@@ -643,33 +643,25 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     const Val e = preferred.at(i);
     c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings, true)});
   }
-  const Val anti = affinity["podAntiAffinity"];
-  const Val anti_req = anti["requiredDuringSchedulingIgnoredDuringExecution"];
-  for (size_t i = 0, n = anti_req.size(); i < n; ++i) {
-    if (anti_req.at(i)["namespaceSelector"].present()) feature("podAntiAffinity namespaceSelector");
-    c.required_anti_affinity.push_back(pod_affinity_term(anti_req.at(i)));
-  }
-  const Val anti_pref = anti["preferredDuringSchedulingIgnoredDuringExecution"];
-  for (size_t i = 0, n = anti_pref.size(); i < n; ++i) {
-    const Val e = anti_pref.at(i);
-    if (e["podAffinityTerm"]["namespaceSelector"].present()) feature("podAntiAffinity namespaceSelector");
-    c.preferred_anti_affinity.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
-  }
-  const Val pa = affinity["podAffinity"];
-  const Val pa_req = pa["requiredDuringSchedulingIgnoredDuringExecution"];
-  for (size_t i = 0, n = pa_req.size(); i < n; ++i) {
-    if (pa_req.at(i)["namespaceSelector"].present()) feature("podAffinity namespaceSelector");
-    c.required_affinity.push_back(pod_affinity_term(pa_req.at(i)));
-  }
-  const Val pa_pref = pa["preferredDuringSchedulingIgnoredDuringExecution"];
-  for (size_t i = 0, n = pa_pref.size(); i < n; ++i) {
-    const Val e = pa_pref.at(i);
-    if (e["podAffinityTerm"]["namespaceSelector"].present()) feature("podAffinity namespaceSelector");
-    c.preferred_affinity.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
-  }
-  // kube's InterPodAffinity also scores preferred terms; gpufleet's policies do not (yet): said at run time.
-  if (pa_pref.size() > 0) feature("preferred podAffinity scoring");
-  if (anti_pref.size() > 0) feature("preferred podAntiAffinity scoring");
+  // podAffinity and podAntiAffinity have the same shape. kube's InterPodAffinity also scores the
+  // preferred terms; gpufleet's policies do not (yet), which is said at run time.
+  const auto pod_affinity = [&](const char* kind, std::vector<PodAffinityTerm>& required, std::vector<WeightedPodAffinityTerm>& pref) {
+    const Val block = affinity[kind];
+    const Val req = block["requiredDuringSchedulingIgnoredDuringExecution"];
+    for (size_t i = 0, n = req.size(); i < n; ++i) {
+      if (req.at(i)["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      required.push_back(pod_affinity_term(req.at(i)));
+    }
+    const Val preferred_terms = block["preferredDuringSchedulingIgnoredDuringExecution"];
+    for (size_t i = 0, n = preferred_terms.size(); i < n; ++i) {
+      const Val e = preferred_terms.at(i);
+      if (e["podAffinityTerm"]["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      pref.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
+    }
+    if (preferred_terms.size() > 0) feature(fmt::format("preferred {} scoring", kind));
+  };
+  pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
+  pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);
   if (spec["topologySpreadConstraints"].size() > 0) feature("topologySpreadConstraints");
   const Val tolerations = spec["tolerations"];
   for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));

@@ -83,19 +83,15 @@ std::string constraints_key(const Pod& pod) {
     put(out, t.effect);
     put(out, t.toleration_seconds ? std::to_string(*t.toleration_seconds) : std::string("-"));
   }
-  put(out, std::to_string(c.required_anti_affinity.size()));
-  for (const auto& t : c.required_anti_affinity) put(out, t);
-  put(out, std::to_string(c.preferred_anti_affinity.size()));
-  for (const auto& t : c.preferred_anti_affinity) {
-    put(out, std::to_string(t.weight));
-    put(out, t.term);
-  }
-  put(out, std::to_string(c.required_affinity.size()));
-  for (const auto& t : c.required_affinity) put(out, t);
-  put(out, std::to_string(c.preferred_affinity.size()));
-  for (const auto& t : c.preferred_affinity) {
-    put(out, std::to_string(t.weight));
-    put(out, t.term);
+  for (const auto& [required, preferred] : {std::pair{&c.required_anti_affinity, &c.preferred_anti_affinity},
+                                            std::pair{&c.required_affinity, &c.preferred_affinity}}) {
+    put(out, std::to_string(required->size()));
+    for (const auto& t : *required) put(out, t);
+    put(out, std::to_string(preferred->size()));
+    for (const auto& t : *preferred) {
+      put(out, std::to_string(t.weight));
+      put(out, t.term);
+    }
   }
   return out;
 }
