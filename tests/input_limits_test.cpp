@@ -211,8 +211,9 @@ TEST(K8sLimits, PodsAcrossControllersAndNodesAreCapped) {
   for (int i = 0; i < 2; ++i)
     text += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d" + std::to_string(i) +
             "}\nspec:\n  replicas: 6\n  template: {spec: {containers: [{name: c}]}}\n";
+  // Refused at the second controller's replicas, before any of its pods is built.
   EXPECT_EQ(error_of([&] { parse_k8s_text(text, "d.yaml", tight); }),
-            "d.yaml:11:18: field 'metadata.name': more than 10 pods, counting every controller's replicas (limit "
+            "d.yaml:13:13: field 'spec.replicas': more than 10 pods, counting every controller's replicas (limit "
             "ObjectLimits::max_pods, docs/input-limits.md)");
   const std::string node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 1, memory: 1Gi}}\n";
   EXPECT_EQ(error_of([&] { parse_k8s_text(node + "---\n" + node, "n.yaml", tight); }),

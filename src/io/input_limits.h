@@ -49,10 +49,13 @@ struct YamlLimits {
 
 /// Limits on the objects the readers build, across all the files of one command.
 struct ObjectLimits {
-  /// Most Nodes, counting those a node pool expands to.
+  /// Most Nodes, counting those a node pool expands to (Kubernetes supports 5,000 per cluster; the
+  /// rest is room for what-if pools).
   size_t max_nodes = 100'000;
-  /// Most pods, counting the replicas of every controller (Deployment, Job, ...).
-  size_t max_pods = 1'000'000;
+  /// Most pods, counting the replicas of every controller (Deployment, Job, ...): Kubernetes'
+  /// documented limit of 150,000 pods per cluster (kubernetes.io/docs/setup/best-practices/
+  /// cluster-large). A pod costs about 1.6 KB through `place`, so 150,000 about 250 MB.
+  size_t max_pods = 150'000;
 };
 
 /// Limits of the request parsers of the live server (JSON bodies of scheduler-extender verbs).

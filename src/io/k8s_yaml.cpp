@@ -716,6 +716,9 @@ void Reader::workload(const Val& v, const std::string& kind) {
   const Val tmpl = spec["template"];
   if (!tmpl.present()) tmpl.fail("missing pod template");
   const PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], metadata_namespace(v));
+  if (out_.pods.size() + static_cast<size_t>(replicas) > limits_.max_pods)  // before building any of them
+    spec[kind == "Job" ? "parallelism" : "replicas"].fail(
+        limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
   for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"]);
 }
 
