@@ -4,7 +4,7 @@
 // Parser: libyaml (Debian's libyaml-dev), the YAML reference parser in C, fuzzed continuously by
 // OSS-Fuzz; go-yaml, which kubectl uses, is a port of it, so what it accepts is what kubectl accepts.
 // The tree is built here from its event stream. yaml-cpp 0.7 (Debian 12) is not used: it loops
-// allocating without end on inputs as small as `,` or `&t:a,` (jbeder/yaml-cpp issue 1040, fixed only
+// allocating without end on inputs as small as `,` or `&t:a,` (jbeder/yaml-cpp#1040, fixed only
 // after 0.8.0), and no guard in front of it can know every such input.
 //
 // What the tree keeps, as yaml-cpp's YAML::Node did for the readers:
