@@ -38,14 +38,20 @@ expect_refused() {
 POOLS="$EXAMPLES/simulate/pools.yaml"
 WORKLOAD="$EXAMPLES/simulate/workload.yaml"
 
+# expect_refused_by_yaml_readers NAME FILE PATTERN: FILE refused as every YAML input (place's
+# cluster and workload, simulate's pools and workload) with an error matching PATTERN.
+expect_refused_by_yaml_readers() {
+  local name="$1" F="$2" pattern="$3"
+  expect_refused "$name: place" "$pattern" -- place --cluster "$F" --workload "$F"
+  expect_refused "$name: simulate --pools" "$pattern" -- simulate --pools "$F" --workload "$WORKLOAD"
+  expect_refused "$name: simulate --workload" "$pattern" -- simulate --pools "$POOLS" --workload "$F"
+}
+
 # 1. YAML that yaml-cpp 0.7 loops on.
 printf ',' > "$T/comma.yaml"
 printf '\xef\xbb\xbfk\0i\0n\0d\0:\0 \0N\0o\0d\0e\0\n\0' > "$T/bom16.yaml"
 for f in comma bom16; do
-  F="$T/$f.yaml"
-  expect_refused "$f: place" "$F:1:[0-9]*: YAML syntax error" -- place --cluster "$F" --workload "$F"
-  expect_refused "$f: simulate --pools" "$F:1:[0-9]*: YAML syntax error" -- simulate --pools "$F" --workload "$WORKLOAD"
-  expect_refused "$f: simulate --workload" "$F:1:[0-9]*: YAML syntax error" -- simulate --pools "$POOLS" --workload "$F"
+  expect_refused_by_yaml_readers "$f" "$T/$f.yaml" "$T/$f.yaml:1:[0-9]*: YAML syntax error"
 done
 
 # 2. Float cells out of range, in the node list, the pod list and the trace.
@@ -91,10 +97,7 @@ expect_refused "2 MB scalar" "$T/long.yaml:3:[0-9]*: more than 1048576 bytes in 
   for i in 1 2 3 4 5 6 7 8 9; do printf 'lol%d: &lol%d [' "$i" "$i"; p=$([ $i = 1 ] && echo lol || echo "lol$((i - 1))"); for j in 1 2 3 4 5 6 7 8 9; do printf '*%s%s' "$p" "$([ $j = 9 ] || echo ,)"; done; echo ']'; done
 } > "$T/laughs.yaml"
 for f in nested laughs; do
-  F="$T/$f.yaml"
-  expect_refused "$f aliases: place" "$F:2:[0-9]*: YAML alias '\\*" -- place --cluster "$F" --workload "$F"
-  expect_refused "$f aliases: simulate --pools" "$F:2:[0-9]*: YAML alias '\\*" -- simulate --pools "$F" --workload "$WORKLOAD"
-  expect_refused "$f aliases: simulate --workload" "$F:2:[0-9]*: YAML alias '\\*" -- simulate --pools "$POOLS" --workload "$F"
+  expect_refused_by_yaml_readers "$f aliases" "$T/$f.yaml" "$T/$f.yaml:2:[0-9]*: YAML alias '\\*"
 done
 
 # The figures, for the record (ctest --output-on-failure -V shows them).
