@@ -1,12 +1,13 @@
 // The GPU catalog: the data-center GPU models gpufleet knows, their memory, the node labels that name
 // them and, for MIG-capable models, the MIG GPU-instance profiles. Plain data, no I/O.
 //
-// Sources (all in ../shared/reference/gpu-sharing.md unless noted):
-//  - MIG geometry and GPU-instance (GI) profile ids: section 1, from the NVIDIA MIG User Guide
-//    ("Supported MIG Profiles") and `nvidia-smi mig -lgipp` outputs [mig-doc][lgipp].
-//  - Profile names per model: section 1 "Profile names per model" [mig-doc][parted][hyperpod].
-//  - Product labels: GPU Feature Discovery sets `nvidia.com/gpu.product` to the NVML device name with
-//    spaces replaced by '-' (section 5 [gfd]; e.g. "NVIDIA H100 80GB HBM3" -> "NVIDIA-H100-80GB-HBM3").
+// Sources:
+//  - MIG geometry and GPU-instance (GI) profile ids: the NVIDIA MIG User Guide, "Supported MIG
+//    Profiles" (docs.nvidia.com/datacenter/tesla/mig-user-guide), and `nvidia-smi mig -lgipp` outputs.
+//  - Profile names per model: the same guide and NVIDIA/mig-parted's example configs.
+//  - Product labels: GPU Feature Discovery (NVIDIA/k8s-device-plugin, gpu-feature-discovery) sets
+//    `nvidia.com/gpu.product` to the NVML device name with spaces replaced by '-' (e.g.
+//    "NVIDIA H100 80GB HBM3" -> "NVIDIA-H100-80GB-HBM3").
 //  - memory_mib: the total framebuffer as NVML reports it, which is what nvidia-smi prints and GFD puts
 //    in the `nvidia.com/gpu.memory` label (MiB). Values observed in public nvidia-smi outputs and GFD
 //    label dumps; they are below the marketing size (an "80GB" H100 reports 81559 MiB).

@@ -1,6 +1,6 @@
 // Per-percent bucketing of a packing run's event log, as the FGD artifact does it
-// (scripts/analysis.py log_to_csv, experiments/analysis/merge_*_discrete.py;
-// ../shared/reference/fgd-policies.md 8).
+// (hkust-adsl/kubernetes-scheduler-simulator scripts/analysis.py log_to_csv,
+// experiments/analysis/merge_*_discrete.py).
 //
 // Each event (one per pod attempted, placed or failed) gives arrive = round_half_even(arrived%), where
 // arrived% = 100 * arrived gpu_milli / cluster gpu_milli. Bucket X (0..max_pct) is the mean of the

@@ -1,6 +1,6 @@
 // The FGD packing experiment ("gpufleet pack"): the protocol of Weng et al., USENIX ATC'23, as its
-// simulator runs it (hkust-adsl/kubernetes-scheduler-simulator pkg/simulator/core.go Simulate;
-// ../shared/reference/fgd-policies.md 6-8).
+// simulator runs it (hkust-adsl/kubernetes-scheduler-simulator pkg/simulator/core.go Simulate,
+// pkg/simulator/analysis.go ClusterGpuFragReport, scripts/analysis.py).
 //
 // For one (policy, seed, tune):
 //  1. GoRand(seed); one Int() draw (the simulator evaluates it for a debug log line).

@@ -1,5 +1,6 @@
-// GPU-selection strategies for sharing pods (FGD simulator open_gpu_share.go allocateGpuId;
-// ../shared/reference/fgd-policies.md 4). FGD's own selector lives with its score (fgd_score.h).
+// GPU-selection strategies for sharing pods (FGD simulator, hkust-adsl/kubernetes-scheduler-simulator
+// pkg/simulator/plugin/open_gpu_share.go allocateGpuId). FGD's own selector lives with its score
+// (fgd_score.h).
 #pragma once
 
 #include "sched/framework.h"

@@ -2,7 +2,7 @@
 //
 // Source: Weng et al., "Beware of Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation
 // Gradient Descent", USENIX ATC'23, section 3; simulator hkust-adsl/kubernetes-scheduler-simulator
-// pkg/utils/frag.go (GetTypicalPods, NodeGpuShareFragAmount); ../shared/reference/fgd-policies.md 3a-3b.
+// pkg/utils/frag.go (GetTypicalPods, NodeGpuShareFragAmount, GetNodePodFrag).
 //
 // A node's fragmentation F(n), in gpu_milli, is the expected amount of its idle GPU capacity that a
 // pod drawn from the "typical pod" mix could not use:

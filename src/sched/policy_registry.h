@@ -9,12 +9,12 @@
 // | bestfit        | BestFitScore            | best                      | 05-BestFit                      |
 // | fgd            | FgdScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
 // | fgd-online     | OnlineFgdScore          | fgd (online measure)      | FGD, mix estimated online       |
-// | gpufleet       | GpufleetScore           | largest F decrease        | gpufleet_score.h (issue 3)      |
+// | gpufleet       | GpufleetScore           | largest F decrease        | gpufleet's own, gpufleet_score.h|
 // | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
 // Every policy filters with TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit then
 // InterPodAffinity (kube's order; all but the GPU ones pass every openb pod). The GPU selections follow the FGD
-// simulator's choices (../shared/reference/fgd-policies.md 4).
+// simulator's choices (pkg/simulator/plugin/open_gpu_share.go allocateGpuId).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // The Cluster Autoscaler's decision rules, as pure functions (the simulator drives them from its
-// autoscaler tick; sim/simulator.h). Source: ../shared/reference/autoscaling.md section 3 and
-// kubernetes/autoscaler cluster-autoscaler (estimator/binpacking_estimator.go,
+// autoscaler tick; sim/simulator.h). Source: kubernetes/autoscaler cluster-autoscaler (config/flags/
+// flags.go, FAQ.md, estimator/binpacking_estimator.go,
 // expander/waste/waste.go, simulator/utilization). Differences are listed per function and in
 // docs/simulate.md.
 #pragma once

@@ -2,14 +2,14 @@
 // cluster autoscaler's parameters. Plain data, no I/O (the reader is io/sim_pools.h; the file
 // format is in docs/simulate.md).
 //
-// Defaults and their sources (../shared/reference/autoscaling.md section 3, Cluster Autoscaler
-// cluster-autoscaler/config/flags/flags.go and FAQ.md; section 4 for Karpenter;
-// ../shared/reference/observability-cost.md section 4 for the spot notice):
+// Defaults and their sources (Cluster Autoscaler kubernetes/autoscaler cluster-autoscaler/config/
+// flags/flags.go and FAQ.md; Karpenter kubernetes-sigs/karpenter docs "Disruption"; the AWS EC2
+// documentation "Spot Instance interruption notices" for the spot notice):
 //   scan_interval_s                 10   --scan-interval
-//   scale_up_delay_s                30   issue 5 (a pod must stay unschedulable this long; CA's
-//                                        --new-pod-scale-up-delay defaults to 0, see docs/simulate.md)
-//   provision_s                    180   issue 5 (Cluster Autoscaler node group); 60 for a
-//                                        Karpenter-like pool (kProvisionKarpenterS)
+//   scale_up_delay_s                30   gpufleet's choice (a pod must stay unschedulable this long;
+//                                        CA's --new-pod-scale-up-delay defaults to 0, see docs/simulate.md)
+//   provision_s                    180   gpufleet's choice for a Cluster Autoscaler node group; 60 for
+//                                        a Karpenter-like pool (kProvisionKarpenterS)
 //   scale_down_unneeded_s          600   --scale-down-unneeded-time 10m
 //   scale_down_delay_after_add_s   600   --scale-down-delay-after-add 10m
 //   unremovable_recheck_s          300   --unremovable-node-recheck-timeout 5m
@@ -19,7 +19,7 @@
 //   spot notice_s                  120   AWS Spot interruption warning, 2 minutes
 // Consolidation (section 4; kubernetes-sigs/karpenter pkg/controllers/disruption):
 //   enabled                      false   off unless the Autoscaling document turns it on
-//   threshold                      0.4   issue 5: nodes below 40% of their GPUs requested
+//   threshold                      0.4   gpufleet's choice: nodes below 40% of their GPUs requested
 //   interval_s                      10   Karpenter's disruption controller pollingPeriod (10 s)
 //   consolidate_after_s              0   NodePool spec.disruption.consolidateAfter default 0s
 #pragma once
@@ -33,8 +33,8 @@
 
 namespace gpufleet::sim {
 
-inline constexpr double kProvisionClusterAutoscalerS = 180;  ///< issue 5: CA node group default
-inline constexpr double kProvisionKarpenterS = 60;           ///< issue 5: Karpenter-like pool default
+inline constexpr double kProvisionClusterAutoscalerS = 180;  ///< gpufleet's choice: CA node group
+inline constexpr double kProvisionKarpenterS = 60;           ///< gpufleet's choice: Karpenter-like pool
 inline constexpr double kSpotNoticeS = 120;                  ///< AWS Spot: 2-minute warning
 
 /// How the nodes of a pool beyond its reserved commitment are bought.
@@ -71,7 +71,7 @@ enum class Expander { kLeastWaste, kPrice };
 std::string_view expander_name(Expander expander);
 
 /// Cluster-wide autoscaler parameters, modelled on Cluster Autoscaler flags (defaults and sources: the
-/// top of this file; ../shared/reference/autoscaling.md section 3).
+/// top of this file).
 struct AutoscalerSettings {
   /// false: no autoscaler at all (as not deploying Cluster Autoscaler); pools keep their initial size.
   bool enabled = true;
@@ -82,7 +82,7 @@ struct AutoscalerSettings {
   /// Seconds between autoscaler passes (> 0); CA --scan-interval (10s).
   double scan_interval_s = 10;
   /// Seconds a pod must have been pending before it counts for a scale-up (>= 0); CA
-  /// --new-pod-scale-up-delay (CA default 0; 30 here, issue 5).
+  /// --new-pod-scale-up-delay (CA default 0; 30 here, gpufleet's choice).
   double scale_up_delay_s = 30;
   /// Seconds a node must stay below utilization_threshold before it is removed (>= 0); CA
   /// --scale-down-unneeded-time (10m).

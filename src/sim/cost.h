@@ -11,7 +11,7 @@
 //   total cost = sum over billing segments of duration_h x price + unused reservation
 //   unused reservation = (reserved_nodes x horizon_h - covered node-hours) x reserved price.
 //
-// Chargeback follows the OpenCost model (../shared/reference/observability-cost.md section 3):
+// Chargeback follows the OpenCost allocation model (opencost.io/docs/specification):
 // allocation cost = amount x hours x rate. A whole-node price is split into CPU, memory and GPU
 // parts in proportion to OpenCost's default custom-pricing rates (opencost configs/default.json:
 // CPU 0.031611 USD per vCPU-hour, RAM 0.004237 USD per GiB-hour, GPU 0.95 USD per GPU-hour),

@@ -6,8 +6,8 @@
 // rngCooked table) together with the derivation rules of Go's *rand.Rand, because the FGD
 // simulator (hkust-adsl/kubernetes-scheduler-simulator) shuffles and tunes its workload and ranks
 // its nodes with Go's global math/rand. With the same seed we reproduce its workload exactly.
-// Source of the rules: Go 1.19/1.20 src/math/rand/rng.go and rand.go (unchanged since Go 1.0);
-// ../shared/reference/fgd-policies.md section 6.
+// Source of the rules: Go 1.19/1.20 src/math/rand/rng.go and rand.go (unchanged since Go 1.0); their
+// use in the simulator's pkg/simulator/core.go (Simulate) and simulator.go.
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // GpuShareFit filter: the GPU part of a pod's request must fit on the node.
 // Source: FGD simulator pkg/simulator/plugin/open_gpu_share.go (GpuSharePlugin.Filter) and
-// pkg/type/open-gpu-share/cache/gpunodeinfo.go (AllocateGpuId); ../shared/reference/fgd-policies.md 2.
+// pkg/type/open-gpu-share/cache/gpunodeinfo.go (AllocateGpuId).
 //  - a CPU-only pod passes;
 //  - the node needs GPUs and a model allowed by the pod's gpu_spec (gpu_spec_allows);
 //  - at least num_gpu of the node's GPUs must each have gpu_milli free (so a sharing pod needs one
