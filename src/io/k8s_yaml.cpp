@@ -759,7 +759,7 @@ void Reader::priority_class(const Val& v) {
 }
 
 void Reader::resource_quota(const Val& v) {
-  ResourceQuotaSpec q;
+  admit::ResourceQuotaSpec q;
   q.name = metadata_name(v);
   q.namespace_name = metadata_namespace(v);
   if (!quota_keys_.insert(q.namespace_name + "/" + q.name).second)
