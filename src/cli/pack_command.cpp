@@ -116,7 +116,7 @@ int run_pack_command(const PackCommandOptions& o) {
   source_label = fmt::format("nodes: {}\npods:  {}\n",
                              nodes_path.empty() ? "SYNTHETIC openb-shaped cluster (real trace not found)" : nodes_path,
                              pods_path.empty() ? "SYNTHETIC openb-shaped workload, 8152 pods (real trace not found)" : pods_path);
-  std::vector<io::ReferenceRun> reference;
+  std::vector<pack::ReferenceRun> reference;
   if (!o.reference_path.empty()) reference = io::read_fgd_reference(o.reference_path);
 
   int64_t gpus = 0;
