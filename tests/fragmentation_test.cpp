@@ -1,5 +1,6 @@
 // FragmentationMeasure::node_frag_milli and typical_pod_mix, against hand-computed values
-// (../shared/reference/fgd-policies.md 3a-3b).
+// (FGD simulator, hkust-adsl/kubernetes-scheduler-simulator pkg/utils/frag.go: NodeGpuShareFragAmount,
+// GetTypicalPods).
 #include <gtest/gtest.h>
 
 #include <ostream>

@@ -1,5 +1,6 @@
 // The placement policies (policy_registry.h) and their plugins, on 1-3 node clusters with
-// hand-computed expectations (../shared/reference/fgd-policies.md 2-5).
+// hand-computed expectations (policies of the FGD simulator, hkust-adsl/kubernetes-scheduler-simulator
+// pkg/simulator/plugin/).
 #include <gtest/gtest.h>
 
 #include <algorithm>
