@@ -194,7 +194,6 @@ class Engine {
   bool try_consolidate(NodeId n, double t);
 
   std::string unit_name(const Unit& u) const;
-  std::string subject_name(const Event& e) const;
 
   const ClusterConfig& cluster_;
   const Workload& workload_;
@@ -208,7 +207,9 @@ class Engine {
   sched::Policy base_policy_;                // the policy's own filters, for template checks
   GoRand sched_rng_;
   GoRand spot_rng_;
-  EventQueue queue_;
+  EventLoop loop_;
+  EventKind arrival_ = 0, completion_ = 0, node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0, autoscaler_tick_ = 0,
+            retry_ = 0, consolidation_tick_ = 0;
 
   std::vector<NodeRt> nodes_;
   std::vector<PoolRt> pools_;
@@ -226,7 +227,6 @@ class Engine {
   // running totals
   double now_s_ = 0;
   double next_sample_s_ = 0;
-  double next_progress_ = 0.01;
   int64_t live_gpu_capacity_milli_ = 0;
   double live_price_usd_per_hour_ = 0;
   int64_t pending_pods_ = 0;
@@ -248,7 +248,8 @@ Engine::Engine(const ClusterConfig& cluster, const Workload& workload, const Sim
       options_(options),
       horizon_s_(workload.horizon_s),
       sched_rng_(static_cast<int64_t>(options.seed)),
-      spot_rng_(static_cast<int64_t>(options.seed ^ kSpotSeedSalt)) {
+      spot_rng_(static_cast<int64_t>(options.seed ^ kSpotSeedSalt)),
+      loop_(workload.horizon_s) {
   if (!std::isfinite(horizon_s_) || horizon_s_ <= 0)
     throw std::invalid_argument(fmt::format("horizon {} s must be positive", horizon_s_));
   if (horizon_s_ > kMaxHorizonSeconds)
@@ -268,6 +269,23 @@ Engine::Engine(const ClusterConfig& cluster, const Workload& workload, const Sim
   }
   build_nodes();
   build_units();
+  const auto unit_subject = [this](uint32_t u) { return unit_name(units_[u]); };
+  const auto node_subject = [this](uint32_t n) { return state_->node(n).name; };
+  arrival_ = loop_.register_event("arrival", [this](const Event& e) { on_arrival(e.subject, e.time_s); }, unit_subject);
+  completion_ = loop_.register_event(
+      "completion", [this](const Event& e) { on_completion(e.subject, e.generation, e.time_s); }, unit_subject);
+  node_ready_ = loop_.register_event(
+      "node-ready", [this](const Event& e) { on_node_ready(e.subject, e.generation, e.time_s); }, node_subject);
+  spot_notice_ = loop_.register_event(
+      "spot-notice", [this](const Event& e) { on_spot_notice(e.subject, e.generation, e.time_s); }, node_subject);
+  spot_reclaim_ = loop_.register_event(
+      "spot-reclaim", [this](const Event& e) { on_spot_reclaim(e.subject, e.generation, e.time_s); }, node_subject);
+  autoscaler_tick_ = loop_.register_event("autoscaler-tick", [this](const Event& e) { on_tick(e.time_s); });
+  retry_ = loop_.register_event("retry", [this](const Event& e) { retry_pending(e.time_s); }, {}, false);
+  consolidation_tick_ = loop_.register_event("consolidation-tick", [this](const Event& e) { on_consolidation_tick(e.time_s); });
+  loop_.add_clock_observer([this](double t) { advance_to(t); });
+  if (options.trace) loop_.set_trace(&result_.trace);
+  if (options.progress) loop_.set_progress(options.progress);
 }
 
 void Engine::build_nodes() {
@@ -393,12 +411,6 @@ void Engine::advance_to(double t) {
     gpu_capacity_milli_s_ += static_cast<double>(live_gpu_capacity_milli_) * dt;
   }
   now_s_ = t;
-  if (options_.progress && horizon_s_ > 0) {
-    while (next_progress_ <= 1.0 && t >= next_progress_ * horizon_s_) {
-      options_.progress(next_progress_);
-      next_progress_ += 0.01;
-    }
-  }
 }
 
 void Engine::emit_sample(double t) {
@@ -421,7 +433,7 @@ void Engine::emit_sample(double t) {
 void Engine::request_retry(double t) {
   if (retry_queued_) return;
   retry_queued_ = true;
-  queue_.push(t, EventType::kRetry);
+  loop_.schedule(t, retry_);
 }
 
 // ---- nodes ------------------------------------------------------------------------------------
@@ -445,7 +457,7 @@ void Engine::launch_node(NodeId n, double t, bool ready_now) {
   } else {
     node.phase = Phase::kProvisioning;
     ++pool.provisioning;
-    queue_.push(t + sp.settings.provision_s, EventType::kNodeReady, n, node.incarnation);
+    loop_.schedule(t + sp.settings.provision_s, node_ready_, n, node.incarnation);
   }
 }
 
@@ -459,7 +471,7 @@ void Engine::make_ready(NodeId n, double t) {
     // Exponential time to interruption by inversion: -ln(1 - U) / rate, U uniform in [0, 1).
     const double hours = -std::log(1.0 - spot_rng_.float64()) / sp.settings.spot_interruptions_per_hour;
     const double notice = t + hours * kSecondsPerHour;
-    if (notice <= horizon_s_) queue_.push(notice, EventType::kSpotNotice, n, node.incarnation);
+    if (notice <= horizon_s_) loop_.schedule(notice, spot_notice_, n, node.incarnation);
   }
 }
 
@@ -609,7 +621,7 @@ bool Engine::try_start(uint32_t u, double t) {
   unit.run_start_s = t;
   ++unit.starts;
   if (spec.kind == WorkloadKind::kJob)
-    queue_.push(t + (spec.duration_s - unit.saved_s), EventType::kCompletion, u, ++unit.run_generation);
+    loop_.schedule(t + (spec.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
   return true;
 }
 
@@ -672,7 +684,7 @@ void Engine::on_spot_notice(NodeId n, uint32_t incarnation, double t) {
   for (uint32_t p : node.pods)
     if (std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
   for (uint32_t u : units) interrupt(u, t);
-  queue_.push(t + cluster_.pools[node.pool].settings.spot_notice_s, EventType::kSpotReclaim, n, incarnation);
+  loop_.schedule(t + cluster_.pools[node.pool].settings.spot_notice_s, spot_reclaim_, n, incarnation);
 }
 
 void Engine::on_spot_reclaim(NodeId n, uint32_t incarnation, double t) {
@@ -695,7 +707,7 @@ void Engine::retry_pending(double t) {
 
 void Engine::on_tick(double t) {
   const AutoscalerSettings& a = cluster_.autoscaler;
-  if (t + a.scan_interval_s <= horizon_s_) queue_.push(t + a.scan_interval_s, EventType::kAutoscalerTick);
+  if (t + a.scan_interval_s <= horizon_s_) loop_.schedule(t + a.scan_interval_s, autoscaler_tick_);
   scale_up(t);
   if (a.scale_down) scale_down(t);
 }
@@ -911,7 +923,7 @@ bool Engine::budgets_allow(const std::vector<uint32_t>& units) const {
 
 void Engine::on_consolidation_tick(double t) {
   const ConsolidationSettings& c = cluster_.consolidation;
-  if (t + c.interval_s <= horizon_s_) queue_.push(t + c.interval_s, EventType::kConsolidationTick);
+  if (t + c.interval_s <= horizon_s_) loop_.schedule(t + c.interval_s, consolidation_tick_);
   // Pods waiting for room get it before nodes go (Karpenter leaves nodes that pending pods are
   // nominated to alone): run the retry that is due now first.
   if (retry_queued_) retry_pending(t);
@@ -1007,7 +1019,7 @@ bool Engine::try_consolidate(NodeId n, double t) {
     ++unit.starts;
     ++unit.consolidations;
     if (spec.kind == WorkloadKind::kJob)
-      queue_.push(t + (spec.duration_s - unit.saved_s), EventType::kCompletion, u, ++unit.run_generation);
+      loop_.schedule(t + (spec.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
   }
   result_.consolidation_restarts += static_cast<int64_t>(moving.size());
   result_.consolidation_moved_pods += moved_here;
@@ -1021,17 +1033,6 @@ bool Engine::try_consolidate(NodeId n, double t) {
 std::string Engine::unit_name(const Unit& u) const {
   const std::string& name = workload_.items[u.spec].name;
   return u.replica < 0 ? name : fmt::format("{}-{}", name, u.replica);
-}
-
-std::string Engine::subject_name(const Event& e) const {
-  switch (e.type) {
-    case EventType::kArrival:
-    case EventType::kCompletion: return unit_name(units_[e.subject]);
-    case EventType::kNodeReady:
-    case EventType::kSpotNotice:
-    case EventType::kSpotReclaim: return state_->node(e.subject).name;
-    default: return {};
-  }
 }
 
 SimResult Engine::run() {
@@ -1054,27 +1055,12 @@ SimResult Engine::run() {
                    [&](uint32_t a, uint32_t b) { return workload_.items[units_[a].spec].arrival_s < workload_.items[units_[b].spec].arrival_s; });
   for (uint32_t u : order) {
     const double at = workload_.items[units_[u].spec].arrival_s;
-    if (at <= horizon_s_) queue_.push(at, EventType::kArrival, u);
+    if (at <= horizon_s_) loop_.schedule(at, arrival_, u);
   }
-  if (cluster_.autoscaler.enabled) queue_.push(0, EventType::kAutoscalerTick);
-  if (cluster_.consolidation.enabled) queue_.push(0, EventType::kConsolidationTick);
+  if (cluster_.autoscaler.enabled) loop_.schedule(0, autoscaler_tick_);
+  if (cluster_.consolidation.enabled) loop_.schedule(0, consolidation_tick_);
 
-  while (!queue_.empty() && queue_.top().time_s <= horizon_s_) {
-    const Event e = queue_.pop();
-    advance_to(e.time_s);
-    if (options_.trace && e.type != EventType::kRetry) result_.trace.push_back({e.time_s, e.type, subject_name(e)});
-    switch (e.type) {
-      case EventType::kArrival: on_arrival(e.subject, e.time_s); break;
-      case EventType::kCompletion: on_completion(e.subject, e.generation, e.time_s); break;
-      case EventType::kNodeReady: on_node_ready(e.subject, e.generation, e.time_s); break;
-      case EventType::kSpotNotice: on_spot_notice(e.subject, e.generation, e.time_s); break;
-      case EventType::kSpotReclaim: on_spot_reclaim(e.subject, e.generation, e.time_s); break;
-      case EventType::kAutoscalerTick: on_tick(e.time_s); break;
-      case EventType::kRetry: retry_pending(e.time_s); break;
-      case EventType::kConsolidationTick: on_consolidation_tick(e.time_s); break;
-    }
-  }
-  advance_to(horizon_s_);
+  loop_.run();
 
   // Close the books at the horizon.
   const double h = horizon_s_;

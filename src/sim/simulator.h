@@ -65,7 +65,7 @@
 #include <vector>
 
 #include "sim/config.h"
-#include "sim/event_queue.h"
+#include "sim/engine/event_loop.h"
 #include "sim/workload.h"
 
 namespace gpufleet::sim {
@@ -127,12 +127,6 @@ struct UnitOutcome {
   std::string reason;                 ///< failed: why
 };
 
-struct TraceEntry {
-  double time_s = 0;
-  EventType type = EventType::kArrival;
-  std::string subject;                ///< unit or node name ("" for ticks and retries)
-};
-
 struct SimResult {
   std::string policy;
   uint64_t seed = 0;
@@ -171,7 +165,7 @@ struct SimResult {
   std::vector<UnitOutcome> units;     ///< input order; a service's replicas in replica order
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
   std::vector<TimeseriesRow> timeseries;
-  std::vector<TraceEntry> trace;      ///< SimOptions::trace only
+  std::vector<TraceEntry> trace;      ///< SimOptions::trace only (sim/engine/event_loop.h)
 };
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an
