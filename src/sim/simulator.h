@@ -109,9 +109,10 @@ struct TimeseriesRow {
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
-enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed };
+enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed, kRemoved };
 
-/// "waiting" (not arrived), "pending", "running", "completed", "failed".
+/// "waiting" (not arrived), "pending", "running", "completed", "failed", "removed" (a service replica
+/// taken away by a scale-down, sim/engine/workloads.h).
 const char* unit_state_name(UnitState state);
 
 /// The end state of one job or one service replica.
@@ -125,6 +126,7 @@ struct UnitOutcome {
   int32_t consolidations = 0;         ///< times consolidation restarted it elsewhere
   double saved_work_s = 0;            ///< jobs: work kept by checkpoints (duration when completed)
   std::string reason;                 ///< failed: why
+  double removed_s = -1;              ///< removed replicas: when
 };
 
 struct SimResult {
@@ -153,6 +155,7 @@ struct SimResult {
   double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint
   int64_t evictions = 0;              ///< pods stopped by spot notices, moved by scale-down or restarted by consolidation
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
+  int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
   int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
   int64_t nodes_consolidated = 0;     ///< nodes removed by consolidation (empty or emptied)
