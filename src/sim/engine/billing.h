@@ -11,6 +11,7 @@
 // its pods follow its new price. At the horizon the unused reservation hours are billed as well.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -39,6 +40,8 @@ class Billing final : public NodeListener {
 
   /// A small id for a namespace name, for start_charge (the same name gives the same id).
   uint32_t namespace_id(const std::string& namespace_name);
+  /// Makes room for the charges of pod ids below `pods` (a hint; ids beyond it work too).
+  void reserve_pods(size_t pods) { charges_.resize(std::max(charges_.size(), pods)); }
   /// Pod `pod_id` (the caller's id) with request `pod` was bound to node n at t: charged from t at
   /// the node's price x pod_price_share (sim/cost.h), to namespace `ns` (from namespace_id).
   void start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t);

@@ -75,6 +75,7 @@ Workloads::Workloads(const Workload& workload, EventLoop& loop, Fleet& fleet, Pl
       if (inserted && r == 0) placement_.add_shape(pods_[units_[u].first_pod].pod);
     }
   }
+  billing_.reserve_pods(pods_.size());
   pending_.set_starter(*this);
   const auto unit_subject = [this](uint32_t u) { return unit_name(u); };
   arrival_ = loop_.register_event("arrival", [this](const Event& e) { on_arrival(e.subject, e.time_s); }, unit_subject);
