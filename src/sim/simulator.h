@@ -1,16 +1,20 @@
 // `gpufleet simulate`'s engine: a discrete-event simulation of a workload on autoscaled node pools
 // with on-demand, spot and reserved capacity, and its cost. No I/O.
 //
-// Clock and events. Time is in seconds from 0 to the workload's horizon. Events (sim/event_queue.h)
-// run in (time, insertion sequence) order: arrivals, completions, node ready, spot notice and
-// reclaim, autoscaler ticks, and retries of the pending pods. Checkpoints are not events: a job's
+// The parts that implement it (event loop, fleet, billing, pending queue, placement, workloads,
+// metrics, and the controllers) and how they are wired: sim/simulation.h.
+//
+// Clock and events. Time is in seconds from 0 to the workload's horizon. Events (sim/engine/
+// event_loop.h; each module registers its own kinds) run in (time, insertion sequence) order:
+// arrivals, completions, node ready, spot notice and reclaim, autoscaler ticks, consolidation ticks,
+// and retries of the pending pods. Checkpoints are not events: a job's
 // last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
 // queue small. Same input and seed, same result, bit for bit.
 //
-// Scheduling. One sched::Scheduler with the policy from sched::make_policy. Every pool's nodes, up
-// to max_nodes, exist in ClusterState from the start; the simulator keeps each node's lifecycle
-// (absent -> provisioning -> ready -> [cordoned] -> absent), and a filter rejects nodes that are not
-// ready (sim/node_gate.h). Absent and provisioning nodes are always empty. Node ranks are the node
+// Scheduling. One sched::Scheduler with the policy from sched::make_policy (sim/engine/placement.h).
+// The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
+// [cordoned] -> absent); only ready nodes take pods (today every pool's nodes, up to max_nodes,
+// exist in ClusterState from the start and a filter rejects those not ready, sim/node_gate.h). Absent and provisioning nodes are always empty. Node ranks are the node
 // order (pools in file order, nodes by index): score ties go to the first.
 // Pending units (a job's gang, or one service replica) are tried in queue order: higher priority
 // first, then longer pending, then submission order. A retry pass runs at the time of any change
@@ -52,7 +56,8 @@
 //
 // Pod outcomes at the horizon: completed (its job finished), running, pending (waiting for capacity
 // that its pools can provide), failed (no pool's node could ever admit it: the reason says why, as
-// Cluster Autoscaler's "pod didn't trigger scale-up").
+// Cluster Autoscaler's "pod didn't trigger scale-up"), removed (a service replica taken away when a
+// controller lowered the replica count: sim/engine/workloads.h ServiceScaler).
 //
 // Cost and chargeback: sim/cost.h.
 #pragma once
