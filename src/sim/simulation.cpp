@@ -77,7 +77,8 @@ struct Simulation::Parts {
     fleet.add_listener(wiring);
     loop.add_clock_observer([this](double t) { metrics.advance_to(t); });
     if (options.trace) loop.set_trace(&result.trace);
-    if (options.progress) loop.set_progress(options.progress);
+    // Through the caller's object: a progress callback may keep state (util/progress.h counts steps).
+    if (options.progress) loop.set_progress([&options](double fraction) { options.progress(fraction); });
     if (cluster.autoscaler.enabled)
       controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, loop, fleet, placement, pending, workloads, billing));
     if (cluster.consolidation.enabled)
