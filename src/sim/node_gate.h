@@ -1,7 +1,8 @@
-// How the simulator shows node lifecycle to the (unchanged) scheduling framework.
+// How the simulator's fleet (sim/engine/fleet.h, its only user) shows node lifecycle to the
+// (unchanged) scheduling framework.
 //
-// ClusterState has a fixed node list, so the simulator creates every pool's nodes up to max_nodes
-// up front and keeps each node's lifecycle (absent / provisioning / ready / cordoned) itself. Only
+// ClusterState has a fixed node list, so the fleet creates every pool's nodes up to max_nodes up
+// front and keeps each node's lifecycle (absent / provisioning / ready / cordoned) itself. Only
 // ready nodes take pods: NodeGate is a Filter plugin, placed first in the policy's filters, that
 // rejects every other node with FilterCode::kUntoleratedTaint. That is kube's own mechanism and
 // reason: a node that is not ready carries the taint node.kubernetes.io/not-ready:NoSchedule and a
@@ -10,9 +11,10 @@
 // The Scheduler memoizes filter results per node until ClusterState::version(n) changes, and a
 // lifecycle change does not touch ClusterState. So the score plugin is wrapped (GatedScore): its
 // generation() also counts lifecycle changes (NodeGate::epoch()), and Scheduler::observe() drops
-// its cache when the generation moves. The simulator therefore calls Scheduler::observe() before
-// every decision. GatedScore forwards observe() to the wrapped plugin (the informer hook of online
-// policies) only while learning is on, so a pod retried many times is learned from once.
+// its cache when the generation moves. The fleet therefore calls Scheduler::observe() before every
+// decision (Fleet::prepare_decision). GatedScore forwards observe() to the wrapped plugin (the
+// informer hook of online policies) only while learning is on, so a pod retried many times is
+// learned from once.
 #pragma once
 
 #include <cstdint>

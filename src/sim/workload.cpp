@@ -11,9 +11,8 @@
 
 namespace gpufleet::sim {
 
-Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+Pod pod_request(const WorkloadSpec& spec) {
   Pod pod;
-  pod.name = fmt::format("{}-{}", spec.name, index);
   pod.namespace_name = spec.namespace_name;
   pod.cpu_milli = spec.cpu_milli;
   pod.memory_bytes = spec.memory_bytes;
@@ -21,6 +20,12 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index) {
   pod.gpu_milli = spec.gpu_milli;
   pod.gpu_spec = spec.gpu_spec;
   pod.priority = spec.priority;
+  return pod;
+}
+
+Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+  Pod pod = pod_request(spec);
+  pod.name = fmt::format("{}-{}", spec.name, index);
   pod.constraints.node_selector = spec.node_selector;
   pod.constraints.tolerations = spec.tolerations;
   NodeSelectorTerm term;

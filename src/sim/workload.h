@@ -79,6 +79,10 @@ struct Workload {
   std::vector<WorkloadSpec> items;        ///< any order; the engine orders by arrival
 };
 
+/// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs
+/// (num_gpu, gpu_milli, gpu_spec) and priority. make_pod starts from it.
+Pod pod_request(const WorkloadSpec& spec);
+
 /// The pod with index `index` of a spec: name <name>-<index>, the spec's request, namespace and
 /// priority, and constraints: the spec's nodeSelector and tolerations, plus required node affinity
 /// gpufleet.io/pool In pools (when pools is not empty) and karpenter.sh/capacity-type NotIn [spot]

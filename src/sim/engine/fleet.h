@@ -1,0 +1,170 @@
+// The simulated cluster's nodes: each node pool's nodes and their lifecycle
+//   absent -> provisioning -> ready -> [cordoned] -> absent
+// (launch, Ready provision_s later, cordon on a spot notice or for a dry run, removal), the spot
+// interruption timing of ready nodes, the pods bound to each node, and the ClusterState the
+// scheduler works on. The fleet owns node ids and lifecycle; other modules ask it (queries, launch,
+// remove, interrupt, bind) and hear of changes through NodeListener.
+//
+// Node ids. Today ClusterState has a fixed node list, so the fleet creates every pool's nodes up to
+// max_nodes at the start, named <pool>-<index>, pools in file order; a node that is not Ready is
+// hidden from the scheduler by a filter (sim/node_gate.h), which make_scheduler() installs and
+// prepare_decision() keeps in sync. Absent and provisioning nodes are always empty. The scheduler's
+// node ranks are the node order: score ties go to the first node. Only this module depends on
+// that arrangement: when nodes can be added to and removed from ClusterState, launch() and
+// remove() will do so and the gate goes, without a change to the callers.
+//
+// Spot: each node of a spot pool draws its time to interruption when it becomes Ready: exponential
+// with the pool's rate per node-hour, from the fleet's generator (seeded by the caller). At the
+// notice the node is cordoned, listeners stop its pods (on_node_interrupted), and it is removed
+// spot_notice_s later.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/cluster_state.h"
+#include "sched/framework.h"
+#include "sched/scheduler.h"
+#include "sim/config.h"
+#include "sim/engine/event_loop.h"
+#include "util/go_rand.h"
+
+namespace gpufleet::sim {
+
+class NodeGate;
+struct SimResult;
+
+enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned };
+
+/// Hears of node lifecycle changes; the default does nothing. Listeners run in the order added.
+class NodeListener {
+ public:
+  virtual ~NodeListener() = default;
+  /// Node n was requested at t: provisioning, or Ready at once for a pool's initial nodes.
+  virtual void on_node_launched(NodeId /*n*/, double /*t*/) {}
+  /// A provisioned node n became Ready at t (new capacity). Not called for the initial nodes.
+  virtual void on_node_ready(NodeId /*n*/, double /*t*/) {}
+  /// Ready node n got an interruption notice at t and is cordoned: its pods must stop now.
+  virtual void on_node_interrupted(NodeId /*n*/, double /*t*/) {}
+  /// Node n was removed at t; it is already absent (and had no pods).
+  virtual void on_node_removed(NodeId /*n*/, double /*t*/) {}
+};
+
+class Fleet {
+ public:
+  /// Builds every pool's nodes (all absent) and registers the events "node-ready", "spot-notice"
+  /// and "spot-reclaim" on `loop`. `spot_seed` seeds the interruption draws. The pools must be valid
+  /// (validate_pool, validate_pool_settings).
+  Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed);
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+  ~Fleet();
+
+  /// Adds a listener (not owned; it must outlive the run).
+  void add_listener(NodeListener& listener) { listeners_.push_back(&listener); }
+  /// Launches each pool's initial nodes (node_count), Ready at time 0.
+  void start();
+
+  // ---- pools and nodes
+  size_t pool_count() const { return pools_.size(); }
+  const SimPool& pool(size_t p) const { return cluster_.pools[p]; }
+  /// Nodes of pool p in node order (absent ones included).
+  std::span<const NodeId> pool_nodes(size_t p) const { return pools_[p].nodes; }
+  /// Live nodes of pool p: provisioning, ready or cordoned (the billed ones).
+  int32_t live(size_t p) const { return pools_[p].live; }
+  int32_t provisioning(size_t p) const { return pools_[p].provisioning; }
+  /// GPU capacity of the live nodes, milli-GPUs.
+  int64_t live_gpu_capacity_milli() const { return live_gpu_capacity_milli_; }
+
+  /// Node ids are 0 .. node_count() - 1; absent nodes included.
+  size_t node_count() const { return nodes_.size(); }
+  NodePhase phase(NodeId n) const { return nodes_[n].phase; }
+  uint32_t pool_of(NodeId n) const { return nodes_[n].pool; }
+  /// Changes at every launch and removal: an event or record carrying an older value is stale.
+  uint32_t incarnation(NodeId n) const { return nodes_[n].incarnation; }
+  const std::string& name(NodeId n) const { return state_->node(n).name; }
+  /// Pod ids (the caller's) bound to node n, in binding order.
+  std::span<const uint32_t> pods_on(NodeId n) const { return nodes_[n].pods; }
+  /// Pods on node n bound with not_safe_to_evict (Cluster Autoscaler's
+  /// cluster-autoscaler.kubernetes.io/safe-to-evict: "false").
+  int32_t not_safe_to_evict_pods(NodeId n) const { return nodes_[n].not_safe_to_evict; }
+  /// Last bind or unbind on node n, or when it became Ready (Karpenter's consolidateAfter clock).
+  double last_pod_change_s(NodeId n) const { return nodes_[n].last_pod_change_s; }
+
+  /// The cluster as the scheduler sees it (every node, absent ones empty).
+  const ClusterState& state() const { return *state_; }
+  /// The same state, writable, for dry runs that put every change back before they return.
+  ClusterState& dry_run_state() { return *state_; }
+  /// One empty node per pool, as a new node of the pool would be (name <pool>-template).
+  const std::vector<Node>& template_nodes() const { return templates_; }
+
+  // ---- lifecycle
+  /// Requests up to `count` nodes of pool p at t (the lowest absent ones): provisioning, Ready
+  /// provision_s later. Returns how many were launched (fewer when the pool reaches max_nodes).
+  int32_t launch(size_t p, int32_t count, double t);
+  /// Removes node n at t (billing stops). Throws std::logic_error if pods are still bound to it.
+  void remove(NodeId n, double t);
+  /// Gives ready node n an interruption notice at t: cordoned, listeners stop its pods, removed the
+  /// pool's spot_notice_s later. Spot nodes get it from their draw; callable by a fault injector.
+  /// Ignored unless n is Ready.
+  void interrupt(NodeId n, double t);
+  /// Cordons ready node n (no new pods; kubectl cordon), or makes a cordoned node Ready again.
+  void cordon(NodeId n);
+  void uncordon(NodeId n);
+
+  // ---- pods (ClusterState reservations and the per-node pod lists)
+  /// Reserves `pod` with `gpus` on node n (ClusterState::allocate) and records pod id `id` there.
+  void bind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t);
+  /// Releases a bound pod and takes it off its node.
+  void unbind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t);
+  /// Undoes the last bind() on node n (a gang that did not fit): releases it and puts the node's last
+  /// pod change back to `last_pod_change_s`.
+  void undo_bind(const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double last_pod_change_s);
+
+  // ---- how the scheduler sees the fleet (see the top of this file)
+  /// A scheduler running `policy` over the nodes that take pods (Ready), ties to the lower node.
+  std::unique_ptr<sched::Scheduler> make_scheduler(sched::Policy policy) const;
+  /// Call before each decision of a scheduler from make_scheduler(): it sees the lifecycle changes.
+  void prepare_decision(sched::Scheduler& scheduler, const Pod& pod) const;
+
+  /// Writes the fleet's counters (spot_interruptions).
+  void report(SimResult& result) const;
+
+ private:
+  struct NodeRecord {
+    uint32_t pool = 0;
+    NodePhase phase = NodePhase::kAbsent;
+    uint32_t incarnation = 0;
+    int32_t not_safe_to_evict = 0;
+    double last_pod_change_s = 0;
+    std::vector<uint32_t> pods;
+  };
+  struct PoolRecord {
+    std::vector<NodeId> nodes;
+    int32_t live = 0;
+    int32_t provisioning = 0;
+  };
+  void launch_node(NodeId n, double t, bool ready_now);
+  void make_ready(NodeId n, double t);
+  void on_ready_event(const Event& e);
+  void on_notice_event(const Event& e);
+  void on_reclaim_event(const Event& e);
+
+  const ClusterConfig& cluster_;
+  EventLoop& loop_;
+  std::unique_ptr<ClusterState> state_;
+  std::shared_ptr<NodeGate> gate_;
+  std::vector<Node> templates_;
+  std::vector<NodeRecord> nodes_;
+  std::vector<PoolRecord> pools_;
+  std::vector<NodeListener*> listeners_;
+  GoRand spot_rng_;
+  int64_t live_gpu_capacity_milli_ = 0;
+  int64_t interruptions_ = 0;
+  EventKind node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0;
+};
+
+}  // namespace gpufleet::sim
