@@ -43,7 +43,7 @@
 // with n' the node after the placement. A sharing pod goes to the GPU with the largest F(n) - F(n'_i)
 // (first index on ties); S and the pressures do not depend on the GPU.
 //
-// Terms 2-4 and the constants are gpufleet's own (README "Online policies"). They were
+// Terms 2-4 and the constants are gpufleet's own (docs/fgd-reproduction.md, "Online policies"). They were
 // chosen on the openb default trace and the variants cpu250, gpushare40, gpuspec05/10/20/33 and
 // multigpu20/40/50, and are the same for every workload.
 //
