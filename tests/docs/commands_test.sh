@@ -23,7 +23,6 @@
 # - When GPUFLEET_BINARY is not SOURCE_DIR/build/gpufleet, "build/gpufleet" in a command runs it.
 # The relative links of these files ([text](path#anchor)) must name a file of the checkout and a
 # heading of it (GitHub's anchors: the heading in lower case, without punctuation, spaces as "-").
-# Only docs/architecture.md may be absent: another part of the same change writes it.
 set -u
 SRC=$(cd "$1" && pwd)
 BIN=$(realpath "$2")
@@ -84,7 +83,6 @@ for f in "${files[@]}"; do
     [[ $link == *#* ]] && anchor="${link#*#}"
     if [ -z "$target" ]; then path="$f"; else path=$(realpath -m --relative-to=. "$(dirname "$f")/$target"); fi
     if [ ! -e "$path" ]; then
-      [ "$path" = docs/architecture.md ] && continue
       bad "$f: link to $link: no file $path"; continue
     fi
     if [ -n "$anchor" ] && ! anchors "$path" | grep -qx -- "$anchor"; then
