@@ -172,6 +172,11 @@ Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
   }
 }
 
+void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
+  while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
+  node_rank_[n] = rank;
+}
+
 FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const FilterPlugin* f : cached_filters_) {
     const FilterCode code = f->filter(pod, state, n);
@@ -193,11 +198,9 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
     cache_.emplace_back(node_count);
     preference_.emplace_back();
   }
+  // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
-  if (entries.size() != node_count) {
-    entries.assign(node_count, Entry{});
-    preference_[it->second].clear();
-  }
+  if (entries.size() < node_count) entries.resize(node_count);
   return it->second;
 }
 
@@ -213,10 +216,11 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
-  if (node_rank_.size() != node_count)
+  if (!node_rank_.empty() && node_rank_.size() < node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  const uint32_t* rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
   if (nominated_node != kNoNode) {
-    if (nominated_node >= node_count)
+    if (!state.has_node(nominated_node))
       throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
@@ -233,6 +237,11 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const bool cacheable = scorer.cacheable();
 
   // Soft node constraints first (NodePreference), when the pod or the cluster has any.
+  if (node_set_version_ != state.node_set_version()) {
+    node_set_version_ = state.node_set_version();
+    prefer_no_schedule_ = -1;
+    for (auto& pref : preference_) pref.clear();
+  }
   if (prefer_no_schedule_ < 0) prefer_no_schedule_ = NodePreference::any_prefer_no_schedule(state.nodes());
   const int64_t* preference = nullptr;
   if (NodePreference::applies(pod, prefer_no_schedule_ > 0)) {
@@ -272,14 +281,17 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       }
       return;
     }
-    if (best == kNoNode || score > best_score || (score == best_score && node_rank_[n] < node_rank_[best])) {
+    if (best == kNoNode || score > best_score || (score == best_score && (rank ? rank[n] < rank[best] : n < best))) {
       best = n;
       best_score = score;
     }
   };
 
+  // Empty slots (ClusterState::has_node) are skipped; their entries are left as they are.
+  const bool all_live = state.live_node_count() == node_count;
   if (cacheable) {
     for (NodeId n = 0; n < node_count; ++n) {
+      if (!all_live && !state.has_node(n)) continue;
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
         e.value = evaluate(pod, state, n);
@@ -290,6 +302,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   } else {
     feasible_.clear();
     for (NodeId n = 0; n < node_count; ++n) {
+      if (!all_live && !state.has_node(n)) continue;
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
         const FilterCode code = run_filters(pod, state, n);
@@ -306,8 +319,9 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   if (best == kNoNode) {
-    result.node_codes.resize(node_count);
+    result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
     for (NodeId n = 0; n < node_count; ++n) {
+      if (!all_live && !state.has_node(n)) continue;
       const int32_t v = entries[n].value;
       const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
       result.node_codes[n] = static_cast<FilterCode>(code);
@@ -375,8 +389,7 @@ void Scheduler::observe(const Pod& pod, const ClusterState& state) {
 
 void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
   if (!result.scheduled()) return;
-  if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
-  else state.allocate_devices(result.node, pod, result.devices());
+  state.allocate(result.node, pod, result.devices());
 }
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
@@ -387,7 +400,7 @@ ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRa
 }
 
 ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
-  if (n >= state.node_count())
+  if (!state.has_node(n))
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
   ScheduleResult result;

@@ -540,7 +540,7 @@ sched::ScheduleResult Engine::decide(const Pod& pod) {
 
 void Engine::bind(uint32_t p, NodeId n, std::vector<int32_t> gpus, double t) {
   PodRt& pod = pods_[p];
-  state_->allocate(n, pod.pod, gpus);
+  state_->allocate(n, pod.pod, {.gpus = gpus});
   NodeRt& node = nodes_[n];
   const SimPool& sp = cluster_.pools[node.pool];
   pod.node = n;
@@ -555,7 +555,7 @@ void Engine::bind(uint32_t p, NodeId n, std::vector<int32_t> gpus, double t) {
 void Engine::unbind(uint32_t p, double t) {
   PodRt& pod = pods_[p];
   NodeRt& node = nodes_[pod.node];
-  state_->release(pod.node, pod.pod, pod.gpus);
+  state_->release(pod.node, pod.pod);
   chargeback_[pod.pod.namespace_name] += pod.rate_usd_per_hour * (t - pod.charged_since_s) / kSecondsPerHour;
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), p));
   node.last_pod_change_s = t;
@@ -589,7 +589,7 @@ bool Engine::try_start(uint32_t u, double t) {
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRt& pod = pods_[q];
         NodeRt& node = nodes_[pod.node];
-        state_->release(pod.node, pod.pod, pod.gpus);
+        state_->release(pod.node, pod.pod);
         node.pods.pop_back();
         node.last_pod_change_s = last_change[q - unit.first_pod];
         if (unit.replica < 0) --node.job_pods;
@@ -724,13 +724,13 @@ void Engine::scale_up(double t) {
     for (size_t i = 0; i < pods.size(); ++i) {
       sched::ScheduleResult r = decide(*pods[i]);
       if (!r.scheduled()) continue;
-      state_->allocate(r.node, *pods[i], r.gpus);
+      state_->allocate(r.node, *pods[i], r.devices());
       trial[i] = {r.node, std::move(r.gpus)};
     }
     std::vector<const Pod*> left;
     std::vector<uint32_t> left_shapes;
     for (size_t i = pods.size(); i-- > 0;)
-      if (trial[i].first != sched::kNoNode) state_->release(trial[i].first, *pods[i], trial[i].second);
+      if (trial[i].first != sched::kNoNode) state_->release(trial[i].first, *pods[i]);
     for (size_t i = 0; i < pods.size(); ++i)
       if (trial[i].first == sched::kNoNode) {
         left.push_back(pods[i]);
@@ -857,16 +857,16 @@ std::optional<Engine::Placements> Engine::dry_run_moves(NodeId n, const std::vec
   NodeRt& node = nodes_[n];
   node.phase = Phase::kCordoned;
   gate_->set_schedulable(n, false);
-  for (uint32_t p : moving) state_->release(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  for (uint32_t p : moving) state_->release(pods_[p].node, pods_[p].pod);
   Placements placed;
   for (uint32_t p : moving) {
     sched::ScheduleResult r = decide(pods_[p].pod);
     if (!r.scheduled()) break;
-    state_->allocate(r.node, pods_[p].pod, r.gpus);
+    state_->allocate(r.node, pods_[p].pod, r.devices());
     placed.emplace_back(r.node, std::move(r.gpus));
   }
-  for (size_t i = placed.size(); i-- > 0;) state_->release(placed[i].first, pods_[moving[i]].pod, placed[i].second);
-  for (uint32_t p : moving) state_->allocate(pods_[p].node, pods_[p].pod, pods_[p].gpus);
+  for (size_t i = placed.size(); i-- > 0;) state_->release(placed[i].first, pods_[moving[i]].pod);
+  for (uint32_t p : moving) state_->allocate(pods_[p].node, pods_[p].pod, {.gpus = pods_[p].gpus});
   if (placed.size() < moving.size()) {
     node.phase = Phase::kReady;
     gate_->set_schedulable(n, true);
