@@ -41,7 +41,7 @@ ClusterState::ClusterState(std::vector<Node> nodes) : ClusterState() {
     model_id_[n] = register_gpu_model(nodes[n].gpu_model);
     install_node(static_cast<NodeId>(n), std::move(nodes[n]), mig_milli);
   }
-  for (Usage& u : usage_) u.version = 1;
+  std::fill(versions_.begin(), versions_.end(), uint64_t{1});
   version_high_ = 1;
 }
 
@@ -96,7 +96,8 @@ void ClusterState::grow_slots(size_t count) {
   if (count <= nodes_.size()) return;
   const uint64_t version = ++version_high_;
   nodes_.resize(count);
-  usage_.resize(count, Usage{.version = version});
+  usage_.resize(count);
+  versions_.resize(count, version);
   bound_.resize(count);
   gpu_offset_.resize(count, 0);
   model_id_.resize(count, -1);
@@ -108,6 +109,7 @@ void ClusterState::grow_slots(size_t count) {
 void ClusterState::shrink_slots(size_t count) {
   nodes_.resize(count);
   usage_.resize(count);
+  versions_.resize(count);
   bound_.resize(count);
   gpu_offset_.resize(count);
   model_id_.resize(count);
@@ -188,7 +190,8 @@ void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>&
   gpu_offset_[n] = offset;
   sharing_[n] = node.has_gpu_sharing() ? 1 : 0;
   gpu_capacity_milli_ += static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
-  usage_[n] = Usage{.version = ++version_high_, .gpu_free_total_milli = node.gpu_count * kGpuMilliPerGpu};
+  usage_[n] = Usage{.gpu_free_total_milli = node.gpu_count * kGpuMilliPerGpu};
+  versions_[n] = ++version_high_;
   anti_pos_[n] = 0;
   nodes_[n] = std::move(node);
   live_[n >> 6] |= uint64_t{1} << (n & 63);
@@ -221,7 +224,8 @@ Node ClusterState::uninstall_node(NodeId n) {
     free_mig_blocks_[instances].push_back(mig_first_[offset]);
   }
   gpu_capacity_milli_ -= static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
-  usage_[n] = Usage{.version = ++version_high_};
+  usage_[n] = Usage{};
+  versions_[n] = ++version_high_;
   std::vector<BoundPod>().swap(bound_[n]);
   gpu_offset_[n] = 0;
   model_id_[n] = -1;

@@ -199,7 +199,7 @@ class ClusterState {
   const std::array<int32_t, kMaxGpusPerPod + 1>& gpu_pod_kinds(NodeId n) const { return usage_[n].gpu_pod_kinds; }
   /// Slot n's version (see the file comment): starts at 1 for the constructor's nodes, changes on
   /// every change of the slot, never repeats.
-  uint64_t version(NodeId n) const { return usage_[n].version; }
+  uint64_t version(NodeId n) const { return versions_[n]; }
 
   // ---- Totals over the nodes ----
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
@@ -294,7 +294,6 @@ class ClusterState {
   struct Usage {
     int64_t cpu_used_milli = 0;
     int64_t memory_used_bytes = 0;
-    uint64_t version = 1;
     int32_t pods = 0;
     int32_t gpu_free_total_milli = 0;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
@@ -352,7 +351,7 @@ class ClusterState {
   NodeId lowest_free_slot() const;
   // Version bump of slot n.
   void touch(NodeId n) {
-    if (++usage_[n].version > version_high_) version_high_ = usage_[n].version;
+    if (++versions_[n] > version_high_) version_high_ = versions_[n];
   }
   // Fork::commit / discard (keep false) of the open fork with this id, which must be the innermost
   // unless `from_destructor`: then the forks inside it end too, and an ended fork is no error.
@@ -386,6 +385,7 @@ class ClusterState {
   // Per slot.
   std::vector<Node> nodes_;
   std::vector<Usage> usage_;
+  std::vector<uint64_t> versions_;    // version(): dense, as the scheduler's per-node loop reads it
   std::vector<std::vector<BoundPod>> bound_;
   std::vector<uint32_t> gpu_offset_;  // index of the node's first GPU in the per-GPU arrays
   std::vector<int32_t> model_id_;

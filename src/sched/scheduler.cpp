@@ -186,6 +186,7 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
 }
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
+  if (!state.has_node(n)) return infeasible(FilterCode::kFits);  // an empty slot: skipped, no rejection
   const FilterCode code = run_filters(pod, state, n);
   return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
 }
@@ -196,11 +197,16 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {
     cache_.emplace_back(node_count);
+    cache_generation_.push_back(generation_);
     preference_.emplace_back();
   }
   // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
   if (entries.size() < node_count) entries.resize(node_count);
+  if (cache_generation_[it->second] != generation_) {  // the score changed since they were filled
+    cache_generation_[it->second] = generation_;
+    for (Entry& e : entries) e.version = 0;
+  }
   return it->second;
 }
 
@@ -287,11 +293,10 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
   };
 
-  // Empty slots (ClusterState::has_node) are skipped; their entries are left as they are.
-  const bool all_live = state.live_node_count() == node_count;
+  // An empty slot (ClusterState::has_node) is cached as infeasible(kFits): never considered, and
+  // no rejection.
   if (cacheable) {
     for (NodeId n = 0; n < node_count; ++n) {
-      if (!all_live && !state.has_node(n)) continue;
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
         e.value = evaluate(pod, state, n);
@@ -302,11 +307,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   } else {
     feasible_.clear();
     for (NodeId n = 0; n < node_count; ++n) {
-      if (!all_live && !state.has_node(n)) continue;
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
-        const FilterCode code = run_filters(pod, state, n);
-        e.value = code == FilterCode::kFits ? 0 : infeasible(code);
+        if (!state.has_node(n)) {
+          e.value = infeasible(FilterCode::kFits);
+        } else {
+          const FilterCode code = run_filters(pod, state, n);
+          e.value = code == FilterCode::kFits ? 0 : infeasible(code);
+        }
         e.version = state.version(n);
       }
       if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
@@ -321,7 +329,6 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   if (best == kNoNode) {
     result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
     for (NodeId n = 0; n < node_count; ++n) {
-      if (!all_live && !state.has_node(n)) continue;
       const int32_t v = entries[n].value;
       const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
       result.node_codes[n] = static_cast<FilterCode>(code);
@@ -380,11 +387,8 @@ void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
   policy_.score->observe(pod, state);
-  if (policy_.score->generation() != generation_) {
-    generation_ = policy_.score->generation();
-    for (auto& entries : cache_)
-      for (Entry& e : entries) e.version = 0;
-  }
+  // Drops the cached scores: each shape's entries are emptied when next used (shape_for).
+  generation_ = policy_.score->generation();
 }
 
 void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {

@@ -138,6 +138,7 @@ class Scheduler {
   std::vector<uint32_t> node_rank_;
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
+  std::vector<uint64_t> cache_generation_;  // per shape: the generation_ its entries were filled at
   /// Per shape: NodePreference::preference of every node, empty until a pod of the shape needs it
   /// (node labels and taints never change: emptied only when the node set changes).
   std::vector<std::vector<int64_t>> preference_;
