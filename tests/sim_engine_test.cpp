@@ -336,7 +336,7 @@ TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   p.memory_bytes = 100;
   p.num_gpu = 1;
   p.gpu_milli = 1000;
-  state.allocate(0, p, std::vector<int32_t>{0});
+  state.allocate(0, p, {.gpus = {0}});
   Pod q = p;
   q.name = "y";
   q.num_gpu = 0;

@@ -153,7 +153,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     const sched::PreemptionResult preemption = sched::preempt(pod, state, inputs);
     if (!preemption.found()) {
       const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_codes, pod, state);
-      result.pending.push_back({pod_key(pod), sched::fit_error_message(histogram, state.node_count(), preemption.message), pod.priority});
+      result.pending.push_back({pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), preemption.message), pod.priority});
       continue;
     }
     std::vector<size_t> victims;

@@ -172,6 +172,11 @@ Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
   }
 }
 
+void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
+  while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
+  node_rank_[n] = rank;
+}
+
 FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const FilterPlugin* f : cached_filters_) {
     const FilterCode code = f->filter(pod, state, n);
@@ -181,6 +186,7 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
 }
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
+  if (!state.has_node(n)) return infeasible(FilterCode::kFits);  // an empty slot: skipped, no rejection
   const FilterCode code = run_filters(pod, state, n);
   return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
 }
@@ -191,12 +197,15 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {
     cache_.emplace_back(node_count);
+    cache_generation_.push_back(generation_);
     preference_.emplace_back();
   }
+  // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
-  if (entries.size() != node_count) {
-    entries.assign(node_count, Entry{});
-    preference_[it->second].clear();
+  if (entries.size() < node_count) entries.resize(node_count);
+  if (cache_generation_[it->second] != generation_) {  // the score changed since they were filled
+    cache_generation_[it->second] = generation_;
+    for (Entry& e : entries) e.version = 0;
   }
   return it->second;
 }
@@ -213,10 +222,11 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
-  if (node_rank_.size() != node_count)
+  if (!node_rank_.empty() && node_rank_.size() < node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  const uint32_t* rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
   if (nominated_node != kNoNode) {
-    if (nominated_node >= node_count)
+    if (!state.has_node(nominated_node))
       throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
@@ -233,6 +243,11 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const bool cacheable = scorer.cacheable();
 
   // Soft node constraints first (NodePreference), when the pod or the cluster has any.
+  if (node_set_version_ != state.node_set_version()) {
+    node_set_version_ = state.node_set_version();
+    prefer_no_schedule_ = -1;
+    for (auto& pref : preference_) pref.clear();
+  }
   if (prefer_no_schedule_ < 0) prefer_no_schedule_ = NodePreference::any_prefer_no_schedule(state.nodes());
   const int64_t* preference = nullptr;
   if (NodePreference::applies(pod, prefer_no_schedule_ > 0)) {
@@ -272,12 +287,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       }
       return;
     }
-    if (best == kNoNode || score > best_score || (score == best_score && node_rank_[n] < node_rank_[best])) {
+    if (best == kNoNode || score > best_score || (score == best_score && (rank ? rank[n] < rank[best] : n < best))) {
       best = n;
       best_score = score;
     }
   };
 
+  // An empty slot (ClusterState::has_node) is cached as infeasible(kFits): never considered, and
+  // no rejection.
   if (cacheable) {
     for (NodeId n = 0; n < node_count; ++n) {
       Entry& e = entries[n];
@@ -292,8 +309,12 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     for (NodeId n = 0; n < node_count; ++n) {
       Entry& e = entries[n];
       if (e.version != state.version(n)) {
-        const FilterCode code = run_filters(pod, state, n);
-        e.value = code == FilterCode::kFits ? 0 : infeasible(code);
+        if (!state.has_node(n)) {
+          e.value = infeasible(FilterCode::kFits);
+        } else {
+          const FilterCode code = run_filters(pod, state, n);
+          e.value = code == FilterCode::kFits ? 0 : infeasible(code);
+        }
         e.version = state.version(n);
       }
       if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
@@ -306,7 +327,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   if (best == kNoNode) {
-    result.node_codes.resize(node_count);
+    result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
       const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
@@ -366,17 +387,13 @@ void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
   policy_.score->observe(pod, state);
-  if (policy_.score->generation() != generation_) {
-    generation_ = policy_.score->generation();
-    for (auto& entries : cache_)
-      for (Entry& e : entries) e.version = 0;
-  }
+  // Drops the cached scores: each shape's entries are emptied when next used (shape_for).
+  generation_ = policy_.score->generation();
 }
 
 void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
   if (!result.scheduled()) return;
-  if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
-  else state.allocate_devices(result.node, pod, result.devices());
+  state.allocate(result.node, pod, result.devices());
 }
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
@@ -387,7 +404,7 @@ ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRa
 }
 
 ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
-  if (n >= state.node_count())
+  if (!state.has_node(n))
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
   ScheduleResult result;

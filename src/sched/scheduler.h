@@ -9,7 +9,8 @@
 // "first node wins".
 //
 // Filter and cacheable score results are memoized per (pod request shape and scheduling
-// constraints, node) and reused until the node's ClusterState::version() changes: the results are
+// constraints, node) and reused until the node's ClusterState::version() changes (a slot's versions
+// never repeat, so a node added to a reused slot is evaluated afresh; empty slots are skipped): the results are
 // pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
 // re-evaluate only the nodes that changed since). The request shape includes the MIG and
 // nvidia.com/gpu.shared requests.
@@ -62,7 +63,7 @@ struct ScheduleResult {
   /// term kube cannot parse, with two or more feasible nodes (preferred_node_affinity_error).
   std::string error;
   bool scheduled() const { return node != kNoNode; }
-  /// The devices, as ClusterState::allocate_devices takes them.
+  /// The devices, as ClusterState::allocate takes them.
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
   /// The distinct GPU indices the pod uses (gpus, shared_replicas and MIG devices), ascending.
   std::vector<int32_t> gpu_indices() const;
@@ -72,10 +73,15 @@ struct ScheduleResult {
 
 class Scheduler {
  public:
-  /// `node_rank[n]` breaks score ties (lower wins); it must have one entry per node of the states
-  /// this scheduler will see. Throws std::invalid_argument if the policy lacks a score plugin or
-  /// GPU selector.
+  /// `node_rank[n]` breaks score ties (lower wins) for slot n; it must have one entry per slot of
+  /// the states this scheduler will see (decide() throws std::invalid_argument otherwise: give the
+  /// slots that nodes added later take a rank with set_node_rank). Empty = every slot ranks as its
+  /// NodeId ("first node wins"), however many slots. Throws std::invalid_argument if the policy
+  /// lacks a score plugin or GPU selector.
   Scheduler(Policy policy, std::vector<uint32_t> node_rank);
+  /// Sets slot n's tie-break rank; the slots between the last ranked one and n rank as their NodeId
+  /// (with empty ranks, every slot below n).
+  void set_node_rank(NodeId n, uint32_t rank);
 
   /// Tells the policy a pod arrived while the cluster is `state` (ScorePlugin::observe); drops cached
   /// scores if that changed them.
@@ -88,23 +94,23 @@ class Scheduler {
   ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
   /// observe(), decide() and, when a node was found, reserve().
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
-  /// Reserve: takes the devices `result` names on its node (ClusterState::allocate or
-  /// allocate_devices, which throw std::invalid_argument if they are not free). No-op for an
-  /// unscheduled result.
+  /// Reserve: takes the devices `result` names on its node (ClusterState::allocate, which throws
+  /// InvariantViolation if they are not free). No-op for an unscheduled result.
   static void reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result);
   /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices a cycle
   /// would pick there (see ScheduleResult), running no filter or score (the scheduler never sees such
   /// a pod; the kubelet's own admission is the caller's check). Throws std::invalid_argument for n
-  /// out of range or when the pod's devices are not free on n.
+  /// out of range or an empty slot, InvariantViolation when the pod's devices are not free on n.
   ScheduleResult bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
 
   const Policy& policy() const { return policy_; }
-  /// The tie-break ranks given to the constructor (lower wins).
+  /// The tie-break ranks (lower wins), the constructor's as set_node_rank changed them; empty =
+  /// by NodeId.
   const std::vector<uint32_t>& node_rank() const { return node_rank_; }
 
  private:
   struct Entry {
-    uint32_t version = 0;  // ClusterState version this entry was computed at (0 = never)
+    uint64_t version = 0;  // ClusterState version this entry was computed at (0 = never)
     int32_t value = 0;     // score, or INT32_MIN + FilterCode if rejected
   };
   struct ShapeKey {
@@ -132,10 +138,12 @@ class Scheduler {
   std::vector<uint32_t> node_rank_;
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
+  std::vector<uint64_t> cache_generation_;  // per shape: the generation_ its entries were filled at
   /// Per shape: NodePreference::preference of every node, empty until a pod of the shape needs it
-  /// (node labels and taints never change, so it is never invalidated).
+  /// (node labels and taints never change: emptied only when the node set changes).
   std::vector<std::vector<int64_t>> preference_;
   int prefer_no_schedule_ = -1;  // NodePreference::any_prefer_no_schedule of the state, -1 = unknown
+  uint64_t node_set_version_ = 0;  // ClusterState::node_set_version() preference_ and prefer_no_schedule_ hold for
   std::vector<NodeId> feasible_;  // scratch
   std::vector<const FilterPlugin*> cached_filters_;  // the policy's cacheable filters, in order
   bool has_uncached_filters_ = false;

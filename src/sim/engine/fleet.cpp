@@ -158,7 +158,7 @@ void Fleet::on_reclaim_event(const Event& e) {
 }
 
 void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t) {
-  state_->allocate(n, pod, gpus);
+  state_->allocate(n, pod, {.gpus = {gpus.begin(), gpus.end()}});
   NodeRecord& node = nodes_[n];
   node.pods.push_back(id);
   node.last_pod_change_s = t;
@@ -166,7 +166,7 @@ void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t>
 }
 
 void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t) {
-  state_->release(n, pod, gpus);
+  state_->release(n, pod);
   NodeRecord& node = nodes_[n];
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), id));
   node.last_pod_change_s = t;
@@ -174,7 +174,7 @@ void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_
 }
 
 void Fleet::undo_bind(const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double last_pod_change_s) {
-  state_->release(n, pod, gpus);
+  state_->release(n, pod);
   NodeRecord& node = nodes_[n];
   node.pods.pop_back();
   node.last_pod_change_s = last_pod_change_s;

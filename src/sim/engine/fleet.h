@@ -96,7 +96,7 @@ class Fleet {
 
   /// The cluster as the scheduler sees it (every node, absent ones empty).
   const ClusterState& state() const { return *state_; }
-  /// The same state, writable, for dry runs that put every change back before they return.
+  /// The same state, writable, for dry runs inside a ClusterState::Fork that they discard.
   ClusterState& dry_run_state() { return *state_; }
   /// One empty node per pool, as a new node of the pool would be (name <pool>-template).
   const std::vector<Node>& template_nodes() const { return templates_; }

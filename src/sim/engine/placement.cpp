@@ -59,37 +59,31 @@ sched::ScheduleResult Placement::decide(const Pod& pod) {
 
 std::vector<uint8_t> Placement::fits_ready_nodes(std::span<const Pod* const> pods) {
   ClusterState& state = fleet_.dry_run_state();
-  std::vector<std::pair<NodeId, std::vector<int32_t>>> trial(pods.size(), {sched::kNoNode, {}});
-  for (size_t i = 0; i < pods.size(); ++i) {
-    sched::ScheduleResult r = decide(*pods[i]);
-    if (!r.scheduled()) continue;
-    state.allocate(r.node, *pods[i], r.gpus);
-    trial[i] = {r.node, std::move(r.gpus)};
-  }
+  ClusterState::Fork trial = state.fork();  // discarded when it goes out of scope
   std::vector<uint8_t> fits(pods.size(), 0);
-  for (size_t i = pods.size(); i-- > 0;)
-    if (trial[i].first != sched::kNoNode) {
-      state.release(trial[i].first, *pods[i], trial[i].second);
-      fits[i] = 1;
-    }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const sched::ScheduleResult r = decide(*pods[i]);
+    if (!r.scheduled()) continue;
+    state.allocate(r.node, *pods[i], r.devices());
+    fits[i] = 1;
+  }
   return fits;
 }
 
-// The books go back to the pods' real places either way (releases last first, then the pods in
-// order).
+// A forked dry run: the state is as before either way.
 std::optional<Placements> Placement::dry_run_moves(NodeId n, std::span<const BoundPod> moving) {
   ClusterState& state = fleet_.dry_run_state();
+  ClusterState::Fork trial = state.fork();  // discarded when it goes out of scope
   fleet_.cordon(n);
-  for (const BoundPod& p : moving) state.release(p.node, *p.pod, p.gpus);
+  for (const BoundPod& p : moving) state.release(p.node, *p.pod);
   Placements placed;
   for (const BoundPod& p : moving) {
     sched::ScheduleResult r = decide(*p.pod);
     if (!r.scheduled()) break;
-    state.allocate(r.node, *p.pod, r.gpus);
+    state.allocate(r.node, *p.pod, r.devices());
     placed.emplace_back(r.node, std::move(r.gpus));
   }
-  for (size_t i = placed.size(); i-- > 0;) state.release(placed[i].first, *moving[i].pod, placed[i].second);
-  for (const BoundPod& p : moving) state.allocate(p.node, *p.pod, p.gpus);
+  trial.discard();
   if (placed.size() < moving.size()) {
     fleet_.uncordon(n);
     return std::nullopt;
