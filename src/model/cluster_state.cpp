@@ -64,7 +64,8 @@ std::string ClusterState::check_node(const Node& node, std::vector<int32_t>& mig
   for (size_t g = 0; g < node.mig.size(); ++g) {
     const GpuMig& gm = node.mig[g];
     if (!gm.enabled) {
-      if (!gm.instances.empty()) return fmt::format("node {}: GPU {} has MIG instances but MIG is not enabled", node.name, g);
+      if (!gm.instances.empty())
+        return fmt::format("node {}: GPU {} has MIG instances but MIG is not enabled", node.name, g);
       continue;
     }
     if (model == nullptr) {
@@ -159,7 +160,8 @@ void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>&
       mig_first_.resize(offset + gpus);
     }
     std::fill_n(gpu_free_.begin() + offset, gpus, kGpuMilliPerGpu);
-    std::fill_n(gpu_kind_.begin() + offset, gpus, static_cast<uint8_t>(node.time_slicing ? GpuKind::kTimeSliced : GpuKind::kPlain));
+    const GpuKind kind = node.time_slicing ? GpuKind::kTimeSliced : GpuKind::kPlain;  // MIG GPUs below
+    std::fill_n(gpu_kind_.begin() + offset, gpus, static_cast<uint8_t>(kind));
     std::fill_n(replicas_used_.begin() + offset, gpus, 0);
     std::fill_n(mig_first_.begin() + offset, gpus, 0u);
   }
@@ -307,7 +309,8 @@ void ClusterState::undo(Change& change) {
   } else if (auto* r = std::get_if<RemoveNodeChange>(&change)) {
     std::vector<int32_t> mig_milli;
     check_node(r->node, mig_milli);
-    model_id_[r->n] = static_cast<int32_t>(std::find(models_.begin(), models_.end(), r->node.gpu_model) - models_.begin());
+    const auto model = std::find(models_.begin(), models_.end(), r->node.gpu_model);  // registered before
+    model_id_[r->n] = static_cast<int32_t>(model - models_.begin());
     install_node(r->n, std::move(r->node), mig_milli);
   } else {
     models_.pop_back();
@@ -475,7 +478,8 @@ BoundPod ClusterState::release(NodeId n, const Pod& pod) {
   auto it = std::find_if(bound.begin(), bound.end(), [&](const BoundPod& b) {
     return b.pod.name == pod.name && b.pod.namespace_name == pod.namespace_name;
   });
-  if (it == bound.end()) throw InvariantViolation(fmt::format("release {} from {}: not bound there", pod.name, nodes_[n].name));
+  if (it == bound.end())
+    throw InvariantViolation(fmt::format("release {} from {}: not bound there", pod.name, nodes_[n].name));
   if (!same_request(it->pod, pod))
     throw InvariantViolation(fmt::format("release {} from {}: bound with another request", pod.name, nodes_[n].name));
   uint32_t anti_at = 0;

@@ -10,9 +10,10 @@
 // remove_node; version() tells the nodes (and the moments) of one slot apart.
 // Accessors taking a NodeId need n < node_count(); on an empty slot they describe no node: node(n)
 // is a default Node (no name, no capacity, no GPUs), usage and pods_on() are empty, and
-// gpu_model_id() is -1. Cost: an empty slot keeps only fixed-size per-slot records (no Node
-// contents, no per-GPU or per-MIG-device arrays); a node's per-GPU and per-MIG-device arrays are
-// taken on add_node from blocks freed by earlier remove_node calls of the same size, else appended.
+// gpu_model_id() is -1. Cost: an empty slot keeps only fixed-size per-slot records, about 290 bytes
+// (a default Node object, the usage record, an empty pod list; no Node contents, no per-GPU or
+// per-MIG-device arrays); a node's per-GPU and per-MIG-device arrays are taken on add_node from
+// blocks freed by earlier remove_node calls of the same size, else appended.
 //
 // Invariants kept by allocate()/release()/rebind() (a violating call throws InvariantViolation and
 // leaves the state unchanged):
@@ -54,9 +55,9 @@
 // (version(), anti_affinity_version(), node_set_version()) move on, so caches stay right. Forks nest:
 // a fork opened inside another ends first (commit or discard only the innermost open fork); its
 // committed changes are undone if the outer one is discarded. Cost: O(1) to open; each change while
-// a fork is open also records its undo (a copy of the released pod or removed node); discard costs
-// what the undone changes cost. A copy of the state has no open fork; the state must not be moved
-// or destroyed while a fork of it is open.
+// a fork is open also records its undo (a copy of the released pod or removed node); commit frees
+// the records and discard undoes them, O(changes) each, an undo costing what its change cost. A copy
+// of the state has no open fork; the state must not be moved or destroyed while a fork of it is open.
 //
 // The state also keeps a copy of every bound pod (kube's NodeInfo.Pods), for plugins that look at
 // the pods already on a node (inter-pod anti-affinity) and for preemption.

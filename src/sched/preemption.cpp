@@ -35,7 +35,8 @@ bool pdb_protects(const PodDisruptionBudget& pdb, const Pod& pod) {
 // (also on an exception), and the FilterCycle kept in step (PreFilterExtensions RemovePod / AddPod).
 class DryRun {
  public:
-  DryRun(ClusterState& state, FilterCycle& cycle, NodeId n) : state_(state), cycle_(cycle), n_(n), fork_(state.fork()) {}
+  DryRun(ClusterState& state, FilterCycle& cycle, NodeId n)
+      : state_(state), cycle_(cycle), n_(n), fork_(state.fork()) {}
   DryRun(const DryRun&) = delete;
   DryRun& operator=(const DryRun&) = delete;
   ~DryRun() {
@@ -228,7 +229,8 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
     std::vector<std::string> parts;
     for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
     std::sort(parts.begin(), parts.end());
-    result.message = fmt::format("preemption: 0/{} nodes are available: {}.", state.live_node_count(), fmt::join(parts, ", "));
+    result.message =
+        fmt::format("preemption: 0/{} nodes are available: {}.", state.live_node_count(), fmt::join(parts, ", "));
     return result;
   }
   PreemptionCandidate& chosen = candidates[pick_one_node_for_preemption(candidates, inputs.node_rank)];
