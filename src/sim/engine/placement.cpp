@@ -11,6 +11,14 @@ namespace {
 // sched::typical_pod_mix's default coverage.
 constexpr double kTypicalPodCoverage = 0.95;
 
+// A dry run's reservations on the fleet's state, put back before the dry run returns.
+void take(ClusterState& state, NodeId n, const Pod& pod, const DeviceAssignment& devices) {
+  state.allocate_devices(n, pod, devices);
+}
+void give_back(ClusterState& state, NodeId n, const Pod& pod, const DeviceAssignment& devices) {
+  state.release_devices(n, pod, devices);
+}
+
 }  // namespace
 
 Placement::Placement(Fleet& fleet, const std::string& policy, std::vector<std::pair<sched::PodShapeKey, double>> pod_mix,
@@ -59,17 +67,17 @@ sched::ScheduleResult Placement::decide(const Pod& pod) {
 
 std::vector<uint8_t> Placement::fits_ready_nodes(std::span<const Pod* const> pods) {
   ClusterState& state = fleet_.dry_run_state();
-  std::vector<std::pair<NodeId, std::vector<int32_t>>> trial(pods.size(), {sched::kNoNode, {}});
+  Placements trial(pods.size(), {sched::kNoNode, {}});
   for (size_t i = 0; i < pods.size(); ++i) {
     sched::ScheduleResult r = decide(*pods[i]);
     if (!r.scheduled()) continue;
-    state.allocate(r.node, *pods[i], r.gpus);
-    trial[i] = {r.node, std::move(r.gpus)};
+    trial[i] = {r.node, take_devices(std::move(r))};
+    take(state, r.node, *pods[i], trial[i].second);
   }
   std::vector<uint8_t> fits(pods.size(), 0);
   for (size_t i = pods.size(); i-- > 0;)
     if (trial[i].first != sched::kNoNode) {
-      state.release(trial[i].first, *pods[i], trial[i].second);
+      give_back(state, trial[i].first, *pods[i], trial[i].second);
       fits[i] = 1;
     }
   return fits;
@@ -80,16 +88,16 @@ std::vector<uint8_t> Placement::fits_ready_nodes(std::span<const Pod* const> pod
 std::optional<Placements> Placement::dry_run_moves(NodeId n, std::span<const BoundPod> moving) {
   ClusterState& state = fleet_.dry_run_state();
   fleet_.cordon(n);
-  for (const BoundPod& p : moving) state.release(p.node, *p.pod, p.gpus);
+  for (const BoundPod& p : moving) give_back(state, p.node, *p.pod, *p.devices);
   Placements placed;
   for (const BoundPod& p : moving) {
     sched::ScheduleResult r = decide(*p.pod);
     if (!r.scheduled()) break;
-    state.allocate(r.node, *p.pod, r.gpus);
-    placed.emplace_back(r.node, std::move(r.gpus));
+    placed.emplace_back(r.node, take_devices(std::move(r)));
+    take(state, r.node, *p.pod, placed.back().second);
   }
-  for (size_t i = placed.size(); i-- > 0;) state.release(placed[i].first, *moving[i].pod, placed[i].second);
-  for (const BoundPod& p : moving) state.allocate(p.node, *p.pod, p.gpus);
+  for (size_t i = placed.size(); i-- > 0;) give_back(state, placed[i].first, *moving[i].pod, placed[i].second);
+  for (const BoundPod& p : moving) take(state, p.node, *p.pod, *p.devices);
   if (placed.size() < moving.size()) {
     fleet_.uncordon(n);
     return std::nullopt;
