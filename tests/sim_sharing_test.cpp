@@ -483,7 +483,22 @@ TEST(SimSharingExample, RunsAsDocumented) {
   const io::SimWorkloadFile f = io::read_sim_workload_file((dir / "sharing-workload.yaml").string(), names);
   SimOptions o;
   o.seed = 42;
-  const SimResult r = simulate(c, f.workload, o);
+  std::map<double, std::vector<std::string>> seen;
+  Simulation sim(c, f.workload, o);
+  sim.add_controller([&](const ControllerPorts& ports) { return std::make_unique<Snapshots>(ports, std::vector<double>{2000}, &seen); });
+  const SimResult r = sim.run();
+  // At 2000 s: eval on GPUs 0-3 (both devices each), tune on GPU 4; embed's replicas spread over the
+  // 4 L4 (0, 1, 2, 3, 0, 1), then batch-infer's pairs on the GPUs with the most free replicas:
+  // free [2, 2, 3, 3] -> [2, 3]; [2, 2, 2, 2] -> [0, 1]; -> [2, 3]; -> [0, 1].
+  EXPECT_EQ(seen[2000], (Lines{"h100-mig-0 eval-0 mig[0@0 3g.40gb]", "h100-mig-0 eval-1 mig[0@4 3g.40gb]",
+                               "h100-mig-0 eval-2 mig[1@0 3g.40gb]", "h100-mig-0 eval-3 mig[1@4 3g.40gb]",
+                               "h100-mig-0 eval-4 mig[2@0 3g.40gb]", "h100-mig-0 eval-5 mig[2@4 3g.40gb]",
+                               "h100-mig-0 eval-6 mig[3@0 3g.40gb]", "h100-mig-0 eval-7 mig[3@4 3g.40gb]",
+                               "h100-mig-0 tune-0 mig[4@0 3g.40gb,4@4 3g.40gb]", "l4-shared-0 embed-0 gpus[0]",
+                               "l4-shared-0 embed-1 gpus[1]", "l4-shared-0 embed-2 gpus[2]", "l4-shared-0 embed-3 gpus[3]",
+                               "l4-shared-0 embed-4 gpus[0]", "l4-shared-0 embed-5 gpus[1]", "l4-shared-0 batch-infer-0 gpus[2,3]",
+                               "l4-shared-0 batch-infer-1 gpus[0,1]", "l4-shared-0 batch-infer-2 gpus[2,3]",
+                               "l4-shared-0 batch-infer-3 gpus[0,1]"}));
   EXPECT_DOUBLE_EQ(outcome(r, "eval").completion_s, 7410);
   EXPECT_DOUBLE_EQ(outcome(r, "tune").completion_s, 5400);
   EXPECT_DOUBLE_EQ(outcome(r, "batch-infer").completion_s, 6000);

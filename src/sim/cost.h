@@ -27,8 +27,8 @@
 //   - a time-sliced replica (nvidia.com/gpu on a pool with timeSlicing replicas R): 1 / R of a GPU.
 //     This is OpenCost's rule: opencost/opencost pkg/costmodel/costmodel.go getGPUCount counts a
 //     time-sliced node's GPUs (label nvidia.com/gpu.count) apart from its vGPUs (the advertised
-//     nvidia.com/gpu, GPUs x R), and a request is priced per vGPU (pull request opencost#2447, "gpu
-//     slicing"; opencost#2862 for the nvidia.com/gpu.replicas label);
+//     nvidia.com/gpu, GPUs x R), and a request is priced per vGPU (github.com/opencost/opencost
+//     pull requests 2447, "gpu slicing", and 2862, the nvidia.com/gpu.replicas label);
 //   - a MIG device of profile <g>g.<mem>gb: g / 7 of a GPU, its compute slices over the 7 of a full
 //     GPU (3g.40gb: 3/7). OpenCost has no MIG rule; this one is gpufleet's. It counts compute slices,
 //     not memory slices (the NVIDIA MIG User Guide, "Supported MIG Profiles", gives both: 3g.40gb
