@@ -33,6 +33,13 @@ std::optional<DeviceAssignment> fit(const Pod& pod, const ClusterState& state, N
   return devices;
 }
 
+// Reserves the pod on the single node of a scratch state if it fits there.
+bool reserve(ClusterState& node, const Pod& pod) {
+  std::optional<DeviceAssignment> devices = fit(pod, node, 0);
+  if (devices) node.allocate_devices(0, pod, *devices);
+  return devices.has_value();
+}
+
 // What a scratch node keeps of a pod: its request. The name and constraints would only be copied.
 Pod request_of(const Pod& pod) {
   Pod r;
@@ -77,16 +84,9 @@ TemplateNodes::TemplateNodes(const Node& template_node) {
 bool TemplateNodes::add_first_fit(const Pod& pod, int32_t max_nodes) {
   const Pod request = request_of(pod);
   for (ClusterState& node : nodes_)
-    if (std::optional<DeviceAssignment> devices = fit(request, node, 0)) {
-      node.allocate_devices(0, request, *devices);
-      return true;
-    }
+    if (reserve(node, request)) return true;
   if (size() >= max_nodes) return false;
-  ClusterState& node = nodes_.emplace_back(std::vector<Node>{template_});
-  std::optional<DeviceAssignment> devices = fit(request, node, 0);
-  if (!devices) return false;
-  node.allocate_devices(0, request, *devices);
-  return true;
+  return reserve(nodes_.emplace_back(std::vector<Node>{template_}), request);
 }
 
 ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,

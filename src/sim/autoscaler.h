@@ -28,9 +28,9 @@ double node_utilization(const ClusterState& state, NodeId n);
 
 /// Empty nodes of one pool that the scale-up estimate packs pods onto, opened one at a time: the
 /// nodes a scale-up would add, or the nodes being provisioned. Each is a copy of the pool's template
-/// node in a scratch ClusterState: its CPU, memory, pod capacity (kKubeletDefaultMaxPods, 110, the
-/// kubelet --max-pods default that expand_pool gives every node, model/node_pool.h) and GPUs with
-/// their MIG layout or time-slicing. A pod fits a node when the engine's fit check takes it there:
+/// node in a scratch ClusterState (a state per node, as a ClusterState cannot add nodes): its CPU,
+/// memory, pod capacity (kKubeletDefaultMaxPods, 110, the kubelet --max-pods default that
+/// expand_pool gives every node, model/node_pool.h) and GPUs with their MIG layout or time-slicing. A pod fits a node when the engine's fit check takes it there:
 /// the devices a scheduling cycle would choose (sched::select_devices: the lowest fully free GPUs,
 /// the best-fit GPU for a fraction, the time-sliced GPUs with the most free replicas, the lowest free
 /// MIG devices of each profile), then ClusterState::can_allocate_devices (CPU, memory, pod count,
