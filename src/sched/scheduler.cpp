@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/device_select.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_preference.h"
 
@@ -105,27 +106,6 @@ std::string mig_key(const Pod& pod) {
   return out;
 }
 
-// `count` replicas on node n's time-sliced GPUs: each on the GPU with the most free replicas, lowest
-// index on ties; ascending.
-std::vector<int32_t> pick_replicas(const ClusterState& state, NodeId n, int32_t count) {
-  const Node& node = state.node(n);
-  std::array<int32_t, kMaxGpusPerNode> free{};
-  for (int32_t g = 0; g < node.gpu_count; ++g)
-    free[static_cast<size_t>(g)] =
-        state.gpu_kind(n, g) == GpuKind::kTimeSliced ? node.time_slicing->replicas - state.replicas_used(n, g) : 0;
-  std::vector<int32_t> out;
-  for (int32_t k = 0; k < count; ++k) {
-    int32_t best = -1;
-    for (int32_t g = 0; g < node.gpu_count; ++g)
-      if (free[static_cast<size_t>(g)] > 0 && (best < 0 || free[static_cast<size_t>(g)] > free[static_cast<size_t>(best)])) best = g;
-    if (best < 0) break;  // cannot happen: the filters counted the free replicas
-    --free[static_cast<size_t>(best)];
-    out.push_back(best);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 std::vector<int32_t> ScheduleResult::gpu_indices() const {
@@ -212,7 +192,10 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
 
 void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const {
   if (state.has_gpu_sharing(result.node) || pod.has_device_requests()) {
-    select_devices(pod, state, result.node, result);
+    DeviceAssignment devices = select_devices(pod, state, result.node);
+    result.gpus = std::move(devices.gpus);
+    result.shared_replicas = std::move(devices.shared_replicas);
+    result.mig = std::move(devices.mig);
   } else if (pod.is_share_pod()) {
     result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
@@ -352,37 +335,6 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   result.score = best_score;
   select_gpus(result, pod, state, rng);
   return result;
-}
-
-void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {
-  const Node& node = state.node(n);
-  if (pod.is_gpu_pod()) {
-    if (node.time_slicing && !node.time_slicing->renamed) {
-      result.gpus = pick_replicas(state, n, pod.num_gpu);
-    } else if (pod.is_share_pod()) {
-      // Best fit among the plain GPUs: the policy's selector would also see the MIG and time-sliced
-      // GPUs' accounting (ClusterState::gpu_free_milli).
-      std::array<int32_t, kMaxGpusPerNode> free{};
-      const auto all = state.gpu_free_milli(n);
-      for (int32_t g = 0; g < node.gpu_count; ++g)
-        free[static_cast<size_t>(g)] = state.gpu_kind(n, g) == GpuKind::kPlain ? all[static_cast<size_t>(g)] : -1;
-      result.gpus.push_back(best_fit_gpu(std::span<const int32_t>(free.data(), all.size()), pod.gpu_milli));
-    } else {
-      result.gpus = lowest_free_gpus(state, n, pod.num_gpu);
-    }
-  }
-  if (pod.shared_replicas > 0) result.shared_replicas = pick_replicas(state, n, pod.shared_replicas);
-  for (const MigRequest& r : pod.mig_requests) {
-    int32_t left = r.count;
-    for (size_t g = 0; g < node.mig.size() && left > 0; ++g) {
-      const auto& instances = node.mig[g].instances;  // ordered by start
-      for (size_t i = 0; i < instances.size() && left > 0; ++i)
-        if (instances[i].profile == r.profile && !state.mig_device_taken(n, static_cast<int32_t>(g), i)) {
-          result.mig.push_back(MigDevice{static_cast<int32_t>(g), instances[i].start, r.profile});
-          --left;
-        }
-    }
-  }
 }
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {

@@ -34,7 +34,8 @@ namespace gpufleet::sched {
 
 /// The outcome of one cycle.
 ///
-/// Devices (DeviceAssignment's fields; schedule_one reserves exactly these):
+/// Devices (DeviceAssignment's fields; schedule_one reserves exactly these; select_devices in
+/// sched/device_select.h applies these rules, except the policy's GpuSelector for a fraction):
 ///  - gpus: nvidia.com/gpu. Plain GPUs: num_gpu distinct indices (whole GPUs: the lowest-index fully
 ///    free plain GPUs; a fraction: the policy's GpuSelector, or the best-fit plain GPU on a node that
 ///    also has MIG or time-sliced GPUs). On a node time-sliced without renaming: one GPU index per
@@ -129,8 +130,6 @@ class Scheduler {
   // Filters then, when the node fits, the cacheable score: a cache Entry value. Out of line, so that
   // the per-node cache loop of decide() stays small.
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
-  // Device choice on node n for a node with MIG/time-sliced GPUs or a pod with device requests.
-  void select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const;
   size_t shape_for(const Pod& pod, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
 

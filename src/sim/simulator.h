@@ -157,7 +157,9 @@ struct SimResult {
   PendingStats pending_production;     ///< samples of pods with priority >= production_priority
 
   int64_t spot_interruptions = 0;     ///< nodes that got an interruption notice
-  double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint
+  /// GPU-hours of job work lost since the last checkpoint (a MIG device or time-sliced replica counts
+  /// as its slice of a GPU: Workloads::gpu_milli_s)
+  double lost_gpu_hours = 0;
   int64_t evictions = 0;              ///< pods stopped by spot notices, moved by scale-down or restarted by consolidation
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
   int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down

@@ -71,19 +71,16 @@ void ClusterAutoscaler::scale_up(double t) {
 
   // Pods that fit a node already being provisioned do not count again (CA's upcoming nodes).
   const size_t pool_count = fleet_.pool_count();
-  std::vector<std::vector<NodeBin>> upcoming(pool_count);
-  for (size_t p = 0; p < pool_count; ++p) upcoming[p].assign(static_cast<size_t>(fleet_.provisioning(p)), NodeBin(fleet_.pool(p).pool));
+  std::vector<TemplateNodes> upcoming;
+  upcoming.reserve(pool_count);
+  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p]);
   std::vector<const Pod*> rest;
   std::vector<uint32_t> rest_shapes;
   for (size_t i = 0; i < pods.size(); ++i) {
     bool helped = false;
     for (size_t p = 0; p < pool_count && !helped; ++p) {
-      if (upcoming[p].empty() || !placement_.pool_admits(shapes[i], p)) continue;
-      for (NodeBin& bin : upcoming[p])
-        if (bin.try_add(*pods[i])) {
-          helped = true;
-          break;
-        }
+      if (fleet_.provisioning(p) == 0 || !placement_.pool_admits(shapes[i], p)) continue;
+      helped = upcoming[p].add_first_fit(*pods[i], fleet_.provisioning(p));
     }
     if (!helped) {
       rest.push_back(pods[i]);
@@ -101,7 +98,7 @@ void ClusterAutoscaler::scale_up(double t) {
     for (size_t i = 0; i < rest.size(); ++i)
       if (placement_.pool_admits(rest_shapes[i], p)) fitting.push_back(rest[i]);
     if (fitting.empty()) continue;
-    ScaleUpOption o = estimate_scale_up(p, sp.pool, fitting, room);
+    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room);
     if (o.nodes == 0) continue;
     o.price_usd_per_hour = billing_.added_price_usd_per_hour(p, o.nodes);
     options.push_back(o);

@@ -157,28 +157,31 @@ void Fleet::on_reclaim_event(const Event& e) {
   remove(e.subject, e.time_s);
 }
 
-void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t) {
-  state_->allocate(n, pod, {.gpus = {gpus.begin(), gpus.end()}});
+void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t) {
+  state_->allocate(n, pod, devices);
   NodeRecord& node = nodes_[n];
   node.pods.push_back(id);
   node.last_pod_change_s = t;
   if (not_safe_to_evict) ++node.not_safe_to_evict;
 }
 
-void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t) {
+void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict) {
   state_->release(n, pod);
+  if (not_safe_to_evict) --nodes_[n].not_safe_to_evict;
+}
+
+void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t) {
+  unreserve(pod, n, devices, not_safe_to_evict);
   NodeRecord& node = nodes_[n];
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), id));
   node.last_pod_change_s = t;
-  if (not_safe_to_evict) --node.not_safe_to_evict;
 }
 
-void Fleet::undo_bind(const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double last_pod_change_s) {
-  state_->release(n, pod);
+void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s) {
+  unreserve(pod, n, devices, not_safe_to_evict);
   NodeRecord& node = nodes_[n];
   node.pods.pop_back();
   node.last_pod_change_s = last_pod_change_s;
-  if (not_safe_to_evict) --node.not_safe_to_evict;
 }
 
 std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Policy policy) const {

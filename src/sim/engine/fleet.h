@@ -116,13 +116,15 @@ class Fleet {
   void uncordon(NodeId n);
 
   // ---- pods (ClusterState reservations and the per-node pod lists)
-  /// Reserves `pod` with `gpus` on node n (ClusterState::allocate) and records pod id `id` there.
-  void bind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t);
-  /// Releases a bound pod and takes it off its node.
-  void unbind(uint32_t id, const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double t);
+  /// Reserves `pod` with `devices` on node n (ClusterState::allocate: whole or fractional
+  /// GPUs, time-slicing replicas, MIG devices, as the scheduler chose them) and records pod id `id`
+  /// there. Throws InvariantViolation (nothing changed) if they are not free.
+  void bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t);
+  /// Releases a bound pod (the devices given to bind()) and takes it off its node.
+  void unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t);
   /// Undoes the last bind() on node n (a gang that did not fit): releases it and puts the node's last
   /// pod change back to `last_pod_change_s`.
-  void undo_bind(const Pod& pod, NodeId n, std::span<const int32_t> gpus, bool not_safe_to_evict, double last_pod_change_s);
+  void undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s);
 
   // ---- how the scheduler sees the fleet (see the top of this file)
   /// A scheduler running `policy` over the nodes that take pods (Ready), ties to the lower node.
@@ -148,6 +150,8 @@ class Fleet {
     int32_t provisioning = 0;
   };
   void launch_node(NodeId n, double t, bool ready_now);
+  // The one release of a bound pod's reservation (unbind and undo_bind).
+  void unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict);
   void make_ready(NodeId n, double t);
   void on_ready_event(const Event& e);
   void on_notice_event(const Event& e);

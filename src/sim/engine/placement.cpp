@@ -80,8 +80,8 @@ std::optional<Placements> Placement::dry_run_moves(NodeId n, std::span<const Bou
   for (const BoundPod& p : moving) {
     sched::ScheduleResult r = decide(*p.pod);
     if (!r.scheduled()) break;
-    state.allocate(r.node, *p.pod, r.devices());
-    placed.emplace_back(r.node, std::move(r.gpus));
+    placed.emplace_back(r.node, take_devices(std::move(r)));
+    state.allocate(placed.back().first, *p.pod, placed.back().second);
   }
   trial.discard();
   if (placed.size() < moving.size()) {

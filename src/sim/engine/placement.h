@@ -26,15 +26,21 @@
 
 namespace gpufleet::sim {
 
-/// A bound pod as a dry run moves it: its request and where it is now.
+/// A bound pod as a dry run moves it: its request, where it is now and the devices it holds there
+/// (both pointers owned by the caller, valid during the call).
 struct BoundPod {
   const Pod* pod = nullptr;
   NodeId node = sched::kNoNode;
-  std::span<const int32_t> gpus;
+  const DeviceAssignment* devices = nullptr;
 };
 
-/// Where each pod of a dry run would go: (node, GPUs), in the order given.
-using Placements = std::vector<std::pair<NodeId, std::vector<int32_t>>>;
+/// Where each pod of a dry run would go: (node, devices), in the order given.
+using Placements = std::vector<std::pair<NodeId, DeviceAssignment>>;
+
+/// The devices a scheduling cycle chose, moved out of its result.
+inline DeviceAssignment take_devices(sched::ScheduleResult&& r) {
+  return DeviceAssignment{std::move(r.gpus), std::move(r.shared_replicas), std::move(r.mig)};
+}
 
 class Placement {
  public:

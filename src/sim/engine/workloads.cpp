@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/resources.h"
+#include "sim/cost.h"
 #include "sim/engine/metrics.h"
 
 namespace gpufleet::sim {
@@ -33,6 +34,10 @@ std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
   for (const auto& t : s.tolerations)
     key += fmt::format("{}:{}/{}:{}/{}:{}/{}:{},", t.key.size(), t.key, t.operator_.size(), t.operator_, t.value.size(), t.value,
                        t.effect.size(), t.effect);
+  if (!s.mig_requests.empty()) {
+    key += "|mig:";
+    for (const MigRequest& r : s.mig_requests) key += fmt::format("{}:{}={},", r.profile.size(), r.profile, r.count);
+  }
   return key;
 }
 
@@ -138,7 +143,7 @@ std::vector<uint32_t> Workloads::units_on(NodeId n) const {
 std::vector<BoundPod> Workloads::bound(std::span<const uint32_t> pods) const {
   std::vector<BoundPod> out;
   out.reserve(pods.size());
-  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node, pods_[p].gpus});
+  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node, &pods_[p].devices});
   return out;
 }
 
@@ -183,26 +188,39 @@ double Workloads::work_lost_if_restarted(uint32_t u, double t) const {
   const WorkloadSpec& s = spec(u);
   if (s.kind != WorkloadKind::kJob) return 0;
   const double ran = t - unit.run_start_s;
-  return (ran - checkpointed_s(s, ran)) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+  return gpu_milli_s(u, ran - checkpointed_s(s, ran));
+}
+
+double Workloads::gpu_milli_s(uint32_t u, double seconds) const {
+  const Unit& unit = units_[u];
+  const uint32_t end = unit.first_pod + unit.pod_count;
+  bool sharing = pods_[unit.first_pod].pod.has_device_requests();
+  for (uint32_t p = unit.first_pod; p < end && !sharing; ++p)
+    sharing = pods_[p].node != sched::kNoNode && fleet_.state().has_gpu_sharing(pods_[p].node);
+  if (!sharing) return seconds * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+  double gpus = 0;
+  for (uint32_t p = unit.first_pod; p < end; ++p)
+    if (pods_[p].node != sched::kNoNode) gpus += pod_gpus_held(fleet_.pool(fleet_.pool_of(pods_[p].node)).pool, pods_[p].pod);
+  return seconds * gpus * kGpuMilliPerGpu;
 }
 
 // ---- pods and units -----------------------------------------------------------------------------
 
-void Workloads::bind(uint32_t p, NodeId n, std::vector<int32_t> gpus, double t) {
+void Workloads::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   PodRecord& pod = pods_[p];
   const bool job = units_[pod.unit].replica < 0;
-  fleet_.bind(p, pod.pod, n, gpus, job, t);  // job pods block scale-down, as safe-to-evict: "false"
+  fleet_.bind(p, pod.pod, n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
   pod.node = n;
-  pod.gpus = std::move(gpus);
+  pod.devices = std::move(devices);
   billing_.start_charge(p, pod.pod, item_namespace_[units_[pod.unit].item], n, t);
 }
 
 void Workloads::unbind(uint32_t p, double t) {
   PodRecord& pod = pods_[p];
-  fleet_.unbind(p, pod.pod, pod.node, pod.gpus, units_[pod.unit].replica < 0, t);
+  fleet_.unbind(p, pod.pod, pod.node, pod.devices, units_[pod.unit].replica < 0, t);
   billing_.stop_charge(p, t);
   pod.node = sched::kNoNode;
-  pod.gpus.clear();
+  pod.devices = {};
 }
 
 void Workloads::stop_unit(uint32_t u, double t) {
@@ -235,15 +253,16 @@ bool Workloads::try_start(uint32_t u, double t) {
     if (!r.scheduled()) {
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& pod = pods_[q];
-        fleet_.undo_bind(pod.pod, pod.node, pod.gpus, job, last_change[q - unit.first_pod]);
+        fleet_.undo_bind(pod.pod, pod.node, pod.devices, job, last_change[q - unit.first_pod]);
         billing_.cancel_charge(q);
         pod.node = sched::kNoNode;
-        pod.gpus.clear();
+        pod.devices = {};
       }
       return false;
     }
     last_change.push_back(fleet_.last_pod_change_s(r.node));
-    bind(p, r.node, std::move(r.gpus), t);
+    const NodeId node = r.node;
+    bind(p, node, take_devices(std::move(r)), t);
   }
   const WorkloadSpec& s = spec(u);
   pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
@@ -263,7 +282,7 @@ void Workloads::interrupt(uint32_t u, double t) {
     // floor(ran / interval) intervals of it (none without checkpoints).
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(s, ran);
-    lost_gpu_milli_s_ += (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+    lost_gpu_milli_s_ += gpu_milli_s(u, ran - kept);
     unit.saved_s += kept;
     ++unit.run_generation;  // its completion event is now stale
   }
@@ -321,7 +340,7 @@ std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::spa
     if (s.kind != WorkloadKind::kJob) continue;
     const double ran = t - unit.run_start_s;
     const double kept = checkpointed_s(s, ran);
-    const double lost = (ran - kept) * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+    const double lost = gpu_milli_s(u, ran - kept);
     lost_gpu_milli_s_ += lost;
     lost_by_job.push_back(lost);
     unit.saved_s += kept;

@@ -116,8 +116,13 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   /// kube's eviction API would refuse the evictions beyond it one by one).
   bool budgets_allow(std::span<const uint32_t> units) const;
   /// GPU-milli-seconds of job work a restart of running unit u at t would lose (the work since the
-  /// last checkpoint, all its pods); 0 for a service replica.
+  /// last checkpoint, all its pods; gpu_milli_s); 0 for a service replica.
   double work_lost_if_restarted(uint32_t u, double t) const;
+  /// GPU-milli-seconds of `seconds` of bound unit u's running work: 1000 x seconds x the GPUs its
+  /// pods hold (sim/cost.h pod_gpus_held on the pools of their nodes: a MIG device compute slices / 7,
+  /// a time-sliced replica 1 / replicas, a fraction its share). Lost work (lost_gpu_hours) is counted
+  /// with it.
+  double gpu_milli_s(uint32_t u, double seconds) const;
 
   // ---- UnitStarter: the pending queue's retry pass
   /// Places the unit's pods one after another with the scheduler; if one does not fit, the ones
@@ -148,7 +153,7 @@ class Workloads final : public UnitStarter, public ServiceScaler {
     Pod pod;
     uint32_t unit = 0;
     NodeId node = sched::kNoNode;
-    std::vector<int32_t> gpus;
+    DeviceAssignment devices;  ///< what the pod holds on `node` (GPUs, replicas, MIG devices)
   };
   // Services scale() changed: their replica count and the units it added.
   struct ScaledService {
@@ -159,7 +164,7 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   uint32_t add_unit(uint32_t item, int32_t replica, uint32_t shape);
   void on_arrival(uint32_t u, double t);
   void on_completion(uint32_t u, uint32_t generation, double t);
-  void bind(uint32_t p, NodeId n, std::vector<int32_t> gpus, double t);
+  void bind(uint32_t p, NodeId n, DeviceAssignment devices, double t);
   void unbind(uint32_t p, double t);
   void stop_unit(uint32_t u, double t);
   void make_pending(uint32_t u, double t);
