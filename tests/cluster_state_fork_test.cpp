@@ -265,6 +265,29 @@ TEST(ClusterStateFork, ForksNest) {
   EXPECT_EQ(s.open_fork_count(), 0u);
 }
 
+TEST(ClusterStateFork, CordonIsUndoneOnDiscardAndKeptOnCommit) {
+  ClusterState s({make_node("a", 4000, 1024, 1), make_node("b", 4000, 1024, 1)});
+  const uint64_t v = s.version(1);
+  {
+    ClusterState::Fork fork = s.fork();
+    s.set_unschedulable(1, true);
+    EXPECT_TRUE(s.node(1).unschedulable);
+    EXPECT_NE(s.version(1), v);
+  }
+  EXPECT_FALSE(s.node(1).unschedulable);
+  EXPECT_GT(s.version(1), v + 1);  // the set and its undo each moved it
+  ClusterState::Fork fork = s.fork();
+  s.set_unschedulable(1, true);
+  fork.commit();
+  EXPECT_TRUE(s.node(1).unschedulable);
+  EXPECT_FALSE(s.node(0).unschedulable);
+  const uint64_t w = s.version(1);
+  s.set_unschedulable(1, true);  // no change, no new version
+  EXPECT_EQ(s.version(1), w);
+  s.remove_node(0);
+  EXPECT_THROW(s.set_unschedulable(0, true), InvariantViolation);
+}
+
 TEST(ClusterStateFork, ACopyHasNoOpenFork) {
   ClusterState s = build();
   ClusterState::Fork fork = s.fork();

@@ -74,6 +74,33 @@ TEST(GpufleetScore, ModelPressure) {
   EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // refreshed at 16 pods seen (a refresh point)
 }
 
+// A node that the outlook lists but the state does not hold yet (a pool's node not launched) counts
+// as an empty node of its shape: the same pressures as ModelPressure, whose state holds both nodes.
+TEST(GpufleetScore, OutlookCountsAbsentNodesAsEmpty) {
+  const ClusterState full({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  ClusterState state;
+  state.register_gpu_model("T4");
+  const int32_t g2 = state.register_gpu_model("G2");
+  state.add_node(make_node("t4", 64000, 262144, 4, "T4"), 0);  // slot 1 (g2) stays empty
+  GpufleetScore plugin(state, CapacityOutlook::of(full));
+  ASSERT_EQ(plugin.shape().classes.size(), 2u);
+  EXPECT_EQ(plugin.shape().classes[1].model_id, g2);
+  // L = 8000 (the outlook's capacity), U(T4) = 4000: share 0.5, p = 0.35 / 0.85.
+  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000), state);
+  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"), state);
+  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000), state);
+  EXPECT_NEAR(plugin.model_pressure(0), 0.35 / 0.85, 1e-12);
+  // 3 T4 GPUs taken: L = 8000 - 3000, U(T4) = 1000, share 2.5, p = 1.
+  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), {.gpus = {0, 1, 2}});
+  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(0), 1.0);
+  // Without the outlook the absent G2 node is no capacity: L = 1000 = U(T4), share 0.5.
+  GpufleetScore live_only(state);
+  EXPECT_EQ(live_only.shape().classes.size(), 1u);
+}
+
 // Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod
 // allowed any model pays on both models, a pod of the set itself does not.
 TEST(GpufleetScore, ModelSetPressure) {

@@ -11,6 +11,7 @@
 #include "model/resources.h"
 #include "sim/controllers/controller.h"
 #include "sim/engine/event_loop.h"
+#include "sim/engine/fleet.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
 
@@ -310,6 +311,100 @@ TEST(SimFaults, AControllerInterruptsANode) {
   std::vector<std::string> traced_events;
   for (const TraceEntry& e : r.trace) traced_events.push_back(e.event + ":" + e.subject);
   EXPECT_EQ(traced_events, (std::vector<std::string>{"arrival:j", "fault:p-0", "spot-reclaim:p-0", "completion:j", "completion:j"}));
+}
+
+// ------------------------------------------------------------------------------------ node lifecycle
+
+// Samples the fleet and its ClusterState at the given times: the state's live nodes, and the
+// invariants between the two (a node is in the state exactly while ready or cordoned, under its
+// name, unschedulable exactly while cordoned; totals are the sums over the live nodes).
+class SampleFleet final : public Controller {
+ public:
+  SampleFleet(const ControllerPorts& ports, std::vector<double> at_s, std::vector<size_t>* live) : ports_(ports), at_s_(std::move(at_s)), live_(live) {
+    kind_ = ports_.events.register_event("sample", [this](const Event&) { sample(); });
+  }
+  void start() override {
+    for (double t : at_s_) ports_.events.schedule(t, kind_);
+  }
+
+ private:
+  void sample() {
+    const Fleet& fleet = ports_.fleet;
+    const ClusterState& state = fleet.state();
+    int64_t capacity = 0, used = 0, fleet_capacity = 0;
+    size_t in_fleet = 0;
+    for (NodeId n = 0; n < fleet.node_count(); ++n) {
+      const bool live = fleet.phase(n) == NodePhase::kReady || fleet.phase(n) == NodePhase::kCordoned;
+      EXPECT_EQ(state.has_node(n), live) << fleet.name(n);
+      if (!live) continue;
+      ++in_fleet;
+      fleet_capacity += int64_t{fleet.pool(fleet.pool_of(n)).pool.gpus_per_node} * 1000;
+      EXPECT_EQ(state.node(n).name, fleet.name(n));
+      EXPECT_EQ(state.node(n).unschedulable, fleet.phase(n) == NodePhase::kCordoned);
+      capacity += int64_t{state.node(n).gpu_count} * 1000;
+      used += int64_t{state.node(n).gpu_count} * 1000 - state.gpu_free_milli_total(n);
+      EXPECT_EQ(state.pods_on(n).size(), fleet.pods_on(n).size());
+    }
+    EXPECT_EQ(state.live_node_count(), in_fleet);
+    EXPECT_EQ(state.gpu_capacity_milli(), capacity);
+    EXPECT_EQ(state.gpu_capacity_milli(), fleet_capacity);
+    EXPECT_EQ(state.gpu_used_milli(), used);
+    live_->push_back(state.live_node_count());
+  }
+
+  ControllerPorts ports_;
+  std::vector<double> at_s_;
+  std::vector<size_t>* live_;
+  EventKind kind_ = 0;
+};
+
+TEST(SimNodeLifecycle, NodesEnterTheStateAtReadyAndLeaveAtRemoval) {
+  // Pool p (2 L4 per node, one node at the start, min 0, max 3); jobs j1..j3 of one 2-GPU pod, 1000 s,
+  // all at 0. j1 starts on p-0 at once; j2 and j3 pend, and the scan at 30 s (scale_up_delay_s)
+  // launches p-1 and p-2, Ready at 210 (provision_s 180), where j2 and j3 start. In the state: p-0
+  // until then (at 100 two nodes are provisioning, not in it), all three from 210. j1 ends at 1000,
+  // j2 and j3 at 1210; each empty node is removed after scale_down_unneeded_s (600) unneeded: p-0
+  // at 1600, p-1 and p-2 at 1810. So 1, 1, 3, 3, 2, 0 nodes at 5, 100, 300, 1100, 1700, 1900.
+  ClusterConfig c = static_pool(1);
+  c.pools[0].pool.min_nodes = 0;
+  c.pools[0].pool.max_nodes = 3;
+  c.autoscaler.enabled = true;
+  Workload w;
+  w.horizon_s = 2000;
+  for (const char* name : {"j1", "j2", "j3"}) {
+    WorkloadSpec s = one_gpu(name, "a", WorkloadKind::kJob, 1, 0, 1000);
+    s.num_gpu = 2;
+    w.items.push_back(s);
+  }
+  SimOptions o = traced();
+  o.policy = "gpufleet";  // plans with the slots not yet in the state (CapacityOutlook)
+  Simulation sim(c, w, o);
+  std::vector<size_t> live;
+  sim.add_controller([&live](const ControllerPorts& ports) {
+    return std::make_unique<SampleFleet>(ports, std::vector<double>{5, 100, 300, 1100, 1700, 1900}, &live);
+  });
+  const SimResult r = sim.run();
+  EXPECT_EQ(live, (std::vector<size_t>{1, 1, 3, 3, 2, 0}));
+  EXPECT_DOUBLE_EQ(outcome(r, "j1").completion_s, 1000);
+  EXPECT_DOUBLE_EQ(outcome(r, "j2").completion_s, 1210);
+  EXPECT_DOUBLE_EQ(outcome(r, "j3").completion_s, 1210);
+}
+
+TEST(SimNodeLifecycle, ACordonedNodeStaysInTheStateUnschedulableUntilRemoved) {
+  // As SimFaults above: p-0 interrupted at 300 is cordoned (in the state, unschedulable) until its
+  // removal at 420; p-1 runs j from 300.
+  ClusterConfig c = static_pool(2);
+  Workload w;
+  w.horizon_s = 2000;
+  w.items = {one_gpu("j", "a", WorkloadKind::kJob, 1, 0, 1000)};
+  Simulation sim(c, w, traced());
+  std::vector<size_t> live;
+  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptNode>(ports, 300, 0); });
+  sim.add_controller([&live](const ControllerPorts& ports) {
+    return std::make_unique<SampleFleet>(ports, std::vector<double>{200, 350, 500}, &live);
+  });
+  sim.run();
+  EXPECT_EQ(live, (std::vector<size_t>{2, 2, 1}));
 }
 
 }  // namespace

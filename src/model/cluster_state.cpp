@@ -210,6 +210,14 @@ Node ClusterState::remove_node(NodeId n) {
   return node;
 }
 
+void ClusterState::set_unschedulable(NodeId n, bool unschedulable) {
+  if (!has_node(n)) throw InvariantViolation(fmt::format("set_unschedulable: slot {} holds no node", n));
+  if (nodes_[n].unschedulable == unschedulable) return;
+  journal(UnschedulableChange{n, nodes_[n].unschedulable});
+  nodes_[n].unschedulable = unschedulable;
+  touch(n);
+}
+
 Node ClusterState::uninstall_node(NodeId n) {
   Node node = std::move(nodes_[n]);
   nodes_[n] = Node{};
@@ -312,6 +320,9 @@ void ClusterState::undo(Change& change) {
     const auto model = std::find(models_.begin(), models_.end(), r->node.gpu_model);  // registered before
     model_id_[r->n] = static_cast<int32_t>(model - models_.begin());
     install_node(r->n, std::move(r->node), mig_milli);
+  } else if (auto* f = std::get_if<UnschedulableChange>(&change)) {
+    nodes_[f->n].unschedulable = f->was;
+    touch(f->n);
   } else {
     models_.pop_back();
   }

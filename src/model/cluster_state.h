@@ -40,14 +40,14 @@
 //    the slots hold.
 //
 // Versions. version(n) changes on every change of slot n (allocate, release, rebind, add_node,
-// remove_node, and Fork::discard undoing any of them) and never takes a value it had before: each
+// remove_node, set_unschedulable, and Fork::discard undoing any of them) and never takes a value it had before: each
 // change adds 1, and a node added to a slot starts above every version the state has handed out to
 // any slot. So a cache entry keyed by (slot, version) is never served for another node of the slot
 // or another moment of it, for the state's whole life (schedulers cache per-node results this way).
 // Constructor nodes start at 1.
 //
 // Forks (dry runs). fork() opens a Fork: every later change (allocate, release, rebind, add_node,
-// remove_node, register_gpu_model) goes to an undo journal the state owns. Fork::commit() keeps the
+// remove_node, set_unschedulable, register_gpu_model) goes to an undo journal the state owns. Fork::commit() keeps the
 // changes; Fork::discard(), and the destructor of a fork neither committed nor discarded, undoes
 // them in reverse order, so that everything observable is as at fork(): the nodes and slots, free
 // and used resources, pods_on() with each pod's devices, order and bind_seq, the next bind_seq,
@@ -172,6 +172,11 @@ class ClusterState {
   /// ClusterState has had (copies excepted: they share it until either changes). A memo key for
   /// what depends only on the nodes' labels and taints.
   uint64_t node_set_version() const { return node_set_version_; }
+  /// Cordons node n (`kubectl cordon`: Node::unschedulable, which the NodeUnschedulable filter
+  /// reads) or, with false, uncordons it. Changes version(n) when the flag changes (not
+  /// node_set_version(): labels and taints stay). Journaled like add_node, so a fork's discard
+  /// restores the flag. Throws InvariantViolation (state unchanged) for an empty slot.
+  void set_unschedulable(NodeId n, bool unschedulable);
 
   /// Dense id of the GPU model among gpu_models() (the empty model, a CPU-only node, included):
   /// the existing id, or a new one (the next index). An id never changes or goes away, even when
@@ -319,7 +324,12 @@ class ClusterState {
     Node node;
   };
   struct RegisterModelChange {};  // undone by dropping the last model
-  using Change = std::variant<BindChange, UnbindChange, AddNodeChange, RemoveNodeChange, RegisterModelChange>;
+  struct UnschedulableChange {  // undone by setting the flag back
+    NodeId n;
+    bool was;
+  };
+  using Change =
+      std::variant<BindChange, UnbindChange, AddNodeChange, RemoveNodeChange, RegisterModelChange, UnschedulableChange>;
   struct Journal {
     struct Mark {
       uint64_t id;

@@ -70,7 +70,8 @@ Policy make_policy(std::string_view name, const PolicyContext& context) {
     policy.gpu_selector = plugin;
   } else if (name == "gpufleet") {
     if (!context.cluster) throw std::invalid_argument("policy gpufleet needs the cluster state");
-    auto plugin = std::make_shared<GpufleetScore>(*context.cluster);
+    auto plugin = context.outlook ? std::make_shared<GpufleetScore>(*context.cluster, *context.outlook)
+                                  : std::make_shared<GpufleetScore>(*context.cluster);
     policy.score = plugin;
     policy.gpu_selector = plugin;
   } else if (name == "leastallocated") {

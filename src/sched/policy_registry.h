@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/capacity_outlook.h"
 #include "sched/fragmentation.h"
 #include "sched/framework.h"
 
@@ -33,6 +34,9 @@ struct PolicyContext {
   std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
   /// gpufleet: the state it will schedule on (read once, for its GPU models and node classes)
   const ClusterState* cluster = nullptr;
+  /// gpufleet: the nodes that state may hold (model/capacity_outlook.h; copied); nullptr = the
+  /// state's nodes, which do not change.
+  const CapacityOutlook* outlook = nullptr;
 };
 
 /// All policy names, in the paper's order then kube's.

@@ -13,9 +13,9 @@
 //
 // Scheduling. One sched::Scheduler with the policy from sched::make_policy (sim/engine/placement.h).
 // The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
-// [cordoned] -> absent); only ready nodes take pods (today every pool's nodes, up to max_nodes,
-// exist in ClusterState from the start and a filter rejects those not ready, sim/node_gate.h). Absent and provisioning nodes are always empty. Node ranks are the node
-// order (pools in file order, nodes by index): score ties go to the first.
+// [cordoned] -> absent); a node is in ClusterState from Ready to its removal, so only ready nodes
+// take pods (a cordoned one is unschedulable). Node ids are slots, pools in file order, nodes by
+// index, and rank ties: score ties go to the first.
 // Pending units (a job's gang, or one service replica) are tried in queue order: higher priority
 // first, then longer pending, then submission order. A retry pass runs at the time of any change
 // that may free capacity (arrival, node ready, completion, eviction); in a pass, a shape that failed

@@ -57,9 +57,13 @@
 //
 // Not modelled: model constraints expressed as node affinity on nvidia.com/gpu.product (only the
 // openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test.
-// Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids). In
-// `simulate`, nodes a pool may still add count as free in L and U (the plugin does not see the node
-// gate), so with autoscaled pools terms 3 and 4 mostly stay off until the pools reach their maximum.
+// Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids).
+//
+// Capacity still to come. The classes, L and U are taken over a CapacityOutlook (model/
+// capacity_outlook.h), the nodes the cluster may hold: in `pack` and `place` the state's nodes; in
+// `simulate` every pool's nodes up to its maximum, where a node not (yet) in the state counts as an
+// empty node of its pool, so with autoscaled pools terms 3 and 4 mostly stay off until the pools
+// reach their maximum.
 #pragma once
 
 #include <cstdint>
@@ -70,6 +74,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
 #include "sched/framework.h"
 #include "sched/plugins/fgd_online_score.h"
@@ -89,10 +94,12 @@ struct ClusterShape {
     int64_t gpus = 0;         ///< physical GPUs over all nodes of the class
   };
   std::vector<NodeClass> classes;      ///< in order of first node
-  std::vector<int32_t> class_of_node;  ///< index into classes, per NodeId
-  /// The classes of `state`'s nodes: every node, whatever is allocated on it (in `simulate`, every
-  /// node a pool may grow to). O(nodes x classes).
-  static ClusterShape of(const ClusterState& state);
+  std::vector<int32_t> class_of_node;  ///< index into classes, per NodeId; -1 for a slot in no range
+  /// The classes of the outlook's nodes, whatever is allocated on them (in `simulate`, every node
+  /// a pool may grow to), in slot order. O(slots x classes).
+  static ClusterShape of(const CapacityOutlook& outlook);
+  /// of(CapacityOutlook::of(state)): the classes of the state's nodes.
+  static ClusterShape of(const ClusterState& state) { return of(CapacityOutlook::of(state)); }
 };
 
 /// Relative CPU and memory difference under which two nodes of the same model and GPU count share a
@@ -125,9 +132,14 @@ struct GpufleetParams {
 /// Not thread-safe, like the Scheduler that calls it.
 class GpufleetScore final : public ScorePlugin, public GpuSelector {
  public:
-  /// Reads the GPU models and node classes of `state` (the state it will score; only its nodes'
-  /// capacities matter). Throws std::invalid_argument for parameters outside the ranges above.
-  explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {});
+  /// Reads the GPU models of `state` (the state it will score) and the node classes of `outlook`,
+  /// the nodes that state may hold (see the header comment; its model ids are the state's, and it
+  /// covers every node the state will hold). Throws std::invalid_argument for parameters outside
+  /// the ranges above.
+  GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params = {});
+  /// The same with CapacityOutlook::of(state): the state's nodes are all it will hold.
+  explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {})
+      : GpufleetScore(state, CapacityOutlook::of(state), params) {}
   // Not copyable: last_ points into this object's pressure rows.
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
@@ -185,6 +197,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   bool refresh_pressures(const ClusterState& state);
 
   std::vector<std::string> gpu_models_;
+  CapacityOutlook outlook_;
   ClusterShape shape_;
   GpufleetParams params_;
   OnlineFragmentation online_;

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <stdexcept>
 
 #include "model/node_pool.h"
 #include "model/resources.h"
-#include "sim/node_gate.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
 
@@ -19,40 +17,44 @@ constexpr double kSecondsPerHour = 3600.0;
 }  // namespace
 
 Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
-    : cluster_(cluster), loop_(loop), spot_rng_(static_cast<int64_t>(spot_seed)) {
-  std::vector<Node> all;
+    : cluster_(cluster), loop_(loop), state_(std::make_unique<ClusterState>()), spot_rng_(static_cast<int64_t>(spot_seed)) {
   for (size_t p = 0; p < cluster_.pools.size(); ++p) {
     const SimPool& sp = cluster_.pools[p];
-    NodePool full = sp.pool;
-    full.node_count = full.max_nodes;
-    full.min_nodes = 0;
-    PoolRecord pool;
-    const std::string capacity(capacity_type_name(sp.settings.capacity_type));
-    for (Node& node : expand_pool(full)) {
-      node.labels.emplace_back(kCapacityTypeLabel, capacity);
-      pool.nodes.push_back(static_cast<NodeId>(all.size()));
-      all.push_back(std::move(node));
-      NodeRecord record;
-      record.pool = static_cast<uint32_t>(p);
-      nodes_.push_back(std::move(record));
-    }
-    pools_.push_back(std::move(pool));
     NodePool one = sp.pool;
     one.node_count = 1;
     one.min_nodes = 0;
     one.max_nodes = std::max(one.max_nodes, 1);
     Node t = expand_pool(one).front();
     t.name = sp.pool.name + "-template";
-    t.labels.emplace_back(kCapacityTypeLabel, capacity);
+    t.labels.emplace_back(kCapacityTypeLabel, std::string(capacity_type_name(sp.settings.capacity_type)));
+    PoolRecord pool;
+    const auto first = static_cast<NodeId>(nodes_.size());
+    for (int32_t i = 0; i < sp.pool.max_nodes; ++i) {
+      pool.nodes.push_back(static_cast<NodeId>(nodes_.size()));
+      NodeRecord record;
+      record.pool = static_cast<uint32_t>(p);
+      nodes_.push_back(std::move(record));
+    }
+    if (sp.pool.max_nodes > 0) {
+      // Model ids in pool order, as a state holding every pool's nodes would number them.
+      const int32_t model = state_->register_gpu_model(t.gpu_model);
+      outlook_.ranges.push_back(
+          {first, static_cast<uint32_t>(sp.pool.max_nodes), model, t.gpu_count, t.cpu_milli, t.memory_bytes});
+    }
+    pools_.push_back(std::move(pool));
     templates_.push_back(std::move(t));
   }
-  state_ = std::make_unique<ClusterState>(std::move(all));
-  gate_ = std::make_shared<NodeGate>(state_->node_count());
 
-  const auto node_name = [this](uint32_t n) { return state_->node(n).name; };
+  const auto node_name = [this](uint32_t n) { return name(n); };
   node_ready_ = loop_.register_event("node-ready", [this](const Event& e) { on_ready_event(e); }, node_name);
   spot_notice_ = loop_.register_event("spot-notice", [this](const Event& e) { on_notice_event(e); }, node_name);
   spot_reclaim_ = loop_.register_event("spot-reclaim", [this](const Event& e) { on_reclaim_event(e); }, node_name);
+}
+
+std::string Fleet::name(NodeId n) const {
+  const PoolRecord& pool = pools_[nodes_[n].pool];
+  return pool_node_name(cluster_.pools[nodes_[n].pool].pool.name, static_cast<int32_t>(n - pool.nodes.front()),
+                        static_cast<int32_t>(pool.nodes.size()));
 }
 
 Fleet::~Fleet() = default;
@@ -95,7 +97,9 @@ void Fleet::make_ready(NodeId n, double t) {
   const SimPool& sp = cluster_.pools[node.pool];
   node.phase = NodePhase::kReady;
   node.last_pod_change_s = t;
-  gate_->set_schedulable(n, true);
+  Node added = templates_[node.pool];
+  added.name = name(n);
+  state_->add_node(std::move(added), n);
   if (sp.settings.capacity_type == CapacityType::kSpot && sp.settings.spot_interruptions_per_hour > 0) {
     // Exponential time to interruption by inversion: -ln(1 - U) / rate, U uniform in [0, 1).
     const double hours = -std::log(1.0 - spot_rng_.float64()) / sp.settings.spot_interruptions_per_hour;
@@ -110,11 +114,11 @@ void Fleet::remove(NodeId n, double t) {
   const SimPool& sp = cluster_.pools[node.pool];
   if (!node.pods.empty()) throw std::logic_error("removing a node that still has pods");
   if (node.phase == NodePhase::kProvisioning) --pool.provisioning;
+  else state_->remove_node(n);  // ready or cordoned: in the state since Ready
   --pool.live;
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
   node.phase = NodePhase::kAbsent;
   ++node.incarnation;  // stale events of this life are ignored
-  gate_->set_schedulable(n, false);
   for (NodeListener* l : listeners_) l->on_node_removed(n, t);
 }
 
@@ -123,19 +127,19 @@ void Fleet::interrupt(NodeId n, double t) {
   if (node.phase != NodePhase::kReady) return;
   ++interruptions_;
   node.phase = NodePhase::kCordoned;
-  gate_->set_schedulable(n, false);
+  state_->set_unschedulable(n, true);
   for (NodeListener* l : listeners_) l->on_node_interrupted(n, t);
   loop_.schedule(t + cluster_.pools[node.pool].settings.spot_notice_s, spot_reclaim_, n, node.incarnation);
 }
 
 void Fleet::cordon(NodeId n) {
   nodes_[n].phase = NodePhase::kCordoned;
-  gate_->set_schedulable(n, false);
+  state_->set_unschedulable(n, true);
 }
 
 void Fleet::uncordon(NodeId n) {
   nodes_[n].phase = NodePhase::kReady;
-  gate_->set_schedulable(n, true);
+  state_->set_unschedulable(n, false);
 }
 
 void Fleet::on_ready_event(const Event& e) {
@@ -185,15 +189,7 @@ void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices,
 }
 
 std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Policy policy) const {
-  std::vector<uint32_t> rank(state_->node_count());
-  std::iota(rank.begin(), rank.end(), 0u);
-  return std::make_unique<sched::Scheduler>(gate_policy(std::move(policy), gate_), std::move(rank));
-}
-
-void Fleet::prepare_decision(sched::Scheduler& scheduler, const Pod& pod) const {
-  gate_->learning = false;
-  scheduler.observe(pod, *state_);  // drops the scheduler's cache if node lifecycles changed (node_gate.h)
-  gate_->learning = true;
+  return std::make_unique<sched::Scheduler>(std::move(policy), std::vector<uint32_t>{});  // ranks = node ids
 }
 
 void Fleet::report(SimResult& result) const { result.spot_interruptions = interruptions_; }

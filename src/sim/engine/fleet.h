@@ -5,13 +5,16 @@
 // scheduler works on. The fleet owns node ids and lifecycle; other modules ask it (queries, launch,
 // remove, interrupt, bind) and hear of changes through NodeListener.
 //
-// Node ids. Today ClusterState has a fixed node list, so the fleet creates every pool's nodes up to
-// max_nodes at the start, named <pool>-<index>, pools in file order; a node that is not Ready is
-// hidden from the scheduler by a filter (sim/node_gate.h), which make_scheduler() installs and
-// prepare_decision() keeps in sync. Absent and provisioning nodes are always empty. The scheduler's
-// node ranks are the node order: score ties go to the first node. Only this module depends on
-// that arrangement: when nodes can be added to and removed from ClusterState, launch() and
-// remove() will do so and the gate goes, without a change to the callers.
+// Node ids. Each pool has max_nodes slots (ClusterState NodeIds), pools in file order (pool-major:
+// pool p's node i is slot <first slot of p> + i), named <pool>-<index> (zero-padded as expand_pool
+// pads for max_nodes nodes). A node enters the ClusterState when it becomes Ready (add_node in its
+// slot) and leaves it when removed (remove_node): kube schedules nothing onto a node that is not
+// Ready, so provisioning and absent nodes are not in the state. A cordoned node stays, with
+// Node::unschedulable set (ClusterState::set_unschedulable), which the NodeUnschedulable filter
+// reads. The GPU models are registered in pool order at the start (pools with max_nodes > 0), so
+// model ids are fixed whatever comes and goes. The scheduler's node ranks are the slots: score ties
+// go to the first node. outlook() lists every slot with its pool's node shape, for policies that plan
+// for the capacity still to come (model/capacity_outlook.h).
 //
 // Spot: each node of a spot pool draws its time to interruption when it becomes Ready: exponential
 // with the pool's rate per node-hour, from the fleet's generator (seeded by the caller). At the
@@ -25,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
 #include "sched/framework.h"
 #include "sched/scheduler.h"
@@ -34,7 +38,6 @@
 
 namespace gpufleet::sim {
 
-class NodeGate;
 struct SimResult;
 
 enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned };
@@ -55,7 +58,7 @@ class NodeListener {
 
 class Fleet {
  public:
-  /// Builds every pool's nodes (all absent) and registers the events "node-ready", "spot-notice"
+  /// Makes every pool's slots (all absent; the state holds no node) and registers the events "node-ready", "spot-notice"
   /// and "spot-reclaim" on `loop`. `spot_seed` seeds the interruption draws. The pools must be valid
   /// (validate_pool, validate_pool_settings).
   Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed);
@@ -71,7 +74,7 @@ class Fleet {
   // ---- pools and nodes
   size_t pool_count() const { return pools_.size(); }
   const SimPool& pool(size_t p) const { return cluster_.pools[p]; }
-  /// Nodes of pool p in node order (absent ones included).
+  /// Node ids (slots) of pool p in node order, max_nodes of them (absent ones included).
   std::span<const NodeId> pool_nodes(size_t p) const { return pools_[p].nodes; }
   /// Live nodes of pool p: provisioning, ready or cordoned (the billed ones).
   int32_t live(size_t p) const { return pools_[p].live; }
@@ -79,13 +82,14 @@ class Fleet {
   /// GPU capacity of the live nodes, milli-GPUs.
   int64_t live_gpu_capacity_milli() const { return live_gpu_capacity_milli_; }
 
-  /// Node ids are 0 .. node_count() - 1; absent nodes included.
+  /// Node ids are 0 .. node_count() - 1, every pool's max_nodes slots; absent nodes included.
   size_t node_count() const { return nodes_.size(); }
   NodePhase phase(NodeId n) const { return nodes_[n].phase; }
   uint32_t pool_of(NodeId n) const { return nodes_[n].pool; }
   /// Changes at every launch and removal: an event or record carrying an older value is stale.
   uint32_t incarnation(NodeId n) const { return nodes_[n].incarnation; }
-  const std::string& name(NodeId n) const { return state_->node(n).name; }
+  /// <pool>-<index> (see the top of this file), whatever the node's phase.
+  std::string name(NodeId n) const;
   /// Pod ids (the caller's) bound to node n, in binding order.
   std::span<const uint32_t> pods_on(NodeId n) const { return nodes_[n].pods; }
   /// Pods on node n bound with not_safe_to_evict (Cluster Autoscaler's
@@ -94,12 +98,14 @@ class Fleet {
   /// Last bind or unbind on node n, or when it became Ready (Karpenter's consolidateAfter clock).
   double last_pod_change_s(NodeId n) const { return nodes_[n].last_pod_change_s; }
 
-  /// The cluster as the scheduler sees it (every node, absent ones empty).
+  /// The cluster as the scheduler sees it: the ready and cordoned nodes, each in its slot.
   const ClusterState& state() const { return *state_; }
   /// The same state, writable, for dry runs inside a ClusterState::Fork that they discard.
   ClusterState& dry_run_state() { return *state_; }
   /// One empty node per pool, as a new node of the pool would be (name <pool>-template).
   const std::vector<Node>& template_nodes() const { return templates_; }
+  /// Every slot up to each pool's max_nodes with its pool's node shape (model ids as in state()).
+  const CapacityOutlook& outlook() const { return outlook_; }
 
   // ---- lifecycle
   /// Requests up to `count` nodes of pool p at t (the lowest absent ones): provisioning, Ready
@@ -111,7 +117,8 @@ class Fleet {
   /// pool's spot_notice_s later. Spot nodes get it from their draw; callable by a fault injector.
   /// Ignored unless n is Ready.
   void interrupt(NodeId n, double t);
-  /// Cordons ready node n (no new pods; kubectl cordon), or makes a cordoned node Ready again.
+  /// Cordons ready node n (no new pods; kubectl cordon: Node::unschedulable in state()), or makes a
+  /// cordoned node Ready again.
   void cordon(NodeId n);
   void uncordon(NodeId n);
 
@@ -127,10 +134,8 @@ class Fleet {
   void undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s);
 
   // ---- how the scheduler sees the fleet (see the top of this file)
-  /// A scheduler running `policy` over the nodes that take pods (Ready), ties to the lower node.
+  /// A scheduler running `policy` over state(), ties to the lower node id.
   std::unique_ptr<sched::Scheduler> make_scheduler(sched::Policy policy) const;
-  /// Call before each decision of a scheduler from make_scheduler(): it sees the lifecycle changes.
-  void prepare_decision(sched::Scheduler& scheduler, const Pod& pod) const;
 
   /// Writes the fleet's counters (spot_interruptions).
   void report(SimResult& result) const;
@@ -160,8 +165,8 @@ class Fleet {
   const ClusterConfig& cluster_;
   EventLoop& loop_;
   std::unique_ptr<ClusterState> state_;
-  std::shared_ptr<NodeGate> gate_;
   std::vector<Node> templates_;
+  CapacityOutlook outlook_;
   std::vector<NodeRecord> nodes_;
   std::vector<PoolRecord> pools_;
   std::vector<NodeListener*> listeners_;

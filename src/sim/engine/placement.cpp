@@ -19,7 +19,7 @@ Placement::Placement(Fleet& fleet, const std::string& policy, std::vector<std::p
   const ClusterState& state = fleet_.state();
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::select_typical_pods(std::move(pod_mix), kTypicalPodCoverage),
                                                                   state.gpu_models());
-  const sched::PolicyContext context{frag, state.gpu_models(), &state};
+  const sched::PolicyContext context{frag, state.gpu_models(), &state, &fleet_.outlook()};
   base_policy_ = sched::make_policy(policy, context);
   scheduler_ = fleet_.make_scheduler(sched::make_policy(policy, context));
 }
@@ -53,7 +53,6 @@ std::optional<std::string> Placement::unadmitted_reason(uint32_t shape) {
 void Placement::observe(const Pod& pod) { scheduler_->observe(pod, fleet_.state()); }
 
 sched::ScheduleResult Placement::decide(const Pod& pod) {
-  fleet_.prepare_decision(*scheduler_, pod);
   return scheduler_->decide(pod, fleet_.state(), rng_);
 }
 
@@ -73,8 +72,8 @@ std::vector<uint8_t> Placement::fits_ready_nodes(std::span<const Pod* const> pod
 // A forked dry run: the state is as before either way.
 std::optional<Placements> Placement::dry_run_moves(NodeId n, std::span<const BoundPod> moving) {
   ClusterState& state = fleet_.dry_run_state();
+  fleet_.cordon(n);  // before the fork, whose discard would undo it
   ClusterState::Fork trial = state.fork();  // discarded when it goes out of scope
-  fleet_.cordon(n);
   for (const BoundPod& p : moving) state.release(p.node, *p.pod);
   Placements placed;
   for (const BoundPod& p : moving) {
