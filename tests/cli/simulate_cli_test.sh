@@ -213,4 +213,12 @@ sed 's/namespace: research/namespace: "r\xe9search"/' "$EXAMPLES/workload.yaml" 
 [ $? = 2 ] && grep -q 'latin.yaml:[0-9]*:[0-9]*: YAML syntax error: invalid trailing UTF-8 octet' "$T/err.txt" && [ ! -e "$T/latin.json" ] \
   && ok || bad "non-UTF-8 namespace: $(cat -v "$T/err.txt")"
 
+# A service that tolerates every taint on a spot pool interrupted about once a minute per node: kube's
+# NodeUnschedulable lets it onto a node under notice (cordoned), and the reclaim takes it down with
+# the node (no crash; it is evicted and queued again).
+printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: spot-l4\n  gpu: {model: L4, count: 1}\n  cpu: 3920m\n  memory: 14Gi\n  nodes: 2\n  min: 0\n  max: 4\n  prices: {onDemand: 0.8, spot: 0.3}\n---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nconsolidation:\n  enabled: true\npools:\n  spot-l4:\n    capacityType: spot\n    spotInterruptionsPerNodeHour: 60\n' > "$T/tol-pools.yaml"
+printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 7200\nservices:\n- name: web\n  replicas: 3\n  cpu: 1\n  memory: 1Gi\n  gpus: 1\n  capacity: spot\n  tolerations: [{operator: Exists}]\n' > "$T/tol-workload.yaml"
+"$BIN" simulate --pools "$T/tol-pools.yaml" --workload "$T/tol-workload.yaml" -q > "$T/tol.txt" 2> "$T/err.txt"
+[ $? = 0 ] && grep -q 'spot interruptions [1-9]' "$T/tol.txt" && ok || bad "blanket toleration on interrupted spot nodes: $(cat "$T/err.txt")"
+
 finish

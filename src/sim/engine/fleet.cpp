@@ -158,6 +158,10 @@ void Fleet::on_notice_event(const Event& e) {
 void Fleet::on_reclaim_event(const Event& e) {
   const NodeRecord& node = nodes_[e.subject];
   if (node.incarnation != e.generation || node.phase != NodePhase::kCordoned) return;
+  // A pod that tolerates node.kubernetes.io/unschedulable may have been bound after the notice
+  // (kube's NodeUnschedulable admits it): the reclaimed node takes it down too.
+  if (!node.pods.empty())
+    for (NodeListener* l : listeners_) l->on_node_interrupted(e.subject, e.time_s);
   remove(e.subject, e.time_s);
 }
 

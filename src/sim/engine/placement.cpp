@@ -78,7 +78,9 @@ std::optional<Placements> Placement::dry_run_moves(NodeId n, std::span<const Bou
   Placements placed;
   for (const BoundPod& p : moving) {
     sched::ScheduleResult r = decide(*p.pod);
-    if (!r.scheduled()) break;
+    // A pod that tolerates the cordon (node.kubernetes.io/unschedulable) may go back to n: that
+    // empties nothing.
+    if (!r.scheduled() || r.node == n) break;
     placed.emplace_back(r.node, take_devices(std::move(r)));
     state.allocate(placed.back().first, *p.pod, placed.back().second);
   }
