@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <functional>
-#include <optional>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "sched/plugins/node_affinity.h"
-#include "sched/plugins/node_preference.h"
+#include "sched/device_select.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -18,6 +18,10 @@ namespace {
 constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
 static_assert(kFilterCodeCount <= 16, "ScorePlugin promises that only scores below INT32_MIN + 16 are clamped");
 int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
+int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64_t>(score, kMinScore, INT32_MAX)); }
+
+// kube maxTimeout: a Permit plugin waits at most 15 minutes.
+constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
 
 // An injective encoding of everything besides the request that filters and scores may read: the
 // namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
@@ -162,27 +166,41 @@ size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   return h;
 }
 
-Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
-    : policy_(std::move(policy)), node_rank_(std::move(node_rank)) {
-  if (!policy_.score) throw std::invalid_argument("policy " + policy_.name + " has no score plugin");
-  if (!policy_.gpu_selector) throw std::invalid_argument("policy " + policy_.name + " has no GPU selector");
-  for (const auto& f : policy_.filters) {
+
+struct Scheduler::Waiting {
+  WaitingPod pod;
+  CycleState cycle;
+  DeviceAssignment devices;
+  double since_seconds = 0;  // when it started waiting
+};
+
+Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
+    : profile_(std::move(profile)), node_rank_(std::move(node_rank)) {
+  if (profile_.scores.empty()) throw std::invalid_argument("profile " + profile_.name + " has no Score plugin");
+  if (!profile_.gpu_selector) throw std::invalid_argument("profile " + profile_.name + " has no GPU selector");
+  for (const auto& f : profile_.filters)
     if (f->filter_cacheable()) cached_filters_.push_back(f.get());
-    else has_uncached_filters_ = true;
-  }
+  for (size_t i = 0; i < profile_.scores.size(); ++i)
+    if (profile_.scores[i].plugin->caching() == ScoreCaching::kNodeVersion) {
+      memo_score_ = static_cast<int>(i);
+      break;
+    }
 }
 
-FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
+Scheduler::~Scheduler() = default;
+
+FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const FilterPlugin* f : cached_filters_) {
-    const FilterCode code = f->filter(pod, state, n);
+    const FilterCode code = f->filter(pod, state, n, cycle_);
     if (code != FilterCode::kFits) return code;
   }
   return FilterCode::kFits;
 }
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
-  const FilterCode code = run_filters(pod, state, n);
-  return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+  const FilterCode code = run_cached_filters(pod, state, n);
+  if (code != FilterCode::kFits) return infeasible(code);
+  return memo_score_ < 0 ? 0 : memo_value(profile_.scores[static_cast<size_t>(memo_score_)].plugin->score(pod, state, n, cycle_));
 }
 
 size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
@@ -191,12 +209,12 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {
     cache_.emplace_back(node_count);
-    preference_.emplace_back();
+    static_scores_.emplace_back(profile_.scores.size());
   }
   auto& entries = cache_[it->second];
   if (entries.size() != node_count) {
     entries.assign(node_count, Entry{});
-    preference_[it->second].clear();
+    for (auto& column : static_scores_[it->second]) column.clear();
   }
   return it->second;
 }
@@ -205,7 +223,7 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
   if (state.has_gpu_sharing(result.node) || pod.has_device_requests()) {
     select_devices(pod, state, result.node, result);
   } else if (pod.is_share_pod()) {
-    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
+    result.gpus.push_back(profile_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
     result.gpus = lowest_free_gpus(state, result.node, pod.num_gpu);
   }
@@ -215,97 +233,70 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
+  if (nominated_node != kNoNode && nominated_node >= node_count)
+    throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
+  ScheduleResult result;
+  cycle_.clear();
+
+  // PreFilter (kube RunPreFilterPlugins). Skip: that plugin's Filter does not run this cycle.
+  for (const auto& p : profile_.pre_filters) {
+    Status s = p->pre_filter(pod, state, cycle_);
+    if (s.is_skip()) {
+      cycle_.skip_filter(p->name());
+    } else if (!s.is_success()) {
+      result.status = s.code() == Code::kError
+                          ? Status(Code::kError, fmt::format("running PreFilter plugin \"{}\": {}", p->name(), s.message()))
+                          : std::move(s);
+      result.status.with_plugin(p->name());
+      return result;
+    }
+  }
+  uncached_.clear();
+  for (const auto& f : profile_.filters)
+    if (!f->filter_cacheable() && !cycle_.filter_skipped(f->name())) uncached_.push_back(f.get());
+
   if (nominated_node != kNoNode) {
-    if (nominated_node >= node_count)
-      throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
-    if (FilterCycle(policy_.filters, pod, state).run(state, nominated_node) == FilterCode::kFits) {
-      ScheduleResult result;
+    FilterCode code = FilterCode::kFits;
+    for (const auto& f : profile_.filters) {
+      if (cycle_.filter_skipped(f->name())) continue;
+      code = f->filter(pod, state, nominated_node, cycle_);
+      if (code != FilterCode::kFits) break;
+    }
+    if (code == FilterCode::kFits) {
       result.node = nominated_node;
       select_gpus(result, pod, state, rng);
       return result;
     }
   }
+
+  // Filter: cached filters (and the memoized score) per node version, then the others.
   const size_t shape = shape_for(pod, node_count);
   auto& entries = cache_[shape];
-  const ScorePlugin& scorer = *policy_.score;
-  const bool cacheable = scorer.cacheable();
-
-  // Soft node constraints first (NodePreference), when the pod or the cluster has any.
-  if (prefer_no_schedule_ < 0) prefer_no_schedule_ = NodePreference::any_prefer_no_schedule(state.nodes());
-  const int64_t* preference = nullptr;
-  if (NodePreference::applies(pod, prefer_no_schedule_ > 0)) {
-    auto& pref = preference_[shape];
-    if (pref.size() != node_count) {
-      pref.resize(node_count);
-      for (NodeId n = 0; n < node_count; ++n) pref[n] = NodePreference::preference(pod, state.node(n));
-    }
-    preference = pref.data();
-  }
-
-  // Non-cacheable filters: PreFilter once per cycle, then Filter on each node that passed the cached ones.
-  std::optional<FilterCycle> cycle;
-  if (has_uncached_filters_) {
-    cycle.emplace(policy_.filters, pod, state);
-    if (!cycle->has_uncached()) cycle.reset();
-  }
   uncached_rejects_.clear();
-  auto passes_uncached = [&](NodeId n) {
-    if (!cycle) return true;
-    const FilterCode code = cycle->run_uncached(state, n);
-    if (code == FilterCode::kFits) return true;
-    uncached_rejects_.emplace_back(n, code);
-    return false;
-  };
-
-  ScheduleResult result;
-  NodeId best = kNoNode;
-  int32_t best_score = 0;
-  size_t feasible_count = 0;
-  auto consider = [&](NodeId n, int32_t score) {
-    ++feasible_count;
-    if (preference && best != kNoNode && preference[n] != preference[best]) {
-      if (preference[n] > preference[best]) {
-        best = n;
-        best_score = score;
+  feasible_.clear();
+  for (NodeId n = 0; n < node_count; ++n) {
+    Entry& e = entries[n];
+    if (e.version != state.version(n)) {
+      e.value = evaluate(pod, state, n);
+      e.version = state.version(n);
+    }
+    if (e.value < kMinScore) continue;
+    bool fits = true;
+    for (const FilterPlugin* f : uncached_) {
+      const FilterCode code = f->filter(pod, state, n, cycle_);
+      if (code != FilterCode::kFits) {
+        uncached_rejects_.emplace_back(n, code);
+        fits = false;
+        break;
       }
-      return;
     }
-    if (best == kNoNode || score > best_score || (score == best_score && node_rank_[n] < node_rank_[best])) {
-      best = n;
-      best_score = score;
-    }
-  };
-
-  if (cacheable) {
-    for (NodeId n = 0; n < node_count; ++n) {
-      Entry& e = entries[n];
-      if (e.version != state.version(n)) {
-        e.value = evaluate(pod, state, n);
-        e.version = state.version(n);
-      }
-      if (e.value >= kMinScore && passes_uncached(n)) consider(n, e.value);
-    }
-  } else {
-    feasible_.clear();
-    for (NodeId n = 0; n < node_count; ++n) {
-      Entry& e = entries[n];
-      if (e.version != state.version(n)) {
-        const FilterCode code = run_filters(pod, state, n);
-        e.value = code == FilterCode::kFits ? 0 : infeasible(code);
-        e.version = state.version(n);
-      }
-      if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
-    }
-    if (!feasible_.empty()) {
-      CycleState cycle;
-      scorer.pre_score(pod, state, feasible_, cycle, rng);
-      for (NodeId n : feasible_) consider(n, scorer.score(pod, state, n, cycle));
-    }
+    if (fits) feasible_.push_back(n);
   }
 
-  if (best == kNoNode) {
+  if (feasible_.empty()) {
+    result.status = Status(Code::kUnschedulable);
     result.node_codes.resize(node_count);
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
@@ -321,16 +312,108 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     result.rejected[0] = 0;  // kFits is not a rejection
     return result;
   }
-  // kube scores only when two or more nodes fit; scoring then fails on a preferred term it cannot parse.
-  if (feasible_count >= 2 && !pod.constraints.preferred_node_affinity.empty())
-    if (auto error = preferred_node_affinity_error(pod)) {
-      result.error = std::move(*error);
+
+  // PreScore (kube RunPreScorePlugins): Skip leaves that plugin's Score out; anything else fails.
+  for (const auto& p : profile_.pre_scores) {
+    const Status s = p->pre_score(pod, state, feasible_, cycle_, rng);
+    if (s.is_skip()) {
+      cycle_.skip_score(p->name());
+    } else if (!s.is_success()) {
+      result.status = Status(Code::kError, fmt::format("running PreScore plugin \"{}\": {}", p->name(), s.message()));
+      result.status.with_plugin(p->name());
       return result;
     }
-  result.node = best;
-  result.score = best_score;
+  }
+  select_host(pod, state, shape, result);
+  if (!result.status.is_success()) return result;
   select_gpus(result, pod, state, rng);
   return result;
+}
+
+void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result) {
+  const auto& entries = cache_[shape];
+  auto& columns = score_columns_;
+  columns.clear();
+  size_t computed = 0;
+  for (size_t i = 0; i < profile_.scores.size(); ++i) {
+    const ScorePlugin& plugin = *profile_.scores[i].plugin;
+    if (cycle_.score_skipped(plugin.name())) continue;
+    Column c;
+    c.plugin = i;
+    if (static_cast<int>(i) == memo_score_) {
+      c.memo = true;
+    } else if (plugin.caching() == ScoreCaching::kNodeStatic) {
+      auto& column = static_scores_[shape][i];
+      if (column.size() != state.node_count()) {
+        column.resize(state.node_count());
+        for (NodeId n = 0; n < state.node_count(); ++n) column[n] = plugin.score(pod, state, n, cycle_);
+      }
+      c.by_node = column.data();
+    } else {
+      if (columns_.size() <= computed) columns_.emplace_back();
+      auto& column = columns_[computed++];
+      column.resize(feasible_.size());
+      for (size_t j = 0; j < feasible_.size(); ++j) column[j] = plugin.score(pod, state, feasible_[j], cycle_);
+      c.by_feasible = column.data();
+    }
+    columns.push_back(c);
+  }
+  const auto value = [&](const Column& c, size_t j, NodeId n) -> int64_t {
+    if (c.memo) return entries[n].value;
+    if (c.by_node) return c.by_node[n];
+    return c.by_feasible[j];
+  };
+
+  size_t best = 0;  // position in feasible_
+  const auto rank_wins = [&](size_t j) { return node_rank_[feasible_[j]] < node_rank_[feasible_[best]]; };
+  if (profile_.score_combination == ScoreCombination::kLexicographic) {
+    if (columns.size() == 1 && columns[0].memo) {
+      int32_t best_value = entries[feasible_[0]].value;
+      for (size_t j = 1; j < feasible_.size(); ++j) {
+        const int32_t v = entries[feasible_[j]].value;
+        if (v > best_value || (v == best_value && rank_wins(j))) {
+          best = j;
+          best_value = v;
+        }
+      }
+    } else {
+      for (size_t j = 1; j < feasible_.size(); ++j) {
+        int cmp = 0;
+        for (const Column& c : columns) {
+          const int64_t a = value(c, j, feasible_[j]), b = value(c, best, feasible_[best]);
+          if (a != b) {
+            cmp = a > b ? 1 : -1;
+            break;
+          }
+        }
+        if (cmp > 0 || (cmp == 0 && rank_wins(j))) best = j;
+      }
+    }
+    const bool last_scored = !columns.empty() && columns.back().plugin + 1 == profile_.scores.size();
+    result.score = last_scored ? value(columns.back(), best, feasible_[best]) : 0;
+  } else {
+    // kube RunScorePlugins: NormalizeScore per plugin, range check, weighted sum.
+    std::vector<int64_t> total(feasible_.size(), 0);
+    for (const Column& c : columns) {
+      const WeightedScorePlugin& entry = profile_.scores[c.plugin];
+      normalized_.resize(feasible_.size());
+      for (size_t j = 0; j < feasible_.size(); ++j) normalized_[j] = {feasible_[j], value(c, j, feasible_[j])};
+      if (entry.plugin->has_normalize_score()) entry.plugin->normalize_score(pod, normalized_, cycle_);
+      for (size_t j = 0; j < feasible_.size(); ++j) {
+        const int64_t s = normalized_[j].score;
+        if (s > kMaxNodeScore || s < kMinNodeScore) {
+          result.status = Status(Code::kError, fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] after normalizing",
+                                                           entry.plugin->name(), s, kMinNodeScore, kMaxNodeScore));
+          return;
+        }
+        total[j] += s * entry.weight;
+      }
+    }
+    for (size_t j = 1; j < feasible_.size(); ++j)
+      if (total[j] > total[best] || (total[j] == total[best] && rank_wins(j))) best = j;
+    result.score = total[best];
+  }
+  result.node = feasible_[best];
 }
 
 void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {
@@ -365,15 +448,19 @@ void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId
 }
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
-  policy_.score->observe(pod, state);
-  if (policy_.score->generation() != generation_) {
-    generation_ = policy_.score->generation();
+  uint64_t generation = 0;
+  for (const WeightedScorePlugin& s : profile_.scores) {
+    s.plugin->observe(pod, state);
+    generation += s.plugin->generation();
+  }
+  if (generation != generation_) {
+    generation_ = generation;
     for (auto& entries : cache_)
       for (Entry& e : entries) e.version = 0;
   }
 }
 
-void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
+void Scheduler::assume(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
   if (!result.scheduled()) return;
   if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
   else state.allocate_devices(result.node, pod, result.devices());
@@ -381,19 +468,148 @@ void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResul
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   observe(pod, state);
+  return schedule_cycle(pod, state, rng, nominated_node);
+}
+
+void Scheduler::roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n, const DeviceAssignment& devices) {
+  for (size_t i = profile_.reserves.size(); i-- > 0;) profile_.reserves[i]->unreserve(pod, state, n, cycle, *this);
+  if (devices.shared_replicas.empty() && devices.mig.empty()) state.release(n, pod, devices.gpus);
+  else state.release_devices(n, pod, devices);
+}
+
+namespace {
+
+// kube RunBindPlugins: in order until one does not Skip. A profile without Bind plugins (one built by
+// hand) binds at the assume step.
+Status run_bind(const std::vector<std::shared_ptr<BindPlugin>>& binds, CycleState& cycle, const Pod& pod, NodeId n) {
+  for (const auto& b : binds) {
+    Status s = b->bind(pod, n, cycle);
+    if (s.is_skip()) continue;
+    if (s.is_success() || s.is_rejected()) return std::move(s.with_plugin(b->name()));
+    return std::move(Status(Code::kError, fmt::format("running Bind plugin \"{}\": {}", b->name(), s.message())).with_plugin(b->name()));
+  }
+  return binds.empty() ? Status() : Status(Code::kSkip);
+}
+
+}  // namespace
+
+ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   ScheduleResult result = decide(pod, state, rng, nominated_node);
-  reserve(pod, state, result);
+  if (!result.scheduled()) {
+    // PostFilter (kube RunPostFilterPlugins): in order until one succeeds; an Unschedulable status
+    // lets the next one try, anything else stops.
+    if (!result.node_codes.empty()) {
+      for (const auto& p : profile_.post_filters) {
+        PostFilterResult found;
+        Status s = p->post_filter(pod, state, result.node_codes, cycle_, *this, found);
+        s.with_plugin(p->name());
+        result.post_filter = std::move(found);
+        result.post_filter_status = std::move(s);
+        if (result.post_filter_status.code() != Code::kUnschedulable) break;
+      }
+    }
+    return result;
+  }
+  const NodeId n = result.node;
+  const DeviceAssignment devices = result.devices();
+  const auto fail = [&](Status status) {
+    roll_back(cycle_, pod, state, n, devices);
+    ScheduleResult failed;
+    failed.status = std::move(status);
+    settle_waiting(state);
+    return failed;
+  };
+  assume(pod, state, result);
+  // Reserve (kube RunReservePluginsReserve); on failure every plugin's Unreserve runs.
+  for (const auto& r : profile_.reserves) {
+    Status s = r->reserve(pod, state, n, cycle_);
+    if (s.is_success()) continue;
+    if (!s.is_rejected()) s = Status(Code::kError, fmt::format("running Reserve plugin \"{}\": {}", r->name(), s.message()));
+    return fail(std::move(s.with_plugin(r->name())));
+  }
+  // Permit (kube RunPermitPlugins).
+  std::vector<std::pair<std::string, double>> waits;
+  for (const auto& p : profile_.permits) {
+    PermitDecision d = p->permit(pod, n, cycle_, *this);
+    if (d.status.is_success()) continue;
+    if (d.status.is_wait()) {
+      waits.emplace_back(std::string(p->name()), now_seconds_ + std::clamp(d.timeout_seconds, 0.0, kMaxPermitTimeoutSeconds));
+      continue;
+    }
+    if (!d.status.is_rejected())
+      d.status = Status(Code::kError, fmt::format("running Permit plugin \"{}\": {}", p->name(), d.status.message()));
+    return fail(std::move(d.status.with_plugin(p->name())));
+  }
+  if (!waits.empty()) {
+    waiting_.push_back(std::make_unique<Waiting>(Waiting{WaitingPod(pod, n, std::move(waits)), std::move(cycle_), devices, now_seconds_}));
+    result.status = Status(Code::kWait, fmt::format("one or more plugins asked to wait and no plugin rejected pod \"{}\"", pod.name));
+    settle_waiting(state);
+    return result;
+  }
+  Status bound = run_bind(profile_.binds, cycle_, pod, n);
+  if (!bound.is_success()) return fail(std::move(bound));
+  settle_waiting(state);
   return result;
 }
 
-ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
+void Scheduler::settle_waiting(ClusterState& state) {
+  for (bool settled = true; settled;) {
+    settled = false;
+    for (size_t i = 0; i < waiting_.size(); ++i) {
+      if (waiting_[i]->pod.status().is_wait()) continue;
+      // Off the list first, as kube's WaitOnPermit removes the pod before Unreserve runs.
+      std::unique_ptr<Waiting> w = std::move(waiting_[i]);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      const Pod& pod = w->pod.pod();
+      const NodeId n = w->pod.node();
+      Status status = w->pod.status();
+      if (status.is_success()) status = run_bind(profile_.binds, w->cycle, pod, n);
+      if (!status.is_success()) roll_back(w->cycle, pod, state, n, w->devices);
+      outcomes_.push_back(PermitOutcome{pod, n, status.is_success() ? w->devices : DeviceAssignment{}, std::move(status)});
+      settled = true;
+      break;
+    }
+  }
+}
+
+void Scheduler::advance_clock(ClusterState& state, double now_seconds) {
+  now_seconds_ = std::max(now_seconds_, now_seconds);
+  for (const auto& w : waiting_) {
+    const auto [deadline, plugin] = w->pod.next_deadline();
+    if (deadline <= now_seconds_)
+      w->pod.reject(plugin, fmt::format("rejected due to timeout after waiting {}s at plugin {}", deadline - w->since_seconds, plugin));
+  }
+  settle_waiting(state);
+}
+
+bool Scheduler::reject_waiting_pod(ClusterState& state, std::string_view key, std::string message) {
+  WaitingPod* w = get_waiting_pod(key);
+  if (w == nullptr) return false;
+  w->reject("", std::move(message));
+  settle_waiting(state);
+  return true;
+}
+
+std::vector<PermitOutcome> Scheduler::take_permit_outcomes() { return std::exchange(outcomes_, {}); }
+
+void Scheduler::iterate_over_waiting_pods(const std::function<void(WaitingPod&)>& fn) {
+  for (const auto& w : waiting_) fn(w->pod);
+}
+
+WaitingPod* Scheduler::get_waiting_pod(std::string_view key) {
+  for (const auto& w : waiting_)
+    if (pod_key(w->pod.pod()) == key) return &w->pod;
+  return nullptr;
+}
+
+ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
   if (n >= state.node_count())
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
   ScheduleResult result;
   result.node = n;
   select_gpus(result, pod, state, rng);
-  reserve(pod, state, result);
+  assume(pod, state, result);
   return result;
 }
 

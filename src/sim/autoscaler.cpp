@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "model/resources.h"
-#include "sched/framework.h"
+#include "sched/device_select.h"
 
 namespace gpufleet::sim {
 

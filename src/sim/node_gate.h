@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "sched/framework.h"
+#include "sched/framework/profile.h"
 
 namespace gpufleet::sim {
 
@@ -49,7 +49,8 @@ class NodeGateFilter final : public sched::FilterPlugin {
  public:
   explicit NodeGateFilter(std::shared_ptr<const NodeGate> gate) : gate_(std::move(gate)) {}
   std::string_view name() const override { return "NodeLifecycle"; }
-  sched::FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+  using sched::FilterPlugin::filter;
+  sched::FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const sched::CycleState& cycle) const override;
 
  private:
   std::shared_ptr<const NodeGate> gate_;
@@ -62,16 +63,12 @@ class GatedScore final : public sched::ScorePlugin {
   GatedScore(std::shared_ptr<sched::ScorePlugin> inner, std::shared_ptr<const NodeGate> gate)
       : inner_(std::move(inner)), gate_(std::move(gate)) {}
   std::string_view name() const override { return inner_->name(); }
-  bool cacheable() const override { return inner_->cacheable(); }
+  sched::ScoreCaching caching() const override { return inner_->caching(); }
   void observe(const Pod& pod, const ClusterState& state) override {
     if (gate_->learning) inner_->observe(pod, state);
   }
   uint64_t generation() const override { return inner_->generation() + (gate_->epoch() << 32); }
-  void pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, sched::CycleState& cycle,
-                 GoRand& rng) const override {
-    inner_->pre_score(pod, state, feasible, cycle, rng);
-  }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const sched::CycleState& cycle) const override {
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const sched::CycleState& cycle) const override {
     return inner_->score(pod, state, n, cycle);
   }
 
@@ -81,6 +78,6 @@ class GatedScore final : public sched::ScorePlugin {
 };
 
 /// The policy with NodeGateFilter prepended to its filters and its score plugin wrapped in GatedScore.
-sched::Policy gate_policy(sched::Policy policy, const std::shared_ptr<NodeGate>& gate);
+sched::Profile gate_policy(sched::Profile policy, const std::shared_ptr<NodeGate>& gate);
 
 }  // namespace gpufleet::sim

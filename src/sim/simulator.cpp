@@ -205,7 +205,7 @@ class Engine {
   std::unique_ptr<ClusterState> templates_;  // one empty node per pool: "would a new node admit it?"
   std::shared_ptr<NodeGate> gate_;
   std::unique_ptr<sched::Scheduler> scheduler_;
-  sched::Policy base_policy_;                // the policy's own filters, for template checks
+  sched::Profile base_policy_;                // the policy's own filters, for template checks
   GoRand sched_rng_;
   GoRand spot_rng_;
   EventQueue queue_;
