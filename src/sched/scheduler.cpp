@@ -185,6 +185,7 @@ Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
       memo_score_ = static_cast<int>(i);
       break;
     }
+  memo_lexicographic_ = memo_score_ >= 0 && profile_.score_combination == ScoreCombination::kLexicographic;
 }
 
 Scheduler::~Scheduler() = default;
@@ -276,6 +277,11 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   auto& entries = cache_[shape];
   uncached_rejects_.clear();
   feasible_.clear();
+  // In a lexicographic profile with a memoized Score plugin, the best node by that plugin alone is
+  // tracked here too: when PreScore then skips every other Score plugin (most cycles: no preference
+  // to honour), it is the answer and the feasible nodes need no second pass.
+  size_t memo_best = 0;
+  int32_t memo_best_value = 0;
   for (NodeId n = 0; n < node_count; ++n) {
     Entry& e = entries[n];
     if (e.version != state.version(n)) {
@@ -292,7 +298,13 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
         break;
       }
     }
-    if (fits) feasible_.push_back(n);
+    if (!fits) continue;
+    if (memo_lexicographic_ &&
+        (feasible_.empty() || e.value > memo_best_value || (e.value == memo_best_value && node_rank_[n] < node_rank_[feasible_[memo_best]]))) {
+      memo_best = feasible_.size();
+      memo_best_value = e.value;
+    }
+    feasible_.push_back(n);
   }
 
   if (feasible_.empty()) {
@@ -324,8 +336,18 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       return result;
     }
   }
-  select_host(pod, state, shape, result);
-  if (!result.status.is_success()) return result;
+  const auto only_memo = [&] {
+    for (size_t i = 0; i < profile_.scores.size(); ++i)
+      if (static_cast<int>(i) != memo_score_ && !cycle_.score_skipped(profile_.scores[i].plugin->name())) return false;
+    return !cycle_.score_skipped(profile_.scores[static_cast<size_t>(memo_score_)].plugin->name());
+  };
+  if (memo_lexicographic_ && only_memo()) {
+    result.node = feasible_[memo_best];
+    result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
+  } else {
+    select_host(pod, state, shape, result);
+    if (!result.status.is_success()) return result;
+  }
   select_gpus(result, pod, state, rng);
   return result;
 }

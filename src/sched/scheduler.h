@@ -217,6 +217,7 @@ class Scheduler final : public Handle {
   /// shape needs them (node labels and taints never change, so they are never invalidated).
   std::vector<std::vector<std::vector<int64_t>>> static_scores_;
   int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
+  bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
   std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
   std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
   std::vector<NodeId> feasible_;                     // scratch
