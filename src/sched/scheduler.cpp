@@ -230,6 +230,17 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
   }
 }
 
+bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeId n) {
+  for (const FilterPlugin* f : uncached_) {
+    const FilterCode code = f->filter(pod, state, n, cycle_);
+    if (code != FilterCode::kFits) {
+      uncached_rejects_.emplace_back(n, code);
+      return false;
+    }
+  }
+  return true;
+}
+
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
@@ -276,36 +287,37 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const size_t shape = shape_for(pod, node_count);
   auto& entries = cache_[shape];
   uncached_rejects_.clear();
-  feasible_.clear();
   // In a lexicographic profile with a memoized Score plugin, the best node by that plugin alone is
   // tracked here too: when PreScore then skips every other Score plugin (most cycles: no preference
   // to honour), it is the answer and the feasible nodes need no second pass.
-  size_t memo_best = 0;
+  if (feasible_buffer_.size() < node_count) feasible_buffer_.resize(node_count);
+  NodeId* const feasible_out = feasible_buffer_.data();
+  size_t feasible_count = 0;
+  const bool track = memo_lexicographic_;
+  const bool check_uncached = !uncached_.empty();
+  const uint32_t* const rank = node_rank_.data();
+  Entry* const entry = entries.data();
+  NodeId memo_best = kNoNode;
   int32_t memo_best_value = 0;
+  uint32_t memo_best_rank = 0;
   for (NodeId n = 0; n < node_count; ++n) {
-    Entry& e = entries[n];
-    if (e.version != state.version(n)) {
+    Entry& e = entry[n];
+    const uint32_t version = state.version(n);
+    if (e.version != version) {
       e.value = evaluate(pod, state, n);
-      e.version = state.version(n);
+      e.version = version;
     }
-    if (e.value < kMinScore) continue;
-    bool fits = true;
-    for (const FilterPlugin* f : uncached_) {
-      const FilterCode code = f->filter(pod, state, n, cycle_);
-      if (code != FilterCode::kFits) {
-        uncached_rejects_.emplace_back(n, code);
-        fits = false;
-        break;
-      }
+    const int32_t value = e.value;
+    if (value < kMinScore) continue;
+    if (check_uncached && !passes_uncached(pod, state, n)) continue;
+    if (track && (memo_best == kNoNode || value > memo_best_value || (value == memo_best_value && rank[n] < memo_best_rank))) {
+      memo_best = n;
+      memo_best_value = value;
+      memo_best_rank = rank[n];
     }
-    if (!fits) continue;
-    if (memo_lexicographic_ &&
-        (feasible_.empty() || e.value > memo_best_value || (e.value == memo_best_value && node_rank_[n] < node_rank_[feasible_[memo_best]]))) {
-      memo_best = feasible_.size();
-      memo_best_value = e.value;
-    }
-    feasible_.push_back(n);
+    feasible_out[feasible_count++] = n;
   }
+  feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
   if (feasible_.empty()) {
     result.status = Status(Code::kUnschedulable);
@@ -342,7 +354,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     return !cycle_.score_skipped(profile_.scores[static_cast<size_t>(memo_score_)].plugin->name());
   };
   if (memo_lexicographic_ && only_memo()) {
-    result.node = feasible_[memo_best];
+    result.node = memo_best;
     result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
   } else {
     select_host(pod, state, shape, result);

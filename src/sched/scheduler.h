@@ -195,6 +195,8 @@ class Scheduler final : public Handle {
   };
 
   FilterCode run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // The non-cacheable filters of this cycle on node n; a rejection goes to uncached_rejects_.
+  [[gnu::noinline]] bool passes_uncached(const Pod& pod, const ClusterState& state, NodeId n);
   // Cached filters then, when the node fits, the memoized score: an Entry value. Out of line, so that
   // the per-node loop of decide() stays small.
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
@@ -220,7 +222,8 @@ class Scheduler final : public Handle {
   bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
   std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
   std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
-  std::vector<NodeId> feasible_;                     // scratch
+  std::vector<NodeId> feasible_buffer_;              // scratch: at least one entry per node
+  std::span<const NodeId> feasible_;                 // this cycle's feasible nodes (in feasible_buffer_)
   std::vector<std::pair<NodeId, FilterCode>> uncached_rejects_;  // scratch: this cycle's non-cached rejections
   std::vector<std::vector<int64_t>> columns_;        // scratch: per-cycle scores, per Score plugin, per feasible node
   std::vector<NodeScore> normalized_;                // scratch
