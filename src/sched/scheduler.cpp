@@ -186,6 +186,7 @@ Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
       break;
     }
   memo_lexicographic_ = memo_score_ >= 0 && profile_.score_combination == ScoreCombination::kLexicographic;
+  if (memo_score_ >= 0) memo_plugin_ = profile_.scores[static_cast<size_t>(memo_score_)].plugin.get();
 }
 
 Scheduler::~Scheduler() = default;
@@ -201,7 +202,7 @@ FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& sta
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
   const FilterCode code = run_cached_filters(pod, state, n);
   if (code != FilterCode::kFits) return infeasible(code);
-  return memo_score_ < 0 ? 0 : memo_value(profile_.scores[static_cast<size_t>(memo_score_)].plugin->score(pod, state, n, cycle_));
+  return memo_plugin_ == nullptr ? 0 : memo_value(memo_plugin_->score(pod, state, n, cycle_));
 }
 
 size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {

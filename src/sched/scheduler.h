@@ -220,6 +220,7 @@ class Scheduler final : public Handle {
   std::vector<std::vector<std::vector<int64_t>>> static_scores_;
   int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
   bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
+  const ScorePlugin* memo_plugin_ = nullptr;         // profile_.scores[memo_score_].plugin, or nullptr
   std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
   std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
   std::vector<NodeId> feasible_buffer_;              // scratch: at least one entry per node
