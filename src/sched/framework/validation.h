@@ -53,7 +53,7 @@ FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path
 
 /// A profile (kube ValidateKubeSchedulerConfiguration for one profile, and the checks of
 /// NewFramework that need no plugin instance): schedulerName set; exactly one queueSort plugin; at
-/// least one bind plugin; at most one selectGpu plugin; every name registered (Unsupported value
+/// least one bind plugin; exactly one selectGpu plugin; every name registered (Unsupported value
 /// otherwise) and not repeated within a point; score weights >= 0 and their total x 100 within
 /// int64 (kube: "total score of Score plugins could overflow"); weights only at score; pluginConfig
 /// names registered, not repeated, and their arguments valid. Paths start at the profile, e.g.
