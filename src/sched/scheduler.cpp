@@ -186,6 +186,19 @@ Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
       break;
     }
   memo_lexicographic_ = memo_score_ >= 0 && profile_.score_combination == ScoreCombination::kLexicographic;
+  // Which Filter and Score plugins a PreFilter or PreScore plugin's Skip turns off (same name).
+  for (const auto& p : profile_.pre_filters) {
+    pre_filter_targets_.emplace_back();
+    for (size_t i = 0; i < profile_.filters.size(); ++i)
+      if (profile_.filters[i]->name() == p->name()) pre_filter_targets_.back().push_back(i);
+  }
+  for (const auto& p : profile_.pre_scores) {
+    pre_score_targets_.emplace_back();
+    for (size_t i = 0; i < profile_.scores.size(); ++i)
+      if (profile_.scores[i].plugin->name() == p->name()) pre_score_targets_.back().push_back(i);
+  }
+  filter_skipped_.assign(profile_.filters.size(), 0);
+  score_skipped_.assign(profile_.scores.size(), 0);
   if (memo_score_ >= 0) memo_plugin_ = profile_.scores[static_cast<size_t>(memo_score_)].plugin.get();
 }
 
@@ -242,6 +255,38 @@ bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeI
   return true;
 }
 
+template <bool kTrackMemo>
+size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best) {
+  const NodeId node_count = static_cast<NodeId>(state.node_count());
+  const bool check_uncached = !uncached_.empty();
+  const uint32_t* const rank = node_rank_.data();
+  NodeId best_node = kNoNode;
+  int32_t best_value = 0;
+  uint32_t best_rank = 0;
+  size_t count = 0;
+  for (NodeId n = 0; n < node_count; ++n) {
+    Entry& e = entry[n];
+    const uint32_t version = state.version(n);
+    if (e.version != version) {
+      e.value = evaluate(pod, state, n);
+      e.version = version;
+    }
+    const int32_t value = e.value;
+    if (value < kMinScore) continue;
+    if (check_uncached && !passes_uncached(pod, state, n)) continue;
+    if constexpr (kTrackMemo) {
+      if (best_node == kNoNode || value > best_value || (value == best_value && rank[n] < best_rank)) {
+        best_node = n;
+        best_value = value;
+        best_rank = rank[n];
+      }
+    }
+    out[count++] = n;
+  }
+  best = MemoBest{best_node, best_value};
+  return count;
+}
+
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
   if (node_rank_.size() != node_count)
@@ -250,12 +295,16 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
   ScheduleResult result;
   cycle_.clear();
+  std::fill(filter_skipped_.begin(), filter_skipped_.end(), 0);
+  std::fill(score_skipped_.begin(), score_skipped_.end(), 0);
 
   // PreFilter (kube RunPreFilterPlugins). Skip: that plugin's Filter does not run this cycle.
-  for (const auto& p : profile_.pre_filters) {
+  for (size_t k = 0; k < profile_.pre_filters.size(); ++k) {
+    const auto& p = profile_.pre_filters[k];
     Status s = p->pre_filter(pod, state, cycle_);
     if (s.is_skip()) {
       cycle_.skip_filter(p->name());
+      for (const size_t i : pre_filter_targets_[k]) filter_skipped_[i] = 1;
     } else if (!s.is_success()) {
       result.status = s.code() == Code::kError
                           ? Status(Code::kError, fmt::format("running PreFilter plugin \"{}\": {}", p->name(), s.message()))
@@ -265,18 +314,15 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
   }
   uncached_.clear();
-  for (const auto& f : profile_.filters)
-    if (!f->filter_cacheable() && !cycle_.filter_skipped(f->name())) uncached_.push_back(f.get());
+  for (size_t i = 0; i < profile_.filters.size(); ++i)
+    if (!profile_.filters[i]->filter_cacheable() && filter_skipped_[i] == 0) uncached_.push_back(profile_.filters[i].get());
 
   if (nominated_node != kNoNode) {
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
     FilterCode code = FilterCode::kFits;
-    for (const auto& f : profile_.filters) {
-      if (cycle_.filter_skipped(f->name())) continue;
-      code = f->filter(pod, state, nominated_node, cycle_);
-      if (code != FilterCode::kFits) break;
-    }
+    for (size_t i = 0; i < profile_.filters.size() && code == FilterCode::kFits; ++i)
+      if (filter_skipped_[i] == 0) code = profile_.filters[i]->filter(pod, state, nominated_node, cycle_);
     if (code == FilterCode::kFits) {
       result.node = nominated_node;
       select_gpus(result, pod, state, rng);
@@ -293,31 +339,11 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   // to honour), it is the answer and the feasible nodes need no second pass.
   if (feasible_buffer_.size() < node_count) feasible_buffer_.resize(node_count);
   NodeId* const feasible_out = feasible_buffer_.data();
-  size_t feasible_count = 0;
-  const bool track = memo_lexicographic_;
-  const bool check_uncached = !uncached_.empty();
-  const uint32_t* const rank = node_rank_.data();
-  Entry* const entry = entries.data();
-  NodeId memo_best = kNoNode;
-  int32_t memo_best_value = 0;
-  uint32_t memo_best_rank = 0;
-  for (NodeId n = 0; n < node_count; ++n) {
-    Entry& e = entry[n];
-    const uint32_t version = state.version(n);
-    if (e.version != version) {
-      e.value = evaluate(pod, state, n);
-      e.version = version;
-    }
-    const int32_t value = e.value;
-    if (value < kMinScore) continue;
-    if (check_uncached && !passes_uncached(pod, state, n)) continue;
-    if (track && (memo_best == kNoNode || value > memo_best_value || (value == memo_best_value && rank[n] < memo_best_rank))) {
-      memo_best = n;
-      memo_best_value = value;
-      memo_best_rank = rank[n];
-    }
-    feasible_out[feasible_count++] = n;
-  }
+  MemoBest memo;
+  const size_t feasible_count = memo_lexicographic_ ? filter_pass<true>(pod, state, entries.data(), feasible_out, memo)
+                                                    : filter_pass<false>(pod, state, entries.data(), feasible_out, memo);
+  const NodeId memo_best = memo.node;
+  const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
   if (feasible_.empty()) {
@@ -339,10 +365,12 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
 
   // PreScore (kube RunPreScorePlugins): Skip leaves that plugin's Score out; anything else fails.
-  for (const auto& p : profile_.pre_scores) {
+  for (size_t k = 0; k < profile_.pre_scores.size(); ++k) {
+    const auto& p = profile_.pre_scores[k];
     const Status s = p->pre_score(pod, state, feasible_, cycle_, rng);
     if (s.is_skip()) {
       cycle_.skip_score(p->name());
+      for (const size_t i : pre_score_targets_[k]) score_skipped_[i] = 1;
     } else if (!s.is_success()) {
       result.status = Status(Code::kError, fmt::format("running PreScore plugin \"{}\": {}", p->name(), s.message()));
       result.status.with_plugin(p->name());
@@ -350,9 +378,9 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
   }
   const auto only_memo = [&] {
-    for (size_t i = 0; i < profile_.scores.size(); ++i)
-      if (static_cast<int>(i) != memo_score_ && !cycle_.score_skipped(profile_.scores[i].plugin->name())) return false;
-    return !cycle_.score_skipped(profile_.scores[static_cast<size_t>(memo_score_)].plugin->name());
+    for (size_t i = 0; i < score_skipped_.size(); ++i)
+      if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
+    return true;
   };
   if (memo_lexicographic_ && only_memo()) {
     result.node = memo_best;
@@ -372,7 +400,7 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
   size_t computed = 0;
   for (size_t i = 0; i < profile_.scores.size(); ++i) {
     const ScorePlugin& plugin = *profile_.scores[i].plugin;
-    if (cycle_.score_skipped(plugin.name())) continue;
+    if (score_skipped_[i] != 0) continue;
     Column c;
     c.plugin = i;
     if (static_cast<int>(i) == memo_score_) {
@@ -520,15 +548,17 @@ Status run_bind(const std::vector<std::shared_ptr<BindPlugin>>& binds, CycleStat
   for (const auto& b : binds) {
     Status s = b->bind(pod, n, cycle);
     if (s.is_skip()) continue;
-    if (s.is_success() || s.is_rejected()) return std::move(s.with_plugin(b->name()));
-    return std::move(Status(Code::kError, fmt::format("running Bind plugin \"{}\": {}", b->name(), s.message())).with_plugin(b->name()));
+    if (s.is_success()) return s;
+    if (!s.is_rejected()) s = Status(Code::kError, fmt::format("running Bind plugin \"{}\": {}", b->name(), s.message()));
+    return std::move(s.with_plugin(b->name()));
   }
-  return binds.empty() ? Status() : Status(Code::kSkip);
+  return binds.empty() ? Status() : Status(Code::kSkip, "every Bind plugin skipped the pod");
 }
 
 }  // namespace
 
 ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
+  // One result object all the way (returned by name, never copied).
   ScheduleResult result = decide(pod, state, rng, nominated_node);
   if (!result.scheduled()) {
     // PostFilter (kube RunPostFilterPlugins): in order until one succeeds; an Unschedulable status
@@ -546,44 +576,47 @@ ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, Go
     return result;
   }
   const NodeId n = result.node;
-  const DeviceAssignment devices = result.devices();
-  const auto fail = [&](Status status) {
-    roll_back(cycle_, pod, state, n, devices);
-    ScheduleResult failed;
-    failed.status = std::move(status);
-    settle_waiting(state);
-    return failed;
-  };
   assume(pod, state, result);
-  // Reserve (kube RunReservePluginsReserve); on failure every plugin's Unreserve runs.
+  // Reserve (kube RunReservePluginsReserve), Permit (RunPermitPlugins), then Bind; a failure rolls
+  // the pod back (every Reserve plugin's Unreserve, the allocation released).
+  Status failed;
   for (const auto& r : profile_.reserves) {
     Status s = r->reserve(pod, state, n, cycle_);
     if (s.is_success()) continue;
-    if (!s.is_rejected()) s = Status(Code::kError, fmt::format("running Reserve plugin \"{}\": {}", r->name(), s.message()));
-    return fail(std::move(s.with_plugin(r->name())));
+    failed = s.is_rejected() ? std::move(s)
+                             : Status(Code::kError, fmt::format("running Reserve plugin \"{}\": {}", r->name(), s.message()));
+    failed.with_plugin(r->name());
+    break;
   }
-  // Permit (kube RunPermitPlugins).
   std::vector<std::pair<std::string, double>> waits;
-  for (const auto& p : profile_.permits) {
-    PermitDecision d = p->permit(pod, n, cycle_, *this);
-    if (d.status.is_success()) continue;
-    if (d.status.is_wait()) {
-      waits.emplace_back(std::string(p->name()), now_seconds_ + std::clamp(d.timeout_seconds, 0.0, kMaxPermitTimeoutSeconds));
-      continue;
+  if (failed.is_success()) {
+    for (const auto& p : profile_.permits) {
+      PermitDecision d = p->permit(pod, n, cycle_, *this);
+      if (d.status.is_success()) continue;
+      if (d.status.is_wait()) {
+        waits.emplace_back(std::string(p->name()), now_seconds_ + std::clamp(d.timeout_seconds, 0.0, kMaxPermitTimeoutSeconds));
+        continue;
+      }
+      failed = d.status.is_rejected()
+                   ? std::move(d.status)
+                   : Status(Code::kError, fmt::format("running Permit plugin \"{}\": {}", p->name(), d.status.message()));
+      failed.with_plugin(p->name());
+      break;
     }
-    if (!d.status.is_rejected())
-      d.status = Status(Code::kError, fmt::format("running Permit plugin \"{}\": {}", p->name(), d.status.message()));
-    return fail(std::move(d.status.with_plugin(p->name())));
   }
-  if (!waits.empty()) {
-    waiting_.push_back(std::make_unique<Waiting>(Waiting{WaitingPod(pod, n, std::move(waits)), std::move(cycle_), devices, now_seconds_}));
+  if (failed.is_success() && !waits.empty()) {
+    waiting_.push_back(std::make_unique<Waiting>(Waiting{WaitingPod(pod, n, std::move(waits)), std::move(cycle_), result.devices(), now_seconds_}));
     result.status = Status(Code::kWait, fmt::format("one or more plugins asked to wait and no plugin rejected pod \"{}\"", pod.name));
-    settle_waiting(state);
-    return result;
+  } else if (failed.is_success() && !profile_.binds.empty()) {
+    failed = run_bind(profile_.binds, cycle_, pod, n);
   }
-  Status bound = run_bind(profile_.binds, cycle_, pod, n);
-  if (!bound.is_success()) return fail(std::move(bound));
-  settle_waiting(state);
+  if (!failed.is_success()) {
+    roll_back(cycle_, pod, state, n, result.devices());
+    const Status status = std::move(failed);
+    result = ScheduleResult();
+    result.status = status;
+  }
+  if (!waiting_.empty()) settle_waiting(state);
   return result;
 }
 

@@ -195,6 +195,16 @@ class Scheduler final : public Handle {
   };
 
   FilterCode run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // The best node by the memoized score alone (kNoNode: none yet) and its score.
+  struct MemoBest {
+    NodeId node = kNoNode;
+    int32_t value = 0;
+  };
+  // The Filter pass over every node: the memo (evaluate() where a node's version moved), then the
+  // non-cacheable filters. Writes the feasible nodes to `out` and returns their number; tracks the
+  // memo's best when kTrackMemo. Its own function, so that its loop keeps its values in registers.
+  template <bool kTrackMemo>
+  [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best);
   // The non-cacheable filters of this cycle on node n; a rejection goes to uncached_rejects_.
   [[gnu::noinline]] bool passes_uncached(const Pod& pod, const ClusterState& state, NodeId n);
   // Cached filters then, when the node fits, the memoized score: an Entry value. Out of line, so that
@@ -221,6 +231,10 @@ class Scheduler final : public Handle {
   int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
   bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
   const ScorePlugin* memo_plugin_ = nullptr;         // profile_.scores[memo_score_].plugin, or nullptr
+  std::vector<std::vector<size_t>> pre_filter_targets_;  // per PreFilter plugin: the filters its Skip turns off
+  std::vector<std::vector<size_t>> pre_score_targets_;   // per PreScore plugin: the Score plugins its Skip turns off
+  std::vector<uint8_t> filter_skipped_;              // this cycle, per filter
+  std::vector<uint8_t> score_skipped_;               // this cycle, per Score plugin
   std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
   std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
   std::vector<NodeId> feasible_buffer_;              // scratch: at least one entry per node
