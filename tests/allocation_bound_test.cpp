@@ -142,7 +142,7 @@ int64_t brute_force_optimum(const std::vector<Node>& nodes, const std::vector<Po
           fits = true;
           state.allocate(n, pod, {});
           dfs(i + 1, allocated);
-          state.release(n, pod, {});
+          state.release(n, pod);
         }
         continue;
       }
@@ -155,21 +155,21 @@ int64_t brute_force_optimum(const std::vector<Node>& nodes, const std::vector<Po
           if (left < pod.gpu_milli || std::find(tried.begin(), tried.end(), left) != tried.end()) continue;
           tried.push_back(left);
           const std::vector<int32_t> gpus{g};
-          if (!state.can_allocate(n, pod, gpus)) continue;
+          if (!state.can_allocate(n, pod, {.gpus = gpus})) continue;
           fits = true;
-          state.allocate(n, pod, gpus);
+          state.allocate(n, pod, {.gpus = gpus});
           dfs(i + 1, allocated + pod.gpu_request_milli());
-          state.release(n, pod, gpus);
+          state.release(n, pod);
         }
       } else {
         std::vector<int32_t> gpus;
         for (int32_t g = 0; g < static_cast<int32_t>(free.size()) && static_cast<int32_t>(gpus.size()) < pod.num_gpu; ++g)
           if (free[static_cast<size_t>(g)] == kGpuMilliPerGpu) gpus.push_back(g);
-        if (static_cast<int32_t>(gpus.size()) == pod.num_gpu && state.can_allocate(n, pod, gpus)) {
+        if (static_cast<int32_t>(gpus.size()) == pod.num_gpu && state.can_allocate(n, pod, {.gpus = gpus})) {
           fits = true;
-          state.allocate(n, pod, gpus);
+          state.allocate(n, pod, {.gpus = gpus});
           dfs(i + 1, allocated + pod.gpu_request_milli());
-          state.release(n, pod, gpus);
+          state.release(n, pod);
         }
       }
     }

@@ -25,8 +25,8 @@ std::vector<std::string> names_on(const ClusterState& s, NodeId n) {
 TEST(ClusterStateBinding, BindSeqFollowsAllocateOrderAcrossNodes) {
   ClusterState s({make_node("n0", 8000, 8192, 2), make_node("n1", 8000, 8192, 2)});
   s.allocate(0, make_pod("a", 1000, 100, 0, 0), {});
-  s.allocate(1, make_pod("b", 1000, 100, 1, 500), Gpus{1});
-  s.allocate(0, make_pod("c", 1000, 100, 1, 1000), Gpus{0});
+  s.allocate(1, make_pod("b", 1000, 100, 1, 500), {.gpus = {1}});
+  s.allocate(0, make_pod("c", 1000, 100, 1, 1000), {.gpus = {0}});
   ASSERT_EQ(s.pods_on(0).size(), 2u);
   EXPECT_EQ(s.pods_on(0)[0].bind_seq, 1u);
   EXPECT_EQ(s.pods_on(1)[0].bind_seq, 2u);
@@ -37,12 +37,12 @@ TEST(ClusterStateBinding, BindSeqFollowsAllocateOrderAcrossNodes) {
 // restores every usage figure; a later allocate gets a fresh number (4), never a released one.
 TEST(ClusterStateBinding, RebindRestoresPlaceAndUsage) {
   ClusterState s({make_node("n0", 8000, 8192, 2)});
-  s.allocate(0, make_pod("a", 1000, 100, 1, 300), Gpus{1});
+  s.allocate(0, make_pod("a", 1000, 100, 1, 300), {.gpus = {1}});
   s.allocate(0, make_pod("b", 2000, 200, 0, 0), {});
-  s.allocate(0, make_pod("c", 500, 50, 1, 1000), Gpus{0});
+  s.allocate(0, make_pod("c", 500, 50, 1, 1000), {.gpus = {0}});
   const BoundPod a = s.pods_on(0)[0];
   const uint32_t v0 = s.version(0);
-  s.release(0, a.pod, a.gpus);
+  s.release(0, a.pod);
   EXPECT_EQ(names_on(s, 0), (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(s.cpu_used_milli(0), 2500);
   EXPECT_EQ(s.gpu_free_milli(0)[1], 1000);
@@ -78,7 +78,7 @@ TEST(ClusterStateBinding, RebindChecksCapacityLikeAllocate) {
   ClusterState s({make_node("n0", 2000, 8192, 1)});
   s.allocate(0, make_pod("a", 1500, 100, 0, 0), {});
   const BoundPod a = s.pods_on(0)[0];
-  s.release(0, a.pod, a.gpus);
+  s.release(0, a.pod);
   s.allocate(0, make_pod("b", 1000, 100, 0, 0), {});
   EXPECT_THROW(s.rebind(0, a), InvariantViolation);
   EXPECT_EQ(names_on(s, 0), (std::vector<std::string>{"b"}));
@@ -101,7 +101,7 @@ TEST(ClusterStateBinding, CountsPodsWithRequiredAntiAffinity) {
   EXPECT_EQ(s.anti_affinity_pod_count(1), 1);
   EXPECT_EQ(s.anti_affinity_pod_count(), 2);
   const BoundPod bound = s.pods_on(0)[0];
-  s.release(0, anti, {});
+  s.release(0, anti);
   EXPECT_EQ(s.anti_affinity_pod_count(0), 0);
   EXPECT_EQ(s.anti_affinity_pod_count(), 1);
   s.rebind(0, bound);

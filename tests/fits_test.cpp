@@ -32,7 +32,7 @@ ClusterState cluster() {
   Node n2 = make_node("n2", 16000, 65536, 2, "T4");
   n2.time_slicing = TimeSlicing{4, false, false};
   ClusterState s({n0, n1, n2, make_node("n3", 4000, 8192, 0)});
-  s.allocate(0, make_pod("a", 2000, 4096, 1, 500), std::vector<int32_t>{0});
+  s.allocate(0, make_pod("a", 2000, 4096, 1, 500), {.gpus = {0}});
   return s;
 }
 

@@ -1,5 +1,6 @@
 // FragmentationMeasure::node_frag_milli and typical_pod_mix, against hand-computed values
-// (../shared/reference/fgd-policies.md 3a-3b).
+// (FGD simulator, hkust-adsl/kubernetes-scheduler-simulator pkg/utils/frag.go: NodeGpuShareFragAmount,
+// GetTypicalPods).
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -119,11 +120,11 @@ TEST(FragmentationTest, MixSumsContributions) {
 // After a second pod {cpu 4000} on b: cpu free 6000 < 8000 -> Q4 -> 1300.
 TEST(FragmentationTest, ClusterStateOverload) {
   ClusterState state({make_node("a", 16000, 65536, 2, "T4"), make_node("b", 16000, 65536, 2, "V100M16")});
-  state.allocate(1, make_pod("p", 6000, 1024, 1, 700), std::vector<int32_t>{1});
+  state.allocate(1, make_pod("p", 6000, 1024, 1, 700), {.gpus = {1}});
   FragmentationMeasure m({type(8000, 500, 1, "V100M16", 1.0)}, state.gpu_models());
   EXPECT_NEAR(m.node_frag_milli(state, 0), 2000.0, 1e-9);
   EXPECT_NEAR(m.node_frag_milli(state, 1), 300.0, 1e-9);
-  state.allocate(1, make_pod("q", 4000, 1024, 0, 0), std::vector<int32_t>{});
+  state.allocate(1, make_pod("q", 4000, 1024, 0, 0), {});
   EXPECT_NEAR(m.node_frag_milli(state, 1), 1300.0, 1e-9);
 }
 

@@ -1,5 +1,6 @@
 // GPU catalog: the nine models, their memory and labels, lookup rules, and the MIG profile tables
-// checked row by row against ../shared/reference/gpu-sharing.md s.1.
+// checked row by row against the NVIDIA MIG User Guide, "Supported MIG Profiles"
+// (docs.nvidia.com/datacenter/tesla/mig-user-guide).
 #include "model/gpu_catalog.h"
 
 #include <set>

@@ -98,7 +98,7 @@ TEST(GpuSharingState, KindsAndConstructorChecks) {
 TEST(GpuSharingState, MigDevicesAccountAndNeverGoTwice) {
   ClusterState s({mig_node("m", {&k7x1g})});
   const Pod one = mig_pod("a", {{"1g.10gb", 1}});
-  s.allocate_devices(0, one, {{}, {}, {{0, 0, "1g.10gb"}}});
+  s.allocate(0, one, {{}, {}, {{0, 0, "1g.10gb"}}});
   // floor(1000 * 1 / 7) = 142
   EXPECT_EQ(s.gpu_free_milli(0)[0], 858);
   EXPECT_EQ(s.gpu_used_milli(), 142);
@@ -111,44 +111,44 @@ TEST(GpuSharingState, MigDevicesAccountAndNeverGoTwice) {
 
   const uint32_t version = s.version(0);
   const Pod other = mig_pod("b", {{"1g.10gb", 1}});
-  EXPECT_THROW(s.allocate_devices(0, other, {{}, {}, {{0, 0, "1g.10gb"}}}), InvariantViolation);  // taken
-  EXPECT_THROW(s.allocate_devices(0, other, {{}, {}, {{0, 7, "1g.10gb"}}}), InvariantViolation);  // no instance at 7
-  EXPECT_THROW(s.allocate_devices(0, other, {{}, {}, {{0, 1, "3g.40gb"}}}), InvariantViolation);  // wrong profile
-  EXPECT_THROW(s.allocate_devices(0, other, {{}, {}, {}}), InvariantViolation);                   // count
-  EXPECT_THROW(s.allocate_devices(0, mig_pod("c", {{"1g.10gb", 2}}), {{}, {}, {{0, 1, "1g.10gb"}, {0, 1, "1g.10gb"}}}),
+  EXPECT_THROW(s.allocate(0, other, {{}, {}, {{0, 0, "1g.10gb"}}}), InvariantViolation);  // taken
+  EXPECT_THROW(s.allocate(0, other, {{}, {}, {{0, 7, "1g.10gb"}}}), InvariantViolation);  // no instance at 7
+  EXPECT_THROW(s.allocate(0, other, {{}, {}, {{0, 1, "3g.40gb"}}}), InvariantViolation);  // wrong profile
+  EXPECT_THROW(s.allocate(0, other, {{}, {}, {}}), InvariantViolation);                   // count
+  EXPECT_THROW(s.allocate(0, mig_pod("c", {{"1g.10gb", 2}}), {{}, {}, {{0, 1, "1g.10gb"}, {0, 1, "1g.10gb"}}}),
                InvariantViolation);  // the same device twice
-  EXPECT_THROW(s.allocate(0, other, Gpus{}), InvariantViolation);  // the old API cannot hold MIG devices
-  EXPECT_THROW(s.allocate(0, whole_pod("w", 1), Gpus{0}), InvariantViolation);  // a MIG GPU is never whole
-  EXPECT_THROW(s.allocate(0, make_pod("f", 0, 0, 1, 100), Gpus{0}), InvariantViolation);  // nor a fraction
+  EXPECT_THROW(s.allocate(0, other, {}), InvariantViolation);  // no MIG device given
+  EXPECT_THROW(s.allocate(0, whole_pod("w", 1), {.gpus = {0}}), InvariantViolation);  // a MIG GPU is never whole
+  EXPECT_THROW(s.allocate(0, make_pod("f", 0, 0, 1, 100), {.gpus = {0}}), InvariantViolation);  // nor a fraction
   EXPECT_EQ(s.version(0), version);
   EXPECT_EQ(s.gpu_used_milli(), 142);
 
   for (int32_t start = 1; start < 7; ++start)
-    s.allocate_devices(0, mig_pod("p" + std::to_string(start), {{"1g.10gb", 1}}), {{}, {}, {{0, start, "1g.10gb"}}});
+    s.allocate(0, mig_pod("p" + std::to_string(start), {{"1g.10gb", 1}}), {{}, {}, {{0, start, "1g.10gb"}}});
   EXPECT_EQ(s.gpu_used_milli(), 994);  // 7 x 142
   EXPECT_EQ(s.gpu_free_milli(0)[0], 6);
   EXPECT_EQ(s.mig_free_count(0, "1g.10gb"), 0);
 
   // Release restores exactly, and only what was reserved.
-  EXPECT_THROW(s.release_devices(0, one, {{}, {}, {{0, 1, "1g.10gb"}}}), InvariantViolation);
-  s.release_devices(0, one, {{}, {}, {{0, 0, "1g.10gb"}}});
+  EXPECT_THROW(s.release(0, mig_pod("a", {{"1g.10gb", 2}})), InvariantViolation);  // not the request bound
+  s.release(0, one);
   EXPECT_EQ(s.gpu_used_milli(), 852);
   EXPECT_EQ(s.mig_free_count(0, "1g.10gb"), 1);
   EXPECT_FALSE(s.mig_device_taken(0, 0, 0));
-  EXPECT_THROW(s.release_devices(0, one, {{}, {}, {{0, 0, "1g.10gb"}}}), InvariantViolation);  // already released
+  EXPECT_THROW(s.release(0, one), InvariantViolation);  // already released
 }
 
 TEST(GpuSharingState, MigLayoutAccountingPerProfile) {
   // 4g: floor(4000/7) = 571, 3g: floor(3000/7) = 428; together 999 <= 1000.
   ClusterState s({mig_node("m", {&k4g3g})});
-  s.allocate_devices(0, mig_pod("four", {{"4g.40gb", 1}}), {{}, {}, {{0, 0, "4g.40gb"}}});
+  s.allocate(0, mig_pod("four", {{"4g.40gb", 1}}), {{}, {}, {{0, 0, "4g.40gb"}}});
   EXPECT_EQ(s.gpu_used_milli(), 571);
-  s.allocate_devices(0, mig_pod("three", {{"3g.40gb", 1}}), {{}, {}, {{0, 4, "3g.40gb"}}});
+  s.allocate(0, mig_pod("three", {{"3g.40gb", 1}}), {{}, {}, {{0, 4, "3g.40gb"}}});
   EXPECT_EQ(s.gpu_used_milli(), 999);
   EXPECT_EQ(s.gpu_free_milli(0)[0], 1);
   // 7g.80gb: 1000.
   ClusterState full({mig_node("m", {&k7g})});
-  full.allocate_devices(0, mig_pod("seven", {{"7g.80gb", 1}}), {{}, {}, {{0, 0, "7g.80gb"}}});
+  full.allocate(0, mig_pod("seven", {{"7g.80gb", 1}}), {{}, {}, {{0, 0, "7g.80gb"}}});
   EXPECT_EQ(full.gpu_used_milli(), 1000);
   EXPECT_EQ(full.gpu_free_milli(0)[0], 0);
 }
@@ -157,33 +157,33 @@ TEST(GpuSharingState, TimeSlicedReplicasNeverAboveR) {
   // R = 3: floor(1000/3) = 333 per replica, 999 when full.
   ClusterState s({sliced_node("t", 1, 3, false)});
   const Pod p = whole_pod("a", 1);
-  s.allocate(0, p, Gpus{0});  // nvidia.com/gpu: 1 takes one replica on a node that does not rename
+  s.allocate(0, p, {.gpus = {0}});  // nvidia.com/gpu: 1 takes one replica on a node that does not rename
   EXPECT_EQ(s.replicas_used(0, 0), 1);
   EXPECT_EQ(s.gpu_used_milli(), 333);
-  s.allocate(0, whole_pod("b", 2), Gpus{0, 0});  // two replicas of the same GPU
+  s.allocate(0, whole_pod("b", 2), {.gpus = {0, 0}});  // two replicas of the same GPU
   EXPECT_EQ(s.replicas_used(0, 0), 3);
   EXPECT_EQ(s.gpu_used_milli(), 999);
   EXPECT_EQ(s.replicas_free(0), 0);
-  EXPECT_THROW(s.allocate(0, whole_pod("c", 1), Gpus{0}), InvariantViolation);
-  EXPECT_THROW(s.allocate_devices(0, shared_pod("d", 1), {{}, {0}, {}}), InvariantViolation);  // not renamed
-  s.release(0, whole_pod("b", 2), Gpus{0, 0});
+  EXPECT_THROW(s.allocate(0, whole_pod("c", 1), {.gpus = {0}}), InvariantViolation);
+  EXPECT_THROW(s.allocate(0, shared_pod("d", 1), {{}, {0}, {}}), InvariantViolation);  // not renamed
+  s.release(0, whole_pod("b", 2));
   EXPECT_EQ(s.replicas_used(0, 0), 1);
   EXPECT_EQ(s.gpu_used_milli(), 333);
   // A fraction of a time-sliced GPU is never given.
-  EXPECT_THROW(s.allocate(0, make_pod("f", 0, 0, 1, 500), Gpus{0}), InvariantViolation);
+  EXPECT_THROW(s.allocate(0, make_pod("f", 0, 0, 1, 500), {.gpus = {0}}), InvariantViolation);
 
   // Renamed: only nvidia.com/gpu.shared takes replicas; R = 4 -> 250 each.
   ClusterState r({sliced_node("r", 2, 4, true)});
-  EXPECT_THROW(r.allocate(0, whole_pod("w", 1), Gpus{0}), InvariantViolation);
-  r.allocate_devices(0, shared_pod("s", 3), {{}, {0, 0, 1}, {}});
+  EXPECT_THROW(r.allocate(0, whole_pod("w", 1), {.gpus = {0}}), InvariantViolation);
+  r.allocate(0, shared_pod("s", 3), {{}, {0, 0, 1}, {}});
   EXPECT_EQ(r.replicas_used(0, 0), 2);
   EXPECT_EQ(r.replicas_used(0, 1), 1);
   EXPECT_EQ(r.gpu_free_milli(0)[0], 500);
   EXPECT_EQ(r.gpu_free_milli(0)[1], 750);
   EXPECT_EQ(r.gpu_used_milli(), 750);
   EXPECT_EQ(r.pods_on(0)[0].shared_replicas, (Gpus{0, 0, 1}));
-  EXPECT_THROW(r.allocate_devices(0, shared_pod("t", 3), {{}, {0, 0, 0}, {}}), InvariantViolation);  // GPU 0: 2 free
-  r.release_devices(0, shared_pod("s", 3), {{}, {0, 0, 1}, {}});
+  EXPECT_THROW(r.allocate(0, shared_pod("t", 3), {{}, {0, 0, 0}, {}}), InvariantViolation);  // GPU 0: 2 free
+  r.release(0, shared_pod("s", 3));
   EXPECT_EQ(r.gpu_used_milli(), 0);
   EXPECT_EQ(r.replicas_free(0), 8);
 }
@@ -191,8 +191,8 @@ TEST(GpuSharingState, TimeSlicedReplicasNeverAboveR) {
 TEST(GpuSharingState, MixedNodeGivesOnlyPlainGpusWhole) {
   ClusterState s({mig_node("m", {&k7x1g, nullptr})});
   EXPECT_EQ(sched::lowest_free_gpus(s, 0, 2), Gpus{1});
-  EXPECT_THROW(s.allocate(0, whole_pod("w", 1), Gpus{0}), InvariantViolation);
-  s.allocate(0, whole_pod("w", 1), Gpus{1});
+  EXPECT_THROW(s.allocate(0, whole_pod("w", 1), {.gpus = {0}}), InvariantViolation);
+  s.allocate(0, whole_pod("w", 1), {.gpus = {1}});
   EXPECT_EQ(s.gpu_used_milli(), 1000);
   EXPECT_TRUE(sched::lowest_free_gpus(s, 0, 1).empty());
 }
@@ -393,9 +393,9 @@ TEST_P(GpuSharingPolicy, MigDevicesLowestGpuThenStart) {
   ClusterState state({mig_node("m", {&k7x1g, &k7x1g})});
   sched::Scheduler s(policy_for(GetParam(), state), {0});
   const Pod x = mig_pod("x", {{"1g.10gb", 1}});
-  state.allocate_devices(0, x, {{}, {}, {{0, 0, "1g.10gb"}}});
+  state.allocate(0, x, {{}, {}, {{0, 0, "1g.10gb"}}});
   EXPECT_EQ(schedule(s, mig_pod("a", {{"1g.10gb", 1}}), state).mig, (std::vector<MigDevice>{{0, 1, "1g.10gb"}}));
-  state.release_devices(0, x, {{}, {}, {{0, 0, "1g.10gb"}}});
+  state.release(0, x);
   EXPECT_EQ(schedule(s, mig_pod("b", {{"1g.10gb", 1}}), state).mig, (std::vector<MigDevice>{{0, 0, "1g.10gb"}}));
   // GPU 0 has starts 2..6 free: a pod of 6 takes them and GPU 1's start 0.
   const auto six = schedule(s, mig_pod("six", {{"1g.10gb", 6}}), state);
@@ -432,7 +432,7 @@ TEST_P(GpuSharingPolicy, ReleaseRestoresExactly) {
   EXPECT_EQ(results[3].shared_replicas, (Gpus{0, 0, 1}));  // free [2,2]: 0, [1,2]: 1, [1,1]: 0
   // 999 + 1000 on m; t: 5 replicas x floor(1000/3) = 1665
   EXPECT_EQ(state.gpu_used_milli(), 999 + 1000 + 5 * 333);
-  for (size_t i = pods.size(); i-- > 0;) state.release_devices(results[i].node, pods[i], results[i].devices());
+  for (size_t i = pods.size(); i-- > 0;) state.release(results[i].node, pods[i]);
   for (NodeId n = 0; n < 2; ++n) {
     EXPECT_EQ(std::vector<int32_t>(state.gpu_free_milli(n).begin(), state.gpu_free_milli(n).end()),
               std::vector<int32_t>(fresh.gpu_free_milli(n).begin(), fresh.gpu_free_milli(n).end()));

@@ -60,7 +60,7 @@ TEST(GpufleetScore, ModelPressure) {
   EXPECT_EQ(plugin.model_pressure(99), 0.0);        // unknown model id
   // Other pods fill T4 early: 3 of its 4 GPUs are taken. Half the demand is pinned to T4 now (8 pods
   // seen, a refresh point): L = 5000, U(T4) = 1000, share = 0.5 x 5000 / 1000 = 2.5, p = 1.
-  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), std::vector<int32_t>{0, 1, 2});
+  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), {.gpus = {0, 1, 2}});
   const uint64_t before = plugin.generation();
   for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
   plugin.observe(make_pod("free4", 8000, 1024, 1, 1000), state);
@@ -68,10 +68,37 @@ TEST(GpufleetScore, ModelPressure) {
   EXPECT_GT(plugin.generation(), before);  // the scheduler drops its cached scores
   // Once T4 is full the pinned pods can claim nothing more there: U(T4) = 0 counts as 1 milli, but
   // with T4 and G2 both full L = 0 and the share is 0.
-  state.allocate(0, make_pod("last", 8000, 1024, 1, 1000), std::vector<int32_t>{3});
-  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  state.allocate(0, make_pod("last", 8000, 1024, 1, 1000), {.gpus = {3}});
+  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), {.gpus = {0, 1, 2, 3}});
   for (int i = 0; i < 8; ++i) plugin.observe(make_pod("more" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
   EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // refreshed at 16 pods seen (a refresh point)
+}
+
+// A node that the outlook lists but the state does not hold yet (a pool's node not launched) counts
+// as an empty node of its shape: the same pressures as ModelPressure, whose state holds both nodes.
+TEST(GpufleetScore, OutlookCountsAbsentNodesAsEmpty) {
+  const ClusterState full({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  ClusterState state;
+  state.register_gpu_model("T4");
+  const int32_t g2 = state.register_gpu_model("G2");
+  state.add_node(make_node("t4", 64000, 262144, 4, "T4"), 0);  // slot 1 (g2) stays empty
+  GpufleetScore plugin(state, CapacityOutlook::of(full));
+  ASSERT_EQ(plugin.shape().classes.size(), 2u);
+  EXPECT_EQ(plugin.shape().classes[1].model_id, g2);
+  // L = 8000 (the outlook's capacity), U(T4) = 4000: share 0.5, p = 0.35 / 0.85.
+  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000), state);
+  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"), state);
+  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000), state);
+  EXPECT_NEAR(plugin.model_pressure(0), 0.35 / 0.85, 1e-12);
+  // 3 T4 GPUs taken: L = 8000 - 3000, U(T4) = 1000, share 2.5, p = 1.
+  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), {.gpus = {0, 1, 2}});
+  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(0), 1.0);
+  // Without the outlook the absent G2 node is no capacity: L = 1000 = U(T4), share 0.5.
+  GpufleetScore live_only(state);
+  EXPECT_EQ(live_only.shape().classes.size(), 1u);
 }
 
 // Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod
@@ -108,7 +135,7 @@ TEST(GpufleetScore, PressureRefreshCadence) {
   ASSERT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
   // G2 fills: L = 4000, U(T4) = 4000, share 0.5, p = 0.35 / 0.85. Not seen before pod 1280 =
   // 1024 + 256 (no mix refresh point: 1024, then 2048).
-  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  state.allocate(1, make_pod("g2full", 8000, 1024, 4, 1000), {.gpus = {0, 1, 2, 3}});
   const uint64_t before = plugin.generation();
   EXPECT_EQ(kPressureRefreshPods, 256);
   EXPECT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
@@ -116,11 +143,11 @@ TEST(GpufleetScore, PressureRefreshCadence) {
   EXPECT_NEAR(plugin.model_pressure(t4), 0.35 / 0.85, 1e-12);
   EXPECT_EQ(plugin.generation(), before + 1);  // the pressure alone moved
   // Two T4 GPUs taken: L = 2000, U(T4) = 2000, share still 0.5 - and no refresh before pod 1536.
-  state.allocate(0, make_pod("t4half", 8000, 1024, 2, 1000), std::vector<int32_t>{0, 1});
+  state.allocate(0, make_pod("t4half", 8000, 1024, 2, 1000), {.gpus = {0, 1}});
   observe(1280);
   EXPECT_EQ(plugin.generation(), before + 1);
   // T4 full, G2 full: nothing usable left on T4 (and L = 0): nothing to keep, p = 0.
-  state.allocate(0, make_pod("t4full", 8000, 1024, 2, 1000), std::vector<int32_t>{2, 3});
+  state.allocate(0, make_pod("t4full", 8000, 1024, 2, 1000), {.gpus = {2, 3}});
   for (int64_t i = 1281; i < 1536; ++i) observe(i);
   EXPECT_EQ(plugin.model_pressure(t4), 0.0);
   EXPECT_EQ(plugin.generation(), before + 2);
@@ -133,7 +160,7 @@ TEST(GpufleetScore, NoPressureWhereNothingIsLeft) {
   GpufleetScore plugin(state);
   for (int i = 0; i < 4; ++i) plugin.observe(make_pod("pin" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
   EXPECT_DOUBLE_EQ(plugin.model_pressure(state.gpu_model_id(0)), 1.0);  // 1 x 8000 / 4000 = 2
-  state.allocate(0, make_pod("t4full", 32000, 4096, 4, 1000), std::vector<int32_t>{0, 1, 2, 3});
+  state.allocate(0, make_pod("t4full", 32000, 4096, 4, 1000), {.gpus = {0, 1, 2, 3}});
   for (int i = 0; i < 4; ++i) plugin.observe(make_pod("any" + std::to_string(i), 8000, 1024, 1, 1000), state);
   EXPECT_EQ(plugin.model_pressure(state.gpu_model_id(0)), 0.0);  // U(T4) = 0 at the 8-pod refresh
   EXPECT_EQ(plugin.class_pressure(0), 0.0);
@@ -157,8 +184,8 @@ TEST(GpufleetScore, NewModelSetGetsItsPressureAtOnce) {
 // parts; the sharing pod's GPU is the one with the largest F gain.
 TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
   ClusterState state({make_node("t4", 40000, 65536, 4, "T4"), make_node("g2", 96000, 393216, 8, "G2")});
-  state.allocate(0, make_pod("x", 8000, 4096, 1, 700), std::vector<int32_t>{1});
-  state.allocate(1, make_pod("y", 30000, 8192, 1, 300), std::vector<int32_t>{0});
+  state.allocate(0, make_pod("x", 8000, 4096, 1, 700), {.gpus = {1}});
+  state.allocate(1, make_pod("y", 30000, 8192, 1, 300), {.gpus = {0}});
   GpufleetScore plugin(state);
   for (const Pod& p : {make_pod("a", 12000, 16384, 1, 500, "T4"), make_pod("b", 8000, 8192, 1, 1000),
                        make_pod("c", 4000, 2048, 0, 0), make_pod("d", 12000, 16384, 1, 250, "T4")})
@@ -322,8 +349,8 @@ TEST(GpufleetScore, NodeClassesTolerateSmallCapacityDifferences) {
 // integer score); FGD's helpers refuse a too-short `after`.
 TEST(GpufleetScore, NoFittingGpuScoresZero) {
   ClusterState state({make_node("n", 32000, 65536, 2, "T4")});
-  state.allocate(0, make_pod("x", 1000, 1024, 1, 800), std::vector<int32_t>{0});
-  state.allocate(0, make_pod("y", 1000, 1024, 1, 900), std::vector<int32_t>{1});
+  state.allocate(0, make_pod("x", 1000, 1024, 1, 800), {.gpus = {0}});
+  state.allocate(0, make_pod("y", 1000, 1024, 1, 900), {.gpus = {1}});
   GpufleetScore plugin(state);
   plugin.observe(make_pod("p", 1000, 1024, 1, 500), state);
   const Pod probe = make_pod("probe", 1000, 1024, 1, 500);

@@ -180,5 +180,101 @@ TEST(HtmlReport, SameInputSameBytes) {
   EXPECT_EQ(pack_report_html(kCluster, runs, "x"), pack_report_html(kCluster, runs, "x"));
 }
 
+// CIELAB (D65) of an sRGB colour "#rrggbb": IEC 61966-2-1 linearisation, the sRGB to XYZ matrix and
+// CIE 15's L*a*b* formulas.
+struct Lab {
+  double l, a, b;
+};
+Lab lab_of(const std::string& hex) {
+  double rgb[3];
+  for (int i = 0; i < 3; ++i) {
+    const double c = std::stoi(hex.substr(1 + 2 * i, 2), nullptr, 16) / 255.0;
+    rgb[i] = c <= 0.04045 ? c / 12.92 : std::pow((c + 0.055) / 1.055, 2.4);
+  }
+  const double x = 0.4124564 * rgb[0] + 0.3575761 * rgb[1] + 0.1804375 * rgb[2];
+  const double y = 0.2126729 * rgb[0] + 0.7151522 * rgb[1] + 0.0721750 * rgb[2];
+  const double z = 0.0193339 * rgb[0] + 0.1191920 * rgb[1] + 0.9503041 * rgb[2];
+  auto f = [](double t) { return t > 216.0 / 24389.0 ? std::cbrt(t) : t * 24389.0 / 27.0 / 116.0 + 16.0 / 116.0; };
+  const double fx = f(x / 0.95047), fy = f(y), fz = f(z / 1.08883);
+  return {116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)};
+}
+
+// CIEDE2000 colour difference (CIE 142-2001), as written out in G. Sharma, W. Wu and E. N. Dalal,
+// "The CIEDE2000 color-difference formula: implementation notes, supplementary test data, and
+// mathematical observations", Color Research & Application 30(1), 2005, equations 2-22.
+double ciede2000(const Lab& p, const Lab& q) {
+  constexpr double kPi = 3.14159265358979323846;
+  auto rad = [&](double deg) { return deg * kPi / 180; };
+  auto pow7 = [](double v) { return std::pow(v, 7); };
+  const double c_mean = (std::hypot(p.a, p.b) + std::hypot(q.a, q.b)) / 2;
+  const double g = 0.5 * (1 - std::sqrt(pow7(c_mean) / (pow7(c_mean) + pow7(25.0))));
+  const double a1 = (1 + g) * p.a, a2 = (1 + g) * q.a;
+  const double c1 = std::hypot(a1, p.b), c2 = std::hypot(a2, q.b);
+  auto hue = [&](double b, double a) {
+    if (a == 0 && b == 0) return 0.0;
+    const double h = std::atan2(b, a) * 180 / kPi;
+    return h < 0 ? h + 360 : h;
+  };
+  const double h1 = hue(p.b, a1), h2 = hue(q.b, a2);
+  double dh = 0;
+  if (c1 * c2 != 0) {
+    dh = h2 - h1;
+    if (dh > 180) dh -= 360;
+    if (dh < -180) dh += 360;
+  }
+  const double dl = q.l - p.l, dc = c2 - c1;
+  const double dhh = 2 * std::sqrt(c1 * c2) * std::sin(rad(dh) / 2);
+  const double l_mean = (p.l + q.l) / 2, cp_mean = (c1 + c2) / 2;
+  double h_mean = h1 + h2;
+  if (c1 * c2 != 0) {
+    if (std::abs(h1 - h2) <= 180) h_mean = (h1 + h2) / 2;
+    else h_mean = h1 + h2 < 360 ? (h1 + h2 + 360) / 2 : (h1 + h2 - 360) / 2;
+  }
+  const double t = 1 - 0.17 * std::cos(rad(h_mean - 30)) + 0.24 * std::cos(rad(2 * h_mean)) +
+                   0.32 * std::cos(rad(3 * h_mean + 6)) - 0.20 * std::cos(rad(4 * h_mean - 63));
+  const double d_theta = 30 * std::exp(-std::pow((h_mean - 275) / 25, 2));
+  const double rc = 2 * std::sqrt(pow7(cp_mean) / (pow7(cp_mean) + pow7(25.0)));
+  const double sl = 1 + 0.015 * std::pow(l_mean - 50, 2) / std::sqrt(20 + std::pow(l_mean - 50, 2));
+  const double sc = 1 + 0.045 * cp_mean, sh = 1 + 0.015 * cp_mean * t;
+  const double rt = -std::sin(rad(2 * d_theta)) * rc;
+  return std::sqrt(std::pow(dl / sl, 2) + std::pow(dc / sc, 2) + std::pow(dhh / sh, 2) + rt * (dc / sc) * (dhh / sh));
+}
+
+// The formula above against five of the test pairs that Sharma et al. publish with it (Table 1).
+TEST(ReportPalette, Ciede2000MatchesPublishedTestData) {
+  struct Case {
+    Lab p, q;
+    double delta_e;
+  };
+  const Case cases[] = {
+      {{50.0, 2.6772, -79.7751}, {50.0, 0.0, -82.7485}, 2.0425},
+      {{50.0, 0.0, 0.0}, {50.0, -1.0, 2.0}, 2.3669},
+      {{50.0, 2.5, 0.0}, {73.0, 25.0, -18.0}, 27.1492},
+      {{50.0, 2.5, 0.0}, {50.0, 3.1736, 0.5854}, 1.0000},
+      {{60.2574, -34.0099, 36.2677}, {60.4626, -34.1751, 39.4387}, 1.2644},
+  };
+  for (const Case& c : cases) EXPECT_NEAR(ciede2000(c.p, c.q), c.delta_e, 5e-5);
+}
+
+// `pack --policy all` draws ten policies, one colour each: every two colours of the palette must be
+// told apart at a glance. A CIEDE2000 distance of 20 is far above a just-noticeable difference
+// (about 1); the palette before this test had #e69f00 and #b8860b at 10.2 and #56b4e9 and #17becf
+// at 13.7, which looked alike in the report. Each colour must also stand apart from the dark grey
+// of the dashed bound line (#3b3f4a) and from the white page.
+TEST(ReportPalette, TenPolicyColoursAreDistinct) {
+  ASSERT_EQ(std::size(kReportPalette), 10u);
+  std::vector<Lab> labs;
+  for (const char* c : kReportPalette) labs.push_back(lab_of(c));
+  for (size_t i = 0; i < labs.size(); ++i) {
+    EXPECT_GE(ciede2000(labs[i], lab_of("#3b3f4a")), 20) << kReportPalette[i] << " vs the bound's grey";
+    EXPECT_GE(ciede2000(labs[i], lab_of("#ffffff")), 25) << kReportPalette[i] << " vs the white page";
+    for (size_t j = i + 1; j < labs.size(); ++j)
+      EXPECT_GE(ciede2000(labs[i], labs[j]), 20) << kReportPalette[i] << " vs " << kReportPalette[j];
+  }
+  // The two pairs that looked alike before, measured with the same formula.
+  EXPECT_NEAR(ciede2000(lab_of("#e69f00"), lab_of("#b8860b")), 10.2, 0.05);
+  EXPECT_NEAR(ciede2000(lab_of("#56b4e9"), lab_of("#17becf")), 13.7, 0.05);
+}
+
 }  // namespace
 }  // namespace gpufleet::io

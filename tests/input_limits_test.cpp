@@ -163,7 +163,7 @@ TEST(CsvLimits, FgdReferenceUsesTheSameTable) {
   for (int i = 0; i <= 130; ++i) header += "," + std::to_string(i);
   std::string row = "openb_pod_list_default,06-FGD,1.3,42";
   for (int i = 0; i <= 130; ++i) row += i == 7 ? "," : "," + std::to_string(i * 0.5);
-  const std::vector<ReferenceRun> runs = parse_fgd_reference(header + "\n" + row + "\n", "ref.csv");
+  const std::vector<pack::ReferenceRun> runs = parse_fgd_reference(header + "\n" + row + "\n", "ref.csv");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].policy, "fgd");
   EXPECT_EQ(runs[0].seed, 42);

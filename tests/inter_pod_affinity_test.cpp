@@ -249,11 +249,11 @@ TEST(InterPodAffinityTest, AddAndRemovePodUpdateTheCounts) {
   };
   EXPECT_EQ(all(), (std::vector<FilterCode>{kAnti, kAnti, kExisting, kFits}));
   const BoundPod db = s.pods_on(0)[0];
-  s.release(0, db.pod, db.gpus);
+  s.release(0, db.pod);
   cycle.remove_pod(s, 0, db);
   EXPECT_EQ(all(), (std::vector<FilterCode>{kFits, kFits, kExisting, kFits}));
   const BoundPod guard = s.pods_on(2)[0];
-  s.release(2, guard.pod, guard.gpus);
+  s.release(2, guard.pod);
   cycle.remove_pod(s, 2, guard);
   EXPECT_EQ(all(), (std::vector<FilterCode>{kFits, kFits, kFits, kFits}));
   s.rebind(2, guard);
@@ -318,15 +318,15 @@ TEST(InterPodAffinityTest, WarmCacheDecidesLikeColdScheduler) {
     existing += w.rejected[static_cast<size_t>(kExisting)];
     if (w.scheduled()) {
       ++scheduled;
-      warm_state.allocate(w.node, p, w.gpus);
-      cold_state.allocate(c.node, p, c.gpus);
+      warm_state.allocate(w.node, p, {.gpus = w.gpus});
+      cold_state.allocate(c.node, p, {.gpus = c.gpus});
       placed.emplace_back(w.node, warm_state.pods_on(w.node).back());
     }
     if (i % 9 == 8 && !placed.empty()) {  // release the oldest placement from both states
       const auto [n, b] = placed.front();
       placed.erase(placed.begin());
-      warm_state.release(n, b.pod, b.gpus);
-      cold_state.release(n, b.pod, b.gpus);
+      warm_state.release(n, b.pod);
+      cold_state.release(n, b.pod);
     }
   }
   // Every kind of outcome happened.

@@ -621,7 +621,7 @@ spec: {hard: {}}
 )",
                                       "rq.yaml");
   ASSERT_EQ(k.quotas.size(), 2u);
-  const ResourceQuotaSpec& q = k.quotas[0];
+  const admit::ResourceQuotaSpec& q = k.quotas[0];
   EXPECT_EQ(q.namespace_name, "team-a");
   EXPECT_EQ(q.name, "gpu-quota");
   EXPECT_EQ(q.requests_gpu, 16);

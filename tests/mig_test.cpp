@@ -1,7 +1,8 @@
 // MIG geometry on one GPU, for every MIG-capable catalog model: which profile combinations fit
 // (layout_for_counts) and where, the placements MigLayout chooses, remove/re-place, and non-MIG
-// models refusing every profile. Expectations hand-checked against ../shared/reference/gpu-sharing.md
-// s.1 (geometry table and the listed valid full layouts).
+// models refusing every profile. Expectations hand-checked against the NVIDIA MIG User Guide
+// (docs.nvidia.com/datacenter/tesla/mig-user-guide, "Supported MIG Profiles": the placement table and
+// the valid full layouts).
 #include "model/mig.h"
 
 #include <cctype>

@@ -71,8 +71,8 @@ TEST(OnlineFgd, ScoresEqualFgdWithTheMixSeenSoFar) {
   std::vector<Node> nodes = {make_node("n0", 32000, 65536, 4), make_node("n1", 16000, 32768, 2),
                              make_node("n2", 96000, 393216, 8, "T4")};
   ClusterState state(nodes);
-  state.allocate(0, make_pod("x", 8000, 1024, 1, 700), std::vector<int32_t>{1});
-  state.allocate(2, make_pod("y", 30000, 1024, 1, 300), std::vector<int32_t>{0});
+  state.allocate(0, make_pod("x", 8000, 1024, 1, 700), {.gpus = {1}});
+  state.allocate(2, make_pod("y", 30000, 1024, 1, 300), {.gpus = {0}});
   const auto pods = sample_pods();
   for (const OnlineFgdParams params : {kFgdOnlineParams, OnlineFgdParams{0.95, 2000.0}}) {
     OnlineFgdScore online(state.gpu_models(), params);
@@ -116,7 +116,7 @@ TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
     const ScheduleResult c = cold.decide(pod, cold_state, rng_cold);
     ASSERT_EQ(w.node, c.node) << pod.name;
     ASSERT_EQ(w.gpus, c.gpus) << pod.name;
-    if (c.scheduled()) cold_state.allocate(c.node, pod, c.gpus);
+    if (c.scheduled()) cold_state.allocate(c.node, pod, {.gpus = c.gpus});
   }
 }
 

@@ -25,7 +25,7 @@ class OpenbReference : public ::testing::Test {
     pods_ = io::read_openb_pods(dir_ + "/csv/openb_pod_list_default.csv");
     reference_ = io::read_fgd_reference(dir_ + "/fgd_expected_results/analysis_allo_discrete.csv");
   }
-  const io::ReferenceRun& ref(const std::string& policy, int64_t seed) const {
+  const pack::ReferenceRun& ref(const std::string& policy, int64_t seed) const {
     for (const auto& r : reference_)
       if (r.workload == "openb_pod_list_default" && r.policy == policy && r.seed == seed) return r;
     throw std::runtime_error("no reference row for " + policy);
@@ -33,7 +33,7 @@ class OpenbReference : public ::testing::Test {
   std::string dir_;
   std::vector<Node> nodes_;
   std::vector<Pod> pods_;
-  std::vector<io::ReferenceRun> reference_;
+  std::vector<pack::ReferenceRun> reference_;
 };
 
 TEST_F(OpenbReference, ClusterAndTraceShape) {

@@ -112,7 +112,7 @@ Snapshot snapshot(const ClusterState& s) {
 // Three 2-GPU nodes; n0 already runs a 1-GPU pod.
 ClusterState cluster() {
   ClusterState s({make_node("n0", 16000, 65536, 2), make_node("n1", 16000, 65536, 2), make_node("n2", 16000, 65536, 2)});
-  s.allocate(0, make_pod("running", 2000, 4096, 1, 1000), std::vector<int32_t>{0});
+  s.allocate(0, make_pod("running", 2000, 4096, 1, 1000), {.gpus = {0}});
   return s;
 }
 

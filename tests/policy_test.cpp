@@ -1,5 +1,6 @@
 // The placement policies (policy_registry.h) and their plugins, on 1-3 node clusters with
-// hand-computed expectations (../shared/reference/fgd-policies.md 2-5).
+// hand-computed expectations (policies of the FGD simulator, hkust-adsl/kubernetes-scheduler-simulator
+// pkg/simulator/plugin/).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,7 +71,7 @@ ClusterState single_node(int64_t cpu, int64_t mem, const std::vector<int32_t>& f
   ClusterState s({make_node("n", cpu, mem, static_cast<int32_t>(free.size()))});
   for (size_t g = 0; g < free.size(); ++g) {
     const int32_t used = 1000 - free[g];
-    if (used > 0) s.allocate(0, make_pod("fill", 0, 0, 1, used), Gpus{static_cast<int32_t>(g)});
+    if (used > 0) s.allocate(0, make_pod("fill", 0, 0, 1, used), {.gpus = {static_cast<int32_t>(g)}});
   }
   return s;
 }
@@ -83,9 +84,9 @@ ClusterState single_node(int64_t cpu, int64_t mem, const std::vector<int32_t>& f
 //   n2: cpu 16000, mem 64000, 2 GPUs, empty -> [1000, 1000] (sum 2000)
 ClusterState common_cluster() {
   ClusterState s({make_node("n0", 32000, 128000, 4), make_node("n1", 64000, 256000, 8), make_node("n2", 16000, 64000, 2)});
-  s.allocate(0, make_pod("a", 4000, 8000, 1, 500), Gpus{1});
-  s.allocate(1, make_pod("b", 8000, 16000, 1, 1000), Gpus{0});
-  s.allocate(1, make_pod("c", 2000, 4000, 1, 700), Gpus{2});
+  s.allocate(0, make_pod("a", 4000, 8000, 1, 500), {.gpus = {1}});
+  s.allocate(1, make_pod("b", 8000, 16000, 1, 1000), {.gpus = {0}});
+  s.allocate(1, make_pod("c", 2000, 4000, 1, 700), {.gpus = {2}});
   return s;
 }
 const Pod kShare = make_pod("share", 4000, 8000, 1, 300);  // share pod {cpu 4000, mem 8000, 1x300}
@@ -535,10 +536,10 @@ TEST(PolicyScorePluginTest, GpuClusteringTags) {
   ClusterState s({make_node("empty", 64000, 262144, 8), make_node("two", 64000, 262144, 8),
                   make_node("mixed", 64000, 262144, 8), make_node("cpuonly", 64000, 262144, 8),
                   make_node("small", 64000, 262144, 4)});
-  s.allocate(1, two, Gpus{0, 1});
-  s.allocate(2, two, Gpus{0, 1});
-  s.allocate(2, share, Gpus{2});
-  s.allocate(3, cpu, Gpus{});
+  s.allocate(1, two, {.gpus = {0, 1}});
+  s.allocate(2, two, {.gpus = {0, 1}});
+  s.allocate(2, share, {.gpus = {2}});
+  s.allocate(3, cpu, {});
   // empty: base 25*0/8000 = 0, no tags -> +25
   EXPECT_EQ(cl.score(share, s, 0, CycleState{}), 25);
   EXPECT_EQ(cl.score(two, s, 0, CycleState{}), 25);
@@ -565,8 +566,8 @@ TEST(PolicyScorePluginTest, LeastAndMostAllocated) {
   EXPECT_EQ(most.name(), "MostAllocated");
   // GPU node: cpu 32000, mem 65536, 4 GPUs, holding {8000, 16384, 1x500}.
   ClusterState s({make_node("g", 32000, 65536, 4), make_node("c", 16000, 32768, 0), make_node("t", 1000, 1000, 0)});
-  s.allocate(0, make_pod("x", 8000, 16384, 1, 500), Gpus{0});
-  s.allocate(2, make_pod("y", 950, 0, 0, 0), Gpus{});
+  s.allocate(0, make_pod("x", 8000, 16384, 1, 500), {.gpus = {0}});
+  s.allocate(2, make_pod("y", 950, 0, 0, 0), {});
   const Pod gpu_pod = make_pod("p", 8000, 16384, 1, 1000);
   const Pod cpu_pod = make_pod("q", 8000, 16384, 0, 0);
   // GPU pod: requested cpu 16000/32000, mem 32768/65536, gpu 1500/4000
@@ -614,7 +615,7 @@ TEST(PolicyScorePluginTest, FgdScoreAndGpu) {
 TEST(SchedulerTest, UnschedulableCountsAndMessage) {
   // n0, n1: cpu 4000 / 6000 < 8000; n2: cpu fits, its only GPU has 900 free < 1000.
   ClusterState state({make_node("n0", 4000, 65536, 4), make_node("n1", 6000, 65536, 4), make_node("n2", 16000, 65536, 1)});
-  state.allocate(2, make_pod("x", 0, 0, 1, 100), Gpus{0});
+  state.allocate(2, make_pod("x", 0, 0, 1, 100), {.gpus = {0}});
   const Pod pod = make_pod("p", 8000, 1024, 1, 1000);
   for (const auto& name : policy_names()) {
     SCOPED_TRACE(name);
@@ -641,7 +642,7 @@ TEST(SchedulerTest, EveryFilterReason) {
   full.max_pods = 1;
   ClusterState state({full, make_node("n1", 4000, 65536, 2), make_node("n2", 16000, 16384, 2),
                       make_node("n3", 16000, 65536, 2, "T4")});
-  state.allocate(0, make_pod("x", 0, 0, 0, 0), Gpus{});
+  state.allocate(0, make_pod("x", 0, 0, 0, 0), {});
   const Pod pod = make_pod("p", 8000, 32768, 1, 500, "V100M16");
   Scheduler s(policy_for("fgd", state), {0, 1, 2, 3});
   GoRand rng(1);

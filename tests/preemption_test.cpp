@@ -212,8 +212,8 @@ TEST_F(PreemptionTest, UnresolvableNodesAreSkipped) {
 // A V100 node full of low-priority GPU pods cannot help a pod that asks for an A100.
 TEST_F(PreemptionTest, GpuModelMismatchIsUnresolvable) {
   ClusterState s({node("n0", 32000, 2)});
-  s.allocate(0, gpu_pod("a", 1, 1000, 0), Gpus{0});
-  s.allocate(0, gpu_pod("b", 1, 1000, 0), Gpus{1});
+  s.allocate(0, gpu_pod("a", 1, 1000, 0), {.gpus = {0}});
+  s.allocate(0, gpu_pod("b", 1, 1000, 0), {.gpus = {1}});
   Pod p = gpu_pod("p", 1, 1000, 10);
   p.gpu_spec = "A100";
   const PreemptionResult r = run(p, s);
@@ -425,10 +425,10 @@ TEST(PreemptionRules, RulesApplyInKubesOrder) {
 // victim. After the eviction p takes GPUs 1 and 2.
 TEST_F(PreemptionTest, GpuVictimsAndReprieve) {
   ClusterState s({node("n0", 32000, 4)});
-  s.allocate(0, gpu_pod("a", 1, 1000, 3), Gpus{0});
-  s.allocate(0, gpu_pod("b", 1, 1000, 2), Gpus{1});
-  s.allocate(0, gpu_pod("c", 1, 300, 1), Gpus{2});
-  s.allocate(0, gpu_pod("d", 1, 1000, 20), Gpus{3});
+  s.allocate(0, gpu_pod("a", 1, 1000, 3), {.gpus = {0}});
+  s.allocate(0, gpu_pod("b", 1, 1000, 2), {.gpus = {1}});
+  s.allocate(0, gpu_pod("c", 1, 300, 1), {.gpus = {2}});
+  s.allocate(0, gpu_pod("d", 1, 1000, 20), {.gpus = {3}});
   const Pod p = gpu_pod("p", 2, 1000, 10);
   const PreemptionResult r = run(p, s);
   ASSERT_TRUE(r.found());

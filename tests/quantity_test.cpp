@@ -1,5 +1,6 @@
 // Quantity: every accepted form (k8s.io/apimachinery resource.Quantity grammar), exact rounding of
-// milli()/mebibytes()/value()/whole(), and every rejection with a message naming the problem.
+// milli()/mebibytes()/value()/whole(), every rejection with a message naming the problem, and the
+// canonical text of format_quantity.
 #include "model/quantity.h"
 
 #include <cstdint>
@@ -8,8 +9,11 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "model/resources.h"
 
 namespace gpufleet {
 namespace {
@@ -209,6 +213,32 @@ TEST(QuantityWhole, NamesTheValue) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("1.5"), std::string::npos) << e.what();
   }
+}
+
+// Kubernetes canonical form (apimachinery quantity.go CanonicalizeBytes), hand-checked.
+struct FormatCase {
+  int64_t amount;
+  QuantityUnit unit;
+  std::string text;
+};
+
+TEST(QuantityFormat, KubernetesCanonicalForm) {
+  constexpr int64_t kMi = kBytesPerMib;
+  const std::vector<FormatCase> cases = {
+      {0, QuantityUnit::kMilli, "0"},          {500, QuantityUnit::kMilli, "500m"},
+      {1, QuantityUnit::kMilli, "1m"},         {1000, QuantityUnit::kMilli, "1"},
+      {2000, QuantityUnit::kMilli, "2"},       {1500, QuantityUnit::kMilli, "1500m"},
+      {10000, QuantityUnit::kMilli, "10"},     {1'000'000, QuantityUnit::kMilli, "1k"},
+      {4'000'000, QuantityUnit::kMilli, "4k"}, {1'500'000, QuantityUnit::kMilli, "1500"},
+      {-500, QuantityUnit::kMilli, "-500m"},   {0, QuantityUnit::kBytes, "0"},
+      {kMi, QuantityUnit::kBytes, "1Mi"},      {1536 * kMi, QuantityUnit::kBytes, "1536Mi"},
+      {1024 * kMi, QuantityUnit::kBytes, "1Gi"}, {16384 * kMi, QuantityUnit::kBytes, "16Gi"},
+      {1024 * 1024 * kMi, QuantityUnit::kBytes, "1Ti"}, {(3 * 1024 * 1024 + 512 * 1024) * kMi, QuantityUnit::kBytes, "3584Gi"},
+      // Bytes kube keeps exactly: 1000000Ki stays Ki; 100M = 100000000 is no whole Ki; below 1024 no suffix.
+      {1'024'000'000, QuantityUnit::kBytes, "1000000Ki"}, {100'000'000, QuantityUnit::kBytes, "100000000"},
+      {1000, QuantityUnit::kBytes, "1000"}, {-2048, QuantityUnit::kBytes, "-2Ki"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(format_quantity(c.amount, c.unit), c.text) << c.amount;
 }
 
 }  // namespace

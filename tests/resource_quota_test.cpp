@@ -304,31 +304,6 @@ TEST(QuotaUsageReport, SortedWithCanonicalText) {
   for (const auto& r : usage[0].resources) EXPECT_EQ(r.used_text(), "0") << r.resource;
 }
 
-struct FormatCase {
-  int64_t amount;
-  QuantityUnit unit;
-  std::string text;
-};
-
-TEST(QuotaFormatQuantity, KubernetesCanonicalForm) {
-  constexpr int64_t kMi = kBytesPerMib;
-  const std::vector<FormatCase> cases = {
-      {0, QuantityUnit::kMilli, "0"},          {500, QuantityUnit::kMilli, "500m"},
-      {1, QuantityUnit::kMilli, "1m"},         {1000, QuantityUnit::kMilli, "1"},
-      {2000, QuantityUnit::kMilli, "2"},       {1500, QuantityUnit::kMilli, "1500m"},
-      {10000, QuantityUnit::kMilli, "10"},     {1'000'000, QuantityUnit::kMilli, "1k"},
-      {4'000'000, QuantityUnit::kMilli, "4k"}, {1'500'000, QuantityUnit::kMilli, "1500"},
-      {-500, QuantityUnit::kMilli, "-500m"},   {0, QuantityUnit::kBytes, "0"},
-      {kMi, QuantityUnit::kBytes, "1Mi"},      {1536 * kMi, QuantityUnit::kBytes, "1536Mi"},
-      {1024 * kMi, QuantityUnit::kBytes, "1Gi"}, {16384 * kMi, QuantityUnit::kBytes, "16Gi"},
-      {1024 * 1024 * kMi, QuantityUnit::kBytes, "1Ti"}, {(3 * 1024 * 1024 + 512 * 1024) * kMi, QuantityUnit::kBytes, "3584Gi"},
-      // Bytes kube keeps exactly: 1000000Ki stays Ki; 100M = 100000000 is no whole Ki; below 1024 no suffix.
-      {1'024'000'000, QuantityUnit::kBytes, "1000000Ki"}, {100'000'000, QuantityUnit::kBytes, "100000000"},
-      {1000, QuantityUnit::kBytes, "1000"}, {-2048, QuantityUnit::kBytes, "-2Ki"},
-  };
-  for (const auto& c : cases) EXPECT_EQ(format_quantity(c.amount, c.unit), c.text) << c.amount;
-}
-
 TEST(QuotaFromReader, SpecRoundTripsThroughTheReader) {
   const io::K8sObjects objs = io::parse_k8s_text(R"(apiVersion: v1
 kind: ResourceQuota

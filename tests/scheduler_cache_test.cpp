@@ -76,8 +76,8 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
     ASSERT_EQ(w.rejected, c.rejected);
     if (w.scheduled()) {
       ASSERT_EQ(w.gpus.size(), pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0u);
-      warm_state.allocate(w.node, pod, w.gpus);
-      cold_state.allocate(c.node, pod, c.gpus);
+      warm_state.allocate(w.node, pod, {.gpus = w.gpus});
+      cold_state.allocate(c.node, pod, {.gpus = c.gpus});
       placed.push_back({i, w.node, w.gpus});
       used_nodes.insert(w.node);
     } else {
@@ -88,8 +88,8 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
     if (i % 25 == 24) {
       for (Placement& p : placed) {
         if (!p.live) continue;
-        warm_state.release(p.node, pods[p.pod], p.gpus);
-        cold_state.release(p.node, pods[p.pod], p.gpus);
+        warm_state.release(p.node, pods[p.pod]);
+        cold_state.release(p.node, pods[p.pod]);
         p.live = false;
         ++released;
         break;
@@ -163,12 +163,12 @@ TEST(SchedulerCacheBasicsTest, SeesChangesMadeOutsideTheScheduler) {
   r = s.decide(pod, state, rng);
   EXPECT_EQ(r.node, 0u);
   const Pod filler = make_pod("f", 0, 0, 1, 300);
-  state.allocate(1, filler, std::vector<int32_t>{2});
+  state.allocate(1, filler, {.gpus = {2}});
   r = s.decide(pod, state, rng);
   EXPECT_EQ(r.node, 1u);
   EXPECT_EQ(r.gpus, std::vector<int32_t>{2});
   EXPECT_EQ(r.score, 93);
-  state.release(1, filler, std::vector<int32_t>{2});
+  state.release(1, filler);
   r = s.decide(pod, state, rng);
   EXPECT_EQ(r.node, 0u);
   EXPECT_EQ(r.score, 29);

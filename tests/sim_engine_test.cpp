@@ -16,7 +16,7 @@
 #include "model/cluster_state.h"
 #include "sim/autoscaler.h"
 #include "sim/cost.h"
-#include "sim/event_queue.h"
+#include "sim/engine/event_queue.h"
 #include "sim/simulator.h"
 #include "sim/workload_generator.h"
 #include "util/go_rand.h"
@@ -67,10 +67,10 @@ const UnitOutcome& unit(const SimResult& r, const std::string& name) {
   throw std::runtime_error("no unit " + name);
 }
 
-std::vector<double> trace_times(const SimResult& r, EventType type) {
+std::vector<double> trace_times(const SimResult& r, const std::string& event) {
   std::vector<double> out;
   for (const TraceEntry& e : r.trace)
-    if (e.type == type) out.push_back(e.time_s);
+    if (e.event == event) out.push_back(e.time_s);
   return out;
 }
 
@@ -97,11 +97,11 @@ void expect_cost_invariants(const SimResult& r) {
 
 TEST(SimEventQueue, OrdersByTimeThenInsertion) {
   EventQueue q;
-  q.push(5, EventType::kArrival, 1);
-  q.push(1, EventType::kCompletion, 2);
-  q.push(5, EventType::kNodeReady, 3);
-  q.push(1, EventType::kArrival, 4);
-  q.push(0.5, EventType::kRetry, 5);
+  q.push(5, 0, 1);
+  q.push(1, 1, 2);
+  q.push(5, 2, 3);
+  q.push(1, 0, 4);
+  q.push(0.5, 6, 5);
   std::vector<uint32_t> order;
   while (!q.empty()) order.push_back(q.pop().subject);
   EXPECT_EQ(order, (std::vector<uint32_t>{5, 2, 4, 1, 3}));
@@ -172,7 +172,7 @@ TEST(SimEngine, EventsRunInTimeOrder) {
   // Arrivals: early and same at 100 in input order, late at 500; completions: early at 110,
   // same waits for early's GPU and ends at 120, late ends at 510.
   std::vector<std::string> seen;
-  for (const TraceEntry& e : r.trace) seen.push_back(std::string(event_type_name(e.type)) + ":" + e.subject);
+  for (const TraceEntry& e : r.trace) seen.push_back(e.event + ":" + e.subject);
   EXPECT_EQ(seen, (std::vector<std::string>{"arrival:early", "arrival:same", "completion:early", "completion:same",
                                             "arrival:late", "completion:late"}));
   for (size_t i = 1; i < r.trace.size(); ++i) EXPECT_LE(r.trace[i - 1].time_s, r.trace[i].time_s);
@@ -225,7 +225,7 @@ TEST(SimAutoscaler, ScalesUpAfterTheDelayPlusProvisioningThenDownAfterUnneededTi
   w.horizon_s = 3600;
   w.items = {job("j", 5, 1000)};
   const SimResult r = simulate(c, w, options());
-  EXPECT_EQ(trace_times(r, EventType::kNodeReady), (std::vector<double>{220}));
+  EXPECT_EQ(trace_times(r, "node-ready"), (std::vector<double>{220}));
   EXPECT_DOUBLE_EQ(unit(r, "j").completion_s, 1220);
   EXPECT_DOUBLE_EQ(*r.pending.p50, 215);
   EXPECT_EQ(r.nodes_scaled_up, 1);
@@ -336,7 +336,7 @@ TEST(SimAutoscaler, UtilizationWasteAndExpanders) {
   p.memory_bytes = 100;
   p.num_gpu = 1;
   p.gpu_milli = 1000;
-  state.allocate(0, p, std::vector<int32_t>{0});
+  state.allocate(0, p, {.gpus = {0}});
   Pod q = p;
   q.name = "y";
   q.num_gpu = 0;
@@ -432,7 +432,7 @@ TEST(SimSpot, InterruptionLosesWorkSinceTheLastCheckpoint) {
   w.horizon_s = 100000;
   w.items = {s};
   const SimResult r = simulate(c, w, options());
-  const std::vector<double> notices = trace_times(r, EventType::kSpotNotice);
+  const std::vector<double> notices = trace_times(r, "spot-notice");
   ASSERT_EQ(notices.size(), 1u);
   const double t = notices[0];
   ASSERT_LT(t, 36000);
@@ -443,7 +443,7 @@ TEST(SimSpot, InterruptionLosesWorkSinceTheLastCheckpoint) {
   EXPECT_NEAR(unit(r, "train").completion_s, t + 36000 - kept, 1e-6);
   EXPECT_EQ(unit(r, "train").interruptions, 1);
   EXPECT_EQ(unit(r, "train").starts, 2);
-  EXPECT_EQ(trace_times(r, EventType::kSpotReclaim), (std::vector<double>{t + 120}));
+  EXPECT_EQ(trace_times(r, "spot-reclaim"), (std::vector<double>{t + 120}));
   for (const NodeLifetime& n : r.nodes)
     if (n.pool == "sp") {
       EXPECT_DOUBLE_EQ(n.end_s, t + 120);
@@ -465,7 +465,7 @@ TEST(SimSpot, WithoutCheckpointsEverythingIsLost) {
   w.horizon_s = 100000;
   w.items = {s};
   const SimResult r = simulate(c, w, options());
-  const double t = trace_times(r, EventType::kSpotNotice).at(0);
+  const double t = trace_times(r, "spot-notice").at(0);
   EXPECT_NEAR(r.lost_gpu_hours, t / 3600.0, 1e-9);
   EXPECT_NEAR(unit(r, "train").completion_s, t + 36000, 1e-6);
 }
@@ -767,7 +767,7 @@ TEST(SimConsolidation, MovedJobLosesTheWorkSinceItsLastCheckpoint) {
   EXPECT_EQ(unit(r, "j").consolidations, 1);
   EXPECT_EQ(r.consolidation_restarts, 1);
   // The first run's completion event (3600) still pops, but is stale and changes nothing.
-  EXPECT_EQ(trace_times(r, EventType::kCompletion), (std::vector<double>{3600, 3820}));
+  EXPECT_EQ(trace_times(r, "completion"), (std::vector<double>{3600, 3820}));
   // p-0 7200 s + p-1 720 s at 1 USD per 1000 s. After 3820 p-0 is at 50%: kept.
   EXPECT_NEAR(r.cost_usd, 7.92, 1e-12);
   EXPECT_EQ(r.nodes_consolidated, 1);

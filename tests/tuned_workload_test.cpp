@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -245,6 +246,58 @@ TEST(PackBounds, SameAsTheBoundsOfEveryRunOfThatSeed) {
     EXPECT_LE(run.allocation_pct[100], run.work_conserving_bound_pct_at_100) << policy;
   }
   EXPECT_THROW(pack_bounds(nodes, pods, 7, 0.0), std::invalid_argument);
+}
+
+TEST(PackGrid, TaskCount) {
+  EXPECT_EQ(pack_grid_tasks(7, 10, true), 80u);   // 70 runs + 10 seeds' bounds
+  EXPECT_EQ(pack_grid_tasks(7, 10, false), 70u);
+  EXPECT_EQ(pack_grid_tasks(1, 1, true), 2u);
+  EXPECT_EQ(pack_grid_tasks(0, 3, true), 3u);
+}
+
+TEST(PackGrid, PolicyMajorRunsWithTheirSeedsBoundsOnAnyThreadCount) {
+  const std::vector<Node> nodes{make_node("n1", 32000, 131072, 4), make_node("n2", 16000, 65536, 2, "T4")};
+  std::vector<Pod> pods;
+  for (int i = 0; i < 6; ++i) pods.push_back(make_pod("p" + std::to_string(i), 1000, 1024, 1, 150 + 130 * i));
+  pods.push_back(make_pod("whole", 1000, 1024, 1, 1000));  // as in PackBounds above: bucket 100 is not empty
+  const std::vector<std::string> policies{"bestfit", "random"};
+  const std::vector<int64_t> seeds{7, 8};
+  for (int threads : {1, 3}) {
+    const std::vector<PackRun> runs = run_pack_grid(nodes, pods, policies, seeds, 1.3, true, threads);
+    ASSERT_EQ(runs.size(), 4u);
+    const std::vector<std::pair<std::string, int64_t>> order{{"bestfit", 7}, {"bestfit", 8}, {"random", 7}, {"random", 8}};
+    for (size_t i = 0; i < runs.size(); ++i) {
+      EXPECT_EQ(runs[i].policy, order[i].first) << i;
+      EXPECT_EQ(runs[i].seed, order[i].second) << i;
+      const PackRun alone = run_pack(nodes, pods, order[i].first, order[i].second, 1.3, true);
+      ASSERT_EQ(runs[i].allocation_pct.size(), alone.allocation_pct.size());
+      for (size_t x = 0; x < alone.allocation_pct.size(); ++x) {
+        if (std::isnan(alone.allocation_pct[x])) {
+          EXPECT_TRUE(std::isnan(runs[i].allocation_pct[x])) << i << " " << x;
+        } else {
+          EXPECT_EQ(runs[i].allocation_pct[x], alone.allocation_pct[x]) << i << " " << x;
+        }
+        if (std::isnan(alone.bound_pct[x])) {
+          EXPECT_TRUE(std::isnan(runs[i].bound_pct[x])) << i << " " << x;
+        } else {
+          EXPECT_EQ(runs[i].bound_pct[x], alone.bound_pct[x]) << i << " " << x;
+        }
+      }
+      if (std::isnan(alone.work_conserving_bound_pct_at_100)) {
+        EXPECT_TRUE(std::isnan(runs[i].work_conserving_bound_pct_at_100)) << i;
+      } else {
+        EXPECT_EQ(runs[i].work_conserving_bound_pct_at_100, alone.work_conserving_bound_pct_at_100) << i;
+      }
+      EXPECT_EQ(runs[i].failed_pods, alone.failed_pods) << i;
+    }
+    EXPECT_FALSE(std::isnan(runs[0].work_conserving_bound_pct_at_100));  // seed 7: see PackBounds above
+    // Without the bounds the runs carry none.
+    const std::vector<PackRun> plain = run_pack_grid(nodes, pods, {"bestfit"}, {7}, 1.3, false, threads);
+    ASSERT_EQ(plain.size(), 1u);
+    EXPECT_TRUE(plain[0].bound_pct.empty());
+    EXPECT_TRUE(std::isnan(plain[0].work_conserving_bound_pct_at_100));
+  }
+  EXPECT_THROW(run_pack_grid(nodes, pods, {"no-such-policy"}, {7}, 1.3, false, 2), std::exception);
 }
 
 }  // namespace

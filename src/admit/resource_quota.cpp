@@ -2,14 +2,12 @@
 #include "admit/resource_quota.h"
 
 #include <algorithm>
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
-#include "io/k8s_yaml.h"  // plain data only: io::ResourceQuotaSpec (the reader is never called)
 #include "model/quantity.h"
 
 namespace gpufleet::admit {
@@ -153,33 +151,6 @@ bool charged_from_pod(std::string_view resource) {
   return name == kGpuSharedResource || name.starts_with(kMigResourcePrefix);
 }
 
-std::string format_quantity(int64_t amount, QuantityUnit unit) {
-  if (amount == 0) return "0";
-  const bool negative = amount < 0;
-  uint64_t m = negative ? uint64_t{0} - static_cast<uint64_t>(amount) : static_cast<uint64_t>(amount);
-  std::string_view suffix;
-  if (unit == QuantityUnit::kMilli) {
-    // CanonicalizeBytes, DecimalSI: strip factors of 10, round the exponent down to a multiple of 3.
-    static constexpr std::string_view kSuffix[] = {"m", "", "k", "M", "G", "T", "P", "E"};
-    size_t e = 0;  // 10^(3e - 3)
-    while (m % 1000 == 0 && e + 1 < std::size(kSuffix)) {
-      m /= 1000;
-      ++e;
-    }
-    suffix = kSuffix[e];
-  } else {
-    // BinarySI: strip factors of 1024 (a value below 1024 has no suffix, as kube's DecimalSI fallback).
-    static constexpr std::string_view kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-    size_t e = 0;
-    while (m % 1024 == 0 && e + 1 < std::size(kSuffix)) {
-      m /= 1024;
-      ++e;
-    }
-    suffix = kSuffix[e];
-  }
-  return fmt::format("{}{}{}", negative ? "-" : "", m, suffix);
-}
-
 std::vector<std::string> quota_differences(const std::vector<ResourceQuota>& quotas) {
   std::vector<std::string> out;
   for (const ResourceQuota& q : quotas)
@@ -191,7 +162,7 @@ std::vector<std::string> quota_differences(const std::vector<ResourceQuota>& quo
   return out;
 }
 
-ResourceQuota from_spec(const io::ResourceQuotaSpec& spec) {
+ResourceQuota from_spec(const ResourceQuotaSpec& spec) {
   ResourceQuota q;
   q.namespace_name = spec.namespace_name;
   q.name = spec.name;
@@ -213,14 +184,14 @@ ResourceQuota from_spec(const io::ResourceQuotaSpec& spec) {
   return q;
 }
 
-std::vector<ResourceQuota> from_specs(const std::vector<io::ResourceQuotaSpec>& specs) {
+std::vector<ResourceQuota> from_specs(const std::vector<ResourceQuotaSpec>& specs) {
   std::vector<ResourceQuota> out;
   out.reserve(specs.size());
   for (const auto& s : specs) out.push_back(from_spec(s));
   return out;
 }
 
-QuotaTracker::QuotaTracker(const std::vector<io::ResourceQuotaSpec>& specs) : QuotaTracker(from_specs(specs)) {}
+QuotaTracker::QuotaTracker(const std::vector<ResourceQuotaSpec>& specs) : QuotaTracker(from_specs(specs)) {}
 
 QuotaTracker::QuotaTracker(std::vector<ResourceQuota> quotas) {
   for (auto& q : quotas) {

@@ -48,27 +48,46 @@
 //  - Hard entries the model cannot charge (ephemeral-storage, hugepages-*, services, ...) are
 //    ignored and listed as untracked in usage(). Terminal pods are not modelled: release() them.
 //
-// Why an own ResourceQuota type: admission is its own layer and takes plain state in; it must not
-// depend on the reader. admit::ResourceQuota is spec.hard as Kubernetes writes it (name -> quantity
-// text). from_spec() converts the reader's io::ResourceQuotaSpec (only forward-declared here; the
-// .cpp includes the plain-data header, never calls the reader).
+// Two types, both domain data: ResourceQuotaSpec is a quota as the Kubernetes reader builds it
+// (io/k8s_yaml.h; known spec.hard entries as integers in gpufleet's units), ResourceQuota is
+// spec.hard as Kubernetes writes it (name -> quantity text), what admission works on. from_spec()
+// converts the first into the second. Admission never depends on a reader.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "model/pod.h"
+#include "model/quantity.h"
 #include "model/scheduling_constraints.h"
 
-namespace gpufleet::io {
-struct ResourceQuotaSpec;
-}
-
 namespace gpufleet::admit {
+
+/// A v1 ResourceQuota as the Kubernetes reader builds it (io/k8s_yaml.h): spec.hard, each known
+/// limit optional (absent = not limited), in gpufleet's units: cpu in milli-cores, memory in bytes,
+/// the rest whole counts. Every other spec.hard entry is kept raw in `other` (the reader has checked
+/// that it is a quantity).
+struct ResourceQuotaSpec {
+  std::string namespace_name;                    ///< "default" when absent
+  std::string name;
+  std::optional<int64_t> requests_gpu;           ///< requests.nvidia.com/gpu, devices
+  std::optional<int64_t> limits_gpu;             ///< limits.nvidia.com/gpu, devices
+  std::optional<int64_t> requests_cpu_milli;     ///< requests.cpu
+  std::optional<int64_t> requests_memory_bytes;  ///< requests.memory
+  std::optional<int64_t> limits_cpu_milli;       ///< limits.cpu
+  std::optional<int64_t> limits_memory_bytes;    ///< limits.memory
+  std::optional<int64_t> cpu_milli;              ///< cpu (same meaning as requests.cpu)
+  std::optional<int64_t> memory_bytes;           ///< memory (same meaning as requests.memory)
+  std::optional<int64_t> pods;                   ///< pods, a count
+  std::map<std::string, std::string> other;      ///< any other spec.hard entry, raw quantity text
+  std::vector<std::string> scopes;               ///< spec.scopes
+  std::vector<SelectorRequirement> scope_selector;  ///< spec.scopeSelector.matchExpressions (key = scopeName)
+};
 
 /// A v1 ResourceQuota: its namespace, name, spec.hard and scopes.
 struct ResourceQuota {
@@ -79,10 +98,11 @@ struct ResourceQuota {
   std::vector<SelectorRequirement> scope_selector;  ///< spec.scopeSelector.matchExpressions (key = scopeName)
 };
 
-/// The reader's quota in admission terms (cpu and memory limits re-rendered canonically from
-/// milli-cores and MiB, counts as integers, `other` entries copied verbatim).
-ResourceQuota from_spec(const io::ResourceQuotaSpec& spec);
-std::vector<ResourceQuota> from_specs(const std::vector<io::ResourceQuotaSpec>& specs);
+/// A ResourceQuotaSpec in admission terms: cpu and memory limits in canonical quantity text
+/// (format_quantity: 16000 milli-cores -> "16", 68719476736 bytes -> "64Gi"), counts as integers
+/// ("4"), `other` entries copied verbatim.
+ResourceQuota from_spec(const ResourceQuotaSpec& spec);
+std::vector<ResourceQuota> from_specs(const std::vector<ResourceQuotaSpec>& specs);
 
 /// One line per quota rule in `quotas` that gpufleet applies differently from Kubernetes (the list
 /// above), for the CLI to print: today a limits.nvidia.com/gpu entry, which Kubernetes charges
@@ -95,14 +115,6 @@ std::vector<std::string> quota_differences(const std::vector<ResourceQuota>& quo
 /// Any other entry (e.g. a typo such as requests.cpuu, services, requests.example.com/fpga) never
 /// limits a pod of `gpufleet place`.
 bool charged_from_pod(std::string_view resource);
-
-/// The unit an amount is kept in: milli-units (cpu, counts, devices) or bytes (memory).
-enum class QuantityUnit { kMilli, kBytes };
-
-/// Kubernetes canonical text of an amount: kMilli in decimal SI (500 -> "500m", 2000 -> "2",
-/// 1500 -> "1500m", 4'000'000 -> "4k"), kBytes in binary SI (17179869184 -> "16Gi", 1610612736 ->
-/// "1536Mi", 1024000000 -> "1000000Ki", 1500 -> "1500"); 0 -> "0".
-std::string format_quantity(int64_t amount, QuantityUnit unit);
 
 /// Extended resources a pod requests beyond the Pod model (io::K8sPodExtras::extended), e.g.
 /// {"example.com/fpga", 1}; charged to requests.<name> quota entries. The device-plugin requests the
@@ -142,7 +154,7 @@ class QuotaTracker {
   /// Throws std::invalid_argument for a hard value that is not a non-negative quantity, or two
   /// quotas with the same name in one namespace.
   explicit QuotaTracker(std::vector<ResourceQuota> quotas);
-  explicit QuotaTracker(const std::vector<io::ResourceQuotaSpec>& specs);
+  explicit QuotaTracker(const std::vector<ResourceQuotaSpec>& specs);
 
   /// Checks every applicable quota of the pod's namespace (see the file comment); when all admit,
   /// charges them. A namespace without quotas always admits. Throws std::invalid_argument when the

@@ -1,11 +1,9 @@
 #include "cli/pack_command.h"
 
-#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -19,6 +17,7 @@
 #include "sched/policy_registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
+#include "util/parallel.h"
 #include "util/progress.h"
 #include "workload/synthetic_openb.h"
 
@@ -116,7 +115,7 @@ int run_pack_command(const PackCommandOptions& o) {
   source_label = fmt::format("nodes: {}\npods:  {}\n",
                              nodes_path.empty() ? "SYNTHETIC openb-shaped cluster (real trace not found)" : nodes_path,
                              pods_path.empty() ? "SYNTHETIC openb-shaped workload, 8152 pods (real trace not found)" : pods_path);
-  std::vector<io::ReferenceRun> reference;
+  std::vector<pack::ReferenceRun> reference;
   if (!o.reference_path.empty()) reference = io::read_fgd_reference(o.reference_path);
 
   int64_t gpus = 0;
@@ -124,57 +123,16 @@ int run_pack_command(const PackCommandOptions& o) {
   if (gpus == 0) throw InputError(nodes_path.empty() ? "synthetic" : nodes_path, 0, "gpu", "the cluster has no GPUs");
   const io::ClusterInfo cluster{nodes.size(), gpus};
 
-  // 2. Run policies x seeds, in parallel, results in a fixed order. The bounds depend on the seed
-  // only, so they are computed once per seed and shared by that seed's runs.
-  struct Task {
-    std::string policy;  // empty: the bounds of seeds[seed_index]
-    size_t seed_index;
-  };
-  std::vector<Task> tasks;
-  if (o.bound)
-    for (size_t s = 0; s < seeds.size(); ++s) tasks.push_back({"", s});
-  for (const auto& p : policies)
-    for (size_t s = 0; s < seeds.size(); ++s) tasks.push_back({p, s});
-  std::vector<pack::PackBounds> bounds(seeds.size());
-  std::vector<pack::PackRun> runs;
-  runs.reserve(policies.size() * seeds.size());
-  std::vector<pack::PackRun> results(tasks.size());
-  const int jobs = std::max(1, std::min<int>(o.jobs > 0 ? o.jobs : static_cast<int>(std::thread::hardware_concurrency()),
-                                             static_cast<int>(tasks.size())));
+  // 2. Run policies x seeds, in parallel, results in a fixed order (pack::run_pack_grid).
+  const size_t tasks = pack::pack_grid_tasks(policies.size(), seeds.size(), o.bound);
+  const int jobs = parallel_threads(o.jobs, tasks);
   if (!o.quiet) std::fprintf(stderr, "%s", source_label.c_str());
+  std::vector<pack::PackRun> runs;
   {
     const std::string what = o.bound ? fmt::format("pack {} runs and {} seeds' bounds", policies.size() * seeds.size(), seeds.size())
                                      : fmt::format("pack {} runs", policies.size() * seeds.size());
-    Progress progress(fmt::format("{} on {} jobs", what, jobs), static_cast<int64_t>(tasks.size()), !o.quiet);
-    std::atomic<size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mu;
-    auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
-        try {
-          const Task& t = tasks[i];
-          if (t.policy.empty()) bounds[t.seed_index] = pack::pack_bounds(nodes, pods, seeds[t.seed_index], o.tune);
-          else results[i] = pack::run_pack(nodes, pods, t.policy, seeds[t.seed_index], o.tune, false);
-        } catch (...) {
-          std::lock_guard lock(error_mu);
-          if (!error) error = std::current_exception();
-        }
-        progress.advance();
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int j = 1; j < jobs; ++j) threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads) t.join();
-    if (error) std::rethrow_exception(error);
-  }
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].policy.empty()) continue;
-    pack::PackRun& run = runs.emplace_back(std::move(results[i]));
-    if (o.bound) {
-      run.bound_pct = bounds[tasks[i].seed_index].bound_pct;
-      run.work_conserving_bound_pct_at_100 = bounds[tasks[i].seed_index].work_conserving_bound_pct_at_100;
-    }
+    Progress progress(fmt::format("{} on {} jobs", what, jobs), static_cast<int64_t>(tasks), !o.quiet);
+    runs = pack::run_pack_grid(nodes, pods, policies, seeds, o.tune, o.bound, jobs, &progress);
   }
 
   // 3. Outputs: files first (atomically), then the summary.

@@ -17,7 +17,7 @@ std::string policy_from_artifact_label(const std::string& label) {
   return it == names.end() ? std::string() : it->second;
 }
 
-std::vector<ReferenceRun> parse_fgd_reference(std::string_view text, const std::string& source) {
+std::vector<pack::ReferenceRun> parse_fgd_reference(std::string_view text, const std::string& source) {
   detail::CsvTable t(text, source);
   const auto& header = t.header();
   if (header.size() < 5 || header[0] != "workload" || header[1] != "sc_policy" || header[2] != "tune" || header[3] != "seed")
@@ -26,9 +26,9 @@ std::vector<ReferenceRun> parse_fgd_reference(std::string_view text, const std::
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == "0") first_curve = i;
   if (first_curve == 0) throw InputError(source, 1, "0", "missing column");
-  std::vector<ReferenceRun> out;
+  std::vector<pack::ReferenceRun> out;
   while (t.next_row()) {
-    ReferenceRun r;
+    pack::ReferenceRun r;
     r.workload = std::string(t.text(0));
     r.policy = policy_from_artifact_label(std::string(t.text(1)));
     if (r.policy.empty()) r.policy = std::string(t.text(1));
@@ -40,6 +40,6 @@ std::vector<ReferenceRun> parse_fgd_reference(std::string_view text, const std::
   return out;
 }
 
-std::vector<ReferenceRun> read_fgd_reference(const std::string& path) { return parse_fgd_reference(read_csv_file(path), path); }
+std::vector<pack::ReferenceRun> read_fgd_reference(const std::string& path) { return parse_fgd_reference(read_csv_file(path), path); }
 
 }  // namespace gpufleet::io

@@ -76,6 +76,13 @@ th { font-size: 13px; font-weight: 600; color: #4a5263; vertical-align: bottom; 
 th:first-child, td:first-child { text-align: left; }
 tbody tr:nth-child(even) { background: #f8f9fb; }
 td.best { font-weight: 700; }
+.table-scroll { overflow-x: auto; }
+main.wide { max-width: 1400px; }
+table.grouped { font-size: 13.5px; }
+table.grouped th, table.grouped td { padding: 5px 4px; }
+table.grouped th.group { text-align: center; border-bottom: 1px solid #c9ced8; }
+table.grouped thead tr + tr th:first-child { text-align: right; }
+table.grouped thead tr:first-child th:nth-child(2), table.grouped tbody td:nth-child(2) { text-align: left; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 7px; vertical-align: 0; }
 #errors { margin: 0 0 18px; padding: 12px 14px; background: #fdecec; color: #8a1111; border: 1px solid #f2b8b8;
           border-radius: 6px; white-space: pre-wrap; }
@@ -361,12 +368,12 @@ std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack:
           "workload, one line per policy\"></canvas></div>\n</section>\n";
 
   html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Per policy, over its seeds. &ldquo;@100%&rdquo; is the point "
-          "where the arrived GPU requests equal the cluster's GPUs.</p>\n<table>\n<thead><tr><th>policy</th><th>runs</th>"
+          "where the arrived GPU requests equal the cluster's GPUs.</p>\n<div class=\"table-scroll\">\n<table>\n<thead><tr><th>policy</th><th>runs</th>"
           "<th>GPU allocation @100% arrived, mean &plusmn; sd (%)</th><th>allocation @130% arrived (%)</th>";
   html += bound_headers;
   html += "<th>unallocated GPUs @100%</th><th>failed pods (mean per run)</th></tr></thead>\n<tbody>\n";
   html += rows;
-  html += "</tbody>\n</table>\n</section>\n";
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
 
   html += report_page_end("gpufleet pack", data_json, kRenderScript);
   return html;

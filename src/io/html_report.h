@@ -26,10 +26,12 @@ std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack:
                              const std::string& subtitle);
 
 /// The series colours of the reports, in order (series i takes kReportPalette[i % size]): the
-/// colour-blind-safe Okabe-Ito colours first, then distinct extras. Bounds and references are drawn
-/// in dark grey, dashed, outside this list.
+/// colour-blind-safe Okabe-Ito colours first (Okabe and Ito, "Color Universal Design", 2008), then
+/// purple, olive, crimson and lime, so that the ten policies of `pack --policy all` get ten colours
+/// that differ by a CIEDE2000 distance of at least 20 from each other (tests/html_report_test.cpp).
+/// Bounds and references are drawn in dark grey, dashed, outside this list.
 inline constexpr const char* kReportPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
-                                                 "#56b4e9", "#7f3c8d", "#8c564b", "#b8860b", "#17becf"};
+                                                 "#56b4e9", "#7711cc", "#665500", "#aa0033", "#99bb00"};
 
 /// `v` rounded to the nearest multiple of 1 / per_unit (per_unit 1e6: micro-units; halves away from
 /// zero, std::round). Dividing by an exact power of ten keeps the shortest decimal form in JSON

@@ -107,12 +107,6 @@ std::optional<std::string> mig_profile_of(std::string_view name) {
   return std::string(profile);
 }
 
-bool catalog_has_mig_profile(const std::string& profile) {
-  for (const GpuModelInfo& m : gpu_catalog())
-    if (m.find_mig_profile(profile) != nullptr) return true;
-  return false;
-}
-
 // A pod's nvidia.com/* resources (requests, limits, overhead) must be ones the engine models:
 // nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-<profile> with a profile of a catalog model.
 // Any other (a typo such as nvidia.com/gpus, a renamed time-sliced MIG device such as
@@ -759,7 +753,7 @@ void Reader::priority_class(const Val& v) {
 }
 
 void Reader::resource_quota(const Val& v) {
-  ResourceQuotaSpec q;
+  admit::ResourceQuotaSpec q;
   q.name = metadata_name(v);
   q.namespace_name = metadata_namespace(v);
   if (!quota_keys_.insert(q.namespace_name + "/" + q.name).second)

@@ -33,7 +33,8 @@
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
-//  - PriorityClass, ResourceQuota: the plain data below. A quota's spec.scopes and
+//  - PriorityClass: the plain data below. ResourceQuota: admit::ResourceQuotaSpec
+//    (admit/resource_quota.h), the known spec.hard entries in gpufleet's units. A quota's spec.scopes and
 //    spec.scopeSelector scopeNames must be Kubernetes scopes (Terminating, NotTerminating, BestEffort,
 //    NotBestEffort, PriorityClass, CrossNamespacePodAffinity, VolumeAttributesClass). Its spec.hard
 //    takes any resource name, as Kubernetes does; one that admission does not charge a pod for
@@ -79,6 +80,7 @@
 #include <string_view>
 #include <vector>
 
+#include "admit/resource_quota.h"
 #include "io/input_limits.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -93,25 +95,6 @@ struct PriorityClassSpec {
   int32_t value = 0;
   bool global_default = false;
   std::string preemption_policy = "PreemptLowerPriority";  ///< or "Never"
-};
-
-/// v1 ResourceQuota: spec.hard, each limit optional. CPU in milli-cores, memory in MiB, the rest
-/// whole counts. Every other spec.hard entry (limits.cpu is kept too) is kept raw in `other`.
-struct ResourceQuotaSpec {
-  std::string namespace_name;  ///< "default" when absent
-  std::string name;
-  std::optional<int64_t> requests_gpu;         ///< requests.nvidia.com/gpu
-  std::optional<int64_t> limits_gpu;           ///< limits.nvidia.com/gpu
-  std::optional<int64_t> requests_cpu_milli;   ///< requests.cpu
-  std::optional<int64_t> requests_memory_bytes;  ///< requests.memory
-  std::optional<int64_t> limits_cpu_milli;     ///< limits.cpu
-  std::optional<int64_t> limits_memory_bytes;    ///< limits.memory
-  std::optional<int64_t> cpu_milli;            ///< cpu (same meaning as requests.cpu)
-  std::optional<int64_t> memory_bytes;           ///< memory (same meaning as requests.memory)
-  std::optional<int64_t> pods;                 ///< pods
-  std::map<std::string, std::string> other;    ///< any other spec.hard entry, raw (validated as a quantity)
-  std::vector<std::string> scopes;             ///< spec.scopes
-  std::vector<SelectorRequirement> scope_selector;  ///< spec.scopeSelector.matchExpressions (key = scopeName)
 };
 
 /// Where an embedded config came from: a ConfigMap data entry, or a standalone document.
@@ -198,7 +181,7 @@ struct K8sObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
   std::vector<PriorityClassSpec> priority_classes;
-  std::vector<ResourceQuotaSpec> quotas;
+  std::vector<admit::ResourceQuotaSpec> quotas;
   std::vector<PodDisruptionBudget> pod_disruption_budgets;
   std::vector<TimeSlicingConfig> time_slicing_configs;
   std::vector<MigPartedConfig> mig_parted_configs;

@@ -1,4 +1,4 @@
-// Writers for `gpufleet pack` results: JSON (stable, documented in README), CSV (long format) and a
+// Writers for `gpufleet pack` results: JSON (stable, documented in docs/pack.md), CSV (long format) and a
 // text summary. Pure functions returning strings; the CLI writes them with write_file_atomically.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Writers for `gpufleet place` results: JSON (the schema, documented in README) and the
+// Writers for `gpufleet place` results: JSON (the schema documented in docs/place.md) and the
 // human-readable listing. Pure functions returning strings; the CLI writes files atomically.
 #pragma once
 

@@ -115,7 +115,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
     rows += fmt::format(
         "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
         "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{:.2f}</td><td>{}</td><td>{} / {}</td><td>{} / {} / {} / {}</td></tr>\n",
+        "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         kReportPalette[i % std::size(kReportPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
         saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
         r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
@@ -130,7 +130,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "style-src 'unsafe-inline'; img-src data:\">\n";
   html += fmt::format("<title>gpufleet {} report</title>\n<style>", single ? "simulate" : "compare");
   html += report_style();
-  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main>\n<pre id=\"errors\"></pre>\n<script>";
+  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main class=\"wide\">\n<pre id=\"errors\"></pre>\n<script>";
   html += report_error_script();
   html += "</script>\n";
   html += fmt::format("<header>\n<h1>gpufleet {}: cost and waiting over time</h1>\n<p class=\"subtitle\">workload: {}</p>\n"
@@ -146,14 +146,21 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
     html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
                         "aria-label=\"{}\"></canvas></div>\n</section>\n",
                         s[1], s[2], s[0], s[1]);
+  // Two header rows (groups over their columns) and soft hyphens in the long words keep the columns
+  // narrow enough for the table to fit its card on a 1400 px wide window (main.wide); on a narrower
+  // one it scrolls inside the card (.table-scroll). tests/cli/sim_report_chromium_test.sh checks both.
   html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Saving against the first configuration. Production: priority "
           "&ge; " + std::to_string(entries.empty() ? 1000 : entries.front().result.production_priority) +
-          ". Pending seconds are nearest-rank p99.</p>\n<table>\n<thead><tr><th>configuration</th><th>policy</th><th>cost "
-          "USD</th><th>saving</th><th>on-demand USD</th><th>spot USD</th><th>reserved USD</th><th>idle USD</th><th>GPU "
-          "allocation</th><th>p99 pending s</th><th>production p99 pending s</th><th>spot interruptions</th><th>lost "
-          "GPU-hours</th><th>evictions</th><th>consolidation: nodes / restarts</th><th>pods completed / running / pending / failed</th></tr></thead>\n<tbody>\n";
+          ". Pending seconds are nearest-rank p99.</p>\n<div class=\"table-scroll\">\n<table class=\"grouped\">\n<thead>\n"
+          "<tr><th rowspan=\"2\">con&shy;figu&shy;ration</th><th rowspan=\"2\">policy</th><th colspan=\"6\" class=\"group\">cost "
+          "(USD)</th><th rowspan=\"2\">GPU allo&shy;cation</th><th colspan=\"2\" class=\"group\">p99 pending (s)</th>"
+          "<th colspan=\"2\" class=\"group\">spot</th><th rowspan=\"2\">evic&shy;tions</th><th colspan=\"2\" "
+          "class=\"group\">consolidation</th><th colspan=\"4\" class=\"group\">pods</th></tr>\n"
+          "<tr><th>total</th><th>saving</th><th>on-demand</th><th>spot</th><th>reserved</th><th>idle</th><th>all</th>"
+          "<th>pro&shy;duction</th><th>inter&shy;ruptions</th><th>lost GPU-hours</th><th>nodes</th><th>restarts</th>"
+          "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
   html += rows;
-  html += "</tbody>\n</table>\n</section>\n";
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += report_page_end("gpufleet", data_json, kRenderScript);
   return html;
 }

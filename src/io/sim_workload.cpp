@@ -10,6 +10,7 @@
 
 #include "io/text_file.h"
 #include "io/yaml_field.h"
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "util/input_error.h"
 
@@ -33,6 +34,33 @@ double positive_seconds(const Field& f) {
 
 enum class Item { kJob, kService, kTemplate };
 
+// mig: <profile> (one device per pod) or {<profile>: count} (nvidia.com/mig-<profile>: count).
+std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
+  if (num_gpu > 0)
+    mig.fail("mig and gpus cannot both be set: a pod asks for MIG devices (nvidia.com/mig-<profile>) or for GPUs "
+             "(nvidia.com/gpu)");
+  auto unknown = [](const std::string& profile) {
+    return fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", profile);
+  };
+  std::vector<MigRequest> out;
+  if (mig.is_scalar()) {
+    const std::string profile = mig.required_str();
+    if (!catalog_has_mig_profile(profile)) mig.fail(unknown(profile));
+    out.push_back({profile, 1});
+    return out;
+  }
+  if (!mig.is_map()) mig.fail(fmt::format("expected a MIG profile or a mapping of profile to count, got {}", mig.type()));
+  mig.each_entry([&](const std::string& profile, const Field& count) {
+    if (!catalog_has_mig_profile(profile)) mig.fail_key(profile, unknown(profile));
+    out.push_back({profile, static_cast<int32_t>(count.integer(1, sim::kMaxMigDevicesPerPod))});
+  });
+  if (out.size() != 1)
+    mig.fail(fmt::format("{} MIG profiles: a pod asks for devices of one profile (a container gets access to one "
+                         "device type)",
+                         out.size()));
+  return out;
+}
+
 // The fields jobs, services and generator templates share.
 void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::string>& pool_names) {
   s.namespace_name = f["namespace"].str("default");
@@ -47,6 +75,7 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
   } else {
     s.gpu_milli = s.num_gpu > 0 ? kGpuMilliPerGpu : 0;
   }
+  if (const Field mig = f["mig"]; mig.present()) s.mig_requests = parse_mig(mig, s.num_gpu);
   if (const Field cpu = f["cpu"]; cpu.present()) {
     try {
       s.cpu_milli = cpu.quantity().milli();
@@ -110,13 +139,13 @@ sim::DisruptionBudget parse_budget(const Field& b) {
 sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::string>& pool_names) {
   f.require_map();
   static const std::initializer_list<const char*> job_keys = {
-      "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "cpu", "memory", "durationSeconds",
+      "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
       "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   static const std::initializer_list<const char*> service_keys = {
-      "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "cpu", "memory", "priority",
+      "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
       "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   static const std::initializer_list<const char*> template_keys = {
-      "weight", "namespace", "pods", "gpus", "gpuMilli", "cpu", "memory", "checkpointIntervalSeconds",
+      "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
       "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
   sim::WorkloadSpec s;

@@ -10,6 +10,8 @@
 //     pods: 2                          # pods started together (a gang); default 1
 //     gpus: 8                          # per pod, 0..8; default 0
 //     gpuMilli: 1000                   # per GPU, 1..1000, default 1000; below 1000 needs gpus: 1
+//     mig: 3g.40gb                     # instead of gpus: one nvidia.com/mig-<profile> device per pod,
+//                                      # or {3g.40gb: 2}: one profile -> count (1..112); catalog profiles
 //     cpu: "32"                        # per pod, Kubernetes quantity; default 0
 //     memory: 256Gi                    # per pod, Kubernetes quantity; default 0
 //     durationSeconds: 7200            # required, > 0: running time to complete
@@ -40,8 +42,9 @@
 //
 // Errors throw InputError with file, line, column and field path: YAML syntax, unknown keys,
 // missing required fields, negative or non-numeric times, a horizon above kMaxHorizonSeconds, a
-// non-positive duration, GPU counts out of range, a fraction of a GPU with gpus != 1, an unknown
-// capacity preference, an unknown pool, a duplicate name, generator parameters out of range, a
+// non-positive duration, GPU counts out of range, a fraction of a GPU with gpus != 1, mig together
+// with gpus, a MIG profile no catalog model has, more than one MIG profile, a MIG count out of range, an unknown capacity
+// preference, an unknown pool, a duplicate name, generator parameters out of range, a
 // generator expected to make more than kMaxGeneratedJobs jobs, a disruption budget with both or
 // neither of minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage. Full
 // description: docs/simulate.md.

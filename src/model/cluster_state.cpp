@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 
 #include <fmt/format.h>
 
@@ -10,90 +11,324 @@
 namespace gpufleet {
 namespace {
 
-// Versions are drawn from one process-wide sequence, so two states never share one unless one is a
-// copy of the other with the same anti-affinity pods (then whatever the version keys is the same).
-uint64_t next_anti_affinity_version() {
+// Memo keys (anti_affinity_version, node_set_version) are drawn from one process-wide sequence, so
+// two states never share one unless one is a copy of the other with the same pods or nodes (then
+// whatever the key stands for is the same).
+uint64_t next_memo_version() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+bool same_request(const Pod& a, const Pod& b) {
+  return a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.num_gpu == b.num_gpu &&
+         a.gpu_milli == b.gpu_milli && a.shared_replicas == b.shared_replicas && a.mig_requests == b.mig_requests;
+}
+
 }  // namespace
 
-ClusterState::ClusterState(std::vector<Node> nodes) : nodes_(std::move(nodes)) {
-  usage_.resize(nodes_.size());
-  bound_.resize(nodes_.size());
-  anti_pos_.assign(nodes_.size(), 0);
-  anti_version_ = next_anti_affinity_version();
-  gpu_offset_.reserve(nodes_.size());
-  model_id_.reserve(nodes_.size());
-  size_t offset = 0;
-  for (const Node& node : nodes_) {
-    if (node.cpu_milli < 0 || node.memory_bytes < 0 || node.gpu_count < 0 || node.max_pods < 0)
-      throw std::invalid_argument(fmt::format("node {}: negative capacity", node.name));
-    if (node.gpu_count > kMaxGpusPerNode)
-      throw std::invalid_argument(
-          fmt::format("node {}: {} GPUs, more than {} per node", node.name, node.gpu_count, kMaxGpusPerNode));
-    gpu_offset_.push_back(offset);
-    offset += static_cast<size_t>(node.gpu_count);
-    auto it = std::find(models_.begin(), models_.end(), node.gpu_model);
-    if (it == models_.end()) {
-      models_.push_back(node.gpu_model);
-      it = models_.end() - 1;
-    }
-    model_id_.push_back(static_cast<int32_t>(it - models_.begin()));
-  }
-  gpu_free_.assign(offset, kGpuMilliPerGpu);
-  for (size_t n = 0; n < nodes_.size(); ++n) usage_[n].gpu_free_total_milli = nodes_[n].gpu_count * kGpuMilliPerGpu;
-  gpu_capacity_milli_ = static_cast<int64_t>(offset) * kGpuMilliPerGpu;
+// ---- nodes and slots ---------------------------------------------------------------------------
 
-  // GPU sharing set-up: kinds, replica counters and MIG instance slots.
-  sharing_.assign(nodes_.size(), 0);
-  gpu_kind_.assign(offset, static_cast<uint8_t>(GpuKind::kPlain));
-  replicas_used_.assign(offset, 0);
-  mig_first_.assign(offset, 0);
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    const Node& node = nodes_[n];
-    if (node.time_slicing && node.time_slicing->replicas < 1)
-      throw std::invalid_argument(
-          fmt::format("node {}: time-slicing replicas {} is below 1", node.name, node.time_slicing->replicas));
-    if (!node.mig.empty() && node.mig.size() != static_cast<size_t>(node.gpu_count))
-      throw std::invalid_argument(
-          fmt::format("node {}: MIG set-up for {} GPUs, the node has {}", node.name, node.mig.size(), node.gpu_count));
-    sharing_[n] = node.has_gpu_sharing() ? 1 : 0;
-    const GpuModelInfo* model = nullptr;
-    for (size_t g = 0; g < node.mig.size(); ++g) {
-      const GpuMig& gm = node.mig[g];
-      const size_t at = gpu_offset_[n] + g;
-      mig_first_[at] = static_cast<uint32_t>(mig_taken_.size());
-      if (!gm.enabled) {
-        if (!gm.instances.empty())
-          throw std::invalid_argument(fmt::format("node {}: GPU {} has MIG instances but MIG is not enabled", node.name, g));
-        continue;
-      }
-      if (model == nullptr) {
-        model = find_gpu_model(node.gpu_model);
-        if (model == nullptr || !model->mig_capable)
-          throw std::invalid_argument(fmt::format("node {}: GPU model '{}' is {}", node.name, node.gpu_model,
-                                                  model == nullptr ? "unknown, MIG needs a catalog model" : "not MIG-capable"));
-      }
-      MigLayout layout(*model);
-      for (const MigInstance& i : gm.instances) {
-        if (!layout.place_at(i.profile, i.start))
-          throw std::invalid_argument(fmt::format("node {}: GPU {}: MIG instance {} at memory slice {} does not fit the "
-                                                  "{} placement rules",
-                                                  node.name, g, i.profile, i.start, model->name));
-        mig_taken_.push_back(0);
-        mig_milli_.push_back(mig_device_gpu_milli(model->find_mig_profile(i.profile)->compute_slices));
-      }
-      gpu_kind_[at] = static_cast<uint8_t>(GpuKind::kMig);
+ClusterState::ClusterState() : node_set_version_(next_memo_version()), anti_version_(next_memo_version()) {}
+
+ClusterState::ClusterState(std::vector<Node> nodes) : ClusterState() {
+  // Capacity first for every node, then the GPU sharing set-up of each (the errors' order).
+  for (const Node& node : nodes)
+    if (std::string why = check_capacity(node); !why.empty()) throw std::invalid_argument(why);
+  grow_slots(nodes.size());
+  std::vector<int32_t> mig_milli;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (std::string why = check_node(nodes[n], mig_milli); !why.empty()) throw std::invalid_argument(why);
+    model_id_[n] = register_gpu_model(nodes[n].gpu_model);
+    install_node(static_cast<NodeId>(n), std::move(nodes[n]), mig_milli);
+  }
+  std::fill(versions_.begin(), versions_.end(), uint64_t{1});
+  version_high_ = 1;
+}
+
+std::string ClusterState::check_capacity(const Node& node) {
+  if (node.cpu_milli < 0 || node.memory_bytes < 0 || node.gpu_count < 0 || node.max_pods < 0)
+    return fmt::format("node {}: negative capacity", node.name);
+  if (node.gpu_count > kMaxGpusPerNode)
+    return fmt::format("node {}: {} GPUs, more than {} per node", node.name, node.gpu_count, kMaxGpusPerNode);
+  return {};
+}
+
+std::string ClusterState::check_node(const Node& node, std::vector<int32_t>& mig_milli) {
+  mig_milli.clear();
+  if (std::string why = check_capacity(node); !why.empty()) return why;
+  if (node.time_slicing && node.time_slicing->replicas < 1)
+    return fmt::format("node {}: time-slicing replicas {} is below 1", node.name, node.time_slicing->replicas);
+  if (!node.mig.empty() && node.mig.size() != static_cast<size_t>(node.gpu_count))
+    return fmt::format("node {}: MIG set-up for {} GPUs, the node has {}", node.name, node.mig.size(), node.gpu_count);
+  const GpuModelInfo* model = nullptr;
+  for (size_t g = 0; g < node.mig.size(); ++g) {
+    const GpuMig& gm = node.mig[g];
+    if (!gm.enabled) {
+      if (!gm.instances.empty())
+        return fmt::format("node {}: GPU {} has MIG instances but MIG is not enabled", node.name, g);
+      continue;
     }
-    if (node.time_slicing)
-      for (int32_t g = 0; g < node.gpu_count; ++g) {
-        uint8_t& kind = gpu_kind_[gpu_offset_[n] + static_cast<size_t>(g)];
-        if (kind == static_cast<uint8_t>(GpuKind::kPlain)) kind = static_cast<uint8_t>(GpuKind::kTimeSliced);
-      }
+    if (model == nullptr) {
+      model = find_gpu_model(node.gpu_model);
+      if (model == nullptr || !model->mig_capable)
+        return fmt::format("node {}: GPU model '{}' is {}", node.name, node.gpu_model,
+                           model == nullptr ? "unknown, MIG needs a catalog model" : "not MIG-capable");
+    }
+    MigLayout layout(*model);
+    for (const MigInstance& i : gm.instances) {
+      if (!layout.place_at(i.profile, i.start))
+        return fmt::format("node {}: GPU {}: MIG instance {} at memory slice {} does not fit the {} placement rules",
+                           node.name, g, i.profile, i.start, model->name);
+      mig_milli.push_back(mig_device_gpu_milli(model->find_mig_profile(i.profile)->compute_slices));
+    }
+  }
+  return {};
+}
+
+int32_t ClusterState::register_gpu_model(std::string_view model) {
+  auto it = std::find(models_.begin(), models_.end(), model);
+  if (it != models_.end()) return static_cast<int32_t>(it - models_.begin());
+  models_.emplace_back(model);
+  journal(RegisterModelChange{});
+  return static_cast<int32_t>(models_.size() - 1);
+}
+
+void ClusterState::grow_slots(size_t count) {
+  if (count <= nodes_.size()) return;
+  const uint64_t version = ++version_high_;
+  nodes_.resize(count);
+  usage_.resize(count);
+  versions_.resize(count, version);
+  bound_.resize(count);
+  gpu_offset_.resize(count, 0);
+  model_id_.resize(count, -1);
+  sharing_.resize(count, 0);
+  anti_pos_.resize(count, 0);
+  live_.resize((count + 63) / 64, 0);
+}
+
+void ClusterState::shrink_slots(size_t count) {
+  nodes_.resize(count);
+  usage_.resize(count);
+  versions_.resize(count);
+  bound_.resize(count);
+  gpu_offset_.resize(count);
+  model_id_.resize(count);
+  sharing_.resize(count);
+  anti_pos_.resize(count);
+  live_.resize((count + 63) / 64);
+  if (count % 64 != 0) live_.back() &= (uint64_t{1} << (count % 64)) - 1;
+}
+
+NodeId ClusterState::lowest_free_slot() const {
+  for (size_t w = 0; w < live_.size(); ++w) {
+    if (live_[w] == ~uint64_t{0}) continue;
+    const size_t n = w * 64 + static_cast<size_t>(std::countr_one(live_[w]));
+    if (n < nodes_.size()) return static_cast<NodeId>(n);
+  }
+  return static_cast<NodeId>(nodes_.size());
+}
+
+NodeId ClusterState::add_node(Node node, std::optional<NodeId> slot) {
+  const NodeId n = slot ? *slot : lowest_free_slot();
+  if (n == UINT32_MAX) throw InvariantViolation(fmt::format("add_node {}: slot {} is not a node id", node.name, n));
+  if (has_node(n))
+    throw InvariantViolation(fmt::format("add_node {}: slot {} holds node {}", node.name, n, nodes_[n].name));
+  std::vector<int32_t> mig_milli;
+  if (std::string why = check_node(node, mig_milli); !why.empty()) throw std::invalid_argument(why);
+  const size_t slots_before = nodes_.size();
+  grow_slots(size_t{n} + 1);
+  model_id_[n] = register_gpu_model(node.gpu_model);
+  install_node(n, std::move(node), mig_milli);
+  journal(AddNodeChange{n, slots_before});
+  return n;
+}
+
+void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>& mig_milli) {
+  const auto gpus = static_cast<size_t>(node.gpu_count);
+  // The per-GPU block: a freed one of the same size, else appended.
+  uint32_t offset = 0;
+  if (gpus > 0) {
+    if (free_gpu_blocks_.size() > gpus && !free_gpu_blocks_[gpus].empty()) {
+      offset = free_gpu_blocks_[gpus].back();
+      free_gpu_blocks_[gpus].pop_back();
+    } else {
+      offset = static_cast<uint32_t>(gpu_free_.size());
+      gpu_free_.resize(offset + gpus);
+      gpu_kind_.resize(offset + gpus);
+      replicas_used_.resize(offset + gpus);
+      mig_first_.resize(offset + gpus);
+    }
+    std::fill_n(gpu_free_.begin() + offset, gpus, kGpuMilliPerGpu);
+    const GpuKind kind = node.time_slicing ? GpuKind::kTimeSliced : GpuKind::kPlain;  // MIG GPUs below
+    std::fill_n(gpu_kind_.begin() + offset, gpus, static_cast<uint8_t>(kind));
+    std::fill_n(replicas_used_.begin() + offset, gpus, 0);
+    std::fill_n(mig_first_.begin() + offset, gpus, 0u);
+  }
+  // The per-MIG-instance block, likewise.
+  const size_t instances = mig_milli.size();
+  if (instances > 0) {
+    uint32_t first = 0;
+    if (free_mig_blocks_.size() > instances && !free_mig_blocks_[instances].empty()) {
+      first = free_mig_blocks_[instances].back();
+      free_mig_blocks_[instances].pop_back();
+    } else {
+      first = static_cast<uint32_t>(mig_taken_.size());
+      mig_taken_.resize(first + instances);
+      mig_milli_.resize(first + instances);
+    }
+    std::fill_n(mig_taken_.begin() + first, instances, uint8_t{0});
+    std::copy(mig_milli.begin(), mig_milli.end(), mig_milli_.begin() + first);
+    uint32_t next = first;
+    for (size_t g = 0; g < node.mig.size(); ++g) {
+      mig_first_[offset + g] = next;
+      if (node.mig[g].enabled) gpu_kind_[offset + g] = static_cast<uint8_t>(GpuKind::kMig);
+      next += static_cast<uint32_t>(node.mig[g].instances.size());
+    }
+  } else {
+    for (size_t g = 0; g < node.mig.size(); ++g)
+      if (node.mig[g].enabled) gpu_kind_[offset + g] = static_cast<uint8_t>(GpuKind::kMig);
+  }
+  gpu_offset_[n] = offset;
+  sharing_[n] = node.has_gpu_sharing() ? 1 : 0;
+  gpu_capacity_milli_ += static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
+  usage_[n] = Usage{.gpu_free_total_milli = node.gpu_count * kGpuMilliPerGpu};
+  versions_[n] = ++version_high_;
+  anti_pos_[n] = 0;
+  nodes_[n] = std::move(node);
+  live_[n >> 6] |= uint64_t{1} << (n & 63);
+  ++live_count_;
+  node_set_version_ = next_memo_version();
+}
+
+Node ClusterState::remove_node(NodeId n) {
+  if (!has_node(n)) throw InvariantViolation(fmt::format("remove_node: slot {} holds no node", n));
+  if (!bound_[n].empty())
+    throw InvariantViolation(fmt::format("remove_node {}: {} pods are bound to it", nodes_[n].name, bound_[n].size()));
+  Node node = uninstall_node(n);
+  if (!journal_.marks.empty()) journal(RemoveNodeChange{n, node});
+  return node;
+}
+
+void ClusterState::set_unschedulable(NodeId n, bool unschedulable) {
+  if (!has_node(n)) throw InvariantViolation(fmt::format("set_unschedulable: slot {} holds no node", n));
+  if (nodes_[n].unschedulable == unschedulable) return;
+  journal(UnschedulableChange{n, nodes_[n].unschedulable});
+  nodes_[n].unschedulable = unschedulable;
+  touch(n);
+}
+
+Node ClusterState::uninstall_node(NodeId n) {
+  Node node = std::move(nodes_[n]);
+  nodes_[n] = Node{};
+  const auto gpus = static_cast<size_t>(node.gpu_count);
+  const uint32_t offset = gpu_offset_[n];
+  if (gpus > 0) {
+    if (free_gpu_blocks_.size() <= gpus) free_gpu_blocks_.resize(gpus + 1);
+    free_gpu_blocks_[gpus].push_back(offset);
+  }
+  size_t instances = 0;
+  for (const GpuMig& gm : node.mig) instances += gm.instances.size();
+  if (instances > 0) {
+    if (free_mig_blocks_.size() <= instances) free_mig_blocks_.resize(instances + 1);
+    free_mig_blocks_[instances].push_back(mig_first_[offset]);
+  }
+  gpu_capacity_milli_ -= static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
+  usage_[n] = Usage{};
+  versions_[n] = ++version_high_;
+  std::vector<BoundPod>().swap(bound_[n]);
+  gpu_offset_[n] = 0;
+  model_id_[n] = -1;
+  sharing_[n] = 0;
+  live_[n >> 6] &= ~(uint64_t{1} << (n & 63));
+  --live_count_;
+  node_set_version_ = next_memo_version();
+  return node;
+}
+
+// ---- forks -------------------------------------------------------------------------------------
+
+ClusterState::Fork ClusterState::fork() {
+  const uint64_t id = journal_.next_id++;
+  journal_.marks.push_back({id, journal_.changes.size(), last_bind_seq_});
+  return Fork(this, id);
+}
+
+ClusterState::Fork::~Fork() {
+  if (state_ != nullptr) state_->end_fork(id_, false, true);
+}
+
+bool ClusterState::Fork::open() const { return state_ != nullptr && state_->fork_open(id_); }
+
+void ClusterState::Fork::commit() {
+  if (state_ == nullptr) throw std::logic_error("ClusterState::Fork::commit: the fork has ended");
+  state_->end_fork(id_, true, false);
+  state_ = nullptr;
+}
+
+void ClusterState::Fork::discard() {
+  if (state_ == nullptr) throw std::logic_error("ClusterState::Fork::discard: the fork has ended");
+  state_->end_fork(id_, false, false);
+  state_ = nullptr;
+}
+
+bool ClusterState::fork_open(uint64_t id) const {
+  return std::any_of(journal_.marks.begin(), journal_.marks.end(), [id](const Journal::Mark& m) { return m.id == id; });
+}
+
+void ClusterState::end_fork(uint64_t id, bool keep, bool from_destructor) {
+  auto& marks = journal_.marks;
+  auto it = std::find_if(marks.begin(), marks.end(), [id](const Journal::Mark& m) { return m.id == id; });
+  if (it == marks.end()) {
+    if (from_destructor) return;
+    throw std::logic_error("ClusterState::Fork: the fork has ended with the fork it was opened in");
+  }
+  if (it + 1 != marks.end() && !from_destructor)
+    throw std::logic_error("ClusterState::Fork: a fork opened inside this one is still open");
+  const Journal::Mark mark = *it;
+  marks.erase(it, marks.end());
+  if (!keep) {
+    while (journal_.changes.size() > mark.start) {
+      undo(journal_.changes.back());
+      journal_.changes.pop_back();
+    }
+    last_bind_seq_ = mark.last_bind_seq;
+  }
+  if (marks.empty()) journal_.changes.clear();
+}
+
+void ClusterState::undo(Change& change) {
+  if (auto* c = std::get_if<BindChange>(&change)) {
+    auto& bound = bound_[c->n];
+    auto it = std::lower_bound(bound.begin(), bound.end(), c->bind_seq,
+                               [](const BoundPod& b, uint64_t seq) { return b.bind_seq < seq; });
+    unbind(c->n, static_cast<size_t>(it - bound.begin()), nullptr);
+  } else if (auto* u = std::get_if<UnbindChange>(&change)) {
+    do_bind(u->n, u->bound.pod, u->bound.devices(), u->bound.bind_seq);
+    if (u->anti_at != 0) {  // back to its index in anti_nodes_, the node there back to the end
+      const uint32_t at = u->anti_at - 1;
+      std::swap(anti_nodes_[at], anti_nodes_.back());
+      anti_pos_[anti_nodes_[at]] = at + 1;
+      anti_pos_[anti_nodes_.back()] = static_cast<uint32_t>(anti_nodes_.size());
+    }
+  } else if (auto* a = std::get_if<AddNodeChange>(&change)) {
+    uninstall_node(a->n);
+    if (a->slots_before < nodes_.size()) shrink_slots(a->slots_before);
+  } else if (auto* r = std::get_if<RemoveNodeChange>(&change)) {
+    std::vector<int32_t> mig_milli;
+    check_node(r->node, mig_milli);
+    const auto model = std::find(models_.begin(), models_.end(), r->node.gpu_model);  // registered before
+    model_id_[r->n] = static_cast<int32_t>(model - models_.begin());
+    install_node(r->n, std::move(r->node), mig_milli);
+  } else if (auto* f = std::get_if<UnschedulableChange>(&change)) {
+    nodes_[f->n].unschedulable = f->was;
+    touch(f->n);
+  } else {
+    models_.pop_back();
   }
 }
+
+// ---- usage -------------------------------------------------------------------------------------
 
 int32_t ClusterState::replicas_free(NodeId n) const {
   const Node& node = nodes_[n];
@@ -154,6 +389,7 @@ std::string ClusterState::check_plain_gpus(NodeId n, const Pod& pod, std::span<c
 std::string ClusterState::check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                                 std::span<const MigDevice> mig) const {
   if (n >= nodes_.size()) return fmt::format("node id {} out of range", n);
+  if (!has_node(n)) return fmt::format("slot {} holds no node", n);
   const Node& node = nodes_[n];
   if (pod.cpu_milli < 0 || pod.memory_bytes < 0 || pod.gpu_milli < 0 || pod.gpu_milli > kGpuMilliPerGpu)
     return "pod request out of range";
@@ -229,22 +465,13 @@ std::string ClusterState::check_sharing(NodeId n, const Pod& pod, std::span<cons
   return {};
 }
 
-bool ClusterState::can_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const {
-  return check(n, pod, gpus, {}, {}).empty();
-}
-
-bool ClusterState::can_allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) const {
+bool ClusterState::can_allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices) const {
   return check(n, pod, devices.gpus, devices.shared_replicas, devices.mig).empty();
 }
 
-void ClusterState::allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) {
-  do_allocate(n, pod, gpus, {}, {}, last_bind_seq_ + 1);
-  last_bind_seq_ += 1;
-}
-
-void ClusterState::allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) {
-  do_allocate(n, pod, devices.gpus, devices.shared_replicas, devices.mig, last_bind_seq_ + 1);
-  last_bind_seq_ += 1;
+uint64_t ClusterState::allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices) {
+  bind(n, pod, devices, last_bind_seq_ + 1);
+  return ++last_bind_seq_;
 }
 
 void ClusterState::rebind(NodeId n, const BoundPod& bound) {
@@ -253,13 +480,23 @@ void ClusterState::rebind(NodeId n, const BoundPod& bound) {
   if (ok && n < nodes_.size())
     for (const BoundPod& b : bound_[n]) ok = ok && b.bind_seq != seq;
   if (!ok) throw InvariantViolation(fmt::format("rebind {}: bind_seq {} was not released from this state", bound.pod.name, seq));
-  do_allocate(n, bound.pod, bound.gpus, bound.shared_replicas, bound.mig, seq);
+  bind(n, bound.pod, bound.devices(), seq);
 }
 
-void ClusterState::release(NodeId n, const Pod& pod, std::span<const int32_t> gpus) { do_release(n, pod, gpus, {}, {}); }
-
-void ClusterState::release_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) {
-  do_release(n, pod, devices.gpus, devices.shared_replicas, devices.mig);
+BoundPod ClusterState::release(NodeId n, const Pod& pod) {
+  if (!has_node(n)) throw InvariantViolation(fmt::format("release {}: slot {} holds no node", pod.name, n));
+  const auto& bound = bound_[n];
+  auto it = std::find_if(bound.begin(), bound.end(), [&](const BoundPod& b) {
+    return b.pod.name == pod.name && b.pod.namespace_name == pod.namespace_name;
+  });
+  if (it == bound.end())
+    throw InvariantViolation(fmt::format("release {} from {}: not bound there", pod.name, nodes_[n].name));
+  if (!same_request(it->pod, pod))
+    throw InvariantViolation(fmt::format("release {} from {}: bound with another request", pod.name, nodes_[n].name));
+  uint32_t anti_at = 0;
+  BoundPod out = unbind(n, static_cast<size_t>(it - bound.begin()), &anti_at);
+  if (!journal_.marks.empty()) journal(UnbindChange{n, anti_at, out});
+  return out;
 }
 
 void ClusterState::apply_devices(NodeId n, const Pod& pod, std::span<const int32_t> gpus,
@@ -292,22 +529,27 @@ void ClusterState::apply_devices(NodeId n, const Pod& pod, std::span<const int32
   }
 }
 
-void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                               std::span<const MigDevice> mig, uint64_t bind_seq) {
-  if (std::string why = check(n, pod, gpus, shared, mig); !why.empty())
+void ClusterState::bind(NodeId n, const Pod& pod, const DeviceAssignment& devices, uint64_t bind_seq) {
+  if (std::string why = check(n, pod, devices.gpus, devices.shared_replicas, devices.mig); !why.empty())
     throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
+  do_bind(n, pod, devices, bind_seq);
+  journal(BindChange{n, bind_seq});
+}
+
+void ClusterState::do_bind(NodeId n, const Pod& pod, const DeviceAssignment& devices, uint64_t bind_seq) {
+  const std::vector<int32_t>& gpus = devices.gpus;
   Usage& u = usage_[n];
   u.cpu_used_milli += pod.cpu_milli;
   u.memory_used_bytes += pod.memory_bytes;
   u.pods += 1;
-  if (sharing_[n] == 0 && shared.empty() && mig.empty()) {
+  if (sharing_[n] == 0 && devices.shared_replicas.empty() && devices.mig.empty()) {
     for (int32_t g : gpus) {
       gpu_free_[gpu_offset_[n] + static_cast<size_t>(g)] -= pod.gpu_milli;
       u.gpu_free_total_milli -= pod.gpu_milli;
       gpu_used_milli_ += pod.gpu_milli;
     }
   } else {
-    apply_devices(n, pod, gpus, shared, mig, +1);
+    apply_devices(n, pod, gpus, devices.shared_replicas, devices.mig, +1);
   }
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
   if (!pod.constraints.required_anti_affinity.empty()) {
@@ -316,74 +558,51 @@ void ClusterState::do_allocate(NodeId n, const Pod& pod, std::span<const int32_t
       anti_pos_[n] = static_cast<uint32_t>(anti_nodes_.size());
     }
     ++anti_affinity_pods_;
-    anti_version_ = next_anti_affinity_version();
+    anti_version_ = next_memo_version();
   }
-  ++u.version;
+  touch(n);
   // Keep pods_on(n) in binding order: a new pod goes last, a rebound one back to its place.
   auto& bound = bound_[n];
   auto at = bound.end();
   if (!bound.empty() && bound.back().bind_seq > bind_seq)
     at = std::upper_bound(bound.begin(), bound.end(), bind_seq,
                           [](uint64_t seq, const BoundPod& b) { return seq < b.bind_seq; });
-  bound.insert(at, BoundPod{pod, std::vector<int32_t>(gpus.begin(), gpus.end()),
-                            std::vector<int32_t>(shared.begin(), shared.end()),
-                            std::vector<MigDevice>(mig.begin(), mig.end()), bind_seq});
+  bound.insert(at, BoundPod{pod, gpus, devices.shared_replicas, devices.mig, bind_seq});
 }
 
-void ClusterState::do_release(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                              std::span<const MigDevice> mig) {
-  if (n >= nodes_.size()) throw InvariantViolation("release: node id out of range");
+BoundPod ClusterState::unbind(NodeId n, size_t i, uint32_t* anti_at) {
   Usage& u = usage_[n];
-  const size_t want = pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0;
-  bool ok = u.pods > 0 && u.cpu_used_milli >= pod.cpu_milli && u.memory_used_bytes >= pod.memory_bytes &&
-            gpus.size() == want;
-  for (int32_t g : gpus) {
-    ok = ok && g >= 0 && g < nodes_[n].gpu_count &&
-         (gpu_kind(n, g) == GpuKind::kTimeSliced ||
-          gpu_free_[gpu_offset_[n] + static_cast<size_t>(g)] + pod.gpu_milli <= kGpuMilliPerGpu);
-  }
-  const int k = kind_index(pod);
-  ok = ok && (k < 0 || u.gpu_pod_kinds[static_cast<size_t>(k)] > 0);
   auto& bound = bound_[n];
-  // The bound record matches only devices that allocate() checked, so undoing them keeps every
-  // invariant.
-  auto it = std::find_if(bound.begin(), bound.end(), [&](const BoundPod& b) {
-    return b.pod.name == pod.name && b.pod.namespace_name == pod.namespace_name &&
-           b.pod.cpu_milli == pod.cpu_milli && b.pod.memory_bytes == pod.memory_bytes &&
-           b.pod.num_gpu == pod.num_gpu && b.pod.gpu_milli == pod.gpu_milli &&
-           b.pod.shared_replicas == pod.shared_replicas && b.pod.mig_requests == pod.mig_requests &&
-           std::equal(b.gpus.begin(), b.gpus.end(), gpus.begin(), gpus.end()) &&
-           std::equal(b.shared_replicas.begin(), b.shared_replicas.end(), shared.begin(), shared.end()) &&
-           std::equal(b.mig.begin(), b.mig.end(), mig.begin(), mig.end());
-  });
-  ok = ok && it != bound.end();
-  if (!ok) throw InvariantViolation(fmt::format("release {} from {}: not reserved there", pod.name, nodes_[n].name));
-  if (!it->pod.constraints.required_anti_affinity.empty()) {
+  BoundPod out = std::move(bound[i]);
+  bound.erase(bound.begin() + static_cast<std::ptrdiff_t>(i));
+  const Pod& pod = out.pod;
+  if (!pod.constraints.required_anti_affinity.empty()) {
     if (--u.anti_affinity_pods == 0) {  // swap-remove n from anti_nodes_
       const uint32_t at = anti_pos_[n] - 1;
+      if (anti_at != nullptr) *anti_at = at + 1;
       anti_nodes_[at] = anti_nodes_.back();
       anti_pos_[anti_nodes_[at]] = at + 1;
       anti_nodes_.pop_back();
       anti_pos_[n] = 0;
     }
     --anti_affinity_pods_;
-    anti_version_ = next_anti_affinity_version();
+    anti_version_ = next_memo_version();
   }
-  bound.erase(it);
   u.cpu_used_milli -= pod.cpu_milli;
   u.memory_used_bytes -= pod.memory_bytes;
   u.pods -= 1;
-  if (sharing_[n] == 0 && shared.empty() && mig.empty()) {
-    for (int32_t g : gpus) {
+  if (sharing_[n] == 0 && out.shared_replicas.empty() && out.mig.empty()) {
+    for (int32_t g : out.gpus) {
       gpu_free_[gpu_offset_[n] + static_cast<size_t>(g)] += pod.gpu_milli;
       u.gpu_free_total_milli += pod.gpu_milli;
       gpu_used_milli_ -= pod.gpu_milli;
     }
   } else {
-    apply_devices(n, pod, gpus, shared, mig, -1);
+    apply_devices(n, pod, out.gpus, out.shared_replicas, out.mig, -1);
   }
-  if (k >= 0) --u.gpu_pod_kinds[static_cast<size_t>(k)];
-  ++u.version;
+  if (int k = kind_index(pod); k >= 0) --u.gpu_pod_kinds[static_cast<size_t>(k)];
+  touch(n);
+  return out;
 }
 
 }  // namespace gpufleet

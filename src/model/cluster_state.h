@@ -1,13 +1,28 @@
 // ClusterState: the mutable allocation state of a set of nodes. No I/O.
 //
-// Invariants kept by allocate()/allocate_devices()/release() (a violating call throws
-// InvariantViolation and leaves the state unchanged):
+// Nodes and ids. A NodeId is a slot. node_count() is the number of slots, the bound of the ids; a
+// slot is empty or holds one node (has_node). The constructor fills slots 0..N-1 with its N nodes.
+// add_node(node, slot) puts a node in the given empty slot (an id at or beyond node_count() adds
+// slots up to it, those between staying empty) or, without a slot, in the lowest empty one (a new
+// slot when none is). remove_node(n) takes out a node without pods and empties its slot, which a
+// later add_node may fill with another node. node_count() never shrinks (only Fork::discard takes
+// back the slots that the undone changes added). So an id names one node from its add_node to its
+// remove_node; version() tells the nodes (and the moments) of one slot apart.
+// Accessors taking a NodeId need n < node_count(); on an empty slot they describe no node: node(n)
+// is a default Node (no name, no capacity, no GPUs), usage and pods_on() are empty, and
+// gpu_model_id() is -1. Cost: an empty slot keeps only fixed-size per-slot records, about 290 bytes
+// (a default Node object, the usage record, an empty pod list; no Node contents, no per-GPU or
+// per-MIG-device arrays); a node's per-GPU and per-MIG-device arrays are taken on add_node from
+// blocks freed by earlier remove_node calls of the same size, else appended.
+//
+// Invariants kept by allocate()/release()/rebind() (a violating call throws InvariantViolation and
+// leaves the state unchanged):
 //  - no GPU above 1000 gpu_milli used, none below 0;
 //  - no node above its allocatable CPU (cpu_milli), memory (memory_bytes) or pod capacity (max_pods);
 //  - a pod takes exactly num_gpu distinct GPUs of one node, each with gpu_milli free;
 //    a multi-GPU pod therefore takes whole free GPUs (its gpu_milli is 1000);
-//  - GPU sharing (Node::time_slicing, Node::mig; gpu-sharing.md s.1-3). Each GPU is of one kind
-//    (GpuKind): plain, time-sliced or MIG.
+//  - GPU sharing (Node::time_slicing, Node::mig; the NVIDIA device plugin's sharing.timeSlicing and
+//    migStrategy mixed). Each GPU is of one kind (GpuKind): plain, time-sliced or MIG.
 //    * Plain GPUs are the only ones given as whole or fractional GPUs.
 //    * A time-sliced GPU of a node with R replicas never has more than R replicas in use. Its
 //      replicas are what nvidia.com/gpu requests take when the node's time-slicing is not renamed
@@ -21,17 +36,42 @@
 //    994). The floors keep a GPU's sum at or below 1000 (the compute slices of a layout sum to at most
 //    7). gpu_free_milli(), gpu_used_milli() and gpu_free_milli_total() include these amounts; they are
 //    the accounting view, not what a plain pod could get: use gpu_kind() to tell the GPUs apart.
-// Every change bumps the node's version(), so schedulers can cache per-node results.
+//  - the totals (gpu_capacity_milli, gpu_used_milli, anti-affinity counts) are sums over the nodes
+//    the slots hold.
+//
+// Versions. version(n) changes on every change of slot n (allocate, release, rebind, add_node,
+// remove_node, set_unschedulable, and Fork::discard undoing any of them) and never takes a value it had before: each
+// change adds 1, and a node added to a slot starts above every version the state has handed out to
+// any slot. So a cache entry keyed by (slot, version) is never served for another node of the slot
+// or another moment of it, for the state's whole life (schedulers cache per-node results this way).
+// Constructor nodes start at 1.
+//
+// Forks (dry runs). fork() opens a Fork: every later change (allocate, release, rebind, add_node,
+// remove_node, set_unschedulable, register_gpu_model) goes to an undo journal the state owns. Fork::commit() keeps the
+// changes; Fork::discard(), and the destructor of a fork neither committed nor discarded, undoes
+// them in reverse order, so that everything observable is as at fork(): the nodes and slots, free
+// and used resources, pods_on() with each pod's devices, order and bind_seq, the next bind_seq,
+// the anti-affinity counts and node list (same order), the totals and gpu_models(). Only versions
+// (version(), anti_affinity_version(), node_set_version()) move on, so caches stay right. Forks nest:
+// a fork opened inside another ends first (commit or discard only the innermost open fork); its
+// committed changes are undone if the outer one is discarded. Cost: O(1) to open; each change while
+// a fork is open also records its undo (a copy of the released pod or removed node); commit frees
+// the records and discard undoes them, O(changes) each, an undo costing what its change cost. A copy
+// of the state has no open fork; the state must not be moved or destroyed while a fork of it is open.
+//
 // The state also keeps a copy of every bound pod (kube's NodeInfo.Pods), for plugins that look at
 // the pods already on a node (inter-pod anti-affinity) and for preemption.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "model/gpu_catalog.h"
@@ -51,16 +91,18 @@ struct MigDevice {
   bool operator==(const MigDevice&) const = default;
 };
 
-/// The devices a pod takes on a node (the argument of allocate_devices / release_devices).
+/// The devices a pod takes on a node (the argument of allocate and can_allocate), e.g.
+/// {.gpus = {2}} for a whole or fractional GPU, {.mig = {{0, 4, "3g.40gb"}}} for a MIG device,
+/// {.shared_replicas = {1}} for one renamed time-slicing replica; {} for a pod without GPUs.
 struct DeviceAssignment {
   /// nvidia.com/gpu, num_gpu entries (none for a pod without GPUs): on plain GPUs, distinct GPU
   /// indices each given gpu_milli; on a node time-sliced without renaming, the GPU index of each
   /// replica (an index repeats when a GPU gives the pod several replicas).
-  std::vector<int32_t> gpus;
+  std::vector<int32_t> gpus{};
   /// nvidia.com/gpu.shared, shared_replicas entries: the GPU index of each replica (may repeat).
-  std::vector<int32_t> shared_replicas;
+  std::vector<int32_t> shared_replicas{};
   /// nvidia.com/mig-<profile>: one entry per device, as many per profile as the pod requests.
-  std::vector<MigDevice> mig;
+  std::vector<MigDevice> mig{};
   bool operator==(const DeviceAssignment&) const = default;
 };
 
@@ -95,17 +137,56 @@ class InvariantViolation : public std::logic_error {
 
 class ClusterState {
  public:
-  /// Takes the nodes. Throws std::invalid_argument for a node with negative capacity or more than
-  /// kMaxGpusPerNode GPUs, or a bad GPU sharing set-up: time-slicing replicas below 1, a `mig` list
-  /// whose size is neither 0 nor gpu_count, MIG instances on a GPU without MIG enabled, MIG on a
-  /// model that find_gpu_model() does not know or that is not MIG-capable, or instances that break the
-  /// MIG placement rules (mig.h; replayed with MigLayout::place_at).
+  /// No slots (add nodes with add_node).
+  ClusterState();
+  /// Slots 0..N-1 hold the nodes, in order; GPU models are registered in first-seen order. Throws
+  /// std::invalid_argument for a node with negative capacity or more than kMaxGpusPerNode GPUs, or
+  /// a bad GPU sharing set-up: time-slicing replicas below 1, a `mig` list whose size is neither 0
+  /// nor gpu_count, MIG instances on a GPU without MIG enabled, MIG on a model that
+  /// find_gpu_model() does not know or that is not MIG-capable, or instances that break the MIG
+  /// placement rules (mig.h; replayed with MigLayout::place_at).
   explicit ClusterState(std::vector<Node> nodes);
 
+  // ---- Nodes and slots (see the file comment) ----
+  /// Number of slots, the bound of the ids (empty slots included).
   size_t node_count() const { return nodes_.size(); }
+  /// Number of slots holding a node.
+  size_t live_node_count() const { return live_count_; }
+  /// Whether slot n holds a node (false for n >= node_count()).
+  bool has_node(NodeId n) const { return n < nodes_.size() && (live_[n >> 6] >> (n & 63) & 1) != 0; }
+  /// The node of slot n; a default Node for an empty slot.
   const Node& node(NodeId n) const { return nodes_[n]; }
+  /// One entry per slot, as node().
   const std::vector<Node>& nodes() const { return nodes_; }
+  /// Puts `node` in slot `slot` (empty, or >= node_count(): the slots grow to slot + 1, those
+  /// between stay empty) or, without a slot, in the lowest empty slot (node_count() when none).
+  /// Registers its GPU model (register_gpu_model). Returns the slot. Throws std::invalid_argument
+  /// for a bad node (as the constructor) and InvariantViolation for a slot that holds a node or is
+  /// kNoNode (UINT32_MAX); the state is then unchanged. O(GPUs + MIG devices) plus, for a new
+  /// slot, O(slots added); O(node_count() / 64) to find the lowest empty slot.
+  NodeId add_node(Node node, std::optional<NodeId> slot = {});
+  /// Takes the node out of slot n, which becomes empty, and returns it. The node must have no
+  /// pods: throws InvariantViolation (state unchanged) for an empty slot or a node with pods.
+  Node remove_node(NodeId n);
+  /// Changes whenever a node is added or removed (also by Fork::discard), to a value no other
+  /// ClusterState has had (copies excepted: they share it until either changes). A memo key for
+  /// what depends only on the nodes' labels and taints.
+  uint64_t node_set_version() const { return node_set_version_; }
+  /// Cordons node n (`kubectl cordon`: Node::unschedulable, which the NodeUnschedulable filter
+  /// reads) or, with false, uncordons it. Changes version(n) when the flag changes (not
+  /// node_set_version(): labels and taints stay). Journaled like add_node, so a fork's discard
+  /// restores the flag. Throws InvariantViolation (state unchanged) for an empty slot.
+  void set_unschedulable(NodeId n, bool unschedulable);
 
+  /// Dense id of the GPU model among gpu_models() (the empty model, a CPU-only node, included):
+  /// the existing id, or a new one (the next index). An id never changes or goes away, even when
+  /// the last node of the model is removed, so registering the models up front fixes their ids.
+  int32_t register_gpu_model(std::string_view model);
+  /// Dense id of the node's GPU model among gpu_models(); -1 for an empty slot.
+  int32_t gpu_model_id(NodeId n) const { return model_id_[n]; }
+  const std::vector<std::string>& gpu_models() const { return models_; }
+
+  // ---- Usage of one node ----
   int64_t cpu_free_milli(NodeId n) const { return nodes_[n].cpu_milli - usage_[n].cpu_used_milli; }
   int64_t cpu_used_milli(NodeId n) const { return usage_[n].cpu_used_milli; }
   int64_t memory_free_bytes(NodeId n) const { return nodes_[n].memory_bytes - usage_[n].memory_used_bytes; }
@@ -115,46 +196,44 @@ class ClusterState {
     return {gpu_free_.data() + gpu_offset_[n], static_cast<size_t>(nodes_[n].gpu_count)};
   }
   /// Used gpu_milli of GPU g on node n.
-  int32_t gpu_used_milli(NodeId n, int32_t g) const { return 1000 - gpu_free_[gpu_offset_[n] + g]; }
+  int32_t gpu_used_milli(NodeId n, int32_t g) const { return 1000 - gpu_free_[gpu_offset_[n] + static_cast<size_t>(g)]; }
   /// Sum of free gpu_milli over the node's GPUs.
   int32_t gpu_free_milli_total(NodeId n) const { return usage_[n].gpu_free_total_milli; }
   /// Number of the node's GPUs with all 1000 gpu_milli free.
   int32_t gpu_fully_free_count(NodeId n) const;
   /// GPU pods on the node by kind: [0] sharing pods, [k] pods holding k whole GPUs (1..kMaxGpusPerPod).
   const std::array<int32_t, kMaxGpusPerPod + 1>& gpu_pod_kinds(NodeId n) const { return usage_[n].gpu_pod_kinds; }
-  /// Incremented on every allocate/release of the node; starts at 1.
-  uint32_t version(NodeId n) const { return usage_[n].version; }
+  /// Slot n's version (see the file comment): starts at 1 for the constructor's nodes, changes on
+  /// every change of the slot, never repeats.
+  uint64_t version(NodeId n) const { return versions_[n]; }
 
-  /// Dense id of the node's GPU model among gpu_models() (the empty model, a CPU-only node, included).
-  int32_t gpu_model_id(NodeId n) const { return model_id_[n]; }
-  const std::vector<std::string>& gpu_models() const { return models_; }
-
+  // ---- Totals over the nodes ----
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
   int64_t gpu_used_milli() const { return gpu_used_milli_; }
   int64_t gpu_count() const { return gpu_capacity_milli_ / 1000; }
 
-  /// Whether allocate(n, pod, gpus) would succeed (same checks, no change).
-  bool can_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
-  /// Reserves the pod's resources on node n, gpu_milli on each GPU index in `gpus`
-  /// (empty for a CPU-only pod). Throws InvariantViolation (state unchanged) if it does not fit.
-  /// Same as allocate_devices(n, pod, {gpus}): a pod with MIG or nvidia.com/gpu.shared requests
-  /// needs allocate_devices.
-  void allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
-  /// Returns what allocate() reserved: the bound pod with the same namespace and name and the same
-  /// GPU indices. Throws InvariantViolation (state unchanged) if there is none.
-  void release(NodeId n, const Pod& pod, std::span<const int32_t> gpus);
-
-  /// Whether allocate_devices(n, pod, devices) would succeed (same checks, no change).
-  bool can_allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices) const;
-  /// Reserves the pod's CPU, memory and devices on node n (see DeviceAssignment and the invariants
-  /// above): devices.gpus as allocate() does on plain GPUs, or as replicas on a time-sliced node
-  /// that is not renamed; devices.shared_replicas on a renamed time-sliced node; devices.mig must
-  /// name free instances of the node's layout, exactly pod.mig_requests' counts per profile.
-  /// Throws InvariantViolation (state unchanged) if it does not fit.
-  void allocate_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices);
-  /// Returns what allocate_devices() reserved: the bound pod with the same namespace, name, request
-  /// and devices. Throws InvariantViolation (state unchanged) if there is none.
-  void release_devices(NodeId n, const Pod& pod, const DeviceAssignment& devices);
+  // ---- Devices: one API for whole GPUs, fractions, MIG devices and time-sliced replicas ----
+  /// Whether allocate(n, pod, devices) would succeed (same checks, no change).
+  bool can_allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices) const;
+  /// Binds the pod to node n: reserves its CPU, memory and `devices` (see DeviceAssignment and the
+  /// invariants above): devices.gpus on plain GPUs (num_gpu distinct indices, gpu_milli each), or
+  /// as replicas on a time-sliced node that is not renamed; devices.shared_replicas on a renamed
+  /// time-sliced node; devices.mig must name free instances of the node's layout, exactly
+  /// pod.mig_requests' counts per profile. The pod goes last in pods_on(n) with the next bind_seq,
+  /// which is returned. Throws InvariantViolation (state unchanged) if it does not fit or slot n
+  /// is empty.
+  uint64_t allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices);
+  /// Unbinds the pod of node n with pod's namespace and name (the first in binding order if
+  /// several) and returns it with what it held (its request as bound, devices and bind_seq): the
+  /// pod's CPU, memory and devices are free again. Throws InvariantViolation (state unchanged) if
+  /// no pod of that namespace and name is on n or the bound one has another request (cpu_milli,
+  /// memory_bytes, num_gpu, gpu_milli, shared_replicas, mig_requests).
+  BoundPod release(NodeId n, const Pod& pod);
+  /// Binds again, with its original bind_seq, a pod that release() took off node n, so pods_on(n) and
+  /// the binding order are as before the release. Same checks as allocate(); also throws
+  /// InvariantViolation (state unchanged) when bound.bind_seq was never handed out by this state or a
+  /// pod with that bind_seq is on node n.
+  void rebind(NodeId n, const BoundPod& bound);
 
   // GPU sharing (all O(1) unless noted).
   /// Whether node n has a time-sliced or MIG GPU (Node::has_gpu_sharing()).
@@ -172,12 +251,6 @@ class ClusterState {
   /// The pods bound to node n, in binding order (ascending bind_seq).
   const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
 
-  /// Binds again, with its original bind_seq, a pod that release() took off node n, so pods_on(n) and
-  /// the binding order are as before the release (preemption's dry run releases victims, then
-  /// restores them). Same checks as allocate(); also throws InvariantViolation (state unchanged) when
-  /// bound.bind_seq was never handed out by this state or a pod with that bind_seq is on node n.
-  void rebind(NodeId n, const BoundPod& bound);
-
   /// Bound pods with required pod anti-affinity terms on node n (kube's
   /// NodeInfo.PodsWithRequiredAntiAffinity), and in the whole state: InterPodAffinity skips its
   /// work when the total is 0 and the incoming pod has no terms.
@@ -191,16 +264,116 @@ class ClusterState {
   /// for what depends only on those pods (InterPodAffinity).
   uint64_t anti_affinity_version() const { return anti_version_; }
 
+  // ---- Forks (see the file comment) ----
+  /// A dry run: the changes since fork() until commit() or discard(). Move-only; ends (discards)
+  /// at destruction unless committed or discarded.
+  class Fork {
+   public:
+    Fork(Fork&& other) noexcept : state_(other.state_), id_(other.id_) { other.state_ = nullptr; }
+    Fork(const Fork&) = delete;
+    Fork& operator=(const Fork&) = delete;
+    Fork& operator=(Fork&&) = delete;
+    /// Discards the changes unless committed or discarded (and the forks still open inside it).
+    ~Fork();
+    /// Keeps the changes (they stay undoable by an enclosing open fork). Throws std::logic_error
+    /// when the fork has ended or a fork opened inside it is still open.
+    void commit();
+    /// Undoes the changes since fork(), newest first (see the file comment). Throws
+    /// std::logic_error when the fork has ended or a fork opened inside it is still open.
+    void discard();
+    /// Whether the fork is open: neither committed nor discarded, nor ended with a fork it was
+    /// opened in.
+    bool open() const;
+
+   private:
+    friend class ClusterState;
+    Fork(ClusterState* state, uint64_t id) : state_(state), id_(id) {}
+    ClusterState* state_;
+    uint64_t id_;
+  };
+  /// Opens a fork (nested when one is open). O(1).
+  [[nodiscard]] Fork fork();
+  /// Number of open forks.
+  size_t open_fork_count() const { return journal_.marks.size(); }
+
  private:
   struct Usage {
     int64_t cpu_used_milli = 0;
     int64_t memory_used_bytes = 0;
     int32_t pods = 0;
     int32_t gpu_free_total_milli = 0;
-    uint32_t version = 1;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
     int32_t anti_affinity_pods = 0;
   };
+  // Undo records of the journal (one per change while a fork is open).
+  struct BindChange {  // allocate or rebind: undone by unbinding bind_seq
+    NodeId n;
+    uint64_t bind_seq;
+  };
+  struct UnbindChange {  // release: undone by binding `bound` again
+    NodeId n;
+    uint32_t anti_at;  // index + 1 in anti_nodes_ that n left, 0 if it stayed or was not there
+    BoundPod bound;
+  };
+  struct AddNodeChange {  // undone by removing the node and dropping the slots it added
+    NodeId n;
+    size_t slots_before;
+  };
+  struct RemoveNodeChange {  // undone by adding the node back
+    NodeId n;
+    Node node;
+  };
+  struct RegisterModelChange {};  // undone by dropping the last model
+  struct UnschedulableChange {  // undone by setting the flag back
+    NodeId n;
+    bool was;
+  };
+  using Change =
+      std::variant<BindChange, UnbindChange, AddNodeChange, RemoveNodeChange, RegisterModelChange, UnschedulableChange>;
+  struct Journal {
+    struct Mark {
+      uint64_t id;
+      size_t start;  // changes.size() at fork()
+      uint64_t last_bind_seq;
+    };
+    std::vector<Change> changes;
+    std::vector<Mark> marks;  // open forks, outermost first
+    uint64_t next_id = 1;
+    Journal() = default;
+    Journal(const Journal&) {}  // a copy of a state has no open fork
+    Journal& operator=(const Journal&) {
+      changes.clear();
+      marks.clear();
+      return *this;
+    }
+    Journal(Journal&&) = default;
+    Journal& operator=(Journal&&) = default;
+  };
+
+  // Why `node` cannot be added ("" if it can); fills mig_milli with each MIG instance's gpu_milli.
+  static std::string check_node(const Node& node, std::vector<int32_t>& mig_milli);
+  static std::string check_capacity(const Node& node);
+  // add_node after the checks; journals nothing.
+  void install_node(NodeId n, Node node, const std::vector<int32_t>& mig_milli);
+  // remove_node after the checks; journals nothing.
+  Node uninstall_node(NodeId n);
+  void grow_slots(size_t count);
+  void shrink_slots(size_t count);
+  NodeId lowest_free_slot() const;
+  // Version bump of slot n.
+  void touch(NodeId n) {
+    if (++versions_[n] > version_high_) version_high_ = versions_[n];
+  }
+  // Fork::commit / discard (keep false) of the open fork with this id, which must be the innermost
+  // unless `from_destructor`: then the forks inside it end too, and an ended fork is no error.
+  void end_fork(uint64_t id, bool keep, bool from_destructor);
+  bool fork_open(uint64_t id) const;
+  void undo(Change& change);
+  template <typename C>
+  void journal(C&& change) {
+    if (!journal_.marks.empty()) journal_.changes.emplace_back(std::forward<C>(change));
+  }
+
   std::string check(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                     std::span<const MigDevice> mig) const;
   // Distinct, in-range, plain (not MIG, not time-sliced) GPUs, each with pod.gpu_milli free.
@@ -209,36 +382,50 @@ class ClusterState {
                             std::span<const MigDevice> mig) const;
   // Index into mig_taken_ of the instance (gpu, start, profile) of node n, or -1.
   int64_t mig_slot(NodeId n, const MigDevice& d) const;
-  void do_allocate(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                   std::span<const MigDevice> mig, uint64_t bind_seq);
-  void do_release(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
-                  std::span<const MigDevice> mig);
+  // Checks, then binds with `bind_seq`; journals a BindChange.
+  void bind(NodeId n, const Pod& pod, const DeviceAssignment& devices, uint64_t bind_seq);
+  // bind() after the checks; journals nothing.
+  void do_bind(NodeId n, const Pod& pod, const DeviceAssignment& devices, uint64_t bind_seq);
+  // Unbinds pods_on(n)[i]; returns it. Sets *anti_at (when given) as UnbindChange::anti_at. Journals nothing.
+  BoundPod unbind(NodeId n, size_t i, uint32_t* anti_at);
   // Adds sign * the pod's device usage (gpus, replicas, MIG devices) to the node's GPUs.
   void apply_devices(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                      std::span<const MigDevice> mig, int sign);
   static int kind_index(const Pod& pod);
 
+  // Per slot.
   std::vector<Node> nodes_;
   std::vector<Usage> usage_;
+  std::vector<uint64_t> versions_;    // version(): dense, as the scheduler's per-node loop reads it
   std::vector<std::vector<BoundPod>> bound_;
-  std::vector<int32_t> gpu_free_;
-  std::vector<size_t> gpu_offset_;
+  std::vector<uint32_t> gpu_offset_;  // index of the node's first GPU in the per-GPU arrays
   std::vector<int32_t> model_id_;
+  std::vector<uint8_t> sharing_;      // has_gpu_sharing
+  std::vector<uint32_t> anti_pos_;    // index in anti_nodes_ + 1, 0 when absent
+  std::vector<uint64_t> live_;        // bit per slot: holds a node
+  size_t live_count_ = 0;
+  // Per GPU (indexed by gpu_offset_[n] + g), in blocks of a node's gpu_count.
+  std::vector<int32_t> gpu_free_;
+  std::vector<uint8_t> gpu_kind_;       // GpuKind
+  std::vector<int32_t> replicas_used_;
+  std::vector<uint32_t> mig_first_;     // index of the GPU's first instance in mig_taken_
+  // Per MIG instance, in blocks of a node's instance count.
+  std::vector<uint8_t> mig_taken_;
+  std::vector<int32_t> mig_milli_;      // mig_device_gpu_milli
+  // Free blocks by size: offsets into the per-GPU / per-MIG-instance arrays.
+  std::vector<std::vector<uint32_t>> free_gpu_blocks_;
+  std::vector<std::vector<uint32_t>> free_mig_blocks_;
+
   std::vector<std::string> models_;
   int64_t gpu_capacity_milli_ = 0;
   int64_t gpu_used_milli_ = 0;
-  // GPU sharing: per node, per GPU (indexed like gpu_free_), per MIG instance.
-  std::vector<uint8_t> sharing_;        // per node: has_gpu_sharing
-  std::vector<uint8_t> gpu_kind_;       // per GPU: GpuKind
-  std::vector<int32_t> replicas_used_;  // per GPU
-  std::vector<uint32_t> mig_first_;     // per GPU: index of its first instance in mig_taken_
-  std::vector<uint8_t> mig_taken_;      // per MIG instance
-  std::vector<int32_t> mig_milli_;      // per MIG instance: mig_device_gpu_milli
   uint64_t last_bind_seq_ = 0;
+  uint64_t version_high_ = 1;  // the highest version() handed out
+  uint64_t node_set_version_ = 0;
   int64_t anti_affinity_pods_ = 0;
   std::vector<NodeId> anti_nodes_;     // nodes with anti_affinity_pods > 0
   uint64_t anti_version_ = 0;
-  std::vector<uint32_t> anti_pos_;     // per node: index in anti_nodes_ + 1, 0 when absent
+  Journal journal_;
 };
 
 }  // namespace gpufleet

@@ -102,4 +102,10 @@ const GpuModelInfo* find_gpu_model(std::string_view name_or_product) {
   return nullptr;
 }
 
+bool catalog_has_mig_profile(std::string_view profile) {
+  for (const GpuModelInfo& m : gpu_catalog())
+    if (m.find_mig_profile(profile) != nullptr) return true;
+  return false;
+}
+
 }  // namespace gpufleet

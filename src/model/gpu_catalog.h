@@ -59,4 +59,8 @@ const std::vector<GpuModelInfo>& gpu_catalog();
 /// (sharing) or "-MIG-<profile>" (single MIG strategy) suffix first (gpu-sharing.md s.5).
 const GpuModelInfo* find_gpu_model(std::string_view name_or_product);
 
+/// Whether some catalog model has the MIG profile `profile` (exact, as find_mig_profile): the
+/// profiles a pod may request as nvidia.com/mig-<profile>.
+bool catalog_has_mig_profile(std::string_view profile);
+
 }  // namespace gpufleet

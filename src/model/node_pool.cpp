@@ -80,6 +80,11 @@ void validate_pool(const NodePool& pool) {
       invalid(pool, fmt::format("label {} is set by gpufleet and must not be given", k));
 }
 
+std::string pool_node_name(std::string_view pool_name, int32_t index, int32_t node_count) {
+  const size_t width = node_count > 1 ? std::to_string(node_count - 1).size() : 1;
+  return fmt::format("{}-{:0{}}", pool_name, index, width);
+}
+
 std::vector<Node> expand_pool(const NodePool& pool) {
   validate_pool(pool);
   const GpuModelInfo* model = pool.gpu_model.empty() ? nullptr : find_gpu_model(pool.gpu_model);
@@ -101,12 +106,11 @@ std::vector<Node> expand_pool(const NodePool& pool) {
   std::optional<TimeSlicing> time_slicing;
   if (pool.time_slicing_replicas) time_slicing = TimeSlicing{*pool.time_slicing_replicas, false, false};
 
-  const size_t width = pool.node_count > 1 ? std::to_string(pool.node_count - 1).size() : 1;
   std::vector<Node> nodes;
   nodes.reserve(static_cast<size_t>(pool.node_count));
   for (int32_t i = 0; i < pool.node_count; ++i) {
     Node n;
-    n.name = fmt::format("{}-{:0{}}", pool.name, i, width);
+    n.name = pool_node_name(pool.name, i, pool.node_count);
     n.cpu_milli = pool.cpu_milli;
     n.memory_bytes = pool.memory_bytes;
     n.gpu_count = pool.gpus_per_node;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/node.h"
@@ -70,5 +71,9 @@ void validate_pool(const NodePool& pool);
 ///    without MIG, i.e. to none when both are set). A device-plugin config selected by the node's
 ///    labels can change these later (io/device_setup.h).
 std::vector<Node> expand_pool(const NodePool& pool);
+
+/// The name expand_pool gives node `index` of a pool named `pool_name` with `node_count` nodes:
+/// <pool_name>-<index>, zero-padded to the width of node_count - 1 (e.g. "a100-07" of 11 nodes).
+std::string pool_node_name(std::string_view pool_name, int32_t index, int32_t node_count);
 
 }  // namespace gpufleet

@@ -1,6 +1,7 @@
 #include "model/quantity.h"
 
 #include <array>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -231,6 +232,36 @@ std::strong_ordering operator<=>(const Quantity& a, const Quantity& b) {
   if (a.negative_ != b.negative_) return a.negative_ ? std::strong_ordering::less : std::strong_ordering::greater;
   const auto magnitude = (a.units_ != b.units_) ? a.units_ <=> b.units_ : a.nanos_ <=> b.nanos_;
   return a.negative_ ? 0 <=> magnitude : magnitude;
+}
+
+std::string format_quantity(int64_t amount, QuantityUnit unit) {
+  if (amount == 0) return "0";
+  const bool negative = amount < 0;
+  uint64_t m = negative ? uint64_t{0} - static_cast<uint64_t>(amount) : static_cast<uint64_t>(amount);
+  std::string_view suffix;
+  if (unit == QuantityUnit::kMilli) {
+    // CanonicalizeBytes, DecimalSI: strip factors of 10, round the exponent down to a multiple of 3.
+    static constexpr std::string_view kSuffix[] = {"m", "", "k", "M", "G", "T", "P", "E"};
+    size_t e = 0;  // 10^(3e - 3)
+    while (m % 1000 == 0 && e + 1 < std::size(kSuffix)) {
+      m /= 1000;
+      ++e;
+    }
+    suffix = kSuffix[e];
+  } else {
+    // BinarySI: strip factors of 1024 (a value below 1024 has no suffix, as kube's DecimalSI fallback).
+    static constexpr std::string_view kSuffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+    size_t e = 0;
+    while (m % 1024 == 0 && e + 1 < std::size(kSuffix)) {
+      m /= 1024;
+      ++e;
+    }
+    suffix = kSuffix[e];
+  }
+  std::string out = negative ? "-" : "";
+  out += std::to_string(m);
+  out.append(suffix);
+  return out;
 }
 
 }  // namespace gpufleet

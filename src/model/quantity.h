@@ -1,5 +1,7 @@
 // Kubernetes resource quantities (k8s.io/apimachinery/pkg/api/resource Quantity): "500m", "16Gi",
-// "1.5", "2e3", "1k", "0.5Gi". No I/O.
+// "1.5", "2e3", "1k", "0.5Gi", parsed (Quantity::parse) and printed in canonical form
+// (format_quantity). The one implementation of both: readers, admission and writers call these.
+// No I/O.
 //
 // Grammar (quantity.go, the comment above `type Quantity`), all case-sensitive:
 //   <quantity>  ::= <sign>? <number> <suffix>
@@ -69,5 +71,15 @@ struct Quantity {
   int64_t units_ = 0;      ///< 0 .. 2^63-1
   int32_t nanos_ = 0;      ///< 0 .. 10^9-1
 };
+
+/// The unit an integer amount is kept in: milli-units (cpu, counts, devices) or bytes (memory).
+enum class QuantityUnit { kMilli, kBytes };
+
+/// Kubernetes canonical text of an amount, as resource.Quantity String() prints it
+/// (apimachinery quantity.go CanonicalizeBytes): kMilli in decimal SI (500 -> "500m", 2000 -> "2",
+/// 1500 -> "1500m", 4'000'000 -> "4k"), kBytes in binary SI (17179869184 -> "16Gi", 1610612736 ->
+/// "1536Mi", 1024000000 -> "1000000Ki"; a value that is no whole Ki has no suffix: 1500 -> "1500");
+/// 0 -> "0"; negative amounts get a leading "-". Never throws.
+std::string format_quantity(int64_t amount, QuantityUnit unit);
 
 }  // namespace gpufleet

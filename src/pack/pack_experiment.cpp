@@ -12,6 +12,7 @@
 #include "sched/fragmentation.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "util/parallel.h"
 
 namespace gpufleet::pack {
 
@@ -203,6 +204,51 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   run.failed_pods = failed;
   run.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
+}
+
+size_t pack_grid_tasks(size_t policies, size_t seeds, bool with_bound) {
+  return policies * seeds + (with_bound ? seeds : 0);
+}
+
+std::vector<PackRun> run_pack_grid(const std::vector<Node>& nodes, const std::vector<Pod>& pods,
+                                   const std::vector<std::string>& policies, const std::vector<int64_t>& seeds,
+                                   double tune, bool with_bound, int threads, Progress* progress) {
+  // Tasks: the seeds' bounds first (when asked for), then policy x seed. The bounds depend on the
+  // seed only, so each is computed once and shared by that seed's runs.
+  struct Task {
+    std::string policy;  // empty: the bounds of seeds[seed_index]
+    size_t seed_index;
+  };
+  std::vector<Task> tasks;
+  tasks.reserve(pack_grid_tasks(policies.size(), seeds.size(), with_bound));
+  if (with_bound)
+    for (size_t s = 0; s < seeds.size(); ++s) tasks.push_back({"", s});
+  for (const auto& p : policies)
+    for (size_t s = 0; s < seeds.size(); ++s) tasks.push_back({p, s});
+  std::vector<PackBounds> bounds(seeds.size());
+  std::vector<PackRun> results(tasks.size());
+  parallel_for(tasks.size(), threads, [&](size_t i) {
+    struct AdvanceOnExit {
+      Progress* progress;
+      ~AdvanceOnExit() {
+        if (progress) progress->advance();
+      }
+    } advance{progress};
+    const Task& t = tasks[i];
+    if (t.policy.empty()) bounds[t.seed_index] = pack_bounds(nodes, pods, seeds[t.seed_index], tune);
+    else results[i] = run_pack(nodes, pods, t.policy, seeds[t.seed_index], tune, false);
+  });
+  std::vector<PackRun> runs;
+  runs.reserve(policies.size() * seeds.size());
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].policy.empty()) continue;
+    PackRun& run = runs.emplace_back(std::move(results[i]));
+    if (with_bound) {
+      run.bound_pct = bounds[tasks[i].seed_index].bound_pct;
+      run.work_conserving_bound_pct_at_100 = bounds[tasks[i].seed_index].work_conserving_bound_pct_at_100;
+    }
+  }
+  return runs;
 }
 
 }  // namespace gpufleet::pack

@@ -27,6 +27,7 @@
 #include "model/pod.h"
 #include "pack/bucketing.h"
 #include "util/go_rand.h"
+#include "util/progress.h"
 
 namespace gpufleet::pack {
 
@@ -74,5 +75,19 @@ PackBounds pack_bounds(const std::vector<Node>& nodes, const std::vector<Pod>& p
 /// UsageError for an unknown policy, std::invalid_argument for an empty cluster or a tune <= 0.
 PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, const std::string& policy,
                  int64_t seed, double tune, bool with_bound = false);
+
+/// The tasks run_pack_grid runs: one per policy and seed, plus one per seed for the bounds when
+/// `with_bound`. E.g. (7 policies, 10 seeds, true) -> 80.
+size_t pack_grid_tasks(size_t policies, size_t seeds, bool with_bound);
+
+/// The runs of `gpufleet pack`: run_pack for every policy and seed, policy-major (policies[0] with
+/// every seed in order, then policies[1], ...), whatever order the threads finish in. With
+/// `with_bound`, each run carries its seed's bounds, computed once per seed (pack_bounds) and shared
+/// by that seed's runs. Runs the pack_grid_tasks tasks on `threads` threads (util/parallel.h);
+/// `progress`, when given, advances by one per task, failed ones included. Throws what run_pack and
+/// pack_bounds throw (the first failure caught, after every task has ended).
+std::vector<PackRun> run_pack_grid(const std::vector<Node>& nodes, const std::vector<Pod>& pods,
+                                   const std::vector<std::string>& policies, const std::vector<int64_t>& seeds,
+                                   double tune, bool with_bound, int threads, Progress* progress = nullptr);
 
 }  // namespace gpufleet::pack

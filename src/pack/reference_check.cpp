@@ -8,7 +8,7 @@
 namespace gpufleet::pack {
 
 std::vector<ReferenceComparison> compare_with_reference(const std::vector<PackRun>& runs,
-                                                        const std::vector<io::ReferenceRun>& reference,
+                                                        const std::vector<ReferenceRun>& reference,
                                                         const std::string& workload, double tune) {
   std::vector<ReferenceComparison> out;
   std::vector<std::string> policies;
@@ -18,7 +18,7 @@ std::vector<ReferenceComparison> compare_with_reference(const std::vector<PackRu
     std::map<int64_t, const PackRun*> ours;
     for (const auto& r : runs)
       if (r.policy == policy) ours[r.seed] = &r;
-    std::map<int64_t, const io::ReferenceRun*> theirs;
+    std::map<int64_t, const ReferenceRun*> theirs;
     for (const auto& r : reference)
       if (r.policy == policy && r.workload == workload && std::abs(r.tune - tune) < 1e-9 && ours.count(r.seed)) theirs[r.seed] = &r;
     if (theirs.empty()) continue;

@@ -1,4 +1,4 @@
-// Compares `gpufleet pack` runs with the FGD artifact's reference curves (io/fgd_reference.h):
+// Compares `gpufleet pack` runs with the FGD artifact's reference curves (pack/reference_run.h):
 // per policy, the mean over the seeds both have of allocation % at 100% arrived, and the largest
 // absolute difference of the seed-mean curves over arrived 0..130%.
 #pragma once
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "io/fgd_reference.h"
 #include "pack/pack_experiment.h"
+#include "pack/reference_run.h"
 
 namespace gpufleet::pack {
 
@@ -22,7 +22,7 @@ struct ReferenceComparison {
 
 /// One entry per policy of `runs` that the reference has for `workload` and `tune` (seeds matched).
 std::vector<ReferenceComparison> compare_with_reference(const std::vector<PackRun>& runs,
-                                                        const std::vector<io::ReferenceRun>& reference,
+                                                        const std::vector<ReferenceRun>& reference,
                                                         const std::string& workload, double tune);
 
 }  // namespace gpufleet::pack

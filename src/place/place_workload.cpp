@@ -78,7 +78,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   sched::ProfileConfig config = sched::policy_profile(options.policy);
   config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
   sched::Profile profile = sched::build_profile(
-      config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, input.pdbs, input.pods});
+      config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
   std::vector<uint32_t> rank(state.node_count());
   std::iota(rank.begin(), rank.end(), 0u);
   sched::Scheduler scheduler(std::move(profile), std::move(rank));
@@ -161,7 +161,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     if (preemption.nominated_node == sched::kNoNode) {
       const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_codes, pod, state);
       result.pending.push_back(
-          {pod_key(pod), sched::fit_error_message(histogram, state.node_count(), scheduled.post_filter_status.message()), pod.priority});
+          {pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), scheduled.post_filter_status.message()), pod.priority});
       continue;
     }
     std::vector<size_t> victims;

@@ -1,6 +1,66 @@
 #include "sched/device_select.h"
 
+#include <algorithm>
+#include <array>
+
 namespace gpufleet::sched {
+namespace {
+
+// `count` replicas on node n's time-sliced GPUs: each on the GPU with the most free replicas, lowest
+// index on ties; ascending.
+std::vector<int32_t> pick_replicas(const ClusterState& state, NodeId n, int32_t count) {
+  const Node& node = state.node(n);
+  std::array<int32_t, kMaxGpusPerNode> free{};
+  for (int32_t g = 0; g < node.gpu_count; ++g)
+    free[static_cast<size_t>(g)] =
+        state.gpu_kind(n, g) == GpuKind::kTimeSliced ? node.time_slicing->replicas - state.replicas_used(n, g) : 0;
+  std::vector<int32_t> out;
+  for (int32_t k = 0; k < count; ++k) {
+    int32_t best = -1;
+    for (int32_t g = 0; g < node.gpu_count; ++g)
+      if (free[static_cast<size_t>(g)] > 0 && (best < 0 || free[static_cast<size_t>(g)] > free[static_cast<size_t>(best)])) best = g;
+    if (best < 0) break;  // fewer free replicas than asked: can_allocate refuses the list
+    --free[static_cast<size_t>(best)];
+    out.push_back(best);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeId n) {
+  DeviceAssignment out;
+  const Node& node = state.node(n);
+  if (pod.is_gpu_pod()) {
+    if (node.time_slicing && !node.time_slicing->renamed) {
+      out.gpus = pick_replicas(state, n, pod.num_gpu);
+    } else if (pod.is_share_pod()) {
+      // Best fit among the plain GPUs: the MIG and time-sliced GPUs' accounting
+      // (ClusterState::gpu_free_milli) is not room for a fraction.
+      std::array<int32_t, kMaxGpusPerNode> free{};
+      const auto all = state.gpu_free_milli(n);
+      for (int32_t g = 0; g < node.gpu_count; ++g)
+        free[static_cast<size_t>(g)] = state.gpu_kind(n, g) == GpuKind::kPlain ? all[static_cast<size_t>(g)] : -1;
+      out.gpus.push_back(best_fit_gpu(std::span<const int32_t>(free.data(), all.size()), pod.gpu_milli));
+    } else {
+      out.gpus = lowest_free_gpus(state, n, pod.num_gpu);
+    }
+  }
+  if (pod.shared_replicas > 0) out.shared_replicas = pick_replicas(state, n, pod.shared_replicas);
+  for (const MigRequest& r : pod.mig_requests) {
+    int32_t left = r.count;
+    for (size_t g = 0; g < node.mig.size() && left > 0; ++g) {
+      const auto& instances = node.mig[g].instances;  // ordered by start
+      for (size_t i = 0; i < instances.size() && left > 0; ++i)
+        if (instances[i].profile == r.profile && !state.mig_device_taken(n, static_cast<int32_t>(g), i)) {
+          out.mig.push_back(MigDevice{static_cast<int32_t>(g), instances[i].start, r.profile});
+          --left;
+        }
+    }
+  }
+  return out;
+}
 
 int32_t BestFitGpuSelector::select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand&) const {
   return best_fit_gpu(state.gpu_free_milli(n), pod.gpu_milli);

@@ -66,6 +66,7 @@ ReasonHistogram rejection_histogram(const Profile& profile, const Pod& pod, cons
   ReasonHistogram histogram;
   const FilterCycle cycle(profile.pre_filters, profile.filters, pod, state);  // PreFilter once, as kube's cycle does
   for (NodeId n = 0; n < state.node_count(); ++n) {
+    if (!state.has_node(n)) continue;
     const FilterCode code = cycle.run(state, n);
     for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
   }

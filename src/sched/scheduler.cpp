@@ -109,27 +109,6 @@ std::string mig_key(const Pod& pod) {
   return out;
 }
 
-// `count` replicas on node n's time-sliced GPUs: each on the GPU with the most free replicas, lowest
-// index on ties; ascending.
-std::vector<int32_t> pick_replicas(const ClusterState& state, NodeId n, int32_t count) {
-  const Node& node = state.node(n);
-  std::array<int32_t, kMaxGpusPerNode> free{};
-  for (int32_t g = 0; g < node.gpu_count; ++g)
-    free[static_cast<size_t>(g)] =
-        state.gpu_kind(n, g) == GpuKind::kTimeSliced ? node.time_slicing->replicas - state.replicas_used(n, g) : 0;
-  std::vector<int32_t> out;
-  for (int32_t k = 0; k < count; ++k) {
-    int32_t best = -1;
-    for (int32_t g = 0; g < node.gpu_count; ++g)
-      if (free[static_cast<size_t>(g)] > 0 && (best < 0 || free[static_cast<size_t>(g)] > free[static_cast<size_t>(best)])) best = g;
-    if (best < 0) break;  // cannot happen: the filters counted the free replicas
-    --free[static_cast<size_t>(best)];
-    out.push_back(best);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 std::vector<int32_t> ScheduleResult::gpu_indices() const {
@@ -204,6 +183,11 @@ Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
 
 Scheduler::~Scheduler() = default;
 
+void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
+  while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
+  node_rank_[n] = rank;
+}
+
 FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const FilterPlugin* f : cached_filters_) {
     const FilterCode code = f->filter(pod, state, n, cycle_);
@@ -213,6 +197,7 @@ FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& sta
 }
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
+  if (!state.has_node(n)) return infeasible(FilterCode::kFits);  // an empty slot: skipped, no rejection
   const FilterCode code = run_cached_filters(pod, state, n);
   if (code != FilterCode::kFits) return infeasible(code);
   return memo_plugin_ == nullptr ? 0 : memo_value(memo_plugin_->score(pod, state, n, cycle_));
@@ -224,19 +209,25 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   auto [it, inserted] = shape_ids_.try_emplace(std::move(key), cache_.size());
   if (inserted) {
     cache_.emplace_back(node_count);
+    cache_generation_.push_back(generation_);
     static_scores_.emplace_back(profile_.scores.size());
   }
+  // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
-  if (entries.size() != node_count) {
-    entries.assign(node_count, Entry{});
-    for (auto& column : static_scores_[it->second]) column.clear();
+  if (entries.size() < node_count) entries.resize(node_count);
+  if (cache_generation_[it->second] != generation_) {  // the scores changed since they were filled
+    cache_generation_[it->second] = generation_;
+    for (Entry& e : entries) e.version = 0;
   }
   return it->second;
 }
 
 void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const {
   if (state.has_gpu_sharing(result.node) || pod.has_device_requests()) {
-    select_devices(pod, state, result.node, result);
+    DeviceAssignment devices = select_devices(pod, state, result.node);
+    result.gpus = std::move(devices.gpus);
+    result.shared_replicas = std::move(devices.shared_replicas);
+    result.mig = std::move(devices.mig);
   } else if (pod.is_share_pod()) {
     result.gpus.push_back(profile_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
@@ -259,14 +250,14 @@ template <bool kTrackMemo>
 size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best) {
   const NodeId node_count = static_cast<NodeId>(state.node_count());
   const bool check_uncached = !uncached_.empty();
-  const uint32_t* const rank = node_rank_.data();
+  const uint32_t* const rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
   NodeId best_node = kNoNode;
   int32_t best_value = 0;
   uint32_t best_rank = 0;
   size_t count = 0;
   for (NodeId n = 0; n < node_count; ++n) {
     Entry& e = entry[n];
-    const uint32_t version = state.version(n);
+    const uint64_t version = state.version(n);
     if (e.version != version) {
       e.value = evaluate(pod, state, n);
       e.version = version;
@@ -275,10 +266,11 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
     if (value < kMinScore) continue;
     if (check_uncached && !passes_uncached(pod, state, n)) continue;
     if constexpr (kTrackMemo) {
-      if (best_node == kNoNode || value > best_value || (value == best_value && rank[n] < best_rank)) {
+      const uint32_t r = rank ? rank[n] : n;
+      if (best_node == kNoNode || value > best_value || (value == best_value && r < best_rank)) {
         best_node = n;
         best_value = value;
-        best_rank = rank[n];
+        best_rank = r;
       }
     }
     out[count++] = n;
@@ -289,9 +281,9 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
-  if (node_rank_.size() != node_count)
+  if (!node_rank_.empty() && node_rank_.size() < node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
-  if (nominated_node != kNoNode && nominated_node >= node_count)
+  if (nominated_node != kNoNode && !state.has_node(nominated_node))
     throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
   ScheduleResult result;
   cycle_.clear();
@@ -330,7 +322,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
   }
 
-  // Filter: cached filters (and the memoized score) per node version, then the others.
+  // The static Score columns hold node labels and taints: they follow the node set.
+  if (node_set_version_ != state.node_set_version()) {
+    node_set_version_ = state.node_set_version();
+    for (auto& shape_columns : static_scores_)
+      for (auto& column : shape_columns) column.clear();
+  }
+  // Filter: cached filters (and the memoized score) per node version, then the others. An empty
+  // slot (ClusterState::has_node) is memoized as infeasible(kFits): never feasible, no rejection.
   const size_t shape = shape_for(pod, node_count);
   auto& entries = cache_[shape];
   uncached_rejects_.clear();
@@ -348,7 +347,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
 
   if (feasible_.empty()) {
     result.status = Status(Code::kUnschedulable);
-    result.node_codes.resize(node_count);
+    result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
       const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
@@ -409,7 +408,7 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
       auto& column = static_scores_[shape][i];
       if (column.size() != state.node_count()) {
         column.resize(state.node_count());
-        for (NodeId n = 0; n < state.node_count(); ++n) column[n] = plugin.score(pod, state, n, cycle_);
+        for (NodeId n = 0; n < state.node_count(); ++n) column[n] = state.has_node(n) ? plugin.score(pod, state, n, cycle_) : 0;
       }
       c.by_node = column.data();
     } else {
@@ -428,7 +427,8 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
   };
 
   size_t best = 0;  // position in feasible_
-  const auto rank_wins = [&](size_t j) { return node_rank_[feasible_[j]] < node_rank_[feasible_[best]]; };
+  const auto rank_of = [&](NodeId n) { return node_rank_.empty() ? n : node_rank_[n]; };  // empty: by NodeId
+  const auto rank_wins = [&](size_t j) { return rank_of(feasible_[j]) < rank_of(feasible_[best]); };
   if (profile_.score_combination == ScoreCombination::kLexicographic) {
     if (columns.size() == 1 && columns[0].memo) {
       int32_t best_value = entries[feasible_[0]].value;
@@ -479,54 +479,20 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
   result.node = feasible_[best];
 }
 
-void Scheduler::select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const {
-  const Node& node = state.node(n);
-  if (pod.is_gpu_pod()) {
-    if (node.time_slicing && !node.time_slicing->renamed) {
-      result.gpus = pick_replicas(state, n, pod.num_gpu);
-    } else if (pod.is_share_pod()) {
-      // Best fit among the plain GPUs: the policy's selector would also see the MIG and time-sliced
-      // GPUs' accounting (ClusterState::gpu_free_milli).
-      std::array<int32_t, kMaxGpusPerNode> free{};
-      const auto all = state.gpu_free_milli(n);
-      for (int32_t g = 0; g < node.gpu_count; ++g)
-        free[static_cast<size_t>(g)] = state.gpu_kind(n, g) == GpuKind::kPlain ? all[static_cast<size_t>(g)] : -1;
-      result.gpus.push_back(best_fit_gpu(std::span<const int32_t>(free.data(), all.size()), pod.gpu_milli));
-    } else {
-      result.gpus = lowest_free_gpus(state, n, pod.num_gpu);
-    }
-  }
-  if (pod.shared_replicas > 0) result.shared_replicas = pick_replicas(state, n, pod.shared_replicas);
-  for (const MigRequest& r : pod.mig_requests) {
-    int32_t left = r.count;
-    for (size_t g = 0; g < node.mig.size() && left > 0; ++g) {
-      const auto& instances = node.mig[g].instances;  // ordered by start
-      for (size_t i = 0; i < instances.size() && left > 0; ++i)
-        if (instances[i].profile == r.profile && !state.mig_device_taken(n, static_cast<int32_t>(g), i)) {
-          result.mig.push_back(MigDevice{static_cast<int32_t>(g), instances[i].start, r.profile});
-          --left;
-        }
-    }
-  }
-}
-
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
   uint64_t generation = 0;
   for (const WeightedScorePlugin& s : profile_.scores) {
     s.plugin->observe(pod, state);
     generation += s.plugin->generation();
   }
-  if (generation != generation_) {
-    generation_ = generation;
-    for (auto& entries : cache_)
-      for (Entry& e : entries) e.version = 0;
-  }
+  // A changed generation drops the memoized scores: each shape's entries are emptied when next
+  // used (shape_for).
+  generation_ = generation;
 }
 
 void Scheduler::assume(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
   if (!result.scheduled()) return;
-  if (result.shared_replicas.empty() && result.mig.empty()) state.allocate(result.node, pod, result.gpus);
-  else state.allocate_devices(result.node, pod, result.devices());
+  state.allocate(result.node, pod, result.devices());
 }
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
@@ -534,10 +500,9 @@ ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRa
   return schedule_cycle(pod, state, rng, nominated_node);
 }
 
-void Scheduler::roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n, const DeviceAssignment& devices) {
+void Scheduler::roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n) {
   for (size_t i = profile_.reserves.size(); i-- > 0;) profile_.reserves[i]->unreserve(pod, state, n, cycle, *this);
-  if (devices.shared_replicas.empty() && devices.mig.empty()) state.release(n, pod, devices.gpus);
-  else state.release_devices(n, pod, devices);
+  state.release(n, pod);  // by the pod's name: the state knows its devices
 }
 
 namespace {
@@ -611,7 +576,7 @@ ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, Go
     failed = run_bind(profile_.binds, cycle_, pod, n);
   }
   if (!failed.is_success()) {
-    roll_back(cycle_, pod, state, n, result.devices());
+    roll_back(cycle_, pod, state, n);
     const Status status = std::move(failed);
     result = ScheduleResult();
     result.status = status;
@@ -632,7 +597,7 @@ void Scheduler::settle_waiting(ClusterState& state) {
       const NodeId n = w->pod.node();
       Status status = w->pod.status();
       if (status.is_success()) status = run_bind(profile_.binds, w->cycle, pod, n);
-      if (!status.is_success()) roll_back(w->cycle, pod, state, n, w->devices);
+      if (!status.is_success()) roll_back(w->cycle, pod, state, n);
       outcomes_.push_back(PermitOutcome{pod, n, status.is_success() ? w->devices : DeviceAssignment{}, std::move(status)});
       settled = true;
       break;
@@ -671,7 +636,7 @@ WaitingPod* Scheduler::get_waiting_pod(std::string_view key) {
 }
 
 ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
-  if (n >= state.node_count())
+  if (!state.has_node(n))
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
   ScheduleResult result;

@@ -21,10 +21,12 @@
 // Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
 // caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
 // and reused until the node's ClusterState::version() changes (or a Score plugin's generation()
-// moves): the results are pure functions of both, so this changes nothing but speed (the first cycle
+// moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
+// empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
 // of each shape evaluates every node; later cycles re-evaluate only the nodes that changed since).
 // The request shape includes the MIG and nvidia.com/gpu.shared requests. kNodeStatic Score plugins
-// (labels and taints only) are computed once per shape and node, and only for pods whose cycle does
+// (labels and taints only) are computed once per shape and node (again when
+// ClusterState::node_set_version() moves), and only for pods whose cycle does
 // not skip them. Non-cacheable filters (e.g. InterPodAffinity, whose answer for a node depends on the
 // pods of other nodes in its zone) are never memoized: their PreFilter runs each cycle and, unless it
 // returns Skip, their Filter on the nodes that passed the cached filters. Other Score plugins run each
@@ -94,7 +96,7 @@ struct ScheduleResult {
   PostFilterResult post_filter;
   Status post_filter_status;
   bool scheduled() const { return node != kNoNode; }
-  /// The devices, as ClusterState::allocate_devices takes them.
+  /// The devices, as ClusterState::allocate takes them.
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
   /// The distinct GPU indices the pod uses (gpus, shared_replicas and MIG devices), ascending.
   std::vector<int32_t> gpu_indices() const;
@@ -114,12 +116,17 @@ struct PermitOutcome {
 
 class Scheduler final : public Handle {
  public:
-  /// `node_rank[n]` breaks score ties (lower wins); it must have one entry per node of the states
-  /// this scheduler will see. Throws std::invalid_argument if the profile lacks a Score plugin or a
-  /// GPU selector.
+  /// `node_rank[n]` breaks score ties (lower wins) for slot n; it must have one entry per slot of
+  /// the states this scheduler will see (decide() throws std::invalid_argument otherwise: give the
+  /// slots that nodes added later take a rank with set_node_rank). Empty = every slot ranks as its
+  /// NodeId ("first node wins"), however many slots. Throws std::invalid_argument if the profile
+  /// lacks a Score plugin or a GPU selector.
   Scheduler(Profile profile, std::vector<uint32_t> node_rank);
   ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
+  /// Sets slot n's tie-break rank; the slots between the last ranked one and n rank as their NodeId
+  /// (with empty ranks, every slot below n).
+  void set_node_rank(NodeId n, uint32_t rank);
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
@@ -129,21 +136,21 @@ class Scheduler final : public Handle {
   /// `nominated_node` (kube's status.nominatedNodeName, set by preemption; kNoNode for none): when
   /// the pod passes every filter there, it goes there without scoring (score 0), as kube's
   /// evaluateNominatedNode; otherwise the cycle runs as usual. Throws std::invalid_argument for a
-  /// nominated node out of range or node ranks that do not match the state.
+  /// nominated node out of range or an empty slot, or node ranks that do not cover the state's slots.
   ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
   /// observe(), then schedule_cycle().
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
   /// One whole cycle for a pod observed before (e.g. its retry with the node preemption nominated):
   /// decide(), PostFilter when no node fits, else assume, Reserve, Permit and Bind (top of this file).
   ScheduleResult schedule_cycle(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
-  /// kube's assume: takes the devices `result` names on its node (ClusterState::allocate or
-  /// allocate_devices, which throw std::invalid_argument if they are not free). No-op for a result
-  /// without a node.
+  /// kube's assume: takes the devices `result` names on its node (ClusterState::allocate, which
+  /// throws InvariantViolation if they are not free). No-op for a result without a node.
   static void assume(const Pod& pod, ClusterState& state, const ScheduleResult& result);
   /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices a cycle
   /// would pick there (see ScheduleResult), running no plugin but the GPU choice (the scheduler never
   /// sees such a pod; the kubelet's own admission is the caller's check). Throws
-  /// std::invalid_argument for n out of range or when the pod's devices are not free on n.
+  /// std::invalid_argument for n out of range or an empty slot, InvariantViolation when the pod's
+  /// devices are not free on n.
   ScheduleResult bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
 
   /// Moves the clock to `now_seconds` (never back) and rolls back every waiting pod whose Permit
@@ -161,7 +168,8 @@ class Scheduler final : public Handle {
   // Handle.
   std::span<const std::shared_ptr<const PreFilterPlugin>> pre_filter_plugins() const override { return profile_.pre_filters; }
   std::span<const std::shared_ptr<const FilterPlugin>> filter_plugins() const override { return profile_.filters; }
-  /// The tie-break ranks given to the constructor (lower wins).
+  /// The tie-break ranks (lower wins), the constructor's as set_node_rank changed them; empty = by
+  /// NodeId.
   std::span<const uint32_t> node_rank() const override { return node_rank_; }
   void iterate_over_waiting_pods(const std::function<void(WaitingPod&)>& fn) override;
   WaitingPod* get_waiting_pod(std::string_view key) override;
@@ -169,7 +177,7 @@ class Scheduler final : public Handle {
 
  private:
   struct Entry {
-    uint32_t version = 0;  // ClusterState version this entry was computed at (0 = never)
+    uint64_t version = 0;  // ClusterState version this entry was computed at (0 = never)
     int32_t value = 0;     // memoized score (or 0), or INT32_MIN + FilterCode if rejected
   };
   struct ShapeKey {
@@ -210,14 +218,12 @@ class Scheduler final : public Handle {
   // Cached filters then, when the node fits, the memoized score: an Entry value. Out of line, so that
   // the per-node loop of decide() stays small.
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
-  // Device choice on node n for a node with MIG/time-sliced GPUs or a pod with device requests.
-  void select_devices(const Pod& pod, const ClusterState& state, NodeId n, ScheduleResult& result) const;
   size_t shape_for(const Pod& pod, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
   void select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result);
   // Unreserve on every Reserve plugin in reverse order, then releases the allocation.
-  void roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n, const DeviceAssignment& devices);
+  void roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n);
   // Binds or rolls back the waiting pods whose status is settled; repeats while that settles more.
   void settle_waiting(ClusterState& state);
 
@@ -226,8 +232,10 @@ class Scheduler final : public Handle {
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
   /// Per shape, per Score plugin: the kNodeStatic scores of every node, empty until a pod of the
-  /// shape needs them (node labels and taints never change, so they are never invalidated).
+  /// shape needs them (node labels and taints never change: emptied only when the node set changes).
   std::vector<std::vector<std::vector<int64_t>>> static_scores_;
+  std::vector<uint64_t> cache_generation_;  // per shape: the generation_ its entries were filled at
+  uint64_t node_set_version_ = 0;           // ClusterState::node_set_version() static_scores_ hold for
   int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
   bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
   const ScorePlugin* memo_plugin_ = nullptr;         // profile_.scores[memo_score_].plugin, or nullptr

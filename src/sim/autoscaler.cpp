@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "sched/device_select.h"
 
@@ -21,71 +23,111 @@ double node_utilization(const ClusterState& state, NodeId n) {
   return std::max(cpu, mem);
 }
 
-NodeBin::NodeBin(const NodePool& pool)
-    : cpu_free_milli_(pool.cpu_milli),
-      memory_free_bytes_(pool.memory_bytes),
-      pods_free_(kKubeletDefaultMaxPods),  // expand_pool's max_pods
-      gpu_free_milli_(static_cast<size_t>(pool.gpus_per_node), kGpuMilliPerGpu) {}
+namespace {
 
-bool NodeBin::try_add(const Pod& pod) {
-  if (pod.cpu_milli > cpu_free_milli_ || pod.memory_bytes > memory_free_bytes_ || pods_free_ < 1) return false;
-  if (pod.is_share_pod()) {
-    const int32_t g = sched::best_fit_gpu(gpu_free_milli_, pod.gpu_milli);
-    if (g < 0) return false;
-    gpu_free_milli_[static_cast<size_t>(g)] -= pod.gpu_milli;
-  } else if (pod.is_gpu_pod()) {
-    const auto whole = std::count(gpu_free_milli_.begin(), gpu_free_milli_.end(), kGpuMilliPerGpu);
-    if (whole < pod.num_gpu) return false;
-    int32_t left = pod.num_gpu;
-    for (int32_t& f : gpu_free_milli_)
-      if (left > 0 && f == kGpuMilliPerGpu) {
-        f = 0;
-        --left;
-      }
-  }
-  cpu_free_milli_ -= pod.cpu_milli;
-  memory_free_bytes_ -= pod.memory_bytes;
-  --pods_free_;
-  return true;
+// The estimate's one fit check: the devices a scheduling cycle would choose for the pod on node n and
+// whether ClusterState takes them there. nullopt when the pod does not fit.
+std::optional<DeviceAssignment> fit(const Pod& pod, const ClusterState& state, NodeId n) {
+  DeviceAssignment devices = sched::select_devices(pod, state, n);
+  if (!state.can_allocate(n, pod, devices)) return std::nullopt;
+  return devices;
 }
 
-ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
+// Reserves the pod on the single node of a scratch state if it fits there.
+bool reserve(ClusterState& node, const Pod& pod) {
+  std::optional<DeviceAssignment> devices = fit(pod, node, 0);
+  if (devices) node.allocate(0, pod, *devices);
+  return devices.has_value();
+}
+
+// What a scratch node keeps of a pod: its request. The name and constraints would only be copied.
+Pod request_of(const Pod& pod) {
+  Pod r;
+  r.cpu_milli = pod.cpu_milli;
+  r.memory_bytes = pod.memory_bytes;
+  r.num_gpu = pod.num_gpu;
+  r.gpu_milli = pod.gpu_milli;
+  r.mig_requests = pod.mig_requests;
+  r.shared_replicas = pod.shared_replicas;
+  return r;
+}
+
+// gpu_milli the pod takes on an empty node like `node` as ClusterState counts it: num_gpu x gpu_milli
+// on plain GPUs, floor(1000 / R) per replica on a time-sliced node, floor(1000 x g / 7) per MIG device.
+int64_t gpu_milli_on(const Node& node, const GpuModelInfo* model, const Pod& pod) {
+  int64_t milli = 0;
+  if (node.time_slicing && node.mig.empty())
+    milli = int64_t{pod.num_gpu + pod.shared_replicas} * replica_gpu_milli(node.time_slicing->replicas);
+  else
+    milli = pod.gpu_request_milli();
+  if (model != nullptr)
+    for (const MigRequest& r : pod.mig_requests)
+      if (const MigProfile* profile = model->find_mig_profile(r.profile))
+        milli += int64_t{r.count} * mig_device_gpu_milli(profile->compute_slices);
+  return milli;
+}
+
+}  // namespace
+
+TemplateNodes::TemplateNodes(const Node& template_node) {
+  // What the fit check reads: capacity and devices (labels and taints are the caller's filters).
+  template_.name = template_node.name;
+  template_.cpu_milli = template_node.cpu_milli;
+  template_.memory_bytes = template_node.memory_bytes;
+  template_.gpu_count = template_node.gpu_count;
+  template_.gpu_model = template_node.gpu_model;
+  template_.max_pods = template_node.max_pods;
+  template_.time_slicing = template_node.time_slicing;
+  template_.mig = template_node.mig;
+}
+
+bool TemplateNodes::add_first_fit(const Pod& pod, int32_t max_nodes) {
+  const Pod request = request_of(pod);
+  for (ClusterState& node : nodes_)
+    if (reserve(node, request)) return true;
+  if (size() >= max_nodes) return false;
+  return reserve(nodes_.emplace_back(std::vector<Node>{template_}), request);
+}
+
+ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
                                 int32_t max_nodes) {
   ScaleUpOption option;
   option.pool = pool_index;
+  const GpuModelInfo* model = template_node.mig.empty() ? nullptr : find_gpu_model(template_node.gpu_model);
+  std::vector<int64_t> size(pods.size());
+  for (size_t i = 0; i < pods.size(); ++i) size[i] = gpu_milli_on(template_node, model, *pods[i]);
   std::vector<size_t> order(pods.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const Pod& x = *pods[a];
     const Pod& y = *pods[b];
-    if (x.gpu_request_milli() != y.gpu_request_milli()) return x.gpu_request_milli() > y.gpu_request_milli();
+    if (size[a] != size[b]) return size[a] > size[b];
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
     return x.memory_bytes > y.memory_bytes;
   });
-  std::vector<NodeBin> bins;
+  TemplateNodes nodes(template_node);
   for (size_t i : order) {
     const Pod& pod = *pods[i];
-    bool placed = false;
-    for (NodeBin& bin : bins)
-      if (bin.try_add(pod)) {
-        placed = true;
-        break;
-      }
-    if (!placed && static_cast<int32_t>(bins.size()) < max_nodes) {
-      bins.emplace_back(pool);
-      placed = bins.back().try_add(pod);
-    }
-    if (!placed) continue;
+    if (!nodes.add_first_fit(pod, max_nodes)) continue;
     ++option.pods_helped;
     option.cpu_requested_milli += pod.cpu_milli;
     option.memory_requested_bytes += pod.memory_bytes;
-    option.gpu_requested_milli += pod.gpu_request_milli();
+    option.gpu_requested_milli += size[i];
   }
-  option.nodes = static_cast<int32_t>(bins.size());
-  option.cpu_capacity_milli = pool.cpu_milli * option.nodes;
-  option.memory_capacity_bytes = pool.memory_bytes * option.nodes;
-  option.gpu_capacity_milli = int64_t{pool.gpus_per_node} * kGpuMilliPerGpu * option.nodes;
+  option.nodes = nodes.size();
+  option.cpu_capacity_milli = template_node.cpu_milli * option.nodes;
+  option.memory_capacity_bytes = template_node.memory_bytes * option.nodes;
+  option.gpu_capacity_milli = int64_t{template_node.gpu_count} * kGpuMilliPerGpu * option.nodes;
   return option;
+}
+
+ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
+                                int32_t max_nodes) {
+  NodePool one = pool;
+  one.node_count = 1;
+  one.min_nodes = 0;
+  one.max_nodes = std::max(one.max_nodes, 1);
+  return estimate_scale_up(pool_index, expand_pool(one).front(), pods, max_nodes);
 }
 
 double waste_score(const ScaleUpOption& o) {

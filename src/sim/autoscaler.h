@@ -19,27 +19,38 @@ namespace gpufleet::sim {
 /// A node's utilization as the scale-down rule measures it: for a node with GPUs, requested GPU
 /// milli / GPU capacity (--scale-down-gpu-utilization-threshold counts only GPUs on GPU nodes);
 /// otherwise max(requested CPU / allocatable CPU, requested memory / allocatable memory). In [0, 1].
+/// Requested GPU milli is ClusterState's accounting (gpu_free_milli_total): a whole GPU 1000, a
+/// fraction its gpu_milli, a time-sliced replica floor(1000 / replicas), a MIG device
+/// floor(1000 x compute slices / 7) (3g.40gb: 428). So a node's MIG devices and replicas count as the
+/// slices of the GPUs they hold, as chargeback counts them (sim/cost.h, which uses the exact fractions);
+/// a node whose MIG layout leaves compute slices unassigned (2x 3g.40gb: 6 of 7) never reaches 1.
 double node_utilization(const ClusterState& state, NodeId n);
 
-/// An empty node of a pool during the scale-up estimate, tracking what the pods packed on it take.
-/// Fit: CPU, memory and pod count; a sharing pod needs one GPU with gpu_milli free (best fit, as the
-/// framework's "best" selection), a whole-GPU pod num_gpu fully free GPUs (lowest first). Scheduling
-/// constraints (taints, affinity) are checked by the caller against the pool's template node.
-/// Pod cap: kKubeletDefaultMaxPods (110) per node, the kubelet --max-pods default that expand_pool
-/// gives every node of a pool (model/node_pool.h), so a bin holds what a real node of the pool would;
-/// CA's binpacking estimator likewise runs the scheduler's filters, pod count included, on the
-/// template node.
-class NodeBin {
+/// Empty nodes of one pool that the scale-up estimate packs pods onto, opened one at a time: the
+/// nodes a scale-up would add, or the nodes being provisioned. Each is a copy of the pool's template
+/// node in a scratch ClusterState (a state per node, as a ClusterState cannot add nodes): its CPU,
+/// memory, pod capacity (kKubeletDefaultMaxPods, 110, the kubelet --max-pods default that
+/// expand_pool gives every node, model/node_pool.h) and GPUs with their MIG layout or time-slicing. A pod fits a node when the engine's fit check takes it there:
+/// the devices a scheduling cycle would choose (sched::select_devices: the lowest fully free GPUs,
+/// the best-fit GPU for a fraction, the time-sliced GPUs with the most free replicas, the lowest free
+/// MIG devices of each profile), then ClusterState::can_allocate (CPU, memory, pod count,
+/// devices). Scheduling constraints (taints, affinity, GPU model) are the caller's check, against the
+/// template node with the policy's filters; CA's binpacking estimator likewise runs the scheduler's
+/// filters on the template node (cluster-autoscaler estimator/binpacking_estimator.go).
+class TemplateNodes {
  public:
-  explicit NodeBin(const NodePool& pool);
-  /// Reserves the pod's request and returns true if it fits; false (unchanged) otherwise.
-  bool try_add(const Pod& pod);
+  /// `template_node`: an empty node of the pool (its labels and taints are not used).
+  explicit TemplateNodes(const Node& template_node);
+  /// Nodes opened so far.
+  int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
+  /// First fit: reserves the pod on the first open node that takes it; when none does and fewer than
+  /// `max_nodes` are open, opens a node and tries the pod there (the node stays open even if the pod
+  /// does not fit it). Returns whether the pod was placed.
+  bool add_first_fit(const Pod& pod, int32_t max_nodes);
 
  private:
-  int64_t cpu_free_milli_;
-  int64_t memory_free_bytes_;
-  int32_t pods_free_;
-  std::vector<int32_t> gpu_free_milli_;
+  Node template_;
+  std::vector<ClusterState> nodes_;  // one single-node state per open node
 };
 
 /// What scaling one pool up would do.
@@ -57,9 +68,15 @@ struct ScaleUpOption {
 };
 
 /// The binpacking estimator: packs `pods` (all known to fit the pool's template node) onto at most
-/// `max_nodes` new nodes, first-fit decreasing (pods sorted by GPU request, then CPU, then memory,
-/// descending; ties keep their order), opening a node when a pod fits no open one. The option's
-/// price is left 0.
+/// `max_nodes` new nodes (TemplateNodes), first-fit decreasing: pods sorted by the gpu_milli they take
+/// on the template node as ClusterState counts it (num_gpu x gpu_milli on plain GPUs, floor(1000 / R)
+/// per time-slicing replica, floor(1000 x compute slices / 7) per MIG device), then CPU, then memory,
+/// descending; ties keep their order. A node is opened when a pod fits no open one. The option's
+/// price is left 0; its capacities are the template node's times the nodes; gpu_requested_milli sums
+/// that gpu_milli over the helped pods.
+ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
+                                int32_t max_nodes);
+/// The same on a node of the pool as expand_pool makes it.
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
                                 int32_t max_nodes);
 

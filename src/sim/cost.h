@@ -17,9 +17,25 @@
 // CPU 0.031611 USD per vCPU-hour, RAM 0.004237 USD per GiB-hour, GPU 0.95 USD per GPU-hour),
 // "rescaled so CPU+RAM+GPU sum to the node price with ratios preserved". A pod is charged, per hour,
 //   price x (cpu_req/cpu_node x w_cpu + mem_req/mem_node x w_mem + gpu_milli_req/gpu_milli_node x w_gpu)
-// where w_* are the parts' shares of the node price. A GPU share (time-sliced, fractional) is thus
-// charged as its share of the GPU. Amount is the request (the simulator has no usage). What no pod
-// is charged is idle cost: idle = total - sum of chargeback (it includes unused reservations).
+// where w_* are the parts' shares of the node price. Amount is the request (the simulator has no
+// usage). What no pod is charged is idle cost: idle = total - sum of chargeback (it includes unused
+// reservations).
+//
+// GPU sharing: the GPU term charges the slice a pod holds, gpus_held / gpus_per_node instead of
+// gpu_milli_req / gpu_milli_node (pod_gpus_held):
+//   - a fraction of a plain GPU (openb gpu_milli): gpu_milli / 1000 of a GPU;
+//   - a time-sliced replica (nvidia.com/gpu on a pool with timeSlicing replicas R): 1 / R of a GPU.
+//     This is OpenCost's rule: opencost/opencost pkg/costmodel/costmodel.go getGPUCount counts a
+//     time-sliced node's GPUs (label nvidia.com/gpu.count) apart from its vGPUs (the advertised
+//     nvidia.com/gpu, GPUs x R), and a request is priced per vGPU (github.com/opencost/opencost
+//     pull requests 2447, "gpu slicing", and 2862, the nvidia.com/gpu.replicas label);
+//   - a MIG device of profile <g>g.<mem>gb: g / 7 of a GPU, its compute slices over the 7 of a full
+//     GPU (3g.40gb: 3/7). OpenCost has no MIG rule; this one is gpufleet's. It counts compute slices,
+//     not memory slices (the NVIDIA MIG User Guide, "Supported MIG Profiles", gives both: 3g.40gb
+//     has 3 of 7 compute and 4 of 8 memory slices). A layout's compute slices may sum to less than 7
+//     (2x 3g.40gb: 6/7); the rest of the GPU is idle cost.
+// ClusterState's allocation metrics count the same devices as floor(1000 / R) and
+// floor(1000 x g / 7) gpu_milli (model/cluster_state.h); chargeback uses the exact fractions.
 #pragma once
 
 #include <cmath>
@@ -55,8 +71,16 @@ inline double zero_if_residue(double usd) { return std::abs(usd) < kUsdResidue ?
 /// The split of a pool's node price by OpenCost's default rates.
 PriceSplit price_split(const NodePool& pool);
 
+/// GPUs a pod with this request holds on a node of the pool (see GPU sharing above): the sum of
+///  - nvidia.com/gpu: num_gpu / R on a time-sliced pool (time_slicing_replicas R, no MIG), else
+///    num_gpu x gpu_milli / 1000;
+///  - nvidia.com/gpu.shared: shared_replicas / R (0 on a pool that is not time-sliced);
+///  - nvidia.com/mig-<profile>: count x compute_slices / 7, the slices of the profile on the pool's
+///    GPU model (0 for a profile the model lacks: such a pod never runs there).
+double pod_gpus_held(const NodePool& pool, const Pod& pod);
+
 /// Share of the node's price charged to a pod with this request on a node of the pool, in [0, 1]
-/// for a request that fits the node.
+/// for a request that fits the node. Its GPU term is pod_gpus_held / gpus_per_node.
 double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod);
 
 /// USD per node-hour of a node of the pool: reserved price when covered by the reservation, else the

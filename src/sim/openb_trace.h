@@ -4,8 +4,9 @@
 // read_openb_trace; the mapping is documented in docs/simulate.md, "The openb trace").
 //
 // Time. The trace's times are seconds from the trace start. Replayed raw, creation and deletion
-// times load the 6212-GPU openb cluster to about 1% (at most about 66 GPUs in use at once:
-// ../shared/traces/alibaba-gpu-v2023/README.md). time_scale K compresses arrivals only:
+// times load the 6212-GPU openb cluster to about 1% (at most about 66 GPUs in use at once, counting
+// the pods of alibaba/clusterdata cluster-trace-gpu-v2023 csv/openb_pod_list_default.csv alive between
+// their creation and deletion times). time_scale K compresses arrivals only:
 //   arrival_s  = (creation_time - start_s) / K          (0 for a pod created before start_s)
 //   duration_s = deletion_time - max(scheduled_time or creation_time, start_s)   (not scaled)
 //   horizon_s  = (last creation_time - start_s) / K     (unless horizon_s is given)

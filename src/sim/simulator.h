@@ -1,17 +1,21 @@
 // `gpufleet simulate`'s engine: a discrete-event simulation of a workload on autoscaled node pools
 // with on-demand, spot and reserved capacity, and its cost. No I/O.
 //
-// Clock and events. Time is in seconds from 0 to the workload's horizon. Events (sim/event_queue.h)
-// run in (time, insertion sequence) order: arrivals, completions, node ready, spot notice and
-// reclaim, autoscaler ticks, and retries of the pending pods. Checkpoints are not events: a job's
+// The parts that implement it (event loop, fleet, billing, pending queue, placement, workloads,
+// metrics, and the controllers) and how they are wired: sim/simulation.h.
+//
+// Clock and events. Time is in seconds from 0 to the workload's horizon. Events (sim/engine/
+// event_loop.h; each module registers its own kinds) run in (time, insertion sequence) order:
+// arrivals, completions, node ready, spot notice and reclaim, autoscaler ticks, consolidation ticks,
+// and retries of the pending pods. Checkpoints are not events: a job's
 // last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
 // queue small. Same input and seed, same result, bit for bit.
 //
-// Scheduling. One sched::Scheduler with the policy from sched::make_policy. Every pool's nodes, up
-// to max_nodes, exist in ClusterState from the start; the simulator keeps each node's lifecycle
-// (absent -> provisioning -> ready -> [cordoned] -> absent), and a filter rejects nodes that are not
-// ready (sim/node_gate.h). Absent and provisioning nodes are always empty. Node ranks are the node
-// order (pools in file order, nodes by index): score ties go to the first.
+// Scheduling. One sched::Scheduler with the policy's profile from sched::make_policy (sim/engine/placement.h).
+// The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
+// [cordoned] -> absent); a node is in ClusterState from Ready to its removal, so only ready nodes
+// take pods (a cordoned one is unschedulable). Node ids are slots, pools in file order, nodes by
+// index, and rank ties: score ties go to the first.
 // Pending units (a job's gang, or one service replica) are tried in queue order: higher priority
 // first, then longer pending, then submission order. A retry pass runs at the time of any change
 // that may free capacity (arrival, node ready, completion, eviction); in a pass, a shape that failed
@@ -52,7 +56,8 @@
 //
 // Pod outcomes at the horizon: completed (its job finished), running, pending (waiting for capacity
 // that its pools can provide), failed (no pool's node could ever admit it: the reason says why, as
-// Cluster Autoscaler's "pod didn't trigger scale-up").
+// Cluster Autoscaler's "pod didn't trigger scale-up"), removed (a service replica taken away when a
+// controller lowered the replica count: sim/engine/workloads.h ServiceScaler).
 //
 // Cost and chargeback: sim/cost.h.
 #pragma once
@@ -65,7 +70,7 @@
 #include <vector>
 
 #include "sim/config.h"
-#include "sim/event_queue.h"
+#include "sim/engine/event_loop.h"
 #include "sim/workload.h"
 
 namespace gpufleet::sim {
@@ -109,9 +114,10 @@ struct TimeseriesRow {
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
-enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed };
+enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed, kRemoved };
 
-/// "waiting" (not arrived), "pending", "running", "completed", "failed".
+/// "waiting" (not arrived), "pending", "running", "completed", "failed", "removed" (a service replica
+/// taken away by a scale-down, sim/engine/workloads.h).
 const char* unit_state_name(UnitState state);
 
 /// The end state of one job or one service replica.
@@ -125,12 +131,7 @@ struct UnitOutcome {
   int32_t consolidations = 0;         ///< times consolidation restarted it elsewhere
   double saved_work_s = 0;            ///< jobs: work kept by checkpoints (duration when completed)
   std::string reason;                 ///< failed: why
-};
-
-struct TraceEntry {
-  double time_s = 0;
-  EventType type = EventType::kArrival;
-  std::string subject;                ///< unit or node name ("" for ticks and retries)
+  double removed_s = -1;              ///< removed replicas: when
 };
 
 struct SimResult {
@@ -156,9 +157,12 @@ struct SimResult {
   PendingStats pending_production;     ///< samples of pods with priority >= production_priority
 
   int64_t spot_interruptions = 0;     ///< nodes that got an interruption notice
-  double lost_gpu_hours = 0;          ///< GPU-hours of job work lost since the last checkpoint
+  /// GPU-hours of job work lost since the last checkpoint (a MIG device or time-sliced replica counts
+  /// as its slice of a GPU: Workloads::gpu_milli_s)
+  double lost_gpu_hours = 0;
   int64_t evictions = 0;              ///< pods stopped by spot notices, moved by scale-down or restarted by consolidation
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
+  int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
   int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
   int64_t nodes_consolidated = 0;     ///< nodes removed by consolidation (empty or emptied)
@@ -171,7 +175,7 @@ struct SimResult {
   std::vector<UnitOutcome> units;     ///< input order; a service's replicas in replica order
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
   std::vector<TimeseriesRow> timeseries;
-  std::vector<TraceEntry> trace;      ///< SimOptions::trace only
+  std::vector<TraceEntry> trace;      ///< SimOptions::trace only (sim/engine/event_loop.h)
 };
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an

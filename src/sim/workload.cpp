@@ -11,16 +11,22 @@
 
 namespace gpufleet::sim {
 
-Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+Pod pod_request(const WorkloadSpec& spec) {
   Pod pod;
-  pod.name = fmt::format("{}-{}", spec.name, index);
   pod.namespace_name = spec.namespace_name;
   pod.cpu_milli = spec.cpu_milli;
   pod.memory_bytes = spec.memory_bytes;
   pod.num_gpu = spec.num_gpu;
   pod.gpu_milli = spec.gpu_milli;
   pod.gpu_spec = spec.gpu_spec;
+  pod.mig_requests = spec.mig_requests;
   pod.priority = spec.priority;
+  return pod;
+}
+
+Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+  Pod pod = pod_request(spec);
+  pod.name = fmt::format("{}-{}", spec.name, index);
   pod.constraints.node_selector = spec.node_selector;
   pod.constraints.tolerations = spec.tolerations;
   NodeSelectorTerm term;
@@ -46,6 +52,13 @@ void validate_spec(const WorkloadSpec& s) {
   if (s.num_gpu == 0 && s.gpu_milli != 0) bad("gpu_milli without GPUs");
   if (s.num_gpu > 0 && (s.gpu_milli < 1 || s.gpu_milli > kGpuMilliPerGpu)) bad(fmt::format("gpu_milli {} outside [1, 1000]", s.gpu_milli));
   if (s.num_gpu > 1 && s.gpu_milli != kGpuMilliPerGpu) bad("a fraction of a GPU needs exactly one GPU");
+  if (!s.mig_requests.empty() && s.num_gpu != 0) bad("MIG devices together with GPUs (nvidia.com/gpu)");
+  if (s.mig_requests.size() > 1) bad(fmt::format("{} MIG profiles: a pod asks for devices of one profile", s.mig_requests.size()));
+  for (const MigRequest& r : s.mig_requests) {
+    if (!catalog_has_mig_profile(r.profile)) bad(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", r.profile));
+    if (r.count < 1 || r.count > kMaxMigDevicesPerPod)
+      bad(fmt::format("MIG profile {} count {} outside [1, {}]", r.profile, r.count, kMaxMigDevicesPerPod));
+  }
   if (!std::isfinite(s.arrival_s) || s.arrival_s < 0) bad(fmt::format("arrival {} s is negative", s.arrival_s));
   if (s.kind == WorkloadKind::kJob && (!std::isfinite(s.duration_s) || s.duration_s <= 0))
     bad(fmt::format("duration {} s is not positive", s.duration_s));

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/pod.h"
+#include "model/resources.h"
 #include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
 
@@ -61,6 +63,12 @@ struct WorkloadSpec {
   int32_t num_gpu = 0;                    ///< per pod, 0..kMaxGpusPerPod
   int32_t gpu_milli = 0;                  ///< per GPU, 0..1000 (Pod convention; 0 iff num_gpu == 0)
   std::string gpu_spec;                   ///< allowed GPU models joined by '|' (openb gpu_spec); empty = any
+  /// MIG devices per pod: the resource nvidia.com/mig-<profile> that the NVIDIA device plugin
+  /// advertises with migStrategy mixed, as Pod::mig_requests: empty = none, or one entry (one profile,
+  /// count 1..kMaxMigDevicesPerPod; the device plugin gives a container one device type). With
+  /// devices, num_gpu must be 0. Such a pod runs only on nodes whose MIG layout has free devices of
+  /// its profile (a pool's `mig`).
+  std::vector<MigRequest> mig_requests;
   double duration_s = 0;                  ///< job: running time needed; services: unused
   double checkpoint_interval_s = 0;       ///< job: seconds of running between checkpoints; 0 = none
   int32_t priority = 0;                   ///< pod priority (higher is scheduled first)
@@ -73,11 +81,20 @@ struct WorkloadSpec {
   std::optional<DisruptionBudget> disruption_budget;
 };
 
+/// The most MIG devices of one profile a pod may request: every instance of a node with
+/// kMaxGpusPerNode GPUs of kMigMaxInstances instances each (112). The device plugin sets no limit; a
+/// request above what any node has could never run.
+inline constexpr int32_t kMaxMigDevicesPerPod = kMaxGpusPerNode * kMigMaxInstances;
+
 /// A workload: the items and the simulated time span.
 struct Workload {
   double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
   std::vector<WorkloadSpec> items;        ///< any order; the engine orders by arrival
 };
+
+/// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs
+/// (num_gpu, gpu_milli, gpu_spec), MIG devices (mig_requests) and priority. make_pod starts from it.
+Pod pod_request(const WorkloadSpec& spec);
 
 /// The pod with index `index` of a spec: name <name>-<index>, the spec's request, namespace and
 /// priority, and constraints: the spec's nodeSelector and tolerations, plus required node affinity
@@ -87,7 +104,9 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index);
 
 /// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with
-/// num_gpu > 1, a job with a non-positive or non-finite duration, negative checkpoint interval or
+/// num_gpu > 1, MIG requests together with GPUs, for more than one profile, for a profile no catalog
+/// model has or with a count outside [1, kMaxMigDevicesPerPod], a job with a non-positive or
+/// non-finite duration, negative checkpoint interval or
 /// arrival time, a disruption budget without exactly one of its fields or with a negative count or
 /// a percentage above 100.
 void validate_spec(const WorkloadSpec& spec);

@@ -1,5 +1,6 @@
 // A synthetic cluster and workload shaped on the published composition of the Alibaba openb trace
-// (../shared/traces/alibaba-gpu-v2023/README.md; Weng et al., ATC'23, Table 1), for demos and tests
+// (alibaba/clusterdata cluster-trace-gpu-v2023, csv/openb_node_list_gpu_node.csv and
+// csv/openb_pod_list_default.csv; Weng et al., ATC'23, Table 1), for demos and tests
 // when the real trace is absent. It is NOT the trace: only its composition is matched.
 //
 // Cluster (scale 1): the 1213 GPU nodes by type, GPU count, vCPU and memory (G2 549 x 8 GPU,

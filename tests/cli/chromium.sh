@@ -7,13 +7,14 @@ if [ -z "$CHROMIUM" ] || ! [ -x "$CHROMIUM" ]; then
   finish
 fi
 
-# Opens $1 in headless Chromium; the DOM goes to $1.dom, Chromium's log to $1.err.
+# Opens $1 in headless Chromium, in a window $2 px wide if given (Chromium's default otherwise); the
+# DOM goes to $1.dom, Chromium's log to $1.err.
 open_in_chromium() {
   local profile
   profile=$(mktemp -d "$T/profile.XXXXXX")
   timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync --disable-extensions \
-    --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 \
+    --user-data-dir="$profile" --enable-logging=stderr --v=0 --virtual-time-budget=5000 ${2:+--window-size=$2,900} \
     --dump-dom "file://$1" > "$1.dom" 2> "$1.err"
 }
 
@@ -47,4 +48,42 @@ check_sabotage_is_caught() {
   grep -q 'data-rendered="error"' "$T/broken.html.dom" && ok || bad "sabotaged page: want data-rendered=\"error\""
   grep -q 'sabotaged for the test' "$T/broken.html.dom" && ok || bad "sabotaged page: error not shown in #errors"
   page_messages "$T/broken.html" | grep -q 'Uncaught' && ok || bad "sabotaged page: Chromium log lacks the Uncaught error"
+}
+
+# $1 = name, $2 = page, $3 = window width in px, $4 = fit | contained. Every table of the page stays
+# inside its card (the <section> around it) in a window that wide, and the page itself needs no
+# horizontal scrolling. "fit": the table ends within the card's content box (nothing to scroll);
+# "contained": the table fits, or it sits in a box with overflow-x auto or scroll that ends within the
+# card's content box (the table scrolls inside the card). Measured by a script appended to a copy of
+# the page (the parser moves it into <body>), which writes its verdict into <body data-tables="...">.
+check_tables_in_cards() {
+  local name="$1" page="$2" width="$3" mode="$4" copy="$T/tables-$1-$3.html"
+  {
+    cat "$page"
+    cat <<JS
+<script>
+window.addEventListener("load", function () {
+  var mode = "$mode", bad = [];
+  var page = document.documentElement.scrollWidth;
+  if (page > window.innerWidth) bad.push("the page scrolls sideways: " + page + " px in a " + window.innerWidth + " px window");
+  document.querySelectorAll("table").forEach(function (t, i) {
+    var card = t.closest("section"), cs = getComputedStyle(card);
+    var right = card.getBoundingClientRect().right - parseFloat(cs.paddingRight) - parseFloat(cs.borderRightWidth) + 0.5;
+    var end = t.getBoundingClientRect().right;
+    if (end <= right) return;
+    var where = "table " + i + " ends at " + Math.round(end) + " px, its card's content at " + Math.round(right) + " px";
+    if (mode === "fit") { bad.push(where); return; }
+    var box = t.parentElement;
+    while (box !== card && !/^(auto|scroll)$/.test(getComputedStyle(box).overflowX)) box = box.parentElement;
+    if (box === card) bad.push(where + ", and no box scrolls it");
+    else if (box.getBoundingClientRect().right > right) bad.push(where + ", and its scrolling box ends past the card");
+  });
+  document.body.dataset.tables = bad.length ? "bad: " + bad.join("; ") : "ok";
+});
+</script>
+JS
+  } > "$copy"
+  open_in_chromium "$copy" "$width"
+  grep -q 'data-tables="ok"' "$copy.dom" && ok \
+    || bad "$name at $width px ($mode): $(grep -o 'data-tables="[^"]*"' "$copy.dom" || echo 'no verdict: the check did not run')"
 }

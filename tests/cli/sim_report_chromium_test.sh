@@ -42,4 +42,10 @@ cmp -s "$T/c.html" "$T/c2.html" && ok || bad "report differs between identical r
 # 3. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 
+# 4. The summary table (18 figures per configuration) fits its card in a 1400 px wide window and
+#    scrolls inside the card in an 800 px one; the page never scrolls sideways.
+check_tables_in_cards compare "$T/c.html" 1400 fit
+check_tables_in_cards compare "$T/c.html" 800 contained
+check_tables_in_cards simulate "$T/s.html" 1400 fit
+
 finish

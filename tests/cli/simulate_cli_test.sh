@@ -188,10 +188,37 @@ cp "$T/pools.yaml" "$T/cmp-pools.yaml"
 "$BIN" compare --workload "$T/negative.yaml" --config "$T/pools.yaml" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "negative.yaml:7:20" "$T/err.txt" && ok || bad "compare with bad workload: $(cat "$T/err.txt")"
 
+# GPU sharing: the example of docs/simulate.md ("GPU sharing") runs, with its hand-computed figures
+# (the h100-mig node 30 s to 8010 s at 98.32 USD/h, the l4-shared node 40 s to the horizon at 4.6016,
+# 2 nodes up and 1 down, 13 pods completed), and a MIG request with GPUs is refused at `mig`.
+if "$BIN" simulate --pools "$EXAMPLES/sharing-pools.yaml" --workload "$EXAMPLES/sharing-workload.yaml" --json "$T/share.json" \
+     > "$T/share.txt" 2> "$T/err.txt"; then ok; else bad "sharing example exited $?: $(cat "$T/err.txt")"; fi
+grep -qx 'cost: 236.30 USD (59.07 USD/h), idle 152.64 USD (64.6%)' "$T/share.txt" && ok || bad "sharing cost line: $(cat "$T/share.txt")"
+grep -qx 'pods: 13 completed, 6 running, 0 pending, 0 failed' "$T/share.txt" && ok || bad "sharing pods line: $(cat "$T/share.txt")"
+python3 - "$T/share.json" <<'PY' && ok || bad "sharing example JSON"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert abs(r["cost_by_pool"]["h100-mig"] - 7980 / 3600 * 98.32) < 1e-6, r["cost_by_pool"]
+assert abs(r["cost_by_pool"]["l4-shared"] - 14360 / 3600 * 4.6016) < 1e-6, r["cost_by_pool"]
+assert (r["nodes_scaled_up"], r["nodes_scaled_down"]) == (2, 1)
+assert r["pods"] == {"completed": 13, "running": 6, "pending": 0, "failed": 0}, r["pods"]
+PY
+printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\njobs:\n- name: j\n  gpus: 1\n  mig: 3g.40gb\n  durationSeconds: 60\n' \
+  > "$T/mig-gpus.yaml"
+expect_bad "mig with gpus" "mig-gpus.yaml:7:8: field 'jobs[0].mig': mig and gpus cannot both be set" "$EXAMPLES/sharing-pools.yaml" "$T/mig-gpus.yaml"
+
 # A namespace that is not UTF-8: refused (YAML is Unicode; kubectl refuses it too), at the byte, exit 2.
 sed 's/namespace: research/namespace: "r\xe9search"/' "$EXAMPLES/workload.yaml" > "$T/latin.yaml"
 "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$T/latin.yaml" -q --json "$T/latin.json" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q 'latin.yaml:[0-9]*:[0-9]*: YAML syntax error: invalid trailing UTF-8 octet' "$T/err.txt" && [ ! -e "$T/latin.json" ] \
   && ok || bad "non-UTF-8 namespace: $(cat -v "$T/err.txt")"
+
+# A service that tolerates every taint on a spot pool interrupted about once a minute per node: kube's
+# NodeUnschedulable lets it onto a node under notice (cordoned), and the reclaim takes it down with
+# the node (no crash; it is evicted and queued again).
+printf 'apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: spot-l4\n  gpu: {model: L4, count: 1}\n  cpu: 3920m\n  memory: 14Gi\n  nodes: 2\n  min: 0\n  max: 4\n  prices: {onDemand: 0.8, spot: 0.3}\n---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nconsolidation:\n  enabled: true\npools:\n  spot-l4:\n    capacityType: spot\n    spotInterruptionsPerNodeHour: 60\n' > "$T/tol-pools.yaml"
+printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 7200\nservices:\n- name: web\n  replicas: 3\n  cpu: 1\n  memory: 1Gi\n  gpus: 1\n  capacity: spot\n  tolerations: [{operator: Exists}]\n' > "$T/tol-workload.yaml"
+"$BIN" simulate --pools "$T/tol-pools.yaml" --workload "$T/tol-workload.yaml" -q > "$T/tol.txt" 2> "$T/err.txt"
+[ $? = 0 ] && grep -q 'spot interruptions [1-9]' "$T/tol.txt" && ok || bad "blanket toleration on interrupted spot nodes: $(cat "$T/err.txt")"
 
 finish

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
@@ -28,6 +29,9 @@ struct PolicyContext {
   std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
   /// GpufleetScore: the state it will schedule on (read once, for its GPU models and node classes)
   const ClusterState* cluster = nullptr;
+  /// GpufleetScore: the nodes that state may hold (model/capacity_outlook.h; copied); nullptr = the
+  /// state's nodes, which do not change.
+  const CapacityOutlook* outlook = nullptr;
   std::span<const PodDisruptionBudget> pdbs{};  ///< DefaultPreemption: the PodDisruptionBudgets
   std::span<const Pod> workload_pods{};       ///< DefaultPreemption: every pod of the run (PDB expected counts)
 };

@@ -33,21 +33,20 @@ bool pdb_protects(const PodDisruptionBudget& pdb, const Pod& pod) {
   return pdb_selects(pdb, pod);
 }
 
-// Pods released from node n during a dry run, rebound when the run ends (also on an exception), and
-// the FilterCycle kept in step (PreFilterExtensions RemovePod / AddPod).
+// Pods released from node n during a dry run, in a ClusterState fork discarded when the run ends
+// (also on an exception), and the FilterCycle kept in step (PreFilterExtensions RemovePod / AddPod).
 class DryRun {
  public:
-  DryRun(ClusterState& state, FilterCycle& cycle, NodeId n) : state_(state), cycle_(cycle), n_(n) {}
+  DryRun(ClusterState& state, FilterCycle& cycle, NodeId n)
+      : state_(state), cycle_(cycle), n_(n), fork_(state.fork()) {}
   DryRun(const DryRun&) = delete;
   DryRun& operator=(const DryRun&) = delete;
   ~DryRun() {
-    for (const BoundPod& b : released_) {
-      state_.rebind(n_, b);
-      cycle_.add_pod(state_, n_, b);
-    }
+    fork_.discard();
+    for (const BoundPod& b : released_) cycle_.add_pod(state_, n_, b);
   }
   void release(const BoundPod& b) {
-    state_.release_devices(n_, b.pod, b.devices());
+    state_.release(n_, b.pod);
     released_.push_back(b);
     cycle_.remove_pod(state_, n_, b);
   }
@@ -63,6 +62,7 @@ class DryRun {
   ClusterState& state_;
   FilterCycle& cycle_;
   NodeId n_;
+  ClusterState::Fork fork_;
   std::vector<BoundPod> released_;
 };
 
@@ -175,7 +175,7 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
   const size_t node_count = state.node_count();
   if (inputs.node_codes.size() != node_count)
     throw std::invalid_argument(fmt::format("preempt: {} node codes for {} nodes", inputs.node_codes.size(), node_count));
-  if (!inputs.node_rank.empty() && inputs.node_rank.size() != node_count)
+  if (!inputs.node_rank.empty() && inputs.node_rank.size() < node_count)
     throw std::invalid_argument(fmt::format("preempt: {} node ranks for {} nodes", inputs.node_rank.size(), node_count));
   PreemptionResult result;
   if (!pod.preempt_lower_priority) {
@@ -191,6 +191,7 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
   std::vector<PreemptionCandidate> candidates;
   std::map<std::string, int32_t> reasons;  // node statuses of the nodes that are no candidate
   for (NodeId n = 0; n < node_count; ++n) {
+    if (!state.has_node(n)) continue;
     if (!filter_code_resolvable(inputs.node_codes[n]) || exceeds_allocatable(pod, state.node(n))) {
       ++reasons[kNotHelpful];
       continue;
@@ -206,7 +207,8 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
     std::vector<std::string> parts;
     for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
     std::sort(parts.begin(), parts.end());
-    result.message = fmt::format("preemption: 0/{} nodes are available: {}.", node_count, fmt::join(parts, ", "));
+    result.message =
+        fmt::format("preemption: 0/{} nodes are available: {}.", state.live_node_count(), fmt::join(parts, ", "));
     return result;
   }
   PreemptionCandidate& chosen = candidates[pick_one_node_for_preemption(candidates, inputs.node_rank)];
@@ -218,7 +220,7 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
 
 void evict_victims(ClusterState& state, const PreemptionResult& result) {
   if (!result.found()) return;
-  for (const BoundPod& v : result.victims) state.release_devices(result.node, v.pod, v.devices());
+  for (const BoundPod& v : result.victims) state.release(result.node, v.pod);
 }
 
 Status DefaultPreemption::post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState&,

@@ -30,9 +30,10 @@
 // The pod's start time is its ClusterState binding order (BoundPod::bind_seq). PDB
 // disruptionsAllowed is computed once per call (pdb_status, model/pod_disruption_budget.h).
 //
-// The dry run releases and rebinds pods on the real state and leaves it as it was: the same pods on
-// every node in the same order with the same devices and bind_seq, the same usage. Only version() of
-// the dry-run nodes moves on (which merely invalidates cached filter and score results there).
+// The dry run releases and rebinds pods on the real state in a ClusterState::Fork that it discards,
+// leaving the state as it was: the same pods on every node in the same order with the same devices
+// and bind_seq, the same usage. Only version() of the dry-run nodes moves on (which merely
+// invalidates cached filter and score results there).
 // Cost: O(pods on the node x filters) per potential node; nothing is copied but the node's pods.
 //
 // Differences from kube-scheduler, by design:
@@ -86,7 +87,7 @@ struct PreemptionInputs {
   std::span<const PodDisruptionBudget> pdbs;
   /// Every pod of the run, pending or bound: the PDBs' expected pod counts.
   std::span<const Pod> workload_pods;
-  /// Tie-break ranks (Handle::node_rank()), one per node; empty = node id order.
+  /// Tie-break ranks (Handle::node_rank()), at least one per slot; empty = node id order.
   std::span<const uint32_t> node_rank;
 };
 
@@ -104,8 +105,9 @@ struct PreemptionResult {
 };
 
 /// Dry-runs preemption for `pod` (see the top of this file). `state` is changed during the call and
-/// restored before it returns (also on an exception). Throws std::invalid_argument when node_codes
-/// (or a non-empty node_rank) does not have one entry per node.
+/// restored before it returns (also on an exception). Empty slots are no candidates and not counted.
+/// Throws std::invalid_argument when node_codes does not have one entry per slot (or a non-empty
+/// node_rank fewer).
 PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionInputs& inputs);
 
 /// Evicts the chosen victims (ClusterState::release on result.node); the caller then runs the pod's

@@ -22,7 +22,8 @@ namespace gpufleet::sched {
 
 
 /// Smallest change of the estimated mix (L1 distance of popularities) that rebuilds the measure.
-/// Chosen so that a settled workload stops emptying the score cache (README "Online policies").
+/// Chosen so that a settled workload stops emptying the score cache (docs/fgd-reproduction.md,
+/// "Online policies").
 inline constexpr double kMinMixChange = 0.05;
 
 /// L1 distance between two mixes' popularity vectors (a shape missing from one counts as 0).

@@ -25,34 +25,38 @@ const GpufleetParams& checked(const GpufleetParams& p) {
 
 }  // namespace
 
-ClusterShape ClusterShape::of(const ClusterState& state) {
+ClusterShape ClusterShape::of(const CapacityOutlook& outlook, std::span<const std::string> gpu_models) {
   ClusterShape shape;
+  shape.class_of_node.assign(outlook.slot_count(), -1);
   std::vector<std::pair<int64_t, int64_t>> first;  // per class: CPU and memory of its first node
-  std::vector<Node> templates;                     // per class: its first node
-  for (NodeId n = 0; n < state.node_count(); ++n) {
-    const Node& node = state.node(n);
+  std::vector<Node> templates;                     // per class: a node of its first slot's range
+  outlook.for_each_slot([&](NodeId n, const CapacityOutlook::SlotRange& node) {
     size_t c = 0;
     while (c < shape.classes.size() &&
-           !(shape.classes[c].model_id == state.gpu_model_id(n) && shape.classes[c].gpu_count == node.gpu_count &&
+           !(shape.classes[c].model_id == node.gpu_model_id && shape.classes[c].gpu_count == node.gpu_count &&
              within(node.cpu_milli, first[c].first) && within(node.memory_bytes, first[c].second)))
       ++c;
     if (c == shape.classes.size()) {
-      shape.classes.push_back(NodeClass{state.gpu_model_id(n), node.gpu_count, node.cpu_milli, node.memory_bytes, 0});
+      shape.classes.push_back(NodeClass{node.gpu_model_id, node.gpu_count, node.cpu_milli, node.memory_bytes, 0});
       first.emplace_back(node.cpu_milli, node.memory_bytes);
-      templates.push_back(node);
+      Node t;
+      t.name = "class-" + std::to_string(c);
+      t.gpu_count = node.gpu_count;
+      t.gpu_model = node.gpu_model_id >= 0 && static_cast<size_t>(node.gpu_model_id) < gpu_models.size()
+                        ? gpu_models[static_cast<size_t>(node.gpu_model_id)]
+                        : std::string();
+      templates.push_back(std::move(t));
     }
     NodeClass& k = shape.classes[c];
     k.cpu_milli = std::max(k.cpu_milli, node.cpu_milli);
     k.memory_bytes = std::max(k.memory_bytes, node.memory_bytes);
     k.gpus += node.gpu_count;
-    shape.class_of_node.push_back(static_cast<int32_t>(c));
-  }
+    shape.class_of_node[n] = static_cast<int32_t>(c);
+  });
   for (size_t c = 0; c < templates.size(); ++c) {
     Node& t = templates[c];
     t.cpu_milli = shape.classes[c].cpu_milli;
     t.memory_bytes = shape.classes[c].memory_bytes;
-    t.mig.clear();
-    t.time_slicing.reset();
   }
   shape.templates = std::make_shared<const ClusterState>(std::move(templates));
   return shape;
@@ -65,9 +69,10 @@ size_t GpufleetScore::ShapeIdHash::operator()(const ShapeId& id) const {
   return h;
 }
 
-GpufleetScore::GpufleetScore(const ClusterState& state, GpufleetParams params)
+GpufleetScore::GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params)
     : gpu_models_(state.gpu_models()),
-      shape_(ClusterShape::of(state)),
+      outlook_(std::move(outlook)),
+      shape_(ClusterShape::of(outlook_, gpu_models_)),
       params_(checked(params)),
       online_(gpu_models_, params.mix_coverage),
       class_pinned_milli_(shape_.classes.size(), 0.0),
@@ -116,15 +121,34 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
   if (gpu_sum_ <= 0) return false;
   // Usable free GPU milli per model and per class (free minus what CPU or memory strands).
   std::vector<double> usable_by_model(gpu_models_.size(), 0.0), usable_by_class(shape_.classes.size(), 0.0);
-  for (NodeId n = 0; n < state.node_count(); ++n) {
-    const int64_t free = state.gpu_free_milli_total(n);
+  // Every slot in order: a live node as it is, a slot of the outlook without one as an empty node
+  // of its range (what it would be when added).
+  const auto& ranges = outlook_.ranges;
+  const size_t slots = std::max(state.node_count(), outlook_.slot_count());
+  size_t r = 0;
+  for (NodeId n = 0; n < slots; ++n) {
+    while (r < ranges.size() && ranges[r].first + ranges[r].count <= n) ++r;
+    int64_t free = 0, cpu_free = 0, memory_free = 0;
+    int32_t model = -1;
+    if (state.has_node(n)) {
+      free = state.gpu_free_milli_total(n);
+      cpu_free = state.cpu_free_milli(n);
+      memory_free = state.memory_free_bytes(n);
+      model = state.gpu_model_id(n);
+    } else if (r < ranges.size() && ranges[r].first <= n) {
+      free = int64_t{ranges[r].gpu_count} * kGpuMilliPerGpu;
+      cpu_free = ranges[r].cpu_milli;
+      memory_free = ranges[r].memory_bytes;
+      model = ranges[r].gpu_model_id;
+    }
     if (free == 0) continue;
-    const double usable = static_cast<double>(free) - stranded_milli(free, state.cpu_free_milli(n), state.memory_free_bytes(n));
-    const auto m = static_cast<size_t>(state.gpu_model_id(n));
+    const double usable = static_cast<double>(free) - stranded_milli(free, cpu_free, memory_free);
+    const auto m = static_cast<size_t>(model);
     if (m < usable_by_model.size()) usable_by_model[m] += usable;
-    if (n < shape_.class_of_node.size()) usable_by_class[static_cast<size_t>(shape_.class_of_node[n])] += usable;
+    if (n < shape_.class_of_node.size() && shape_.class_of_node[n] >= 0)
+      usable_by_class[static_cast<size_t>(shape_.class_of_node[n])] += usable;
   }
-  const double left = static_cast<double>(state.gpu_capacity_milli() - state.gpu_used_milli());
+  const double left = static_cast<double>(outlook_.gpu_capacity_milli() - state.gpu_used_milli());
   // Nothing usable left on a set's nodes: nothing to keep for its pods there (share 0).
   const auto share = [&](double demand_milli, double usable) { return usable > 0 ? demand_milli / gpu_sum_ * left / usable : 0.0; };
   bool changed = false;

@@ -43,7 +43,7 @@
 // with n' the node after the placement. A sharing pod goes to the GPU with the largest F(n) - F(n'_i)
 // (first index on ties); S and the pressures do not depend on the GPU.
 //
-// Terms 2-4 and the constants are gpufleet's own (README "Online policies"). They were
+// Terms 2-4 and the constants are gpufleet's own (docs/fgd-reproduction.md, "Online policies"). They were
 // chosen on the openb default trace and the variants cpu250, gpushare40, gpuspec05/10/20/33 and
 // multigpu20/40/50, and are the same for every workload.
 //
@@ -58,20 +58,26 @@
 // Not modelled: model constraints expressed as node affinity on nvidia.com/gpu.product (only the
 // openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test
 // (fits() on a plain-GPU template node of the class, ClusterShape::templates).
-// Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids). In
-// `simulate`, nodes a pool may still add count as free in L and U (the plugin does not see the node
-// gate), so with autoscaled pools terms 3 and 4 mostly stay off until the pools reach their maximum.
+// Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids).
+//
+// Capacity still to come. The classes, L and U are taken over a CapacityOutlook (model/
+// capacity_outlook.h), the nodes the cluster may hold: in `pack` and `place` the state's nodes; in
+// `simulate` every pool's nodes up to its maximum, where a node not (yet) in the state counts as an
+// empty node of its pool, so with autoscaled pools terms 3 and 4 mostly stay off until the pools
+// reach their maximum.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
 #include "sched/framework/interface.h"
 #include "sched/framework/plugin_args.h"
@@ -92,14 +98,17 @@ struct ClusterShape {
     int64_t gpus = 0;         ///< physical GPUs over all nodes of the class
   };
   std::vector<NodeClass> classes;      ///< in order of first node
-  std::vector<int32_t> class_of_node;  ///< index into classes, per NodeId
-  /// One empty node per class (NodeId = class index): the class's first node with the class's CPU
-  /// and memory, its GPUs plain (MIG and time-slicing are not modelled in the class test). The
-  /// pinned-class test is fits() (node_resources_fit.h) on these.
+  std::vector<int32_t> class_of_node;  ///< index into classes, per NodeId; -1 for a slot in no range
+  /// One empty node per class (NodeId = class index): a node of the class's GPU model and count with
+  /// the class's CPU and memory, its GPUs plain (MIG and time-slicing are not modelled in the class
+  /// test). The pinned-class test is fits() (node_resources_fit.h) on these.
   std::shared_ptr<const ClusterState> templates;
-  /// The classes of `state`'s nodes: every node, whatever is allocated on it (in `simulate`, every
-  /// node a pool may grow to). O(nodes x classes).
-  static ClusterShape of(const ClusterState& state);
+  /// The classes of the outlook's nodes, whatever is allocated on them (in `simulate`, every node
+  /// a pool may grow to), in slot order. `gpu_models`: model names by the outlook's model ids
+  /// (ClusterState::gpu_models()). O(slots x classes).
+  static ClusterShape of(const CapacityOutlook& outlook, std::span<const std::string> gpu_models);
+  /// of(CapacityOutlook::of(state), state.gpu_models()): the classes of the state's nodes.
+  static ClusterShape of(const ClusterState& state) { return of(CapacityOutlook::of(state), state.gpu_models()); }
 };
 
 /// Relative CPU and memory difference under which two nodes of the same model and GPU count share a
@@ -122,10 +131,15 @@ inline constexpr double kMinPressureChange = 0.1;
 /// Not thread-safe, like the Scheduler that calls it.
 class GpufleetScore final : public ScorePlugin, public GpuSelector {
  public:
-  /// Reads the GPU models and node classes of `state` (the state it will score; only its nodes'
-  /// capacities matter). `params`: GpufleetParams (plugin_args.h). Throws ProfileError (validation.h,
-  /// a std::invalid_argument) for parameters validate_gpufleet_params refuses.
-  explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {});
+  /// Reads the GPU models of `state` (the state it will score) and the node classes of `outlook`,
+  /// the nodes that state may hold (see the header comment; its model ids are the state's, and it
+  /// covers every node the state will hold). `params`: GpufleetParams (plugin_args.h). Throws
+  /// ProfileError (validation.h, a std::invalid_argument) for parameters validate_gpufleet_params
+  /// refuses.
+  GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params = {});
+  /// The same with CapacityOutlook::of(state): the state's nodes are all it will hold.
+  explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {})
+      : GpufleetScore(state, CapacityOutlook::of(state), params) {}
   // Not copyable: last_ points into this object's pressure rows.
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
@@ -184,6 +198,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   bool refresh_pressures(const ClusterState& state);
 
   std::vector<std::string> gpu_models_;
+  CapacityOutlook outlook_;
   ClusterShape shape_;
   GpufleetParams params_;
   OnlineFragmentation online_;

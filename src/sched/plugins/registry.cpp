@@ -88,7 +88,8 @@ std::vector<RegistryEntry> entries() {
        [](const PluginArgs* args, const PolicyContext& context) -> std::shared_ptr<Plugin> {
          const auto a = args_of<GpufleetScoreArgs>(GpufleetScore::kName, args);
          if (!context.cluster) throw std::invalid_argument("plugin GpufleetScore needs the cluster state");
-         return std::make_shared<GpufleetScore>(*context.cluster, a.params);
+         return context.outlook ? std::make_shared<GpufleetScore>(*context.cluster, *context.outlook, a.params)
+                                : std::make_shared<GpufleetScore>(*context.cluster, a.params);
        }},
       {std::string(ResourceAllocationScore::kLeastAllocatedName),
        [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {

@@ -69,8 +69,8 @@ FilterCode TaintToleration::filter(const Pod& pod, const ClusterState& state, No
 
 Status TaintToleration::pre_score(const Pod&, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {
   std::lock_guard<std::mutex> lock(memo_mutex_);
-  if (memo_.state != &state || memo_.node_count != state.node_count())
-    memo_ = Memo{&state, state.node_count(), NodePreference::any_prefer_no_schedule(state.nodes())};
+  if (memo_.state != &state || memo_.node_set_version != state.node_set_version())
+    memo_ = Memo{&state, state.node_set_version(), NodePreference::any_prefer_no_schedule(state.nodes())};
   return memo_.any ? Status() : Status(Code::kSkip);
 }
 

@@ -80,10 +80,11 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
   void normalize_score(const Pod& pod, std::span<NodeScore> scores, const CycleState& cycle) const override;
 
  private:
-  // Whether some node of the state has a PreferNoSchedule taint, for the last state asked about.
+  // Whether some node of the state has a PreferNoSchedule taint, for the last state asked about, at its
+  // node_set_version() (labels and taints change only when the node set does).
   struct Memo {
     const ClusterState* state = nullptr;
-    size_t node_count = 0;
+    uint64_t node_set_version = 0;  // ClusterState::node_set_version() `any` was computed at
     bool any = false;
   };
   mutable std::mutex memo_mutex_;

@@ -1,0 +1,87 @@
+# The layers of src/, lowest first: which files form each layer and which lower layers it may use.
+# A layer is a CMake target; an #include of a layer it does not use fails to build. Format and rules:
+# cmake/Layers.cmake; the why and how to add a folder: docs/architecture.md. Check the include graph:
+# scripts/include-graph.
+#
+# A folder names every file under it (subfolders included) unless a deeper folder or a single
+# concept (path without extension) is named by another layer: new files join their folder's layer.
+
+# Foundations: errors, seeded random numbers, atomic files, progress, the thread pool.
+gpufleet_layer(util             SOURCES util
+                                EXTERNAL Threads::Threads gpufleet_generated)
+
+# The domain: catalog, quantities, nodes, pods, cluster state.
+gpufleet_layer(model            SOURCES model
+                                PRIVATE util)
+
+# Admission (ResourceQuota), on the pod model.
+gpufleet_layer(admit            SOURCES admit
+                                PUBLIC model)
+
+# Synthetic clusters and workloads shaped on the openb trace and on Kubernetes examples.
+gpufleet_layer(workload         SOURCES workload
+                                PUBLIC model
+                                PRIVATE util)
+
+# The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
+# Plain types the readers build, apart from the engine so that the readers need no engine.
+gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace
+                                PUBLIC model util)
+
+# The pack experiment's inputs: the FGD artifact's reference curves.
+gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
+
+# Readers: inputs at the edge (openb CSV, Kubernetes YAML/JSON, pool and simulator files, the FGD
+# reference), each building domain types. The fuzz targets (fuzz/) build this layer and those below.
+gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
+                                        io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
+                                        io/sim_pools io/sim_workload
+                                PUBLIC model admit sim_inputs pack_inputs
+                                PRIVATE util
+                                EXTERNAL PkgConfig::LIBYAML)
+
+# The scheduling framework (extension points, profiles, the registry type), fragmentation, device
+# selection: what plugins build on.
+gpufleet_layer(sched_framework  SOURCES sched/framework sched/fragmentation sched/pod_mix_estimator sched/device_select
+                                PUBLIC model util)
+
+# The plugins (Filter, Score, PostFilter DefaultPreemption, ...) and the in-tree registry.
+gpufleet_layer(sched_plugins    SOURCES sched/plugins
+                                PUBLIC sched_framework)
+
+# The scheduler, fit errors and the policy registry (the policies' profiles), on top of the plugins.
+gpufleet_layer(sched            SOURCES sched
+                                PUBLIC sched_framework
+                                PRIVATE sched_plugins util)
+
+# Upper bounds on allocation (LP, GLPK); a pod fits a node type by the scheduler's own fit test
+# (sched/plugins/node_resources_fit.h).
+gpufleet_layer(bound            SOURCES bound
+                                PUBLIC model
+                                PRIVATE sched_plugins
+                                EXTERNAL gpufleet_glpk)
+
+# The FGD packing experiment (`gpufleet pack`).
+gpufleet_layer(pack             SOURCES pack
+                                PUBLIC model util pack_inputs
+                                PRIVATE sched bound)
+
+# Placement of Kubernetes objects (`gpufleet place`).
+gpufleet_layer(place            SOURCES place
+                                PUBLIC model admit
+                                PRIVATE sched sched_plugins util)
+
+# The simulator's engine (`gpufleet simulate` / `compare`).
+gpufleet_layer(sim              SOURCES sim
+                                PUBLIC sim_inputs
+                                PRIVATE sched util)
+
+# Writers (JSON, CSV, HTML reports) and the assembly of inputs for the commands.
+gpufleet_layer(io               SOURCES io
+                                PUBLIC io_readers pack place sim
+                                PRIVATE util)
+
+# The command line: thin front doors.
+gpufleet_layer(cli              EXECUTABLE gpufleet
+                                SOURCES cli
+                                PRIVATE io pack place sim sched workload util)

@@ -1,0 +1,163 @@
+#include "sim/controllers/cluster_autoscaler.h"
+
+#include <utility>
+
+#include "sim/autoscaler.h"
+#include "sim/cost.h"
+#include "sim/simulator.h"
+
+namespace gpufleet::sim {
+
+ClusterAutoscaler::ClusterAutoscaler(const AutoscalerSettings& settings, EventLoop& loop, Fleet& fleet, Placement& placement,
+                                     const PendingQueue& pending, Workloads& workloads, const Billing& billing)
+    : settings_(settings),
+      loop_(loop),
+      fleet_(fleet),
+      placement_(placement),
+      pending_(pending),
+      workloads_(workloads),
+      billing_(billing) {
+  tick_ = loop_.register_event("autoscaler-tick", [this](const Event& e) { on_tick(e.time_s); });
+}
+
+void ClusterAutoscaler::start() { loop_.schedule(0, tick_); }
+
+void ClusterAutoscaler::report(SimResult& result) const {
+  result.nodes_scaled_up = scaled_up_;
+  result.nodes_scaled_down = scaled_down_;
+}
+
+ClusterAutoscaler::NodeTimers& ClusterAutoscaler::timers(NodeId n) {
+  if (n >= timers_.size()) timers_.resize(fleet_.node_count());
+  NodeTimers& timers = timers_[n];
+  if (timers.incarnation != fleet_.incarnation(n)) timers = NodeTimers{fleet_.incarnation(n), -1, 0};
+  return timers;
+}
+
+void ClusterAutoscaler::on_tick(double t) {
+  if (t + settings_.scan_interval_s <= loop_.horizon_s()) loop_.schedule(t + settings_.scan_interval_s, tick_);
+  scale_up(t);
+  if (settings_.scale_down) scale_down(t);
+}
+
+void ClusterAutoscaler::scale_up(double t) {
+  std::vector<const Pod*> pods;
+  std::vector<uint32_t> shapes;
+  for (const PendingUnit& entry : pending_.units()) {
+    const Workloads::Unit& unit = workloads_.unit(entry.unit);
+    if (unit.pending_since_s > t - settings_.scale_up_delay_s) continue;
+    for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) {
+      pods.push_back(&workloads_.pod(p));
+      shapes.push_back(unit.shape);
+    }
+  }
+  if (pods.empty()) return;
+
+  // Pods that fit the free room of ready nodes do not need new ones (CA's FilterOutSchedulable: a
+  // gang job's pods wait for each other, so some of them may fit today's nodes).
+  {
+    const std::vector<uint8_t> fits = placement_.fits_ready_nodes(pods);
+    std::vector<const Pod*> left;
+    std::vector<uint32_t> left_shapes;
+    for (size_t i = 0; i < pods.size(); ++i)
+      if (!fits[i]) {
+        left.push_back(pods[i]);
+        left_shapes.push_back(shapes[i]);
+      }
+    pods = std::move(left);
+    shapes = std::move(left_shapes);
+  }
+  if (pods.empty()) return;
+
+  // Pods that fit a node already being provisioned do not count again (CA's upcoming nodes).
+  const size_t pool_count = fleet_.pool_count();
+  std::vector<TemplateNodes> upcoming;
+  upcoming.reserve(pool_count);
+  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p]);
+  std::vector<const Pod*> rest;
+  std::vector<uint32_t> rest_shapes;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    bool helped = false;
+    for (size_t p = 0; p < pool_count && !helped; ++p) {
+      if (fleet_.provisioning(p) == 0 || !placement_.pool_admits(shapes[i], p)) continue;
+      helped = upcoming[p].add_first_fit(*pods[i], fleet_.provisioning(p));
+    }
+    if (!helped) {
+      rest.push_back(pods[i]);
+      rest_shapes.push_back(shapes[i]);
+    }
+  }
+  if (rest.empty()) return;
+
+  std::vector<ScaleUpOption> options;
+  for (size_t p = 0; p < pool_count; ++p) {
+    const SimPool& sp = fleet_.pool(p);
+    const int32_t room = sp.pool.max_nodes - fleet_.live(p);
+    if (room <= 0) continue;
+    std::vector<const Pod*> fitting;
+    for (size_t i = 0; i < rest.size(); ++i)
+      if (placement_.pool_admits(rest_shapes[i], p)) fitting.push_back(rest[i]);
+    if (fitting.empty()) continue;
+    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room);
+    if (o.nodes == 0) continue;
+    o.price_usd_per_hour = billing_.added_price_usd_per_hour(p, o.nodes);
+    options.push_back(o);
+  }
+  const int chosen = choose_option(options, settings_.expander);
+  if (chosen < 0) return;
+  const ScaleUpOption& o = options[static_cast<size_t>(chosen)];
+  scaled_up_ += fleet_.launch(o.pool, o.nodes, t);
+  last_scale_up_s_ = t;
+}
+
+void ClusterAutoscaler::scale_down(double t) {
+  const size_t node_count = fleet_.node_count();
+  for (NodeId n = 0; n < node_count; ++n) {
+    if (fleet_.phase(n) != NodePhase::kReady) continue;
+    NodeTimers& node = timers(n);
+    // CA lists a node as unneeded only while it could be removed: utilization below the threshold,
+    // no pod that blocks eviction (job pods, as safe-to-evict "false"), and not inside the recheck
+    // period after a failed removal. A node that drops off the list loses its unneeded time.
+    const bool unneeded = node_utilization(fleet_.state(), n) < settings_.utilization_threshold &&
+                          fleet_.not_safe_to_evict_pods(n) == 0 && t >= node.recheck_after_s;
+    if (!unneeded) node.unneeded_since_s = -1;
+    else if (node.unneeded_since_s < 0) node.unneeded_since_s = t;
+  }
+  if (t < last_scale_up_s_ + settings_.scale_down_delay_after_add_s) return;
+  int moved_nodes = 0;
+  for (NodeId n = 0; n < node_count; ++n) {
+    if (fleet_.phase(n) != NodePhase::kReady) continue;
+    NodeTimers& node = timers(n);
+    if (node.unneeded_since_s < 0 || t - node.unneeded_since_s < settings_.scale_down_unneeded_s) continue;
+    const size_t pool = fleet_.pool_of(n);
+    if (fleet_.live(pool) <= fleet_.pool(pool).pool.min_nodes) continue;
+    if (fleet_.pods_on(n).empty()) {
+      fleet_.remove(n, t);
+      ++scaled_down_;
+      continue;
+    }
+    if (moved_nodes > 0) continue;
+    if (try_move_pods(n, t)) {
+      fleet_.remove(n, t);
+      ++scaled_down_;
+      ++moved_nodes;
+    } else {
+      NodeTimers& again = timers(n);  // the dry run left the node as it was
+      again.recheck_after_s = t + settings_.unremovable_recheck_s;
+      again.unneeded_since_s = -1;
+    }
+  }
+}
+
+// Scale-down of a node with pods: if the budgets allow it and the dry run places all of them on
+// other nodes, they move there (the caller removes n); otherwise nothing changes.
+bool ClusterAutoscaler::try_move_pods(NodeId n, double t) {
+  if (!workloads_.budgets_allow(workloads_.units_on(n))) return false;
+  const std::vector<uint32_t> moving(fleet_.pods_on(n).begin(), fleet_.pods_on(n).end());
+  std::optional<Placements> placed = placement_.dry_run_moves(n, workloads_.bound(moving));
+  if (!placed) return false;
+  workloads_.move_pods(moving, std::move(*placed), t);
+  return true;
+}
+
+}  // namespace gpufleet::sim

@@ -1,0 +1,179 @@
+// The simulated cluster's nodes: each node pool's nodes and their lifecycle
+//   absent -> provisioning -> ready -> [cordoned] -> absent
+// (launch, Ready provision_s later, cordon on a spot notice or for a dry run, removal), the spot
+// interruption timing of ready nodes, the pods bound to each node, and the ClusterState the
+// scheduler works on. The fleet owns node ids and lifecycle; other modules ask it (queries, launch,
+// remove, interrupt, bind) and hear of changes through NodeListener.
+//
+// Node ids. Each pool has max_nodes slots (ClusterState NodeIds), pools in file order (pool-major:
+// pool p's node i is slot <first slot of p> + i), named <pool>-<index> (zero-padded as expand_pool
+// pads for max_nodes nodes). A node enters the ClusterState when it becomes Ready (add_node in its
+// slot) and leaves it when removed (remove_node): kube schedules nothing onto a node that is not
+// Ready, so provisioning and absent nodes are not in the state. A cordoned node stays, with
+// Node::unschedulable set (ClusterState::set_unschedulable), which the NodeUnschedulable filter
+// reads. The GPU models are registered in pool order at the start (pools with max_nodes > 0), so
+// model ids are fixed whatever comes and goes. The scheduler's node ranks are the slots: score ties
+// go to the first node. outlook() lists every slot with its pool's node shape, for policies that plan
+// for the capacity still to come (model/capacity_outlook.h).
+//
+// Spot: each node of a spot pool draws its time to interruption when it becomes Ready: exponential
+// with the pool's rate per node-hour, from the fleet's generator (seeded by the caller). At the
+// notice the node is cordoned, listeners stop its pods (on_node_interrupted), and it is removed
+// spot_notice_s later.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/capacity_outlook.h"
+#include "model/cluster_state.h"
+#include "sched/framework/profile.h"
+#include "sched/scheduler.h"
+#include "sim/config.h"
+#include "sim/engine/event_loop.h"
+#include "util/go_rand.h"
+
+namespace gpufleet::sim {
+
+struct SimResult;
+
+enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned };
+
+/// Hears of node lifecycle changes; the default does nothing. Listeners run in the order added.
+class NodeListener {
+ public:
+  virtual ~NodeListener() = default;
+  /// Node n was requested at t: provisioning, or Ready at once for a pool's initial nodes.
+  virtual void on_node_launched(NodeId /*n*/, double /*t*/) {}
+  /// A provisioned node n became Ready at t (new capacity). Not called for the initial nodes.
+  virtual void on_node_ready(NodeId /*n*/, double /*t*/) {}
+  /// Ready node n got an interruption notice at t and is cordoned: its pods must stop now.
+  virtual void on_node_interrupted(NodeId /*n*/, double /*t*/) {}
+  /// Node n was removed at t; it is already absent (and had no pods).
+  virtual void on_node_removed(NodeId /*n*/, double /*t*/) {}
+};
+
+class Fleet {
+ public:
+  /// Makes every pool's slots (all absent; the state holds no node) and registers the events "node-ready", "spot-notice"
+  /// and "spot-reclaim" on `loop`. `spot_seed` seeds the interruption draws. The pools must be valid
+  /// (validate_pool, validate_pool_settings).
+  Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed);
+  Fleet(const Fleet&) = delete;
+  Fleet& operator=(const Fleet&) = delete;
+  ~Fleet();
+
+  /// Adds a listener (not owned; it must outlive the run).
+  void add_listener(NodeListener& listener) { listeners_.push_back(&listener); }
+  /// Launches each pool's initial nodes (node_count), Ready at time 0.
+  void start();
+
+  // ---- pools and nodes
+  size_t pool_count() const { return pools_.size(); }
+  const SimPool& pool(size_t p) const { return cluster_.pools[p]; }
+  /// Node ids (slots) of pool p in node order, max_nodes of them (absent ones included).
+  std::span<const NodeId> pool_nodes(size_t p) const { return pools_[p].nodes; }
+  /// Live nodes of pool p: provisioning, ready or cordoned (the billed ones).
+  int32_t live(size_t p) const { return pools_[p].live; }
+  int32_t provisioning(size_t p) const { return pools_[p].provisioning; }
+  /// GPU capacity of the live nodes, milli-GPUs.
+  int64_t live_gpu_capacity_milli() const { return live_gpu_capacity_milli_; }
+
+  /// Node ids are 0 .. node_count() - 1, every pool's max_nodes slots; absent nodes included.
+  size_t node_count() const { return nodes_.size(); }
+  NodePhase phase(NodeId n) const { return nodes_[n].phase; }
+  uint32_t pool_of(NodeId n) const { return nodes_[n].pool; }
+  /// Changes at every launch and removal: an event or record carrying an older value is stale.
+  uint32_t incarnation(NodeId n) const { return nodes_[n].incarnation; }
+  /// <pool>-<index> (see the top of this file), whatever the node's phase.
+  std::string name(NodeId n) const;
+  /// Pod ids (the caller's) bound to node n, in binding order.
+  std::span<const uint32_t> pods_on(NodeId n) const { return nodes_[n].pods; }
+  /// Pods on node n bound with not_safe_to_evict (Cluster Autoscaler's
+  /// cluster-autoscaler.kubernetes.io/safe-to-evict: "false").
+  int32_t not_safe_to_evict_pods(NodeId n) const { return nodes_[n].not_safe_to_evict; }
+  /// Last bind or unbind on node n, or when it became Ready (Karpenter's consolidateAfter clock).
+  double last_pod_change_s(NodeId n) const { return nodes_[n].last_pod_change_s; }
+
+  /// The cluster as the scheduler sees it: the ready and cordoned nodes, each in its slot.
+  const ClusterState& state() const { return *state_; }
+  /// The same state, writable, for dry runs inside a ClusterState::Fork that they discard.
+  ClusterState& dry_run_state() { return *state_; }
+  /// One empty node per pool, as a new node of the pool would be (name <pool>-template).
+  const std::vector<Node>& template_nodes() const { return templates_; }
+  /// Every slot up to each pool's max_nodes with its pool's node shape (model ids as in state()).
+  const CapacityOutlook& outlook() const { return outlook_; }
+
+  // ---- lifecycle
+  /// Requests up to `count` nodes of pool p at t (the lowest absent ones): provisioning, Ready
+  /// provision_s later. Returns how many were launched (fewer when the pool reaches max_nodes).
+  int32_t launch(size_t p, int32_t count, double t);
+  /// Removes node n at t (billing stops). Throws std::logic_error if pods are still bound to it.
+  void remove(NodeId n, double t);
+  /// Gives ready node n an interruption notice at t: cordoned, listeners stop its pods, removed the
+  /// pool's spot_notice_s later. Spot nodes get it from their draw; callable by a fault injector.
+  /// Ignored unless n is Ready.
+  void interrupt(NodeId n, double t);
+  /// Cordons ready node n (no new pods; kubectl cordon: Node::unschedulable in state()), or makes a
+  /// cordoned node Ready again.
+  void cordon(NodeId n);
+  void uncordon(NodeId n);
+
+  // ---- pods (ClusterState reservations and the per-node pod lists)
+  /// Reserves `pod` with `devices` on node n (ClusterState::allocate: whole or fractional
+  /// GPUs, time-slicing replicas, MIG devices, as the scheduler chose them) and records pod id `id`
+  /// there. Throws InvariantViolation (nothing changed) if they are not free.
+  void bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t);
+  /// Releases a bound pod (the devices given to bind()) and takes it off its node.
+  void unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t);
+  /// Undoes the last bind() on node n (a gang that did not fit): releases it and puts the node's last
+  /// pod change back to `last_pod_change_s`.
+  void undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s);
+
+  // ---- how the scheduler sees the fleet (see the top of this file)
+  /// A scheduler running `policy` over state(), ties to the lower node id.
+  std::unique_ptr<sched::Scheduler> make_scheduler(sched::Profile policy) const;
+
+  /// Writes the fleet's counters (spot_interruptions).
+  void report(SimResult& result) const;
+
+ private:
+  struct NodeRecord {
+    uint32_t pool = 0;
+    NodePhase phase = NodePhase::kAbsent;
+    uint32_t incarnation = 0;
+    int32_t not_safe_to_evict = 0;
+    double last_pod_change_s = 0;
+    std::vector<uint32_t> pods;
+  };
+  struct PoolRecord {
+    std::vector<NodeId> nodes;
+    int32_t live = 0;
+    int32_t provisioning = 0;
+  };
+  void launch_node(NodeId n, double t, bool ready_now);
+  // The one release of a bound pod's reservation (unbind and undo_bind).
+  void unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict);
+  void make_ready(NodeId n, double t);
+  void on_ready_event(const Event& e);
+  void on_notice_event(const Event& e);
+  void on_reclaim_event(const Event& e);
+
+  const ClusterConfig& cluster_;
+  EventLoop& loop_;
+  std::unique_ptr<ClusterState> state_;
+  std::vector<Node> templates_;
+  CapacityOutlook outlook_;
+  std::vector<NodeRecord> nodes_;
+  std::vector<PoolRecord> pools_;
+  std::vector<NodeListener*> listeners_;
+  GoRand spot_rng_;
+  int64_t live_gpu_capacity_milli_ = 0;
+  int64_t interruptions_ = 0;
+  EventKind node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0;
+};
+
+}  // namespace gpufleet::sim

@@ -1,0 +1,417 @@
+#include "sim/engine/workloads.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "model/resources.h"
+#include "sim/cost.h"
+#include "sim/engine/metrics.h"
+
+namespace gpufleet::sim {
+namespace {
+
+constexpr double kSecondsPerHour = 3600.0;
+
+// Work a job keeps when stopped after `ran_s` seconds of its current run: whole checkpoint intervals.
+double checkpointed_s(const WorkloadSpec& spec, double ran_s) {
+  return spec.checkpoint_interval_s > 0 ? std::floor(ran_s / spec.checkpoint_interval_s) * spec.checkpoint_interval_s : 0.0;
+}
+
+// Everything that decides where a unit's pods may go and whether they fit: units with equal keys
+// are interchangeable for the scheduler.
+std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|{}:{}|", s.cpu_milli, s.memory_bytes, s.num_gpu, s.gpu_milli, pods_in_unit,
+                                static_cast<int>(s.capacity), s.gpu_spec.size(), s.gpu_spec);
+  for (const auto& p : s.pools) key += fmt::format("{}:{},", p.size(), p);
+  key += '|';
+  for (const auto& [k, v] : s.node_selector) key += fmt::format("{}:{}={}:{},", k.size(), k, v.size(), v);
+  key += '|';
+  for (const auto& t : s.tolerations)
+    key += fmt::format("{}:{}/{}:{}/{}:{}/{}:{},", t.key.size(), t.key, t.operator_.size(), t.operator_, t.value.size(), t.value,
+                       t.effect.size(), t.effect);
+  if (!s.mig_requests.empty()) {
+    key += "|mig:";
+    for (const MigRequest& r : s.mig_requests) key += fmt::format("{}:{}={},", r.profile.size(), r.profile, r.count);
+  }
+  return key;
+}
+
+}  // namespace
+
+std::vector<std::pair<sched::PodShapeKey, double>> Workloads::pod_mix(const Workload& workload) {
+  // FGD's typical pod mix, counted per item (sched::typical_pod_mix's counting step; an item's pods
+  // have one request, so they share one key).
+  std::map<sched::PodShapeKey, int64_t> counts;
+  for (const WorkloadSpec& spec : workload.items) counts[sched::PodShapeKey::of(pod_request(spec))] += spec.pods;
+  std::vector<std::pair<sched::PodShapeKey, double>> weighted;
+  for (const auto& [key, count] : counts) weighted.emplace_back(key, static_cast<double>(count));
+  return weighted;
+}
+
+Workloads::Workloads(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement& placement, Billing& billing,
+                     PendingQueue& pending, Metrics& metrics)
+    : workload_(workload),
+      loop_(loop),
+      fleet_(fleet),
+      placement_(placement),
+      billing_(billing),
+      pending_(pending),
+      metrics_(metrics) {
+  std::unordered_map<std::string, uint32_t> shapes;
+  item_first_unit_.reserve(workload_.items.size());
+  item_namespace_.reserve(workload_.items.size());
+  for (uint32_t s = 0; s < workload_.items.size(); ++s) {
+    const WorkloadSpec& spec = workload_.items[s];
+    const bool job = spec.kind == WorkloadKind::kJob;
+    const int32_t unit_count = job ? 1 : spec.pods;
+    const uint32_t pods_per_unit = job ? static_cast<uint32_t>(spec.pods) : 1u;
+    const auto [it, inserted] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
+    item_first_unit_.push_back(static_cast<uint32_t>(units_.size()));
+    item_namespace_.push_back(billing_.namespace_id(spec.namespace_name));
+    if (!job) services_.emplace(spec.name, s);
+    for (int32_t r = 0; r < unit_count; ++r) {
+      const uint32_t u = add_unit(s, job ? -1 : r, it->second);
+      // The first unit of a new shape stands for all (its first pod; they differ only by name).
+      if (inserted && r == 0) placement_.add_shape(pods_[units_[u].first_pod].pod);
+    }
+  }
+  billing_.reserve_pods(pods_.size());
+  pending_.set_starter(*this);
+  const auto unit_subject = [this](uint32_t u) { return unit_name(u); };
+  arrival_ = loop_.register_event("arrival", [this](const Event& e) { on_arrival(e.subject, e.time_s); }, unit_subject);
+  completion_ = loop_.register_event(
+      "completion", [this](const Event& e) { on_completion(e.subject, e.generation, e.time_s); }, unit_subject);
+}
+
+uint32_t Workloads::add_unit(uint32_t item, int32_t replica, uint32_t shape) {
+  const WorkloadSpec& spec = workload_.items[item];
+  const bool job = replica < 0;
+  Unit u;
+  u.item = item;
+  u.replica = replica;
+  u.first_pod = static_cast<uint32_t>(pods_.size());
+  u.pod_count = job ? static_cast<uint32_t>(spec.pods) : 1u;
+  u.shape = shape;
+  const uint32_t id = static_cast<uint32_t>(units_.size());
+  for (uint32_t i = 0; i < u.pod_count; ++i) {
+    PodRecord p;
+    p.pod = make_pod(spec, job ? static_cast<int32_t>(i) : replica);
+    p.unit = id;
+    pods_.push_back(std::move(p));
+  }
+  units_.push_back(std::move(u));
+  return id;
+}
+
+void Workloads::start() {
+  // Arrivals in time order; equal times keep the input order.
+  std::vector<uint32_t> order(units_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return spec(a).arrival_s < spec(b).arrival_s; });
+  for (uint32_t u : order) {
+    const double at = spec(u).arrival_s;
+    if (at <= loop_.horizon_s()) loop_.schedule(at, arrival_, u);
+  }
+}
+
+// ---- queries ------------------------------------------------------------------------------------
+
+std::vector<uint32_t> Workloads::units_of(uint32_t i) const {
+  std::vector<uint32_t> units;
+  for_each_unit_of(i, [&](uint32_t u) { units.push_back(u); });
+  return units;
+}
+
+std::string Workloads::unit_name(uint32_t u) const {
+  const Unit& unit = units_[u];
+  const std::string& name = workload_.items[unit.item].name;
+  return unit.replica < 0 ? name : fmt::format("{}-{}", name, unit.replica);
+}
+
+std::vector<uint32_t> Workloads::units_on(NodeId n) const {
+  std::vector<uint32_t> units;
+  for (uint32_t p : fleet_.pods_on(n))
+    if (std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
+  return units;
+}
+
+std::vector<BoundPod> Workloads::bound(std::span<const uint32_t> pods) const {
+  std::vector<BoundPod> out;
+  out.reserve(pods.size());
+  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node, &pods_[p].devices});
+  return out;
+}
+
+std::vector<uint32_t> Workloads::bound_pods(std::span<const uint32_t> units) const {
+  std::vector<uint32_t> pods;
+  for (uint32_t u : units)
+    for (uint32_t p = units_[u].first_pod; p < units_[u].first_pod + units_[u].pod_count; ++p)
+      if (pods_[p].node != sched::kNoNode) pods.push_back(p);
+  return pods;
+}
+
+int32_t Workloads::expected_pods(uint32_t item) const {
+  if (auto it = scaled_.find(item); it != scaled_.end()) return it->second.replicas;
+  return workload_.items[item].pods;
+}
+
+bool Workloads::budgets_allow(std::span<const uint32_t> units) const {
+  std::vector<std::pair<uint32_t, int32_t>> stopped;  // (item, pods stopped), first-seen order
+  for (uint32_t u : units) {
+    const Unit& unit = units_[u];
+    int32_t bound = 0;
+    for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) bound += pods_[p].node != sched::kNoNode ? 1 : 0;
+    auto it = std::find_if(stopped.begin(), stopped.end(), [&](const auto& e) { return e.first == unit.item; });
+    if (it == stopped.end()) stopped.emplace_back(unit.item, bound);
+    else it->second += bound;
+  }
+  for (const auto& [item, count] : stopped) {
+    const WorkloadSpec& spec = workload_.items[item];
+    if (!spec.disruption_budget) continue;
+    int32_t healthy = 0;
+    for_each_unit_of(item, [&](uint32_t u) {
+      const Unit& unit = units_[u];
+      for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) healthy += pods_[p].node != sched::kNoNode ? 1 : 0;
+    });
+    if (count > disruptions_allowed(*spec.disruption_budget, expected_pods(item), healthy)) return false;
+  }
+  return true;
+}
+
+double Workloads::work_lost_if_restarted(uint32_t u, double t) const {
+  const Unit& unit = units_[u];
+  const WorkloadSpec& s = spec(u);
+  if (s.kind != WorkloadKind::kJob) return 0;
+  const double ran = t - unit.run_start_s;
+  return gpu_milli_s(u, ran - checkpointed_s(s, ran));
+}
+
+double Workloads::gpu_milli_s(uint32_t u, double seconds) const {
+  const Unit& unit = units_[u];
+  const uint32_t end = unit.first_pod + unit.pod_count;
+  bool sharing = pods_[unit.first_pod].pod.has_device_requests();
+  for (uint32_t p = unit.first_pod; p < end && !sharing; ++p)
+    sharing = pods_[p].node != sched::kNoNode && fleet_.state().has_gpu_sharing(pods_[p].node);
+  if (!sharing) return seconds * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+  double gpus = 0;
+  for (uint32_t p = unit.first_pod; p < end; ++p)
+    if (pods_[p].node != sched::kNoNode) gpus += pod_gpus_held(fleet_.pool(fleet_.pool_of(pods_[p].node)).pool, pods_[p].pod);
+  return seconds * gpus * kGpuMilliPerGpu;
+}
+
+// ---- pods and units -----------------------------------------------------------------------------
+
+void Workloads::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
+  PodRecord& pod = pods_[p];
+  const bool job = units_[pod.unit].replica < 0;
+  fleet_.bind(p, pod.pod, n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
+  pod.node = n;
+  pod.devices = std::move(devices);
+  billing_.start_charge(p, pod.pod, item_namespace_[units_[pod.unit].item], n, t);
+}
+
+void Workloads::unbind(uint32_t p, double t) {
+  PodRecord& pod = pods_[p];
+  fleet_.unbind(p, pod.pod, pod.node, pod.devices, units_[pod.unit].replica < 0, t);
+  billing_.stop_charge(p, t);
+  pod.node = sched::kNoNode;
+  pod.devices = {};
+}
+
+void Workloads::stop_unit(uint32_t u, double t) {
+  const Unit& unit = units_[u];
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p)
+    if (pods_[p].node != sched::kNoNode) unbind(p, t);
+  pending_.request_retry(t);
+}
+
+PendingUnit Workloads::pending_key(uint32_t u) const {
+  const Unit& unit = units_[u];
+  return PendingUnit{spec(u).priority, unit.pending_since_s, u, unit.shape};
+}
+
+void Workloads::make_pending(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  unit.state = UnitState::kPending;
+  unit.pending_since_s = t;
+  pending_.add(pending_key(u), static_cast<int32_t>(unit.pod_count));
+  pending_.request_retry(t);
+}
+
+bool Workloads::try_start(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  const uint32_t end = unit.first_pod + unit.pod_count;
+  const bool job = unit.replica < 0;
+  std::vector<double> last_change;  // the nodes' last pod change before each bind, for a rollback
+  for (uint32_t p = unit.first_pod; p < end; ++p) {
+    sched::ScheduleResult r = placement_.decide(pods_[p].pod);
+    if (!r.scheduled()) {
+      for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
+        PodRecord& pod = pods_[q];
+        fleet_.undo_bind(pod.pod, pod.node, pod.devices, job, last_change[q - unit.first_pod]);
+        billing_.cancel_charge(q);
+        pod.node = sched::kNoNode;
+        pod.devices = {};
+      }
+      return false;
+    }
+    last_change.push_back(fleet_.last_pod_change_s(r.node));
+    const NodeId node = r.node;
+    bind(p, node, take_devices(std::move(r)), t);
+  }
+  const WorkloadSpec& s = spec(u);
+  pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
+  for (uint32_t p = unit.first_pod; p < end; ++p) metrics_.add_pending_sample(s.priority, t - unit.pending_since_s);
+  unit.state = UnitState::kRunning;
+  unit.run_start_s = t;
+  ++unit.starts;
+  if (job) loop_.schedule(t + (s.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
+  return true;
+}
+
+void Workloads::interrupt(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  const WorkloadSpec& s = spec(u);
+  if (s.kind == WorkloadKind::kJob) {
+    // Work since the run started; checkpoints every checkpoint_interval_s of running keep
+    // floor(ran / interval) intervals of it (none without checkpoints).
+    const double ran = t - unit.run_start_s;
+    const double kept = checkpointed_s(s, ran);
+    lost_gpu_milli_s_ += gpu_milli_s(u, ran - kept);
+    unit.saved_s += kept;
+    ++unit.run_generation;  // its completion event is now stale
+  }
+  ++unit.interruptions;
+  evictions_ += unit.pod_count;
+  stop_unit(u, t);
+  make_pending(u, t);
+}
+
+// ---- events -------------------------------------------------------------------------------------
+
+void Workloads::on_arrival(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  if (unit.state != UnitState::kWaiting) return;  // removed by scale() before it arrived
+  // The informer sees each pod once, when it is created (ScorePlugin::observe).
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) placement_.observe(pods_[p].pod);
+  if (std::optional<std::string> reason = placement_.unadmitted_reason(unit.shape)) {
+    unit.reason = std::move(*reason);
+    unit.state = UnitState::kFailed;
+    return;
+  }
+  make_pending(u, t);
+}
+
+void Workloads::on_completion(uint32_t u, uint32_t generation, double t) {
+  Unit& unit = units_[u];
+  if (unit.state != UnitState::kRunning || unit.run_generation != generation) return;
+  stop_unit(u, t);
+  unit.state = UnitState::kCompleted;
+  unit.end_s = t;
+  unit.saved_s = spec(u).duration_s;
+}
+
+// ---- disruptions --------------------------------------------------------------------------------
+
+void Workloads::evict_node(NodeId n, double t) {
+  for (uint32_t u : units_on(n)) interrupt(u, t);
+}
+
+void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, double t) {
+  for (size_t i = 0; i < pods.size(); ++i) {
+    unbind(pods[i], t);
+    bind(pods[i], placed[i].first, std::move(placed[i].second), t);
+  }
+  evictions_ += static_cast<int64_t>(pods.size());
+  pending_.request_retry(t);
+}
+
+std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::span<const uint32_t> pods, Placements placed,
+                                       double t) {
+  std::vector<double> lost_by_job;
+  for (uint32_t u : units) {  // jobs keep the work up to their last checkpoint
+    Unit& unit = units_[u];
+    const WorkloadSpec& s = spec(u);
+    if (s.kind != WorkloadKind::kJob) continue;
+    const double ran = t - unit.run_start_s;
+    const double kept = checkpointed_s(s, ran);
+    const double lost = gpu_milli_s(u, ran - kept);
+    lost_gpu_milli_s_ += lost;
+    lost_by_job.push_back(lost);
+    unit.saved_s += kept;
+  }
+  // All off first, then all on: a gang pod may land on GPUs another moving pod held.
+  for (uint32_t p : pods) unbind(p, t);
+  for (size_t i = 0; i < pods.size(); ++i) bind(pods[i], placed[i].first, std::move(placed[i].second), t);
+  for (uint32_t u : units) {
+    Unit& unit = units_[u];
+    const WorkloadSpec& s = spec(u);
+    unit.run_start_s = t;
+    ++unit.starts;
+    ++unit.consolidations;
+    if (s.kind == WorkloadKind::kJob) loop_.schedule(t + (s.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
+  }
+  evictions_ += static_cast<int64_t>(pods.size());
+  return lost_by_job;
+}
+
+// ---- replica counts -----------------------------------------------------------------------------
+
+int32_t Workloads::replicas(std::string_view service) const {
+  const auto it = services_.find(std::string(service));
+  if (it == services_.end()) throw std::invalid_argument(fmt::format("'{}' is not a service of the workload", service));
+  return expected_pods(it->second);
+}
+
+void Workloads::scale(std::string_view service, int32_t replicas, double t) {
+  const auto it = services_.find(std::string(service));
+  if (it == services_.end()) throw std::invalid_argument(fmt::format("'{}' is not a service of the workload", service));
+  if (replicas < 0) throw std::invalid_argument(fmt::format("service '{}': replicas {} is negative", service, replicas));
+  const uint32_t item = it->second;
+  auto [entry, inserted] = scaled_.try_emplace(item);
+  ScaledService& scaled = entry->second;
+  if (inserted) {
+    scaled.replicas = workload_.items[item].pods;
+    scaled.next_ordinal = workload_.items[item].pods;
+  }
+  if (replicas > scaled.replicas) {
+    const uint32_t shape = units_[item_first_unit_[item]].shape;
+    for (int32_t i = scaled.replicas; i < replicas; ++i) {
+      const uint32_t u = add_unit(item, scaled.next_ordinal++, shape);
+      scaled.added_units.push_back(u);
+      loop_.schedule(t, arrival_, u);
+    }
+  } else if (replicas < scaled.replicas) {
+    int32_t to_remove = scaled.replicas - replicas;
+    const std::vector<uint32_t> units = units_of(item);
+    for (size_t i = units.size(); i-- > 0 && to_remove > 0;) {
+      if (units_[units[i]].state == UnitState::kRemoved) continue;
+      remove_unit(units[i], t);
+      --to_remove;
+    }
+  }
+  scaled.replicas = replicas;
+}
+
+void Workloads::remove_unit(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  switch (unit.state) {
+    case UnitState::kRunning: stop_unit(u, t); break;
+    case UnitState::kPending: pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count)); break;
+    default: break;  // waiting (its arrival will find it removed) or failed: nothing holds capacity
+  }
+  unit.state = UnitState::kRemoved;
+  unit.end_s = t;
+}
+
+void Workloads::report(SimResult& result) const {
+  result.evictions = evictions_;
+  result.lost_gpu_hours = lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
+}
+
+}  // namespace gpufleet::sim

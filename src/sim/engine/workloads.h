@@ -1,0 +1,195 @@
+// The workload over time: units and their pods from arrival to the horizon. A unit is what starts
+// and stops as a whole: a job (a gang of `pods` pods, all placed or none) or one service replica
+// (one pod). This module owns the units' states (sim/simulator.h UnitState), the pods' bindings,
+// checkpointed work, and the operations the cluster's controllers need: start a pending unit (the
+// pending queue's retry pass calls try_start), stop the units of an interrupted node, move pods off
+// a node, restart units elsewhere, and change a service's replica count at run time (scale).
+//
+// Events it registers: "arrival" (a unit submitted; subject: the unit) and "completion" (a job's
+// run ends; generation: the run, so that a run cut short leaves a stale event).
+//
+// Replica counts (ServiceScaler::scale). Adding replicas creates units with the next unused
+// ordinals (<service>-<ordinal>, so that every outcome has its own name; a ReplicaSet likewise gives
+// a new pod a new name); they arrive at t, through an "arrival" event, and queue like any pod.
+// Removing takes the highest-ordinal replicas not yet removed (as a StatefulSet scales down): a
+// running one is stopped and its pods released at t (chargeback ends, a retry pass is requested), a
+// pending one leaves the queue (it adds no pending-time sample: it neither started nor is pending at
+// the horizon), one not yet arrived never arrives; each ends in state "removed" (UnitOutcome::removed_s
+// = t). A disruption budget's expected pods follow the replica count. FGD's typical pods
+// (sched::select_typical_pods) stay those of the workload at the start.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "model/pod.h"
+#include "sched/fragmentation.h"
+#include "sim/engine/billing.h"
+#include "sim/engine/event_loop.h"
+#include "sim/engine/fleet.h"
+#include "sim/engine/pending_queue.h"
+#include "sim/engine/placement.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+namespace gpufleet::sim {
+
+class Metrics;
+
+/// Changes a service's replica count at run time (see the top of this file). The narrow interface a
+/// replica autoscaler (HPA, KEDA) gets.
+class ServiceScaler {
+ public:
+  virtual ~ServiceScaler() = default;
+  /// The service's replica count now (its pods at the start, until scaled).
+  virtual int32_t replicas(std::string_view service) const = 0;
+  /// Sets the replica count at t (seconds; the current event's time). Throws std::invalid_argument
+  /// for a name that is not a service of the workload or a negative count.
+  virtual void scale(std::string_view service, int32_t replicas, double t) = 0;
+};
+
+class Workloads final : public UnitStarter, public ServiceScaler {
+ public:
+  struct Unit {
+    uint32_t item = 0;                 ///< index into the workload's items
+    int32_t replica = -1;              ///< service replica ordinal, -1 for a job
+    uint32_t first_pod = 0;            ///< its pods are [first_pod, first_pod + pod_count)
+    uint32_t pod_count = 0;
+    uint32_t shape = 0;                ///< Placement::add_shape id
+    UnitState state = UnitState::kWaiting;
+    double pending_since_s = 0;
+    double run_start_s = 0;
+    double saved_s = 0;                ///< checkpointed work, seconds
+    uint32_t run_generation = 0;
+    int32_t starts = 0;
+    int32_t interruptions = 0;
+    int32_t consolidations = 0;
+    double end_s = -1;                 ///< completed: completion time; removed: removal time
+    std::string reason;                ///< failed: why
+  };
+
+  /// The workload's pods by FGD shape (sched::PodShapeKey -> pod count), for Placement.
+  static std::vector<std::pair<sched::PodShapeKey, double>> pod_mix(const Workload& workload);
+
+  /// Makes every item's units and pods (validated items, unique names) and registers "arrival" and
+  /// "completion" on `loop`; attaches itself to `pending` as its starter.
+  Workloads(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement& placement, Billing& billing,
+            PendingQueue& pending, Metrics& metrics);
+  /// Schedules the arrivals within the horizon, in time order (equal times: input order).
+  void start();
+
+  // ---- queries
+  const WorkloadSpec& item(uint32_t i) const { return workload_.items[i]; }
+  size_t item_count() const { return workload_.items.size(); }
+  /// Units of item i in replica order (a job: its one unit), removed replicas included.
+  std::vector<uint32_t> units_of(uint32_t i) const;
+  /// Calls f(unit id) for each unit of item i, in the order of units_of(i).
+  template <class F>
+  void for_each_unit_of(uint32_t i, F&& f) const {
+    const WorkloadSpec& spec = workload_.items[i];
+    const uint32_t first = item_first_unit_[i];
+    const uint32_t count = spec.kind == WorkloadKind::kJob ? 1u : static_cast<uint32_t>(spec.pods);
+    for (uint32_t u = first; u < first + count; ++u) f(u);
+    if (!scaled_.empty())
+      if (auto it = scaled_.find(i); it != scaled_.end())
+        for (uint32_t u : it->second.added_units) f(u);
+  }
+  const Unit& unit(uint32_t u) const { return units_[u]; }
+  const WorkloadSpec& spec(uint32_t u) const { return workload_.items[units_[u].item]; }
+  /// A job's name, or <service>-<replica>.
+  std::string unit_name(uint32_t u) const;
+  const Pod& pod(uint32_t p) const { return pods_[p].pod; }
+  /// Units with a pod on node n, in binding order.
+  std::vector<uint32_t> units_on(NodeId n) const;
+  /// The pods as dry runs take them (Placement::dry_run_moves); all must be bound.
+  std::vector<BoundPod> bound(std::span<const uint32_t> pods) const;
+  /// Bound pods of the units, unit by unit in pod order.
+  std::vector<uint32_t> bound_pods(std::span<const uint32_t> units) const;
+  /// Whether stopping every bound pod of `units` at once keeps each item's disruption budget: per
+  /// item, the pods stopped must not exceed disruptions_allowed (counted before any of them stops;
+  /// kube's eviction API would refuse the evictions beyond it one by one).
+  bool budgets_allow(std::span<const uint32_t> units) const;
+  /// GPU-milli-seconds of job work a restart of running unit u at t would lose (the work since the
+  /// last checkpoint, all its pods; gpu_milli_s); 0 for a service replica.
+  double work_lost_if_restarted(uint32_t u, double t) const;
+  /// GPU-milli-seconds of `seconds` of bound unit u's running work: 1000 x seconds x the GPUs its
+  /// pods hold (sim/cost.h pod_gpus_held on the pools of their nodes: a MIG device compute slices / 7,
+  /// a time-sliced replica 1 / replicas, a fraction its share). Lost work (lost_gpu_hours) is counted
+  /// with it.
+  double gpu_milli_s(uint32_t u, double seconds) const;
+
+  // ---- UnitStarter: the pending queue's retry pass
+  /// Places the unit's pods one after another with the scheduler; if one does not fit, the ones
+  /// placed are rolled back (nothing charged) and false is returned.
+  bool try_start(uint32_t u, double t) override;
+
+  // ---- disruptions
+  /// Node n was interrupted at t: every unit with a pod there stops (a job on every node: it keeps
+  /// the work up to its last checkpoint) and is queued again.
+  void evict_node(NodeId n, double t);
+  /// Moves bound service pods to `placed` (Placement::dry_run_moves of the same pods), one by one;
+  /// they lose nothing. Counts evictions and requests a retry pass.
+  void move_pods(std::span<const uint32_t> pods, Placements placed, double t);
+  /// Restarts `units` at t with their bound pods `pods` (bound_pods(units)) at `placed`: all off
+  /// first, then all on. Jobs keep the work up to their last checkpoint and run again for the rest.
+  /// Returns the GPU-milli-seconds each job lost, unit by unit (services: none).
+  std::vector<double> restart(std::span<const uint32_t> units, std::span<const uint32_t> pods, Placements placed, double t);
+
+  // ---- ServiceScaler
+  int32_t replicas(std::string_view service) const override;
+  void scale(std::string_view service, int32_t replicas, double t) override;
+
+  /// Writes evictions and lost_gpu_hours.
+  void report(SimResult& result) const;
+
+ private:
+  struct PodRecord {
+    Pod pod;
+    uint32_t unit = 0;
+    NodeId node = sched::kNoNode;
+    DeviceAssignment devices;  ///< what the pod holds on `node` (GPUs, replicas, MIG devices)
+  };
+  // Services scale() changed: their replica count and the units it added.
+  struct ScaledService {
+    int32_t replicas = 0;
+    int32_t next_ordinal = 0;
+    std::vector<uint32_t> added_units;
+  };
+  uint32_t add_unit(uint32_t item, int32_t replica, uint32_t shape);
+  void on_arrival(uint32_t u, double t);
+  void on_completion(uint32_t u, uint32_t generation, double t);
+  void bind(uint32_t p, NodeId n, DeviceAssignment devices, double t);
+  void unbind(uint32_t p, double t);
+  void stop_unit(uint32_t u, double t);
+  void make_pending(uint32_t u, double t);
+  void interrupt(uint32_t u, double t);
+  void remove_unit(uint32_t u, double t);
+  int32_t expected_pods(uint32_t item) const;
+  PendingUnit pending_key(uint32_t u) const;
+
+  const Workload& workload_;
+  EventLoop& loop_;
+  Fleet& fleet_;
+  Placement& placement_;
+  Billing& billing_;
+  PendingQueue& pending_;
+  Metrics& metrics_;
+  EventKind arrival_ = 0, completion_ = 0;
+
+  std::vector<Unit> units_;
+  std::vector<PodRecord> pods_;
+  std::vector<uint32_t> item_first_unit_;    // an item's initial units are [first, first + count)
+  std::vector<uint32_t> item_namespace_;     // Billing::namespace_id of each item
+  std::unordered_map<std::string, uint32_t> services_;  // service name -> item
+  std::unordered_map<uint32_t, ScaledService> scaled_;  // by item
+  int64_t evictions_ = 0;
+  double lost_gpu_milli_s_ = 0;
+};
+
+}  // namespace gpufleet::sim

@@ -1,0 +1,141 @@
+#include "sim/simulation.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/node_pool.h"
+#include "sim/controllers/cluster_autoscaler.h"
+#include "sim/controllers/consolidation.h"
+#include "sim/engine/billing.h"
+#include "sim/engine/event_loop.h"
+#include "sim/engine/fleet.h"
+#include "sim/engine/metrics.h"
+#include "sim/engine/pending_queue.h"
+#include "sim/engine/placement.h"
+#include "sim/engine/workloads.h"
+
+namespace gpufleet::sim {
+namespace {
+
+// The spot generator's seed is the run seed XOR this constant, so spot draws do not depend on how
+// many numbers the placement policy drew (an arbitrary odd 64-bit constant, the golden ratio's).
+constexpr uint64_t kSpotSeedSalt = 0x9e3779b97f4a7c15ULL;
+
+void validate(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
+  const double horizon_s = workload.horizon_s;
+  if (!std::isfinite(horizon_s) || horizon_s <= 0) throw std::invalid_argument(fmt::format("horizon {} s must be positive", horizon_s));
+  if (horizon_s > kMaxHorizonSeconds)
+    throw std::invalid_argument(fmt::format("horizon {} s is above the maximum of {:g} s", horizon_s, kMaxHorizonSeconds));
+  if (!std::isfinite(options.sample_interval_s) || options.sample_interval_s <= 0)
+    throw std::invalid_argument("sample interval must be positive");
+  validate_autoscaler_settings(cluster.autoscaler);
+  validate_consolidation_settings(cluster.consolidation);
+  for (const SimPool& p : cluster.pools) {
+    validate_pool(p.pool);
+    validate_pool_settings(p);
+  }
+  std::unordered_set<std::string> names;
+  for (const WorkloadSpec& s : workload.items) {
+    validate_spec(s);
+    if (!names.insert(s.name).second) throw std::invalid_argument(fmt::format("duplicate workload item name '{}'", s.name));
+  }
+}
+
+// The fleet's node events that other modules act on: a node became Ready (capacity: retry the
+// pending units), a node was interrupted (its units stop).
+class NodeEventWiring final : public NodeListener {
+ public:
+  NodeEventWiring(PendingQueue& pending, Workloads& workloads) : pending_(pending), workloads_(workloads) {}
+  void on_node_ready(NodeId /*n*/, double t) override { pending_.request_retry(t); }
+  void on_node_interrupted(NodeId n, double t) override { workloads_.evict_node(n, t); }
+
+ private:
+  PendingQueue& pending_;
+  Workloads& workloads_;
+};
+
+}  // namespace
+
+struct Simulation::Parts {
+  Parts(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options)
+      : cluster(cluster),
+        options(options),
+        loop(workload.horizon_s),
+        fleet(cluster, loop, options.seed ^ kSpotSeedSalt),
+        billing(cluster, fleet),
+        pending(loop),
+        metrics(options, workload.horizon_s, fleet, billing, pending),
+        placement(fleet, options.policy, Workloads::pod_mix(workload), options.seed),
+        workloads(workload, loop, fleet, placement, billing, pending, metrics),
+        wiring(pending, workloads) {
+    fleet.add_listener(billing);
+    fleet.add_listener(wiring);
+    loop.add_clock_observer([this](double t) { metrics.advance_to(t); });
+    if (options.trace) loop.set_trace(&result.trace);
+    // Through the caller's object: a progress callback may keep state (util/progress.h counts steps).
+    if (options.progress) loop.set_progress([&options](double fraction) { options.progress(fraction); });
+    if (cluster.autoscaler.enabled)
+      controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, loop, fleet, placement, pending, workloads, billing));
+    if (cluster.consolidation.enabled)
+      controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, loop, fleet, placement, pending, workloads, billing));
+  }
+
+  const ClusterConfig& cluster;
+  const SimOptions& options;
+  EventLoop loop;
+  Fleet fleet;
+  Billing billing;
+  PendingQueue pending;
+  Metrics metrics;
+  Placement placement;
+  Workloads workloads;
+  NodeEventWiring wiring;
+  std::vector<std::unique_ptr<Controller>> controllers;
+  SimResult result;
+  bool ran = false;
+};
+
+Simulation::Simulation(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
+  validate(cluster, workload, options);
+  parts_ = std::make_unique<Parts>(cluster, workload, options);
+}
+
+Simulation::~Simulation() = default;
+
+void Simulation::add_controller(const ControllerFactory& factory) {
+  Parts& p = *parts_;
+  if (p.ran) throw std::logic_error("Simulation::add_controller after run()");
+  p.controllers.push_back(factory(ControllerPorts{p.loop, p.workloads, p.fleet, p.pending}));
+}
+
+SimResult Simulation::run() {
+  Parts& p = *parts_;
+  if (p.ran) throw std::logic_error("Simulation::run() called twice");
+  p.ran = true;
+  SimResult& result = p.result;
+  const double h = p.loop.horizon_s();
+  result.policy = p.options.policy;
+  result.seed = p.options.seed;
+  result.horizon_s = h;
+  for (const SimPool& pool : p.cluster.pools) result.pools.push_back(pool.pool.name);
+
+  p.fleet.start();      // the pools' initial nodes, Ready at 0
+  p.workloads.start();  // arrivals
+  for (const auto& c : p.controllers) c->start();
+  p.loop.run();
+
+  p.billing.finish(h, result);
+  p.metrics.finish(p.workloads, result);
+  p.workloads.report(result);
+  p.fleet.report(result);
+  for (const auto& c : p.controllers) c->report(result);
+  if (p.options.progress) p.options.progress(1.0);
+  return std::move(result);
+}
+
+}  // namespace gpufleet::sim
