@@ -7,8 +7,8 @@
 # The table: gpufleet_layer(<name> [EXECUTABLE <target>] SOURCES <entry>... [PUBLIC <layer>...]
 #                           [PRIVATE <layer>...] [EXTERNAL <target>...]), lowest layer first.
 #   SOURCES   an entry is a folder of src/ (e.g. sched/plugins: its files and those of its subfolders)
-#             or one concept, a path without extension (e.g. sched/framework: sched/framework.h and
-#             sched/framework.cpp). A file belongs to the layer that names its concept, else to the
+#             or one concept, a path without extension (e.g. sched/device_select: sched/device_select.h
+#             and sched/device_select.cpp). A file belongs to the layer that names its concept, else to the
 #             layer that names the deepest folder holding it. Every file of src/ must belong to one.
 #   PUBLIC    earlier layers that this layer's headers include (its users see them too).
 #   PRIVATE   earlier layers that only its .cpp files include.

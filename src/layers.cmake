@@ -40,22 +40,25 @@ gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_tabl
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML)
 
-# The scheduling framework: extension points, fragmentation, device selection; what plugins build on.
+# The scheduling framework (extension points, profiles, the registry type), fragmentation, device
+# selection: what plugins build on.
 gpufleet_layer(sched_framework  SOURCES sched/framework sched/fragmentation sched/pod_mix_estimator sched/device_select
                                 PUBLIC model util)
 
-# Filter and Score plugins.
+# The plugins (Filter, Score, PostFilter DefaultPreemption, ...) and the in-tree registry.
 gpufleet_layer(sched_plugins    SOURCES sched/plugins
                                 PUBLIC sched_framework)
 
-# The scheduler, preemption, fit errors and the policy registry, on top of the plugins.
+# The scheduler, fit errors and the policy registry (the policies' profiles), on top of the plugins.
 gpufleet_layer(sched            SOURCES sched
                                 PUBLIC sched_framework
                                 PRIVATE sched_plugins util)
 
-# Upper bounds on allocation (LP, GLPK).
+# Upper bounds on allocation (LP, GLPK); a pod fits a node type by the scheduler's own fit test
+# (sched/plugins/node_resources_fit.h).
 gpufleet_layer(bound            SOURCES bound
                                 PUBLIC model
+                                PRIVATE sched_plugins
                                 EXTERNAL gpufleet_glpk)
 
 # The FGD packing experiment (`gpufleet pack`).

@@ -11,7 +11,8 @@
 
 #include "model/cluster_state.h"
 #include "sched/fragmentation.h"
-#include "sched/framework.h"
+#include "sched/device_select.h"
+#include "sched/framework/interface.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "test_support.h"
@@ -199,7 +200,7 @@ TEST(GpuSharingState, MixedNodeGivesOnlyPlainGpusWhole) {
 // ------------------------------------------------------------------------------------------------
 // Scheduling
 
-sched::Policy policy_for(const std::string& name, const ClusterState& state) {
+sched::Profile policy_for(const std::string& name, const ClusterState& state) {
   sched::TypicalPod t;
   t.cpu_milli = 1000;
   t.gpu_milli = 1000;

@@ -262,13 +262,13 @@ TEST(GpufleetScore, FlexiblePodsLeavePressedModels) {
   for (bool pressure : {true, false}) {
     SCOPED_TRACE(pressure ? "with pressure" : "without");
     ClusterState state(nodes);
-    Policy policy = make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), &state});
+    Profile policy = make_policy("gpufleet", PolicyContext{nullptr, state.gpu_models(), &state});
     if (!pressure) {
       GpufleetParams no_pressure;
       no_pressure.model_pressure_weight = 0;
       no_pressure.class_pressure_weight = 0;  // the t4 node is also the class the pinned pods fit
       auto plugin = std::make_shared<GpufleetScore>(state, no_pressure);
-      policy.score = plugin;
+      policy.scores.back().plugin = plugin;
       policy.gpu_selector = plugin;
     }
     Scheduler s(std::move(policy), {0, 1});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/cluster_state.h"
+#include "sched/framework/filter_cycle.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
@@ -71,8 +72,8 @@ std::vector<FilterCode> codes(const Pod& pod, const ClusterState& state) {
   return out;
 }
 
-Policy anti_affinity_policy(const std::string& base = "bestfit") {
-  Policy p = make_policy(base, PolicyContext{});
+Profile anti_affinity_policy(const std::string& base = "bestfit") {
+  Profile p = make_policy(base, PolicyContext{});
   p.filters.push_back(std::make_shared<InterPodAffinity>());
   return p;
 }

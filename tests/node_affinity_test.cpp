@@ -287,9 +287,9 @@ TEST(NodeAffinityTest, PreferredScoreTable) {
 
 // --- Through the Scheduler ---------------------------------------------------------------------------
 
-Policy affinity_policy() {
+Profile affinity_policy() {
   auto affinity = std::make_shared<NodeAffinity>();
-  return Policy{"affinity", {std::make_shared<TaintToleration>(), affinity}, affinity, std::make_shared<BestFitGpuSelector>()};
+  return testing::profile_of("affinity", {std::make_shared<TaintToleration>(), affinity}, affinity, std::make_shared<BestFitGpuSelector>());
 }
 
 TEST(NodeAffinityTest, SchedulerPicksPreferredAndReportsReasons) {

@@ -112,7 +112,7 @@ TEST(OnlineFgd, SchedulerCacheFollowsTheMeasure) {
   GoRand rng_warm(5), rng_cold(5);
   for (const Pod& pod : pods) {
     const ScheduleResult w = warm.schedule_one(pod, warm_state, rng_warm);
-    Scheduler cold(warm.policy(), ranks);
+    Scheduler cold(warm.profile(), ranks);
     const ScheduleResult c = cold.decide(pod, cold_state, rng_cold);
     ASSERT_EQ(w.node, c.node) << pod.name;
     ASSERT_EQ(w.gpus, c.gpus) << pod.name;

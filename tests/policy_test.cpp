@@ -15,7 +15,7 @@
 #include "model/cluster_state.h"
 #include "sched/device_select.h"
 #include "sched/fragmentation.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/dot_product_score.h"
 #include "sched/plugins/fgd_score.h"
@@ -51,7 +51,7 @@ std::shared_ptr<const FragmentationMeasure> test_frag(const ClusterState& state)
                                                 state.gpu_models());
 }
 
-Policy policy_for(const std::string& name, const ClusterState& state) {
+Profile policy_for(const std::string& name, const ClusterState& state) {
   PolicyContext ctx;
   ctx.frag = test_frag(state);
   ctx.gpu_models = state.gpu_models();
@@ -113,11 +113,11 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
   const ClusterState state = common_cluster();
   for (const Row& r : rows) {
     SCOPED_TRACE(r.name);
-    const Policy p = policy_for(r.name, state);
+    const Profile p = policy_for(r.name, state);
     EXPECT_EQ(p.name, r.name);
-    ASSERT_TRUE(p.score);
+    ASSERT_FALSE(p.scores.empty());
     ASSERT_TRUE(p.gpu_selector);
-    EXPECT_EQ(p.score->name(), r.score);
+    EXPECT_EQ(p.scores.back().plugin->name(), r.score);
     EXPECT_EQ(p.gpu_selector->name(), r.selector);
     ASSERT_EQ(p.filters.size(), 6u);  // kube's order
     EXPECT_EQ(p.filters[0]->name(), "NodeUnschedulable");
@@ -164,11 +164,11 @@ TEST(PolicyRegistryTest, ParsePolicyList) {
 }
 
 TEST(SchedulerTest, RejectsIncompletePolicyAndWrongRankCount) {
-  Policy p = make_policy("packing", PolicyContext{});
-  Policy no_score = p;
-  no_score.score = nullptr;
+  Profile p = make_policy("packing", PolicyContext{});
+  Profile no_score = p;
+  no_score.scores.clear();
   EXPECT_THROW(Scheduler(no_score, std::vector<uint32_t>{0}), std::invalid_argument);
-  Policy no_sel = p;
+  Profile no_sel = p;
   no_sel.gpu_selector = nullptr;
   EXPECT_THROW(Scheduler(no_sel, std::vector<uint32_t>{0}), std::invalid_argument);
   Scheduler s(p, {0, 1});

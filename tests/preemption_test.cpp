@@ -18,7 +18,7 @@
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/taint_toleration.h"
-#include "sched/preemption.h"
+#include "sched/plugins/default_preemption.h"
 #include "sched/scheduler.h"
 #include "test_support.h"
 #include "util/go_rand.h"
@@ -32,14 +32,11 @@ constexpr int32_t k2p30 = 1 << 30;
 
 // Filters in kube's default order (TaintToleration and NodeAffinity before NodeResourcesFit,
 // InterPodAffinity last), BestFit scoring.
-Policy kube_order_policy() {
-  Policy p;
-  p.name = "preemption-test";
-  p.filters = {std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(), std::make_shared<NodeResourcesFit>(),
-               std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()};
-  p.score = std::make_shared<BestFitScore>();
-  p.gpu_selector = std::make_shared<BestFitGpuSelector>();
-  return p;
+Profile kube_order_policy() {
+  return testing::profile_of("preemption-test",
+                             {std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(), std::make_shared<NodeResourcesFit>(),
+                              std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()},
+                             std::make_shared<BestFitScore>(), std::make_shared<BestFitGpuSelector>());
 }
 
 Node node(const std::string& name, int64_t cpu_milli, int32_t gpus = 0) {
@@ -126,7 +123,7 @@ class PreemptionTest : public ::testing::Test {
     GoRand rng(1);
     return sched.schedule_one(p, s, rng, result.node);
   }
-  Policy policy_ = kube_order_policy();
+  Profile policy_ = kube_order_policy();
 };
 
 TEST(PreemptionRules, ResolvableCodes) {

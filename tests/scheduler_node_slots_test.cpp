@@ -46,7 +46,7 @@ TEST(SchedulerNodeSlots, AReusedSlotIsEvaluatedAfresh) {
   EXPECT_EQ(r.node, 3u);
   EXPECT_EQ(r.gpus, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(state.pods_on(3).size(), 1u);
-  EXPECT_EQ(s.node_rank(), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(std::vector<uint32_t>(s.node_rank().begin(), s.node_rank().end()), (std::vector<uint32_t>{0, 1, 2, 3}));
 
   // Unschedulable again (3 GPUs left nowhere): the empty slot 2 is neither rejected nor counted.
   const Pod three = make_pod("q", 1000, 1024, 3, 1000);
@@ -76,7 +76,7 @@ TEST(SchedulerNodeSlots, RanksGrowWithTheSlots) {
   s.set_node_rank(2, 0);
   EXPECT_EQ(s.decide(pod, state, rng).node, 2u);
   s.set_node_rank(5, 0);
-  EXPECT_EQ(s.node_rank(), (std::vector<uint32_t>{2, 1, 0, 3, 4, 0}));
+  EXPECT_EQ(std::vector<uint32_t>(s.node_rank().begin(), s.node_rank().end()), (std::vector<uint32_t>{2, 1, 0, 3, 4, 0}));
 
   Scheduler by_id(make_policy("packing", PolicyContext{}), {});
   state.remove_node(0);
@@ -147,7 +147,7 @@ TEST(SchedulerNodeSlots, ChurnDecidesLikeAColdScheduler) {
     ASSERT_EQ(w.gpus, c.gpus) << i;
     ASSERT_EQ(w.node_codes, c.node_codes) << i;
     if (w.scheduled()) {
-      Scheduler::reserve(pod, state, w);
+      Scheduler::assume(pod, state, w);
       bound.emplace_back(w.node, pod);
       ++scheduled;
     }

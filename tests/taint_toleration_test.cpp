@@ -226,7 +226,7 @@ TEST(TaintTolerationTest, PreferNoScheduleScoreTable) {
 
 TEST(TaintTolerationTest, SchedulerPicksFewestPreferNoScheduleAndReportsReason) {
   auto plugin = std::make_shared<TaintToleration>();
-  Policy policy{"taints", {plugin}, plugin, std::make_shared<BestFitGpuSelector>()};
+  const Profile policy = testing::profile_of("taints", {plugin}, plugin, std::make_shared<BestFitGpuSelector>());
   // No tolerations: s3 and s4 are filtered out (NoSchedule, NoExecute); s0 scores 100, s1 99, s2 98.
   // s0 wins although its tie-break rank is the worst.
   ClusterState state(score_nodes());

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,21 @@ inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int
 }
 
 /// kube's FitError text for a failed cycle of `pod` (sched/fit_error.h).
+/// A hand-built profile: `filters` in order (those that also implement PreFilter run it first), one
+/// Score plugin compared by its raw score, and a GPU selector.
+inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<const sched::FilterPlugin>> filters,
+                                 std::shared_ptr<sched::ScorePlugin> score, std::shared_ptr<const sched::GpuSelector> selector) {
+  sched::Profile p;
+  p.name = std::move(name);
+  for (const auto& f : filters)
+    if (auto pre = std::dynamic_pointer_cast<const sched::PreFilterPlugin>(f)) p.pre_filters.push_back(pre);
+  p.filters = std::move(filters);
+  p.scores = {{std::move(score), 1}};
+  p.score_combination = sched::ScoreCombination::kLexicographic;
+  p.gpu_selector = std::move(selector);
+  return p;
+}
+
 inline std::string fit_error_of(const sched::ScheduleResult& r, const Pod& pod, const ClusterState& state) {
   return sched::fit_error_message(sched::rejection_histogram(r.node_codes, pod, state), state.node_count());
 }

@@ -10,7 +10,8 @@
 #include <glpk.h>
 
 #include "bound/gpu_packing_bound.h"
-#include "model/gpu_spec.h"
+#include "model/cluster_state.h"
+#include "sched/plugins/node_resources_fit.h"
 
 namespace gpufleet::bound {
 namespace {
@@ -48,18 +49,43 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
   // an upper bound (and is unchanged for the openb trace, whose memory is in whole MiB).
   using TypeKey = std::tuple<int64_t, int64_t, int32_t, std::string>;
   std::map<TypeKey, int64_t> type_count;
-  for (const Node& n : nodes)
-    ++type_count[TypeKey{n.cpu_milli, (n.memory_bytes + kBytesPerMib - 1) / kBytesPerMib, n.gpu_count, n.gpu_model}];
+  std::map<TypeKey, const Node*> type_first;
+  for (const Node& n : nodes) {
+    const TypeKey key{n.cpu_milli, (n.memory_bytes + kBytesPerMib - 1) / kBytesPerMib, n.gpu_count, n.gpu_model};
+    ++type_count[key];
+    type_first.emplace(key, &n);
+  }
+  // One empty template node per type (its first node with the type's rounded memory, GPUs plain), for
+  // the fit test of sched::fits().
+  std::vector<Node> templates;
+  for (const auto& [type, first] : type_first) {
+    Node t = *first;
+    t.memory_bytes = std::get<1>(type) * kBytesPerMib;
+    t.mig.clear();
+    t.time_slicing.reset();
+    templates.push_back(std::move(t));
+  }
+  const ClusterState empty_types(std::move(templates));
   // Pod shapes.
   using ShapeKey = std::tuple<int64_t, int64_t, int32_t, int32_t, std::string>;
   std::map<ShapeKey, int> shape_index;
   std::vector<ShapeKey> shapes;
+  std::vector<Pod> shape_pods;  // per shape: a pod of its request, memory in whole MiB
   impl_->shape_of_pod.reserve(pods.size());
   for (const Pod& p : pods) {
     const bool gpu = p.is_gpu_pod();
     ShapeKey key{p.cpu_milli, p.memory_bytes / kBytesPerMib, gpu ? p.num_gpu : 0, gpu ? p.gpu_milli : 0, gpu ? p.gpu_spec : ""};
     auto [it, inserted] = shape_index.try_emplace(key, static_cast<int>(shapes.size()));
-    if (inserted) shapes.push_back(key);
+    if (inserted) {
+      shapes.push_back(key);
+      Pod request;
+      request.cpu_milli = std::get<0>(key);
+      request.memory_bytes = std::get<1>(key) * kBytesPerMib;
+      request.num_gpu = std::get<2>(key);
+      request.gpu_milli = std::get<3>(key);
+      request.gpu_spec = std::get<4>(key);
+      shape_pods.push_back(std::move(request));
+    }
     impl_->shape_of_pod.push_back(it->second);
   }
   impl_->counts.assign(shapes.size(), 0);
@@ -79,7 +105,9 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
   std::vector<double> ar{0.0};
   int row = shape_rows;
   int col = 0;
+  NodeId type_id = 0;
   for (const auto& [type, count] : type_count) {
+    const NodeId t = type_id++;
     const auto& [cpu, mem, gpus, model] = type;
     const int r_cpu = ++row, r_mem = ++row, r_gpu = ++row, r_half_gpu = ++row, r_half_node = ++row;
     const int r_dff = row + 1;
@@ -93,8 +121,7 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
     for (int k = 0; k < kDffCuts; ++k) glp_set_row_bnds(lp, r_dff + k, GLP_UP, 0.0, n * gpus * 1000.0);
     for (int s = 0; s < shape_rows; ++s) {
       const auto& [pcpu, pmem, num, milli, spec] = shapes[static_cast<size_t>(s)];
-      const bool fits = pcpu <= cpu && pmem <= mem && num <= gpus && (num == 0 || gpu_spec_allows(spec, model));
-      if (!fits) continue;
+      if (sched::fits(shape_pods[static_cast<size_t>(s)], empty_types, t) != sched::FilterCode::kFits) continue;
       const int64_t gpu_req = int64_t{num} * milli;
       glp_add_cols(lp, 1);
       ++col;

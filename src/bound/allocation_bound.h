@@ -4,7 +4,8 @@
 // equal CPU, memory, GPU count and model are interchangeable) and pod shape (pods with equal
 // requests and gpu_spec are interchangeable); solved with GLPK's simplex.
 //   variables  y[s,t] >= 0: pods of shape s placed on nodes of type t (only where one pod of s
-//              fits an empty node of t: model allowed, enough GPUs, CPU and memory)
+//              fits an empty node of t by sched::fits(): model allowed, enough GPUs, CPU and
+//              memory; the type's GPUs counted plain)
 //   maximize   sum y[s,t] * gpu_request_milli[s]
 //   subject to sum_t y[s,t] <= count[s]                                      (each pod once)
 //              sum_s y[s,t] * cpu[s]  <= N[t] * cpu[t]                      (CPU of the type's nodes)

@@ -153,7 +153,7 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   if (state.gpu_capacity_milli() == 0) throw std::invalid_argument("pack: the cluster has no GPUs");
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(pods), state.gpu_models());
   sched::PolicyContext context{frag, state.gpu_models(), &state};
-  sched::Policy policy = sched::make_policy(policy_name, context);
+  sched::Profile policy = sched::make_policy(policy_name, context);
 
   GoRand rng(seed);
   const std::vector<Pod> workload = build_tuned_workload(pods, state.gpu_capacity_milli(), tune, rng);

@@ -3,7 +3,6 @@
 #include <numeric>
 #include <queue>
 #include <stdexcept>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -12,12 +11,14 @@
 #include "model/cluster_state.h"
 #include "sched/fit_error.h"
 #include "sched/fragmentation.h"
+#include "sched/framework/filter_cycle.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/node_affinity.h"
+#include "sched/plugins/default_preemption.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/taint_toleration.h"
+#include "sched/plugins/registry.h"
 #include "sched/policy_registry.h"
-#include "sched/preemption.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
 
@@ -61,9 +62,7 @@ std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId 
 
 }  // namespace
 
-std::string pod_key(const Pod& pod) {
-  return fmt::format("{}/{}", pod.namespace_name.empty() ? "default" : pod.namespace_name, pod.name);
-}
+std::string pod_key(const Pod& pod) { return sched::pod_key(pod); }
 
 PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options) {
   PlaceResult result;
@@ -75,10 +74,14 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   for (NodeId n = 0; n < state.node_count(); ++n) node_by_name.emplace(state.node(n).name, n);
 
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
-  sched::Policy policy = sched::make_policy(options.policy, sched::PolicyContext{frag, state.gpu_models(), &state});
+  // The policy's profile with kube's DefaultPreemption as its PostFilter.
+  sched::ProfileConfig config = sched::policy_profile(options.policy);
+  config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
+  sched::Profile profile = sched::build_profile(
+      config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
   std::vector<uint32_t> rank(state.node_count());
   std::iota(rank.begin(), rank.end(), 0u);
-  sched::Scheduler scheduler(std::move(policy), std::move(rank));
+  sched::Scheduler scheduler(std::move(profile), std::move(rank));
   GoRand rng(static_cast<int64_t>(options.seed));
   admit::QuotaTracker quotas(input.quotas);
 
@@ -117,14 +120,18 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       continue;
     }
     quotas.charge_existing(pod);
-    record(i, scheduler.bind(pod, state, it->second, rng), true);
+    record(i, scheduler.bind_node_name(pod, state, it->second, rng), true);
   }
 
-  // 2. ResourceQuota admission in creation order; 3. the queue: priority, then creation order.
-  // (-priority, queue order, pod index), smallest first; queue order = creation index, or after all
-  // of them for re-created victims.
-  using QueueEntry = std::tuple<int64_t, uint64_t, size_t>;
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<>> queue;
+  // 2. ResourceQuota admission in creation order; 3. the queue, in the profile's QueueSort order
+  // (PrioritySort: priority, then queue order). Queue order = creation index, or after all of them
+  // for re-created victims.
+  const sched::QueueSortPlugin& sort = *scheduler.profile().queue_sort;
+  using QueueEntry = std::pair<uint64_t, size_t>;  // (queue order, pod index)
+  const auto after = [&](const QueueEntry& a, const QueueEntry& b) {
+    return sort.less({&input.pods[b.second], b.first}, {&input.pods[a.second], a.first});
+  };
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(after)> queue(after);
   for (size_t i = 0; i < pod_count; ++i) {
     const Pod& pod = input.pods[i];
     if (!pod.node_name.empty()) continue;
@@ -132,12 +139,12 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       result.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
       continue;
     }
-    queue.push({-int64_t{pod.priority}, i, i});
+    queue.push({i, i});
   }
 
   uint64_t requeued = 0;  // victims re-created, queued behind the pods of their priority
   while (!queue.empty()) {
-    const size_t i = std::get<2>(queue.top());
+    const size_t i = queue.top().second;
     queue.pop();
     const Pod& pod = input.pods[i];
     sched::ScheduleResult scheduled = scheduler.schedule_one(pod, state, rng);
@@ -145,15 +152,16 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       record(i, scheduled, false);
       continue;
     }
-    if (!scheduled.error.empty()) {  // kube's Error status: no preemption, the pod stays pending
-      result.pending.push_back({pod_key(pod), scheduled.error, pod.priority});
+    if (scheduled.node_codes.empty()) {  // kube's Error status: no preemption, the pod stays pending
+      result.pending.push_back({pod_key(pod), scheduled.status.message(), pod.priority});
       continue;
     }
-    const sched::PreemptionInputs inputs{scheduler.policy().filters, scheduled.node_codes, input.pdbs, input.pods, scheduler.node_rank()};
-    const sched::PreemptionResult preemption = sched::preempt(pod, state, inputs);
-    if (!preemption.found()) {
+    // PostFilter (DefaultPreemption) ran in the cycle: it evicted its victims and nominated a node.
+    const sched::PostFilterResult& preemption = scheduled.post_filter;
+    if (preemption.nominated_node == sched::kNoNode) {
       const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_codes, pod, state);
-      result.pending.push_back({pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), preemption.message), pod.priority});
+      result.pending.push_back(
+          {pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), scheduled.post_filter_status.message()), pod.priority});
       continue;
     }
     std::vector<size_t> victims;
@@ -164,13 +172,11 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       placement_of[vi] = kNotPlaced;
       quotas.release(v.pod);
     }
-    sched::evict_victims(state, preemption);
     // The next cycle of the same pod (already observed), with the freed node nominated.
-    const sched::ScheduleResult bound = scheduler.decide(pod, state, rng, preemption.node);
-    sched::Scheduler::reserve(pod, state, bound);
+    const sched::ScheduleResult bound = scheduler.schedule_cycle(pod, state, rng, preemption.nominated_node);
     if (!bound.scheduled())
       throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
-                                         state.node(preemption.node).name));
+                                         state.node(preemption.nominated_node).name));
     Placement& placed = record(i, bound, false);
     result.preemptions += static_cast<int32_t>(victims.size());
     for (size_t vi : victims) {
@@ -181,7 +187,7 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
         result.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority});
         continue;
       }
-      queue.push({-int64_t{victim.priority}, pod_count + requeued++, vi});
+      queue.push({pod_count + requeued++, vi});
     }
   }
 

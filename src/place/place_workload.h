@@ -8,10 +8,11 @@
 //     quota usage counts them even above the hard limit (QuotaTracker::charge_existing).
 //  2. ResourceQuota admission, in creation (input) order: the API server admits or rejects each pod
 //     when it is created (admit/resource_quota.h). Rejected pods never reach the scheduler.
-//  3. The scheduling queue: kube's activeQ order, higher priority first, then creation order.
-//     One cycle per pod (sched/scheduler.h) with the policy's filters in kube's order
-//     (TaintToleration, NodeAffinity, NodeResourcesFit, the GPU filters).
-//  4. A pod no node admits may preempt (kube DefaultPreemption, sched/preemption.h) when its
+//  3. The scheduling queue: kube's activeQ order, the profile's QueueSort (PrioritySort: higher
+//     priority first, then creation order). One cycle per pod (sched/scheduler.h) with the policy's
+//     filters in kube's order (TaintToleration, NodeAffinity, NodeResourcesFit, the GPU filters).
+//  4. A pod no node admits may preempt (kube DefaultPreemption, added to the policy's profile as its
+//     PostFilter: sched/plugins/default_preemption.h) when its
 //     preemptionPolicy allows it: the victims on the chosen node are evicted (their quota released)
 //     and the pod is bound there (its nominated node). As a controller would recreate them, the
 //     victims then go through quota admission again and back into the queue at their priority,

@@ -79,3 +79,26 @@ int32_t RandomGpuSelector::select_share_gpu(const Pod& pod, const ClusterState& 
 }
 
 }  // namespace gpufleet::sched
+
+namespace gpufleet::sched {
+
+std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count) {
+  std::vector<int32_t> out;
+  auto free = state.gpu_free_milli(n);
+  const bool sharing = state.has_gpu_sharing(n);
+  for (size_t g = 0; g < free.size() && static_cast<int32_t>(out.size()) < count; ++g)
+    if (free[g] == kGpuMilliPerGpu && (!sharing || state.gpu_kind(n, static_cast<int32_t>(g)) == GpuKind::kPlain))
+      out.push_back(static_cast<int32_t>(g));
+  return out;
+}
+
+int32_t best_fit_gpu(std::span<const int32_t> gpu_free_milli, int32_t gpu_milli) {
+  int32_t best = -1;
+  for (size_t g = 0; g < gpu_free_milli.size(); ++g) {
+    const int32_t left = gpu_free_milli[g];
+    if (left >= gpu_milli && (best < 0 || left < gpu_free_milli[static_cast<size_t>(best)])) best = static_cast<int32_t>(g);
+  }
+  return best;
+}
+
+}  // namespace gpufleet::sched

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "sched/framework/filter_cycle.h"
 #include "sched/plugins/taint_toleration.h"
 
 namespace gpufleet::sched {
@@ -27,8 +28,8 @@ std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const Clu
   return {std::string(filter_reason(code))};
 }
 
-std::string node_rejection_reason(const Policy& policy, const Pod& pod, const ClusterState& state, NodeId n) {
-  const FilterCode code = FilterCycle(policy.filters, pod, state).run(state, n);
+std::string node_rejection_reason(const Profile& profile, const Pod& pod, const ClusterState& state, NodeId n) {
+  const FilterCode code = FilterCycle(profile.pre_filters, profile.filters, pod, state).run(state, n);
   const std::vector<std::string> reasons = node_reasons(code, pod, state, n);
   return reasons.empty() ? std::string() : fmt::format("{}", fmt::join(reasons, ", "));
 }
@@ -61,9 +62,9 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
   return histogram;
 }
 
-ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state) {
+ReasonHistogram rejection_histogram(const Profile& profile, const Pod& pod, const ClusterState& state) {
   ReasonHistogram histogram;
-  const FilterCycle cycle(policy.filters, pod, state);  // PreFilter once, as kube's cycle does
+  const FilterCycle cycle(profile.pre_filters, profile.filters, pod, state);  // PreFilter once, as kube's cycle does
   for (NodeId n = 0; n < state.node_count(); ++n) {
     if (!state.has_node(n)) continue;
     const FilterCode code = cycle.run(state, n);

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "model/cluster_state.h"
-#include "sched/framework.h"
+#include "sched/framework/profile.h"
 
 namespace gpufleet::sched {
 
@@ -31,10 +31,10 @@ using ReasonHistogram = std::map<std::string, int32_t>;
 
 /// The reasons node n rejects the pod ("" when every filter admits it), taints spelled per node,
 /// joined with ", " when the node lacks several MIG profiles.
-std::string node_rejection_reason(const Policy& policy, const Pod& pod, const ClusterState& state, NodeId n);
+std::string node_rejection_reason(const Profile& profile, const Pod& pod, const ClusterState& state, NodeId n);
 
 /// node_rejection_reason over all nodes (nodes that admit the pod are not counted).
-ReasonHistogram rejection_histogram(const Policy& policy, const Pod& pod, const ClusterState& state);
+ReasonHistogram rejection_histogram(const Profile& profile, const Pod& pod, const ClusterState& state);
 
 /// The same histogram from a failed cycle's per-node codes (ScheduleResult::node_codes, one per node;
 /// kFits entries are not counted), without running any filter again: node_reasons() spells each code.

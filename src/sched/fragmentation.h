@@ -11,7 +11,9 @@
 //                                                                            (enough GPUs with free >= gpu_milli_t,
 //                                                                             CPU free >= cpu_t, model allowed)
 //             = L                                                           otherwise, and for CPU-only t.
-// Memory is not part of the measure.
+// Memory is not part of the measure. "Fits" here is the paper's notion, evaluated for every typical
+// pod on hypothetical free vectors (node_frag_after_share), not the scheduler's fit check
+// (fits() in plugins/node_resources_fit.h, which also counts memory and the pod slots).
 #pragma once
 
 #include <cstdint>

@@ -8,80 +8,100 @@
 
 #include "sched/device_select.h"
 #include "sched/plugins/best_fit_score.h"
+#include "sched/plugins/default_binder.h"
 #include "sched/plugins/dot_product_score.h"
 #include "sched/plugins/fgd_online_score.h"
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
-#include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
-#include "sched/plugins/node_unschedulable.h"
-#include "sched/plugins/taint_toleration.h"
 #include "sched/plugins/node_resources_fit.h"
+#include "sched/plugins/node_unschedulable.h"
+#include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
+#include "sched/plugins/registry.h"
 #include "sched/plugins/resource_allocation_score.h"
+#include "sched/plugins/taint_toleration.h"
 #include "util/input_error.h"
 
 namespace gpufleet::sched {
+namespace {
+
+// The policy table: one row per policy, in policy_names() order.
+struct PolicyRow {
+  std::string_view name;
+  bool paper;                    // one of the FGD paper's six
+  std::string_view score;        // its Score plugin
+  bool score_pre_score;          // the Score plugin has a PreScore step
+  std::string_view gpu_selector;  // its selectGpu plugin
+};
+constexpr PolicyRow kPolicies[] = {
+    {"random", true, RandomScore::kName, true, RandomGpuSelector::kName},
+    {"dotprod", true, DotProductScore::kName, false, BestFitGpuSelector::kName},
+    {"clustering", true, GpuClusteringScore::kName, false, BestFitGpuSelector::kName},
+    {"packing", true, GpuPackingScore::kName, false, BestFitGpuSelector::kName},
+    {"bestfit", true, BestFitScore::kName, false, BestFitGpuSelector::kName},
+    {"fgd", true, FgdScore::kName, false, FgdGpuSelector::kName},
+    {"leastallocated", false, ResourceAllocationScore::kLeastAllocatedName, false, BestFitGpuSelector::kName},
+    {"mostallocated", false, ResourceAllocationScore::kMostAllocatedName, false, BestFitGpuSelector::kName},
+    {"fgd-online", false, OnlineFgdScore::kName, false, OnlineFgdScore::kName},
+    {"gpufleet", false, GpufleetScore::kName, false, GpufleetScore::kName},
+};
+
+std::vector<std::string> names_where(bool paper_only) {
+  std::vector<std::string> out;
+  for (const PolicyRow& row : kPolicies)
+    if (!paper_only || row.paper) out.emplace_back(row.name);
+  return out;
+}
+
+}  // namespace
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = {"random", "dotprod",        "clustering",    "packing",   "bestfit",
-                                                 "fgd",    "leastallocated", "mostallocated", "fgd-online", "gpufleet"};
+  static const std::vector<std::string> names = names_where(false);
   return names;
 }
 
 const std::vector<std::string>& paper_policy_names() {
-  static const std::vector<std::string> names = {"random", "dotprod", "clustering", "packing", "bestfit", "fgd"};
+  static const std::vector<std::string> names = names_where(true);
   return names;
 }
 
-Policy make_policy(std::string_view name, const PolicyContext& context) {
-  Policy policy;
-  policy.name = std::string(name);
+ProfileConfig policy_profile(std::string_view name) {
+  const auto row = std::find_if(std::begin(kPolicies), std::end(kPolicies), [&](const PolicyRow& r) { return r.name == name; });
+  if (row == std::end(kPolicies))
+    throw UsageError(fmt::format("unknown policy '{}' (valid: {}, all)", name, fmt::join(policy_names(), ", ")));
+  using P = ExtensionPoint;
+  ProfileConfig c;
+  c.scheduler_name = std::string(name);
+  c.score_combination = ScoreCombination::kLexicographic;
+  c.enable(P::kQueueSort, std::string(PrioritySort::kName));
+  c.enable(P::kPreFilter, std::string(InterPodAffinity::kName));
   // kube-scheduler's filter order (NodeUnschedulable, TaintToleration, NodeAffinity,
   // NodeResourcesFit), then the GPU filter and InterPodAffinity (not cacheable, run each cycle; one
   // call when no pod has required pod affinity or anti-affinity): a node's unschedulable reason is
   // its first failing filter's.
-  policy.filters = {std::make_shared<NodeUnschedulable>(), std::make_shared<TaintToleration>(), std::make_shared<NodeAffinity>(),
-                    std::make_shared<NodeResourcesFit>(), std::make_shared<GpuShareFit>(), std::make_shared<InterPodAffinity>()};
-  auto best = std::make_shared<BestFitGpuSelector>();
-  policy.gpu_selector = best;
-  if (name == "random") {
-    policy.score = std::make_shared<RandomScore>();
-    policy.gpu_selector = std::make_shared<RandomGpuSelector>();
-  } else if (name == "dotprod") {
-    policy.score = std::make_shared<DotProductScore>();
-  } else if (name == "clustering") {
-    policy.score = std::make_shared<GpuClusteringScore>();
-  } else if (name == "packing") {
-    policy.score = std::make_shared<GpuPackingScore>();
-  } else if (name == "bestfit") {
-    policy.score = std::make_shared<BestFitScore>();
-  } else if (name == "fgd") {
-    if (!context.frag) throw std::invalid_argument("policy fgd needs a fragmentation measure");
-    policy.score = std::make_shared<FgdScore>(context.frag);
-    policy.gpu_selector = std::make_shared<FgdGpuSelector>(context.frag);
-  } else if (name == "fgd-online") {
-    if (context.gpu_models.empty()) throw std::invalid_argument("policy fgd-online needs the cluster's GPU models");
-    auto plugin = std::make_shared<OnlineFgdScore>(context.gpu_models, kFgdOnlineParams);
-    policy.score = plugin;
-    policy.gpu_selector = plugin;
-  } else if (name == "gpufleet") {
-    if (!context.cluster) throw std::invalid_argument("policy gpufleet needs the cluster state");
-    auto plugin = context.outlook ? std::make_shared<GpufleetScore>(*context.cluster, *context.outlook)
-                                  : std::make_shared<GpufleetScore>(*context.cluster);
-    policy.score = plugin;
-    policy.gpu_selector = plugin;
-  } else if (name == "leastallocated") {
-    policy.score = std::make_shared<ResourceAllocationScore>(ResourceAllocationScore::Strategy::kLeastAllocated);
-  } else if (name == "mostallocated") {
-    policy.score = std::make_shared<ResourceAllocationScore>(ResourceAllocationScore::Strategy::kMostAllocated);
-  } else {
-    throw UsageError(fmt::format("unknown policy '{}' (valid: {}, all)", name, fmt::join(policy_names(), ", ")));
-  }
-  return policy;
+  for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
+                             GpuShareFit::kName, InterPodAffinity::kName})
+    c.enable(P::kFilter, std::string(f));
+  // The Score plugin's PreScore first: the random policy's draw happens even when NodeAffinity's
+  // PreScore then fails the cycle.
+  if (row->score_pre_score) c.enable(P::kPreScore, std::string(row->score));
+  c.enable(P::kPreScore, std::string(TaintToleration::kName));
+  c.enable(P::kPreScore, std::string(NodeAffinity::kName));
+  c.enable(P::kScore, std::string(TaintToleration::kName));
+  c.enable(P::kScore, std::string(NodeAffinity::kName));
+  c.enable(P::kScore, std::string(row->score));
+  c.enable(P::kSelectGpu, std::string(row->gpu_selector));
+  c.enable(P::kBind, std::string(DefaultBinder::kName));
+  return c;
+}
+
+Profile make_policy(std::string_view name, const PolicyContext& context) {
+  return build_profile(policy_profile(name), in_tree_registry(), context);
 }
 
 std::vector<std::string> parse_policy_list(std::string_view text, std::string_view option) {

@@ -1,53 +1,58 @@
-// Policy registry: builds a Policy (filters + score plugin + GPU selector) from its name.
+// The placement policies, each a profile (framework/profile.h) of in-tree plugins
+// (plugins/registry.h), defined in one table in policy_registry.cpp:
 //
-// | name           | score plugin            | sharing-pod GPU selection | source                          |
+// | name           | Score plugin (last)     | selectGpu                 | source                          |
 // |----------------|-------------------------|---------------------------|---------------------------------|
 // | random         | RandomScore             | random                    | FGD paper baseline 01-Random    |
 // | dotprod        | DotProductScore         | best                      | 02-DotProd (Tetris)             |
 // | clustering     | GpuClusteringScore      | best                      | 03-GpuClustering                |
 // | packing        | GpuPackingScore         | best                      | 04-GpuPacking                   |
 // | bestfit        | BestFitScore            | best                      | 05-BestFit                      |
-// | fgd            | FgdScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
-// | fgd-online     | OnlineFgdScore          | fgd (online measure)      | FGD, mix estimated online       |
-// | gpufleet       | GpufleetScore           | largest F decrease        | gpufleet's own, gpufleet_score.h|
+// | fgd            | FGDScore                | fgd                       | 06-FGD (Weng et al., ATC'23)    |
 // | leastallocated | LeastAllocated          | best                      | kube-scheduler NodeResourcesFit |
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
-// Every policy filters with TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit then
-// InterPodAffinity (kube's order; all but the GPU ones pass every openb pod). The GPU selections follow the FGD
-// simulator's choices (pkg/simulator/plugin/open_gpu_share.go allocateGpuId).
+// | fgd-online     | OnlineFGDScore          | OnlineFGDScore            | FGD, mix estimated online       |
+// | gpufleet       | GpufleetScore           | GpufleetScore             | gpufleet's own, gpufleet_score.h|
+//
+// Every policy's profile:
+//   queueSort  PrioritySort
+//   preFilter  InterPodAffinity
+//   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
+//              InterPodAffinity (kube's order; all but the GPU ones pass every openb pod)
+//   postFilter none (`place` adds DefaultPreemption, as kube's default profile has it; `pack` and
+//              `simulate` model no preemption)
+//   preScore   the Score plugin when it has a PreScore (RandomScore draws there), TaintToleration,
+//              NodeAffinity
+//   score      TaintToleration, NodeAffinity, then the policy's Score plugin, compared
+//              lexicographically (the node-preference tier first; plugins/node_preference.h)
+//   selectGpu  the table's (the FGD simulator's choices, open_gpu_share.go allocateGpuId)
+//   bind       DefaultBinder
+// A Score plugin that is also the GPU selector (fgd-online, gpufleet) is one object.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "model/capacity_outlook.h"
 #include "sched/fragmentation.h"
-#include "sched/framework.h"
+#include "sched/framework/profile.h"
+#include "sched/framework/registry.h"
 
 namespace gpufleet::sched {
 
-/// What a policy may need besides its name: FGD needs the fragmentation measure (typical pods).
-struct PolicyContext {
-  std::shared_ptr<const FragmentationMeasure> frag;  ///< fgd: the trace's typical pods
-  std::vector<std::string> gpu_models;               ///< online policies: ClusterState::gpu_models()
-  /// gpufleet: the state it will schedule on (read once, for its GPU models and node classes)
-  const ClusterState* cluster = nullptr;
-  /// gpufleet: the nodes that state may hold (model/capacity_outlook.h; copied); nullptr = the
-  /// state's nodes, which do not change.
-  const CapacityOutlook* outlook = nullptr;
-};
-
-/// All policy names, in the paper's order then kube's.
+/// All policy names, in the table's order (the paper's, then kube's, then the online ones).
 const std::vector<std::string>& policy_names();
 
 /// The paper's six policies (random, dotprod, clustering, packing, bestfit, fgd).
 const std::vector<std::string>& paper_policy_names();
 
-/// Builds the named policy. Throws UsageError for an unknown name, std::invalid_argument when fgd is
-/// asked for without a fragmentation measure or fgd-online/gpufleet without the GPU models.
-Policy make_policy(std::string_view name, const PolicyContext& context);
+/// The named policy's profile (see above). Throws UsageError for an unknown name.
+ProfileConfig policy_profile(std::string_view name);
+
+/// build_profile(policy_profile(name), in_tree_registry(), context). Throws UsageError for an
+/// unknown name, std::invalid_argument when fgd is asked for without a fragmentation measure or
+/// fgd-online/gpufleet without the GPU models or cluster.
+Profile make_policy(std::string_view name, const PolicyContext& context);
 
 /// Parses "all", a name, or a comma-separated list into names (order kept, duplicates removed).
 /// Throws UsageError "<option>: unknown policy 'x' (valid: ..., all)"; `option` names where the

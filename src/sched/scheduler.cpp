@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <functional>
-#include <optional>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "sched/device_select.h"
-#include "sched/plugins/node_affinity.h"
-#include "sched/plugins/node_preference.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -19,6 +18,10 @@ namespace {
 constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
 static_assert(kFilterCodeCount <= 16, "ScorePlugin promises that only scores below INT32_MIN + 16 are clamped");
 int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
+int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64_t>(score, kMinScore, INT32_MAX)); }
+
+// kube maxTimeout: a Permit plugin waits at most 15 minutes.
+constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
 
 // An injective encoding of everything besides the request that filters and scores may read: the
 // namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
@@ -142,24 +145,52 @@ size_t Scheduler::ShapeKeyHash::operator()(const ShapeKey& k) const {
   return h;
 }
 
-Scheduler::Scheduler(Policy policy, std::vector<uint32_t> node_rank)
-    : policy_(std::move(policy)), node_rank_(std::move(node_rank)) {
-  if (!policy_.score) throw std::invalid_argument("policy " + policy_.name + " has no score plugin");
-  if (!policy_.gpu_selector) throw std::invalid_argument("policy " + policy_.name + " has no GPU selector");
-  for (const auto& f : policy_.filters) {
+
+struct Scheduler::Waiting {
+  WaitingPod pod;
+  CycleState cycle;
+  DeviceAssignment devices;
+  double since_seconds = 0;  // when it started waiting
+};
+
+Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
+    : profile_(std::move(profile)), node_rank_(std::move(node_rank)) {
+  if (profile_.scores.empty()) throw std::invalid_argument("profile " + profile_.name + " has no Score plugin");
+  if (!profile_.gpu_selector) throw std::invalid_argument("profile " + profile_.name + " has no GPU selector");
+  for (const auto& f : profile_.filters)
     if (f->filter_cacheable()) cached_filters_.push_back(f.get());
-    else has_uncached_filters_ = true;
+  for (size_t i = 0; i < profile_.scores.size(); ++i)
+    if (profile_.scores[i].plugin->caching() == ScoreCaching::kNodeVersion) {
+      memo_score_ = static_cast<int>(i);
+      break;
+    }
+  memo_lexicographic_ = memo_score_ >= 0 && profile_.score_combination == ScoreCombination::kLexicographic;
+  // Which Filter and Score plugins a PreFilter or PreScore plugin's Skip turns off (same name).
+  for (const auto& p : profile_.pre_filters) {
+    pre_filter_targets_.emplace_back();
+    for (size_t i = 0; i < profile_.filters.size(); ++i)
+      if (profile_.filters[i]->name() == p->name()) pre_filter_targets_.back().push_back(i);
   }
+  for (const auto& p : profile_.pre_scores) {
+    pre_score_targets_.emplace_back();
+    for (size_t i = 0; i < profile_.scores.size(); ++i)
+      if (profile_.scores[i].plugin->name() == p->name()) pre_score_targets_.back().push_back(i);
+  }
+  filter_skipped_.assign(profile_.filters.size(), 0);
+  score_skipped_.assign(profile_.scores.size(), 0);
+  if (memo_score_ >= 0) memo_plugin_ = profile_.scores[static_cast<size_t>(memo_score_)].plugin.get();
 }
+
+Scheduler::~Scheduler() = default;
 
 void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
   node_rank_[n] = rank;
 }
 
-FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
+FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const FilterPlugin* f : cached_filters_) {
-    const FilterCode code = f->filter(pod, state, n);
+    const FilterCode code = f->filter(pod, state, n, cycle_);
     if (code != FilterCode::kFits) return code;
   }
   return FilterCode::kFits;
@@ -167,8 +198,9 @@ FilterCode Scheduler::run_filters(const Pod& pod, const ClusterState& state, Nod
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
   if (!state.has_node(n)) return infeasible(FilterCode::kFits);  // an empty slot: skipped, no rejection
-  const FilterCode code = run_filters(pod, state, n);
-  return code == FilterCode::kFits ? std::max(policy_.score->score(pod, state, n, CycleState{}), kMinScore) : infeasible(code);
+  const FilterCode code = run_cached_filters(pod, state, n);
+  if (code != FilterCode::kFits) return infeasible(code);
+  return memo_plugin_ == nullptr ? 0 : memo_value(memo_plugin_->score(pod, state, n, cycle_));
 }
 
 size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
@@ -178,12 +210,12 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
   if (inserted) {
     cache_.emplace_back(node_count);
     cache_generation_.push_back(generation_);
-    preference_.emplace_back();
+    static_scores_.emplace_back(profile_.scores.size());
   }
   // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
   if (entries.size() < node_count) entries.resize(node_count);
-  if (cache_generation_[it->second] != generation_) {  // the score changed since they were filled
+  if (cache_generation_[it->second] != generation_) {  // the scores changed since they were filled
     cache_generation_[it->second] = generation_;
     for (Entry& e : entries) e.version = 0;
   }
@@ -197,119 +229,124 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
     result.shared_replicas = std::move(devices.shared_replicas);
     result.mig = std::move(devices.mig);
   } else if (pod.is_share_pod()) {
-    result.gpus.push_back(policy_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
+    result.gpus.push_back(profile_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
     result.gpus = lowest_free_gpus(state, result.node, pod.num_gpu);
   }
+}
+
+bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeId n) {
+  for (const FilterPlugin* f : uncached_) {
+    const FilterCode code = f->filter(pod, state, n, cycle_);
+    if (code != FilterCode::kFits) {
+      uncached_rejects_.emplace_back(n, code);
+      return false;
+    }
+  }
+  return true;
+}
+
+template <bool kTrackMemo>
+size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best) {
+  const NodeId node_count = static_cast<NodeId>(state.node_count());
+  const bool check_uncached = !uncached_.empty();
+  const uint32_t* const rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
+  NodeId best_node = kNoNode;
+  int32_t best_value = 0;
+  uint32_t best_rank = 0;
+  size_t count = 0;
+  for (NodeId n = 0; n < node_count; ++n) {
+    Entry& e = entry[n];
+    const uint64_t version = state.version(n);
+    if (e.version != version) {
+      e.value = evaluate(pod, state, n);
+      e.version = version;
+    }
+    const int32_t value = e.value;
+    if (value < kMinScore) continue;
+    if (check_uncached && !passes_uncached(pod, state, n)) continue;
+    if constexpr (kTrackMemo) {
+      const uint32_t r = rank ? rank[n] : n;
+      if (best_node == kNoNode || value > best_value || (value == best_value && r < best_rank)) {
+        best_node = n;
+        best_value = value;
+        best_rank = r;
+      }
+    }
+    out[count++] = n;
+  }
+  best = MemoBest{best_node, best_value};
+  return count;
 }
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
   const size_t node_count = state.node_count();
   if (!node_rank_.empty() && node_rank_.size() < node_count)
     throw std::invalid_argument(fmt::format("scheduler has {} node ranks for {} nodes", node_rank_.size(), node_count));
-  const uint32_t* rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
+  if (nominated_node != kNoNode && !state.has_node(nominated_node))
+    throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
+  ScheduleResult result;
+  cycle_.clear();
+  std::fill(filter_skipped_.begin(), filter_skipped_.end(), 0);
+  std::fill(score_skipped_.begin(), score_skipped_.end(), 0);
+
+  // PreFilter (kube RunPreFilterPlugins). Skip: that plugin's Filter does not run this cycle.
+  for (size_t k = 0; k < profile_.pre_filters.size(); ++k) {
+    const auto& p = profile_.pre_filters[k];
+    Status s = p->pre_filter(pod, state, cycle_);
+    if (s.is_skip()) {
+      cycle_.skip_filter(p->name());
+      for (const size_t i : pre_filter_targets_[k]) filter_skipped_[i] = 1;
+    } else if (!s.is_success()) {
+      result.status = s.code() == Code::kError
+                          ? Status(Code::kError, fmt::format("running PreFilter plugin \"{}\": {}", p->name(), s.message()))
+                          : std::move(s);
+      result.status.with_plugin(p->name());
+      return result;
+    }
+  }
+  uncached_.clear();
+  for (size_t i = 0; i < profile_.filters.size(); ++i)
+    if (!profile_.filters[i]->filter_cacheable() && filter_skipped_[i] == 0) uncached_.push_back(profile_.filters[i].get());
+
   if (nominated_node != kNoNode) {
-    if (!state.has_node(nominated_node))
-      throw std::invalid_argument(fmt::format("nominated node {} out of range ({} nodes)", nominated_node, node_count));
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
-    if (FilterCycle(policy_.filters, pod, state).run(state, nominated_node) == FilterCode::kFits) {
-      ScheduleResult result;
+    FilterCode code = FilterCode::kFits;
+    for (size_t i = 0; i < profile_.filters.size() && code == FilterCode::kFits; ++i)
+      if (filter_skipped_[i] == 0) code = profile_.filters[i]->filter(pod, state, nominated_node, cycle_);
+    if (code == FilterCode::kFits) {
       result.node = nominated_node;
       select_gpus(result, pod, state, rng);
       return result;
     }
   }
-  const size_t shape = shape_for(pod, node_count);
-  auto& entries = cache_[shape];
-  const ScorePlugin& scorer = *policy_.score;
-  const bool cacheable = scorer.cacheable();
 
-  // Soft node constraints first (NodePreference), when the pod or the cluster has any.
+  // The static Score columns hold node labels and taints: they follow the node set.
   if (node_set_version_ != state.node_set_version()) {
     node_set_version_ = state.node_set_version();
-    prefer_no_schedule_ = -1;
-    for (auto& pref : preference_) pref.clear();
+    for (auto& shape_columns : static_scores_)
+      for (auto& column : shape_columns) column.clear();
   }
-  if (prefer_no_schedule_ < 0) prefer_no_schedule_ = NodePreference::any_prefer_no_schedule(state.nodes());
-  const int64_t* preference = nullptr;
-  if (NodePreference::applies(pod, prefer_no_schedule_ > 0)) {
-    auto& pref = preference_[shape];
-    if (pref.size() != node_count) {
-      pref.resize(node_count);
-      for (NodeId n = 0; n < node_count; ++n) pref[n] = NodePreference::preference(pod, state.node(n));
-    }
-    preference = pref.data();
-  }
-
-  // Non-cacheable filters: PreFilter once per cycle, then Filter on each node that passed the cached ones.
-  std::optional<FilterCycle> cycle;
-  if (has_uncached_filters_) {
-    cycle.emplace(policy_.filters, pod, state);
-    if (!cycle->has_uncached()) cycle.reset();
-  }
+  // Filter: cached filters (and the memoized score) per node version, then the others. An empty
+  // slot (ClusterState::has_node) is memoized as infeasible(kFits): never feasible, no rejection.
+  const size_t shape = shape_for(pod, node_count);
+  auto& entries = cache_[shape];
   uncached_rejects_.clear();
-  auto passes_uncached = [&](NodeId n) {
-    if (!cycle) return true;
-    const FilterCode code = cycle->run_uncached(state, n);
-    if (code == FilterCode::kFits) return true;
-    uncached_rejects_.emplace_back(n, code);
-    return false;
-  };
+  // In a lexicographic profile with a memoized Score plugin, the best node by that plugin alone is
+  // tracked here too: when PreScore then skips every other Score plugin (most cycles: no preference
+  // to honour), it is the answer and the feasible nodes need no second pass.
+  if (feasible_buffer_.size() < node_count) feasible_buffer_.resize(node_count);
+  NodeId* const feasible_out = feasible_buffer_.data();
+  MemoBest memo;
+  const size_t feasible_count = memo_lexicographic_ ? filter_pass<true>(pod, state, entries.data(), feasible_out, memo)
+                                                    : filter_pass<false>(pod, state, entries.data(), feasible_out, memo);
+  const NodeId memo_best = memo.node;
+  const int32_t memo_best_value = memo.value;
+  feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
-  ScheduleResult result;
-  NodeId best = kNoNode;
-  int32_t best_score = 0;
-  size_t feasible_count = 0;
-  auto consider = [&](NodeId n, int32_t score) {
-    ++feasible_count;
-    if (preference && best != kNoNode && preference[n] != preference[best]) {
-      if (preference[n] > preference[best]) {
-        best = n;
-        best_score = score;
-      }
-      return;
-    }
-    if (best == kNoNode || score > best_score || (score == best_score && (rank ? rank[n] < rank[best] : n < best))) {
-      best = n;
-      best_score = score;
-    }
-  };
-
-  // An empty slot (ClusterState::has_node) is cached as infeasible(kFits): never considered, and
-  // no rejection.
-  if (cacheable) {
-    for (NodeId n = 0; n < node_count; ++n) {
-      Entry& e = entries[n];
-      if (e.version != state.version(n)) {
-        e.value = evaluate(pod, state, n);
-        e.version = state.version(n);
-      }
-      if (e.value >= kMinScore && passes_uncached(n)) consider(n, e.value);
-    }
-  } else {
-    feasible_.clear();
-    for (NodeId n = 0; n < node_count; ++n) {
-      Entry& e = entries[n];
-      if (e.version != state.version(n)) {
-        if (!state.has_node(n)) {
-          e.value = infeasible(FilterCode::kFits);
-        } else {
-          const FilterCode code = run_filters(pod, state, n);
-          e.value = code == FilterCode::kFits ? 0 : infeasible(code);
-        }
-        e.version = state.version(n);
-      }
-      if (e.value >= kMinScore && passes_uncached(n)) feasible_.push_back(n);
-    }
-    if (!feasible_.empty()) {
-      CycleState cycle;
-      scorer.pre_score(pod, state, feasible_, cycle, rng);
-      for (NodeId n : feasible_) consider(n, scorer.score(pod, state, n, cycle));
-    }
-  }
-
-  if (best == kNoNode) {
+  if (feasible_.empty()) {
+    result.status = Status(Code::kUnschedulable);
     result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
     for (NodeId n = 0; n < node_count; ++n) {
       const int32_t v = entries[n].value;
@@ -325,44 +362,287 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     result.rejected[0] = 0;  // kFits is not a rejection
     return result;
   }
-  // kube scores only when two or more nodes fit; scoring then fails on a preferred term it cannot parse.
-  if (feasible_count >= 2 && !pod.constraints.preferred_node_affinity.empty())
-    if (auto error = preferred_node_affinity_error(pod)) {
-      result.error = std::move(*error);
+
+  // PreScore (kube RunPreScorePlugins): Skip leaves that plugin's Score out; anything else fails.
+  for (size_t k = 0; k < profile_.pre_scores.size(); ++k) {
+    const auto& p = profile_.pre_scores[k];
+    const Status s = p->pre_score(pod, state, feasible_, cycle_, rng);
+    if (s.is_skip()) {
+      cycle_.skip_score(p->name());
+      for (const size_t i : pre_score_targets_[k]) score_skipped_[i] = 1;
+    } else if (!s.is_success()) {
+      result.status = Status(Code::kError, fmt::format("running PreScore plugin \"{}\": {}", p->name(), s.message()));
+      result.status.with_plugin(p->name());
       return result;
     }
-  result.node = best;
-  result.score = best_score;
+  }
+  const auto only_memo = [&] {
+    for (size_t i = 0; i < score_skipped_.size(); ++i)
+      if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
+    return true;
+  };
+  if (memo_lexicographic_ && only_memo()) {
+    result.node = memo_best;
+    result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
+  } else {
+    select_host(pod, state, shape, result);
+    if (!result.status.is_success()) return result;
+  }
   select_gpus(result, pod, state, rng);
   return result;
 }
 
-void Scheduler::observe(const Pod& pod, const ClusterState& state) {
-  policy_.score->observe(pod, state);
-  // Drops the cached scores: each shape's entries are emptied when next used (shape_for).
-  generation_ = policy_.score->generation();
+void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result) {
+  const auto& entries = cache_[shape];
+  auto& columns = score_columns_;
+  columns.clear();
+  size_t computed = 0;
+  for (size_t i = 0; i < profile_.scores.size(); ++i) {
+    const ScorePlugin& plugin = *profile_.scores[i].plugin;
+    if (score_skipped_[i] != 0) continue;
+    Column c;
+    c.plugin = i;
+    if (static_cast<int>(i) == memo_score_) {
+      c.memo = true;
+    } else if (plugin.caching() == ScoreCaching::kNodeStatic) {
+      auto& column = static_scores_[shape][i];
+      if (column.size() != state.node_count()) {
+        column.resize(state.node_count());
+        for (NodeId n = 0; n < state.node_count(); ++n) column[n] = state.has_node(n) ? plugin.score(pod, state, n, cycle_) : 0;
+      }
+      c.by_node = column.data();
+    } else {
+      if (columns_.size() <= computed) columns_.emplace_back();
+      auto& column = columns_[computed++];
+      column.resize(feasible_.size());
+      for (size_t j = 0; j < feasible_.size(); ++j) column[j] = plugin.score(pod, state, feasible_[j], cycle_);
+      c.by_feasible = column.data();
+    }
+    columns.push_back(c);
+  }
+  const auto value = [&](const Column& c, size_t j, NodeId n) -> int64_t {
+    if (c.memo) return entries[n].value;
+    if (c.by_node) return c.by_node[n];
+    return c.by_feasible[j];
+  };
+
+  size_t best = 0;  // position in feasible_
+  const auto rank_of = [&](NodeId n) { return node_rank_.empty() ? n : node_rank_[n]; };  // empty: by NodeId
+  const auto rank_wins = [&](size_t j) { return rank_of(feasible_[j]) < rank_of(feasible_[best]); };
+  if (profile_.score_combination == ScoreCombination::kLexicographic) {
+    if (columns.size() == 1 && columns[0].memo) {
+      int32_t best_value = entries[feasible_[0]].value;
+      for (size_t j = 1; j < feasible_.size(); ++j) {
+        const int32_t v = entries[feasible_[j]].value;
+        if (v > best_value || (v == best_value && rank_wins(j))) {
+          best = j;
+          best_value = v;
+        }
+      }
+    } else {
+      for (size_t j = 1; j < feasible_.size(); ++j) {
+        int cmp = 0;
+        for (const Column& c : columns) {
+          const int64_t a = value(c, j, feasible_[j]), b = value(c, best, feasible_[best]);
+          if (a != b) {
+            cmp = a > b ? 1 : -1;
+            break;
+          }
+        }
+        if (cmp > 0 || (cmp == 0 && rank_wins(j))) best = j;
+      }
+    }
+    const bool last_scored = !columns.empty() && columns.back().plugin + 1 == profile_.scores.size();
+    result.score = last_scored ? value(columns.back(), best, feasible_[best]) : 0;
+  } else {
+    // kube RunScorePlugins: NormalizeScore per plugin, range check, weighted sum.
+    std::vector<int64_t> total(feasible_.size(), 0);
+    for (const Column& c : columns) {
+      const WeightedScorePlugin& entry = profile_.scores[c.plugin];
+      normalized_.resize(feasible_.size());
+      for (size_t j = 0; j < feasible_.size(); ++j) normalized_[j] = {feasible_[j], value(c, j, feasible_[j])};
+      if (entry.plugin->has_normalize_score()) entry.plugin->normalize_score(pod, normalized_, cycle_);
+      for (size_t j = 0; j < feasible_.size(); ++j) {
+        const int64_t s = normalized_[j].score;
+        if (s > kMaxNodeScore || s < kMinNodeScore) {
+          result.status = Status(Code::kError, fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] after normalizing",
+                                                           entry.plugin->name(), s, kMinNodeScore, kMaxNodeScore));
+          return;
+        }
+        total[j] += s * entry.weight;
+      }
+    }
+    for (size_t j = 1; j < feasible_.size(); ++j)
+      if (total[j] > total[best] || (total[j] == total[best] && rank_wins(j))) best = j;
+    result.score = total[best];
+  }
+  result.node = feasible_[best];
 }
 
-void Scheduler::reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
+void Scheduler::observe(const Pod& pod, const ClusterState& state) {
+  uint64_t generation = 0;
+  for (const WeightedScorePlugin& s : profile_.scores) {
+    s.plugin->observe(pod, state);
+    generation += s.plugin->generation();
+  }
+  // A changed generation drops the memoized scores: each shape's entries are emptied when next
+  // used (shape_for).
+  generation_ = generation;
+}
+
+void Scheduler::assume(const Pod& pod, ClusterState& state, const ScheduleResult& result) {
   if (!result.scheduled()) return;
   state.allocate(result.node, pod, result.devices());
 }
 
 ScheduleResult Scheduler::schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
   observe(pod, state);
+  return schedule_cycle(pod, state, rng, nominated_node);
+}
+
+void Scheduler::roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n) {
+  for (size_t i = profile_.reserves.size(); i-- > 0;) profile_.reserves[i]->unreserve(pod, state, n, cycle, *this);
+  state.release(n, pod);  // by the pod's name: the state knows its devices
+}
+
+namespace {
+
+// kube RunBindPlugins: in order until one does not Skip. A profile without Bind plugins (one built by
+// hand) binds at the assume step.
+Status run_bind(const std::vector<std::shared_ptr<BindPlugin>>& binds, CycleState& cycle, const Pod& pod, NodeId n) {
+  for (const auto& b : binds) {
+    Status s = b->bind(pod, n, cycle);
+    if (s.is_skip()) continue;
+    if (s.is_success()) return s;
+    if (!s.is_rejected()) s = Status(Code::kError, fmt::format("running Bind plugin \"{}\": {}", b->name(), s.message()));
+    return std::move(s.with_plugin(b->name()));
+  }
+  return binds.empty() ? Status() : Status(Code::kSkip, "every Bind plugin skipped the pod");
+}
+
+}  // namespace
+
+ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node) {
+  // One result object all the way (returned by name, never copied).
   ScheduleResult result = decide(pod, state, rng, nominated_node);
-  reserve(pod, state, result);
+  if (!result.scheduled()) {
+    // PostFilter (kube RunPostFilterPlugins): in order until one succeeds; an Unschedulable status
+    // lets the next one try, anything else stops.
+    if (!result.node_codes.empty()) {
+      for (const auto& p : profile_.post_filters) {
+        PostFilterResult found;
+        Status s = p->post_filter(pod, state, result.node_codes, cycle_, *this, found);
+        s.with_plugin(p->name());
+        result.post_filter = std::move(found);
+        result.post_filter_status = std::move(s);
+        if (result.post_filter_status.code() != Code::kUnschedulable) break;
+      }
+    }
+    return result;
+  }
+  const NodeId n = result.node;
+  assume(pod, state, result);
+  // Reserve (kube RunReservePluginsReserve), Permit (RunPermitPlugins), then Bind; a failure rolls
+  // the pod back (every Reserve plugin's Unreserve, the allocation released).
+  Status failed;
+  for (const auto& r : profile_.reserves) {
+    Status s = r->reserve(pod, state, n, cycle_);
+    if (s.is_success()) continue;
+    failed = s.is_rejected() ? std::move(s)
+                             : Status(Code::kError, fmt::format("running Reserve plugin \"{}\": {}", r->name(), s.message()));
+    failed.with_plugin(r->name());
+    break;
+  }
+  std::vector<std::pair<std::string, double>> waits;
+  if (failed.is_success()) {
+    for (const auto& p : profile_.permits) {
+      PermitDecision d = p->permit(pod, n, cycle_, *this);
+      if (d.status.is_success()) continue;
+      if (d.status.is_wait()) {
+        waits.emplace_back(std::string(p->name()), now_seconds_ + std::clamp(d.timeout_seconds, 0.0, kMaxPermitTimeoutSeconds));
+        continue;
+      }
+      failed = d.status.is_rejected()
+                   ? std::move(d.status)
+                   : Status(Code::kError, fmt::format("running Permit plugin \"{}\": {}", p->name(), d.status.message()));
+      failed.with_plugin(p->name());
+      break;
+    }
+  }
+  if (failed.is_success() && !waits.empty()) {
+    waiting_.push_back(std::make_unique<Waiting>(Waiting{WaitingPod(pod, n, std::move(waits)), std::move(cycle_), result.devices(), now_seconds_}));
+    result.status = Status(Code::kWait, fmt::format("one or more plugins asked to wait and no plugin rejected pod \"{}\"", pod.name));
+  } else if (failed.is_success() && !profile_.binds.empty()) {
+    failed = run_bind(profile_.binds, cycle_, pod, n);
+  }
+  if (!failed.is_success()) {
+    roll_back(cycle_, pod, state, n);
+    const Status status = std::move(failed);
+    result = ScheduleResult();
+    result.status = status;
+  }
+  if (!waiting_.empty()) settle_waiting(state);
   return result;
 }
 
-ScheduleResult Scheduler::bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
+void Scheduler::settle_waiting(ClusterState& state) {
+  for (bool settled = true; settled;) {
+    settled = false;
+    for (size_t i = 0; i < waiting_.size(); ++i) {
+      if (waiting_[i]->pod.status().is_wait()) continue;
+      // Off the list first, as kube's WaitOnPermit removes the pod before Unreserve runs.
+      std::unique_ptr<Waiting> w = std::move(waiting_[i]);
+      waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+      const Pod& pod = w->pod.pod();
+      const NodeId n = w->pod.node();
+      Status status = w->pod.status();
+      if (status.is_success()) status = run_bind(profile_.binds, w->cycle, pod, n);
+      if (!status.is_success()) roll_back(w->cycle, pod, state, n);
+      outcomes_.push_back(PermitOutcome{pod, n, status.is_success() ? w->devices : DeviceAssignment{}, std::move(status)});
+      settled = true;
+      break;
+    }
+  }
+}
+
+void Scheduler::advance_clock(ClusterState& state, double now_seconds) {
+  now_seconds_ = std::max(now_seconds_, now_seconds);
+  for (const auto& w : waiting_) {
+    const auto [deadline, plugin] = w->pod.next_deadline();
+    if (deadline <= now_seconds_)
+      w->pod.reject(plugin, fmt::format("rejected due to timeout after waiting {}s at plugin {}", deadline - w->since_seconds, plugin));
+  }
+  settle_waiting(state);
+}
+
+bool Scheduler::reject_waiting_pod(ClusterState& state, std::string_view key, std::string message) {
+  WaitingPod* w = get_waiting_pod(key);
+  if (w == nullptr) return false;
+  w->reject("", std::move(message));
+  settle_waiting(state);
+  return true;
+}
+
+std::vector<PermitOutcome> Scheduler::take_permit_outcomes() { return std::exchange(outcomes_, {}); }
+
+void Scheduler::iterate_over_waiting_pods(const std::function<void(WaitingPod&)>& fn) {
+  for (const auto& w : waiting_) fn(w->pod);
+}
+
+WaitingPod* Scheduler::get_waiting_pod(std::string_view key) {
+  for (const auto& w : waiting_)
+    if (pod_key(w->pod.pod()) == key) return &w->pod;
+  return nullptr;
+}
+
+ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
   if (!state.has_node(n))
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
   ScheduleResult result;
   result.node = n;
   select_gpus(result, pod, state, rng);
-  reserve(pod, state, result);
+  assume(pod, state, result);
   return result;
 }
 

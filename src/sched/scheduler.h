@@ -1,43 +1,65 @@
-// Scheduler: runs one scheduling cycle per pod over a ClusterState with a Policy.
+// Scheduler: runs kube-scheduler's cycle (pkg/scheduler/schedule_one.go) for one pod at a time over a
+// ClusterState, with the plugins of a Profile (sched/framework/profile.h):
 //
-// Node choice: the best NodePreference (preferred node affinity, PreferNoSchedule taints; see
-// plugins/node_preference.h) first, when the pod or cluster has any; then the highest score; ties go
-// to the node with the lowest rank. The FGD simulator
-// breaks ties by the lexicographically smallest node name after prefixing each name with a random
-// permutation index ("%04d-" + name, its fork of generic_scheduler.go selectHost), i.e. by a random
-// per-run node rank; callers pass that rank (see pack_experiment.h). Identity ranks give
-// "first node wins".
+//   decide():        PreFilter, Filter (every node), PreScore and Score (the feasible nodes), the
+//                    node choice, then the GPU choice on that node. Changes nothing.
+//   schedule_one():  observe(), decide(), then, when no node fits, PostFilter (e.g. preemption);
+//                    when one does: the ClusterState allocation (kube's assume), Reserve, Permit and
+//                    Bind. A Reserve or Permit rejection, a Permit Wait that times out or is
+//                    rejected, or a Bind failure runs Unreserve on every Reserve plugin in reverse
+//                    order and releases the allocation, leaving the state's usage and pods as before.
 //
-// Filter and cacheable score results are memoized per (pod request shape and scheduling
-// constraints, node) and reused until the node's ClusterState::version() changes (a slot's versions
-// never repeat, so a node added to a reused slot is evaluated afresh; empty slots are skipped): the results are
-// pure functions of both, so this changes nothing but speed (the first cycle of each shape evaluates every node; later cycles
-// re-evaluate only the nodes that changed since). The request shape includes the MIG and
-// nvidia.com/gpu.shared requests.
-// Non-cacheable filters (FilterPlugin::filter_cacheable() false, e.g. InterPodAffinity, whose
-// answer for a node depends on the pods of other nodes in its zone) are never memoized: each cycle
-// runs their pre_filter() once and, when it returns data, filter_in_cycle() on the nodes that passed
-// the cached filters. A pod with nothing to check there (pre_filter() returns nullptr) pays one call
-// per cycle.
+// Node choice: the profile's Score combination (profile.h: a weighted sum as kube, or gpufleet's
+// lexicographic order), then the node with the lowest rank. The FGD simulator breaks ties by the
+// lexicographically smallest node name after prefixing each name with a random permutation index
+// ("%04d-" + name, its fork of generic_scheduler.go selectHost), i.e. by a random per-run node rank;
+// callers pass that rank (see pack_experiment.h). Identity ranks give "first node wins".
+// Unlike kube, PreScore and Score also run when a single node is feasible (the random policy draws
+// its node in PreScore, as the FGD simulator's does), so a plugin that must act only from two
+// feasible nodes on (kube's NodeAffinity PreScore error) checks the count itself.
+//
+// Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
+// caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
+// and reused until the node's ClusterState::version() changes (or a Score plugin's generation()
+// moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
+// empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
+// of each shape evaluates every node; later cycles re-evaluate only the nodes that changed since).
+// The request shape includes the MIG and nvidia.com/gpu.shared requests. kNodeStatic Score plugins
+// (labels and taints only) are computed once per shape and node (again when
+// ClusterState::node_set_version() moves), and only for pods whose cycle does
+// not skip them. Non-cacheable filters (e.g. InterPodAffinity, whose answer for a node depends on the
+// pods of other nodes in its zone) are never memoized: their PreFilter runs each cycle and, unless it
+// returns Skip, their Filter on the nodes that passed the cached filters. Other Score plugins run each
+// cycle on the feasible nodes.
+//
+// Permit. A pod a Permit plugin holds (Wait) stays reserved in ClusterState and is listed among the
+// waiting pods (Handle::iterate_over_waiting_pods). It is bound once every waiting plugin allowed it
+// and rolled back (Unreserve, release) when one rejects it or its timeout passes on the scheduler's
+// clock (advance_clock). Both happen at the end of the call in which they occur; their outcomes are
+// collected by take_permit_outcomes().
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "sched/framework.h"
+#include "sched/framework/cycle_state.h"
+#include "sched/framework/interface.h"
+#include "sched/framework/profile.h"
+#include "sched/framework/status.h"
 
 namespace gpufleet::sched {
 
 /// The outcome of one cycle.
 ///
-/// Devices (DeviceAssignment's fields; schedule_one reserves exactly these; select_devices in
-/// sched/device_select.h applies these rules, except the policy's GpuSelector for a fraction):
+/// Devices (DeviceAssignment's fields; schedule_one reserves exactly these):
 ///  - gpus: nvidia.com/gpu. Plain GPUs: num_gpu distinct indices (whole GPUs: the lowest-index fully
-///    free plain GPUs; a fraction: the policy's GpuSelector, or the best-fit plain GPU on a node that
+///    free plain GPUs; a fraction: the profile's GpuSelector, or the best-fit plain GPU on a node that
 ///    also has MIG or time-sliced GPUs). On a node time-sliced without renaming: one GPU index per
 ///    replica, ascending (an index repeats when a GPU gives several replicas).
 ///  - shared_replicas: nvidia.com/gpu.shared, one GPU index per replica, ascending.
@@ -49,20 +71,30 @@ namespace gpufleet::sched {
 /// For output, gpu_indices() gives the distinct GPUs touched and mig_profiles() the profile(s), e.g.
 /// "gpus": [2], "mig": "3g.40gb".
 struct ScheduleResult {
-  NodeId node = kNoNode;                ///< chosen node, kNoNode if the pod is unschedulable
-  std::vector<int32_t> gpus;            ///< GPU indices on that node (num_gpu of them; see above)
+  NodeId node = kNoNode;                 ///< chosen node, kNoNode if the pod is not placed
+  std::vector<int32_t> gpus;             ///< GPU indices on that node (num_gpu of them; see above)
   std::vector<int32_t> shared_replicas;  ///< GPU index per nvidia.com/gpu.shared replica (see above)
-  std::vector<MigDevice> mig;           ///< MIG devices (GPU, start, profile) (see above)
-  int32_t score = 0;                    ///< the winning score
+  std::vector<MigDevice> mig;            ///< MIG devices (GPU, start, profile) (see above)
+  /// The winning node's score: the weighted sum in a weighted-sum profile; in a lexicographic one, the
+  /// last Score plugin's raw score (a policy's own score; 0 when that plugin was skipped). 0 for a
+  /// nominated node (no scoring).
+  int64_t score = 0;
+  /// Success: a node was chosen (schedule_one: the pod is bound there). Wait (schedule_one only):
+  /// reserved on `node` and held by Permit. Unschedulable / UnschedulableAndUnresolvable: no node
+  /// fits (node_codes says why), or Reserve or Permit rejected the pod (node is then kNoNode,
+  /// node_codes empty). Error: kube's Error status (the pod is not placed although nodes may fit;
+  /// PostFilter does not run), e.g. `running PreScore plugin "NodeAffinity": ...`.
+  Status status;
   /// For an unschedulable pod: how many nodes each filter code rejected (index = FilterCode).
   std::array<int32_t, kFilterCodeCount> rejected{};
-  /// For an unschedulable pod: the code that rejected each node (index = NodeId), the input of
-  /// preemption (sched/preemption.h). Empty when the pod was scheduled.
+  /// For a pod no node fits: the code that rejected each node (index = NodeId). Empty otherwise.
   std::vector<FilterCode> node_codes;
-  /// A scheduling error (kube's Error status, not Unschedulable): the pod is not scheduled although
-  /// nodes fit, and preemption does not run; node_codes is empty. Today: a preferred node affinity
-  /// term kube cannot parse, with two or more feasible nodes (preferred_node_affinity_error).
-  std::string error;
+  /// schedule_one, when no node fit and the profile has PostFilter plugins: what they found
+  /// (post_filter.nominated_node: the node preemption made room on; the pod's next cycle,
+  /// schedule_cycle with that node nominated, goes there) and their status (its message is kube's
+  /// PostFilter message, e.g. "preemption: 0/3 nodes are available: ...").
+  PostFilterResult post_filter;
+  Status post_filter_status;
   bool scheduled() const { return node != kNoNode; }
   /// The devices, as ClusterState::allocate takes them.
   DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
@@ -72,47 +104,81 @@ struct ScheduleResult {
   std::string mig_profiles() const;
 };
 
-class Scheduler {
+/// A waiting pod's end (Scheduler::take_permit_outcomes): bound (status Success) or rolled back
+/// (a rejection: the plugin's message, or kube's "rejected due to timeout after waiting <t>s at
+/// plugin <name>").
+struct PermitOutcome {
+  Pod pod;
+  NodeId node = kNoNode;
+  DeviceAssignment devices;
+  Status status;
+};
+
+class Scheduler final : public Handle {
  public:
   /// `node_rank[n]` breaks score ties (lower wins) for slot n; it must have one entry per slot of
   /// the states this scheduler will see (decide() throws std::invalid_argument otherwise: give the
   /// slots that nodes added later take a rank with set_node_rank). Empty = every slot ranks as its
-  /// NodeId ("first node wins"), however many slots. Throws std::invalid_argument if the policy
-  /// lacks a score plugin or GPU selector.
-  Scheduler(Policy policy, std::vector<uint32_t> node_rank);
+  /// NodeId ("first node wins"), however many slots. Throws std::invalid_argument if the profile
+  /// lacks a Score plugin or a GPU selector.
+  Scheduler(Profile profile, std::vector<uint32_t> node_rank);
+  ~Scheduler() override;
+  Scheduler(const Scheduler&) = delete;
   /// Sets slot n's tie-break rank; the slots between the last ranked one and n rank as their NodeId
   /// (with empty ranks, every slot below n).
   void set_node_rank(NodeId n, uint32_t rank);
+  Scheduler& operator=(const Scheduler&) = delete;
 
-  /// Tells the policy a pod arrived while the cluster is `state` (ScorePlugin::observe); drops cached
-  /// scores if that changed them.
+  /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
+  /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
-  /// Runs filter, pre-score, score and GPU selection; does not change the state.
+  /// PreFilter to the GPU choice (see the top of this file); does not change the state.
   /// `nominated_node` (kube's status.nominatedNodeName, set by preemption; kNoNode for none): when
   /// the pod passes every filter there, it goes there without scoring (score 0), as kube's
   /// evaluateNominatedNode; otherwise the cycle runs as usual. Throws std::invalid_argument for a
-  /// nominated node out of range.
+  /// nominated node out of range or an empty slot, or node ranks that do not cover the state's slots.
   ScheduleResult decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
-  /// observe(), decide() and, when a node was found, reserve().
+  /// observe(), then schedule_cycle().
   ScheduleResult schedule_one(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
-  /// Reserve: takes the devices `result` names on its node (ClusterState::allocate, which throws
-  /// InvariantViolation if they are not free). No-op for an unscheduled result.
-  static void reserve(const Pod& pod, ClusterState& state, const ScheduleResult& result);
+  /// One whole cycle for a pod observed before (e.g. its retry with the node preemption nominated):
+  /// decide(), PostFilter when no node fits, else assume, Reserve, Permit and Bind (top of this file).
+  ScheduleResult schedule_cycle(const Pod& pod, ClusterState& state, GoRand& rng, NodeId nominated_node = kNoNode);
+  /// kube's assume: takes the devices `result` names on its node (ClusterState::allocate, which
+  /// throws InvariantViolation if they are not free). No-op for a result without a node.
+  static void assume(const Pod& pod, ClusterState& state, const ScheduleResult& result);
   /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices a cycle
-  /// would pick there (see ScheduleResult), running no filter or score (the scheduler never sees such
-  /// a pod; the kubelet's own admission is the caller's check). Throws std::invalid_argument for n
-  /// out of range or an empty slot, InvariantViolation when the pod's devices are not free on n.
-  ScheduleResult bind(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
+  /// would pick there (see ScheduleResult), running no plugin but the GPU choice (the scheduler never
+  /// sees such a pod; the kubelet's own admission is the caller's check). Throws
+  /// std::invalid_argument for n out of range or an empty slot, InvariantViolation when the pod's
+  /// devices are not free on n.
+  ScheduleResult bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
 
-  const Policy& policy() const { return policy_; }
-  /// The tie-break ranks (lower wins), the constructor's as set_node_rank changed them; empty =
-  /// by NodeId.
-  const std::vector<uint32_t>& node_rank() const { return node_rank_; }
+  /// Moves the clock to `now_seconds` (never back) and rolls back every waiting pod whose Permit
+  /// timeout has passed.
+  void advance_clock(ClusterState& state, double now_seconds);
+  /// kube RejectWaitingPod: rejects the waiting pod with pod_key() `key` and rolls it back. False
+  /// when no such pod waits.
+  bool reject_waiting_pod(ClusterState& state, std::string_view key, std::string message);
+  /// The bound and rolled-back waiting pods since the last call, in the order they ended.
+  std::vector<PermitOutcome> take_permit_outcomes();
+  size_t waiting_pod_count() const { return waiting_.size(); }
+
+  const Profile& profile() const { return profile_; }
+
+  // Handle.
+  std::span<const std::shared_ptr<const PreFilterPlugin>> pre_filter_plugins() const override { return profile_.pre_filters; }
+  std::span<const std::shared_ptr<const FilterPlugin>> filter_plugins() const override { return profile_.filters; }
+  /// The tie-break ranks (lower wins), the constructor's as set_node_rank changed them; empty = by
+  /// NodeId.
+  std::span<const uint32_t> node_rank() const override { return node_rank_; }
+  void iterate_over_waiting_pods(const std::function<void(WaitingPod&)>& fn) override;
+  WaitingPod* get_waiting_pod(std::string_view key) override;
+  double now_seconds() const override { return now_seconds_; }
 
  private:
   struct Entry {
     uint64_t version = 0;  // ClusterState version this entry was computed at (0 = never)
-    int32_t value = 0;     // score, or INT32_MIN + FilterCode if rejected
+    int32_t value = 0;     // memoized score (or 0), or INT32_MIN + FilterCode if rejected
   };
   struct ShapeKey {
     int64_t cpu_milli, memory_bytes;
@@ -126,28 +192,70 @@ class Scheduler {
   struct ShapeKeyHash {
     size_t operator()(const ShapeKey& k) const;
   };
-  FilterCode run_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
-  // Filters then, when the node fits, the cacheable score: a cache Entry value. Out of line, so that
-  // the per-node cache loop of decide() stays small.
+  struct Waiting;  // a WaitingPod with what its rollback or binding needs
+  // One column of scores per Score plugin taking part in a cycle: the memo, a static column (indexed
+  // by node), or this cycle's scores (indexed by position in feasible_).
+  struct Column {
+    const int64_t* by_node = nullptr;      // kNodeStatic
+    const int64_t* by_feasible = nullptr;  // computed this cycle
+    bool memo = false;
+    size_t plugin = 0;  // index in profile_.scores
+  };
+
+  FilterCode run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // The best node by the memoized score alone (kNoNode: none yet) and its score.
+  struct MemoBest {
+    NodeId node = kNoNode;
+    int32_t value = 0;
+  };
+  // The Filter pass over every node: the memo (evaluate() where a node's version moved), then the
+  // non-cacheable filters. Writes the feasible nodes to `out` and returns their number; tracks the
+  // memo's best when kTrackMemo. Its own function, so that its loop keeps its values in registers.
+  template <bool kTrackMemo>
+  [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best);
+  // The non-cacheable filters of this cycle on node n; a rejection goes to uncached_rejects_.
+  [[gnu::noinline]] bool passes_uncached(const Pod& pod, const ClusterState& state, NodeId n);
+  // Cached filters then, when the node fits, the memoized score: an Entry value. Out of line, so that
+  // the per-node loop of decide() stays small.
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
   size_t shape_for(const Pod& pod, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
+  // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
+  void select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result);
+  // Unreserve on every Reserve plugin in reverse order, then releases the allocation.
+  void roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n);
+  // Binds or rolls back the waiting pods whose status is settled; repeats while that settles more.
+  void settle_waiting(ClusterState& state);
 
-  Policy policy_;
+  Profile profile_;
   std::vector<uint32_t> node_rank_;
   std::unordered_map<ShapeKey, size_t, ShapeKeyHash> shape_ids_;
   std::vector<std::vector<Entry>> cache_;
+  /// Per shape, per Score plugin: the kNodeStatic scores of every node, empty until a pod of the
+  /// shape needs them (node labels and taints never change: emptied only when the node set changes).
+  std::vector<std::vector<std::vector<int64_t>>> static_scores_;
   std::vector<uint64_t> cache_generation_;  // per shape: the generation_ its entries were filled at
-  /// Per shape: NodePreference::preference of every node, empty until a pod of the shape needs it
-  /// (node labels and taints never change: emptied only when the node set changes).
-  std::vector<std::vector<int64_t>> preference_;
-  int prefer_no_schedule_ = -1;  // NodePreference::any_prefer_no_schedule of the state, -1 = unknown
-  uint64_t node_set_version_ = 0;  // ClusterState::node_set_version() preference_ and prefer_no_schedule_ hold for
-  std::vector<NodeId> feasible_;  // scratch
-  std::vector<const FilterPlugin*> cached_filters_;  // the policy's cacheable filters, in order
-  bool has_uncached_filters_ = false;
+  uint64_t node_set_version_ = 0;           // ClusterState::node_set_version() static_scores_ hold for
+  int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
+  bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
+  const ScorePlugin* memo_plugin_ = nullptr;         // profile_.scores[memo_score_].plugin, or nullptr
+  std::vector<std::vector<size_t>> pre_filter_targets_;  // per PreFilter plugin: the filters its Skip turns off
+  std::vector<std::vector<size_t>> pre_score_targets_;   // per PreScore plugin: the Score plugins its Skip turns off
+  std::vector<uint8_t> filter_skipped_;              // this cycle, per filter
+  std::vector<uint8_t> score_skipped_;               // this cycle, per Score plugin
+  std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
+  std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
+  std::vector<NodeId> feasible_buffer_;              // scratch: at least one entry per node
+  std::span<const NodeId> feasible_;                 // this cycle's feasible nodes (in feasible_buffer_)
   std::vector<std::pair<NodeId, FilterCode>> uncached_rejects_;  // scratch: this cycle's non-cached rejections
-  uint64_t generation_ = 0;       // score plugin generation the cache was filled at
+  std::vector<std::vector<int64_t>> columns_;        // scratch: per-cycle scores, per Score plugin, per feasible node
+  std::vector<NodeScore> normalized_;                // scratch
+  std::vector<Column> score_columns_;                // scratch
+  CycleState cycle_;                                 // this cycle's state
+  uint64_t generation_ = 0;                          // sum of the Score plugins' generations the memo was filled at
+  double now_seconds_ = 0;
+  std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
+  std::vector<PermitOutcome> outcomes_;
 };
 
 }  // namespace gpufleet::sched

@@ -11,7 +11,7 @@
 // last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
 // queue small. Same input and seed, same result, bit for bit.
 //
-// Scheduling. One sched::Scheduler with the policy from sched::make_policy (sim/engine/placement.h).
+// Scheduling. One sched::Scheduler with the policy's profile from sched::make_policy (sim/engine/placement.h).
 // The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
 // [cordoned] -> absent); a node is in ClusterState from Ready to its removal, so only ready nodes
 // take pods (a cordoned one is unschedulable). Node ids are slots, pools in file order, nodes by

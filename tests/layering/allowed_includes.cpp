@@ -2,7 +2,7 @@
 // uses (the framework, the domain model, util through the framework) and must build, so that the
 // wrong-way probes fail for the include alone.
 #include "model/cluster_state.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 #include "sched/plugins/node_affinity.h"
 #include "util/go_rand.h"
 

@@ -4,7 +4,7 @@
 
 namespace gpufleet::sched {
 
-int32_t BestFitScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t BestFitScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   const double free[2] = {static_cast<double>(state.cpu_free_milli(n)), static_cast<double>(state.gpu_free_milli_total(n))};
   const double req[2] = {static_cast<double>(pod.nonzero_cpu_milli()), static_cast<double>(pod.gpu_request_milli())};
   const double max_spec[2] = {kMaxSpecCpuMilli, kMaxSpecGpuMilli};

@@ -6,14 +6,15 @@
 // and is not repeated here.
 #pragma once
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
 class BestFitScore final : public ScorePlugin {
  public:
-  std::string_view name() const override { return "BestFitScore"; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "BestFitScore";
+  std::string_view name() const override { return kName; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

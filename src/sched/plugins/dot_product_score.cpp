@@ -2,7 +2,7 @@
 
 namespace gpufleet::sched {
 
-int32_t DotProductScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t DotProductScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   const double v_cpu = static_cast<double>(state.cpu_free_milli(n)) / kMaxSpecCpuMilli;
   const double v_gpu = static_cast<double>(state.gpu_free_milli_total(n)) / kMaxSpecGpuMilli;
   const double r_cpu = static_cast<double>(pod.nonzero_cpu_milli()) / kMaxSpecCpuMilli;

@@ -6,7 +6,7 @@
 // 128000 and 8000 are the simulator's MaxSpecCpu and MaxSpecGpu (largest node: 128 vCPU, 8 GPUs).
 #pragma once
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -15,8 +15,9 @@ inline constexpr double kMaxSpecGpuMilli = 8000.0;    ///< FGD simulator MaxSpec
 
 class DotProductScore final : public ScorePlugin {
  public:
-  std::string_view name() const override { return "DotProductScore"; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "DotProductScore";
+  std::string_view name() const override { return kName; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -1,5 +1,7 @@
 #include "sched/plugins/fgd_online_score.h"
 
+#include "sched/framework/validation.h"
+
 #include <cmath>
 #include <map>
 
@@ -38,13 +40,15 @@ bool OnlineFragmentation::observe(const Pod& pod) {
 }
 
 OnlineFgdScore::OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params)
-    : params_(params), online_(std::move(gpu_models), params.mix_coverage) {}
+    : params_(params), online_(std::move(gpu_models), params.mix_coverage) {
+  if (FieldErrors errs = validate_online_fgd_args(params, "args"); !errs.empty()) throw ProfileError(std::move(errs));
+}
 
 void OnlineFgdScore::observe(const Pod& pod, const ClusterState&) {
   if (online_.observe(pod)) ++generation_;
 }
 
-int32_t OnlineFgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t OnlineFgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   return fgd_score_and_gpu(online_.measure(), pod, state, n, params_.sigmoid_scale_milli).first;
 }
 

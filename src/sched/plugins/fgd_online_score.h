@@ -14,15 +14,12 @@
 #include <vector>
 
 #include "sched/fragmentation.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
 #include "sched/pod_mix_estimator.h"
 
 namespace gpufleet::sched {
 
-struct OnlineFgdParams {
-  double mix_coverage = 0.95;          ///< share of the pods seen the typical mix covers
-  double sigmoid_scale_milli = 1000.0; ///< see fgd_score_and_gpu
-};
 
 /// Smallest change of the estimated mix (L1 distance of popularities) that rebuilds the measure.
 /// Chosen so that a settled workload stops emptying the score cache (docs/fgd-reproduction.md,
@@ -58,12 +55,14 @@ class OnlineFragmentation {
 
 class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
  public:
-  /// `gpu_models`: the cluster's GPU models by id (ClusterState::gpu_models()).
+  /// `gpu_models`: the cluster's GPU models by id (ClusterState::gpu_models()). Throws ProfileError
+  /// (validation.h) for parameters validate_online_fgd_args refuses.
   OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params);
-  std::string_view name() const override { return "OnlineFGDScore"; }
+  static constexpr std::string_view kName = "OnlineFGDScore";
+  std::string_view name() const override { return kName; }
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 
   /// OnlineFragmentation::refresh_point.

@@ -47,7 +47,7 @@ std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, 
   return {gpu < 0 ? 0 : gpu_score(static_cast<size_t>(gpu)), gpu};
 }
 
-int32_t FgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t FgdScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   return fgd_score_and_gpu(*frag_, pod, state, n).first;
 }
 

@@ -13,7 +13,7 @@
 #include <span>
 
 #include "sched/fragmentation.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -60,8 +60,9 @@ std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, 
 class FgdScore final : public ScorePlugin {
  public:
   explicit FgdScore(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
-  std::string_view name() const override { return "FGDScore"; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "FGDScore";
+  std::string_view name() const override { return kName; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 
  private:
   std::shared_ptr<const FragmentationMeasure> frag_;
@@ -70,8 +71,9 @@ class FgdScore final : public ScorePlugin {
 /// FGD's GPU selection ("FGDScore" in the simulator): the GPU fgd_score_and_gpu picks.
 class FgdGpuSelector final : public GpuSelector {
  public:
+  static constexpr std::string_view kName = "fgd";
   explicit FgdGpuSelector(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
-  std::string_view name() const override { return "fgd"; }
+  std::string_view name() const override { return kName; }
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 
  private:

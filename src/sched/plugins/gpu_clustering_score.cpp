@@ -4,7 +4,7 @@
 
 namespace gpufleet::sched {
 
-int32_t GpuClusteringScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t GpuClusteringScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   if (!pod.is_gpu_pod()) return 0;
   const size_t kind = pod.gpu_milli < kGpuMilliPerGpu ? 0 : static_cast<size_t>(std::clamp(pod.num_gpu, 1, kMaxGpusPerPod));
   const auto& kinds = state.gpu_pod_kinds(n);

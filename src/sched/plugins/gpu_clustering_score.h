@@ -8,14 +8,15 @@
 //           base      otherwise;  a CPU-only pod scores 0 everywhere.
 #pragma once
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
 class GpuClusteringScore final : public ScorePlugin {
  public:
-  std::string_view name() const override { return "GpuClusteringScore"; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "GpuClusteringScore";
+  std::string_view name() const override { return kName; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -6,7 +6,7 @@
 
 namespace gpufleet::sched {
 
-int32_t GpuPackingScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t GpuPackingScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   if (!pod.is_gpu_pod()) return 0;
   auto free = state.gpu_free_milli(n);
   const auto n_gpus = static_cast<int32_t>(free.size());

@@ -7,14 +7,15 @@
 //   a CPU-only pod scores 0.
 #pragma once
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
 class GpuPackingScore final : public ScorePlugin {
  public:
-  std::string_view name() const override { return "GpuPackingScore"; }
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "GpuPackingScore";
+  std::string_view name() const override { return kName; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -46,7 +46,7 @@ int32_t gpus_with_free(std::span<const int32_t> gpu_free_milli, int32_t gpu_mill
   return count;
 }
 
-FilterCode GpuShareFit::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+FilterCode gpu_share_fits(const Pod& pod, const ClusterState& state, NodeId n) {
   if (state.has_gpu_sharing(n) || pod.has_device_requests()) return sharing_filter(pod, state, n);
   if (!pod.is_gpu_pod()) return FilterCode::kFits;
   const Node& node = state.node(n);
@@ -54,6 +54,10 @@ FilterCode GpuShareFit::filter(const Pod& pod, const ClusterState& state, NodeId
   if (!gpu_spec_allows(pod.gpu_spec, node.gpu_model)) return FilterCode::kGpuModelMismatch;
   if (gpus_with_free(state.gpu_free_milli(n), pod.gpu_milli) < pod.num_gpu) return FilterCode::kInsufficientGpu;
   return FilterCode::kFits;
+}
+
+FilterCode GpuShareFit::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+  return gpu_share_fits(pod, state, n);
 }
 
 }  // namespace gpufleet::sched

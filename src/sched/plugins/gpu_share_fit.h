@@ -29,14 +29,24 @@
 // A pod's gpu_spec, when set, applies to all of them.
 #pragma once
 
-#include "sched/framework.h"
+#include <span>
+#include <string_view>
+
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
+/// The rules above for node n as it is now: kFits or the first failing check. fits()
+/// (node_resources_fit.h) runs it after the pods, CPU and memory checks.
+FilterCode gpu_share_fits(const Pod& pod, const ClusterState& state, NodeId n);
+
 class GpuShareFit final : public FilterPlugin {
  public:
-  std::string_view name() const override { return "GpuShareFit"; }
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+  static constexpr std::string_view kName = "GpuShareFit";
+  std::string_view name() const override { return kName; }
+  using FilterPlugin::filter;
+  /// gpu_share_fits.
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 /// Number of the node's GPUs with at least gpu_milli free.

@@ -7,7 +7,9 @@
 #include <stdexcept>
 
 #include "model/gpu_spec.h"
+#include "sched/framework/validation.h"
 #include "sched/plugins/fgd_score.h"
+#include "sched/plugins/node_resources_fit.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -16,19 +18,18 @@ bool within(int64_t value, int64_t reference) {
   return std::abs(static_cast<double>(value - reference)) <= kNodeClassTolerance * static_cast<double>(reference);
 }
 
-void check_params(const GpufleetParams& p) {
-  const bool ok = p.mix_coverage > 0 && p.mix_coverage <= 1 && p.sigmoid_scale_milli > 0 && p.strand_weight >= 0 &&
-                  p.model_pressure_weight >= 0 && p.class_pressure_weight >= 0 && p.model_pressure_threshold >= 0 &&
-                  p.model_pressure_threshold < 1;
-  if (!ok) throw std::invalid_argument("GpufleetParams: a parameter is out of its range (gpufleet_score.h)");
+const GpufleetParams& checked(const GpufleetParams& p) {
+  if (FieldErrors errs = validate_gpufleet_params(p, "args"); !errs.empty()) throw ProfileError(std::move(errs));
+  return p;
 }
 
 }  // namespace
 
-ClusterShape ClusterShape::of(const CapacityOutlook& outlook) {
+ClusterShape ClusterShape::of(const CapacityOutlook& outlook, std::span<const std::string> gpu_models) {
   ClusterShape shape;
   shape.class_of_node.assign(outlook.slot_count(), -1);
   std::vector<std::pair<int64_t, int64_t>> first;  // per class: CPU and memory of its first node
+  std::vector<Node> templates;                     // per class: a node of its first slot's range
   outlook.for_each_slot([&](NodeId n, const CapacityOutlook::SlotRange& node) {
     size_t c = 0;
     while (c < shape.classes.size() &&
@@ -38,6 +39,13 @@ ClusterShape ClusterShape::of(const CapacityOutlook& outlook) {
     if (c == shape.classes.size()) {
       shape.classes.push_back(NodeClass{node.gpu_model_id, node.gpu_count, node.cpu_milli, node.memory_bytes, 0});
       first.emplace_back(node.cpu_milli, node.memory_bytes);
+      Node t;
+      t.name = "class-" + std::to_string(c);
+      t.gpu_count = node.gpu_count;
+      t.gpu_model = node.gpu_model_id >= 0 && static_cast<size_t>(node.gpu_model_id) < gpu_models.size()
+                        ? gpu_models[static_cast<size_t>(node.gpu_model_id)]
+                        : std::string();
+      templates.push_back(std::move(t));
     }
     NodeClass& k = shape.classes[c];
     k.cpu_milli = std::max(k.cpu_milli, node.cpu_milli);
@@ -45,6 +53,12 @@ ClusterShape ClusterShape::of(const CapacityOutlook& outlook) {
     k.gpus += node.gpu_count;
     shape.class_of_node[n] = static_cast<int32_t>(c);
   });
+  for (size_t c = 0; c < templates.size(); ++c) {
+    Node& t = templates[c];
+    t.cpu_milli = shape.classes[c].cpu_milli;
+    t.memory_bytes = shape.classes[c].memory_bytes;
+  }
+  shape.templates = std::make_shared<const ClusterState>(std::move(templates));
   return shape;
 }
 
@@ -58,8 +72,8 @@ size_t GpufleetScore::ShapeIdHash::operator()(const ShapeId& id) const {
 GpufleetScore::GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params)
     : gpu_models_(state.gpu_models()),
       outlook_(std::move(outlook)),
-      shape_(ClusterShape::of(outlook_)),
-      params_((check_params(params), params)),
+      shape_(ClusterShape::of(outlook_, gpu_models_)),
+      params_(checked(params)),
       online_(gpu_models_, params.mix_coverage),
       class_pinned_milli_(shape_.classes.size(), 0.0),
       class_pressure_(shape_.classes.size(), 0.0) {
@@ -83,13 +97,10 @@ uint64_t GpufleetScore::model_set_of(std::string_view gpu_spec) const {
 GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
   ShapeFacts f;
   if (pod.is_gpu_pod()) f.model_set = model_set_of(pod.gpu_spec);
-  // NodeResourcesFit's test on an empty node of the class (raw CPU request, as node_resources_fit.h).
+  // The fit check on an empty node of each class with GPUs.
   int32_t classes = 0;
   for (size_t c = 0; c < shape_.classes.size(); ++c) {
-    const auto& k = shape_.classes[c];
-    if (k.gpus == 0 || k.gpu_count < pod.num_gpu || k.cpu_milli < pod.cpu_milli || k.memory_bytes < pod.memory_bytes ||
-        !gpu_spec_allows(pod.gpu_spec, gpu_models_[static_cast<size_t>(k.model_id)]))
-      continue;
+    if (shape_.classes[c].gpus == 0 || fits(pod, *shape_.templates, static_cast<NodeId>(c)) != FilterCode::kFits) continue;
     ++classes;
     f.pinned_class = static_cast<int32_t>(c);
   }
@@ -232,7 +243,7 @@ std::pair<double, int32_t> GpufleetScore::frag_gain(const Pod& pod, const Cluste
   return {gpu < 0 ? std::nan("") : before - after[static_cast<size_t>(gpu)], gpu};
 }
 
-int32_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+int64_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   const double gain = frag_gain(pod, state, n).first;
   if (std::isnan(gain)) return 0;
   const int64_t gpu_free = state.gpu_free_milli_total(n);

@@ -56,7 +56,8 @@
 // stays warm.
 //
 // Not modelled: model constraints expressed as node affinity on nvidia.com/gpu.product (only the
-// openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test.
+// openb gpu_spec counts for terms 3-4), and taints, MIG and time-slicing in the class fit test
+// (fits() on a plain-GPU template node of the class, ClusterShape::templates).
 // Term 3 is off when a GPU model id is 64 or more (the sets are 64-bit masks of model ids).
 //
 // Capacity still to come. The classes, L and U are taken over a CapacityOutlook (model/
@@ -67,7 +68,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -76,7 +79,8 @@
 
 #include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
 #include "sched/plugins/fgd_online_score.h"
 
 namespace gpufleet::sched {
@@ -95,11 +99,16 @@ struct ClusterShape {
   };
   std::vector<NodeClass> classes;      ///< in order of first node
   std::vector<int32_t> class_of_node;  ///< index into classes, per NodeId; -1 for a slot in no range
+  /// One empty node per class (NodeId = class index): a node of the class's GPU model and count with
+  /// the class's CPU and memory, its GPUs plain (MIG and time-slicing are not modelled in the class
+  /// test). The pinned-class test is fits() (node_resources_fit.h) on these.
+  std::shared_ptr<const ClusterState> templates;
   /// The classes of the outlook's nodes, whatever is allocated on them (in `simulate`, every node
-  /// a pool may grow to), in slot order. O(slots x classes).
-  static ClusterShape of(const CapacityOutlook& outlook);
-  /// of(CapacityOutlook::of(state)): the classes of the state's nodes.
-  static ClusterShape of(const ClusterState& state) { return of(CapacityOutlook::of(state)); }
+  /// a pool may grow to), in slot order. `gpu_models`: model names by the outlook's model ids
+  /// (ClusterState::gpu_models()). O(slots x classes).
+  static ClusterShape of(const CapacityOutlook& outlook, std::span<const std::string> gpu_models);
+  /// of(CapacityOutlook::of(state), state.gpu_models()): the classes of the state's nodes.
+  static ClusterShape of(const ClusterState& state) { return of(CapacityOutlook::of(state), state.gpu_models()); }
 };
 
 /// Relative CPU and memory difference under which two nodes of the same model and GPU count share a
@@ -118,24 +127,15 @@ inline constexpr double kMinRatioChange = 0.02;
 inline constexpr int64_t kPressureRefreshPods = 256;
 inline constexpr double kMinPressureChange = 0.1;
 
-/// gpufleet's fixed parameters (all gpufleet's choices; see the header comment).
-struct GpufleetParams {
-  double mix_coverage = 0.95;              ///< share of the pods seen the typical mix covers, (0, 1]
-  double sigmoid_scale_milli = 2000.0;     ///< x is divided by this before the sigmoid, > 0
-  double strand_weight = 1.0;              ///< weight of the change of S, >= 0
-  double model_pressure_weight = 2.0;      ///< pressure per gpu_milli on a fully pressed model, >= 0
-  double model_pressure_threshold = 0.15;  ///< share at and below which a model or class is not pressed, [0, 1)
-  double class_pressure_weight = 1.0;      ///< pressure per gpu_milli on a fully pressed node class, >= 0
-};
-
 /// gpufleet's score plugin and GPU selector (terms 1-4 of the header comment, all in gpu_milli).
 /// Not thread-safe, like the Scheduler that calls it.
 class GpufleetScore final : public ScorePlugin, public GpuSelector {
  public:
   /// Reads the GPU models of `state` (the state it will score) and the node classes of `outlook`,
   /// the nodes that state may hold (see the header comment; its model ids are the state's, and it
-  /// covers every node the state will hold). Throws std::invalid_argument for parameters outside
-  /// the ranges above.
+  /// covers every node the state will hold). `params`: GpufleetParams (plugin_args.h). Throws
+  /// ProfileError (validation.h, a std::invalid_argument) for parameters validate_gpufleet_params
+  /// refuses.
   GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params = {});
   /// The same with CapacityOutlook::of(state): the state's nodes are all it will hold.
   explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {})
@@ -143,7 +143,8 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   // Not copyable: last_ points into this object's pressure rows.
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
-  std::string_view name() const override { return "GpufleetScore"; }
+  static constexpr std::string_view kName = "GpufleetScore";
+  std::string_view name() const override { return kName; }
   /// Adds the pod's request to the mix, r_cpu / r_mem and the demand per model set and class, then
   /// re-estimates as the header comment says: the mix and ratios at refresh points, the pressures
   /// also every kPressureRefreshPods pods or when a new model set appears (one O(nodes) pass over
@@ -151,7 +152,7 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
   /// 0..99 (see the header comment); 0 for a sharing pod no GPU of node n can take.
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
   /// The GPU with the largest F decrease, or -1 when no GPU of node n can take the pod.
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 

@@ -11,7 +11,8 @@ namespace {
 using TopologyCounts = InterPodAffinity::TopologyCounts;
 using PairView = InterPodAffinity::PairLess::PairView;
 
-struct AntiAffinityState final : FilterCycleData {
+struct AntiAffinityState final : StateData {
+  std::unique_ptr<StateData> clone() const override { return std::make_unique<AntiAffinityState>(*this); }
   TopologyCounts affinity;  // pods matching all the incoming pod's affinity terms (affinityCounts)
   TopologyCounts anti;      // pods matching the incoming pod's anti-affinity terms (antiAffinityCounts)
   TopologyCounts existing;  // bound pods' terms matching the incoming pod (existingAntiAffinityCounts)
@@ -83,7 +84,7 @@ bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, co
   return label_selector_matches(term.label_selector, target.labels);
 }
 
-std::unique_ptr<FilterCycleData> InterPodAffinity::pre_filter(const Pod& pod, const ClusterState& state) const {
+std::unique_ptr<StateData> InterPodAffinity::pre_filter(const Pod& pod, const ClusterState& state) const {
   const auto& terms = pod.constraints.required_anti_affinity;
   const bool has_affinity = !pod.constraints.required_affinity.empty();
   if (terms.empty() && !has_affinity && state.anti_affinity_pod_count() == 0) return nullptr;
@@ -128,9 +129,17 @@ TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterSt
   return existing;
 }
 
-FilterCode InterPodAffinity::filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
-                                             const FilterCycleData& data) const {
-  const auto& s = static_cast<const AntiAffinityState&>(data);
+Status InterPodAffinity::pre_filter(const Pod& pod, const ClusterState& state, CycleState& cycle) const {
+  std::unique_ptr<StateData> data = pre_filter(pod, state);
+  if (!data) return Status(Code::kSkip);
+  cycle.write(kName, std::move(data));
+  return Status();
+}
+
+FilterCode InterPodAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const {
+  const auto* data = cycle.read_as<AntiAffinityState>(kName);
+  if (!data) return filter(pod, state, n);  // PreFilter did not run in this cycle: stand-alone
+  const AntiAffinityState& s = *data;
   const Node& node = state.node(n);
   // satisfyPodAffinity: the node has every term's topology label, and each of its domains holds a
   // pod matching all the terms; or, when no pod anywhere matches them (the counts are empty) and the
@@ -161,19 +170,14 @@ FilterCode InterPodAffinity::filter_in_cycle(const Pod& pod, const ClusterState&
   return FilterCode::kFits;
 }
 
-FilterCode InterPodAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
-  const auto data = pre_filter(pod, state);
-  return data ? filter_in_cycle(pod, state, n, *data) : FilterCode::kFits;
-}
-
 void InterPodAffinity::add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
-                               FilterCycleData& data) const {
-  update_with_pod(static_cast<AntiAffinityState&>(data), pod, state.node(n), changed.pod, 1);
+                               CycleState& cycle) const {
+  if (auto* data = cycle.read_as<AntiAffinityState>(kName)) update_with_pod(*data, pod, state.node(n), changed.pod, 1);
 }
 
 void InterPodAffinity::remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
-                                  FilterCycleData& data) const {
-  update_with_pod(static_cast<AntiAffinityState&>(data), pod, state.node(n), changed.pod, -1);
+                                  CycleState& cycle) const {
+  if (auto* data = cycle.read_as<AntiAffinityState>(kName)) update_with_pod(*data, pod, state.node(n), changed.pod, -1);
 }
 
 }  // namespace gpufleet::sched

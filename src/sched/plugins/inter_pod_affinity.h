@@ -55,7 +55,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -69,23 +69,24 @@ const std::string* topology_value(const Node& node, std::string_view key);
 /// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
 bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
 
-class InterPodAffinity final : public FilterPlugin {
+class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin {
  public:
-  std::string_view name() const override { return "InterPodAffinity"; }
+  static constexpr std::string_view kName = "InterPodAffinity";
+  std::string_view name() const override { return kName; }
   /// Node n's answer depends on the pods of every node sharing a topology domain with it.
   bool filter_cacheable() const override { return false; }
-  /// Stand-alone check of one node: pre_filter + filter_in_cycle (O(bound pods); the Scheduler and
-  /// preemption use FilterCycle instead).
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
-  /// The topology-pair counts above, or nullptr (Skip) when there is nothing to check.
-  std::unique_ptr<FilterCycleData> pre_filter(const Pod& pod, const ClusterState& state) const override;
-  /// kFits, kAffinityRulesNotMatch, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch.
-  FilterCode filter_in_cycle(const Pod& pod, const ClusterState& state, NodeId n,
-                             const FilterCycleData& data) const override;
-  void add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
-               FilterCycleData& data) const override;
+  /// PreFilter: the topology-pair counts above, written to `cycle`; Skip when there is nothing to check.
+  Status pre_filter(const Pod& pod, const ClusterState& state, CycleState& cycle) const override;
+  /// The counts themselves, or nullptr (kube's Skip) when there is nothing to check.
+  std::unique_ptr<StateData> pre_filter(const Pod& pod, const ClusterState& state) const;
+  using FilterPlugin::filter;
+  /// kFits, kAffinityRulesNotMatch, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch,
+  /// from the counts PreFilter wrote to `cycle` (without them, the stand-alone check: PreFilter then
+  /// Filter, O(bound pods)).
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  void add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed, CycleState& cycle) const override;
   void remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
-                  FilterCycleData& data) const override;
+                  CycleState& cycle) const override;
 
   /// Orders topology pairs; heterogeneous, so a lookup by (key, value) views allocates nothing.
   struct PairLess {

@@ -91,20 +91,35 @@ std::optional<std::string> preferred_node_affinity_error(const Pod& pod) {
   for (const auto& t : pod.constraints.preferred_node_affinity) {
     if (t.weight == 0) continue;
     for (const auto& r : t.preference.match_expressions)
-      if (auto e = node_selector_requirement_error(r)) return "running PreScore plugin \"NodeAffinity\": " + *e;
+      if (auto e = node_selector_requirement_error(r)) return *e;
   }
   return std::nullopt;
 }
 
 // node_affinity.go, Filter (ErrReasonPod).
-FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   return pod_matches_node_required_affinity(pod, state.node(n)) ? FilterCode::kFits : FilterCode::kNodeAffinityMismatch;
 }
 
+// node_affinity.go, PreScore.
+Status NodeAffinity::pre_score(const Pod& pod, const ClusterState&, std::span<const NodeId> feasible, CycleState&, GoRand&) const {
+  if (pod.constraints.preferred_node_affinity.empty()) return Status(Code::kSkip);
+  if (feasible.size() >= 2)
+    if (auto error = preferred_node_affinity_error(pod)) return Status(Code::kError, std::move(*error));
+  return Status();
+}
+
 // node_affinity.go, Score (before NormalizeScore).
-int32_t NodeAffinity::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
-  const int64_t s = preferred_node_affinity_score(pod, state.node(n));
-  return static_cast<int32_t>(std::clamp<int64_t>(s, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+int64_t NodeAffinity::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
+  return preferred_node_affinity_score(pod, state.node(n));
+}
+
+// node_affinity.go, NormalizeScore: helper.DefaultNormalizeScore(framework.MaxNodeScore, false, scores).
+void NodeAffinity::normalize_score(const Pod&, std::span<NodeScore> scores, const CycleState&) const {
+  int64_t max_sum = 0;
+  for (const NodeScore& s : scores) max_sum = std::max(max_sum, s.score);
+  if (max_sum == 0) return;
+  for (NodeScore& s : scores) s.score = kMaxNodeScore * s.score / max_sum;
 }
 
 }  // namespace gpufleet::sched

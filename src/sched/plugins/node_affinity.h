@@ -18,14 +18,16 @@
 //  - matchFields: the only node field is metadata.name = node name (any other key reads as ""):
 //    In = equal, NotIn = not equal. As upstream, matchFields are not checked for a node with an
 //    empty name.
+// PreScore: Skip for a pod without preferred terms (kube: nothing to score); an Error when a term
+// with non-zero weight cannot be parsed (preferred_node_affinity_error) and two or more nodes are
+// feasible (kube skips PreScore for a single feasible node; gpufleet's Scheduler runs it, see
+// scheduler.h), which fails the scheduling attempt.
 // Score: the sum of the weights of the preferred terms that match the node (0..100 x terms); terms
-// with weight 0, empty terms and invalid terms count 0.
+// with weight 0, empty terms and invalid terms count 0. NormalizeScore (weighted-sum profiles only):
+// kube's DefaultNormalizeScore(100, false), 100 * sum / max_sum over the feasible nodes (all 0 when
+// max_sum is 0). A lexicographic profile compares the raw sums, which never merge.
 //
 // Differences from kube-scheduler, by design of this engine:
-//  - (Not a difference: an invalid preferred term fails kube's PreScore, and so the scheduling attempt
-//    when two or more nodes fit: preferred_node_affinity_error, used by the Scheduler.)
-//  - No NormalizeScore: kube rescales to 100 * sum / max_sum over the feasible nodes; the raw sum
-//    orders nodes identically.
 //  - No PreFilter: kube's PreFilter narrows the nodes to those named by matchFields metadata.name In
 //    (and fails the pod with "pod affinity terms conflict" when every term names disjoint nodes);
 //    here every node is filtered, with the same placement, but the unschedulable message counts
@@ -41,7 +43,7 @@
 #include <string_view>
 
 #include "model/node.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -57,22 +59,28 @@ bool pod_matches_node_required_affinity(const Pod& pod, const Node& node);
 /// Sum of the weights of the preferred terms matching the node (PreferredSchedulingTerms.Score).
 int64_t preferred_node_affinity_score(const Pod& pod, const Node& node);
 
-/// kube's PreScore error for a preferred term it cannot parse (NewPreferredSchedulingTerms: a
-/// requirement of a term with non-zero weight that node_selector_requirement_error refuses):
-/// `running PreScore plugin "NodeAffinity": <why>`; nullopt when every term parses. kube then fails
-/// the scheduling attempt, unless a single node passed the filters (it skips scoring then).
+/// Why kube's PreScore refuses a preferred term it cannot parse (NewPreferredSchedulingTerms: a
+/// requirement of a term with non-zero weight that node_selector_requirement_error refuses); nullopt
+/// when every term parses. The Scheduler reports `running PreScore plugin "NodeAffinity": <why>`.
 std::optional<std::string> preferred_node_affinity_error(const Pod& pod);
 
-class NodeAffinity final : public FilterPlugin, public ScorePlugin {
+class NodeAffinity final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
  public:
-  std::string_view name() const override { return "NodeAffinity"; }
+  static constexpr std::string_view kName = "NodeAffinity";
+  std::string_view name() const override { return kName; }
+  using FilterPlugin::filter;
   /// kFits, or kNodeAffinityMismatch.
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
-  /// The score depends on the pod's preferred affinity, which Scheduler's per-request-shape cache
-  /// does not key on, so it must not be cached (see scheduler.h).
-  bool cacheable() const override { return false; }
-  /// preferred_node_affinity_score, clamped to int32.
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// Skip, Error or Success (see above).
+  Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
+                   GoRand& rng) const override;
+  /// The score reads only the pod's preferred terms and node n's labels and name.
+  ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
+  /// preferred_node_affinity_score.
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  bool has_normalize_score() const override { return true; }
+  /// kube's DefaultNormalizeScore(100, false) (see above).
+  void normalize_score(const Pod& pod, std::span<NodeScore> scores, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -1,16 +1,40 @@
-// NodeResourcesFit filter (kube-scheduler pkg/scheduler/framework/plugins/noderesources/fit.go):
-// the pod's CPU and memory requests must fit the node's allocatable minus what is requested there,
-// and the node must have room for one more pod. Uses the actual requests (not the non-zero ones).
+// NodeResourcesFit (kube-scheduler pkg/scheduler/framework/plugins/noderesources/fit.go) and the one
+// fit check every caller reuses, fits() (kube's exported Fits).
+//
+// fits(pod, state, n): whether node n of `state`, as it is now, has room for the pod, checked in this
+// order, the first shortfall being the answer:
+//  1. pods: the node's pod count is below max_pods ("Too many pods");
+//  2. cpu, 3. memory: the pod's requests fit the node's allocatable minus what is requested there
+//     ("Insufficient cpu", "Insufficient memory"; the actual requests, not the non-zero ones);
+//  4. GPUs: GpuShareFit's rules (gpu_share_fit.h): nvidia.com/gpu whole or shared, the GPU model
+//     constraint, MIG devices, time-sliced replicas.
+// It is the NodeResourcesFit Filter followed by the GpuShareFit Filter, so it answers exactly what
+// the profiles' filters decide about resources. It needs nothing but the state, so it also serves
+// estimates on template nodes: a ClusterState holding one empty node per node pool or node class
+// (the autoscaler's estimator, gpufleet's node classes, the allocation bound).
+// Difference from kube: kube's Fits lists every insufficient resource; this returns the first.
 #pragma once
 
-#include "sched/framework.h"
+#include <string_view>
+
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
+/// Steps 1-3 above (NodeResourcesFit's own Filter): kFits, kTooManyPods, kInsufficientCpu or
+/// kInsufficientMemory.
+FilterCode fits_pods_cpu_memory(const Pod& pod, const ClusterState& state, NodeId n);
+
+/// Steps 1-4 above: kFits or the first shortfall.
+FilterCode fits(const Pod& pod, const ClusterState& state, NodeId n);
+
 class NodeResourcesFit final : public FilterPlugin {
  public:
-  std::string_view name() const override { return "NodeResourcesFit"; }
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+  static constexpr std::string_view kName = "NodeResourcesFit";
+  std::string_view name() const override { return kName; }
+  using FilterPlugin::filter;
+  /// fits_pods_cpu_memory.
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -4,7 +4,7 @@
 
 namespace gpufleet::sched {
 
-FilterCode NodeUnschedulable::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+FilterCode NodeUnschedulable::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   if (!state.node(n).unschedulable) return FilterCode::kFits;
   static const Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "", "NoSchedule"};
   return tolerations_tolerate_taint(pod.constraints.tolerations, kUnschedulable) ? FilterCode::kFits

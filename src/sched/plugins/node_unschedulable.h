@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -18,9 +18,11 @@ inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/
 
 class NodeUnschedulable final : public FilterPlugin {
  public:
-  std::string_view name() const override { return "NodeUnschedulable"; }
+  static constexpr std::string_view kName = "NodeUnschedulable";
+  std::string_view name() const override { return kName; }
+  using FilterPlugin::filter;
   /// kFits, or kNodeUnschedulable.
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

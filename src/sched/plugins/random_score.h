@@ -3,17 +3,20 @@
 // order); that node scores 100, all others 0. Paired with RandomGpuSelector.
 #pragma once
 
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
-class RandomScore final : public ScorePlugin {
+class RandomScore final : public PreScorePlugin, public ScorePlugin {
  public:
-  std::string_view name() const override { return "RandomScore"; }
-  bool cacheable() const override { return false; }
-  void pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
-                 GoRand& rng) const override;
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  static constexpr std::string_view kName = "RandomScore";
+  std::string_view name() const override { return kName; }
+  /// The score reads the node PreScore drew.
+  ScoreCaching caching() const override { return ScoreCaching::kPerCycle; }
+  /// Draws the node (written to `cycle` under kName).
+  Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
+                   GoRand& rng) const override;
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 
 }  // namespace gpufleet::sched

@@ -2,13 +2,20 @@
 
 #include <array>
 
+#include "sched/framework/validation.h"
+
 namespace gpufleet::sched {
 
-std::string_view ResourceAllocationScore::name() const {
-  return strategy_ == Strategy::kLeastAllocated ? "LeastAllocated" : "MostAllocated";
+ResourceAllocationScore::ResourceAllocationScore(Strategy strategy, ResourceAllocationArgs args) : strategy_(strategy) {
+  if (FieldErrors errs = validate_resource_allocation_args(args, "args"); !errs.empty()) throw ProfileError(std::move(errs));
+  for (const ResourceSpec& r : args.resources) weight_[r.name == "cpu" ? 0 : r.name == "memory" ? 1 : 2] = r.weight;
 }
 
-int32_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
+std::string_view ResourceAllocationScore::name() const {
+  return strategy_ == Strategy::kLeastAllocated ? kLeastAllocatedName : kMostAllocatedName;
+}
+
+int64_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   const Node& node = state.node(n);
   struct Resource {
     int64_t capacity, requested;
@@ -24,17 +31,18 @@ int32_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state
   }};
   int64_t total = 0;
   int64_t weights = 0;
-  for (const Resource& r : resources) {
-    if (r.skip || r.capacity == 0) continue;
+  for (size_t i = 0; i < resources.size(); ++i) {
+    const Resource& r = resources[i];
+    if (weight_[i] == 0 || r.skip || r.capacity == 0) continue;
     int64_t s = 0;
     if (r.requested <= r.capacity) {
       s = strategy_ == Strategy::kLeastAllocated ? (r.capacity - r.requested) * 100 / r.capacity
                                                  : r.requested * 100 / r.capacity;
     }
-    total += s;
-    weights += 1;
+    total += s * weight_[i];
+    weights += weight_[i];
   }
-  return weights == 0 ? 0 : static_cast<int32_t>(total / weights);
+  return weights == 0 ? 0 : total / weights;
 }
 
 }  // namespace gpufleet::sched

@@ -1,27 +1,37 @@
 // Kubernetes' own NodeResourcesFit scoring strategies LeastAllocated and MostAllocated
 // (k8s.io/kubernetes pkg/scheduler/framework/plugins/noderesources/least_allocated.go,
-// most_allocated.go, resource_allocation.go), over cpu, memory and nvidia.com/gpu, weight 1 each:
+// most_allocated.go, resource_allocation.go), over the resources of ResourceAllocationArgs
+// (plugin_args.h; default cpu, memory and nvidia.com/gpu, weight 1 each):
 //   requested_r = what the node already has requested + the pod's request (cpu: non-zero request)
 //   LeastAllocated: score_r = (capacity_r - requested_r) * 100 / capacity_r
 //   MostAllocated:  score_r = requested_r * 100 / capacity_r
 //   (0 when requested_r > capacity_r), score = sum_r score_r * w_r / sum_r w_r, integer arithmetic.
 // As upstream, a resource with zero capacity on the node is skipped, and the extended resource
 // nvidia.com/gpu is skipped for a pod that does not request it. GPU is counted in gpu_milli.
+// kube configures these as NodeResourcesFit's scoringStrategy.type; gpufleet registers each as a
+// Score plugin of its own name, with the strategy's resources as arguments.
 #pragma once
 
-#include "sched/framework.h"
+#include <string_view>
+
+#include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
 
 namespace gpufleet::sched {
 
 class ResourceAllocationScore final : public ScorePlugin {
  public:
   enum class Strategy { kLeastAllocated, kMostAllocated };
-  explicit ResourceAllocationScore(Strategy strategy) : strategy_(strategy) {}
+  static constexpr std::string_view kLeastAllocatedName = "LeastAllocated";
+  static constexpr std::string_view kMostAllocatedName = "MostAllocated";
+  /// Throws std::invalid_argument for arguments validate_resource_allocation_args refuses.
+  explicit ResourceAllocationScore(Strategy strategy, ResourceAllocationArgs args = {});
   std::string_view name() const override;
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 
  private:
   Strategy strategy_;
+  int64_t weight_[3] = {0, 0, 0};  // cpu, memory, nvidia.com/gpu; 0 = not scored
 };
 
 }  // namespace gpufleet::sched

@@ -1,6 +1,10 @@
 #include "sched/plugins/taint_toleration.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "sched/plugins/node_preference.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -58,13 +62,27 @@ std::string untolerated_taint_reason(const Taint& taint) {
   return fmt::format("node(s) had untolerated taint {{{}: {}}}", taint.key, taint.value);
 }
 
-FilterCode TaintToleration::filter(const Pod& pod, const ClusterState& state, NodeId n) const {
+FilterCode TaintToleration::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
   return find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations) ? FilterCode::kUntoleratedTaint
                                                                                    : FilterCode::kFits;
 }
 
-int32_t TaintToleration::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
+Status TaintToleration::pre_score(const Pod&, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {
+  std::lock_guard<std::mutex> lock(memo_mutex_);
+  if (memo_.state != &state || memo_.node_set_version != state.node_set_version())
+    memo_ = Memo{&state, state.node_set_version(), NodePreference::any_prefer_no_schedule(state.nodes())};
+  return memo_.any ? Status() : Status(Code::kSkip);
+}
+
+int64_t TaintToleration::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {
   return 100 - count_intolerable_prefer_no_schedule_taints(state.node(n).taints, pod.constraints.tolerations);
+}
+
+// helper.DefaultNormalizeScore(framework.MaxNodeScore, true, scores) on the counts (100 - raw score).
+void TaintToleration::normalize_score(const Pod&, std::span<NodeScore> scores, const CycleState&) const {
+  int64_t max_count = 0;
+  for (const NodeScore& s : scores) max_count = std::max(max_count, 100 - s.score);
+  for (NodeScore& s : scores) s.score = max_count == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * (100 - s.score) / max_count;
 }
 
 }  // namespace gpufleet::sched

@@ -8,10 +8,13 @@
 // Score: kube counts the node's PreferNoSchedule taints the pod does not tolerate
 // (countIntolerableTaintsPreferNoSchedule) and then normalizes over the feasible nodes with
 // helper.DefaultNormalizeScore(100, reverse=true): score = 100 - 100 * count / max_count (integer
-// division; every node gets 100 when max_count is 0). Our ScorePlugin has no NormalizeScore step, so
-// score() returns 100 - count instead: the same order of nodes (strictly decreasing in the count,
-// as kube's is whenever max_count <= 100), but not kube's values. It matters only if the score is
-// ever summed with another plugin's; then a NormalizeScore pass would be needed.
+// division; every node gets 100 when max_count is 0). Here score() returns 100 - count, higher is
+// better: the raw score a lexicographic profile compares (strictly decreasing in the count, so the
+// same order as kube's normalized score whenever max_count <= 100, and never merging two counts), and
+// normalize_score() turns it into kube's values for a weighted-sum profile.
+// PreScore: Skip when no node of the cluster has a PreferNoSchedule taint (every node would score
+// 100). gpufleet's shortcut; kube scores every node alike then. The answer is kept per ClusterState
+// (node taints never change during a state's life).
 // kube's PreScore keeps only the tolerations with an empty or PreferNoSchedule effect; that changes
 // nothing, since a toleration with another effect never tolerates a PreferNoSchedule taint.
 //
@@ -25,7 +28,9 @@
 #include <string>
 
 #include "model/node.h"
-#include "sched/framework.h"
+#include <mutex>
+
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
@@ -56,16 +61,34 @@ int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taint
 /// kube's per-node Filter reason for an untolerated taint: "node(s) had untolerated taint {key: value}".
 std::string untolerated_taint_reason(const Taint& taint);
 
-class TaintToleration final : public FilterPlugin, public ScorePlugin {
+class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
  public:
-  std::string_view name() const override { return "TaintToleration"; }
+  static constexpr std::string_view kName = "TaintToleration";
+  std::string_view name() const override { return kName; }
+  using FilterPlugin::filter;
   /// kFits, or kUntoleratedTaint.
-  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const override;
-  /// The score depends on the pod's tolerations, which Scheduler's per-request-shape cache does not
-  /// key on, so it must not be cached (see scheduler.h).
-  bool cacheable() const override { return false; }
+  FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// Skip when no node has a PreferNoSchedule taint, else Success.
+  Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
+                   GoRand& rng) const override;
+  /// The score reads only the pod's tolerations and node n's taints.
+  ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
   /// 100 - (number of PreferNoSchedule taints of node n the pod does not tolerate). See above.
-  int32_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  bool has_normalize_score() const override { return true; }
+  /// kube's DefaultNormalizeScore(100, reverse=true) of the counts (see above).
+  void normalize_score(const Pod& pod, std::span<NodeScore> scores, const CycleState& cycle) const override;
+
+ private:
+  // Whether some node of the state has a PreferNoSchedule taint, for the last state asked about, at its
+  // node_set_version() (labels and taints change only when the node set does).
+  struct Memo {
+    const ClusterState* state = nullptr;
+    uint64_t node_set_version = 0;  // ClusterState::node_set_version() `any` was computed at
+    bool any = false;
+  };
+  mutable std::mutex memo_mutex_;
+  mutable Memo memo_;
 };
 
 }  // namespace gpufleet::sched

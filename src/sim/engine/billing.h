@@ -20,7 +20,7 @@
 
 #include "model/cluster_state.h"
 #include "model/pod.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 #include "sim/config.h"
 #include "sim/cost.h"
 #include "sim/engine/fleet.h"

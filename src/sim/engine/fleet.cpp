@@ -173,7 +173,7 @@ void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& 
   if (not_safe_to_evict) ++node.not_safe_to_evict;
 }
 
-void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict) {
+void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& /*devices*/, bool not_safe_to_evict) {
   state_->release(n, pod);
   if (not_safe_to_evict) --nodes_[n].not_safe_to_evict;
 }
@@ -192,7 +192,7 @@ void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices,
   node.last_pod_change_s = last_pod_change_s;
 }
 
-std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Policy policy) const {
+std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Profile policy) const {
   return std::make_unique<sched::Scheduler>(std::move(policy), std::vector<uint32_t>{});  // ranks = node ids
 }
 

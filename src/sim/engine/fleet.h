@@ -30,7 +30,7 @@
 
 #include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
-#include "sched/framework.h"
+#include "sched/framework/profile.h"
 #include "sched/scheduler.h"
 #include "sim/config.h"
 #include "sim/engine/event_loop.h"
@@ -135,7 +135,7 @@ class Fleet {
 
   // ---- how the scheduler sees the fleet (see the top of this file)
   /// A scheduler running `policy` over state(), ties to the lower node id.
-  std::unique_ptr<sched::Scheduler> make_scheduler(sched::Policy policy) const;
+  std::unique_ptr<sched::Scheduler> make_scheduler(sched::Profile policy) const;
 
   /// Writes the fleet's counters (spot_interruptions).
   void report(SimResult& result) const;

@@ -1,4 +1,4 @@
-// Where pods go: the scheduler (one sched::Scheduler with the policy from sched::make_policy, seeded
+// Where pods go: the scheduler (one sched::Scheduler with the policy's profile from sched::make_policy, seeded
 // generator) over the fleet's nodes, and the questions the simulator asks it:
 //  - decide: one scheduling cycle for a pod on the current state (the caller binds);
 //  - pool_admits: would a new node of a pool admit a pod of this shape (the policy's filters on the
@@ -75,7 +75,7 @@ class Placement {
  private:
   Fleet& fleet_;
   ClusterState templates_;
-  sched::Policy base_policy_;  // the policy's own filters, for template checks
+  sched::Profile base_policy_; // the policy's own filters, for template checks
   std::unique_ptr<sched::Scheduler> scheduler_;
   GoRand rng_;
   std::vector<Pod> shape_pods_;

@@ -1,4 +1,4 @@
-#include "sched/preemption.h"
+#include "sched/plugins/default_preemption.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "sched/framework/filter_cycle.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -113,30 +115,6 @@ bool select_victims_on_node(const Pod& pod, ClusterState& state, NodeId n, Filte
 }
 
 }  // namespace
-
-bool filter_code_resolvable(FilterCode code) {
-  switch (code) {
-    case FilterCode::kInsufficientCpu:
-    case FilterCode::kInsufficientMemory:
-    case FilterCode::kTooManyPods:
-    case FilterCode::kInsufficientGpu:
-    case FilterCode::kInsufficientMig:
-    case FilterCode::kInsufficientGpuShared:
-    case FilterCode::kAntiAffinityRulesNotMatch:
-    case FilterCode::kExistingAntiAffinityRulesNotMatch:
-      return true;
-    case FilterCode::kFits:
-    case FilterCode::kGpuModelMismatch:
-    case FilterCode::kUntoleratedTaint:
-    case FilterCode::kNodeAffinityMismatch:
-    case FilterCode::kSharedRequestAboveOne:  // the device plugin's rule, whatever runs on the node
-    case FilterCode::kNodeUnschedulable:
-    case FilterCode::kAffinityRulesNotMatch:
-    case FilterCode::kCount:
-      return false;
-  }
-  return false;
-}
 
 // util.MoreImportantPod: priority, then GetPodStartTime(p1).Before(GetPodStartTime(p2)).
 bool more_important_pod(const BoundPod& a, const BoundPod& b) {
@@ -243,6 +221,18 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
 void evict_victims(ClusterState& state, const PreemptionResult& result) {
   if (!result.found()) return;
   for (const BoundPod& v : result.victims) state.release(result.node, v.pod);
+}
+
+Status DefaultPreemption::post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState&,
+                                      Handle& handle, PostFilterResult& result) const {
+  PreemptionResult found = preempt(pod, state, PreemptionInputs{handle.filter_plugins(), node_codes, pdbs_, workload_pods_, handle.node_rank()});
+  result.candidates = found.candidates;
+  if (!found.found()) return Status(Code::kUnschedulable, std::move(found.message));
+  evict_victims(state, found);
+  result.nominated_node = found.node;
+  result.victims = std::move(found.victims);
+  result.pdb_violations = found.pdb_violations;
+  return Status();
 }
 
 }  // namespace gpufleet::sched

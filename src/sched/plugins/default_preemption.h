@@ -1,7 +1,9 @@
-// Preemption: where could an unschedulable pod run if lower-priority pods were evicted, and which?
-// kube-scheduler's DefaultPreemption PostFilter (pkg/scheduler/framework/plugins/defaultpreemption/
-// default_preemption.go, pkg/scheduler/framework/preemption/preemption.go), run as a dry run on the
-// real ClusterState; the caller evicts the victims and runs the pod's cycle again.
+// DefaultPreemption: where could an unschedulable pod run if lower-priority pods were evicted, and
+// which? kube-scheduler's DefaultPreemption PostFilter plugin (pkg/scheduler/framework/plugins/
+// defaultpreemption/default_preemption.go, pkg/scheduler/framework/preemption/preemption.go), run as a
+// dry run on the real ClusterState. As a PostFilter, it evicts the victims it chose (kube deletes them
+// through the API server) and nominates the node; the pod's next cycle (Scheduler::schedule_cycle
+// with that node nominated) goes there.
 //
 // preempt(pod, state, inputs):
 //  0. A pod with preemptionPolicy Never (Pod::preempt_lower_priority false) preempts nothing
@@ -54,17 +56,11 @@
 #include "model/cluster_state.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
-#include "sched/framework.h"
+#include "sched/framework/interface.h"
 
 namespace gpufleet::sched {
 
-/// Whether evicting pods may resolve a filter failure (kube: status Unschedulable rather than
-/// UnschedulableAndUnresolvable). True for kInsufficientCpu, kInsufficientMemory, kTooManyPods,
-/// kInsufficientGpu (NodeResourcesFit; the GPU share filter frees with its pods) and both
-/// anti-affinity codes (InterPodAffinity returns Unschedulable). False for kGpuModelMismatch,
-/// kUntoleratedTaint (TaintToleration), kNodeAffinityMismatch (NodeAffinity), kNodeUnschedulable, kAffinityRulesNotMatch, all
-/// UnschedulableAndUnresolvable in kube, and for kFits (the node did not fail).
-bool filter_code_resolvable(FilterCode code);
+/// filter_code_resolvable (framework/status.h) tells which node codes preemption may resolve.
 
 /// kube util.MoreImportantPod: the higher priority, then the earlier start (lower bind_seq).
 bool more_important_pod(const BoundPod& a, const BoundPod& b);
@@ -83,14 +79,15 @@ size_t pick_one_node_for_preemption(std::span<const PreemptionCandidate> candida
 
 /// What preemption needs besides the pod and the state. The spans must outlive the call.
 struct PreemptionInputs {
-  /// The policy's filters, in order (Scheduler::policy().filters).
+  /// The profile's filters, in order (Handle::filter_plugins()); those that also implement PreFilter
+  /// run it first.
   std::span<const std::shared_ptr<const FilterPlugin>> filters;
   /// The code that rejected each node in the failed cycle (ScheduleResult::node_codes), one per node.
   std::span<const FilterCode> node_codes;
   std::span<const PodDisruptionBudget> pdbs;
   /// Every pod of the run, pending or bound: the PDBs' expected pod counts.
   std::span<const Pod> workload_pods;
-  /// Tie-break ranks (Scheduler::node_rank()), at least one per slot; empty = node id order.
+  /// Tie-break ranks (Handle::node_rank()), at least one per slot; empty = node id order.
   std::span<const uint32_t> node_rank;
 };
 
@@ -116,5 +113,23 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
 /// Evicts the chosen victims (ClusterState::release on result.node); the caller then runs the pod's
 /// scheduling cycle again. Nothing when !result.found().
 void evict_victims(ClusterState& state, const PreemptionResult& result);
+
+/// The PostFilter plugin: preempt() with the profile's filters and node ranks (from the Handle) and
+/// the run's PDBs and pods; when a node is found, evict_victims() and Success with the nomination,
+/// else Unschedulable with PreemptionResult::message.
+class DefaultPreemption final : public PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "DefaultPreemption";
+  /// The spans (PolicyContext::pdbs, workload_pods) must outlive the plugin.
+  DefaultPreemption(std::span<const PodDisruptionBudget> pdbs, std::span<const Pod> workload_pods)
+      : pdbs_(pdbs), workload_pods_(workload_pods) {}
+  std::string_view name() const override { return kName; }
+  Status post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState& cycle,
+                     Handle& handle, PostFilterResult& result) const override;
+
+ private:
+  std::span<const PodDisruptionBudget> pdbs_;
+  std::span<const Pod> workload_pods_;
+};
 
 }  // namespace gpufleet::sched

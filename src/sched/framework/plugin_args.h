@@ -1,0 +1,53 @@
+// The arguments of the plugins that take any (kube-scheduler keeps them apart from the plugins too:
+// pkg/scheduler/apis/config/types_pluginargs.go). Each plugin with arguments has one type here;
+// validation.h checks them, naming the field; a plugin's factory receives them as `const PluginArgs*`
+// (nullptr: the defaults below) and refuses a type that is not its own.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpufleet::sched {
+
+/// Base of every plugin's arguments.
+class PluginArgs {
+ public:
+  virtual ~PluginArgs() = default;
+};
+
+/// One resource of a scoring strategy (kube config.ResourceSpec): its name and weight.
+struct ResourceSpec {
+  std::string name;    ///< "cpu", "memory" or "nvidia.com/gpu"
+  int64_t weight = 1;  ///< 1..100 (kube validateResources)
+};
+
+/// LeastAllocated / MostAllocated (kube NodeResourcesFitArgs.scoringStrategy.resources): the
+/// resources scored and their weights. Default: cpu, memory and nvidia.com/gpu, weight 1 each.
+struct ResourceAllocationArgs final : PluginArgs {
+  std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+};
+
+/// Online FGD's parameters (OnlineFGDScore; fgd_online_score.h).
+struct OnlineFgdParams {
+  double mix_coverage = 0.95;           ///< mixCoverage: share of the pods seen the typical mix covers, (0, 1]
+  double sigmoid_scale_milli = 1000.0;  ///< sigmoidScaleMilli: see fgd_score_and_gpu, > 0
+};
+struct OnlineFgdScoreArgs final : PluginArgs {
+  OnlineFgdParams params;
+};
+
+/// gpufleet's fixed parameters (GpufleetScore; gpufleet_score.h; all gpufleet's choices).
+struct GpufleetParams {
+  double mix_coverage = 0.95;              ///< mixCoverage: share of the pods seen the typical mix covers, (0, 1]
+  double sigmoid_scale_milli = 2000.0;     ///< sigmoidScaleMilli: x is divided by this before the sigmoid, > 0
+  double strand_weight = 1.0;              ///< strandWeight: weight of the change of S, >= 0
+  double model_pressure_weight = 2.0;      ///< modelPressureWeight: pressure per gpu_milli on a fully pressed model, >= 0
+  double model_pressure_threshold = 0.15;  ///< modelPressureThreshold: share at and below which a model or class is not pressed, [0, 1)
+  double class_pressure_weight = 1.0;      ///< classPressureWeight: pressure per gpu_milli on a fully pressed node class, >= 0
+};
+struct GpufleetScoreArgs final : PluginArgs {
+  GpufleetParams params;
+};
+
+}  // namespace gpufleet::sched

@@ -1,0 +1,125 @@
+// A profile: which plugins run at each extension point, in which order, with which Score weights
+// and arguments, as one profile of a KubeSchedulerConfiguration (kube-scheduler
+// pkg/scheduler/apis/config/types.go KubeSchedulerProfile, Plugins, PluginSet, PluginConfig).
+// ProfileConfig is that description (data); build_profile() instantiates it through a Registry into
+// a Profile, the plugins the Scheduler runs (kube's NewFramework, runtime/framework.go): each
+// plugin named anywhere is created once, so one object serves every point it is listed at.
+//
+// Scores. kube combines the Score plugins by a weighted sum of their normalized scores. gpufleet's
+// policies need an exact lexicographic order instead, which no finite weights give over unbounded
+// raw scores: a profile says which (ScoreCombination):
+//  - kWeightedSum (kube): every Score plugin's raw scores go through its NormalizeScore, must then
+//    lie in [0, 100] (else the cycle fails, as kube's "returns an invalid score"), and the node's
+//    score is the sum of weight x normalized score; the highest wins, ties to the lowest node rank.
+//  - kLexicographic (gpufleet): nodes are compared by the first Score plugin's raw score, ties by
+//    the second's, and so on, then by node rank. NormalizeScore and weights are not used (a
+//    lexicographic order needs no common scale, and kube's integer normalizations can merge
+//    distinct scores, e.g. 100 * 150 / 200 == 100 * 151 / 200).
+// A plugin whose PreScore returned Skip takes no part (it scores every node alike).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
+
+namespace gpufleet::sched {
+
+/// The extension points a profile lists plugins for, in cycle order. kSelectGpu is gpufleet's own
+/// (GpuSelector; one plugin).
+enum class ExtensionPoint : uint8_t {
+  kQueueSort,
+  kPreFilter,
+  kFilter,
+  kPostFilter,
+  kPreScore,
+  kScore,
+  kSelectGpu,
+  kReserve,
+  kPermit,
+  kBind,
+  kCount
+};
+inline constexpr size_t kExtensionPointCount = static_cast<size_t>(ExtensionPoint::kCount);
+
+/// The configuration name of a point: "queueSort", "preFilter", "filter", "postFilter", "preScore",
+/// "score", "selectGpu", "reserve", "permit", "bind" (kube's JSON field names).
+std::string_view extension_point_name(ExtensionPoint point);
+
+/// One enabled plugin (kube config.Plugin).
+struct PluginRef {
+  std::string name;
+  /// Score only: the plugin's weight in a weighted sum, >= 0; 0 means 1 (kube's default). Unused in a
+  /// lexicographic profile.
+  int64_t weight = 0;
+};
+
+/// The plugins of one extension point, in the order they run (kube config.PluginSet's enabled list).
+struct PluginSet {
+  std::vector<PluginRef> enabled;
+};
+
+/// A plugin's arguments (kube config.PluginConfig). nullptr args: the plugin's defaults.
+struct PluginConfig {
+  std::string name;
+  std::shared_ptr<const PluginArgs> args;
+};
+
+/// How the Score plugins' results combine into one order of the nodes (see the file comment).
+enum class ScoreCombination : uint8_t { kWeightedSum, kLexicographic };
+
+/// A profile as configuration (kube KubeSchedulerProfile).
+struct ProfileConfig {
+  std::string scheduler_name;  ///< the profile's name (a policy's name)
+  std::array<PluginSet, kExtensionPointCount> plugins;
+  std::vector<PluginConfig> plugin_config;
+  ScoreCombination score_combination = ScoreCombination::kWeightedSum;
+
+  PluginSet& at(ExtensionPoint point) { return plugins[static_cast<size_t>(point)]; }
+  const PluginSet& at(ExtensionPoint point) const { return plugins[static_cast<size_t>(point)]; }
+  /// Appends `name` to the point's enabled list (weight: Score only).
+  ProfileConfig& enable(ExtensionPoint point, std::string name, int64_t weight = 0) {
+    at(point).enabled.push_back({std::move(name), weight});
+    return *this;
+  }
+};
+
+/// A Score plugin with its effective weight (>= 1).
+struct WeightedScorePlugin {
+  std::shared_ptr<ScorePlugin> plugin;
+  int64_t weight = 1;
+};
+
+/// A profile instantiated: the plugins the Scheduler runs at each point, in order.
+struct Profile {
+  std::string name;
+  std::shared_ptr<const QueueSortPlugin> queue_sort;  ///< exactly one (kube)
+  std::vector<std::shared_ptr<const PreFilterPlugin>> pre_filters;
+  std::vector<std::shared_ptr<const FilterPlugin>> filters;
+  std::vector<std::shared_ptr<const PostFilterPlugin>> post_filters;
+  std::vector<std::shared_ptr<const PreScorePlugin>> pre_scores;
+  std::vector<WeightedScorePlugin> scores;
+  ScoreCombination score_combination = ScoreCombination::kWeightedSum;
+  std::shared_ptr<const GpuSelector> gpu_selector;  ///< the sharing pods' GPU choice (required)
+  std::vector<std::shared_ptr<ReservePlugin>> reserves;
+  std::vector<std::shared_ptr<PermitPlugin>> permits;
+  std::vector<std::shared_ptr<BindPlugin>> binds;  ///< at least one (kube)
+};
+
+class Registry;
+struct PolicyContext;
+
+/// Instantiates `config` (kube NewFramework): validates it (validate_profile; ProfileError when
+/// invalid), creates each named plugin once with its factory and arguments, and lists it at every
+/// point it is enabled at. Throws ProfileError when a plugin does not implement a point it is listed
+/// at, and whatever a factory throws (std::invalid_argument when `context` lacks what it needs).
+Profile build_profile(const ProfileConfig& config, const Registry& registry, const PolicyContext& context);
+
+}  // namespace gpufleet::sched
