@@ -31,7 +31,6 @@ namespace gpufleet::sim {
 struct BoundPod {
   const Pod* pod = nullptr;
   NodeId node = sched::kNoNode;
-  const DeviceAssignment* devices = nullptr;
 };
 
 /// Where each pod of a dry run would go: (node, devices), in the order given.

@@ -143,7 +143,7 @@ std::vector<uint32_t> Workloads::units_on(NodeId n) const {
 std::vector<BoundPod> Workloads::bound(std::span<const uint32_t> pods) const {
   std::vector<BoundPod> out;
   out.reserve(pods.size());
-  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node, &pods_[p].devices});
+  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node});
   return out;
 }
 
@@ -211,16 +211,14 @@ void Workloads::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   const bool job = units_[pod.unit].replica < 0;
   fleet_.bind(p, pod.pod, n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
   pod.node = n;
-  pod.devices = std::move(devices);
   billing_.start_charge(p, pod.pod, item_namespace_[units_[pod.unit].item], n, t);
 }
 
 void Workloads::unbind(uint32_t p, double t) {
   PodRecord& pod = pods_[p];
-  fleet_.unbind(p, pod.pod, pod.node, pod.devices, units_[pod.unit].replica < 0, t);
+  fleet_.unbind(p, pod.pod, pod.node, DeviceAssignment{}, units_[pod.unit].replica < 0, t);
   billing_.stop_charge(p, t);
   pod.node = sched::kNoNode;
-  pod.devices = {};
 }
 
 void Workloads::stop_unit(uint32_t u, double t) {
@@ -253,10 +251,9 @@ bool Workloads::try_start(uint32_t u, double t) {
     if (!r.scheduled()) {
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& pod = pods_[q];
-        fleet_.undo_bind(pod.pod, pod.node, pod.devices, job, last_change[q - unit.first_pod]);
+        fleet_.undo_bind(pod.pod, pod.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
         billing_.cancel_charge(q);
         pod.node = sched::kNoNode;
-        pod.devices = {};
       }
       return false;
     }

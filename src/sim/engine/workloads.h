@@ -153,7 +153,6 @@ class Workloads final : public UnitStarter, public ServiceScaler {
     Pod pod;
     uint32_t unit = 0;
     NodeId node = sched::kNoNode;
-    DeviceAssignment devices;  ///< what the pod holds on `node` (GPUs, replicas, MIG devices)
   };
   // Services scale() changed: their replica count and the units it added.
   struct ScaledService {
