@@ -23,10 +23,21 @@ gpufleet_layer(workload         SOURCES workload
                                 PUBLIC model
                                 PRIVATE util)
 
+# LLM inference serving, no I/O: the serving catalog's types (models, GPU figures, latency
+# constants), KV-cache capacity, step-time models, the vLLM replica engine, the router and a
+# deployment of replicas. `bench-serve` and `simulate`'s inference services build on it.
+gpufleet_layer(inference        SOURCES inference
+                                PUBLIC model util)
+
+# Replica autoscalers' rules, no I/O: HorizontalPodAutoscaler (autoscaling/v2), KEDA ScaledObject,
+# a predictive scaler. The simulator's controllers and the live server call them.
+gpufleet_layer(autoscaling      SOURCES autoscaling
+                                PUBLIC util)
+
 # The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
 # Plain types the readers build, apart from the engine so that the readers need no engine.
 gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace
-                                PUBLIC model util)
+                                PUBLIC model util inference autoscaling)
 
 # The pack experiment's inputs: the FGD artifact's reference curves.
 gpufleet_layer(pack_inputs      SOURCES pack/reference_run)

@@ -1,0 +1,96 @@
+// The serving catalog: what the LLM replica model knows about models and GPUs, and the constants
+// of its latency model. Plain data, no I/O: the figures live in data/inference/catalog.yaml (each
+// with its source), which the build embeds and io/inference_catalog.h reads; a user may pass an
+// edited copy instead (`--serving-catalog FILE`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpufleet::inference {
+
+/// Numeric formats of weights and KV cache (vLLM `--dtype`, `--quantization fp8`, `--kv-cache-dtype`).
+enum class Precision { kBf16, kFp16, kFp8 };
+/// "bf16", "fp16", "fp8".
+const char* precision_name(Precision p);
+/// Bytes per element: 2 (bf16, fp16) or 1 (fp8).
+int32_t precision_bytes(Precision p);
+
+/// A transformer LLM's shape (its Hugging Face config.json). Dense unless experts > 1.
+struct LlmModel {
+  std::string name;                  ///< e.g. "Llama-3.1-8B" (the catalog's key, matched ignoring case)
+  std::vector<std::string> aliases;  ///< other names users write, e.g. "meta-llama/Llama-3.1-8B-Instruct"
+  double params = 0;                 ///< total parameters (weights read from memory once per step)
+  double active_params = 0;          ///< parameters used per token (MoE: top-k experts); dense = params
+  int32_t layers = 0;                ///< num_hidden_layers
+  int32_t hidden = 0;                ///< hidden_size
+  int32_t heads = 0;                 ///< num_attention_heads
+  int32_t kv_heads = 0;              ///< num_key_value_heads (GQA)
+  int32_t head_dim = 0;              ///< hidden / heads unless the config says otherwise
+  int32_t vocab = 0;                 ///< vocab_size
+  int32_t max_context_tokens = 0;    ///< max_position_embeddings
+  std::string source;                ///< where the figures come from
+};
+
+/// A GPU's performance figures (dense tensor throughput; NVIDIA datasheets). `name` is a model of
+/// the GPU catalog (model/gpu_catalog.h), whose memory_mib is the memory used here.
+struct GpuPerformance {
+  std::string name;                  ///< "H100-80GB", ...
+  double memory_bandwidth_gb_s = 0;  ///< HBM/GDDR bandwidth, 1e9 bytes per second
+  double bf16_tflops = 0;            ///< dense FP16/BF16 tensor TFLOPS
+  double fp8_tflops = 0;             ///< dense FP8 tensor TFLOPS; 0 = no FP8 support
+  bool bf16_supported = true;        ///< compute capability >= 8.0 (vLLM refuses bf16 below)
+  double interconnect_gb_s = 0;      ///< per-GPU all-reduce bandwidth between GPUs of a node (NVLink or PCIe)
+  std::string source;
+};
+
+/// The roofline model's efficiency factors and overheads (inference/step_time.h). Calibrated on
+/// published measurements; data/inference/catalog.yaml says which.
+struct LatencyConstants {
+  double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth (MBU)
+  double prefill_compute_efficiency = 0.5;   ///< achieved / peak tensor FLOPS (MFU)
+  double step_overhead_s = 0.003;            ///< fixed CPU time per engine step (scheduling, sampling, launch)
+  double per_sequence_overhead_s = 0.00002;  ///< CPU time per sequence in the batch
+  double allreduce_latency_s = 0.00001;      ///< per all-reduce call (2 per layer with TP > 1)
+  double time_slice_switch_fraction = 0.05;  ///< extra step time per co-scheduled time-sliced replica
+};
+
+/// The memory a vLLM engine sets aside besides weights and KV cache, per GPU
+/// (vllm/v1/worker/gpu_worker.py determine_available_memory: the activation peak of a profile run at
+/// max_num_batched_tokens, plus non-torch allocations).
+struct MemoryConstants {
+  double activation_bytes_per_token_hidden = 0;  ///< activation peak = this x profile tokens x hidden
+  double non_torch_bytes = 0;                    ///< CUDA context, NCCL buffers (+ per extra TP rank)
+};
+
+/// Default durations of a replica's cold start (inference/cold_start.h), seconds or bytes per second.
+struct ColdStartDefaults {
+  double image_pull_s = 120;                 ///< vLLM image (~10-20 GB) pulled and extracted
+  double weight_load_bandwidth_gb_s = 1.0;   ///< from network storage, 1e9 B/s
+  double cached_weight_load_bandwidth_gb_s = 5.0;  ///< from a node-local cached-weights volume
+  double engine_start_s = 60;                ///< compile, CUDA graphs, profile run
+  double snapshot_restore_s = 10;            ///< a CRIU / cuda-checkpoint restore replaces load + start
+};
+
+struct ServingCatalog {
+  std::vector<LlmModel> models;
+  std::vector<GpuPerformance> gpus;
+  LatencyConstants latency;
+  MemoryConstants memory;
+  ColdStartDefaults cold_start;
+
+  /// The model whose name or alias equals `name` ignoring ASCII case; nullptr when none.
+  const LlmModel* find_model(std::string_view name) const;
+  /// The GPU whose name equals `name` ignoring ASCII case (catalog names, model/gpu_catalog.h); nullptr.
+  const GpuPerformance* find_gpu(std::string_view name) const;
+};
+
+/// KV cache bytes per token per replica (all GPUs): 2 (K and V) x layers x kv_heads x head_dim x
+/// bytes per element.
+double kv_bytes_per_token(const LlmModel& model, Precision kv_dtype);
+/// Weight bytes of the whole model: params x bytes per element (quantization scales ignored).
+double weight_bytes(const LlmModel& model, Precision dtype);
+
+}  // namespace gpufleet::inference

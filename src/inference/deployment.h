@@ -1,0 +1,82 @@
+// A deployment of replicas behind a router: what one inference service is at any moment. Replicas
+// join when they are ready (their pod bound and cold start done) and leave when their pod stops;
+// the router sends each request to a ready replica. Used by `gpufleet bench-serve` (a fixed set of
+// replicas) and by `simulate`'s inference services (replicas that come and go).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "inference/replica_engine.h"
+#include "inference/request.h"
+#include "inference/step_time.h"
+
+namespace gpufleet::inference {
+
+enum class RoutingPolicy {
+  kLeastOutstanding,  ///< fewest running + waiting requests; ties: lowest replica id (default)
+  kRoundRobin,        ///< ready replicas in turn
+  kPrefixAffinity,    ///< the replica that served the longest matching prefix hash chain; else least outstanding
+};
+const char* routing_policy_name(RoutingPolicy p);
+
+struct RouterConfig {
+  RoutingPolicy policy = RoutingPolicy::kLeastOutstanding;
+  /// Most requests in flight per replica (running + waiting); more wait at the router, FIFO, until a
+  /// replica has room (a gateway's flow control). 0 = no limit: requests wait only when no replica is
+  /// ready (KEDA HTTP add-on's interceptor and Knative's activator hold them likewise).
+  int32_t max_outstanding_per_replica = 0;
+  /// Seconds from arrival after which an unfinished request times out (the client gives up, the
+  /// engine aborts it). 0 = never.
+  double request_timeout_s = 0;
+};
+
+class Deployment {
+ public:
+  struct Observer {
+    std::function<void(const RequestOutcome&)> on_outcome;          ///< every request, once
+    std::function<void(int32_t replica, const StepRecord&)> on_step;
+  };
+
+  Deployment(RouterConfig router, Observer observer);
+  ~Deployment();
+
+  /// A replica becomes ready at t and takes requests (from the router queue first). `step_time`
+  /// must outlive the deployment. `gpu_share_group` >= 0 puts replicas that time-slice one GPU in one
+  /// group: a step of one takes step_seconds x (1 + switch fraction) x the group's replicas with work.
+  /// Returns its id (0, 1, ... in order of addition, never reused).
+  int32_t add_replica(double t, const StepTimeModel& step_time, const EngineLimits& limits,
+                      int32_t gpu_share_group = -1, double time_slice_switch_fraction = 0);
+  /// The replica leaves at t; its unfinished requests go back to the router (front of its queue, in
+  /// arrival order) and start over elsewhere.
+  void remove_replica(int32_t replica, double t);
+  /// A request arrives at t (= request.arrival_s).
+  void submit(const Request& request, double t);
+  /// Runs replicas, router dispatch and timeouts up to t (non-decreasing).
+  void advance_to(double t);
+  /// Ends every request still in flight as kTimedOut at t (the run is over; they count as unfinished).
+  void finish(double t);
+
+  // Gauges at the last time given.
+  int32_t ready_replicas() const;
+  int64_t router_queue_length() const;     ///< requests held at the router
+  int64_t num_requests_waiting() const;    ///< sum over replicas (vllm:num_requests_waiting)
+  int64_t num_requests_running() const;
+  double kv_cache_usage_mean() const;      ///< mean over ready replicas (0 with none)
+  /// Busy seconds of all replicas that ever existed, up to t (for DCGM utilisation: the difference
+  /// over an interval / (interval x replicas)).
+  double busy_seconds(double t) const;
+  /// Per ready replica: (replica id, outstanding requests, kv usage, busy seconds up to t).
+  struct ReplicaGauge { int32_t replica; int32_t running; int32_t waiting; double kv_cache_usage; double busy_s; };
+  std::vector<ReplicaGauge> replica_gauges(double t) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpufleet::inference

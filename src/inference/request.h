@@ -1,0 +1,59 @@
+// An inference request as the replica model sees it, and what became of it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace gpufleet::inference {
+
+/// One request (an OpenAI completions call with max_tokens = output_tokens and ignore_eos, as
+/// `vllm bench serve` sends them, so that it generates exactly output_tokens).
+struct Request {
+  uint64_t id = 0;                 ///< unique within a source, in arrival order
+  double arrival_s = 0;            ///< seconds from the start
+  int32_t prompt_tokens = 1;       ///< >= 1
+  int32_t output_tokens = 1;       ///< >= 1
+  /// Prefix-block hashes, one per `prefix_block_tokens` prompt tokens (Mooncake's hash_ids, 512
+  /// tokens each); empty = none, no prefix reuse.
+  std::vector<uint32_t> prefix_hashes;
+  int32_t prefix_block_tokens = 512;
+};
+
+/// A stream of requests in arrival order (a trace, a generator). Deterministic for its seed.
+class RequestSource {
+ public:
+  virtual ~RequestSource() = default;
+  /// The next request, arrival_s non-decreasing; nullopt at the end.
+  virtual std::optional<Request> next() = 0;
+};
+
+enum class RequestStatus {
+  kFinished,   ///< all output tokens generated
+  kTimedOut,   ///< not finished within the request timeout (client gave up; the engine aborts it)
+  kDropped,    ///< refused: no replica and none coming, or longer than max_model_len
+};
+const char* request_status_name(RequestStatus s);
+
+/// The fate of one request.
+struct RequestOutcome {
+  uint64_t id = 0;
+  RequestStatus status = RequestStatus::kFinished;
+  double arrival_s = 0;
+  double first_token_s = -1;       ///< time of the first output token (end of the step that finished the prefill)
+  double finish_s = -1;            ///< time of the last token, or of the timeout / drop
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;       ///< requested
+  int32_t generated_tokens = 0;    ///< generated before it ended
+  int32_t cached_prompt_tokens = 0;  ///< prompt tokens served from the prefix cache at its last schedule
+  int32_t preemptions = 0;         ///< times the engine preempted it (recompute)
+  int32_t replica = -1;            ///< the replica that finished it (-1: none)
+
+  /// TTFT = first_token_s - arrival_s; TPOT = (finish - first token) / (output - 1) (0 for one token);
+  /// end-to-end = finish_s - arrival_s (vllm benchmarks/benchmark_serving.py definitions).
+  double ttft_s() const { return first_token_s - arrival_s; }
+  double tpot_s() const { return output_tokens > 1 ? (finish_s - first_token_s) / (output_tokens - 1) : 0; }
+  double e2e_s() const { return finish_s - arrival_s; }
+};
+
+}  // namespace gpufleet::inference
