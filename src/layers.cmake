@@ -36,7 +36,7 @@ gpufleet_layer(autoscaling      SOURCES autoscaling
 
 # The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
 # Plain types the readers build, apart from the engine so that the readers need no engine.
-gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace
+gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace sim/inference_service
                                 PUBLIC model util inference autoscaling)
 
 # The pack experiment's inputs: the FGD artifact's reference curves.
@@ -46,7 +46,7 @@ gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
 # reference), each building domain types. The fuzz targets (fuzz/) build this layer and those below.
 gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
-                                        io/sim_pools io/sim_workload
+                                        io/sim_pools io/sim_workload io/sim_inference
                                 PUBLIC model admit sim_inputs pack_inputs
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML)

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/html_report.h"
+#include "io/inference_output.h"
 
 namespace gpufleet::io {
 namespace {
@@ -68,6 +69,7 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   for (const sim::UnitOutcome& u : r.units)
     if (u.state == sim::UnitState::kFailed) failed.push_back({{"name", u.name}, {"pods", u.pods}, {"reason", u.reason}});
   j["failed"] = failed;
+  if (!r.inference.empty()) j["inference"] = inference_results_json(r.inference);
   return j;
 }
 
@@ -177,6 +179,7 @@ std::string sim_summary_text(const sim::SimResult& r) {
                      r.consolidation_moved_pods, r.consolidation_restarts, r.consolidation_lost_gpu_hours);
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
                      r.pods_failed);
+  out += inference_summary_text(r.inference);
   return out;
 }
 

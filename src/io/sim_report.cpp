@@ -63,6 +63,53 @@ constexpr std::string_view kRenderScript = R"js(
 })();
 )js";
 
+// The inference services' charts (only in reports of runs that have them): per configuration and
+// service, request rate against ready replicas, TTFT p99 per minute against the SLO, queue depth,
+// KV-cache usage and cost rate.
+constexpr std::string_view kInferenceScript = R"js(
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  function line(label, color, xs, ys, dashed, axis) {
+    return { label: label, data: ys.map(function (y, i) { return { x: xs[i], y: y }; }), borderColor: color,
+             backgroundColor: color, borderWidth: dashed ? 1.4 : 2, borderDash: dashed ? [6, 4] : [], stepped: true,
+             yAxisID: axis || "y", spanGaps: false };
+  }
+  function chart(id, datasets, yTitle, y2Title) {
+    var scales = {
+      x: { type: "linear", min: 0, max: data.horizon_h, title: { display: true, text: "Simulated time (hours)" } },
+      y: { min: 0, title: { display: true, text: yTitle } }
+    };
+    if (y2Title) scales.y2 = { min: 0, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: y2Title } };
+    return new Chart(document.getElementById(id), {
+      type: "line", data: { datasets: datasets },
+      options: { animation: false, responsive: true, maintainAspectRatio: false,
+                 interaction: { mode: "nearest", intersect: false },
+                 elements: { point: { radius: 0, hoverRadius: 3, hitRadius: 4 } }, scales: scales,
+                 plugins: { legend: { position: "bottom", labels: { boxWidth: 18, boxHeight: 2, padding: 14 } } } }
+    });
+  }
+  var rate = [], ttft = [], queue = [], kv = [], cost = [], k = 0;
+  data.inference.forEach(function (s) {
+    var color = data.palette[k++ % data.palette.length];
+    rate.push(line(s.label + ": requests/s", color, s.time_h, s.request_rate, false));
+    rate.push(line(s.label + ": ready replicas", color, s.time_h, s.ready_replicas, true, "y2"));
+    ttft.push(line(s.label + ": TTFT p99", color, s.time_h, s.ttft_p99_s, false));
+    if (s.slo_ttft_p99_s !== null)
+      ttft.push(line(s.label + ": SLO", color, s.time_h, s.time_h.map(function () { return s.slo_ttft_p99_s; }), true));
+    queue.push(line(s.label + ": waiting in engines", color, s.time_h, s.engine_waiting, false));
+    queue.push(line(s.label + ": held at the router", color, s.time_h, s.router_waiting, true));
+    kv.push(line(s.label, color, s.time_h, s.kv_cache_usage, false));
+    cost.push(line(s.label, color, s.time_h, s.cost_usd_per_hour, false));
+  });
+  chart("chart-serving-rate", rate, "Requests per second", "Ready replicas");
+  chart("chart-serving-ttft", ttft, "TTFT p99 (s)");
+  chart("chart-serving-queue", queue, "Requests waiting");
+  chart("chart-serving-kv", kv, "KV-cache usage (0..1)");
+  chart("chart-serving-cost", cost, "USD per hour");
+})();
+)js";
+
 std::string opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("&ndash;"); }
 
 }  // namespace
@@ -103,6 +150,48 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
     data["configs"].push_back(std::move(c));
   }
   data["horizon_h"] = round_to(horizon_h, 1e4);
+  bool serving = false;
+  for (const CompareEntry& e : entries) serving = serving || !e.result.inference.empty();
+  std::string serving_rows;
+  if (serving) {
+    data["inference"] = nlohmann::ordered_json::array();
+    for (const CompareEntry& e : entries)
+      for (const sim::InferenceServiceResult& r : e.result.inference) {
+        const size_t rows = r.timeseries.size();
+        const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+        nlohmann::ordered_json c;
+        c["label"] = entries.size() == 1 ? r.service : e.label + " / " + r.service;
+        c["slo_ttft_p99_s"] = r.slo_ttft_p99_s ? nlohmann::ordered_json(*r.slo_ttft_p99_s) : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json t = nlohmann::ordered_json::array(), rate = t, ready = t, ttft = t, qe = t, qr = t, kv = t, cost = t;
+        for (size_t i = 0; i < rows; i += step) {
+          const sim::InferenceSample& x = r.timeseries[i];
+          t.push_back(round_to(x.time_s / 3600.0, 1e4));
+          const double span = x.time_s - (i == 0 ? 0.0 : r.timeseries[i - 1].time_s);
+          rate.push_back(round_to(span > 0 ? static_cast<double>(x.arrivals) / span : 0.0, 1e3));
+          ready.push_back(x.ready_replicas);
+          ttft.push_back(x.ttft_p99_s ? nlohmann::ordered_json(round_to(*x.ttft_p99_s, 1e4)) : nlohmann::ordered_json(nullptr));
+          qe.push_back(x.engine_waiting);
+          qr.push_back(x.router_waiting);
+          kv.push_back(round_to(x.kv_cache_usage, 1e4));
+          cost.push_back(round_to(x.cost_usd_per_hour, 1e4));
+        }
+        c["time_h"] = std::move(t);
+        c["request_rate"] = std::move(rate);
+        c["ready_replicas"] = std::move(ready);
+        c["ttft_p99_s"] = std::move(ttft);
+        c["engine_waiting"] = std::move(qe);
+        c["router_waiting"] = std::move(qr);
+        c["kv_cache_usage"] = std::move(kv);
+        c["cost_usd_per_hour"] = std::move(cost);
+        serving_rows += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
+            "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
+            html_escape(c["label"].get<std::string>()), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
+            r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
+            r.cold_starts, r.gpu_hours, r.cost_usd, r.usd_per_million_tokens);
+        data["inference"].push_back(std::move(c));
+      }
+  }
   const std::string data_json = json_for_script(data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 
   std::string rows;
@@ -161,7 +250,28 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
   html += rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
-  html += report_page_end("gpufleet", data_json, kRenderScript);
+  if (!serving) {
+    html += report_page_end("gpufleet", data_json, kRenderScript);
+    return html;
+  }
+  const char* serving_sections[][3] = {
+      {"chart-serving-rate", "Requests and replicas", "Requests per second arriving (solid) and ready replicas (dashed, right axis)."},
+      {"chart-serving-ttft", "Time to first token", "TTFT p99 over the requests whose first token came in each minute; the SLO dashed."},
+      {"chart-serving-queue", "Queue depth", "Requests waiting in the engines (vllm:num_requests_waiting, solid) and held at the router (dashed)."},
+      {"chart-serving-kv", "KV-cache usage", "Mean over ready replicas (vllm:kv_cache_usage_perc)."},
+      {"chart-serving-cost", "Serving cost rate", "USD per hour charged to each service's pods."}};
+  for (const auto& s : serving_sections)
+    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
+                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
+                        s[1], s[2], s[0], s[1]);
+  html += "<section>\n<h2>Inference services</h2>\n<p class=\"note\">Latencies in seconds, nearest-rank percentiles over "
+          "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th>model</th>"
+          "<th>autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
+          "<th>SLO met</th><th>max ready</th><th>cold starts</th><th>GPU-hours</th><th>cost (USD)</th>"
+          "<th>USD per M tokens</th></tr>\n</thead>\n<tbody>\n";
+  html += serving_rows;
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += report_page_end("gpufleet", data_json, std::string(kRenderScript) + std::string(kInferenceScript));
   return html;
 }
 

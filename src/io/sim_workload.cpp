@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "io/inference_catalog.h"
+#include "io/sim_inference.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -143,7 +146,7 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
       "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
-      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
+      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "inference"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
       "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
@@ -229,7 +232,8 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
 }  // namespace
 
 SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
-                                        const std::vector<std::string>& pool_names) {
+                                        const std::vector<std::string>& pool_names,
+                                        const inference::ServingCatalog* catalog) {
   Source src;
   src.file = source_name;
   SimWorkloadFile out;
@@ -259,7 +263,14 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     const Field jobs = root["jobs"];
     for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
     const Field services = root["services"];
-    for (size_t i = 0, n = services.size(); i < n; ++i) add(services.at(i), Item::kService);
+    for (size_t i = 0, n = services.size(); i < n; ++i) {
+      add(services.at(i), Item::kService);
+      if (const Field inf = services.at(i)["inference"]; inf.present()) {
+        const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
+        out.workload.inference.push_back(parse_inference_service(
+            inf, out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+      }
+    }
     if (const Field g = root["generate"]; g.present()) {
       out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
       for (const std::string& n : names)
@@ -271,8 +282,9 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
   return out;
 }
 
-SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names) {
-  return parse_sim_workload_text(read_yaml_file(path), path, pool_names);
+SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names,
+                                       const inference::ServingCatalog* catalog) {
+  return parse_sim_workload_text(read_yaml_file(path), path, pool_names, catalog);
 }
 
 }  // namespace gpufleet::io

@@ -28,6 +28,7 @@
 //     replicas: 3                      #   replicas instead of pods (each scheduled alone)
 //     startSeconds: 0                  #   instead of arrivalSeconds
 //                                      #   no durationSeconds / checkpointIntervalSeconds
+//     inference: {...}                 #   optional: the replicas serve LLM requests (io/sim_inference.h)
 //   generate:                          # optional: a seeded job stream (sim/workload_generator.h)
 //     jobsPerHour: 20                  # x (endSeconds - startSeconds) / 3600 at most 1e7
 //     diurnalAmplitude: 0.5
@@ -55,6 +56,7 @@
 #include <string_view>
 #include <vector>
 
+#include "inference/catalog.h"
 #include "sim/config.h"
 #include "sim/workload.h"
 #include "sim/workload_generator.h"
@@ -76,12 +78,16 @@ struct SimWorkloadFile {
   std::optional<sim::GeneratorParams> generator;
 };
 
-/// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from.
-/// Throws InputError.
-SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names);
+/// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from. A
+/// service's `inference:` block (io/sim_inference.h) is read with `catalog` (nullptr: the built-in
+/// serving catalog); its trace paths are relative to the file's folder. Throws InputError.
+SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names,
+                                       const inference::ServingCatalog* catalog = nullptr);
 
-/// Parses workload text; `source_name` names it in errors. Throws InputError.
+/// Parses workload text; `source_name` names it in errors (and its folder resolves relative paths).
+/// Throws InputError.
 SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
-                                        const std::vector<std::string>& pool_names);
+                                        const std::vector<std::string>& pool_names,
+                                        const inference::ServingCatalog* catalog = nullptr);
 
 }  // namespace gpufleet::io

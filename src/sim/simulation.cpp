@@ -11,6 +11,7 @@
 #include "model/node_pool.h"
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
+#include "sim/controllers/inference_services.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/fleet.h"
@@ -83,6 +84,12 @@ struct Simulation::Parts {
       controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, loop, fleet, placement, pending, workloads, billing));
     if (cluster.consolidation.enabled)
       controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, loop, fleet, placement, pending, workloads, billing));
+    if (!workload.inference.empty()) {
+      if (options.serving_catalog == nullptr)
+        throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");
+      controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
+                                                                options.sample_interval_s, loop, workloads, fleet, billing));
+    }
   }
 
   const ClusterConfig& cluster;

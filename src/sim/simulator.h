@@ -71,6 +71,8 @@
 
 #include "sim/config.h"
 #include "sim/engine/event_loop.h"
+#include "inference/catalog.h"
+#include "sim/inference_result.h"
 #include "sim/workload.h"
 
 namespace gpufleet::sim {
@@ -84,6 +86,9 @@ struct SimOptions {
   int32_t production_priority = 1000;
   /// Called with the simulated fraction done (0..1) about every 1%; may be empty.
   std::function<void(double)> progress;
+  /// Models, GPU figures and latency constants for inference services (Workload::inference);
+  /// required when there are any (io/inference_catalog.h builtin_serving_catalog).
+  const inference::ServingCatalog* serving_catalog = nullptr;
 };
 
 /// Pending-time percentiles (nearest rank) over a set of samples, seconds; nullopt without samples.
@@ -176,6 +181,7 @@ struct SimResult {
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
   std::vector<TimeseriesRow> timeseries;
   std::vector<TraceEntry> trace;      ///< SimOptions::trace only (sim/engine/event_loop.h)
+  std::vector<InferenceServiceResult> inference;  ///< Workload::inference order
 };
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an

@@ -20,6 +20,7 @@
 #include "model/resources.h"
 #include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
+#include "sim/inference_service.h"
 
 namespace gpufleet::sim {
 
@@ -90,6 +91,9 @@ inline constexpr int32_t kMaxMigDevicesPerPod = kMaxGpusPerNode * kMigMaxInstanc
 struct Workload {
   double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
   std::vector<WorkloadSpec> items;        ///< any order; the engine orders by arrival
+  /// Services among the items whose replicas serve LLM requests (sim/inference_service.h); at most
+  /// one entry per service.
+  std::vector<InferenceServiceSpec> inference;
 };
 
 /// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs

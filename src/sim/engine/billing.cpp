@@ -79,7 +79,7 @@ void Billing::pass_coverage(size_t p, double t) {
     node.billing_since_s = t;
     for (uint32_t q : fleet_.pods_on(m)) {
       Charge& c = charges_[q];
-      book(c.ns, old_price * c.share * (t - c.since_s) / kSecondsPerHour);
+      book(c, old_price * c.share * (t - c.since_s) / kSecondsPerHour);
       c.since_s = t;
     }
     return;
@@ -96,9 +96,10 @@ uint32_t Billing::namespace_id(const std::string& namespace_name) {
   return it->second;
 }
 
-void Billing::book(uint32_t ns, double usd) {
-  chargeback_usd_[ns] += usd;
-  charged_[ns] = 1;
+void Billing::book(Charge& c, double usd) {
+  chargeback_usd_[c.ns] += usd;
+  charged_[c.ns] = 1;
+  c.booked_usd += usd;
 }
 
 void Billing::start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t) {
@@ -113,7 +114,7 @@ void Billing::start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId 
 
 void Billing::stop_charge(uint32_t pod_id, double t) {
   Charge& c = charges_[pod_id];
-  book(c.ns, c.rate_usd_per_hour(nodes_) * (t - c.since_s) / kSecondsPerHour);
+  book(c, c.rate_usd_per_hour(nodes_) * (t - c.since_s) / kSecondsPerHour);
   c.node = sched::kNoNode;
 }
 
@@ -143,8 +144,8 @@ double Billing::cost_rate_usd_per_hour() const {
 
 void Billing::finish(double horizon_s, SimResult& result) {
   const double h = horizon_s;
-  for (const Charge& c : charges_)
-    if (c.node != sched::kNoNode) book(c.ns, c.rate_usd_per_hour(nodes_) * (h - c.since_s) / kSecondsPerHour);
+  for (Charge& c : charges_)
+    if (c.node != sched::kNoNode) book(c, c.rate_usd_per_hour(nodes_) * (h - c.since_s) / kSecondsPerHour);
   for (NodeId n = 0; n < fleet_.node_count(); ++n)
     if (fleet_.phase(n) != NodePhase::kAbsent) close_segment(n, h);
   double reserved_unused_usd = 0;

@@ -50,6 +50,8 @@ class Billing final : public NodeListener {
   /// Forgets a start_charge at the same instant (a gang rolled back): nothing is booked.
   void cancel_charge(uint32_t pod_id) { charges_[pod_id].node = sched::kNoNode; }
 
+  /// USD booked for pod `pod_id` over all its binds so far (after finish(): up to the horizon).
+  double pod_charged_usd(uint32_t pod_id) const { return pod_id < charges_.size() ? charges_[pod_id].booked_usd : 0; }
   /// USD per hour of node n now (reserved price while covered).
   double price_usd_per_hour(NodeId n) const { return nodes_[n].price_usd_per_hour; }
   bool covered(NodeId n) const { return nodes_[n].covered; }
@@ -85,11 +87,12 @@ class Billing final : public NodeListener {
     double share = 0;        // pod_price_share on its node
     NodeId node = sched::kNoNode;  // sched::kNoNode: not bound
     uint32_t ns = 0;
+    double booked_usd = 0;   // everything booked for this pod id so far
     double rate_usd_per_hour(const std::vector<NodeBook>& nodes) const { return nodes[node].price_usd_per_hour * share; }
   };
   void close_segment(NodeId n, double t);
   void pass_coverage(size_t p, double t);
-  void book(uint32_t ns, double usd);
+  void book(Charge& c, double usd);
 
   const ClusterConfig& cluster_;
   const Fleet& fleet_;

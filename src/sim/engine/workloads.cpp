@@ -212,6 +212,8 @@ void Workloads::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   fleet_.bind(p, pod.pod, n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
   pod.node = n;
   billing_.start_charge(p, pod.pod, item_namespace_[units_[pod.unit].item], n, t);
+  if (!job)
+    for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(units_[pod.unit].item, pod.unit, p, n, t);
 }
 
 void Workloads::unbind(uint32_t p, double t) {
@@ -219,6 +221,8 @@ void Workloads::unbind(uint32_t p, double t) {
   fleet_.unbind(p, pod.pod, pod.node, DeviceAssignment{}, units_[pod.unit].replica < 0, t);
   billing_.stop_charge(p, t);
   pod.node = sched::kNoNode;
+  if (units_[pod.unit].replica >= 0)
+    for (ReplicaListener* l : replica_listeners_) l->on_replica_unbound(units_[pod.unit].item, pod.unit, p, t);
 }
 
 void Workloads::stop_unit(uint32_t u, double t) {

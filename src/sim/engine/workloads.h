@@ -42,6 +42,19 @@ namespace gpufleet::sim {
 
 class Metrics;
 
+/// Hears service replicas start and stop: a replica's pod bound to a node (a start, a restart after
+/// an eviction, or a move by scale-down or consolidation: a move is a stop then a start) and
+/// unbound (stopped, evicted, moved or removed). Jobs' pods are not reported.
+class ReplicaListener {
+ public:
+  virtual ~ReplicaListener() = default;
+  /// The replica's pod was bound to node n at t. `item` indexes the workload's items, `unit` is
+  /// the replica's unit (Workloads::Unit), `pod` its pod id.
+  virtual void on_replica_bound(uint32_t item, uint32_t unit, uint32_t pod, NodeId n, double t) = 0;
+  /// The replica's pod was unbound at t.
+  virtual void on_replica_unbound(uint32_t item, uint32_t unit, uint32_t pod, double t) = 0;
+};
+
 /// Changes a service's replica count at run time (see the top of this file). The narrow interface a
 /// replica autoscaler (HPA, KEDA) gets.
 class ServiceScaler {
@@ -52,6 +65,8 @@ class ServiceScaler {
   /// Sets the replica count at t (seconds; the current event's time). Throws std::invalid_argument
   /// for a name that is not a service of the workload or a negative count.
   virtual void scale(std::string_view service, int32_t replicas, double t) = 0;
+  /// Adds a listener of replica starts and stops (called in the order added).
+  virtual void add_replica_listener(ReplicaListener& listener) = 0;
 };
 
 class Workloads final : public UnitStarter, public ServiceScaler {
@@ -144,6 +159,7 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   // ---- ServiceScaler
   int32_t replicas(std::string_view service) const override;
   void scale(std::string_view service, int32_t replicas, double t) override;
+  void add_replica_listener(ReplicaListener& listener) override { replica_listeners_.push_back(&listener); }
 
   /// Writes evictions and lost_gpu_hours.
   void report(SimResult& result) const;
@@ -189,6 +205,7 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   std::unordered_map<uint32_t, ScaledService> scaled_;  // by item
   int64_t evictions_ = 0;
   double lost_gpu_milli_s_ = 0;
+  std::vector<ReplicaListener*> replica_listeners_;
 };
 
 }  // namespace gpufleet::sim

@@ -1,0 +1,246 @@
+#include "io/sim_inference.h"
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "inference/request_sources.h"
+#include "io/request_trace.h"
+
+#include <fmt/format.h>
+
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::seconds;
+
+inference::Precision parse_precision(const Field& f) {
+  const std::string v = f.scalar();
+  if (v == "bf16" || v == "bfloat16") return inference::Precision::kBf16;
+  if (v == "fp16" || v == "float16" || v == "half") return inference::Precision::kFp16;
+  if (v == "fp8") return inference::Precision::kFp8;
+  f.fail(fmt::format("unknown dtype '{}' (expected bf16, fp16, fp8)", v));
+}
+
+double positive_number(const Field& f, double max) {
+  const double v = f.number();
+  if (!(v > 0) || !(v <= max)) f.fail(fmt::format("{} is outside (0, {:g}]", f.scalar(), max));
+  return v;
+}
+
+void parse_engine(const Field& e, inference::EngineArgs& a) {
+  e.require_map();
+  e.only_keys({"tensorParallelSize", "dtype", "kvCacheDtype", "gpuMemoryUtilization", "maxNumSeqs",
+               "maxNumBatchedTokens", "maxModelLen", "blockSize", "enablePrefixCaching"});
+  if (const Field f = e["tensorParallelSize"]; f.present()) a.tensor_parallel_size = static_cast<int32_t>(f.integer(1, 64));
+  if (const Field f = e["dtype"]; f.present()) {
+    a.dtype = parse_precision(f);
+    a.kv_cache_dtype = a.dtype == inference::Precision::kFp8 ? inference::Precision::kBf16 : a.dtype;
+  }
+  if (const Field f = e["kvCacheDtype"]; f.present()) a.kv_cache_dtype = parse_precision(f);
+  if (const Field f = e["gpuMemoryUtilization"]; f.present()) a.gpu_memory_utilization = positive_number(f, 1.0);
+  if (const Field f = e["maxNumSeqs"]; f.present()) a.max_num_seqs = static_cast<int32_t>(f.integer(1, 65536));
+  if (const Field f = e["maxNumBatchedTokens"]; f.present())
+    a.max_num_batched_tokens = static_cast<int32_t>(f.integer(0, 1 << 20));
+  if (const Field f = e["maxModelLen"]; f.present()) a.max_model_len = static_cast<int32_t>(f.integer(0, 1 << 24));
+  if (const Field f = e["blockSize"]; f.present()) a.block_size = static_cast<int32_t>(f.integer(1, 1024));
+  if (const Field f = e["enablePrefixCaching"]; f.present()) a.enable_prefix_caching = f.boolean(true);
+}
+
+void parse_router(const Field& r, inference::RouterConfig& c) {
+  r.require_map();
+  r.only_keys({"policy", "maxOutstandingPerReplica", "requestTimeoutSeconds"});
+  if (const Field f = r["policy"]; f.present()) {
+    const std::string v = f.scalar();
+    if (v == "least-outstanding") c.policy = inference::RoutingPolicy::kLeastOutstanding;
+    else if (v == "round-robin") c.policy = inference::RoutingPolicy::kRoundRobin;
+    else if (v == "prefix-affinity") c.policy = inference::RoutingPolicy::kPrefixAffinity;
+    else f.fail(fmt::format("unknown routing policy '{}' (expected least-outstanding, round-robin, prefix-affinity)", v));
+  }
+  if (const Field f = r["maxOutstandingPerReplica"]; f.present())
+    c.max_outstanding_per_replica = static_cast<int32_t>(f.integer(0, 1 << 20));
+  if (const Field f = r["requestTimeoutSeconds"]; f.present()) c.request_timeout_s = seconds(f);
+}
+
+void parse_cold_start(const Field& c, inference::ColdStartSpec& s) {
+  c.require_map();
+  c.only_keys({"imagePullSeconds", "weightLoadGBps", "cachedWeights", "cachedWeightLoadGBps", "engineStartSeconds",
+               "snapshotRestore", "snapshotRestoreSeconds"});
+  if (const Field f = c["imagePullSeconds"]; f.present()) s.image_pull_s = seconds(f);
+  if (const Field f = c["weightLoadGBps"]; f.present()) s.weight_load_bandwidth_gb_s = positive_number(f, 1e4);
+  if (const Field f = c["cachedWeights"]; f.present()) s.cached_weights = f.boolean(false);
+  if (const Field f = c["cachedWeightLoadGBps"]; f.present()) s.cached_weight_load_bandwidth_gb_s = positive_number(f, 1e4);
+  if (const Field f = c["engineStartSeconds"]; f.present()) s.engine_start_s = seconds(f);
+  if (const Field f = c["snapshotRestore"]; f.present()) s.snapshot_restore = f.boolean(false);
+  if (const Field f = c["snapshotRestoreSeconds"]; f.present()) s.snapshot_restore_s = seconds(f);
+}
+
+void parse_step_profile(const Field& p, std::vector<inference::StepProfileRow>& rows) {
+  if (!p.is_seq()) p.fail(fmt::format("expected a list of {{numSeqs, tokens, stepSeconds}}, got {}", p.type()));
+  for (size_t i = 0, n = p.size(); i < n; ++i) {
+    const Field r = p.at(i);
+    r.require_map();
+    r.only_keys({"numSeqs", "tokens", "stepSeconds"});
+    inference::StepProfileRow row;
+    row.num_seqs = static_cast<int32_t>(r["numSeqs"].integer(1, 65536));
+    row.tokens = static_cast<int32_t>(r["tokens"].integer(1, 1 << 24));
+    row.step_s = positive_number(r["stepSeconds"], 3600);
+    rows.push_back(row);
+  }
+}
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  const std::filesystem::path p(path);
+  return p.is_absolute() || base_dir.empty() ? path : (std::filesystem::path(base_dir) / p).string();
+}
+
+// A trace file, read once; the field names it in errors about the path.
+std::shared_ptr<const std::vector<inference::Request>> read_trace(const Field& f, const std::string& base_dir,
+                                                                  RequestTraceFormat format) {
+  const std::string path = resolve(base_dir, f.required_str());
+  return std::make_shared<const std::vector<inference::Request>>(read_request_trace(path, format));
+}
+
+// traffic: {trace, format, timeScale, rateMultiplier, startSeconds, endSeconds} or {generate: {...}}.
+void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::string& base_dir, double horizon_s) {
+  t.require_map();
+  t.only_keys({"trace", "format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "generate"});
+  const Field trace = t["trace"], gen = t["generate"];
+  if (trace.present() == gen.present()) t.fail("exactly one of trace or generate is required");
+  if (trace.present()) {
+    RequestTraceFormat format = RequestTraceFormat::kAuto;
+    if (const Field f = t["format"]; f.present()) {
+      try {
+        format = parse_request_trace_format(f.scalar());
+      } catch (const std::exception& e) {
+        f.fail(e.what());
+      }
+    }
+    auto requests = read_trace(trace, base_dir, format);
+    inference::TraceReplayOptions o;
+    if (const Field f = t["timeScale"]; f.present()) o.time_scale = positive_number(f, 1e6);
+    if (const Field f = t["rateMultiplier"]; f.present()) o.rate_multiplier = positive_number(f, 1e4);
+    if (const Field f = t["startSeconds"]; f.present()) o.window_start_s = seconds(f);
+    if (const Field f = t["endSeconds"]; f.present()) o.window_end_s = seconds(f);
+    if (o.window_end_s <= o.window_start_s) t["endSeconds"].fail("endSeconds must be after startSeconds");
+    spec.traffic = [requests, o](uint64_t seed) {
+      inference::TraceReplayOptions with_seed = o;
+      with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+      return std::make_unique<inference::TraceSource>(*requests, with_seed);
+    };
+    spec.traffic_description = fmt::format("trace {}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
+                                           o.time_scale != 1 ? fmt::format(" time x{:g}", o.time_scale) : "",
+                                           o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "");
+    return;
+  }
+  for (const char* k : {"format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds"})
+    t.fail_key(k, fmt::format("{} applies to a trace, not to generate", k));
+  gen.require_map();
+  gen.only_keys({"meanRatePerSecond", "peakToTrough", "peakHour", "weekendFactor", "tokens", "maxPromptTokens",
+                 "maxOutputTokens"});
+  inference::GeneratedSourceOptions o;
+  o.horizon_s = horizon_s;
+  o.rate.mean_rate_per_s = positive_number(gen["meanRatePerSecond"], 1e6);
+  if (const Field f = gen["peakToTrough"]; f.present()) {
+    o.rate.peak_to_trough = f.number();
+    if (!(o.rate.peak_to_trough >= 1 && o.rate.peak_to_trough <= 1e6)) f.fail(fmt::format("{} is outside [1, 1e6]", f.scalar()));
+  }
+  if (const Field f = gen["peakHour"]; f.present()) {
+    o.rate.peak_hour = f.number();
+    if (!(o.rate.peak_hour >= 0 && o.rate.peak_hour < 24)) f.fail(fmt::format("{} is outside [0, 24)", f.scalar()));
+  }
+  if (const Field f = gen["weekendFactor"]; f.present()) o.rate.weekend_factor = positive_number(f, 1e6);
+  if (const Field f = gen["maxPromptTokens"]; f.present()) o.max_prompt_tokens = static_cast<int32_t>(f.integer(1, 10'000'000));
+  if (const Field f = gen["maxOutputTokens"]; f.present()) o.max_output_tokens = static_cast<int32_t>(f.integer(1, 10'000'000));
+  const Field tokens = gen["tokens"];
+  tokens.require_map();
+  tokens.only_keys({"fromTrace", "law", "promptMean", "promptMedian", "outputMean", "outputMedian"});
+  std::string from;
+  if (const Field ft = tokens["fromTrace"]; ft.present()) {
+    for (const char* k : {"promptMean", "promptMedian", "outputMean", "outputMedian"})
+      tokens.fail_key(k, fmt::format("{} cannot be given with fromTrace", k));
+    const auto requests = read_trace(ft, base_dir, RequestTraceFormat::kAuto);
+    o.lengths = inference::fit_token_lengths(*requests);
+    from = std::filesystem::path(ft.scalar()).filename().string();
+    if (const Field law = tokens["law"]; law.present()) {
+      if (law.scalar() == "empirical") o.law = inference::TokenLengthLaw::kEmpirical;
+      else if (law.scalar() != "lognormal") law.fail(fmt::format("unknown law '{}' (expected lognormal, empirical)", law.scalar()));
+    }
+  } else {
+    tokens.fail_key("law", "law applies to fromTrace");
+    o.lengths.prompt_mean = positive_number(tokens["promptMean"], 1e7);
+    o.lengths.prompt_median = positive_number(tokens["promptMedian"], 1e7);
+    o.lengths.output_mean = positive_number(tokens["outputMean"], 1e7);
+    o.lengths.output_median = positive_number(tokens["outputMedian"], 1e7);
+    if (o.lengths.prompt_median > o.lengths.prompt_mean) tokens["promptMedian"].fail("a lognormal's median is at most its mean");
+    if (o.lengths.output_median > o.lengths.output_mean) tokens["outputMedian"].fail("a lognormal's median is at most its mean");
+    o.lengths.prompt = inference::lognormal_from_mean_median(o.lengths.prompt_mean, o.lengths.prompt_median);
+    o.lengths.output = inference::lognormal_from_mean_median(o.lengths.output_mean, o.lengths.output_median);
+  }
+  try {
+    inference::validate_generated(o);
+  } catch (const std::invalid_argument& e) {
+    gen.fail(e.what());
+  }
+  spec.traffic = [o](uint64_t seed) {
+    inference::GeneratedSourceOptions with_seed = o;
+    with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+    return std::make_unique<inference::GeneratedSource>(with_seed);
+  };
+  spec.traffic_description = fmt::format("generated {:g} req/s mean, peak/trough {:g}{}", o.rate.mean_rate_per_s,
+                                         o.rate.peak_to_trough, from.empty() ? "" : ", lengths from " + from);
+}
+
+}  // namespace
+
+void parse_inference_autoscaler(const Field& f, sim::InferenceServiceSpec& spec, const sim::WorkloadSpec& service);
+
+sim::InferenceServiceSpec parse_inference_service(const Field& f, const sim::WorkloadSpec& service,
+                                                  const std::string& base_dir, double horizon_s,
+                                                  const inference::ServingCatalog& catalog) {
+  f.require_map();
+  f.only_keys({"model", "engine", "stepProfile", "traffic", "router", "slo", "coldStart", "scrapeIntervalSeconds",
+               "autoscaler"});
+  sim::InferenceServiceSpec spec;
+  spec.service = service.name;
+  const Field model = f["model"];
+  const auto [line, column] = model.position();
+  spec.origin = {f.source().file, line, column, model.path()};
+  spec.engine.model = model.required_str();
+  const inference::LlmModel* m = catalog.find_model(spec.engine.model);
+  if (m == nullptr) {
+    std::string known;
+    for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
+    model.fail(fmt::format("unknown model '{}' (the serving catalog has: {})", spec.engine.model, known));
+  }
+  spec.engine.tensor_parallel_size = service.num_gpu > 0 ? service.num_gpu : 1;
+  spec.cold_start.image_pull_s = catalog.cold_start.image_pull_s;
+  spec.cold_start.weight_load_bandwidth_gb_s = catalog.cold_start.weight_load_bandwidth_gb_s;
+  spec.cold_start.cached_weight_load_bandwidth_gb_s = catalog.cold_start.cached_weight_load_bandwidth_gb_s;
+  spec.cold_start.engine_start_s = catalog.cold_start.engine_start_s;
+  spec.cold_start.snapshot_restore_s = catalog.cold_start.snapshot_restore_s;
+  if (const Field e = f["engine"]; e.present()) parse_engine(e, spec.engine);
+  if (service.num_gpu > 0 && spec.engine.tensor_parallel_size != service.num_gpu)
+    f["engine"]["tensorParallelSize"].fail(fmt::format("{} but each replica pod requests gpus: {}; they must be equal",
+                                                       spec.engine.tensor_parallel_size, service.num_gpu));
+  if (const Field p = f["stepProfile"]; p.present()) parse_step_profile(p, spec.step_profile);
+  if (const Field r = f["router"]; r.present()) parse_router(r, spec.router);
+  if (const Field s = f["slo"]; s.present()) {
+    s.require_map();
+    s.only_keys({"ttftP99Seconds", "tpotP99Seconds"});
+    if (const Field x = s["ttftP99Seconds"]; x.present()) spec.slo.ttft_p99_s = positive_number(x, 1e6);
+    if (const Field x = s["tpotP99Seconds"]; x.present()) spec.slo.tpot_p99_s = positive_number(x, 1e6);
+  }
+  if (const Field c = f["coldStart"]; c.present()) parse_cold_start(c, spec.cold_start);
+  if (const Field s = f["scrapeIntervalSeconds"]; s.present()) spec.scrape_interval_s = positive_number(s, 86400);
+  const Field traffic = f["traffic"];
+  if (!traffic.present()) f.fail("traffic is required: a trace or a generator");
+  parse_traffic(traffic, spec, base_dir, horizon_s);
+  if (const Field a = f["autoscaler"]; a.present()) parse_inference_autoscaler(a, spec, service);
+  return spec;
+}
+
+}  // namespace gpufleet::io

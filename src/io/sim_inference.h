@@ -1,0 +1,42 @@
+// The `inference:` block of a service in a simulator workload file (io/sim_workload.h): the vLLM
+// engine its replicas run, where its requests come from, its router, SLO, cold start, metrics and
+// replica autoscaler. Full description: docs/serving.md.
+//
+//   services:
+//   - name: chat
+//     replicas: 2                        # replicas at the start
+//     gpus: 1                            # = engine.tensorParallelSize
+//     inference:
+//       model: Llama-3.1-8B              # a serving-catalog model or alias (required)
+//       engine: {tensorParallelSize: 1, dtype: bf16, kvCacheDtype: bf16, gpuMemoryUtilization: 0.9,
+//                maxNumSeqs: 256, maxNumBatchedTokens: 0, maxModelLen: 0, blockSize: 16,
+//                enablePrefixCaching: true}   # vLLM's engine arguments; 0 = vLLM's default
+//       stepProfile: [{numSeqs: 1, tokens: 1, stepSeconds: 0.008}, ...]  # optional measured table
+//       traffic: ...                     # required: a trace or a generator (docs/serving.md)
+//       router: {policy: least-outstanding | round-robin | prefix-affinity,
+//                maxOutstandingPerReplica: 0, requestTimeoutSeconds: 0}
+//       slo: {ttftP99Seconds: 2, tpotP99Seconds: 0.1}
+//       coldStart: {imagePullSeconds: 120, weightLoadGBps: 1, cachedWeights: false,
+//                   cachedWeightLoadGBps: 5, engineStartSeconds: 60, snapshotRestore: false,
+//                   snapshotRestoreSeconds: 10}
+//       scrapeIntervalSeconds: 15
+//       autoscaler: ...                  # optional: hpa, keda or predictive (docs/serving.md)
+#pragma once
+
+#include <string>
+
+#include "inference/catalog.h"
+#include "io/yaml_field.h"
+#include "sim/inference_service.h"
+#include "sim/workload.h"
+
+namespace gpufleet::io {
+
+/// Parses the block `f` for service `service` (already parsed); relative paths in it are resolved
+/// against `base_dir` (the workload file's folder); a generator runs over [0, horizon_s). Defaults of the cold start come from `catalog`.
+/// Throws InputError naming file, line, column and field.
+sim::InferenceServiceSpec parse_inference_service(const detail::Field& f, const sim::WorkloadSpec& service,
+                                                  const std::string& base_dir, double horizon_s,
+                                                  const inference::ServingCatalog& catalog);
+
+}  // namespace gpufleet::io

@@ -1,0 +1,498 @@
+#include "sim/controllers/inference_services.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "inference/cold_start.h"
+#include "inference/deployment.h"
+#include "inference/engine_args.h"
+#include "inference/kv_cache.h"
+#include "inference/replica_engine.h"
+#include "inference/step_time.h"
+#include "model/gpu_catalog.h"
+#include "sim/cost.h"
+#include "sim/engine/workloads.h"
+
+namespace gpufleet::sim {
+
+namespace {
+
+constexpr double kSecondsPerHour = 3600;
+
+// Nearest-rank percentile (the ceil(q x n)-th smallest) of sorted samples.
+double nearest_rank(const std::vector<float>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+LatencySummary summarize(std::vector<float>& samples) {
+  LatencySummary s;
+  s.samples = static_cast<int64_t>(samples.size());
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  double sum = 0;
+  for (float v : samples) sum += v;
+  s.mean_s = sum / static_cast<double>(samples.size());
+  s.p50_s = nearest_rank(samples, 0.50);
+  s.p90_s = nearest_rank(samples, 0.90);
+  s.p99_s = nearest_rank(samples, 0.99);
+  s.max_s = samples.back();
+  return s;
+}
+
+// What a replica runs with on the nodes of one pool.
+struct PoolHardware {
+  bool usable = false;
+  std::string error;                                  // why the engine cannot start there
+  std::unique_ptr<inference::StepTimeModel> step_time;
+  inference::EngineLimits limits;
+  int32_t time_slice_replicas = 1;
+};
+
+PoolHardware hardware_for(const inference::ServingCatalog& catalog, const InferenceServiceSpec& spec,
+                          const WorkloadSpec& item, const NodePool& pool) {
+  PoolHardware out;
+  const GpuModelInfo* gpu = find_gpu_model(pool.gpu_model);
+  if (gpu == nullptr) {
+    out.error = fmt::format("pool '{}' has GPU model '{}', which the GPU catalog does not know", pool.name, pool.gpu_model);
+    return out;
+  }
+  inference::ReplicaHardware hw;
+  hw.gpu = gpu->name;
+  hw.memory_mib = gpu->memory_mib;
+  if (!item.mig_requests.empty()) {
+    const MigProfile* profile = gpu->find_mig_profile(item.mig_requests.front().profile);
+    if (profile == nullptr) {
+      out.error = fmt::format("pool '{}' ({}) has no MIG profile {}", pool.name, gpu->name, item.mig_requests.front().profile);
+      return out;
+    }
+    hw.compute_fraction = static_cast<double>(profile->compute_slices) / kMigComputeSlices;
+    hw.bandwidth_fraction = static_cast<double>(profile->memory_slices) / kMigMemorySlices;
+    hw.memory_mib = gpu->memory_mib * profile->memory_slices / kMigMemorySlices;
+  } else if (pool.time_slicing_replicas && !pool.mig_devices) {
+    hw.time_slice_replicas = *pool.time_slicing_replicas;
+    out.time_slice_replicas = hw.time_slice_replicas;
+  }
+  inference::KvCacheBudget budget;
+  try {
+    budget = inference::kv_cache_budget(catalog, spec.engine, hw);
+  } catch (const std::invalid_argument& e) {
+    out.error = e.what();
+    return out;
+  }
+  if (!budget.error.empty()) {
+    out.error = fmt::format("on pool '{}': {}", pool.name, budget.error);
+    return out;
+  }
+  const inference::LlmModel& model = *catalog.find_model(spec.engine.model);
+  inference::EngineLimits& l = out.limits;
+  l.max_num_seqs = spec.engine.max_num_seqs;
+  l.max_num_batched_tokens = spec.engine.max_num_batched_tokens > 0
+                                 ? spec.engine.max_num_batched_tokens
+                                 : inference::default_max_num_batched_tokens(hw.gpu, hw.memory_mib);
+  l.max_model_len = spec.engine.max_model_len > 0 ? spec.engine.max_model_len : model.max_context_tokens;
+  l.block_size = spec.engine.block_size;
+  l.num_blocks = budget.num_blocks;
+  l.enable_prefix_caching = spec.engine.enable_prefix_caching;
+  out.step_time = spec.step_profile.empty() ? inference::make_roofline_step_time(catalog, spec.engine, hw)
+                                            : inference::make_profile_step_time(spec.step_profile);
+  out.usable = true;
+  return out;
+}
+
+uint64_t node_key(NodeId n, uint32_t incarnation) { return (static_cast<uint64_t>(n) << 32) | incarnation; }
+
+}  // namespace
+
+struct InferenceServices::Replica {
+  uint32_t service = 0;
+  uint32_t unit = 0;
+  uint32_t pod = 0;
+  NodeId node = sched::kNoNode;   // kNoNode: not bound
+  double bound_s = 0;
+  uint32_t generation = 0;        // bumped at every bind and unbind: stale ready events are ignored
+  int32_t deployment_replica = -1;  // serving as this Deployment replica id
+  int32_t cold_start = -1;        // index into the service's cold-start log
+  double busy_at_scrape_s = 0;
+  double gpus_held = 0;
+  double cost_usd_per_hour = 0;
+};
+
+struct InferenceServices::Service {
+  const InferenceServiceSpec* spec = nullptr;
+  uint32_t item = 0;
+  std::string name;
+  std::vector<PoolHardware> hardware;  // by pool index
+  std::unique_ptr<inference::RequestSource> source;
+  std::optional<inference::Request> next;
+  std::unique_ptr<inference::Deployment> deployment;
+  std::unique_ptr<autoscaling::ReplicaAutoscaler> autoscaler;
+  autoscaling::MetricSnapshot snapshot;
+  int64_t arrivals_since_scrape = 0;
+  double last_scrape_s = 0;
+  std::vector<uint32_t> bound;         // replica indices bound now
+  InferenceServiceResult result;
+  std::vector<float> ttft, tpot, e2e;
+  int64_t met_slo = 0;
+  double gpu_seconds = 0;
+  // Per sample interval: counts and the TTFTs of requests whose first token came in it.
+  std::vector<InferenceSample> rows;
+  std::vector<std::vector<float>> row_ttft;
+  std::vector<float> cold_start_s;
+};
+
+InferenceServices::InferenceServices(const Workload& workload, const ClusterConfig& cluster,
+                                     const inference::ServingCatalog& catalog, uint64_t seed, double sample_interval_s,
+                                     EventLoop& loop, Workloads& workloads, const Fleet& fleet, const Billing& billing)
+    : workload_(workload),
+      cluster_(cluster),
+      catalog_(catalog),
+      sample_interval_s_(sample_interval_s),
+      loop_(loop),
+      workloads_(workloads),
+      fleet_(fleet),
+      billing_(billing) {
+  service_of_item_.assign(workload.items.size(), -1);
+  const size_t rows = std::max<size_t>(1, static_cast<size_t>(std::ceil(workload.horizon_s / sample_interval_s)));
+  for (size_t i = 0; i < workload.inference.size(); ++i) {
+    const InferenceServiceSpec& spec = workload.inference[i];
+    validate_inference_service(spec, workload.items);
+    auto fail = [&](const std::string& what) { fail_inference_service(spec, what); };
+    if (catalog.find_model(spec.engine.model) == nullptr) {
+      std::vector<std::string> known;
+      for (const inference::LlmModel& m : catalog.models) known.push_back(m.name);
+      fail(fmt::format("unknown model '{}' (the serving catalog has: {})", spec.engine.model, fmt::join(known, ", ")));
+    }
+    auto s = std::make_unique<Service>();
+    s->spec = &spec;
+    s->name = spec.service;
+    for (uint32_t it = 0; it < workload.items.size(); ++it)
+      if (workload.items[it].name == spec.service) s->item = it;
+    if (service_of_item_[s->item] >= 0) fail("a second inference entry for the same service");
+    service_of_item_[s->item] = static_cast<int32_t>(i);
+    const WorkloadSpec& item = workload.items[s->item];
+    if (item.num_gpu > 0 && spec.engine.tensor_parallel_size != item.num_gpu)
+      fail(fmt::format("tensor_parallel_size {} but each replica pod requests {} GPU(s); they must be equal",
+                       spec.engine.tensor_parallel_size, item.num_gpu));
+    std::string first_error;
+    bool any = false;
+    for (const SimPool& sp : cluster.pools) {
+      const bool allowed = item.pools.empty() || std::find(item.pools.begin(), item.pools.end(), sp.pool.name) != item.pools.end();
+      if (allowed && !sp.pool.gpu_model.empty()) {
+        s->hardware.push_back(hardware_for(catalog, spec, item, sp.pool));
+        any = any || s->hardware.back().usable;
+        if (!s->hardware.back().usable && first_error.empty()) first_error = s->hardware.back().error;
+      } else {
+        s->hardware.emplace_back();
+        s->hardware.back().error = "not a pool this service may use";
+      }
+    }
+    if (!any) fail(first_error.empty() ? "no GPU pool it may use" : first_error);
+    s->source = spec.traffic(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
+    inference::Deployment::Observer observer;
+    Service* sp = s.get();
+    observer.on_outcome = [this, sp](const inference::RequestOutcome& o) {
+      InferenceServiceResult& r = sp->result;
+      r.preemptions += o.preemptions;
+      auto row_of = [&](double t) {
+        const double k = std::ceil(t / sample_interval_s_) - 1;
+        return static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(sp->rows.size() - 1)));
+      };
+      if (ended_) {  // still in flight at the horizon
+        ++r.unfinished;
+        return;
+      }
+      switch (o.status) {
+        case inference::RequestStatus::kFinished: {
+          ++r.finished;
+          r.prompt_tokens += o.prompt_tokens;
+          r.output_tokens += o.output_tokens;
+          const double ttft = o.ttft_s(), tpot = o.tpot_s();
+          sp->ttft.push_back(static_cast<float>(ttft));
+          sp->tpot.push_back(static_cast<float>(tpot));
+          sp->e2e.push_back(static_cast<float>(o.e2e_s()));
+          const ServingSlo& slo = sp->spec->slo;
+          if ((!slo.ttft_p99_s || ttft <= *slo.ttft_p99_s) && (!slo.tpot_p99_s || tpot <= *slo.tpot_p99_s)) ++sp->met_slo;
+          ++sp->rows[row_of(o.finish_s)].finished;
+          sp->row_ttft[row_of(o.first_token_s)].push_back(static_cast<float>(ttft));
+          break;
+        }
+        case inference::RequestStatus::kTimedOut:
+          ++r.timed_out;
+          ++sp->rows[row_of(o.finish_s)].timed_out;
+          break;
+        case inference::RequestStatus::kDropped:
+          ++r.dropped;
+          ++sp->rows[row_of(o.finish_s)].timed_out;
+          break;
+      }
+    };
+    s->deployment = std::make_unique<inference::Deployment>(spec.router, std::move(observer));
+    if (spec.autoscaler) s->autoscaler = spec.autoscaler();
+    s->rows.resize(rows);
+    s->row_ttft.resize(rows);
+    for (size_t k = 0; k < rows; ++k) s->rows[k].time_s = std::min(workload.horizon_s, (k + 1) * sample_interval_s);
+    InferenceServiceResult& r = s->result;
+    r.service = spec.service;
+    r.model = catalog.find_model(spec.engine.model)->name;
+    r.traffic = spec.traffic_description;
+    r.autoscaler = spec.autoscaler_description;
+    r.slo_ttft_p99_s = spec.slo.ttft_p99_s;
+    r.slo_tpot_p99_s = spec.slo.tpot_p99_s;
+    services_.push_back(std::move(s));
+  }
+  request_ = loop.register_event("request", [this](const Event& e) { on_request(e.subject, e.time_s); },
+                                 {}, /*traced=*/false);
+  ready_ = loop.register_event(
+      "replica-ready", [this](const Event& e) { on_ready(e.subject, e.generation, e.time_s); },
+      [this](uint32_t r) { return workloads_.unit_name(replicas_[r].unit); });
+  scrape_ = loop.register_event("scrape", [this](const Event& e) { on_scrape(e.subject, e.time_s); }, {}, false);
+  autoscale_ = loop.register_event("replica-autoscale", [this](const Event& e) { on_autoscale(e.subject, e.time_s); },
+                                   {}, false);
+  sample_ = loop.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
+  end_ = loop.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
+  workloads.add_replica_listener(*this);
+}
+
+InferenceServices::~InferenceServices() = default;
+
+void InferenceServices::start() {
+  const double h = loop_.horizon_s();
+  for (uint32_t i = 0; i < services_.size(); ++i) {
+    Service& s = *services_[i];
+    s.next = s.source->next();
+    if (s.next && s.next->arrival_s <= h) loop_.schedule(std::max(0.0, s.next->arrival_s), request_, i);
+    loop_.schedule(0, scrape_, i);
+    if (s.autoscaler && s.autoscaler->first_evaluation_s() <= h)
+      loop_.schedule(std::max(0.0, s.autoscaler->first_evaluation_s()), autoscale_, i);
+  }
+  if (!services_.empty()) {
+    if (sample_interval_s_ < h) loop_.schedule(sample_interval_s_, sample_);
+    loop_.schedule(h, end_);
+  }
+}
+
+void InferenceServices::on_request(uint32_t i, double t) {
+  Service& s = *services_[i];
+  if (ended_ || !s.next) return;
+  s.deployment->advance_to(t);
+  const inference::Request request = std::move(*s.next);
+  ++s.result.requests;
+  ++s.arrivals_since_scrape;
+  const double k = std::ceil(t / sample_interval_s_) - 1;
+  ++s.rows[static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(s.rows.size() - 1)))].arrivals;
+  s.deployment->submit(request, t);
+  s.next = s.source->next();
+  if (s.next) {
+    if (s.next->arrival_s < t)
+      throw std::invalid_argument(fmt::format("inference service '{}': request {} arrives at {} s, before the previous one ({} s)",
+                                              s.name, s.next->id, s.next->arrival_s, t));
+    if (s.next->arrival_s <= loop_.horizon_s()) loop_.schedule(s.next->arrival_s, request_, i);
+  }
+}
+
+void InferenceServices::on_replica_bound(uint32_t item, uint32_t unit, uint32_t pod, NodeId n, double t) {
+  if (ended_ || service_of_item_[item] < 0) return;
+  const uint32_t si = static_cast<uint32_t>(service_of_item_[item]);
+  Service& s = *services_[si];
+  auto [it, fresh] = replica_of_unit_.try_emplace(unit, static_cast<uint32_t>(replicas_.size()));
+  if (fresh) replicas_.push_back(Replica{.service = si, .unit = unit, .pod = pod});
+  const uint32_t ri = it->second;
+  Replica& r = replicas_[ri];
+  r.node = n;
+  r.bound_s = t;
+  ++r.generation;
+  r.deployment_replica = -1;
+  s.bound.push_back(ri);
+  const size_t p = fleet_.pool_of(n);
+  const NodePool& pool = cluster_.pools[p].pool;
+  const Pod& request = workloads_.pod(pod);
+  r.gpus_held = pod_gpus_held(pool, request);
+  r.cost_usd_per_hour = billing_.price_usd_per_hour(n) * pod_price_share(pool, price_split(pool), request);
+
+  ColdStart log;
+  log.replica = workloads_.unit_name(unit);
+  log.node = fleet_.name(n);
+  // A pod moved by scale-down or consolidation is a new pod, created when it is bound.
+  const Workloads::Unit& u = workloads_.unit(unit);
+  log.created_s = u.state == UnitState::kRunning ? t : u.pending_since_s;
+  log.bound_s = t;
+  const PoolHardware& hw = s.hardware[p];
+  if (hw.usable) {
+    const inference::LlmModel& model = *catalog_.find_model(s.spec->engine.model);
+    const uint64_t key = node_key(n, fleet_.incarnation(n));
+    double pull_s = s.spec->cold_start.image_pull_s;
+    if (auto img = image_ready_s_.find(key); img != image_ready_s_.end()) pull_s = std::max(0.0, img->second - t);
+    else image_ready_s_[key] = t + pull_s;
+    inference::ColdStartParts parts = inference::cold_start_parts(
+        s.spec->cold_start, inference::weight_bytes(model, s.spec->engine.dtype), /*image_on_node=*/true);
+    parts.image_pull_s = pull_s;
+    log.image_pull_s = parts.image_pull_s;
+    log.weight_load_s = parts.weight_load_s;
+    log.engine_start_s = parts.engine_start_s;
+    loop_.schedule(t + parts.total_s(), ready_, ri, r.generation);
+  }
+  r.cold_start = static_cast<int32_t>(s.result.cold_start_log.size());
+  s.result.cold_start_log.push_back(std::move(log));
+}
+
+void InferenceServices::on_replica_unbound(uint32_t item, uint32_t unit, uint32_t /*pod*/, double t) {
+  if (ended_ || service_of_item_[item] < 0) return;
+  Replica& r = replicas_[replica_of_unit_.at(unit)];
+  Service& s = *services_[r.service];
+  if (r.deployment_replica >= 0) {
+    s.deployment->advance_to(t);
+    s.deployment->remove_replica(r.deployment_replica, t);
+  }
+  s.gpu_seconds += r.gpus_held * (t - r.bound_s);
+  s.bound.erase(std::find(s.bound.begin(), s.bound.end(), replica_of_unit_.at(unit)));
+  r.node = sched::kNoNode;
+  r.deployment_replica = -1;
+  ++r.generation;
+}
+
+void InferenceServices::on_ready(uint32_t ri, uint32_t generation, double t) {
+  Replica& r = replicas_[ri];
+  if (ended_ || r.generation != generation || r.node == sched::kNoNode) return;
+  Service& s = *services_[r.service];
+  const size_t p = fleet_.pool_of(r.node);
+  const PoolHardware& hw = s.hardware[p];
+  int32_t group = -1;
+  if (hw.time_slice_replicas > 1) {
+    // The GPU the pod's replica got: the replicas on one GPU share its steps.
+    int32_t gpu = 0;
+    const std::string& pod_name = workloads_.pod(r.pod).name;
+    for (const gpufleet::BoundPod& b : fleet_.state().pods_on(r.node))
+      if (b.pod.name == pod_name && !b.gpus.empty()) gpu = b.gpus.front();
+    const uint64_t key = (node_key(r.node, fleet_.incarnation(r.node)) << 8) ^ static_cast<uint64_t>(gpu);
+    group = share_groups_.try_emplace(key, static_cast<int32_t>(share_groups_.size())).first->second;
+  }
+  s.deployment->advance_to(t);
+  r.deployment_replica = s.deployment->add_replica(t, *hw.step_time, hw.limits, group,
+                                                   catalog_.latency.time_slice_switch_fraction);
+  r.busy_at_scrape_s = 0;
+  ColdStart& log = s.result.cold_start_log[static_cast<size_t>(r.cold_start)];
+  log.ready_s = t;
+  ++s.result.cold_starts;
+  s.cold_start_s.push_back(static_cast<float>(t - log.created_s));
+  s.result.max_ready_replicas = std::max(s.result.max_ready_replicas, s.deployment->ready_replicas());
+}
+
+void InferenceServices::on_scrape(uint32_t i, double t) {
+  Service& s = *services_[i];
+  if (ended_) return;
+  s.deployment->advance_to(t);
+  autoscaling::MetricSnapshot m;
+  auto add = [&](const char* name, double value) {
+    autoscaling::MetricSample& x = m[name];
+    x.sum += value;
+    ++x.pods;
+  };
+  const double interval = t - s.last_scrape_s;
+  std::map<int32_t, inference::Deployment::ReplicaGauge> gauges;
+  for (const inference::Deployment::ReplicaGauge& g : s.deployment->replica_gauges(t)) gauges[g.replica] = g;
+  for (uint32_t ri : s.bound) {
+    Replica& r = replicas_[ri];
+    auto g = gauges.find(r.deployment_replica);
+    if (r.deployment_replica < 0 || g == gauges.end()) {
+      add(kMetricGpuUtil, 0);  // starting: DCGM reads an idle GPU; vLLM's /metrics is not up yet
+      continue;
+    }
+    add(kMetricRequestsWaiting, g->second.waiting);
+    add(kMetricRequestsRunning, g->second.running);
+    add(kMetricKvCacheUsage, g->second.kv_cache_usage);
+    const double busy = g->second.busy_s - r.busy_at_scrape_s;
+    r.busy_at_scrape_s = g->second.busy_s;
+    add(kMetricGpuUtil, interval > 0 ? std::min(100.0, 100.0 * busy / interval) : 0.0);
+  }
+  add(kMetricRouterWaiting, static_cast<double>(s.deployment->router_queue_length()));
+  add(kMetricRequestRate, interval > 0 ? static_cast<double>(s.arrivals_since_scrape) / interval : 0.0);
+  s.arrivals_since_scrape = 0;
+  s.last_scrape_s = t;
+  s.snapshot = std::move(m);
+  loop_.schedule(t + s.spec->scrape_interval_s, scrape_, i);
+}
+
+void InferenceServices::on_autoscale(uint32_t i, double t) {
+  Service& s = *services_[i];
+  if (ended_) return;
+  s.deployment->advance_to(t);
+  const int32_t current = workloads_.replicas(s.name);
+  const int32_t desired = s.autoscaler->evaluate(t, current, s.deployment->ready_replicas(), s.snapshot);
+  if (desired != current) workloads_.scale(s.name, std::max(0, desired), t);
+  const double next = s.autoscaler->next_evaluation_s(t);
+  if (next > t && next <= loop_.horizon_s()) loop_.schedule(next, autoscale_, i);
+}
+
+void InferenceServices::record_sample(Service& s, double t) {
+  s.deployment->advance_to(t);
+  const double k = std::ceil(t / sample_interval_s_) - 1;
+  InferenceSample& row = s.rows[static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(s.rows.size() - 1)))];
+  row.time_s = t;
+  row.desired_replicas = workloads_.replicas(s.name);
+  row.ready_replicas = s.deployment->ready_replicas();
+  row.starting_replicas = static_cast<int32_t>(s.bound.size()) - row.ready_replicas;
+  row.router_waiting = s.deployment->router_queue_length();
+  row.engine_waiting = s.deployment->num_requests_waiting();
+  row.engine_running = s.deployment->num_requests_running();
+  row.kv_cache_usage = s.deployment->kv_cache_usage_mean();
+  double cost = 0;
+  for (uint32_t ri : s.bound) cost += replicas_[ri].cost_usd_per_hour;
+  row.cost_usd_per_hour = cost;
+}
+
+void InferenceServices::on_sample(double t) {
+  if (ended_) return;
+  for (auto& s : services_) record_sample(*s, t);
+  if (t + sample_interval_s_ < loop_.horizon_s()) loop_.schedule(t + sample_interval_s_, sample_);
+}
+
+void InferenceServices::on_end(double t) {
+  if (ended_) return;
+  for (auto& s : services_) {
+    record_sample(*s, t);
+    for (uint32_t ri : s->bound) s->gpu_seconds += replicas_[ri].gpus_held * (t - replicas_[ri].bound_s);
+  }
+  ended_ = true;  // what finishes now is in flight at the horizon: unfinished
+  for (auto& s : services_) s->deployment->finish(t);
+}
+
+void InferenceServices::report(SimResult& result) const {
+  for (const auto& sp : services_) {
+    Service& s = *sp;  // the samples are sorted in place once, at the end
+    InferenceServiceResult r = s.result;
+    r.ttft = summarize(s.ttft);
+    r.tpot = summarize(s.tpot);
+    r.e2e = summarize(s.e2e);
+    r.cold_start = summarize(s.cold_start_s);
+    const int64_t ended = r.finished + r.timed_out + r.dropped;
+    r.slo_attainment = ended > 0 ? static_cast<double>(s.met_slo) / static_cast<double>(ended) : 1.0;
+    r.gpu_hours = s.gpu_seconds / kSecondsPerHour;
+    for (uint32_t u : workloads_.units_of(s.item)) {
+      const Workloads::Unit& unit = workloads_.unit(u);
+      for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) r.cost_usd += billing_.pod_charged_usd(p);
+    }
+    const int64_t tokens = r.prompt_tokens + r.output_tokens;
+    r.usd_per_million_tokens = tokens > 0 ? r.cost_usd / static_cast<double>(tokens) * 1e6 : 0;
+    r.usd_per_million_output_tokens = r.output_tokens > 0 ? r.cost_usd / static_cast<double>(r.output_tokens) * 1e6 : 0;
+    r.timeseries = s.rows;
+    for (size_t k = 0; k < r.timeseries.size(); ++k)
+      if (!s.row_ttft[k].empty()) {
+        std::vector<float>& v = s.row_ttft[k];
+        std::sort(v.begin(), v.end());
+        r.timeseries[k].ttft_p99_s = nearest_rank(v, 0.99);
+      }
+    result.inference.push_back(std::move(r));
+  }
+}
+
+}  // namespace gpufleet::sim
