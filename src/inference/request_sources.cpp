@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -53,21 +52,27 @@ TraceSource::TraceSource(std::vector<Request> requests, const TraceReplayOptions
 }
 
 void TraceSource::fill() {
+  if (cursor_ < pending_.size()) return;
+  pending_.clear();
+  cursor_ = 0;
   const double whole = std::floor(options_.rate_multiplier);
   const double frac = options_.rate_multiplier - whole;
   while (pending_.empty() && index_ < trace_.size()) {
-    const Request& r = trace_[index_];
-    const double a = r.arrival_s;
+    // The requests sharing one arrival time a spread their copies over the same gap, so they are
+    // expanded together and their copies sorted (stable: originals first, in trace order, at a).
+    const double a = trace_[index_].arrival_s;
     const double gap = next_time_[index_] - a;
-    ++index_;
-    auto copies = static_cast<size_t>(whole);
-    if (frac > 0 && rng_.float64() < frac) ++copies;
-    if (copies == 0) continue;
-    std::vector<double> times{a};
-    for (size_t k = 1; k < copies; ++k) times.push_back(a + rng_.float64() * gap);
-    std::sort(times.begin(), times.end(), std::greater<>());  // emitted from the back: earliest first
-    for (const double t : times) {
-      Request copy = r;
+    std::vector<std::pair<double, size_t>> copies;  // (time, index in trace_)
+    for (; index_ < trace_.size() && trace_[index_].arrival_s == a; ++index_) {
+      auto n = static_cast<size_t>(whole);
+      if (frac > 0 && rng_.float64() < frac) ++n;
+      if (n == 0) continue;
+      copies.emplace_back(a, index_);
+      for (size_t k = 1; k < n; ++k) copies.emplace_back(a + rng_.float64() * gap, index_);
+    }
+    std::stable_sort(copies.begin(), copies.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [t, i] : copies) {
+      Request copy = trace_[i];
       copy.arrival_s = (t - options_.window_start_s) * options_.time_scale;
       pending_.push_back(std::move(copy));
     }
@@ -76,9 +81,8 @@ void TraceSource::fill() {
 
 std::optional<Request> TraceSource::next() {
   fill();
-  if (pending_.empty()) return std::nullopt;
-  Request r = std::move(pending_.back());
-  pending_.pop_back();
+  if (cursor_ >= pending_.size()) return std::nullopt;
+  Request r = std::move(pending_[cursor_++]);
   r.id = next_id_++;
   return r;
 }

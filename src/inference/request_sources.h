@@ -54,14 +54,15 @@ class TraceSource : public RequestSource {
   std::optional<Request> next() override;
 
  private:
-  void fill();  // the copies of the next trace request into pending_
+  void fill();  // the copies of the requests at the next arrival time into pending_
 
   std::vector<Request> trace_;
   TraceReplayOptions options_;
   GoRand rng_;
   size_t index_ = 0;          // next trace request to expand
   std::vector<double> next_time_;  // per trace request: the next strictly later arrival (or last + mean gap)
-  std::vector<Request> pending_;   // copies of one request, sorted, emitted from the back
+  std::vector<Request> pending_;   // copies of the requests at one arrival time, sorted
+  size_t cursor_ = 0;              // next of pending_ to emit
   uint64_t next_id_ = 0;
 };
 
