@@ -43,11 +43,12 @@ gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_gen
 gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
 
 # Readers: inputs at the edge (openb CSV, Kubernetes YAML/JSON, pool and simulator files, the FGD
-# reference), each building domain types. The fuzz targets (fuzz/) build this layer and those below.
+# reference, LLM request traces), each building domain types. The fuzz targets (fuzz/) build this
+# layer and those below.
 gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
-                                        io/sim_pools io/sim_workload io/sim_inference
-                                PUBLIC model admit sim_inputs pack_inputs
+                                        io/sim_pools io/sim_workload io/sim_inference io/request_trace
+                                PUBLIC model admit sim_inputs pack_inputs inference
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML)
 

@@ -72,6 +72,7 @@ bool CsvTable::next_row() {
     if (trim(line).empty() || trim(line) == "\r") continue;
     if (++rows_ > limits_.max_rows)
       throw InputError(source_, line_no_, "", limit_message(limits_.max_rows, "data rows", "CsvLimits::max_rows"));
+    row_start_ = line.data();
     split_line(line, header_.size(), fields_);
     if (fields_.size() < header_.size())
       throw InputError(source_, line_no_, std::string(header_[fields_.size()]),
@@ -86,28 +87,36 @@ bool CsvTable::next_row() {
 
 std::string_view CsvTable::text(size_t col) const { return trim(fields_[col]); }
 
-int64_t CsvTable::integer(size_t col, int64_t min, int64_t max) const {
+int64_t CsvTable::integer(size_t col, int64_t min, int64_t max) const { return integer_impl(col, min, max, false); }
+
+int64_t CsvTable::integer_at(size_t col, int64_t min, int64_t max) const { return integer_impl(col, min, max, true); }
+
+int64_t CsvTable::integer_impl(size_t col, int64_t min, int64_t max, bool at) const {
+  const auto fail = [&](const std::string& message) {
+    if (at) fail_at(col, message);
+    this->fail(col, message);
+  };
   const std::string_view s = text(col);
   const char* end = s.data() + s.size();
   int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), end, v);
-  if (ec == std::errc::result_out_of_range && ptr == end) fail(col, fmt::format("{} is out of range [{}, {}]", s, min, max));
+  if (ec == std::errc::result_out_of_range && ptr == end) fail(fmt::format("{} is out of range [{}, {}]", s, min, max));
   if (s.empty() || ec != std::errc() || ptr != end) {
     // Accept integral decimals such as "1000.0" (some exports write them); reject anything else. The
     // range is checked on the double, before the cast that would be undefined outside int64_t.
     double d = 0;
     const auto [dptr, dec] = std::from_chars(s.data(), end, d);
     if (s.empty() || dec != std::errc() || dptr != end || !std::isfinite(d) || std::trunc(d) != d)
-      fail(col, fmt::format("'{}' is not an integer", s));
+      fail(fmt::format("'{}' is not an integer", s));
     if (d < static_cast<double>(min) || d > static_cast<double>(max)) {
-      if (d < 0 && min >= 0) fail(col, fmt::format("{} is negative", s));
-      fail(col, fmt::format("{} is out of range [{}, {}]", s, min, max));
+      if (d < 0 && min >= 0) fail(fmt::format("{} is negative", s));
+      fail(fmt::format("{} is out of range [{}, {}]", s, min, max));
     }
     v = static_cast<int64_t>(d);
   }
   if (v < min || v > max) {
-    if (v < 0 && min >= 0) fail(col, fmt::format("{} is negative", v));
-    fail(col, fmt::format("{} is out of range [{}, {}]", v, min, max));
+    if (v < 0 && min >= 0) fail(fmt::format("{} is negative", v));
+    fail(fmt::format("{} is out of range [{}, {}]", v, min, max));
   }
   return v;
 }
@@ -123,6 +132,14 @@ double CsvTable::number_or_nan(size_t col) const {
 
 void CsvTable::fail(size_t col, const std::string& message) const {
   throw InputError(source_, line_no_, std::string(header_[col]), message);
+}
+
+void CsvTable::fail_at(size_t col, const std::string& message) const {
+  throw InputError(source_, line_no_, std::string(header_[col]), message, column_of(col));
+}
+
+int CsvTable::column_of(size_t col) const {
+  return static_cast<int>(text(col).data() - row_start_) + 1;
 }
 
 void CsvTable::fail(std::string_view field, const std::string& message) const {

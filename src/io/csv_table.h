@@ -44,10 +44,16 @@ class CsvTable {
   /// range [min, max]"; the range is checked before any conversion, so "2e44", "nan" or "inf" are
   /// plain errors.
   int64_t integer(size_t col, int64_t min, int64_t max) const;
+  /// integer() whose errors also carry the cell's column (column_of).
+  int64_t integer_at(size_t col, int64_t min, int64_t max) const;
   /// A finite decimal number; NaN for an empty cell. Error: "'s' is not a number".
   double number_or_nan(size_t col) const;
 
   [[noreturn]] void fail(size_t col, const std::string& message) const;
+  /// fail() with the 1-based byte column where the cell's trimmed text starts in its line.
+  [[noreturn]] void fail_at(size_t col, const std::string& message) const;
+  /// That column for `col` of the current row.
+  int column_of(size_t col) const;
   [[noreturn]] void fail(std::string_view field, const std::string& message) const;
   /// The 1-based line of the current row (of the header before the first row).
   int line() const { return line_no_; }
@@ -55,6 +61,7 @@ class CsvTable {
 
  private:
   bool next_line(std::string_view& line);
+  int64_t integer_impl(size_t col, int64_t min, int64_t max, bool at) const;
 
   std::string_view text_;
   std::string source_;
@@ -64,6 +71,7 @@ class CsvTable {
   size_t rows_ = 0;
   std::vector<std::string_view> header_;
   std::vector<std::string_view> fields_;
+  const char* row_start_ = nullptr;  // first byte of the current row's line
 };
 
 }  // namespace gpufleet::io::detail

@@ -71,11 +71,35 @@ struct JsonRequestLimits {
   size_t max_string_bytes = 1 * kMiB;
 };
 
+/// Limits of the LLM request-trace readers (io/request_trace.h): the Azure LLM inference CSV and
+/// Mooncake JSON Lines. The real traces are 0.3-3 MiB with 4,000-20,000 rows; a week of Azure 2024
+/// traffic or BurstGPT's 3.8 million rows are still far below these.
+struct RequestTraceLimits {
+  /// Largest file, bytes. A row costs about 60 bytes once read, plus 4 bytes per hash id.
+  size_t max_file_bytes = 1024 * kMiB;
+  /// Longest line, bytes. Mooncake rows are under 3 KB (a 126,195-token prompt lists 247 hash ids).
+  size_t max_line_bytes = 1 * kMiB;
+  /// Most request rows (blank lines not counted).
+  size_t max_rows = 20'000'000;
+  /// Most prompt tokens of one request. The largest in the traces is 191,378 (Mooncake synthetic);
+  /// models' context windows are at most a few million tokens.
+  int64_t max_prompt_tokens = 10'000'000;
+  /// Most output tokens of one request. The largest in the traces is 2,000.
+  int64_t max_output_tokens = 10'000'000;
+  /// Most hash_ids in one Mooncake row: one per 512-token block of the longest prompt allowed.
+  size_t max_hash_ids_per_row = 20'000;
+  /// Most hash_ids in one file (4 bytes each once read). The Mooncake conversation trace has 290,000.
+  size_t max_hash_ids = 200'000'000;
+  /// Latest arrival, seconds after the first (Azure) or after the trace start (Mooncake): 100 years.
+  double max_arrival_s = 100.0 * 365 * 86400;
+};
+
 /// The limits in force (the defaults above). One place, so that tests and the docs agree.
 inline constexpr CsvLimits kCsvLimits{};
 inline constexpr YamlLimits kYamlLimits{};
 inline constexpr ObjectLimits kObjectLimits{};
 inline constexpr JsonRequestLimits kJsonRequestLimits{};
+inline constexpr RequestTraceLimits kRequestTraceLimits{};
 
 /// The message of a limit error: "more than <limit> <what> (limit <name>, docs/input-limits.md)",
 /// e.g. "more than 65536 bytes in a line (limit CsvLimits::max_line_bytes, docs/input-limits.md)".

@@ -23,4 +23,10 @@ namespace gpufleet::io {
 nlohmann::json parse_json_request(std::string_view body, const std::string& source,
                                   const JsonRequestLimits& limits = kJsonRequestLimits);
 
+/// parse_json_request for one line of a JSON Lines file (jsonlines.org), line `line_no` (1-based) of
+/// `source`: the same checks and messages, every error at that line (a syntax error also at its
+/// 1-based column within the line).
+nlohmann::json parse_json_line(std::string_view line, const std::string& source, int line_no,
+                               const JsonRequestLimits& limits);
+
 }  // namespace gpufleet::io
