@@ -43,14 +43,15 @@ gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_gen
 gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
 
 # Readers: inputs at the edge (openb CSV, Kubernetes YAML/JSON, pool and simulator files, the FGD
-# reference, LLM request traces), each building domain types. The fuzz targets (fuzz/) build this
-# layer and those below.
+# reference, LLM request traces, the serving catalog), each building domain types. The fuzz targets
+# (fuzz/) build this layer and those below.
 gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
                                         io/sim_pools io/sim_workload io/sim_inference io/request_trace
+                                        io/inference_catalog
                                 PUBLIC model admit sim_inputs pack_inputs inference
                                 PRIVATE util
-                                EXTERNAL PkgConfig::LIBYAML)
+                                EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
 
 # The scheduling framework (extension points, profiles, the registry type), fragmentation, device
 # selection: what plugins build on.

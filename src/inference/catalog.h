@@ -24,6 +24,8 @@ struct LlmModel {
   std::vector<std::string> aliases;  ///< other names users write, e.g. "meta-llama/Llama-3.1-8B-Instruct"
   double params = 0;                 ///< total parameters (weights read from memory once per step)
   double active_params = 0;          ///< parameters used per token (MoE: top-k experts); dense = params
+  int32_t experts = 1;               ///< MoE: num_local_experts; 1 = dense
+  int32_t experts_per_token = 1;     ///< MoE: num_experts_per_tok (top-k); 1 when dense
   int32_t layers = 0;                ///< num_hidden_layers
   int32_t hidden = 0;                ///< hidden_size
   int32_t heads = 0;                 ///< num_attention_heads
@@ -59,10 +61,20 @@ struct LatencyConstants {
 
 /// The memory a vLLM engine sets aside besides weights and KV cache, per GPU
 /// (vllm/v1/worker/gpu_worker.py determine_available_memory: the activation peak of a profile run at
-/// max_num_batched_tokens, plus non-torch allocations).
+/// max_num_batched_tokens, plus non-torch allocations). The profile run
+/// (vllm/v1/worker/gpu_model_runner.py profile_run) is a forward pass over max_num_batched_tokens
+/// tokens split into min(max_num_seqs, tokens) requests, then the sampler over one logits row per
+/// request; its peak follows the vocabulary more than the hidden size, hence two terms.
 struct MemoryConstants {
-  double activation_bytes_per_token_hidden = 0;  ///< activation peak = this x profile tokens x hidden
-  double non_torch_bytes = 0;                    ///< CUDA context, NCCL buffers (+ per extra TP rank)
+  /// activation peak = this x profile tokens x hidden + activation_bytes_per_seq_vocab x profile
+  /// sequences x vocab (the second term added to the header's first form: the sampler's logits)
+  double activation_bytes_per_token_hidden = 0;
+  double activation_bytes_per_seq_vocab = 0;
+  double non_torch_bytes = 0;                    ///< CUDA context and allocator outside torch, per GPU
+  double non_torch_tensor_parallel_bytes = 0;    ///< added per GPU when tensor_parallel_size > 1 (NCCL)
+  /// Share of nvidia-smi's memory total that CUDA does not offer (torch.cuda.mem_get_info's total is
+  /// memory_mib x (1 - this)); vLLM's gpu_memory_utilization applies to the CUDA total.
+  double cuda_reserved_fraction = 0;
 };
 
 /// Default durations of a replica's cold start (inference/cold_start.h), seconds or bytes per second.

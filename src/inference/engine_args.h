@@ -43,4 +43,23 @@ struct ReplicaHardware {
 /// OPENAI_API_SERVER).
 int32_t default_max_num_batched_tokens(const std::string& gpu, int64_t memory_mib);
 
+/// Checks ranges, throwing std::invalid_argument naming the field: tensor_parallel_size >= 1,
+/// gpu_memory_utilization in (0, 1], max_num_seqs >= 1, max_num_batched_tokens >= 0, max_model_len
+/// >= 0, block_size >= 1. (Added beside the interface; kv_cache_budget and the step-time models use it.)
+void validate_engine_args(const EngineArgs& args);
+/// Checks ranges: compute and bandwidth fractions in (0, 1], memory_mib >= 0, time_slice_replicas >= 1.
+void validate_replica_hardware(const ReplicaHardware& hw);
+/// The memory of one GPU (or MIG device) as nvidia-smi reports it, MiB: hw.memory_mib, or the GPU
+/// catalog's memory_mib (model/gpu_catalog.h) when 0. Not divided among time-sliced replicas. Throws
+/// std::invalid_argument for a GPU the GPU catalog lacks.
+int64_t device_memory_mib(const ReplicaHardware& hw);
+/// max_num_batched_tokens in force: args' when > 0, else default_max_num_batched_tokens(hw.gpu,
+/// device_memory_mib(hw)).
+int32_t effective_max_num_batched_tokens(const EngineArgs& args, const ReplicaHardware& hw);
+
+/// vLLM's default max_num_seqs for the OpenAI server, same split: 1,024 on GPUs with >= 70 GiB that
+/// are not A100, else 256 (get_batch_defaults, as above). EngineArgs keeps 256 as its default; a
+/// caller that wants vLLM's per-GPU default sets it from here. (Added beside the interface.)
+int32_t default_max_num_seqs(const std::string& gpu, int64_t memory_mib);
+
 }  // namespace gpufleet::inference

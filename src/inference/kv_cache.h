@@ -1,6 +1,22 @@
 // The KV-cache capacity of one vLLM replica: what is left of GPU memory x gpu_memory_utilization
 // after weights, the activation peak and non-torch allocations, in blocks of block_size tokens
 // (vllm/v1/worker/gpu_worker.py determine_available_memory; vllm/v1/core/kv_cache_utils.py).
+//
+// Per GPU of the replica, with the catalog's MemoryConstants (data/inference/catalog.yaml):
+//   memory     = (hw.memory_mib or the GPU catalog's memory_mib) x 2^20 x (1 - cuda_reserved_fraction)
+//                / time_slice_replicas                 (what torch.cuda.mem_get_info calls total)
+//   usable     = memory x gpu_memory_utilization
+//   weights    = params x bytes(dtype) / tensor_parallel_size
+//   activation = activation_bytes_per_token_hidden x T x hidden
+//                + activation_bytes_per_seq_vocab x min(max_num_seqs, T) x vocab,
+//                T = max_num_batched_tokens in force (EngineArgs' or default_max_num_batched_tokens
+//                of the device: the profile run's token count)
+//   non_torch  = non_torch_bytes (+ non_torch_tensor_parallel_bytes when tensor_parallel_size > 1)
+//   kv         = usable - weights - activation - non_torch
+//   per token  = 2 x layers x max(1, kv_heads / TP) x head_dim x bytes(kv_cache_dtype): KV heads shard
+//                over TP and are replicated when TP exceeds them (vLLM's get_num_kv_heads)
+// The figures are checked against vLLM's own split on H100 in tests/kv_cache_test.cpp and
+// docs/inference-model.md.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +36,10 @@ struct KvCacheBudget {
   double kv_bytes = 0;           ///< usable - the three above (negative: the model does not fit)
   int64_t num_blocks = 0;        ///< floor(kv_bytes / (block_size x KV bytes per token per GPU)), >= 0
   int64_t num_tokens = 0;        ///< num_blocks x block_size ("GPU KV cache size: N tokens")
+  // Added beside the interface: the settings the budget used, for the engine's limits.
+  double kv_bytes_per_token = 0;       ///< per GPU (see the top of this file)
+  int32_t max_model_len = 0;           ///< in force: EngineArgs' or the model's max_context_tokens
+  int32_t max_num_batched_tokens = 0;  ///< in force: EngineArgs' or vLLM's default for the device
   /// Empty when the replica can start; else why not, as one sentence with the figures (memory
   /// missing, and what would fit: a larger TP, fp8, a lower max_model_len), e.g.
   /// "Llama-3.1-70B bf16 needs 141.1 GB of weights per GPU at TP 1, 69.8 GB more than the 72.0 GB
@@ -29,7 +49,15 @@ struct KvCacheBudget {
 
 /// The budget for `args` on `hw`. The replica cannot start (error set) when kv_bytes holds fewer
 /// tokens than max_model_len (vLLM's "max_model_len ... larger than the maximum number of tokens that
-/// can be stored in KV cache"). Throws std::invalid_argument for a model or GPU not in `catalog`.
+/// can be stored in KV cache"), and also, as vLLM refuses them, when: the GPU lacks bf16 (T4) and
+/// dtype or kv_cache_dtype is bf16, or fp8 is asked of such a GPU; num_attention_heads is not a
+/// multiple of tensor_parallel_size; max_model_len exceeds the model's max_context_tokens. Memory
+/// errors say how many GiB are missing and which of tensor_parallel_size 2/4/8, dtype fp8,
+/// kv_cache_dtype fp8 or a lower max_model_len would fit. Throws std::invalid_argument for a model
+/// or GPU not in `catalog` (or not in the GPU catalog, model/gpu_catalog.h) and for arguments out of
+/// range (tensor_parallel_size < 1, gpu_memory_utilization outside (0, 1], block_size < 1,
+/// max_num_seqs < 1, max_num_batched_tokens or max_model_len < 0, MIG fractions outside (0, 1],
+/// time_slice_replicas < 1, memory_mib < 0).
 KvCacheBudget kv_cache_budget(const ServingCatalog& catalog, const EngineArgs& args, const ReplicaHardware& hw);
 
 }  // namespace gpufleet::inference

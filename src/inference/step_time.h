@@ -39,6 +39,14 @@ class StepTimeModel {
 /// / TP; overheads = step_overhead + per_sequence_overhead x num_seqs + (TP > 1) 2 x layers x
 /// (allreduce latency + hidden x tokens x bytes / interconnect). Bandwidth and peak scale by the
 /// hardware's MIG fractions. Constants: ServingCatalog::latency (LatencyConstants).
+/// Refinements of that form, all per GPU: the KV bytes also count the step's new tokens written;
+/// KV heads are replicated when TP exceeds them (max(1, kv_heads / TP)); an MoE model reads its
+/// shared weights every step and each expert with probability 1 - (1 - k/E)^tokens (experts' params
+/// = (params - active) / (1 - k/E)); the peak is fp8_tflops for dtype fp8 on a GPU with FP8, else
+/// bf16_tflops; the all-reduce is a ring: 2 (TP - 1) / TP x hidden x tokens x 2 bytes per call over
+/// interconnect. time_slice_replicas does not enter here: the deployment (inference/deployment.h)
+/// stretches the steps of replicas sharing a GPU. Throws std::invalid_argument as kv_cache_budget
+/// does for an unknown model or GPU and arguments out of range.
 std::unique_ptr<StepTimeModel> make_roofline_step_time(const ServingCatalog& catalog, const EngineArgs& args,
                                                        const ReplicaHardware& hw);
 
@@ -46,6 +54,9 @@ std::unique_ptr<StepTimeModel> make_roofline_step_time(const ServingCatalog& cat
 /// interpolation over the grid of the rows' num_seqs and tokens values (clamped at its edges; a value
 /// beyond the largest measured extrapolates linearly from the last two), so a table with one row per
 /// batch size is enough. Throws std::invalid_argument for an empty table or a non-positive time.
+/// Detail: rows need not fill the grid; each num_seqs value's rows are interpolated in tokens first,
+/// then across num_seqs. A prediction is never below the fastest row. Also refused: num_seqs < 1,
+/// tokens < 0, a (num_seqs, tokens) pair given twice. An empty batch takes 0 s.
 struct StepProfileRow {
   int32_t num_seqs = 0;
   int32_t tokens = 0;

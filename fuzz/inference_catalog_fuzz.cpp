@@ -1,0 +1,25 @@
+// libFuzzer target: the serving catalog (io::parse_serving_catalog_text). Build and run: scripts/fuzz
+// (fuzz/CMakeLists.txt). InputError is the expected rejection; anything else is a finding.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "io/inference_catalog.h"
+#include "fuzz_support.h"
+
+namespace io = gpufleet::io;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text = gpufleet::fuzz::as_text(data, size);
+  gpufleet::fuzz::reader_accepts([&] {
+    const auto catalog = io::parse_serving_catalog_text(text, "fuzz.yaml");
+    if (catalog.models.empty() || catalog.gpus.empty()) gpufleet::fuzz::invariant_failed("a catalog has models and GPUs");
+    for (const auto& m : catalog.models)
+      if (!(m.params > 0) || m.head_dim < 1 || m.kv_heads < 1 || m.heads % m.kv_heads != 0 || m.active_params > m.params)
+        gpufleet::fuzz::invariant_failed("model figures validated");
+    for (const auto& g : catalog.gpus)
+      if (!(g.memory_bandwidth_gb_s > 0) || !(g.bf16_tflops > 0) || !std::isfinite(g.fp8_tflops))
+        gpufleet::fuzz::invariant_failed("GPU figures validated");
+  });
+  return 0;
+}
