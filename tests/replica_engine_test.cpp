@@ -4,12 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <random>
+#include <string>
 #include <memory>
 #include <vector>
 
 #include "inference/replica_engine.h"
 
 namespace gpufleet::inference {
+namespace testing {
+extern bool decode_fast_path;  // replica_engine.cpp
+}  // namespace testing
 namespace {
 
 Request req(uint64_t id, double arrival, int32_t prompt, int32_t output, std::vector<uint32_t> hashes = {}, int32_t hash_tokens = 512) {
@@ -241,6 +246,73 @@ TEST(ReplicaEngine, EvictAllReturnsRequestsInArrivalOrder) {
   EXPECT_DOUBLE_EQ(e.kv_cache_usage(), 0);
   EXPECT_DOUBLE_EQ(e.busy_seconds(5), 1.5);  // the abandoned step counts up to 1.5
   EXPECT_DOUBLE_EQ(e.next_step_end_s(), std::numeric_limits<double>::infinity());
+}
+
+// The pure-decode fast path changes nothing: a random load (seed 5) with preemptions, prefix hits,
+// aborts and an eviction gives the same steps and outcomes with it on and off.
+std::vector<std::string> run_random_load(bool fast) {
+  testing::decode_fast_path = fast;
+  class Affine final : public StepTimeModel {
+   public:
+    double step_seconds(const StepBatch& b) const override {
+      return 0.01 + 1e-4 * b.prefill_tokens + 1e-6 * static_cast<double>(b.context_tokens) + 1e-3 * b.num_seqs;
+    }
+  } st;
+  EngineLimits lim;
+  lim.max_num_seqs = 12;
+  lim.max_num_batched_tokens = 64;
+  lim.block_size = 4;
+  lim.num_blocks = 120;
+  lim.enable_prefix_caching = true;
+  std::vector<std::string> log;
+  ReplicaEngine::Observer o;
+  o.on_outcome = [&](const RequestOutcome& x) {
+    log.push_back("out " + std::to_string(x.id) + " " + request_status_name(x.status) + " " + std::to_string(x.first_token_s) + " " +
+                  std::to_string(x.finish_s) + " " + std::to_string(x.generated_tokens) + " " + std::to_string(x.cached_prompt_tokens) + " " +
+                  std::to_string(x.preemptions));
+  };
+  o.on_step = [&](const StepRecord& s) {
+    log.push_back("step " + std::to_string(s.start_s) + " " + std::to_string(s.end_s) + " " + std::to_string(s.batch.num_seqs) + " " +
+                  std::to_string(s.batch.decode_tokens) + " " + std::to_string(s.batch.prefill_tokens) + " " +
+                  std::to_string(s.batch.context_tokens) + " " + std::to_string(s.batch.prefill_attention_token_pairs) + " " +
+                  std::to_string(s.num_running) + " " + std::to_string(s.num_waiting) + " " + std::to_string(s.blocks_used) + " " +
+                  std::to_string(s.preempted));
+  };
+  ReplicaEngine e(0, st, lim, o);
+  std::mt19937_64 g(5);
+  double t = 0;
+  for (uint64_t i = 0; i < 2000; ++i) {
+    t += static_cast<double>(g() % 1000) * 1e-4;
+    const uint32_t family = static_cast<uint32_t>(g() % 4);
+    e.add_request(req(i, t, 1 + static_cast<int32_t>(g() % 40), 1 + static_cast<int32_t>(g() % 60), {family, family * 10 + 1}, 8), t);
+    if (i % 97 == 0) e.abort(i - 3, RequestStatus::kTimedOut, t);
+    if (i == 1000) {
+      for (const Request& r : e.evict_all(t)) log.push_back("evicted " + std::to_string(r.id));
+    }
+  }
+  e.run_until(1e9);
+  log.push_back("busy " + std::to_string(e.busy_seconds(1e9)) + " queries " + std::to_string(e.prefix_cache_queries()) + " hits " +
+                std::to_string(e.prefix_cache_hits()));
+  testing::decode_fast_path = true;
+  return log;
+}
+
+TEST(ReplicaEngine, DecodeFastPathIsExact) {
+  const std::vector<std::string> slow = run_random_load(false);
+  const std::vector<std::string> fast = run_random_load(true);
+  ASSERT_EQ(slow.size(), fast.size());
+  for (size_t i = 0; i < slow.size(); ++i) ASSERT_EQ(slow[i], fast[i]) << "line " << i;
+  size_t preempted = 0, timed_out = 0, evicted = 0;
+  for (const std::string& l : slow) {
+    if (l.rfind("step", 0) == 0 && l.back() != '0') ++preempted;
+    if (l.find("timed_out") != std::string::npos) ++timed_out;
+    if (l.rfind("evicted", 0) == 0) ++evicted;
+  }
+  // The load exercises preemption, aborts, an eviction and prefix hits.
+  EXPECT_GT(preempted, 0u);
+  EXPECT_GT(timed_out, 0u);
+  EXPECT_GT(evicted, 0u);
+  EXPECT_EQ(slow.back().find(" hits 0"), std::string::npos) << slow.back();
 }
 
 TEST(ReplicaEngine, RejectsNonPositiveLimits) {

@@ -29,6 +29,12 @@ const char* request_status_name(RequestStatus s) {
   return "unknown";
 }
 
+namespace testing {
+// The pure-decode fast path can be switched off to check that it changes nothing
+// (tests/replica_engine_test.cpp declares this; not part of the public interface).
+bool decode_fast_path = true;
+}  // namespace testing
+
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -199,6 +205,15 @@ struct ReplicaEngine::Impl {
   int64_t prefix_queries = 0, prefix_hits = 0;
   StepRecord record;
 
+  // Pure-decode fast path (see try_fast_step): steps in which every running request decodes one
+  // token and nothing else happens cost O(1); the requests' own counters lag by fast_steps.
+  bool step_fast = false;         // the step in progress is a fast step
+  bool phase_valid = false;       // the figures below describe the running set
+  int32_t fast_steps = 0;         // fast steps ended since the counters were last brought up to date
+  int32_t phase_min_left = 0;     // fewest output tokens left over the running set at the phase start
+  int64_t phase_context = 0;      // sum of computed tokens at the phase start
+  std::vector<int32_t> phase_residue;  // running requests by computed % block_size at the phase start
+
   Impl(int32_t id, const StepTimeModel& st, const EngineLimits& l, Observer o)
       : replica_id(id), step_time(&st), limits(l), observer(std::move(o)), pool(l.num_blocks, l.enable_prefix_caching) {}
 
@@ -280,8 +295,86 @@ struct ReplicaEngine::Impl {
     waiting.push_front(si);
   }
 
+  /// Brings every running request's counters up to date after fast steps (between steps only).
+  void sync() {
+    phase_valid = false;
+    if (fast_steps == 0) return;
+    for (int32_t si : running) {
+      Slot& s = slots[si];
+      s.computed += fast_steps;
+      s.generated += fast_steps;
+      s.blocks = static_cast<int32_t>(ceil_div(s.computed, limits.block_size));
+    }
+    fast_steps = 0;
+  }
+
+  /// Turns a fast step in progress into an ordinary one (its schedule written out), so that a
+  /// request can leave in the middle of it.
+  void materialize_step() {
+    if (!(active && step_fast)) return;
+    sync();
+    sched.clear();
+    for (int32_t si : running) {
+      Slot& s = slots[si];
+      s.blocks = static_cast<int32_t>(ceil_div(s.computed + 1, limits.block_size));
+      sched.push_back({si, 1});
+    }
+    step_fast = false;
+  }
+
+  /// A step in which every running request decodes, all fit the token budget, none can be admitted
+  /// from waiting, the new blocks are free and none finishes at its end: the same schedule as the
+  /// general path (no preemption, no admission), counted in O(1). The step that finishes a
+  /// request, and any other, goes through the general path.
+  bool try_fast_step(double t) {
+    const int32_t b = static_cast<int32_t>(running.size());
+    if (!testing::decode_fast_path || b == 0 || b > limits.max_num_batched_tokens) return false;
+    if (!waiting.empty() && b < limits.max_num_seqs) return false;
+    const int32_t bs = limits.block_size;
+    if (!phase_valid) {
+      if (fast_steps != 0) return false;
+      for (int32_t si : running) {
+        if (!slots[si].decoding) return false;
+      }
+      phase_residue.assign(static_cast<size_t>(bs), 0);
+      phase_context = 0;
+      phase_min_left = std::numeric_limits<int32_t>::max();
+      for (int32_t si : running) {
+        const Slot& s = slots[si];
+        ++phase_residue[static_cast<size_t>(s.computed % bs)];
+        phase_context += s.computed;
+        phase_min_left = std::min(phase_min_left, s.req.output_tokens - s.generated);
+      }
+      phase_valid = true;
+    }
+    if (fast_steps + 1 >= phase_min_left) return false;
+    // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
+    const int64_t need = phase_residue[static_cast<size_t>((bs - fast_steps % bs) % bs)];
+    if (need > pool.num_free()) return false;
+    pool.take(need);
+    StepBatch& batch = record.batch;
+    batch.num_seqs = b;
+    batch.decode_tokens = b;
+    batch.prefill_tokens = 0;
+    batch.context_tokens = phase_context + static_cast<int64_t>(b) * fast_steps;
+    batch.prefill_attention_token_pairs = 0;
+    active = true;
+    step_fast = true;
+    step_start = t;
+    step_end = t + step_time->step_seconds(batch);
+    record.start_s = t;
+    record.end_s = step_end;
+    record.num_running = b;
+    record.num_waiting = static_cast<int32_t>(waiting.size());
+    record.blocks_used = pool.used();
+    record.preempted = 0;
+    return true;
+  }
+
   /// Scheduler.schedule for a step starting at t.
   void begin_step(double t) {
+    if (try_fast_step(t)) return;
+    sync();
     for (;;) {
       sched.clear();
       int32_t budget = limits.max_num_batched_tokens;
@@ -386,6 +479,13 @@ struct ReplicaEngine::Impl {
     const double t = step_end;
     active = false;
     busy_done += step_end - step_start;
+    if (step_fast) {
+      step_fast = false;
+      ++fast_steps;
+      if (observer.on_step) observer.on_step(record);
+      ready_s = t;
+      return;
+    }
     bool any_finished = false;
     for (const Scheduled& e : sched) {
       Slot& s = slots[e.slot];
@@ -489,6 +589,8 @@ double ReplicaEngine::next_step_end_s() const {
 bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
   Impl& m = *impl_;
   m.run_until(t);
+  m.materialize_step();
+  if (!m.active) m.sync();
   for (auto it = m.waiting.begin(); it != m.waiting.end(); ++it) {
     if (m.slots[*it].req.id != request_id) continue;
     const int32_t si = *it;
@@ -516,6 +618,8 @@ bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
 std::vector<Request> ReplicaEngine::evict_all(double t) {
   Impl& m = *impl_;
   m.run_until(t);
+  m.materialize_step();
+  if (!m.active) m.sync();
   if (m.active) {  // the step in progress is abandoned
     m.busy_done += std::max(0.0, std::min(t, m.step_end) - m.step_start);
     m.active = false;
