@@ -86,6 +86,25 @@ TEST(Deployment, PrefixAffinityFollowsTheLongestServedChain) {
   EXPECT_EQ(f.out.at(5).replica, 0);
 }
 
+// The guards: a chain covering 0.3 or less of the hashes, or replicas out of balance (here more than
+// 2 requests apart and a factor above 1.5), fall back to least outstanding.
+TEST(Deployment, PrefixAffinityGuards) {
+  RouterConfig rc;
+  rc.policy = RoutingPolicy::kPrefixAffinity;
+  rc.prefix_affinity_balance_abs = 2;
+  Fixture f(rc);
+  for (int i = 0; i < 2; ++i) f.dep.add_replica(0, *f.st, limits());
+  f.dep.submit(req(1, 0, 10, {1, 2}), 0);         // -> 0
+  f.dep.submit(req(2, 0, 10, {1, 50, 51, 52}), 0);  // 1 of 4 matched (0.25): least outstanding -> 1
+  f.dep.submit(req(3, 0, 10, {1, 2}), 0);         // loads (1, 1): chain {1, 2} only on 0 -> 0
+  f.dep.submit(req(4, 0, 10, {1, 2}), 0);         // loads (2, 1): -> 0
+  f.dep.submit(req(5, 0, 10, {1, 2}), 0);         // loads (3, 1): 3 - 1 = 2, not above 2: -> 0
+  f.dep.submit(req(6, 0, 10, {1, 2}), 0);         // loads (4, 1): 3 > 2 and 4 > 1.5: least outstanding -> 1
+  f.dep.finish(100);
+  const int32_t want[] = {0, 1, 0, 0, 0, 1};
+  for (uint64_t i = 1; i <= 6; ++i) EXPECT_EQ(f.out.at(i).replica, want[i - 1]) << i;
+}
+
 TEST(Deployment, FlowControlHoldsRequestsAtTheRouterInOrder) {
   RouterConfig rc;
   rc.max_outstanding_per_replica = 1;

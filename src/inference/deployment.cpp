@@ -142,8 +142,20 @@ struct Deployment::Impl {
         return -1;
       }
       case RoutingPolicy::kPrefixAffinity: {
+        int32_t lo = std::numeric_limits<int32_t>::max(), hi = -1;
+        for (int32_t r : ready_ids) {
+          const Replica& x = replicas[static_cast<size_t>(r)];
+          if (!has_room(x)) continue;
+          lo = std::min(lo, x.engine->outstanding());
+          hi = std::max(hi, x.engine->outstanding());
+        }
+        if (hi < 0) return -1;
+        if (hi - lo > router.prefix_affinity_balance_abs && hi > router.prefix_affinity_balance_rel * lo) {
+          return least_outstanding(ready_ids);
+        }
         // The replicas that served the longest chain of this request's leading prefix hashes.
         std::vector<int32_t> match;
+        size_t matched = 0;
         for (size_t i = 0; i < req.prefix_hashes.size(); ++i) {
           auto it = served.find(req.prefix_hashes[i]);
           if (it == served.end()) break;
@@ -154,6 +166,10 @@ struct Deployment::Impl {
           }
           if (next.empty()) break;
           match.swap(next);
+          matched = i + 1;
+        }
+        if (static_cast<double>(matched) <= router.prefix_affinity_min_match * static_cast<double>(req.prefix_hashes.size())) {
+          return least_outstanding(ready_ids);
         }
         std::sort(match.begin(), match.end());
         const int32_t r = least_outstanding(match);
