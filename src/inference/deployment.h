@@ -20,7 +20,13 @@ namespace gpufleet::inference {
 enum class RoutingPolicy {
   kLeastOutstanding,  ///< fewest running + waiting requests; ties: lowest replica id (default)
   kRoundRobin,        ///< ready replicas in turn
-  kPrefixAffinity,    ///< the replica that served the longest matching prefix hash chain; else least outstanding
+  /// The replica that served the longest chain of the request's leading prefix hashes (ties: least
+  /// outstanding, then lowest id), when that chain covers more than prefix_affinity_min_match of
+  /// the request's hashes and the replicas are not out of balance; else least outstanding. The
+  /// thresholds are those of SGLang's model gateway cache-aware policy (docs: lightseekorg/smg
+  /// docs/getting-started/load-balancing.md: --cache-threshold 0.3, --balance-abs-threshold 64,
+  /// --balance-rel-threshold 1.5); its "smallest tree" fallback is least outstanding here.
+  kPrefixAffinity,
 };
 const char* routing_policy_name(RoutingPolicy p);
 
@@ -33,6 +39,13 @@ struct RouterConfig {
   /// Seconds from arrival after which an unfinished request times out (the client gives up, the
   /// engine aborts it). 0 = never.
   double request_timeout_s = 0;
+  /// kPrefixAffinity: the matched fraction of the request's prefix hashes above which it follows
+  /// the match.
+  double prefix_affinity_min_match = 0.3;
+  /// kPrefixAffinity: out of balance when the most and least loaded ready replicas with room differ
+  /// by more than prefix_affinity_balance_abs requests and by a factor above prefix_affinity_balance_rel.
+  int32_t prefix_affinity_balance_abs = 64;
+  double prefix_affinity_balance_rel = 1.5;
 };
 
 class Deployment {

@@ -1,0 +1,369 @@
+// Router, flow control, timeouts and replicas that come and go (deployment.h).
+//
+// Requests are numbered in submission order (their sequence number is the id the engines see;
+// the caller's id is restored on every outcome). A table indexed by sequence number says where each
+// unfinished request is (the router queue or a replica); since the timeout runs from arrival and
+// arrivals come in order, the oldest unfinished request is the next to time out.
+//
+// Time: advance_to(t) runs the replicas independently up to the next event that needs the router
+// (a timeout, t), except while requests wait at the router or replicas share a GPU: then it goes
+// from step end to step end, so that a replica that frees room takes the router's head at that
+// instant and the replicas of a share group see one another's load.
+#include "inference/deployment.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace gpufleet::inference {
+
+const char* routing_policy_name(RoutingPolicy p) {
+  switch (p) {
+    case RoutingPolicy::kLeastOutstanding: return "least-outstanding";
+    case RoutingPolicy::kRoundRobin: return "round-robin";
+    case RoutingPolicy::kPrefixAffinity: return "prefix-affinity";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int32_t kAtRouter = -1;
+constexpr int32_t kDone = -2;
+
+struct Entry {
+  uint64_t id;        // the caller's id
+  double arrival_s;
+  int32_t where;      // replica id, kAtRouter or kDone
+};
+
+}  // namespace
+
+namespace {
+
+/// A time-sliced replica's step: the inner step time x (1 + switch fraction) x the replicas of its
+/// group with work (`busy`, counted when the step starts), when more than one has work.
+class SharedStepTime final : public StepTimeModel {
+ public:
+  SharedStepTime(const StepTimeModel& inner, std::function<int32_t()> busy, double switch_fraction)
+      : inner_(&inner), busy_(std::move(busy)), switch_fraction_(switch_fraction) {}
+  double step_seconds(const StepBatch& batch) const override {
+    const double base = inner_->step_seconds(batch);
+    const int32_t n = busy_();
+    return n > 1 ? base * (1 + switch_fraction_) * n : base;
+  }
+
+ private:
+  const StepTimeModel* inner_;
+  std::function<int32_t()> busy_;
+  double switch_fraction_;
+};
+
+}  // namespace
+
+struct Deployment::Impl {
+  struct Replica {
+    std::unique_ptr<SharedStepTime> shared;
+    std::unique_ptr<ReplicaEngine> engine;
+    int32_t group = -1;
+    bool ready = false;
+  };
+
+  RouterConfig router;
+  Observer observer;
+  std::vector<Replica> replicas;          // by id
+  std::vector<int32_t> ready_ids;         // ascending
+  std::deque<Request> queue;              // held at the router, ids = sequence numbers
+  std::deque<Entry> table;                // by sequence number - table_base
+  uint64_t table_base = 0;
+  double now = 0;
+  double retired_busy_s = 0;
+  int32_t shared_groups = 0;              // replicas in a share group (fine stepping while > 0)
+  int32_t rr_next = 0;
+  // Prefix affinity: prefix hash -> replicas that served a request with it.
+  std::unordered_map<uint32_t, std::vector<int32_t>> served;
+
+  Impl(RouterConfig r, Observer o) : router(r), observer(std::move(o)) {}
+
+  Entry& entry(uint64_t seq) { return table[static_cast<size_t>(seq - table_base)]; }
+
+  void on_engine_outcome(const RequestOutcome& o) {
+    Entry& e = entry(o.id);
+    e.where = kDone;
+    if (observer.on_outcome) {
+      RequestOutcome out = o;
+      out.id = e.id;
+      observer.on_outcome(out);
+    }
+  }
+
+  int32_t group_busy(int32_t group) const {
+    int32_t n = 0;
+    for (int32_t r : ready_ids) {
+      const Replica& x = replicas[static_cast<size_t>(r)];
+      if (x.group == group && x.engine->outstanding() > 0) ++n;
+    }
+    return n;
+  }
+
+  bool has_room(const Replica& x) const {
+    return router.max_outstanding_per_replica <= 0 || x.engine->outstanding() < router.max_outstanding_per_replica;
+  }
+
+  int32_t least_outstanding(const std::vector<int32_t>& ids) const {
+    int32_t best = -1, best_load = std::numeric_limits<int32_t>::max();
+    for (int32_t r : ids) {
+      const Replica& x = replicas[static_cast<size_t>(r)];
+      if (!has_room(x)) continue;
+      const int32_t load = x.engine->outstanding();
+      if (load < best_load) best = r, best_load = load;
+    }
+    return best;
+  }
+
+  /// The replica for `req` under the policy among ready replicas with room; -1 if none.
+  int32_t pick(const Request& req) {
+    if (ready_ids.empty()) return -1;
+    switch (router.policy) {
+      case RoutingPolicy::kLeastOutstanding: return least_outstanding(ready_ids);
+      case RoutingPolicy::kRoundRobin: {
+        const size_t start = static_cast<size_t>(std::lower_bound(ready_ids.begin(), ready_ids.end(), rr_next) - ready_ids.begin());
+        for (size_t k = 0; k < ready_ids.size(); ++k) {
+          const int32_t r = ready_ids[(start + k) % ready_ids.size()];
+          if (has_room(replicas[static_cast<size_t>(r)])) {
+            rr_next = r + 1;
+            return r;
+          }
+        }
+        return -1;
+      }
+      case RoutingPolicy::kPrefixAffinity: {
+        int32_t lo = std::numeric_limits<int32_t>::max(), hi = -1;
+        for (int32_t r : ready_ids) {
+          const Replica& x = replicas[static_cast<size_t>(r)];
+          if (!has_room(x)) continue;
+          lo = std::min(lo, x.engine->outstanding());
+          hi = std::max(hi, x.engine->outstanding());
+        }
+        if (hi < 0) return -1;
+        if (hi - lo > router.prefix_affinity_balance_abs && hi > router.prefix_affinity_balance_rel * lo) {
+          return least_outstanding(ready_ids);
+        }
+        // The replicas that served the longest chain of this request's leading prefix hashes.
+        std::vector<int32_t> match;
+        size_t matched = 0;
+        for (size_t i = 0; i < req.prefix_hashes.size(); ++i) {
+          auto it = served.find(req.prefix_hashes[i]);
+          if (it == served.end()) break;
+          std::vector<int32_t> next;
+          for (int32_t r : it->second) {
+            if (!replicas[static_cast<size_t>(r)].ready) continue;
+            if (i == 0 || std::find(match.begin(), match.end(), r) != match.end()) next.push_back(r);
+          }
+          if (next.empty()) break;
+          match.swap(next);
+          matched = i + 1;
+        }
+        if (static_cast<double>(matched) <= router.prefix_affinity_min_match * static_cast<double>(req.prefix_hashes.size())) {
+          return least_outstanding(ready_ids);
+        }
+        std::sort(match.begin(), match.end());
+        const int32_t r = least_outstanding(match);
+        return r >= 0 ? r : least_outstanding(ready_ids);
+      }
+    }
+    return -1;
+  }
+
+  void send(Request req, int32_t r) {
+    entry(req.id).where = r;
+    if (router.policy == RoutingPolicy::kPrefixAffinity) {
+      for (uint32_t h : req.prefix_hashes) {
+        std::vector<int32_t>& v = served[h];
+        if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+      }
+    }
+    replicas[static_cast<size_t>(r)].engine->add_request(req, now);
+  }
+
+  void dispatch() {
+    while (!queue.empty()) {
+      const int32_t r = pick(queue.front());
+      if (r < 0) return;
+      Request req = std::move(queue.front());
+      queue.pop_front();
+      send(std::move(req), r);
+    }
+  }
+
+  void pop_done() {
+    while (!table.empty() && table.front().where == kDone) {
+      table.pop_front();
+      ++table_base;
+    }
+  }
+
+  /// Ends the request with sequence number `seq` (unfinished) as `status` at t, wherever it is.
+  void end_request(uint64_t seq, RequestStatus status, double t) {
+    Entry& e = entry(seq);
+    if (e.where >= 0) {
+      replicas[static_cast<size_t>(e.where)].engine->abort(seq, status, t);  // reports through on_engine_outcome
+      return;
+    }
+    auto it = std::find_if(queue.begin(), queue.end(), [seq](const Request& q) { return q.id == seq; });
+    RequestOutcome o;
+    o.id = e.id;
+    o.status = status;
+    o.arrival_s = e.arrival_s;
+    o.finish_s = t;
+    if (it != queue.end()) {
+      o.prompt_tokens = it->prompt_tokens;
+      o.output_tokens = it->output_tokens;
+      queue.erase(it);
+    }
+    e.where = kDone;
+    if (observer.on_outcome) observer.on_outcome(o);
+  }
+
+  void expire(double t) {
+    if (router.request_timeout_s <= 0) return;
+    for (;;) {
+      pop_done();
+      if (table.empty() || table.front().arrival_s + router.request_timeout_s > t) return;
+      end_request(table_base, RequestStatus::kTimedOut, table.front().arrival_s + router.request_timeout_s);
+    }
+  }
+
+  void advance_to(double t) {
+    // Steps due to start now stay unscheduled until time moves on, so that every request submitted
+    // at this instant joins them (and a share group counts every replica with work).
+    if (t <= now) return;
+    for (;;) {
+      double next = t;
+      if (router.request_timeout_s > 0) {
+        pop_done();
+        if (!table.empty()) next = std::min(next, table.front().arrival_s + router.request_timeout_s);
+      }
+      if (!queue.empty() || shared_groups > 0) {
+        for (int32_t r : ready_ids) next = std::min(next, replicas[static_cast<size_t>(r)].engine->next_step_end_s());
+      }
+      if (next < now) next = now;
+      for (int32_t r : ready_ids) replicas[static_cast<size_t>(r)].engine->run_until(next);
+      now = next;
+      expire(next);
+      dispatch();
+      if (next >= t) return;
+    }
+  }
+};
+
+Deployment::Deployment(RouterConfig router, Observer observer) : impl_(std::make_unique<Impl>(router, std::move(observer))) {}
+Deployment::~Deployment() = default;
+
+int32_t Deployment::add_replica(double t, const StepTimeModel& step_time, const EngineLimits& limits, int32_t gpu_share_group,
+                                double time_slice_switch_fraction) {
+  Impl& d = *impl_;
+  d.advance_to(t);
+  const int32_t id = static_cast<int32_t>(d.replicas.size());
+  Impl::Replica x;
+  x.group = gpu_share_group;
+  const StepTimeModel* st = &step_time;
+  if (gpu_share_group >= 0) {
+    x.shared = std::make_unique<SharedStepTime>(
+        step_time, [&d, gpu_share_group] { return d.group_busy(gpu_share_group); }, time_slice_switch_fraction);
+    st = x.shared.get();
+    ++d.shared_groups;
+  }
+  ReplicaEngine::Observer eo;
+  eo.on_outcome = [&d](const RequestOutcome& o) { d.on_engine_outcome(o); };
+  if (d.observer.on_step) eo.on_step = [&d, id](const StepRecord& s) { d.observer.on_step(id, s); };
+  x.engine = std::make_unique<ReplicaEngine>(id, *st, limits, std::move(eo));
+  x.engine->run_until(t);
+  x.ready = true;
+  d.replicas.push_back(std::move(x));
+  d.ready_ids.push_back(id);
+  d.dispatch();
+  return id;
+}
+
+void Deployment::remove_replica(int32_t replica, double t) {
+  Impl& d = *impl_;
+  if (replica < 0 || replica >= static_cast<int32_t>(d.replicas.size()) || !d.replicas[static_cast<size_t>(replica)].ready) {
+    throw std::invalid_argument("remove_replica: no ready replica " + std::to_string(replica));
+  }
+  d.advance_to(t);
+  Impl::Replica& x = d.replicas[static_cast<size_t>(replica)];
+  std::vector<Request> back = x.engine->evict_all(t);
+  d.retired_busy_s += x.engine->busy_seconds(t);
+  x.ready = false;
+  if (x.group >= 0) --d.shared_groups;
+  d.ready_ids.erase(std::find(d.ready_ids.begin(), d.ready_ids.end(), replica));
+  for (auto it = back.rbegin(); it != back.rend(); ++it) {
+    d.entry(it->id).where = kAtRouter;
+    d.queue.push_front(std::move(*it));
+  }
+  x.engine.reset();
+  x.shared.reset();
+  d.dispatch();
+}
+
+void Deployment::submit(const Request& request, double t) {
+  Impl& d = *impl_;
+  d.advance_to(t);
+  const uint64_t seq = d.table_base + d.table.size();
+  d.table.push_back({request.id, request.arrival_s, kAtRouter});
+  Request req = request;
+  req.id = seq;
+  d.queue.push_back(std::move(req));
+  d.dispatch();
+  d.pop_done();
+}
+
+void Deployment::advance_to(double t) { impl_->advance_to(t); }
+
+void Deployment::finish(double t) {
+  Impl& d = *impl_;
+  d.advance_to(t);
+  for (uint64_t seq = d.table_base; seq < d.table_base + d.table.size(); ++seq) {
+    if (d.entry(seq).where != kDone) d.end_request(seq, RequestStatus::kTimedOut, t);
+  }
+  d.pop_done();
+}
+
+int32_t Deployment::ready_replicas() const { return static_cast<int32_t>(impl_->ready_ids.size()); }
+int64_t Deployment::router_queue_length() const { return static_cast<int64_t>(impl_->queue.size()); }
+int64_t Deployment::num_requests_waiting() const {
+  int64_t n = 0;
+  for (int32_t r : impl_->ready_ids) n += impl_->replicas[static_cast<size_t>(r)].engine->num_requests_waiting();
+  return n;
+}
+int64_t Deployment::num_requests_running() const {
+  int64_t n = 0;
+  for (int32_t r : impl_->ready_ids) n += impl_->replicas[static_cast<size_t>(r)].engine->num_requests_running();
+  return n;
+}
+double Deployment::kv_cache_usage_mean() const {
+  if (impl_->ready_ids.empty()) return 0;
+  double s = 0;
+  for (int32_t r : impl_->ready_ids) s += impl_->replicas[static_cast<size_t>(r)].engine->kv_cache_usage();
+  return s / static_cast<double>(impl_->ready_ids.size());
+}
+double Deployment::busy_seconds(double t) const {
+  double s = impl_->retired_busy_s;
+  for (int32_t r : impl_->ready_ids) s += impl_->replicas[static_cast<size_t>(r)].engine->busy_seconds(t);
+  return s;
+}
+std::vector<Deployment::ReplicaGauge> Deployment::replica_gauges(double t) const {
+  std::vector<ReplicaGauge> out;
+  for (int32_t r : impl_->ready_ids) {
+    const ReplicaEngine& e = *impl_->replicas[static_cast<size_t>(r)].engine;
+    out.push_back({r, e.num_requests_running(), e.num_requests_waiting(), e.kv_cache_usage(), e.busy_seconds(t)});
+  }
+  return out;
+}
+
+}  // namespace gpufleet::inference
