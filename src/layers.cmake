@@ -46,8 +46,8 @@ gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
 # reference), each building domain types. The fuzz targets (fuzz/) build this layer and those below.
 gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
-                                        io/sim_pools io/sim_workload
-                                PUBLIC model admit sim_inputs pack_inputs
+                                        io/sim_pools io/sim_workload io/k8s_serving
+                                PUBLIC model admit sim_inputs pack_inputs inference autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML)
 
