@@ -299,3 +299,24 @@ TEST(K8sServingReader, ErrorsNameFileLineColumnField) {
             }).substr(0, 60),
             "s.yaml:8:23: field 'spec.triggers[0].metadata.query': query ");
 }
+
+// The fuzz seeds are valid input (so the fuzzer starts deep in the reader).
+TEST(K8sServingReader, FuzzSeedsParse) {
+  const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "fuzz" / "corpus" / "k8s_serving_fuzz";
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_NO_THROW(io::read_k8s_serving({e.path().string()})) << e.path();
+    ++n;
+  }
+  EXPECT_EQ(n, 4);
+  const io::ServingObjects o = io::read_k8s_serving({dir.string()});
+  EXPECT_EQ(o.deployments.size(), 2u);
+  EXPECT_EQ(o.hpas.size(), 1u);
+  ASSERT_EQ(o.scaled_objects.size(), 1u);
+  EXPECT_EQ(o.scaled_objects[0].spec.triggers[0].aggregation, as::QueryAggregation::kAverage);
+  EXPECT_EQ(o.hpas[0].spec.metrics[2].target, 10000);  // 10k
+  EXPECT_EQ(o.hpas[0].spec.metrics[3].target, 0.5);    // 500m
+  EXPECT_EQ(o.deployments[0].mig_profile, "1g.10gb");  // api-server-mig.yaml sorts first
+  EXPECT_EQ(o.deployments[1].engine.max_model_len, 32768);
+  EXPECT_EQ(o.deployments[1].engine.max_num_batched_tokens, 8192);
+}

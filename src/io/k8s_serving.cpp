@@ -377,11 +377,15 @@ std::optional<int64_t> human_readable_int(const std::string& s) {
     int64_t v = 0;
     const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
     if (ec != std::errc() || p != num.data() + num.size()) return std::nullopt;
-    return mult == 0 ? v : static_cast<int64_t>(static_cast<double>(v) * mult);
+    if (mult == 0) return v;
+    const double scaled = static_cast<double>(v) * mult;
+    if (!(std::abs(scaled) < 9e18)) return std::nullopt;
+    return static_cast<int64_t>(scaled);
   }
   double v = 0;
   const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
   if (ec != std::errc() || p != num.data() + num.size() || !std::isfinite(v)) return std::nullopt;
+  if (!(std::abs(v * mult) < 9e18)) return std::nullopt;
   return static_cast<int64_t>(std::llround(v * mult));
 }
 
