@@ -164,6 +164,8 @@ std::unique_ptr<StepTimeModel> make_profile_step_time(std::vector<StepProfileRow
 }
 
 std::unique_ptr<StepTimeModel> make_constant_step_time(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds))
+    throw std::invalid_argument("constant step time must be a positive number of seconds");
   return std::make_unique<ConstantStepTime>(seconds);
 }
 

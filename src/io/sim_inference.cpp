@@ -5,7 +5,11 @@
 #include <memory>
 
 #include "inference/request_sources.h"
+#include "io/k8s_serving.h"
 #include "io/request_trace.h"
+#include "autoscaling/hpa.h"
+#include "autoscaling/keda.h"
+#include "autoscaling/predictive.h"
 
 #include <fmt/format.h>
 
@@ -194,9 +198,121 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
                                          o.rate.peak_to_trough, from.empty() ? "" : ", lengths from " + from);
 }
 
-}  // namespace
+bool exported(const std::string& metric) {
+  for (const std::string& m : sim::exported_serving_metrics())
+    if (m == metric) return true;
+  return false;
+}
 
-void parse_inference_autoscaler(const Field& f, sim::InferenceServiceSpec& spec, const sim::WorkloadSpec& service);
+std::string exported_list() {
+  std::string out;
+  for (const std::string& m : sim::exported_serving_metrics()) out += out.empty() ? m : ", " + m;
+  return out;
+}
+
+[[noreturn]] void fail_at(const SourcePos& pos, const std::string& message) {
+  throw InputError(pos.file, pos.line, pos.field, message, pos.column);
+}
+
+// autoscaler: {kubernetes: FILE} (one HorizontalPodAutoscaler or ScaledObject, as users write them),
+// {predictive: {...}}, or both (the predictive scaler with the Kubernetes one as its reactive floor).
+void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std::string& base_dir) {
+  a.require_map();
+  a.only_keys({"kubernetes", "predictive"});
+  const Field k8s = a["kubernetes"], pred = a["predictive"];
+  if (!k8s.present() && !pred.present()) a.fail("one of kubernetes or predictive is required");
+  std::function<std::unique_ptr<autoscaling::ReplicaAutoscaler>()> reactive;
+  std::string description;
+  if (k8s.present()) {
+    const ServingObjects objects = read_k8s_serving({resolve(base_dir, k8s.required_str())});
+    const size_t n = objects.hpas.size() + objects.scaled_objects.size();
+    if (n != 1)
+      k8s.fail(fmt::format("{} has {} HorizontalPodAutoscaler and {} ScaledObject objects; exactly one is needed",
+                           k8s.scalar(), objects.hpas.size(), objects.scaled_objects.size()));
+    if (!objects.hpas.empty()) {
+      const ServingHpa& h = objects.hpas.front();
+      for (size_t i = 0; i < h.spec.metrics.size(); ++i)
+        if (!exported(h.spec.metrics[i].name))
+          fail_at(h.metric_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                     h.spec.metrics[i].name, exported_list()));
+      const autoscaling::HpaSpec hpa = h.spec;
+      try {
+        autoscaling::HpaAutoscaler check(hpa);
+      } catch (const std::invalid_argument& e) {
+        fail_at(h.where, e.what());
+      }
+      reactive = [hpa] { return std::make_unique<autoscaling::HpaAutoscaler>(hpa); };
+      std::string metrics;
+      for (const autoscaling::MetricSpec& m : hpa.metrics)
+        metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
+                               autoscaling::metric_target_type_name(m.target_type), m.target);
+      description = fmt::format("hpa {} ({})", hpa.name, metrics);
+    } else {
+      const ServingScaledObject& so = objects.scaled_objects.front();
+      for (size_t i = 0; i < so.spec.triggers.size(); ++i)
+        if (!exported(so.spec.triggers[i].metric))
+          fail_at(so.trigger_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                       so.spec.triggers[i].metric, exported_list()));
+      const autoscaling::ScaledObjectSpec keda = so.spec;
+      try {
+        autoscaling::KedaAutoscaler check(keda);
+      } catch (const std::invalid_argument& e) {
+        fail_at(so.where, e.what());
+      }
+      reactive = [keda] { return std::make_unique<autoscaling::KedaAutoscaler>(keda); };
+      std::string triggers;
+      for (const autoscaling::PrometheusTrigger& t : keda.triggers)
+        triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
+      description = fmt::format("keda {} ({})", keda.name, triggers);
+    }
+  }
+  if (!pred.present()) {
+    spec.autoscaler = reactive;
+    spec.autoscaler_description = description;
+    return;
+  }
+  pred.require_map();
+  pred.only_keys({"rateMetric", "capacityRpsPerReplica", "headroom", "leadSeconds", "minReplicas", "maxReplicas",
+                  "evaluationPeriodSeconds", "forecast"});
+  autoscaling::PredictiveSpec p;
+  p.rate_metric = pred["rateMetric"].str(sim::kMetricRequestRate);
+  if (!exported(p.rate_metric))
+    pred["rateMetric"].fail(fmt::format("metric '{}' is exported by no simulated component (exported: {})", p.rate_metric,
+                                        exported_list()));
+  p.capacity_rps_per_replica = positive_number(pred["capacityRpsPerReplica"], 1e6);
+  if (const Field f = pred["headroom"]; f.present()) p.headroom = positive_number(f, 100);
+  if (const Field f = pred["leadSeconds"]; f.present()) p.lead_time_s = seconds(f);
+  if (const Field f = pred["minReplicas"]; f.present()) p.min_replicas = static_cast<int32_t>(f.integer(0, 100000));
+  if (const Field f = pred["maxReplicas"]; f.present()) p.max_replicas = static_cast<int32_t>(f.integer(1, 100000));
+  if (p.max_replicas < p.min_replicas) pred["maxReplicas"].fail("maxReplicas is below minReplicas");
+  if (const Field f = pred["evaluationPeriodSeconds"]; f.present()) p.evaluation_period_s = positive_number(f, 86400);
+  if (const Field fo = pred["forecast"]; fo.present()) {
+    fo.require_map();
+    fo.only_keys({"bucketSeconds", "weeklyWeight", "levelWindowSeconds", "levelGain"});
+    if (const Field f = fo["bucketSeconds"]; f.present()) p.forecast.bucket_s = positive_number(f, 86400);
+    if (const Field f = fo["weeklyWeight"]; f.present()) {
+      p.forecast.weekly_weight = f.number();
+      if (!(p.forecast.weekly_weight >= 0 && p.forecast.weekly_weight <= 1)) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+    }
+    if (const Field f = fo["levelWindowSeconds"]; f.present()) p.forecast.level_window_s = positive_number(f, 1e7);
+    if (const Field f = fo["levelGain"]; f.present()) {
+      p.forecast.level_gain = f.number();
+      if (!(p.forecast.level_gain >= 0 && p.forecast.level_gain <= 1)) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+    }
+  }
+  try {
+    autoscaling::PredictiveAutoscaler check(p);
+  } catch (const std::invalid_argument& e) {
+    pred.fail(e.what());
+  }
+  spec.autoscaler = [p, reactive] {
+    return std::make_unique<autoscaling::PredictiveAutoscaler>(p, reactive ? reactive() : nullptr);
+  };
+  spec.autoscaler_description = fmt::format("predictive {:g} req/s per replica, lead {:g} s{}", p.capacity_rps_per_replica,
+                                            p.lead_time_s, description.empty() ? "" : " + " + description);
+}
+
+}  // namespace
 
 sim::InferenceServiceSpec parse_inference_service(const Field& f, const sim::WorkloadSpec& service,
                                                   const std::string& base_dir, double horizon_s,
@@ -239,7 +355,7 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const sim::Wor
   const Field traffic = f["traffic"];
   if (!traffic.present()) f.fail("traffic is required: a trace or a generator");
   parse_traffic(traffic, spec, base_dir, horizon_s);
-  if (const Field a = f["autoscaler"]; a.present()) parse_inference_autoscaler(a, spec, service);
+  if (const Field a = f["autoscaler"]; a.present()) parse_autoscaler(a, spec, base_dir);
   return spec;
 }
 
