@@ -291,6 +291,18 @@ TEST(RealRequestTraces, AzureConversation) {
   EXPECT_DOUBLE_EQ(s.output_p50, 129);
   EXPECT_DOUBLE_EQ(s.output_p99, 601);
   EXPECT_EQ(r.back().id, 19'365u);
+
+  // Replayed twice as fast and three times as dense: 58,098 requests over 1,750.86 s, 33.2 /s.
+  inference::TraceReplayOptions o;
+  o.time_scale = 0.5;
+  o.rate_multiplier = 3;
+  inference::TraceSource source(r, o);
+  const inference::TraceStats fast = inference::trace_stats(inference::drain(source));
+  EXPECT_EQ(fast.count, 58'098u);
+  EXPECT_LE(fast.duration_s, (3501.722 + 1) / 2);  // the last copies fall within one mean gap (0.18 s) of the end
+  EXPECT_GE(fast.duration_s, 3501.721 / 2);
+  EXPECT_NEAR(fast.mean_rate_per_s, 3 * 2 * 5.5304, 0.02);
+  EXPECT_NEAR(fast.prompt_mean, s.prompt_mean, 1e-9);  // every request exactly three times
 }
 
 TEST(RealRequestTraces, AzureCode) {
