@@ -91,7 +91,12 @@ TEST(AzureLlmTrace, Errors) {
             "t.csv:2:21: field 'ContextTokens': 20000000 is more than 10000000 prompt tokens (limit "
             "RequestTraceLimits::max_prompt_tokens, docs/input-limits.md)");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1,1e30\n"),
-            "t.csv:2:23: field 'GeneratedTokens': 1e30 is out of range [-9223372036854775807, 9223372036854775807]");
+            "t.csv:2:23: field 'GeneratedTokens': 1e30 is more than 10000000 output tokens (limit "
+            "RequestTraceLimits::max_output_tokens, docs/input-limits.md)");
+  EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,-2e20,1\n"),
+            "t.csv:2:21: field 'ContextTokens': -2e20 is negative: a request has at least 1 prompt token");
+  EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1000.0,nan\n"),
+            "t.csv:2:28: field 'GeneratedTokens': 'nan' is not an integer");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1,12.5\n"),
             "t.csv:2:23: field 'GeneratedTokens': '12.5' is not an integer");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16T25:00:00,1,1\n"),
