@@ -91,7 +91,12 @@ TEST(AzureLlmTrace, Errors) {
             "t.csv:2:21: field 'ContextTokens': 20000000 is more than 10000000 prompt tokens (limit "
             "RequestTraceLimits::max_prompt_tokens, docs/input-limits.md)");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1,1e30\n"),
-            "t.csv:2:23: field 'GeneratedTokens': 1e30 is out of range [-9223372036854775807, 9223372036854775807]");
+            "t.csv:2:23: field 'GeneratedTokens': 1e30 is more than 10000000 output tokens (limit "
+            "RequestTraceLimits::max_output_tokens, docs/input-limits.md)");
+  EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,-2e20,1\n"),
+            "t.csv:2:21: field 'ContextTokens': -2e20 is negative: a request has at least 1 prompt token");
+  EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1000.0,nan\n"),
+            "t.csv:2:28: field 'GeneratedTokens': 'nan' is not an integer");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16 18:17:04,1,12.5\n"),
             "t.csv:2:23: field 'GeneratedTokens': '12.5' is not an integer");
   EXPECT_EQ(azure_error(std::string(kAzureHeader) + "2023-11-16T25:00:00,1,1\n"),
@@ -291,6 +296,18 @@ TEST(RealRequestTraces, AzureConversation) {
   EXPECT_DOUBLE_EQ(s.output_p50, 129);
   EXPECT_DOUBLE_EQ(s.output_p99, 601);
   EXPECT_EQ(r.back().id, 19'365u);
+
+  // Replayed twice as fast and three times as dense: 58,098 requests over 1,750.86 s, 33.2 /s.
+  inference::TraceReplayOptions o;
+  o.time_scale = 0.5;
+  o.rate_multiplier = 3;
+  inference::TraceSource source(r, o);
+  const inference::TraceStats fast = inference::trace_stats(inference::drain(source));
+  EXPECT_EQ(fast.count, 58'098u);
+  EXPECT_LE(fast.duration_s, (3501.722 + 1) / 2);  // the last copies fall within one mean gap (0.18 s) of the end
+  EXPECT_GE(fast.duration_s, 3501.721 / 2);
+  EXPECT_NEAR(fast.mean_rate_per_s, 3 * 2 * 5.5304, 0.02);
+  EXPECT_NEAR(fast.prompt_mean, s.prompt_mean, 1e-9);  // every request exactly three times
 }
 
 TEST(RealRequestTraces, AzureCode) {

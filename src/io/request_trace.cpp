@@ -1,6 +1,7 @@
 #include "io/request_trace.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -101,6 +102,21 @@ std::optional<WallTime> parse_wall_time(std::string_view s, std::string& why) {
   return WallTime{days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second, ns};
 }
 
+// A token count of an Azure row. An integral number too large for int64_t ("1e30") is still a token
+// count, reported as above its limit; anything else that is not an integer is CsvTable's error.
+int32_t azure_tokens(const CsvTable& t, size_t col, std::string_view kind, int64_t limit, std::string_view limit_name) {
+  const std::string_view s = t.text(col);
+  double d = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  int64_t v = 0;
+  if (ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(d) && std::trunc(d) == d && std::abs(d) > 1e15)
+    v = d > 0 ? std::numeric_limits<int64_t>::max() : -1;
+  else
+    v = t.integer_at(col, -std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max());
+  if (auto e = token_count_error(v, s, kind, limit, limit_name)) t.fail_at(col, *e);
+  return static_cast<int32_t>(v);
+}
+
 }  // namespace
 
 std::vector<Request> parse_azure_llm_trace(std::string_view text, const std::string& source, const RequestTraceLimits& limits) {
@@ -111,7 +127,6 @@ std::vector<Request> parse_azure_llm_trace(std::string_view text, const std::str
   csv.max_rows = std::numeric_limits<size_t>::max();
   CsvTable t(text, source, csv);
   const size_t c_time = t.require("TIMESTAMP"), c_prompt = t.require("ContextTokens"), c_output = t.require("GeneratedTokens");
-  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
   std::vector<Request> requests;
   WallTime first, previous;
   std::string previous_text;
@@ -137,14 +152,8 @@ std::vector<Request> parse_azure_llm_trace(std::string_view text, const std::str
     previous = *when;
     previous_text.assign(stamp);
     previous_line = t.line();
-    const int64_t prompt = t.integer_at(c_prompt, -kAny, kAny);
-    if (auto e = token_count_error(prompt, t.text(c_prompt), "prompt", limits.max_prompt_tokens, "RequestTraceLimits::max_prompt_tokens"))
-      t.fail_at(c_prompt, *e);
-    const int64_t output = t.integer_at(c_output, -kAny, kAny);
-    if (auto e = token_count_error(output, t.text(c_output), "output", limits.max_output_tokens, "RequestTraceLimits::max_output_tokens"))
-      t.fail_at(c_output, *e);
-    r.prompt_tokens = static_cast<int32_t>(prompt);
-    r.output_tokens = static_cast<int32_t>(output);
+    r.prompt_tokens = azure_tokens(t, c_prompt, "prompt", limits.max_prompt_tokens, "RequestTraceLimits::max_prompt_tokens");
+    r.output_tokens = azure_tokens(t, c_output, "output", limits.max_output_tokens, "RequestTraceLimits::max_output_tokens");
     requests.push_back(std::move(r));
   }
   if (requests.empty()) throw InputError(source, t.line() + 1, "", "no request rows");
