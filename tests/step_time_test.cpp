@@ -192,3 +192,42 @@ TEST(StepTime, ConstantModel) {
 
 }  // namespace
 }  // namespace gpufleet
+
+namespace gpufleet {
+namespace {
+
+// vLLM's CI latency benchmark on H200 (buildkite.com/vllm/performance-benchmark/builds/9515;
+// data/inference/calibration.csv rows 1-3): `vllm bench latency` with batch 8, input 32, output 128,
+// i.e. one prefill step of 8 x 32 tokens and 127 decode steps whose contexts grow from 33 to 159.
+// Rows 1 and 2 fitted decodeBandwidthEfficiency, stepOverheadSeconds and allreduceLatencySeconds;
+// row 3 (Mixtral) was not used for fitting.
+double vllm_bench_latency(const std::string& model, int32_t tp, int32_t batch, int32_t input, int32_t output) {
+  EngineArgs a;
+  a.model = model;
+  a.tensor_parallel_size = tp;
+  ReplicaHardware hw;
+  hw.gpu = "H200-141GB";
+  const auto m = inference::make_roofline_step_time(cat(), a, hw);
+  StepBatch prefill;
+  prefill.num_seqs = batch;
+  prefill.prefill_tokens = batch * input;
+  prefill.prefill_attention_token_pairs = static_cast<double>(batch) * input * input / 2;
+  double t = m->step_seconds(prefill);
+  for (int32_t k = 1; k < output; ++k) {
+    StepBatch d;
+    d.num_seqs = batch;
+    d.decode_tokens = batch;
+    d.context_tokens = static_cast<int64_t>(batch) * (input + k);
+    t += m->step_seconds(d);
+  }
+  return t;
+}
+
+TEST(StepTime, CalibrationReplayOfVllmCiLatency) {
+  EXPECT_NEAR(vllm_bench_latency("Llama-3.1-8B", 1, 8, 32, 128), 0.833, 0.01 * 0.833);   // model 831.7 ms
+  EXPECT_NEAR(vllm_bench_latency("Llama-3.1-70B", 4, 8, 32, 128), 2.078, 0.01 * 2.078);  // model 2,089.6 ms
+  EXPECT_NEAR(vllm_bench_latency("Mixtral-8x7B", 2, 8, 32, 128), 2.0292, 0.0005);         // 1,917 measured: +5.9%
+}
+
+}  // namespace
+}  // namespace gpufleet

@@ -41,9 +41,14 @@ struct KvCacheBudget {
   int32_t max_model_len = 0;           ///< in force: EngineArgs' or the model's max_context_tokens
   int32_t max_num_batched_tokens = 0;  ///< in force: EngineArgs' or vLLM's default for the device
   /// Empty when the replica can start; else why not, as one sentence with the figures (memory
-  /// missing, and what would fit: a larger TP, fp8, a lower max_model_len), e.g.
-  /// "Llama-3.1-70B bf16 needs 141.1 GB of weights per GPU at TP 1, 69.8 GB more than the 72.0 GB
-  /// usable on H100-80GB; tensor_parallel_size 2 or dtype fp8 would fit".
+  /// missing, and what would fit: a larger TP, fp8, a lower max_model_len), in GiB as vLLM logs, e.g.
+  /// "Llama-3.1-70B bf16 needs 131.4 GiB of weights per GPU at tensor_parallel_size 1 (+ 4.8 GiB
+  /// activation peak, 0.13 GiB non-torch, 0.3 GiB KV cache for max_model_len 1024), 65.4 GiB more than
+  /// the 71.3 GiB usable on H100-80GB at gpu_memory_utilization 0.9; tensor_parallel_size 2 or dtype
+  /// fp8 would fit", or, when the weights fit: "Llama-3.1-8B bf16 at tensor_parallel_size 1 on A10G
+  /// leaves 3.84 GiB per GPU for KV cache, 31494 tokens, fewer than max_model_len 131072 (16.00 GiB,
+  /// 12.16 GiB more than the 20.1 GiB usable at gpu_memory_utilization 0.9); tensor_parallel_size 2 or
+  /// max_model_len 31494 would fit".
   std::string error;
 };
 
