@@ -591,14 +591,7 @@ bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
   m.run_until(t);
   m.materialize_step();
   if (!m.active) m.sync();
-  for (auto it = m.waiting.begin(); it != m.waiting.end(); ++it) {
-    if (m.slots[*it].req.id != request_id) continue;
-    const int32_t si = *it;
-    m.waiting.erase(it);
-    m.report(m.slots[si], status, t);
-    m.release_slot(si);
-    return true;
-  }
+  // Running first: at most max_num_seqs, and the oldest requests (the first to time out) are there.
   for (auto it = m.running.begin(); it != m.running.end(); ++it) {
     if (m.slots[*it].req.id != request_id) continue;
     const int32_t si = *it;
@@ -608,6 +601,14 @@ bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
       if (e != m.sched.end()) m.sched.erase(e);
     }
     m.free_blocks(m.slots[si]);
+    m.report(m.slots[si], status, t);
+    m.release_slot(si);
+    return true;
+  }
+  for (auto it = m.waiting.begin(); it != m.waiting.end(); ++it) {
+    if (m.slots[*it].req.id != request_id) continue;
+    const int32_t si = *it;
+    m.waiting.erase(it);
     m.report(m.slots[si], status, t);
     m.release_slot(si);
     return true;
