@@ -192,6 +192,17 @@ TEST(ReplicaEngine, MaxModelLenDropsAtOnce) {
   EXPECT_EQ(rec.outcomes.at(1).status, RequestStatus::kDropped);
   EXPECT_DOUBLE_EQ(rec.outcomes.at(1).finish_s, 0);
   EXPECT_EQ(e.outstanding(), 1);
+  // 100 blocks of 16 tokens hold 1,600: prompt 1,000 + 602 outputs needs 1,601 in the cache (the
+  // last output token never enters it), 101 blocks: it could never run. 601 outputs: 100 blocks.
+  EngineLimits small;
+  small.block_size = 16;
+  small.num_blocks = 100;
+  ReplicaEngine f(0, *st, small, rec.observer());
+  f.add_request(req(3, 0, 1000, 602), 0);
+  f.add_request(req(4, 0, 1000, 601), 0);
+  EXPECT_EQ(rec.outcomes.at(3).status, RequestStatus::kDropped);
+  EXPECT_EQ(rec.outcomes.count(4), 0u);
+  EXPECT_EQ(f.outstanding(), 1);
   EXPECT_STREQ(request_status_name(RequestStatus::kDropped), "dropped");
   EXPECT_STREQ(request_status_name(RequestStatus::kTimedOut), "timed_out");
 }

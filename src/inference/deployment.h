@@ -26,6 +26,8 @@ enum class RoutingPolicy {
   /// thresholds are those of SGLang's model gateway cache-aware policy (docs: lightseekorg/smg
   /// docs/getting-started/load-balancing.md: --cache-threshold 0.3, --balance-abs-threshold 64,
   /// --balance-rel-threshold 1.5); its "smallest tree" fallback is least outstanding here.
+  /// The router remembers, per prefix hash, the replicas it sent a request carrying it to; it does
+  /// not see the replicas' evictions.
   kPrefixAffinity,
 };
 const char* routing_policy_name(RoutingPolicy p);
@@ -60,18 +62,24 @@ class Deployment {
 
   /// A replica becomes ready at t and takes requests (from the router queue first). `step_time`
   /// must outlive the deployment. `gpu_share_group` >= 0 puts replicas that time-slice one GPU in one
-  /// group: a step of one takes step_seconds x (1 + switch fraction) x the group's replicas with work.
-  /// Returns its id (0, 1, ... in order of addition, never reused).
+  /// group: while n > 1 replicas of the group have work, a step of one takes step_seconds x (1 +
+  /// switch fraction) x n (n counted when the step starts; alone, step_seconds). Returns its id (0,
+  /// 1, ... in order of addition, never reused).
   int32_t add_replica(double t, const StepTimeModel& step_time, const EngineLimits& limits,
                       int32_t gpu_share_group = -1, double time_slice_switch_fraction = 0);
   /// The replica leaves at t; its unfinished requests go back to the router (front of its queue, in
-  /// arrival order) and start over elsewhere.
+  /// arrival order) and start over elsewhere (their TTFT then runs to the first token of the replica
+  /// that finishes them; tokens streamed before are lost). Throws std::invalid_argument if
+  /// `replica` is not ready.
   void remove_replica(int32_t replica, double t);
   /// A request arrives at t (= request.arrival_s).
   void submit(const Request& request, double t);
-  /// Runs replicas, router dispatch and timeouts up to t (non-decreasing).
+  /// Runs replicas, router dispatch and timeouts up to t (non-decreasing). A replica that frees room
+  /// takes the router queue's head at that instant; a timeout ends a request at arrival +
+  /// request_timeout_s exactly (replica = the replica it was on, -1 at the router).
   void advance_to(double t);
-  /// Ends every request still in flight as kTimedOut at t (the run is over; they count as unfinished).
+  /// Ends every request still in flight, at the router or on a replica, as kTimedOut at t (the run is
+  /// over; they count as unfinished), in arrival order.
   void finish(double t);
 
   // Gauges at the last time given.

@@ -41,6 +41,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A step time, which must be positive and finite (else time would stand still).
+double checked(double step_s) {
+  if (!(step_s > 0) || !std::isfinite(step_s)) throw std::logic_error("StepTimeModel::step_seconds returned a non-positive or infinite time");
+  return step_s;
+}
+
 /// KV blocks: counts, and with prefix caching the free queue and the hash -> block table.
 class BlockPool {
  public:
@@ -361,7 +367,7 @@ struct ReplicaEngine::Impl {
     active = true;
     step_fast = true;
     step_start = t;
-    step_end = t + step_time->step_seconds(batch);
+    step_end = t + checked(step_time->step_seconds(batch));
     record.start_s = t;
     record.end_s = step_end;
     record.num_running = b;
@@ -459,7 +465,7 @@ struct ReplicaEngine::Impl {
       if (!sched.empty()) {
         active = true;
         step_start = t;
-        const double d = step_time->step_seconds(batch);
+        const double d = checked(step_time->step_seconds(batch));
         step_end = t + d;
         record.start_s = t;
         record.end_s = step_end;
@@ -591,14 +597,7 @@ bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
   m.run_until(t);
   m.materialize_step();
   if (!m.active) m.sync();
-  for (auto it = m.waiting.begin(); it != m.waiting.end(); ++it) {
-    if (m.slots[*it].req.id != request_id) continue;
-    const int32_t si = *it;
-    m.waiting.erase(it);
-    m.report(m.slots[si], status, t);
-    m.release_slot(si);
-    return true;
-  }
+  // Running first: at most max_num_seqs, and the oldest requests (the first to time out) are there.
   for (auto it = m.running.begin(); it != m.running.end(); ++it) {
     if (m.slots[*it].req.id != request_id) continue;
     const int32_t si = *it;
@@ -608,6 +607,14 @@ bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
       if (e != m.sched.end()) m.sched.erase(e);
     }
     m.free_blocks(m.slots[si]);
+    m.report(m.slots[si], status, t);
+    m.release_slot(si);
+    return true;
+  }
+  for (auto it = m.waiting.begin(); it != m.waiting.end(); ++it) {
+    if (m.slots[*it].req.id != request_id) continue;
+    const int32_t si = *it;
+    m.waiting.erase(it);
     m.report(m.slots[si], status, t);
     m.release_slot(si);
     return true;

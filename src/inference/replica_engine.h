@@ -20,7 +20,32 @@
 //    that generates its output_tokens-th token.
 //
 // Time: a step starts when the previous one ends or, when the engine was idle, when a request
-// arrives; requests added during a step join the next one. Step durations come from a StepTimeModel.
+// arrives; requests added during a step join the next one. A step due to start at t is scheduled
+// only once time moves past t (run_until(t' > t)) or next_step_end_s() is asked, so every request
+// added at t joins it. Step durations come from a StepTimeModel, called once per step.
+//
+// As in vLLM (vllm/v1/core/sched/scheduler.py at 00024d3, vllm/v1/core/kv_cache_manager.py at 003df29): a request resumed after
+// preemption recomputes its prompt and the tokens it had generated (num_tokens - computed), and
+// streams on from its last token (its first-token time stays); the step that preempts admits nothing
+// from waiting; a waiting request that does not get its blocks stops admission (no preemption for
+// it); a fully cached prompt still computes its last block (hits stop at (num_tokens - 1) /
+// block_size blocks); blocks are cached when allocated, so a request admitted later in the same step
+// can hit them; freed blocks go to the free queue's tail, the request's last block first.
+// Where this differs:
+//  - Cached blocks: only full prompt blocks covered by Request::prefix_hashes can hit (key: the hash
+//    covering the block's last token and the block's index); output blocks are never hit. A block
+//    whose key is already cached stays uncached (vLLM keeps duplicates under one hash).
+//  - A request whose prompt + output cannot fit in the whole KV cache is dropped at add_request like
+//    one above max_model_len (vLLM refuses to start when max_model_len does not fit the cache).
+//  - Not modelled: async scheduling, speculative decoding, the priority policy,
+//    long_prefill_token_threshold and the admission watermark (both 0 by default), encoder inputs.
+//  - prefix_cache_queries/hits count each request at its first admission only (vLLM counts resumed
+//    requests apart); with prefix caching off both stay 0.
+// Outcomes reported here carry this engine's id in `replica` (finished, timed out, dropped).
+//
+// Speed: steps in which every running request decodes and nothing else can change (none finishes,
+// none can be admitted, no preemption) are counted in O(1), with the same schedule and step times
+// as the general path; a step costs O(batch) otherwise. Nothing is allocated per step.
 #pragma once
 
 #include <cstdint>
