@@ -121,6 +121,10 @@ TEST(K8sServingReader, ExampleScaledObject) {
   EXPECT_DOUBLE_EQ(s.triggers[0].activation_threshold, 0);
   EXPECT_EQ(s.triggers[0].metric_type, as::KedaMetricType::kAverageValue);
   EXPECT_TRUE(o.warnings.empty());
+  // It runs: at the first poll 3 requests wait -> 0 to 1; the HPA then takes it to ceil(12 / 5) = 3.
+  as::KedaAutoscaler k(s);
+  EXPECT_EQ(k.evaluate(0, 0, 0, {{"vllm:num_requests_waiting", as::MetricSample{3, 0}}}), 1);
+  EXPECT_EQ(k.evaluate(15, 1, 1, {{"vllm:num_requests_waiting", as::MetricSample{12, 1}}}), 3);
 }
 
 TEST(K8sServingReader, CommandForms) {
@@ -129,7 +133,7 @@ TEST(K8sServingReader, CommandForms) {
       deployment("      - name: server\n"
                  "        image: python:3.12\n"
                  "        command: [python3, -m, vllm.entrypoints.openai.api_server]\n"
-                 "        args: [--model, Qwen/Qwen2.5-7B, --max_num_seqs=64, --quantization, fp8, --max-model-len, 8k,\n"
+                 "        args: [--model, Qwen/Qwen2.5-7B, --max_num_seqs=64, --quantization, fp8, --max-model-len, 25.6k,\n"
                  "               --enforce-eager, --no-enable-prefix-caching, --kv-cache-dtype, fp8_e4m3]\n"
                  "        resources: {limits: {nvidia.com/mig-3g.40gb: 1}}\n"),
       "a.yaml");
@@ -140,7 +144,7 @@ TEST(K8sServingReader, CommandForms) {
   EXPECT_EQ(d.engine.max_num_seqs, 64);
   EXPECT_EQ(d.engine.dtype, inf::Precision::kFp8);
   EXPECT_EQ(d.engine.kv_cache_dtype, inf::Precision::kFp8);
-  EXPECT_EQ(d.engine.max_model_len, 8000);
+  EXPECT_EQ(d.engine.max_model_len, 25600);
   EXPECT_FALSE(d.engine.enable_prefix_caching);
   EXPECT_EQ(d.mig_profile, "3g.40gb");
   EXPECT_EQ(d.mig_devices_per_pod, 1);

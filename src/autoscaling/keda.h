@@ -70,7 +70,8 @@ std::optional<double> trigger_value(const PrometheusTrigger& trigger, const Metr
 bool trigger_active(const PrometheusTrigger& trigger, std::optional<double> value);
 
 /// The name of the External metric the KEDA HPA reads for trigger i: "s<i>-prometheus" (KEDA's
-/// GenerateMetricNameWithIndex over the scaler's "prometheus"; the real one appends the metricName).
+/// GenerateMetricNameWithIndex(triggerIndex, "prometheus") in pkg/scalers/prometheus_scaler.go
+/// GetMetricSpecForScaling; releases before 2.10 named it "prometheus-<metricName>").
 std::string keda_external_metric_name(size_t trigger_index);
 
 /// The HorizontalPodAutoscaler KEDA creates: name keda-hpa-<so> unless set; minReplicas =

@@ -355,7 +355,8 @@ std::optional<size_t> vllm_args_start(const std::vector<Token>& t, bool vllm_ima
   return std::nullopt;
 }
 
-// vLLM's human_readable_int: "8k" = 8000, "8K" = 8192 (also m/M, g/G); plain integers.
+// vLLM's human_readable_int (vllm/utils FlexibleArgumentParser helpers): lowercase k/m/g/t decimal
+// (decimals allowed, "25.6k" = 25600, truncated), uppercase K/M/G/T binary (integers only); plain integers.
 std::optional<int64_t> human_readable_int(const std::string& s) {
   if (s.empty()) return std::nullopt;
   const char last = s.back();
@@ -366,9 +367,11 @@ std::optional<int64_t> human_readable_int(const std::string& s) {
     case 'k': mult = 1e3; break;
     case 'm': mult = 1e6; break;
     case 'g': mult = 1e9; break;
+    case 't': mult = 1e12; break;
     case 'K': mult = 1024; binary = true; break;
     case 'M': mult = 1024.0 * 1024; binary = true; break;
     case 'G': mult = 1024.0 * 1024 * 1024; binary = true; break;
+    case 'T': mult = 1024.0 * 1024 * 1024 * 1024; binary = true; break;
     default: mult = 0;
   }
   if (mult != 0) num = s.substr(0, s.size() - 1);
@@ -386,7 +389,7 @@ std::optional<int64_t> human_readable_int(const std::string& s) {
   const auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
   if (ec != std::errc() || p != num.data() + num.size() || !std::isfinite(v)) return std::nullopt;
   if (!(std::abs(v * mult) < 9e18)) return std::nullopt;
-  return static_cast<int64_t>(std::llround(v * mult));
+  return static_cast<int64_t>(v * mult);  // int(float(number) * mult): truncated
 }
 
 const std::set<std::string, std::less<>>& known_boolean_flags() {
