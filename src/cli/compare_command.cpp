@@ -27,9 +27,15 @@ CompareConfig parse_compare_config(const std::string& text) {
     rest = rest.substr(eq + 1);
   }
   c.policy = "gpufleet";
-  if (const size_t comma = rest.rfind(','); comma != std::string::npos) {
-    c.policy = rest.substr(comma + 1);
+  if (const size_t comma = rest.find(','); comma != std::string::npos) {
+    std::string tail = rest.substr(comma + 1);
     rest = rest.substr(0, comma);
+    if (const size_t second = tail.find(','); second != std::string::npos) {
+      c.workload_path = tail.substr(second + 1);
+      tail = tail.substr(0, second);
+      if (c.workload_path.empty()) throw UsageError(fmt::format("--config '{}': empty workload path", text));
+    }
+    if (!tail.empty()) c.policy = tail;
   }
   c.pools_path = rest;
   if (c.pools_path.empty()) throw UsageError(fmt::format("--config '{}': no pools file (want [LABEL=]POOLS[,POLICY])", text));
@@ -40,26 +46,42 @@ CompareConfig parse_compare_config(const std::string& text) {
 }
 
 int run_compare_command(const CompareCommandOptions& o) {
-  check_workload_source(o.workload);
-  if (o.configs.empty()) throw UsageError("give at least one --config [LABEL=]POOLS[,POLICY]");
+  if (o.configs.empty()) throw UsageError("give at least one --config [LABEL=]POOLS[,POLICY[,WORKLOAD]]");
   std::vector<CompareConfig> configs;
   std::set<std::string> labels;
+  bool every_config_has_workload = true;
   for (const std::string& text : o.configs) {
     configs.push_back(parse_compare_config(text));
+    every_config_has_workload = every_config_has_workload && !configs.back().workload_path.empty();
     if (!labels.insert(configs.back().label).second)
       throw UsageError(fmt::format("--config: label '{}' appears twice (name them LABEL=POOLS)", configs.back().label));
   }
-  std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path}, {"--openb-pods", o.workload.openb_pods_path}};
-  for (const CompareConfig& c : configs) inputs.push_back({"--config", c.pools_path});
+  // The command's workload is needed unless every configuration names its own.
+  if (!every_config_has_workload || !o.workload.workload_path.empty() || !o.workload.openb_pods_path.empty())
+    check_workload_source(o.workload);
+  std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path},
+                                  {"--openb-pods", o.workload.openb_pods_path},
+                                  {"--serving-catalog", o.workload.serving_catalog_path}};
+  for (const CompareConfig& c : configs) {
+    inputs.push_back({"--config", c.pools_path});
+    if (!c.workload_path.empty()) inputs.push_back({"--config", c.workload_path});
+  }
   check_output_paths({{"--json", o.json_path}, {"--report", o.report_path}}, inputs);
   // Read and check every input before the first run, so bad input fails fast.
+  const inference::ServingCatalog catalog = load_serving_catalog(o.workload);
   std::vector<sim::ClusterConfig> clusters;
   std::vector<sim::Workload> workloads;
   for (const CompareConfig& c : configs) {
     clusters.push_back(io::read_sim_cluster_file(c.pools_path));
     std::vector<std::string> pool_names;
     for (const sim::SimPool& p : clusters.back().pools) pool_names.push_back(p.pool.name);
-    workloads.push_back(load_workload(o.workload, pool_names, o.seed));
+    WorkloadSource source = o.workload;
+    if (!c.workload_path.empty()) {
+      source = WorkloadSource{};
+      source.workload_path = c.workload_path;
+      source.serving_catalog_path = o.workload.serving_catalog_path;
+    }
+    workloads.push_back(load_workload(source, pool_names, o.seed, catalog));
   }
 
   Progress progress("compare", static_cast<int64_t>(configs.size()) * 100, !o.quiet);
@@ -69,6 +91,7 @@ int run_compare_command(const CompareCommandOptions& o) {
     options.policy = configs[i].policy;
     options.seed = o.seed;
     options.production_priority = o.production_priority;
+    options.serving_catalog = &catalog;
     options.progress = progress.fraction_callback(100);
     io::CompareEntry e;
     e.label = configs[i].label;
@@ -76,13 +99,15 @@ int run_compare_command(const CompareCommandOptions& o) {
     try {
       e.result = sim::simulate(clusters[i], workloads[i], options);
     } catch (const std::invalid_argument& err) {
-      throw InputError(configs[i].pools_path, 0, "", err.what());
+      throw InputError(configs[i].workload_path.empty() ? configs[i].pools_path : configs[i].workload_path, 0, "", err.what());
     }
     entries.push_back(std::move(e));
   }
   progress.finish();
 
-  const std::string workload = describe_workload_source(o.workload);
+  std::string workload = every_config_has_workload && o.workload.workload_path.empty() && o.workload.openb_pods_path.empty()
+                             ? std::string("per configuration")
+                             : describe_workload_source(o.workload);
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::sim_compare_json(workload, entries));
   if (!o.report_path.empty()) outputs.emplace_back(o.report_path, io::sim_report_html(workload, entries));

@@ -12,8 +12,10 @@ namespace gpufleet::cli {
 
 struct CompareCommandOptions {
   WorkloadSource workload;
-  /// "[LABEL=]POOLS[,POLICY]" each, at least one; the first is the baseline the savings refer to.
-  /// LABEL defaults to the pools file name without directory and extension, POLICY to gpufleet.
+  /// "[LABEL=]POOLS[,POLICY[,WORKLOAD]]" each, at least one; the first is the baseline the savings
+  /// refer to. LABEL defaults to the pools file name without directory and extension, POLICY (may be
+  /// empty) to gpufleet, WORKLOAD to --workload (a workload file for this configuration alone, e.g.
+  /// the same services with another autoscaler).
   std::vector<std::string> configs;
   uint64_t seed = 42;
   int32_t production_priority = 1000;
@@ -27,9 +29,10 @@ struct CompareConfig {
   std::string label;
   std::string pools_path;
   std::string policy;
+  std::string workload_path;  ///< empty = the command's workload
 };
 
-/// Parses "[LABEL=]POOLS[,POLICY]"; throws UsageError for an empty pools path or an unknown policy,
+/// Parses "[LABEL=]POOLS[,POLICY[,WORKLOAD]]"; throws UsageError for an empty pools path or an unknown policy,
 /// naming the --config value ("--config 'POOLS,x': unknown policy 'x' (valid: ...)").
 CompareConfig parse_compare_config(const std::string& text);
 

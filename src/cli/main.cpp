@@ -44,6 +44,7 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
   cmd->add_option("--horizon", w.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
   cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
   cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
+  cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");
 }
 
 }  // namespace
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->check(kSeed)->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
   simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
+  simulate_cmd->add_option("--serving-timeseries", simulate.serving_timeseries_path, "write the inference services' per-minute CSV to FILE");
   simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
 

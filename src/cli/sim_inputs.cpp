@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "io/openb_csv.h"
+#include "io/inference_catalog.h"
 #include "io/sim_workload.h"
 #include "sim/openb_trace.h"
 #include "sim/workload_generator.h"
@@ -31,7 +32,12 @@ void check_workload_source(const WorkloadSource& s) {
     throw UsageError(fmt::format("--be-checkpoint {} must be >= 0", s.be_checkpoint_s));
 }
 
-sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::string>& pool_names, uint64_t seed) {
+inference::ServingCatalog load_serving_catalog(const WorkloadSource& s) {
+  return s.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(s.serving_catalog_path);
+}
+
+sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::string>& pool_names, uint64_t seed,
+                            const inference::ServingCatalog& catalog) {
   if (!s.openb_pods_path.empty()) {
     const std::vector<sim::TracePod> pods = io::read_openb_trace(s.openb_pods_path);
     sim::TraceReplayParams params;
@@ -51,7 +57,7 @@ sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::stri
                                    s.time_scale, w.horizon_s, io::kMaxHorizonSeconds));
     return w;
   }
-  io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names);
+  io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names, &catalog);
   if (file.generator) {
     GoRand rng(static_cast<int64_t>(seed));  // the generator's own stream, seeded like the run
     for (sim::WorkloadSpec& job : sim::generate_jobs(*file.generator, rng)) file.workload.items.push_back(std::move(job));

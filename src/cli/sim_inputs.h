@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "inference/catalog.h"
 #include "sim/workload.h"
 
 namespace gpufleet::cli {
@@ -24,6 +25,8 @@ struct WorkloadSource {
   double trace_start_s = 0;       ///< openb: trace second that becomes time 0
   double horizon_s = 0;           ///< openb: 0 = up to the last arrival
   double be_checkpoint_s = 600;   ///< openb: checkpoint interval of BE pods, seconds
+  /// Serving catalog for inference services (io/inference_catalog.h); empty = the built-in one.
+  std::string serving_catalog_path;
 };
 
 /// Checks the combination of options: one source, trace options only with the trace, --time-scale
@@ -33,7 +36,12 @@ void check_workload_source(const WorkloadSource& source);
 /// Loads the workload; `pool_names` are the pools a workload file may name, `seed` seeds its
 /// generator. Throws InputError (file, line, field) for bad input, and UsageError naming
 /// --time-scale when a replay without --horizon would run past io::kMaxHorizonSeconds.
-sim::Workload load_workload(const WorkloadSource& source, const std::vector<std::string>& pool_names, uint64_t seed);
+sim::Workload load_workload(const WorkloadSource& source, const std::vector<std::string>& pool_names, uint64_t seed,
+                            const inference::ServingCatalog& catalog);
+
+/// The serving catalog: source.serving_catalog_path when set, else the built-in one (data/inference/
+/// catalog.yaml). Throws InputError.
+inference::ServingCatalog load_serving_catalog(const WorkloadSource& source);
 
 /// One line describing the source, for summaries ("workload.yaml", or the trace with its mapping).
 std::string describe_workload_source(const WorkloadSource& source);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
+#include "io/inference_output.h"
 #include "io/sim_output.h"
 #include "io/sim_pools.h"
 #include "io/sim_report.h"
@@ -20,19 +21,29 @@ namespace gpufleet::cli {
 
 int run_simulate_command(const SimulateCommandOptions& o) {
   const std::string policy = one_policy(o.policy, "--policy", fmt::format("--policy: simulate takes one policy, got '{}'", o.policy));
-  check_output_paths({{"--json", o.json_path}, {"--timeseries", o.timeseries_path}, {"--report", o.report_path}},
-                     {{"--pools", o.pools_path}, {"--workload", o.workload.workload_path}, {"--openb-pods", o.workload.openb_pods_path}});
+  check_output_paths({{"--json", o.json_path},
+                      {"--timeseries", o.timeseries_path},
+                      {"--serving-timeseries", o.serving_timeseries_path},
+                      {"--report", o.report_path}},
+                     {{"--pools", o.pools_path},
+                      {"--workload", o.workload.workload_path},
+                      {"--openb-pods", o.workload.openb_pods_path},
+                      {"--serving-catalog", o.workload.serving_catalog_path}});
 
   check_workload_source(o.workload);
   const sim::ClusterConfig cluster = io::read_sim_cluster_file(o.pools_path);
   std::vector<std::string> pool_names;
   for (const sim::SimPool& p : cluster.pools) pool_names.push_back(p.pool.name);
-  const sim::Workload workload = load_workload(o.workload, pool_names, o.seed);
+  const inference::ServingCatalog catalog = load_serving_catalog(o.workload);
+  const sim::Workload workload = load_workload(o.workload, pool_names, o.seed, catalog);
+  if (!o.serving_timeseries_path.empty() && workload.inference.empty())
+    throw UsageError("--serving-timeseries: the workload has no inference services");
 
   sim::SimOptions options;
   options.policy = policy;
   options.seed = o.seed;
   options.production_priority = o.production_priority;
+  options.serving_catalog = &catalog;
   Progress progress("simulate", 100, !o.quiet);
   options.progress = progress.fraction_callback(100);
   sim::SimResult result;
@@ -46,6 +57,8 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::sim_result_json(result));
   if (!o.timeseries_path.empty()) outputs.emplace_back(o.timeseries_path, io::sim_timeseries_csv(result));
+  if (!o.serving_timeseries_path.empty())
+    outputs.emplace_back(o.serving_timeseries_path, io::inference_timeseries_csv(result.inference));
   if (!o.report_path.empty()) {
     std::vector<io::CompareEntry> one(1);
     one[0].label = "simulate";
@@ -57,6 +70,7 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   std::string text = fmt::format("workload: {}\n", describe_workload_source(o.workload)) + io::sim_summary_text(result);
   if (!o.json_path.empty()) text += fmt::format("json: {}\n", o.json_path);
   if (!o.timeseries_path.empty()) text += fmt::format("timeseries: {}\n", o.timeseries_path);
+  if (!o.serving_timeseries_path.empty()) text += fmt::format("serving timeseries: {}\n", o.serving_timeseries_path);
   if (!o.report_path.empty()) text += fmt::format("report: {}\n", o.report_path);
   std::fputs(text.c_str(), stdout);
   return 0;

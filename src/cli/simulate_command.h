@@ -16,6 +16,7 @@ struct SimulateCommandOptions {
   uint64_t seed = 42;
   std::string json_path;        ///< empty = none
   std::string timeseries_path;  ///< empty = none
+  std::string serving_timeseries_path;  ///< inference services' per-minute CSV; empty = none
   std::string report_path;      ///< self-contained HTML report; empty = none
   int32_t production_priority = 1000;  ///< pods at or above it are "production" in the summary
   bool quiet = false;           ///< no progress on stderr

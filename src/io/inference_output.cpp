@@ -1,5 +1,7 @@
 #include "io/inference_output.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "io/html_report.h"
@@ -91,6 +93,39 @@ std::string inference_summary_text(const std::vector<sim::InferenceServiceResult
     out += fmt::format("  {:.2f} GPU-hours, {:.2f} USD, {:.4f} USD per million tokens ({:.4f} per million output tokens)\n",
                        r.gpu_hours, r.cost_usd, r.usd_per_million_tokens, r.usd_per_million_output_tokens);
   }
+  return out;
+}
+
+std::string inference_compare_table(const std::vector<std::string>& labels,
+                                    const std::vector<const std::vector<sim::InferenceServiceResult>*>& results) {
+  const std::vector<std::string> header = {"config", "service", "autoscaler", "TTFT p50 s", "TTFT p99 s", "TPOT p99 s",
+                                           "SLO met", "timed out", "max ready", "cold starts", "GPU-h", "cost USD",
+                                           "USD/M tok"};
+  std::vector<std::vector<std::string>> rows;
+  for (size_t i = 0; i < labels.size() && i < results.size(); ++i)
+    for (const sim::InferenceServiceResult& r : *results[i])
+      rows.push_back({labels[i], r.service, r.autoscaler.empty() ? "none" : r.autoscaler, fmt::format("{:.3f}", r.ttft.p50_s),
+                      fmt::format("{:.3f}", r.ttft.p99_s), fmt::format("{:.4f}", r.tpot.p99_s),
+                      fmt::format("{:.1f}%", r.slo_attainment * 100), std::to_string(r.timed_out + r.dropped),
+                      std::to_string(r.max_ready_replicas), std::to_string(r.cold_starts), fmt::format("{:.2f}", r.gpu_hours),
+                      fmt::format("{:.2f}", r.cost_usd), fmt::format("{:.4f}", r.usd_per_million_tokens)});
+  if (rows.empty()) return "";
+  std::vector<size_t> width(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    width[c] = header[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c > 0) out += "  ";
+      out += c < 3 ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = "inference services:\n" + line(header);
+  for (const auto& row : rows) out += line(row);
   return out;
 }
 

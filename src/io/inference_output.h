@@ -33,4 +33,11 @@ std::string inference_timeseries_csv(const std::vector<sim::InferenceServiceResu
 /// Lines per service: requests, TTFT/TPOT percentiles, SLO attainment, replicas, cold starts, cost.
 std::string inference_summary_text(const std::vector<sim::InferenceServiceResult>& services);
 
+/// `gpufleet compare`'s table of inference services: one row per configuration and service (config,
+/// service, autoscaler, TTFT p50 / p99 and TPOT p99 in seconds, SLO met, timed out + dropped, max
+/// ready replicas, cold starts, GPU-hours, cost, USD per million tokens), columns aligned; "" when no
+/// configuration has services. `labels` and `results` are parallel.
+std::string inference_compare_table(const std::vector<std::string>& labels,
+                                    const std::vector<const std::vector<sim::InferenceServiceResult>*>& results);
+
 }  // namespace gpufleet::io

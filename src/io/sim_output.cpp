@@ -137,6 +137,13 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
   for (const auto& row : rows) out += line(row);
   out += fmt::format("saving: against the first configuration; production: priority >= {}\n",
                      entries.empty() ? 1000 : entries.front().result.production_priority);
+  std::vector<std::string> labels;
+  std::vector<const std::vector<sim::InferenceServiceResult>*> inference;
+  for (const CompareEntry& e : entries) {
+    labels.push_back(e.label);
+    inference.push_back(&e.result.inference);
+  }
+  out += inference_compare_table(labels, inference);
   return out;
 }
 
