@@ -184,7 +184,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
         c["kv_cache_usage"] = std::move(kv);
         c["cost_usd_per_hour"] = std::move(cost);
         serving_rows += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
+            "<tr><td>{}</td><td>{}</td><td style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
             "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
             html_escape(c["label"].get<std::string>()), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
             r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
@@ -268,7 +268,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th>model</th>"
           "<th>autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
           "<th>SLO met</th><th>max ready</th><th>cold starts</th><th>GPU-hours</th><th>cost (USD)</th>"
-          "<th>USD per M tokens</th></tr>\n</thead>\n<tbody>\n";
+          "<th>USD / M tokens</th></tr>\n</thead>\n<tbody>\n";
   html += serving_rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += report_page_end("gpufleet", data_json, std::string(kRenderScript) + std::string(kInferenceScript));

@@ -5,7 +5,7 @@
 # package `chromium`): when it is missing the test FAILS, it does not skip. $CHROMIUM overrides it.
 set -u
 BIN="$1"
-EXAMPLES="$2/simulate"
+EXAMPLES="$2/simulate"  # $2/serving: the inference example
 source "$(dirname "$0")/common.sh"
 
 source "$(dirname "$0")/chromium.sh"
@@ -39,10 +39,21 @@ check_report compare "$T/c.html" "baseline pools"
 run_compare "$T/c2.html"
 cmp -s "$T/c.html" "$T/c2.html" && ok || bad "report differs between identical runs"
 
-# 3. The harness catches a failing page.
+# 3. An inference service adds its five charts and its table, drawn without script errors.
+SERVING="$2/serving"
+if "$BIN" simulate --pools "$SERVING/pools.yaml" --workload "$SERVING/chat.yaml" -q --report "$T/serving.html" \
+     > /dev/null 2> "$T/err.txt"; then ok; else bad "simulate --report (serving) exited $?: $(cat "$T/err.txt")"; fi
+check_page_basics serving "$T/serving.html"
+for id in serving-rate serving-ttft serving-queue serving-kv serving-cost; do
+  grep -q "<canvas id=\"chart-$id\"" "$T/serving.html.dom" && ok || bad "serving: no chart-$id canvas"
+done
+grep -q "<td>chat</td><td>Llama-3.1-8B</td>" "$T/serving.html.dom" && ok || bad "serving: the services table lacks chat"
+check_tables_in_cards serving "$T/serving.html" 1400 fit
+
+# 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 
-# 4. The summary table (18 figures per configuration) fits its card in a 1400 px wide window and
+# 5. The summary table (18 figures per configuration) fits its card in a 1400 px wide window and
 #    scrolls inside the card in an 800 px one; the page never scrolls sideways.
 check_tables_in_cards compare "$T/c.html" 1400 fit
 check_tables_in_cards compare "$T/c.html" 800 contained
