@@ -12,6 +12,7 @@
 #include "inference/catalog.h"
 #include "inference/request_sources.h"
 #include "io/inference_catalog.h"
+#include "io/sim_workload.h"
 #include "sim/inference_service.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
@@ -273,6 +274,30 @@ TEST(InferenceServices, SameSeedSameResult) {
   EXPECT_EQ(a.finished, b.finished);
   EXPECT_DOUBLE_EQ(a.ttft.p99_s, b.ttft.p99_s);
   EXPECT_EQ(a.requests, a.finished + a.timed_out + a.dropped + a.unfinished);
+}
+
+TEST(InferenceServices, ServiceFromTheVllmDeployment) {
+  // examples/serving/from-deployment.yaml names vllm-deployment.yaml: `vllm serve
+  // meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 2 --max-num-seqs 128
+  // --gpu-memory-utilization 0.9 --dtype bfloat16 --max-model-len 8192 --port 8000`, replicas 2,
+  // nvidia.com/gpu: 2, namespace serving; the item gives none of these, so they come from it.
+  const std::string dir = std::string(GPUFLEET_SOURCE_DIR) + "/examples/serving/";
+  const io::SimWorkloadFile f = io::read_sim_workload_file(dir + "from-deployment.yaml", {"l4", "l40s", "h100"});
+  ASSERT_EQ(f.workload.items.size(), 1u);
+  const WorkloadSpec& item = f.workload.items[0];
+  EXPECT_EQ(item.pods, 2);
+  EXPECT_EQ(item.num_gpu, 2);
+  EXPECT_EQ(item.namespace_name, "serving");
+  ASSERT_EQ(f.workload.inference.size(), 1u);
+  const InferenceServiceSpec& spec = f.workload.inference[0];
+  EXPECT_EQ(catalog().find_model(spec.engine.model)->name, "Llama-3.1-8B");
+  EXPECT_EQ(spec.engine.tensor_parallel_size, 2);
+  EXPECT_EQ(spec.engine.max_num_seqs, 128);
+  EXPECT_EQ(spec.engine.max_model_len, 8192);
+  EXPECT_DOUBLE_EQ(spec.engine.gpu_memory_utilization, 0.9);
+  ASSERT_EQ(spec.notes.size(), 1u);
+  EXPECT_NE(spec.notes[0].find("--port 8000"), std::string::npos) << spec.notes[0];
+  EXPECT_EQ(spec.autoscaler_description, "hpa llama-8b (DCGM_FI_DEV_GPU_UTIL AverageValue 60)");
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ nlohmann::ordered_json inference_results_json(const std::vector<sim::InferenceSe
     j["model"] = r.model;
     j["traffic"] = r.traffic;
     j["autoscaler"] = r.autoscaler;
+    j["notes"] = r.notes;
     j["slo"] = {{"ttft_p99_s", opt_json(r.slo_ttft_p99_s)}, {"tpot_p99_s", opt_json(r.slo_tpot_p99_s)}};
     j["requests"] = {{"arrived", r.requests},
                      {"finished", r.finished},

@@ -3,7 +3,7 @@
 // and the summary lines. Pure functions of the result.
 //
 // JSON, one object per service:
-//   {"service", "model", "traffic", "autoscaler", "slo": {"ttft_p99_s", "tpot_p99_s"} (null = none),
+//   {"service", "model", "traffic", "autoscaler", "notes": ["..."], "slo": {"ttft_p99_s", "tpot_p99_s"} (null = none),
 //    "requests": {"arrived", "finished", "timed_out", "dropped", "unfinished"}, "preemptions",
 //    "tokens": {"prompt", "output"},
 //    "ttft_s" / "tpot_s" / "e2e_s": {"mean", "p50", "p90", "p99", "max", "samples"},

@@ -1,18 +1,19 @@
 #include "io/sim_inference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
 
-#include "inference/request_sources.h"
-#include "io/k8s_serving.h"
-#include "io/request_trace.h"
+#include <fmt/format.h>
+
 #include "autoscaling/hpa.h"
 #include "autoscaling/keda.h"
 #include "autoscaling/predictive.h"
-
-#include <fmt/format.h>
-
+#include "inference/request_sources.h"
+#include "io/k8s_serving.h"
+#include "io/request_trace.h"
+#include "model/resources.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
@@ -314,25 +315,71 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
 
 }  // namespace
 
-sim::InferenceServiceSpec parse_inference_service(const Field& f, const sim::WorkloadSpec& service,
+// deployment: FILE -- the vLLM Deployment (apps/v1) the service runs: its engine arguments, and the
+// service fields the item leaves out (replicas, gpus or mig, namespace, nodeSelector, tolerations).
+void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec& service, sim::InferenceServiceSpec& spec,
+                           const std::string& base_dir, const inference::ServingCatalog& catalog) {
+  for (const char* k : {"model", "engine"})
+    f.fail_key(k, fmt::format("{} comes from the Deployment: give model and engine, or deployment", k));
+  const ServingObjects objects = read_k8s_serving({resolve(base_dir, f["deployment"].required_str())});
+  if (objects.deployments.size() != 1)
+    f["deployment"].fail(fmt::format("{} has {} vLLM Deployments; exactly one is needed", f["deployment"].scalar(),
+                                     objects.deployments.size()));
+  const VllmDeployment& d = objects.deployments.front();
+  if (catalog.find_model(d.engine.model) == nullptr) {
+    std::string known;
+    for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
+    throw InputError(d.where.file, d.where.line, d.where.field,
+                     fmt::format("unknown model '{}' (the serving catalog has: {})", d.engine.model, known), d.where.column);
+  }
+  spec.engine = d.engine;
+  spec.origin = {d.where.file, d.where.line, d.where.column, d.where.field};
+  spec.notes = objects.warnings;  // e.g. the vLLM arguments not modelled
+  if (!item["gpus"].present() && !item["mig"].present()) {
+    if (!d.mig_profile.empty()) {
+      service.num_gpu = 0;
+      service.gpu_milli = 0;
+      service.mig_requests = {{d.mig_profile, d.mig_devices_per_pod}};
+    } else {
+      service.num_gpu = d.gpus_per_pod;
+      service.gpu_milli = d.gpus_per_pod > 0 ? kGpuMilliPerGpu : 0;
+    }
+  }
+  if (!item["replicas"].present()) service.pods = std::max(1, d.replicas);
+  if (!item["namespace"].present()) service.namespace_name = d.namespace_name;
+  if (!item["nodeSelector"].present())
+    for (const auto& [k, v] : d.node_selector) service.node_selector.emplace_back(k, v);
+  if (!item["tolerations"].present()) service.tolerations = d.tolerations;
+  try {
+    sim::validate_spec(service);
+  } catch (const std::invalid_argument& e) {
+    f["deployment"].fail(e.what());
+  }
+}
+
+sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& item, sim::WorkloadSpec& service,
                                                   const std::string& base_dir, double horizon_s,
                                                   const inference::ServingCatalog& catalog) {
   f.require_map();
-  f.only_keys({"model", "engine", "stepProfile", "traffic", "router", "slo", "coldStart", "scrapeIntervalSeconds",
-               "autoscaler"});
+  f.only_keys({"model", "engine", "deployment", "stepProfile", "traffic", "router", "slo", "coldStart",
+               "scrapeIntervalSeconds", "autoscaler"});
   sim::InferenceServiceSpec spec;
   spec.service = service.name;
-  const Field model = f["model"];
-  const auto [line, column] = model.position();
-  spec.origin = {f.source().file, line, column, model.path()};
-  spec.engine.model = model.required_str();
-  const inference::LlmModel* m = catalog.find_model(spec.engine.model);
-  if (m == nullptr) {
-    std::string known;
-    for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
-    model.fail(fmt::format("unknown model '{}' (the serving catalog has: {})", spec.engine.model, known));
+  if (f["deployment"].present()) {
+    apply_vllm_deployment(f, item, service, spec, base_dir, catalog);
+  } else {
+    const Field model = f["model"];
+    const auto [line, column] = model.position();
+    spec.origin = {f.source().file, line, column, model.path()};
+    spec.engine.model = model.required_str();
+    const inference::LlmModel* m = catalog.find_model(spec.engine.model);
+    if (m == nullptr) {
+      std::string known;
+      for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
+      model.fail(fmt::format("unknown model '{}' (the serving catalog has: {})", spec.engine.model, known));
+    }
+    spec.engine.tensor_parallel_size = service.num_gpu > 0 ? service.num_gpu : 1;
   }
-  spec.engine.tensor_parallel_size = service.num_gpu > 0 ? service.num_gpu : 1;
   spec.cold_start.image_pull_s = catalog.cold_start.image_pull_s;
   spec.cold_start.weight_load_bandwidth_gb_s = catalog.cold_start.weight_load_bandwidth_gb_s;
   spec.cold_start.cached_weight_load_bandwidth_gb_s = catalog.cold_start.cached_weight_load_bandwidth_gb_s;

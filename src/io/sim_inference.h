@@ -7,7 +7,10 @@
 //     replicas: 2                        # replicas at the start
 //     gpus: 1                            # = engine.tensorParallelSize
 //     inference:
-//       model: Llama-3.1-8B              # a serving-catalog model or alias (required)
+//       model: Llama-3.1-8B              # a serving-catalog model or alias (required, unless deployment)
+//       deployment: vllm-deployment.yaml # or: a vLLM Deployment (apps/v1) whose container args give the
+//                                        # model and engine arguments; it also fills the item's replicas,
+//                                        # gpus / mig, namespace, nodeSelector and tolerations when absent
 //       engine: {tensorParallelSize: 1, dtype: bf16, kvCacheDtype: bf16, gpuMemoryUtilization: 0.9,
 //                maxNumSeqs: 256, maxNumBatchedTokens: 0, maxModelLen: 0, blockSize: 16,
 //                enablePrefixCaching: true}   # vLLM's engine arguments; 0 = vLLM's default
@@ -32,10 +35,12 @@
 
 namespace gpufleet::io {
 
-/// Parses the block `f` for service `service` (already parsed); relative paths in it are resolved
+/// Parses the block `f` of the service item `item`, whose fields are in `service` (already parsed; a
+/// `deployment:` fills those the item leaves out); relative paths in it are resolved
 /// against `base_dir` (the workload file's folder); a generator runs over [0, horizon_s). Defaults of the cold start come from `catalog`.
 /// Throws InputError naming file, line, column and field.
-sim::InferenceServiceSpec parse_inference_service(const detail::Field& f, const sim::WorkloadSpec& service,
+sim::InferenceServiceSpec parse_inference_service(const detail::Field& f, const detail::Field& item,
+                                                  sim::WorkloadSpec& service,
                                                   const std::string& base_dir, double horizon_s,
                                                   const inference::ServingCatalog& catalog);
 

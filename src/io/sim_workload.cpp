@@ -268,7 +268,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
       if (const Field inf = services.at(i)["inference"]; inf.present()) {
         const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
         out.workload.inference.push_back(parse_inference_service(
-            inf, out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+            inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
       }
     }
     if (const Field g = root["generate"]; g.present()) {

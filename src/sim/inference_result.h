@@ -49,6 +49,7 @@ struct InferenceServiceResult {
   std::string traffic;              ///< InferenceServiceSpec::traffic_description
   std::string autoscaler;           ///< InferenceServiceSpec::autoscaler_description ("" = none)
   std::optional<double> slo_ttft_p99_s, slo_tpot_p99_s;
+  std::vector<std::string> notes;   ///< InferenceServiceSpec::notes
 
   int64_t requests = 0;             ///< arrived within the horizon
   int64_t finished = 0;

@@ -53,6 +53,9 @@ struct InferenceServiceSpec {
   /// The replica autoscaler, built once per run; empty = the replica count stays as set.
   std::function<std::unique_ptr<autoscaling::ReplicaAutoscaler>()> autoscaler;
   std::string autoscaler_description;      ///< e.g. "keda vllm:num_requests_waiting > 5"
+  /// What the reader noticed and left out (vLLM arguments not modelled, objects skipped), copied to
+  /// the result's notes.
+  std::vector<std::string> notes;
 };
 
 /// The metrics the simulated components export and autoscalers may read, per replica pod:

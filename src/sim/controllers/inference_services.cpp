@@ -248,6 +248,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
     r.autoscaler = spec.autoscaler_description;
     r.slo_ttft_p99_s = spec.slo.ttft_p99_s;
     r.slo_tpot_p99_s = spec.slo.tpot_p99_s;
+    r.notes = spec.notes;
     services_.push_back(std::move(s));
   }
   request_ = loop.register_event("request", [this](const Event& e) { on_request(e.subject, e.time_s); },
