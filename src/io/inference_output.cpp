@@ -58,7 +58,10 @@ nlohmann::ordered_json inference_results_json(const std::vector<sim::InferenceSe
                      {"weight_load_s", round_to(c.weight_load_s, 1e6)},
                      {"engine_start_s", round_to(c.engine_start_s, 1e6)},
                      {"ready_s", c.ready_s >= 0 ? nlohmann::ordered_json(round_to(c.ready_s, 1e6)) : nlohmann::ordered_json(nullptr)}});
-    j["cold_starts"] = {{"count", r.cold_starts}, {"created_to_ready_s", latency_json(r.cold_start)}, {"log", log}};
+    j["cold_starts"] = {{"count", r.cold_starts},
+                        {"not_started", r.replicas_not_started},
+                        {"created_to_ready_s", latency_json(r.cold_start)},
+                        {"log", log}};
     j["gpu_hours"] = round_to(r.gpu_hours, 1e6);
     j["cost_usd"] = round_to(r.cost_usd, 1e6);
     j["usd_per_million_tokens"] = round_to(r.usd_per_million_tokens, 1e6);
@@ -91,6 +94,7 @@ std::string inference_summary_text(const std::vector<sim::InferenceServiceResult
                        r.ttft.p50_s, r.ttft.p90_s, r.ttft.p99_s, r.tpot.p50_s, r.tpot.p99_s, r.slo_attainment * 100);
     out += fmt::format("  replicas: max ready {}, cold starts {} (created to ready p50 {:.0f} s, max {:.0f} s)\n",
                        r.max_ready_replicas, r.cold_starts, r.cold_start.p50_s, r.cold_start.max_s);
+    for (const std::string& note : r.notes) out += fmt::format("  note: {}\n", note);
     out += fmt::format("  {:.2f} GPU-hours, {:.2f} USD, {:.4f} USD per million tokens ({:.4f} per million output tokens)\n",
                        r.gpu_hours, r.cost_usd, r.usd_per_million_tokens, r.usd_per_million_output_tokens);
   }

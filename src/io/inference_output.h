@@ -8,7 +8,7 @@
 //    "tokens": {"prompt", "output"},
 //    "ttft_s" / "tpot_s" / "e2e_s": {"mean", "p50", "p90", "p99", "max", "samples"},
 //    "slo_attainment", "max_ready_replicas",
-//    "cold_starts": {"count", "created_to_ready_s": {...same stats...},
+//    "cold_starts": {"count", "not_started", "created_to_ready_s": {...same stats...},
 //                    "log": [{"replica", "node", "created_s", "bound_s", "image_pull_s", "weight_load_s",
 //                             "engine_start_s", "ready_s" (null: never ready)}]},
 //    "gpu_hours", "cost_usd", "usd_per_million_tokens", "usd_per_million_output_tokens"}

@@ -60,11 +60,15 @@ struct InferenceServiceResult {
   int64_t prompt_tokens = 0;        ///< of finished requests
   int64_t output_tokens = 0;        ///< of finished requests
   LatencySummary ttft, tpot, e2e;   ///< over finished requests (vLLM benchmark definitions)
-  /// Requests that met the SLO / requests that ended (finished, timed out or dropped); 1 without
-  /// requests; with no SLO, the finished fraction.
+  /// Requests that met the SLO / requests that ended (finished, timed out or dropped) or are still in
+  /// flight at the horizon already past the TTFT limit; 1 without any; with no SLO, the finished
+  /// fraction.
   double slo_attainment = 1;
 
   int64_t cold_starts = 0;          ///< replicas that became ready
+  /// Replica pods bound where the engine cannot start (the model does not fit that pool's GPUs: a
+  /// CrashLoopBackOff); the first one's reason is in notes.
+  int64_t replicas_not_started = 0;
   LatencySummary cold_start;        ///< created -> ready, seconds
   std::vector<ColdStart> cold_start_log;
   int32_t max_ready_replicas = 0;

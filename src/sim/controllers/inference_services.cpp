@@ -69,6 +69,14 @@ PoolHardware hardware_for(const inference::ServingCatalog& catalog, const Infere
   inference::ReplicaHardware hw;
   hw.gpu = gpu->name;
   hw.memory_mib = gpu->memory_mib;
+  if (item.mig_requests.empty() && pool.mig_devices) {
+    out.error = fmt::format("pool '{}' has MIG-partitioned GPUs and the replicas request whole GPUs", pool.name);
+    return out;
+  }
+  if (!item.mig_requests.empty() && !pool.mig_devices) {
+    out.error = fmt::format("pool '{}' has no MIG devices", pool.name);
+    return out;
+  }
   if (!item.mig_requests.empty()) {
     const MigProfile* profile = gpu->find_mig_profile(item.mig_requests.front().profile);
     if (profile == nullptr) {
@@ -143,6 +151,7 @@ struct InferenceServices::Service {
   InferenceServiceResult result;
   std::vector<float> ttft, tpot, e2e;
   int64_t met_slo = 0;
+  int64_t overdue = 0;   // unfinished at the horizon, already past the TTFT limit
   double gpu_seconds = 0;
   // Per sample interval: counts and the TTFTs of requests whose first token came in it.
   std::vector<InferenceSample> rows;
@@ -183,20 +192,20 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
     if (item.num_gpu > 0 && spec.engine.tensor_parallel_size != item.num_gpu)
       fail(fmt::format("tensor_parallel_size {} but each replica pod requests {} GPU(s); they must be equal",
                        spec.engine.tensor_parallel_size, item.num_gpu));
-    std::string first_error;
+    std::string errors;
     bool any = false;
     for (const SimPool& sp : cluster.pools) {
       const bool allowed = item.pools.empty() || std::find(item.pools.begin(), item.pools.end(), sp.pool.name) != item.pools.end();
       if (allowed && !sp.pool.gpu_model.empty()) {
         s->hardware.push_back(hardware_for(catalog, spec, item, sp.pool));
         any = any || s->hardware.back().usable;
-        if (!s->hardware.back().usable && first_error.empty()) first_error = s->hardware.back().error;
+        if (!s->hardware.back().usable) errors += (errors.empty() ? "" : "; ") + s->hardware.back().error;
       } else {
         s->hardware.emplace_back();
         s->hardware.back().error = "not a pool this service may use";
       }
     }
-    if (!any) fail(first_error.empty() ? "no GPU pool it may use" : first_error);
+    if (!any) fail(errors.empty() ? "no GPU pool it may use" : "no pool it may use can run it: " + errors);
     s->source = spec.traffic(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
     inference::Deployment::Observer observer;
     Service* sp = s.get();
@@ -207,8 +216,11 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
         const double k = std::ceil(t / sample_interval_s_) - 1;
         return static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(sp->rows.size() - 1)));
       };
-      if (ended_) {  // still in flight at the horizon
+      if (ended_) {  // still in flight at the horizon; past its TTFT limit it counts as a miss
         ++r.unfinished;
+        const std::optional<double>& limit = sp->spec->slo.ttft_p99_s;
+        const double waited = (o.first_token_s >= 0 ? o.first_token_s : o.finish_s) - o.arrival_s;
+        if (limit && waited > *limit) ++sp->overdue;
         return;
       }
       switch (o.status) {
@@ -341,6 +353,10 @@ void InferenceServices::on_replica_bound(uint32_t item, uint32_t unit, uint32_t 
     log.weight_load_s = parts.weight_load_s;
     log.engine_start_s = parts.engine_start_s;
     loop_.schedule(t + parts.total_s(), ready_, ri, r.generation);
+  } else {
+    // The engine cannot start there (as a pod in CrashLoopBackOff): bound, never ready.
+    if (s.result.replicas_not_started++ == 0)
+      s.result.notes.push_back(fmt::format("replica {} on node {} cannot start: {}", log.replica, log.node, hw.error));
   }
   r.cold_start = static_cast<int32_t>(s.result.cold_start_log.size());
   s.result.cold_start_log.push_back(std::move(log));
@@ -475,7 +491,7 @@ void InferenceServices::report(SimResult& result) const {
     r.tpot = summarize(s.tpot);
     r.e2e = summarize(s.e2e);
     r.cold_start = summarize(s.cold_start_s);
-    const int64_t ended = r.finished + r.timed_out + r.dropped;
+    const int64_t ended = r.finished + r.timed_out + r.dropped + s.overdue;
     r.slo_attainment = ended > 0 ? static_cast<double>(s.met_slo) / static_cast<double>(ended) : 1.0;
     r.gpu_hours = s.gpu_seconds / kSecondsPerHour;
     for (uint32_t u : workloads_.units_of(s.item)) {
