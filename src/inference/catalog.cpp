@@ -1,21 +1,12 @@
 #include "inference/catalog.h"
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "util/ascii.h"
+
 namespace gpufleet::inference {
-namespace {
-
-bool iequals_ascii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 const char* precision_name(Precision p) {
   switch (p) {
@@ -48,5 +39,15 @@ double kv_bytes_per_token(const LlmModel& model, Precision kv_dtype) {
 }
 
 double weight_bytes(const LlmModel& model, Precision dtype) { return model.params * precision_bytes(dtype); }
+
+const LlmModel& ServingCatalog::model(std::string_view name) const {
+  if (const LlmModel* m = find_model(name)) return *m;
+  throw std::invalid_argument(fmt::format("model '{}' is not in the serving catalog", name));
+}
+
+const GpuPerformance& ServingCatalog::gpu(std::string_view name) const {
+  if (const GpuPerformance* g = find_gpu(name)) return *g;
+  throw std::invalid_argument(fmt::format("GPU '{}' is not in the serving catalog", name));
+}
 
 }  // namespace gpufleet::inference

@@ -97,6 +97,10 @@ struct ServingCatalog {
   const LlmModel* find_model(std::string_view name) const;
   /// The GPU whose name equals `name` ignoring ASCII case (catalog names, model/gpu_catalog.h); nullptr.
   const GpuPerformance* find_gpu(std::string_view name) const;
+  /// find_model / find_gpu, throwing std::invalid_argument ("model 'x' is not in the serving
+  /// catalog") when there is none.
+  const LlmModel& model(std::string_view name) const;
+  const GpuPerformance& gpu(std::string_view name) const;
 };
 
 /// KV cache bytes per token per replica (all GPUs): 2 (K and V) x layers x kv_heads x head_dim x

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/gpu_catalog.h"
+#include "util/ascii.h"
 
 namespace gpufleet::inference {
 namespace {
@@ -14,9 +15,7 @@ namespace {
 // vllm/engine/arg_utils.py get_batch_defaults: device_memory >= 70 * GiB_bytes and "a100" not in
 // the lower-cased device name.
 bool large_tier(const std::string& gpu, int64_t memory_mib) {
-  std::string lower;
-  for (const char c : gpu) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return memory_mib >= 70 * 1024 && lower.find("a100") == std::string::npos;
+  return memory_mib >= 70 * 1024 && ascii_lower(gpu).find("a100") == std::string::npos;
 }
 
 }  // namespace

@@ -53,10 +53,8 @@ bool fits(const KvCacheBudget& b) { return missing_bytes(b) <= 0; }
 KvCacheBudget kv_cache_budget(const ServingCatalog& catalog, const EngineArgs& args, const ReplicaHardware& hw) {
   validate_engine_args(args);
   validate_replica_hardware(hw);
-  const LlmModel* model = catalog.find_model(args.model);
-  if (model == nullptr) throw std::invalid_argument(fmt::format("model '{}' is not in the serving catalog", args.model));
-  const GpuPerformance* gpu = catalog.find_gpu(hw.gpu);
-  if (gpu == nullptr) throw std::invalid_argument(fmt::format("GPU '{}' is not in the serving catalog", hw.gpu));
+  const LlmModel* model = &catalog.model(args.model);
+  const GpuPerformance* gpu = &catalog.gpu(hw.gpu);
 
   KvCacheBudget b = compute(catalog, *model, args, hw);
   const int32_t tp = args.tensor_parallel_size;

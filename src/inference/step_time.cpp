@@ -18,10 +18,8 @@ class RooflineStepTime final : public StepTimeModel {
   RooflineStepTime(const ServingCatalog& catalog, const EngineArgs& args, const ReplicaHardware& hw) {
     validate_engine_args(args);
     validate_replica_hardware(hw);
-    const LlmModel* model = catalog.find_model(args.model);
-    if (model == nullptr) throw std::invalid_argument(fmt::format("model '{}' is not in the serving catalog", args.model));
-    const GpuPerformance* gpu = catalog.find_gpu(hw.gpu);
-    if (gpu == nullptr) throw std::invalid_argument(fmt::format("GPU '{}' is not in the serving catalog", hw.gpu));
+    const LlmModel* model = &catalog.model(args.model);
+    const GpuPerformance* gpu = &catalog.gpu(hw.gpu);
     const LatencyConstants& c = catalog.latency;
     const double tp = args.tensor_parallel_size;
     const double wbytes = precision_bytes(args.dtype);

@@ -12,6 +12,7 @@
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
 #include "serving_catalog_yaml.h"
+#include "util/ascii.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
@@ -34,11 +35,7 @@ double number_in(const Field& f, double min, double max, bool open_min = false) 
 
 int32_t int_in(const Field& f, int64_t min, int64_t max) { return static_cast<int32_t>(f.integer(min, max)); }
 
-std::string lower(std::string_view s) {
-  std::string out;
-  for (const char c : s) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
+std::string lower(std::string_view s) { return ascii_lower(s); }
 
 inference::LlmModel parse_model(const Field& m, std::map<std::string, std::string>& names) {
   m.require_map();

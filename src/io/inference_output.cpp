@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "io/html_report.h"
+#include "io/text_table.h"
 
 namespace gpufleet::io {
 namespace {
@@ -115,23 +116,7 @@ std::string inference_compare_table(const std::vector<std::string>& labels,
                       std::to_string(r.max_ready_replicas), std::to_string(r.cold_starts), fmt::format("{:.2f}", r.gpu_hours),
                       fmt::format("{:.2f}", r.cost_usd), fmt::format("{:.4f}", r.usd_per_million_tokens)});
   if (rows.empty()) return "";
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) out += "  ";
-      out += c < 3 ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = "inference services:\n" + line(header);
-  for (const auto& row : rows) out += line(row);
-  return out;
+  return "inference services:\n" + aligned_table(header, rows, 3);
 }
 
 }  // namespace gpufleet::io

@@ -7,6 +7,7 @@
 
 #include "io/html_report.h"
 #include "io/inference_output.h"
+#include "io/text_table.h"
 
 namespace gpufleet::io {
 namespace {
@@ -119,22 +120,7 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
                     std::to_string(r.nodes_consolidated), std::to_string(r.consolidation_restarts), std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
                     std::to_string(r.pods_failed)});
   }
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
-  }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      if (c > 0) out += "  ";
-      out += c < 2 ? fmt::format("{:<{}}", cells[c], width[c]) : fmt::format("{:>{}}", cells[c], width[c]);
-    }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
-  };
-  std::string out = line(header);
-  for (const auto& row : rows) out += line(row);
+  std::string out = aligned_table(header, rows, 2);
   out += fmt::format("saving: against the first configuration; production: priority >= {}\n",
                      entries.empty() ? 1000 : entries.front().result.production_priority);
   std::vector<std::string> labels;

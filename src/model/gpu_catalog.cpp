@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "util/ascii.h"
+
 namespace gpufleet {
 namespace {
 
@@ -68,17 +70,6 @@ std::vector<GpuModelInfo> build_catalog() {
   return c;
 }
 
-bool iequals_ascii(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
