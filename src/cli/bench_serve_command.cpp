@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "io/bench_serve_output.h"
 #include "io/inference_catalog.h"
 #include "io/request_trace.h"
+#include "io/step_profile.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 
@@ -32,7 +34,8 @@ inference::Precision parse_dtype(const std::string& flag, const std::string& v, 
 }  // namespace
 
 int run_bench_serve_command(const BenchServeCommandOptions& o) {
-  check_output_paths({{"--json", o.json_path}}, {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}});
+  check_output_paths({{"--json", o.json_path}},
+                     {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}, {"--step-profile", o.step_profile_path}});
   if (o.model.empty()) throw UsageError("--model is required");
   if (o.gpu.empty()) throw UsageError("--gpu is required");
   const inference::ServingCatalog catalog =
@@ -64,6 +67,10 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     }
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
+  }
+  if (!o.step_profile_path.empty()) {
+    std::vector<inference::StepProfileRow> rows = io::read_step_profile(o.step_profile_path);
+    replica.step_time = inference::make_profile_step_time(std::move(rows));
   }
   if (!o.trace_path.empty()) {
     inference::TraceReplayOptions replay;

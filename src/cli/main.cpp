@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--max-model-len", bench.max_model_len, "context length (0 = the model's)")->capture_default_str();
   bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind a least-outstanding router")->capture_default_str();
   bench_cmd->add_option("--serving-catalog", bench.serving_catalog_path, "serving catalog YAML (default: built in, data/inference/catalog.yaml)");
+  bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
   bench_cmd->add_option("--num-prompts", bench.num_prompts, "requests to send (a trace: its first N)")->capture_default_str();
   bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();
   bench_cmd->add_option("--burstiness", bench.burstiness, "gamma shape of the gaps (1 = Poisson)")->capture_default_str();

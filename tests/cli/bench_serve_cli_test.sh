@@ -72,4 +72,12 @@ expect_bad "bad dtype" "--dtype: unknown dtype 'int3'" --model Llama-3.1-8B --gp
 printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
 expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
 expect_bad "trace missing column names it" "GeneratedTokens" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
+# A measured step profile: a constant 10 ms step, so 2 requests of 10 + 3 tokens sent at once end at 30 ms.
+printf 'num_seqs,tokens,step_s\n1,1,0.01\n' > "$T/profile.csv"
+"$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --num-prompts 2 --random-input-len 10 \
+  --random-output-len 3 --step-profile "$T/profile.csv" > "$T/profile.txt" && ok || bad "--step-profile run failed"
+grep -qF 'Benchmark duration (s):                  0.03 ' "$T/profile.txt" && ok || bad "profile run: $(cat "$T/profile.txt")"
+grep -qF 'Mean TTFT (ms):                          10.00 ' "$T/profile.txt" && ok || bad "profile run TTFT: $(cat "$T/profile.txt")"
+printf 'num_seqs,tokens,step_s\n1,1,0.01\n2,2,fast\n' > "$T/bad-profile.csv"
+expect_bad "step profile bad cell" "bad-profile.csv:3:5: field 'step_s'" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --step-profile "$T/bad-profile.csv"
 finish
