@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 
@@ -35,7 +36,7 @@ double gamma_draw(GoRand& rng, double shape) {
   const double c = 1.0 / std::sqrt(9 * d);
   for (;;) {
     const double radius = std::sqrt(-2 * std::log(1.0 - rng.float64()));
-    const double x = radius * std::cos(2 * M_PI * rng.float64());
+    const double x = radius * std::cos(2 * std::numbers::pi * rng.float64());
     const double v0 = 1 + c * x;
     if (v0 <= 0) continue;
     const double v = v0 * v0 * v0;
@@ -148,30 +149,28 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   std::vector<RequestOutcome> outcomes;
   outcomes.reserve(requests.size());
   std::vector<std::vector<double>> step_ends(static_cast<size_t>(num_replicas));
-  int64_t done_now = 0;  // outcomes reported during the last advance (closed loop)
   Deployment::Observer obs;
-  obs.on_outcome = [&](const RequestOutcome& o) {
-    outcomes.push_back(o);
-    ++done_now;
-  };
+  obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
   obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
   Deployment dep(RouterConfig{}, std::move(obs));
   for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
 
-  int32_t in_flight = 0, max_in_flight = 0;
+  // In flight: sent and not yet finished or failed (a request refused at once never counts).
+  size_t sent = 0;
+  int32_t max_in_flight = 0;
+  auto in_flight = [&] { return static_cast<int32_t>(sent - outcomes.size()); };
   auto send = [&](size_t i, double t) {
     Request q = requests[i];
     q.id = i;
     q.arrival_s = t;
+    ++sent;
     dep.submit(q, t);
-    max_in_flight = std::max(max_in_flight, ++in_flight);
+    max_in_flight = std::max(max_in_flight, in_flight());
   };
   if (max_concurrency == 0) {
     // Open loop: every request is sent at its time; in flight = sent and not yet finished.
     for (size_t i = 0; i < requests.size(); ++i) {
-      done_now = 0;
       dep.advance_to(requests[i].arrival_s);
-      in_flight -= static_cast<int32_t>(done_now);
       send(i, requests[i].arrival_s);
     }
     while (static_cast<size_t>(outcomes.size()) < requests.size()) {
@@ -186,16 +185,14 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     double now = 0;
     while (outcomes.size() < requests.size()) {
       while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
-      while (!held.empty() && in_flight < max_concurrency) {
+      while (!held.empty() && in_flight() < max_concurrency) {
         send(held.front(), now);
         held.pop_front();
       }
       const double t_arrival = next < requests.size() ? requests[next].arrival_s : kInf;
       const double t_event = std::min(t_arrival, dep.next_event_s());
       if (!std::isfinite(t_event)) break;
-      done_now = 0;
       dep.advance_to(t_event);
-      in_flight -= static_cast<int32_t>(done_now);
       now = t_event;
     }
   }
