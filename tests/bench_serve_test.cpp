@@ -181,6 +181,17 @@ TEST(BenchServe, RandomDatasetRangesAreVllms) {
   EXPECT_THROW(random_dataset_requests({1 << 30, 3, 0}, 1, 1), std::invalid_argument);
 }
 
+TEST(BenchServe, WeightedStatsAreNumpysOverTheExpandedList) {
+  // [1, 1, 1, 2] s: mean 1.25, median (rank 1.5) 1, p99 (rank 2.97) 1.97, std sqrt(0.75 / 4) = 0.4330.
+  const LatencyStats s = weighted_stats_ms({{2, 1}, {1, 3}, {5, 0}});
+  EXPECT_EQ(s.samples, 4);
+  EXPECT_NEAR(s.mean_ms, 1250, 1e-9);
+  EXPECT_NEAR(s.median_ms, 1000, 1e-9);
+  EXPECT_NEAR(s.p99_ms, 1970, 1e-9);
+  EXPECT_NEAR(s.std_ms, 1000 * std::sqrt(0.1875), 1e-9);
+  EXPECT_EQ(weighted_stats_ms({}).samples, 0);
+}
+
 TEST(BenchServe, TooLongRequestFails) {
   const auto step = make_constant_step_time(0.01);
   EngineLimits lim = limits();

@@ -63,6 +63,41 @@ LatencyStats stats_ms(const std::vector<double>& seconds) {
 
 }  // namespace
 
+LatencyStats weighted_stats_ms(std::vector<WeightedSample> samples) {
+  LatencyStats s;
+  std::erase_if(samples, [](const WeightedSample& x) { return x.weight <= 0; });
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end(), [](const WeightedSample& a, const WeightedSample& b) { return a.value < b.value; });
+  double total = 0, sum = 0;
+  for (const WeightedSample& x : samples) {
+    total += static_cast<double>(x.weight);
+    sum += x.value * static_cast<double>(x.weight);
+  }
+  const double mean = sum / total;
+  double sq = 0;
+  for (const WeightedSample& x : samples) sq += static_cast<double>(x.weight) * (x.value - mean) * (x.value - mean);
+  // The value at 0-based rank k of the expanded sorted list.
+  auto at = [&samples](int64_t k) {
+    for (const WeightedSample& x : samples) {
+      if (k < x.weight) return x.value;
+      k -= x.weight;
+    }
+    return samples.back().value;
+  };
+  auto pct = [&](double p) {
+    const double rank = (total - 1) * p / 100;
+    const auto lo = static_cast<int64_t>(std::floor(rank));
+    const double a = at(lo), b = at(std::min<int64_t>(lo + 1, static_cast<int64_t>(total) - 1));
+    return a + (b - a) * (rank - static_cast<double>(lo));
+  };
+  s.samples = static_cast<int64_t>(total);
+  s.mean_ms = mean * 1000;
+  s.std_ms = std::sqrt(sq / total) * 1000;
+  s.median_ms = pct(50) * 1000;
+  s.p99_ms = pct(99) * 1000;
+  return s;
+}
+
 std::vector<Request> random_dataset_requests(const RandomDataset& dataset, int64_t num_prompts, int64_t seed,
                                              const BenchServeLimits& limits) {
   if (num_prompts < 1 || num_prompts > limits.max_num_prompts)
@@ -108,7 +143,7 @@ void assign_send_times(std::vector<Request>& requests, double request_rate, doub
   }
 }
 
-BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<double>& itl_s,
+BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<WeightedSample>& itl_s,
                                      double duration_s) {
   BenchServeResult r;
   std::vector<double> ttft, tpot, e2el;
@@ -133,7 +168,7 @@ BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes
   }
   r.ttft = stats_ms(ttft);
   r.tpot = stats_ms(tpot);
-  r.itl = stats_ms(itl_s);
+  r.itl = weighted_stats_ms(itl_s);
   r.e2el = stats_ms(e2el);
   return r;
 }
@@ -199,23 +234,43 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   double duration = 0;
   for (const RequestOutcome& o : outcomes) duration = std::max(duration, o.finish_s);
 
-  // Inter-token gaps from the replicas' step ends (bench_serve.h).
-  std::vector<double> itl;
+  // Inter-token gaps from the replicas' step ends (bench_serve.h). A request whose tokens come at step
+  // ends k = a..b of its replica has the gaps ends[k] - ends[k - 1] for those k: they are counted per
+  // step (a difference array of how many requests take each step's gap), not stored per token.
+  std::vector<WeightedSample> itl;
+  std::vector<std::vector<int64_t>> takers(step_ends.size());
+  for (size_t r = 0; r < step_ends.size(); ++r) takers[r].assign(step_ends[r].size() + 1, 0);
   for (const RequestOutcome& o : outcomes) {
     if (o.status != RequestStatus::kFinished || o.output_tokens < 2 || o.replica < 0) continue;
     const std::vector<double>& ends = step_ends[static_cast<size_t>(o.replica)];
-    const auto first = std::lower_bound(ends.begin(), ends.end(), o.first_token_s);
-    const auto last = std::lower_bound(ends.begin(), ends.end(), o.finish_s);
+    std::vector<int64_t>& take = takers[static_cast<size_t>(o.replica)];
+    const int64_t first = std::lower_bound(ends.begin(), ends.end(), o.first_token_s) - ends.begin();
+    const int64_t last = std::lower_bound(ends.begin(), ends.end(), o.finish_s) - ends.begin();
     const int64_t want = o.output_tokens - 1;
-    if (first == ends.end() || last == ends.end() || last - first < want) {
+    const auto n = static_cast<int64_t>(ends.size());
+    if (first >= n || last >= n || last - first < want) {
       // Not expected (the request's tokens are step ends of its replica); an even split keeps the sum.
-      for (int64_t k = 0; k < want; ++k) itl.push_back((o.finish_s - o.first_token_s) / static_cast<double>(want));
+      itl.push_back({(o.finish_s - o.first_token_s) / static_cast<double>(want), want});
       continue;
     }
-    double prev = o.first_token_s;
-    for (auto it = last - want + 1; it <= last; ++it) {
-      itl.push_back(*it - prev);
-      prev = *it;
+    const int64_t from = last - want + 1;  // its second token's step
+    if (from > first + 1) {
+      // Preempted: the first gap holds the stall (bench_serve.h), the others are whole steps.
+      itl.push_back({ends[static_cast<size_t>(from)] - o.first_token_s, 1});
+      if (from + 1 <= last) {
+        ++take[static_cast<size_t>(from + 1)];
+        --take[static_cast<size_t>(last + 1)];
+      }
+    } else {
+      ++take[static_cast<size_t>(from)];
+      --take[static_cast<size_t>(last + 1)];
+    }
+  }
+  for (size_t r = 0; r < step_ends.size(); ++r) {
+    int64_t w = 0;
+    for (size_t k = 1; k < step_ends[r].size(); ++k) {
+      w += takers[r][k];
+      if (w > 0) itl.push_back({step_ends[r][k] - step_ends[r][k - 1], w});
     }
   }
   BenchServeResult r = bench_serve_metrics(outcomes, itl, duration);

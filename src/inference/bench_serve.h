@@ -61,7 +61,7 @@ struct RandomDataset {
 
 /// Upper bounds on the load's sizes (a request above them is refused, not truncated).
 struct BenchServeLimits {
-  int64_t max_num_prompts = 10'000'000;
+  int64_t max_num_prompts = 1'000'000;   ///< vLLM's benchmark runs send 1,000 to 10,000
   int32_t max_tokens = 16'777'216;   ///< per prompt and per output, as the catalog's max context
 };
 inline constexpr BenchServeLimits kBenchServeLimits{};
@@ -105,10 +105,21 @@ struct BenchServeResult {
 BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
                                  const EngineLimits& limits, int32_t num_replicas = 1, int32_t max_concurrency = 0);
 
-/// The statistics of `requests`' finished outcomes as vLLM computes them, with `itl_s` the pooled
+/// A value that occurs `weight` times (the pooled ITL gaps: one step's gap is shared by every request
+/// decoding through it, so the gaps are kept per step, not per token; memory follows the steps).
+struct WeightedSample {
+  double value = 0;
+  int64_t weight = 1;
+};
+
+/// Mean, median, population std and p99 of the samples, each counted `weight` times, in ms (numpy's
+/// linear percentile over the expanded list). Samples are in seconds.
+LatencyStats weighted_stats_ms(std::vector<WeightedSample> samples);
+
+/// The statistics of the finished outcomes as vLLM computes them, with `itl_s` the pooled
 /// inter-token gaps and `duration_s` the benchmark's duration (helper of run_bench_serve, public for
 /// tests).
-BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<double>& itl_s,
+BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<WeightedSample>& itl_s,
                                      double duration_s);
 
 /// One configured replica: its KV budget in engine limits and its step-time model.
