@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/bench_serve_command.h"
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
 #include "cli/compare_command.h"
@@ -107,6 +108,33 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
   compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
 
+  gpufleet::cli::BenchServeCommandOptions bench;
+  CLI::App* bench_cmd = app.add_subcommand(
+      "bench-serve", "vLLM's serving benchmark (vllm bench serve) against simulated vLLM replicas; prints vLLM's result block");
+  bench_cmd->add_option("--model", bench.model, "serving catalog model or alias (e.g. Llama-3.1-8B)")->required();
+  bench_cmd->add_option("--gpu", bench.gpu, "catalog GPU (e.g. H100-80GB)")->required();
+  bench_cmd->add_option("--tensor-parallel-size", bench.tensor_parallel_size, "GPUs per replica")->capture_default_str();
+  bench_cmd->add_option("--dtype", bench.dtype, "weights: auto (bf16), bf16, fp16, fp8")->capture_default_str();
+  bench_cmd->add_option("--kv-cache-dtype", bench.kv_cache_dtype, "KV cache: auto, bf16, fp16, fp8")->capture_default_str();
+  bench_cmd->add_option("--gpu-memory-utilization", bench.gpu_memory_utilization, "share of GPU memory vLLM may use")->capture_default_str();
+  bench_cmd->add_option("--max-num-seqs", bench.max_num_seqs, "most requests in a batch (0 = vLLM's default for the GPU)")->capture_default_str();
+  bench_cmd->add_option("--max-num-batched-tokens", bench.max_num_batched_tokens, "tokens per step (0 = vLLM's default for the GPU)")->capture_default_str();
+  bench_cmd->add_option("--max-model-len", bench.max_model_len, "context length (0 = the model's)")->capture_default_str();
+  bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind a least-outstanding router")->capture_default_str();
+  bench_cmd->add_option("--serving-catalog", bench.serving_catalog_path, "serving catalog YAML (default: built in, data/inference/catalog.yaml)");
+  bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
+  bench_cmd->add_option("--num-prompts", bench.num_prompts, "requests to send (a trace: its first N)")->capture_default_str();
+  bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();
+  bench_cmd->add_option("--burstiness", bench.burstiness, "gamma shape of the gaps (1 = Poisson)")->capture_default_str();
+  bench_cmd->add_option("--max-concurrency", bench.max_concurrency, "most requests in flight (0 = no limit)")->capture_default_str();
+  bench_cmd->add_option("--random-input-len", bench.random_input_len, "random dataset: prompt tokens")->capture_default_str();
+  bench_cmd->add_option("--random-output-len", bench.random_output_len, "random dataset: output tokens")->capture_default_str();
+  bench_cmd->add_option("--random-range-ratio", bench.random_range_ratio, "random dataset: lengths uniform in len x [1-r, 1+r]")->capture_default_str();
+  bench_cmd->add_option("--trace", bench.trace_path, "replay an Azure LLM CSV or Mooncake JSONL trace instead (docs/request-traces.md)");
+  bench_cmd->add_option("--time-scale", bench.time_scale, "trace: multiply arrival times by K")->capture_default_str();
+  bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->capture_default_str();
+  bench_cmd->add_option("--json", bench.json_path, "write the result JSON (vLLM's keys) to FILE");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -120,6 +148,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (app.got_subcommand(bench_cmd)) return gpufleet::cli::run_bench_serve_command(bench);
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
     if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);

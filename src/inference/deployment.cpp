@@ -325,6 +325,17 @@ void Deployment::submit(const Request& request, double t) {
 
 void Deployment::advance_to(double t) { impl_->advance_to(t); }
 
+double Deployment::next_event_s() const {
+  Impl& d = *impl_;
+  double next = kInf;
+  for (int32_t r : d.ready_ids) next = std::min(next, d.replicas[static_cast<size_t>(r)].engine->next_step_end_s());
+  if (d.router.request_timeout_s > 0) {
+    d.pop_done();
+    if (!d.table.empty()) next = std::min(next, d.table.front().arrival_s + d.router.request_timeout_s);
+  }
+  return next;
+}
+
 void Deployment::finish(double t) {
   Impl& d = *impl_;
   d.advance_to(t);

@@ -94,12 +94,28 @@ struct RequestTraceLimits {
   double max_arrival_s = 100.0 * 365 * 86400;
 };
 
+/// Limits of the measured step-time table (io/step_profile.h, `bench-serve --step-profile`). A CSV, so
+/// CsvLimits' line and column limits apply too. A profile of every batch size up to 1,024 at 64 token
+/// counts has 65,536 rows.
+struct StepProfileLimits {
+  /// Largest file, bytes.
+  size_t max_file_bytes = 16 * kMiB;
+  /// Most rows.
+  size_t max_rows = 200'000;
+  /// Largest num_seqs and tokens (vLLM's max_num_seqs and max_num_batched_tokens are far below).
+  int64_t max_num_seqs = 1'048'576;
+  int64_t max_tokens = 16'777'216;
+  /// Longest step, seconds.
+  double max_step_s = 3600;
+};
+
 /// The limits in force (the defaults above). One place, so that tests and the docs agree.
 inline constexpr CsvLimits kCsvLimits{};
 inline constexpr YamlLimits kYamlLimits{};
 inline constexpr ObjectLimits kObjectLimits{};
 inline constexpr JsonRequestLimits kJsonRequestLimits{};
 inline constexpr RequestTraceLimits kRequestTraceLimits{};
+inline constexpr StepProfileLimits kStepProfileLimits{};
 
 /// The message of a limit error: "more than <limit> <what> (limit <name>, docs/input-limits.md)",
 /// e.g. "more than 65536 bytes in a line (limit CsvLimits::max_line_bytes, docs/input-limits.md)".

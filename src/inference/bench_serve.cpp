@@ -1,0 +1,307 @@
+// vLLM's serving benchmark against simulated replicas (bench_serve.h).
+#include "inference/bench_serve.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "inference/deployment.h"
+#include "inference/kv_cache.h"
+#include "inference/request_sources.h"
+#include "util/go_rand.h"
+
+namespace gpufleet::inference {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+[[noreturn]] void bad(const std::string& what) { throw std::invalid_argument(what); }
+
+/// Gamma(shape, 1) by Marsaglia and Tsang (ACM TOMS 26(3), 2000); shape < 1 via Gamma(shape + 1) x
+/// U^(1/shape). Normals by Box-Muller. Shape 1 draws an exponential directly (one uniform).
+double gamma_draw(GoRand& rng, double shape) {
+  if (shape == 1) return -std::log(1.0 - rng.float64());
+  if (shape < 1) {
+    const double g = gamma_draw(rng, shape + 1);
+    return g * std::pow(1.0 - rng.float64(), 1.0 / shape);
+  }
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9 * d);
+  for (;;) {
+    const double radius = std::sqrt(-2 * std::log(1.0 - rng.float64()));
+    const double x = radius * std::cos(2 * std::numbers::pi * rng.float64());
+    const double v0 = 1 + c * x;
+    if (v0 <= 0) continue;
+    const double v = v0 * v0 * v0;
+    const double u = 1.0 - rng.float64();
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
+LatencyStats stats_ms(const std::vector<double>& seconds) {
+  LatencyStats s;
+  s.samples = static_cast<int64_t>(seconds.size());
+  if (seconds.empty()) return s;
+  double sum = 0;
+  for (double v : seconds) sum += v;
+  const double mean = sum / static_cast<double>(seconds.size());
+  double sq = 0;
+  for (double v : seconds) sq += (v - mean) * (v - mean);
+  s.mean_ms = mean * 1000;
+  s.std_ms = std::sqrt(sq / static_cast<double>(seconds.size())) * 1000;
+  s.median_ms = percentile(seconds, 50) * 1000;
+  s.p99_ms = percentile(seconds, 99) * 1000;
+  return s;
+}
+
+}  // namespace
+
+LatencyStats weighted_stats_ms(std::vector<WeightedSample> samples) {
+  LatencyStats s;
+  std::erase_if(samples, [](const WeightedSample& x) { return x.weight <= 0; });
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end(), [](const WeightedSample& a, const WeightedSample& b) { return a.value < b.value; });
+  double total = 0, sum = 0;
+  for (const WeightedSample& x : samples) {
+    total += static_cast<double>(x.weight);
+    sum += x.value * static_cast<double>(x.weight);
+  }
+  const double mean = sum / total;
+  double sq = 0;
+  for (const WeightedSample& x : samples) sq += static_cast<double>(x.weight) * (x.value - mean) * (x.value - mean);
+  // The value at 0-based rank k of the expanded sorted list.
+  auto at = [&samples](int64_t k) {
+    for (const WeightedSample& x : samples) {
+      if (k < x.weight) return x.value;
+      k -= x.weight;
+    }
+    return samples.back().value;
+  };
+  auto pct = [&](double p) {
+    const double rank = (total - 1) * p / 100;
+    const auto lo = static_cast<int64_t>(std::floor(rank));
+    const double a = at(lo), b = at(std::min<int64_t>(lo + 1, static_cast<int64_t>(total) - 1));
+    return a + (b - a) * (rank - static_cast<double>(lo));
+  };
+  s.samples = static_cast<int64_t>(total);
+  s.mean_ms = mean * 1000;
+  s.std_ms = std::sqrt(sq / total) * 1000;
+  s.median_ms = pct(50) * 1000;
+  s.p99_ms = pct(99) * 1000;
+  return s;
+}
+
+std::vector<Request> random_dataset_requests(const RandomDataset& dataset, int64_t num_prompts, int64_t seed,
+                                             const BenchServeLimits& limits) {
+  if (num_prompts < 1 || num_prompts > limits.max_num_prompts)
+    bad(fmt::format("num_prompts: {} is outside 1..{}", num_prompts, limits.max_num_prompts));
+  if (dataset.input_len < 1 || dataset.input_len > limits.max_tokens)
+    bad(fmt::format("random_input_len: {} is outside 1..{}", dataset.input_len, limits.max_tokens));
+  if (dataset.output_len < 1 || dataset.output_len > limits.max_tokens)
+    bad(fmt::format("random_output_len: {} is outside 1..{}", dataset.output_len, limits.max_tokens));
+  if (!(dataset.range_ratio >= 0 && dataset.range_ratio < 1))
+    bad(fmt::format("random_range_ratio: {} is outside [0, 1) (vLLM's range)", dataset.range_ratio));
+  const double r = dataset.range_ratio;
+  const auto in_lo = std::max<int64_t>(1, static_cast<int64_t>(std::floor(dataset.input_len * (1 - r))));
+  const auto in_hi = std::max<int64_t>(in_lo, static_cast<int64_t>(std::ceil(dataset.input_len * (1 + r))));
+  const auto out_lo = std::max<int64_t>(1, static_cast<int64_t>(std::floor(dataset.output_len * (1 - r))));
+  const auto out_hi = std::max<int64_t>(out_lo, static_cast<int64_t>(std::ceil(dataset.output_len * (1 + r))));
+  GoRand rng(seed);
+  std::vector<Request> out(static_cast<size_t>(num_prompts));
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].id = i;
+    out[i].prompt_tokens = static_cast<int32_t>(in_lo + (in_hi > in_lo ? rng.int63n(in_hi - in_lo + 1) : 0));
+  }
+  for (Request& q : out) q.output_tokens = static_cast<int32_t>(out_lo + (out_hi > out_lo ? rng.int63n(out_hi - out_lo + 1) : 0));
+  return out;
+}
+
+void assign_send_times(std::vector<Request>& requests, double request_rate, double burstiness, int64_t seed) {
+  if (!(request_rate > 0)) bad(fmt::format("request_rate: {} must be positive or inf", request_rate));
+  if (!(burstiness > 0)) bad(fmt::format("burstiness: {} must be positive", burstiness));
+  if (std::isinf(request_rate)) {
+    for (Request& q : requests) q.arrival_s = 0;
+    return;
+  }
+  GoRand rng(seed);
+  const double theta = 1.0 / (request_rate * burstiness);
+  double t = 0;
+  for (Request& q : requests) {
+    t += std::isinf(burstiness) ? 1.0 / request_rate : gamma_draw(rng, burstiness) * theta;
+    q.arrival_s = t;
+  }
+  if (!requests.empty() && t > 0) {
+    const double factor = (static_cast<double>(requests.size()) / request_rate) / t;
+    for (Request& q : requests) q.arrival_s *= factor;
+  }
+}
+
+BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<WeightedSample>& itl_s,
+                                     double duration_s) {
+  BenchServeResult r;
+  std::vector<double> ttft, tpot, e2el;
+  for (const RequestOutcome& o : outcomes) {
+    r.preemptions += o.preemptions;
+    if (o.status != RequestStatus::kFinished) {
+      ++r.failed;
+      continue;
+    }
+    ++r.completed;
+    r.total_input_tokens += o.prompt_tokens;
+    r.total_output_tokens += o.output_tokens;
+    ttft.push_back(o.ttft_s());
+    if (o.output_tokens > 1) tpot.push_back(o.tpot_s());
+    e2el.push_back(o.e2e_s());
+  }
+  r.duration_s = duration_s;
+  if (duration_s > 0) {
+    r.request_throughput = static_cast<double>(r.completed) / duration_s;
+    r.output_throughput = static_cast<double>(r.total_output_tokens) / duration_s;
+    r.total_token_throughput = static_cast<double>(r.total_input_tokens + r.total_output_tokens) / duration_s;
+  }
+  r.ttft = stats_ms(ttft);
+  r.tpot = stats_ms(tpot);
+  r.itl = weighted_stats_ms(itl_s);
+  r.e2el = stats_ms(e2el);
+  return r;
+}
+
+BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
+                                 const EngineLimits& limits, int32_t num_replicas, int32_t max_concurrency) {
+  if (num_replicas < 1) bad(fmt::format("num_replicas: {} must be at least 1", num_replicas));
+  if (max_concurrency < 0) bad(fmt::format("max_concurrency: {} must be 0 (no limit) or positive", max_concurrency));
+  if (requests.empty()) bad("bench-serve: no requests");
+  for (size_t i = 1; i < requests.size(); ++i)
+    if (requests[i].arrival_s < requests[i - 1].arrival_s) bad("bench-serve: requests must be sorted by send time");
+
+  std::vector<RequestOutcome> outcomes;
+  outcomes.reserve(requests.size());
+  std::vector<std::vector<double>> step_ends(static_cast<size_t>(num_replicas));
+  Deployment::Observer obs;
+  obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
+  obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
+  Deployment dep(RouterConfig{}, std::move(obs));
+  for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
+
+  // In flight: sent and not yet finished or failed (a request refused at once never counts).
+  size_t sent = 0;
+  int32_t max_in_flight = 0;
+  auto in_flight = [&] { return static_cast<int32_t>(sent - outcomes.size()); };
+  auto send = [&](size_t i, double t) {
+    Request q = requests[i];
+    q.id = i;
+    q.arrival_s = t;
+    ++sent;
+    dep.submit(q, t);
+    max_in_flight = std::max(max_in_flight, in_flight());
+  };
+  if (max_concurrency == 0) {
+    // Open loop: every request is sent at its time; in flight = sent and not yet finished.
+    for (size_t i = 0; i < requests.size(); ++i) {
+      dep.advance_to(requests[i].arrival_s);
+      send(i, requests[i].arrival_s);
+    }
+    while (static_cast<size_t>(outcomes.size()) < requests.size()) {
+      const double next = dep.next_event_s();
+      if (!std::isfinite(next)) break;
+      dep.advance_to(next);
+    }
+  } else {
+    // Closed loop: event by event, so that a freed slot sends the next request at the finish time.
+    std::deque<size_t> held;  // send time came, no slot yet (FIFO)
+    size_t next = 0;
+    double now = 0;
+    while (outcomes.size() < requests.size()) {
+      while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
+      while (!held.empty() && in_flight() < max_concurrency) {
+        send(held.front(), now);
+        held.pop_front();
+      }
+      const double t_arrival = next < requests.size() ? requests[next].arrival_s : kInf;
+      const double t_event = std::min(t_arrival, dep.next_event_s());
+      if (!std::isfinite(t_event)) break;
+      dep.advance_to(t_event);
+      now = t_event;
+    }
+  }
+  double duration = 0;
+  for (const RequestOutcome& o : outcomes) duration = std::max(duration, o.finish_s);
+
+  // Inter-token gaps from the replicas' step ends (bench_serve.h). A request whose tokens come at step
+  // ends k = a..b of its replica has the gaps ends[k] - ends[k - 1] for those k: they are counted per
+  // step (a difference array of how many requests take each step's gap), not stored per token.
+  std::vector<WeightedSample> itl;
+  std::vector<std::vector<int64_t>> takers(step_ends.size());
+  for (size_t r = 0; r < step_ends.size(); ++r) takers[r].assign(step_ends[r].size() + 1, 0);
+  for (const RequestOutcome& o : outcomes) {
+    if (o.status != RequestStatus::kFinished || o.output_tokens < 2 || o.replica < 0) continue;
+    const std::vector<double>& ends = step_ends[static_cast<size_t>(o.replica)];
+    std::vector<int64_t>& take = takers[static_cast<size_t>(o.replica)];
+    const int64_t first = std::lower_bound(ends.begin(), ends.end(), o.first_token_s) - ends.begin();
+    const int64_t last = std::lower_bound(ends.begin(), ends.end(), o.finish_s) - ends.begin();
+    const int64_t want = o.output_tokens - 1;
+    const auto n = static_cast<int64_t>(ends.size());
+    if (first >= n || last >= n || last - first < want) {
+      // Not expected (the request's tokens are step ends of its replica); an even split keeps the sum.
+      itl.push_back({(o.finish_s - o.first_token_s) / static_cast<double>(want), want});
+      continue;
+    }
+    const int64_t from = last - want + 1;  // its second token's step
+    if (from > first + 1) {
+      // Preempted: the first gap holds the stall (bench_serve.h), the others are whole steps.
+      itl.push_back({ends[static_cast<size_t>(from)] - o.first_token_s, 1});
+      if (from + 1 <= last) {
+        ++take[static_cast<size_t>(from + 1)];
+        --take[static_cast<size_t>(last + 1)];
+      }
+    } else {
+      ++take[static_cast<size_t>(from)];
+      --take[static_cast<size_t>(last + 1)];
+    }
+  }
+  for (size_t r = 0; r < step_ends.size(); ++r) {
+    int64_t w = 0;
+    for (size_t k = 1; k < step_ends[r].size(); ++k) {
+      w += takers[r][k];
+      if (w > 0) itl.push_back({step_ends[r][k] - step_ends[r][k - 1], w});
+    }
+  }
+  BenchServeResult r = bench_serve_metrics(outcomes, itl, duration);
+  r.max_concurrent_requests = max_in_flight;
+  return r;
+}
+
+BenchReplica make_bench_replica(const ServingCatalog& catalog, EngineArgs args, const ReplicaHardware& hw) {
+  if (catalog.find_model(args.model) == nullptr) {
+    std::string names;
+    for (const LlmModel& m : catalog.models) names += (names.empty() ? "" : ", ") + m.name;
+    bad(fmt::format("model: unknown model '{}' (known: {})", args.model, names));
+  }
+  if (catalog.find_gpu(hw.gpu) == nullptr) {
+    std::string names;
+    for (const GpuPerformance& g : catalog.gpus) names += (names.empty() ? "" : ", ") + g.name;
+    bad(fmt::format("gpu: unknown GPU '{}' (known: {})", hw.gpu, names));
+  }
+  if (args.max_num_seqs == 0) args.max_num_seqs = default_max_num_seqs(hw.gpu, device_memory_mib(hw));
+  const KvCacheBudget budget = kv_cache_budget(catalog, args, hw);
+  if (!budget.error.empty()) bad(budget.error);
+  BenchReplica r;
+  r.limits.max_num_seqs = args.max_num_seqs;
+  r.limits.max_num_batched_tokens = budget.max_num_batched_tokens;
+  r.limits.max_model_len = budget.max_model_len;
+  r.limits.block_size = args.block_size;
+  r.limits.num_blocks = budget.num_blocks;
+  r.limits.enable_prefix_caching = args.enable_prefix_caching;
+  r.kv_cache_tokens = budget.num_tokens;
+  r.step_time = make_roofline_step_time(catalog, args, hw);
+  return r;
+}
+
+}  // namespace gpufleet::inference

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# End-to-end checks of `gpufleet bench-serve`: vLLM's result block with vLLM's names, the JSON file
+# with vLLM's keys, determinism by seed, and exit 2 with one error line for a model too big for its
+# GPU (naming the missing memory and what would fit), an unknown model or GPU (listing the known
+# ones), absurd token counts and a trace with a missing column (naming the file and line).
+set -u
+BIN="$1"
+source "$(dirname "$0")/common.sh"
+
+run() { "$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --num-prompts 100 \
+          --random-input-len 256 --random-output-len 64 --random-range-ratio 0.5 "$@"; }
+
+# 1. The result block.
+if run --request-rate 20 --seed 1 --json "$T/a.json" > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "run exited $?: $(cat "$T/err.txt")"; fi
+for line in '============ Serving Benchmark Result ============' 'Successful requests:                     100 ' \
+            'Request rate configured (RPS):           20.00 ' 'Benchmark duration (s):' 'Total input tokens:' \
+            'Total generated tokens:' 'Request throughput (req/s):' 'Output token throughput (tok/s):' \
+            'Total token throughput (tok/s):' '---------------Time to First Token----------------' 'Mean TTFT (ms):' \
+            'Median TTFT (ms):' 'P99 TTFT (ms):' '-----Time per Output Token (excl. 1st token)------' 'Mean TPOT (ms):' \
+            'Median TPOT (ms):' 'P99 TPOT (ms):' '---------------Inter-token Latency----------------' 'Mean ITL (ms):' \
+            'Median ITL (ms):' 'P99 ITL (ms):' '=================================================='; do
+  grep -qF -- "$line" "$T/out.txt" && ok || bad "no '$line' in: $(cat "$T/out.txt")"
+done
+[ ! -s "$T/err.txt" ] && ok || bad "stderr not empty: $(cat "$T/err.txt")"
+for key in '"completed": 100' '"duration": ' '"total_input_tokens": ' '"total_output_tokens": ' '"request_throughput": ' \
+           '"output_throughput": ' '"total_token_throughput": ' '"mean_ttft_ms": ' '"median_ttft_ms": ' '"p99_ttft_ms": ' \
+           '"mean_tpot_ms": ' '"mean_itl_ms": ' '"p99_itl_ms": ' '"mean_e2el_ms": ' '"request_rate": 20' '"max_concurrency": null'; do
+  grep -qF -- "$key" "$T/a.json" && ok || bad "JSON lacks $key"
+done
+# Determinism: the same seed gives the same bytes; another seed other lengths.
+run --request-rate 20 --seed 1 --json "$T/b.json" > /dev/null
+cmp -s "$T/a.json" "$T/b.json" && ok || bad "same seed, different JSON"
+run --request-rate 20 --seed 2 --json "$T/c.json" > /dev/null
+cmp -s "$T/a.json" "$T/c.json" && bad "seeds 1 and 2 give the same JSON" || ok
+# The closed loop: never more than C in flight.
+run --max-concurrency 4 > "$T/conc.txt" && ok || bad "--max-concurrency run failed"
+grep -qF 'Maximum request concurrency:             4 ' "$T/conc.txt" && ok || bad "no concurrency line: $(cat "$T/conc.txt")"
+grep -qF 'Peak concurrent requests:                4.00 ' "$T/conc.txt" && ok || bad "more than 4 in flight: $(cat "$T/conc.txt")"
+# Two replicas finish 100 requests sent at once sooner than one.
+d1=$(run | awk -F: '/Benchmark duration/ {print $2+0}')
+d2=$(run --num-replicas 2 | awk -F: '/Benchmark duration/ {print $2+0}')
+awk -v a="$d1" -v b="$d2" 'BEGIN {exit !(b < a)}' && ok || bad "2 replicas ($d2 s) not faster than 1 ($d1 s)"
+
+# 2. A trace (Mooncake JSONL) replayed.
+printf '{"timestamp": 0, "input_length": 100, "output_length": 10}\n{"timestamp": 500, "input_length": 200, "output_length": 20}\n' > "$T/t.jsonl"
+"$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/t.jsonl" > "$T/trace.txt" \
+  && ok || bad "trace run failed"
+grep -qF 'Total generated tokens:                  30 ' "$T/trace.txt" && ok || bad "trace tokens: $(cat "$T/trace.txt")"
+
+# 3. Bad input: exit 2, one error line containing the expected text, the old output kept.
+expect_bad() {  # name, expected substring, args...
+  local name="$1" want="$2"
+  shift 2
+  echo keep > "$T/old.json"
+  "$BIN" bench-serve --json "$T/old.json" "$@" > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$name: exit $rc, want 2 ($(cat "$T/err.txt"))"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && ok || bad "$name: want one error line, got: $(cat "$T/err.txt")"
+  grep -qF -- "$want" "$T/err.txt" && ok || bad "$name: error lacks '$want': $(cat "$T/err.txt")"
+  [ "$(cat "$T/old.json")" = keep ] && ok || bad "$name: the old output was touched"
+}
+expect_bad "70B on one L4" "GiB more than the 20.1 GiB usable on L4" --model Llama-3.1-70B --gpu L4 --max-model-len 4096
+expect_bad "70B on one L4, what fits" "tensor_parallel_size 8 would fit" --model Llama-3.1-70B --gpu L4 --max-model-len 4096
+expect_bad "unknown model" "unknown model 'Llama-9' (known: Llama-3.1-8B" --model Llama-9 --gpu H100-80GB
+expect_bad "unknown GPU" "unknown GPU 'H900' (known: " --model Llama-3.1-8B --gpu H900
+expect_bad "negative input" "random_input_len: -5 is outside" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --random-input-len -5
+expect_bad "absurd output" "random_output_len: 999999999 is outside" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --random-output-len 999999999
+expect_bad "zero prompts" "num_prompts: 0 is outside" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --num-prompts 0
+expect_bad "range ratio" "random_range_ratio: 1 is outside [0, 1)" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --random-range-ratio 1
+expect_bad "negative rate" "request_rate: -1 must be positive" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --request-rate -1
+expect_bad "bad dtype" "--dtype: unknown dtype 'int3'" --model Llama-3.1-8B --gpu H100-80GB --dtype int3
+printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
+expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
+expect_bad "trace missing column names it" "GeneratedTokens" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
+# A measured step profile: a constant 10 ms step, so 2 requests of 10 + 3 tokens sent at once end at 30 ms.
+printf 'num_seqs,tokens,step_s\n1,1,0.01\n' > "$T/profile.csv"
+"$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --num-prompts 2 --random-input-len 10 \
+  --random-output-len 3 --step-profile "$T/profile.csv" > "$T/profile.txt" && ok || bad "--step-profile run failed"
+grep -qF 'Benchmark duration (s):                  0.03 ' "$T/profile.txt" && ok || bad "profile run: $(cat "$T/profile.txt")"
+grep -qF 'Mean TTFT (ms):                          10.00 ' "$T/profile.txt" && ok || bad "profile run TTFT: $(cat "$T/profile.txt")"
+printf 'num_seqs,tokens,step_s\n1,1,0.01\n2,2,fast\n' > "$T/bad-profile.csv"
+expect_bad "step profile bad cell" "bad-profile.csv:3:5: field 'step_s'" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --step-profile "$T/bad-profile.csv"
+finish
