@@ -64,6 +64,9 @@ TEST(TraceSource, WindowKeepsItsRequestsAndStartsThemAtZero) {
   o.window_end_s = 100;
   o.time_scale = 2;
   EXPECT_EQ(arrivals(replay({req(0), req(1), req(2.5), req(3)}, o)), (std::vector<double>{0, 3, 4}));
+  // A delay comes after the shift and the scale: (1 - 1) x 2 + 300, (2.5 - 1) x 2 + 300, ...
+  o.delay_s = 300;
+  EXPECT_EQ(arrivals(replay({req(0), req(1), req(2.5), req(3)}, o)), (std::vector<double>{300, 303, 304}));
 }
 
 TEST(TraceSource, WholeMultiplierCopiesEachRequestIntoTheGapToTheNextArrival) {
@@ -158,6 +161,9 @@ TEST(TraceSource, RefusesBadOptionsAndUnsortedTraces) {
   o = {};
   o.window_start_s = 5;
   o.window_end_s = 5;
+  EXPECT_THROW(TraceSource({req(0)}, o), std::invalid_argument);
+  o = {};
+  o.delay_s = -1;
   EXPECT_THROW(TraceSource({req(0)}, o), std::invalid_argument);
   try {
     TraceSource({req(2), req(1)}, {});

@@ -25,6 +25,7 @@ void validate_trace_replay(const TraceReplayOptions& o) {
     bad(fmt::format("trace replay: rate multiplier {} outside [0, {}]", o.rate_multiplier, kMaxRateMultiplier));
   if (!std::isfinite(o.window_start_s) || std::isnan(o.window_end_s) || !(o.window_start_s < o.window_end_s))
     bad(fmt::format("trace replay: window [{}, {}) needs a finite start before its end", o.window_start_s, o.window_end_s));
+  if (!(o.delay_s >= 0) || !std::isfinite(o.delay_s)) bad(fmt::format("trace replay: delay {} s must be finite and >= 0", o.delay_s));
 }
 
 TraceSource::TraceSource(std::vector<Request> requests, const TraceReplayOptions& options)
@@ -73,7 +74,7 @@ void TraceSource::fill() {
     std::stable_sort(copies.begin(), copies.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
     for (const auto& [t, i] : copies) {
       Request copy = trace_[i];
-      copy.arrival_s = (t - options_.window_start_s) * options_.time_scale;
+      copy.arrival_s = (t - options_.window_start_s) * options_.time_scale + options_.delay_s;
       pending_.push_back(std::move(copy));
     }
   }

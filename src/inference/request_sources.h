@@ -36,13 +36,17 @@ struct TraceReplayOptions {
   /// arrival is (arrival_s - window_start_s) x time_scale. Defaults: the whole trace, unshifted.
   double window_start_s = 0;
   double window_end_s = std::numeric_limits<double>::infinity();
+  /// Seconds added to every output arrival, after the window shift and the time scale (>= 0): the
+  /// traffic starts this long after the simulation does, as a load test starts once the service is
+  /// up, so that the replicas' first cold start is not in the measurement. Default 0.
+  double delay_s = 0;
   /// Seed of the draws of rate_multiplier (for each request in order: one draw for the extra copy when
   /// M is not whole, then one draw per copy after the first).
   int64_t seed = 1;
 };
 
 /// Throws std::invalid_argument for time_scale <= 0 or not finite, rate_multiplier < 0 or not finite,
-/// or window_start_s >= window_end_s or a window bound that is NaN.
+/// window_start_s >= window_end_s or a window bound that is NaN, or delay_s negative or not finite.
 void validate_trace_replay(const TraceReplayOptions& options);
 
 /// A trace replayed with TraceReplayOptions. Emits requests in arrival order with ids 0, 1, 2, ...

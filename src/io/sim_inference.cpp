@@ -112,7 +112,7 @@ std::shared_ptr<const std::vector<inference::Request>> read_trace(const Field& f
 // traffic: {trace, format, timeScale, rateMultiplier, startSeconds, endSeconds} or {generate: {...}}.
 void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::string& base_dir, double horizon_s) {
   t.require_map();
-  t.only_keys({"trace", "format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "generate"});
+  t.only_keys({"trace", "format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "delaySeconds", "generate"});
   const Field trace = t["trace"], gen = t["generate"];
   if (trace.present() == gen.present()) t.fail("exactly one of trace or generate is required");
   if (trace.present()) {
@@ -131,17 +131,19 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
     if (const Field f = t["startSeconds"]; f.present()) o.window_start_s = seconds(f);
     if (const Field f = t["endSeconds"]; f.present()) o.window_end_s = seconds(f);
     if (o.window_end_s <= o.window_start_s) t["endSeconds"].fail("endSeconds must be after startSeconds");
+    if (const Field f = t["delaySeconds"]; f.present()) o.delay_s = seconds(f);
     spec.traffic = [requests, o](uint64_t seed) {
       inference::TraceReplayOptions with_seed = o;
       with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
       return std::make_unique<inference::TraceSource>(*requests, with_seed);
     };
-    spec.traffic_description = fmt::format("trace {}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
+    spec.traffic_description = fmt::format("trace {}{}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
                                            o.time_scale != 1 ? fmt::format(" time x{:g}", o.time_scale) : "",
-                                           o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "");
+                                           o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "",
+                                           o.delay_s != 0 ? fmt::format(" from {:g} s", o.delay_s) : "");
     return;
   }
-  for (const char* k : {"format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds"})
+  for (const char* k : {"format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "delaySeconds"})
     t.fail_key(k, fmt::format("{} applies to a trace, not to generate", k));
   gen.require_map();
   gen.only_keys({"meanRatePerSecond", "peakToTrough", "peakHour", "weekendFactor", "tokens", "maxPromptTokens",
