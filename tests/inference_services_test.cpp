@@ -246,6 +246,26 @@ TEST(InferenceServices, ModelThatDoesNotFitIsRefused) {
   }
 }
 
+TEST(InferenceServices, ReplicasNoNodeCanHoldAreNoted) {
+  // Each replica asks 256 GiB of memory; the node has 128 GiB: the pod fails ("pod didn't trigger
+  // scale-up"), every request times out, and the result says why.
+  ClusterConfig c;
+  c.pools = {l40s_pool(1, 1, 1)};
+  Workload w;
+  w.horizon_s = 100;
+  WorkloadSpec item = service(1);
+  item.memory_bytes = 256 * kGiB;
+  w.items = {item};
+  InferenceServiceSpec spec = chat({request(1, 10, 1)});
+  spec.router.request_timeout_s = 30;
+  w.inference = {spec};
+  const InferenceServiceResult s = run(c, w).inference.at(0);
+  EXPECT_EQ(s.timed_out, 1);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("1 replica pod(s) can never be scheduled: pod didn't trigger scale-up"), std::string::npos)
+      << s.notes[0];
+}
+
 TEST(InferenceServices, SameSeedSameResult) {
   ClusterConfig c;
   c.pools = {l40s_pool(1, 0, 4)};

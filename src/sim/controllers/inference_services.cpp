@@ -494,10 +494,15 @@ void InferenceServices::report(SimResult& result) const {
     const int64_t ended = r.finished + r.timed_out + r.dropped + s.overdue;
     r.slo_attainment = ended > 0 ? static_cast<double>(s.met_slo) / static_cast<double>(ended) : 1.0;
     r.gpu_hours = s.gpu_seconds / kSecondsPerHour;
+    int64_t unschedulable = 0;
+    std::string reason;
     for (uint32_t u : workloads_.units_of(s.item)) {
       const Workloads::Unit& unit = workloads_.unit(u);
       for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) r.cost_usd += billing_.pod_charged_usd(p);
+      if (unit.state == UnitState::kFailed && unschedulable++ == 0) reason = unit.reason;
     }
+    if (unschedulable > 0)
+      r.notes.push_back(fmt::format("{} replica pod(s) can never be scheduled: {}", unschedulable, reason));
     const int64_t tokens = r.prompt_tokens + r.output_tokens;
     r.usd_per_million_tokens = tokens > 0 ? r.cost_usd / static_cast<double>(tokens) * 1e6 : 0;
     r.usd_per_million_output_tokens = r.output_tokens > 0 ? r.cost_usd / static_cast<double>(r.output_tokens) * 1e6 : 0;
