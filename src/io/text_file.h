@@ -12,7 +12,8 @@ namespace gpufleet::io {
 /// such as /dev/zero, a FIFO, a socket) is refused before a byte is read, and the file is opened
 /// non-blocking, so no input path can make a reader block or read without end; a file that says
 /// size 0 but has more (/proc) is read up to max_bytes + 64 KiB, then refused. Symbolic links are
-/// followed.
+/// followed. Built with FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION (the fuzz targets' readers, the
+/// libFuzzer convention), it reads no file at all: every path is refused.
 /// `limit_name` names the limit in the error. Throws InputError (line 0) when the path is missing,
 /// a directory or not a regular file, cannot be opened or read, or is too large (also when it grew
 /// past max_bytes while being read).
