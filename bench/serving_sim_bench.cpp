@@ -6,8 +6,8 @@
 // cold_starts, requests_per_s (of wall time), peak_rss_mib (getrusage).
 //   build/bench/gpufleet_bench --benchmark_filter=ServingChatDay
 // The same run from the command line:
-//   /usr/bin/time -f '%M KB %U s' build/gpufleet simulate --pools examples/serving/pools.yaml \
-//     --workload examples/serving/chat-day.yaml -q
+//   /usr/bin/time -f '%M KB %U s' build/gpufleet simulate --pools examples/serving/pools.yaml
+//     --workload examples/serving/chat-day.yaml -q   (one line)
 #include <benchmark/benchmark.h>
 
 #include <sys/resource.h>
