@@ -161,7 +161,7 @@ TEST(MooncakeTrace, ReadsRequestsWithPrefixHashes) {
 
 TEST(MooncakeTrace, Errors) {
   EXPECT_EQ(mooncake_error("{\"timestamp\": 0, \"output_length\": 5}\n"),
-            "t.jsonl:1: field 'input_length': missing key (a Mooncake row has timestamp, input_length, output_length and hash_ids)");
+            "t.jsonl:1:1: field 'input_length': missing key (a Mooncake row has timestamp, input_length, output_length and hash_ids)");
   EXPECT_EQ(mooncake_error("{\"timestamp\": 3000, \"input_length\": 1, \"output_length\": 1}\n"
                            "{\"timestamp\": 2000, \"input_length\": 1, \"output_length\": 1}\n"),
             "t.jsonl:2:15: field 'timestamp': 2000 is before the previous row's 3000 (line 1): rows must be in time order");

@@ -1,5 +1,6 @@
 #include "io/request_trace.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -215,6 +216,8 @@ struct MooncakeRow {
   std::string_view line;
   const nlohmann::json& object;
 
+  // Where the row's object starts (its '{'), 1-based: the place of a key the row lacks.
+  int object_column() const { return static_cast<int>(std::min(line.find('{'), line.size())) + 1; }
   [[noreturn]] void fail(std::string_view key, const std::string& message) const {
     throw InputError(source, line_no, std::string(key), message, value_column(line, key));
   }
@@ -222,7 +225,8 @@ struct MooncakeRow {
     const auto it = object.find(key);
     if (it == object.end())
       throw InputError(source, line_no, std::string(key),
-                       "missing key (a Mooncake row has timestamp, input_length, output_length and hash_ids)");
+                       "missing key (a Mooncake row has timestamp, input_length, output_length and hash_ids)",
+                       object_column());
     return *it;
   }
   int32_t tokens(std::string_view key, std::string_view kind, int64_t limit, std::string_view limit_name) const {

@@ -35,7 +35,7 @@ std::string printable(std::string_view text, size_t max_bytes) {
 std::string InputError::format(const std::string& file_raw, int line, int column, const std::string& field_raw,
                                const std::string& message_raw) {
   const std::string file = printable(file_raw, kMaxEchoBytes), field = printable(field_raw, kMaxEchoBytes),
-                    message = printable(message_raw, kMaxEchoBytes);
+                    message = printable(message_raw, kMaxMessageBytes);
   std::string where = file;
   if (line > 0) where += fmt::format(":{}", line);
   if (column > 0) where += fmt::format(":{}", column);

@@ -1,0 +1,61 @@
+// An inference service through the whole simulator (sim::simulate, as `gpufleet simulate` runs it):
+// examples/serving/chat-day.yaml, 24 simulated hours of Llama-3.1-8B at a mean 50 requests/s (peak
+// 1.5 x trough, about 4.3 million requests), replicas scaled by KEDA on vllm:num_requests_waiting
+// between 2 and 32, on the L40S nodes of examples/serving/pools.yaml that the Cluster Autoscaler adds.
+// Target (issue 15): at most 30 s and 1 GB on one core. Counters: requests, finished, timed_out,
+// cold_starts, requests_per_s (of wall time), peak_rss_mib (getrusage).
+//   build/bench/gpufleet_bench --benchmark_filter=ServingChatDay
+// The same run from the command line:
+//   /usr/bin/time -f '%M KB %U s' build/gpufleet simulate --pools examples/serving/pools.yaml
+//     --workload examples/serving/chat-day.yaml -q   (one line)
+#include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "io/inference_catalog.h"
+#include "io/sim_pools.h"
+#include "io/sim_workload.h"
+#include "sim/simulator.h"
+
+namespace {
+
+using namespace gpufleet;
+
+void BM_ServingChatDay(benchmark::State& state) {
+  const std::string dir = GPUFLEET_SOURCE_DIR "/examples/serving/";
+  const sim::ClusterConfig cluster = io::read_sim_cluster_file(dir + "pools.yaml");
+  std::vector<std::string> pools;
+  for (const sim::SimPool& p : cluster.pools) pools.push_back(p.pool.name);
+  const sim::Workload workload = io::read_sim_workload_file(dir + "chat-day.yaml", pools).workload;
+  sim::SimOptions options;
+  options.seed = 42;
+  options.serving_catalog = &io::builtin_serving_catalog();
+  int64_t arrived = 0, finished = 0, timed_out = 0, cold_starts = 0;
+  double wall_s = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const sim::SimResult r = sim::simulate(cluster, workload, options);
+    wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const sim::InferenceServiceResult& s = r.inference.at(0);
+    arrived = s.requests;
+    finished = s.finished;
+    timed_out = s.timed_out;
+    cold_starts = s.cold_starts;
+    benchmark::DoNotOptimize(r.cost_usd);
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  state.counters["requests"] = static_cast<double>(arrived);
+  state.counters["finished"] = static_cast<double>(finished);
+  state.counters["timed_out"] = static_cast<double>(timed_out);
+  state.counters["cold_starts"] = static_cast<double>(cold_starts);
+  state.counters["requests_per_s"] = static_cast<double>(arrived) / wall_s;
+  state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+BENCHMARK(BM_ServingChatDay)->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
