@@ -7,7 +7,7 @@
 // vLLM image ~10 min, < 30 s with lazy-pulled uncompressed layers (bentoml.com/blog/cold-starting-
 // llms-on-kubernetes-in-under-30-seconds); weights 14-48 s for 15 GB from GP3 SSD (NVIDIA Run:ai
 // Model Streamer blog); engine init ~34 s for a small model with a warm compile cache
-// (vllm-project/vllm issue 20264), minutes for a 70B model at TP 8 (issue 19824); restore ~10 s
+// (vllm-project/vllm#20264), minutes for a 70B model at TP 8 (vllm-project/vllm#19824); restore ~10 s
 // against ~1 min cold (docs.nvidia.com/dynamo, Dynamo Snapshot).
 #pragma once
 
