@@ -1,4 +1,4 @@
-// The vLLM replica engine and the deployment at scale (issue 15's speed goal: 24 simulated hours of
+// The vLLM replica engine and the deployment at scale (the speed goal: 24 simulated hours of
 // one service at a mean 50 requests/s in at most 30 s on one core).
 //  - ReplicaEngine/1: one replica, constant 10 ms steps, Poisson arrivals at 8 requests/s for one
 //    simulated hour, prompts 200-2,000 and outputs 50-450 tokens (uniform; batches of ~20).

@@ -1,8 +1,9 @@
 // An inference service through the whole simulator (sim::simulate, as `gpufleet simulate` runs it):
 // examples/serving/chat-day.yaml, 24 simulated hours of Llama-3.1-8B at a mean 50 requests/s (peak
-// 1.5 x trough, about 4.3 million requests), replicas scaled by KEDA on vllm:num_requests_waiting
-// between 2 and 32, on the L40S nodes of examples/serving/pools.yaml that the Cluster Autoscaler adds.
-// Target (issue 15): at most 30 s and 1 GB on one core. Counters: requests, finished, timed_out,
+// 1.5 x trough, about 4.3 million requests), replicas scaled by KEDA on vllm:num_requests_waiting and
+// vllm:num_requests_running between 2 and 32, on the L40S nodes of examples/serving/pools.yaml that the
+// Cluster Autoscaler adds.
+// Target: at most 30 s and 1 GB on one core. Counters: requests, finished, timed_out,
 // cold_starts, requests_per_s (of wall time), peak_rss_mib (getrusage).
 //   build/bench/gpufleet_bench --benchmark_filter=ServingChatDay
 // The same run from the command line:
