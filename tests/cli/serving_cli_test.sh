@@ -93,7 +93,7 @@ expect_bad() {  # name, expected substring, workload file, extra args...
 }
 # Llama-3.1-70B on the one-L4 pool: how much is missing, and what would fit.
 sed 's/model: Llama-3.1-8B/model: Llama-3.1-70B/; s/pools: \[l40s\]/pools: [l4]/' chat.yaml > fit.yaml
-expect_bad "model does not fit" "fit.yaml:17:12: field 'services[0].inference.model': inference service 'chat': on pool 'l4': Llama-3.1-70B bf16 needs 131.4 GiB of weights per GPU" fit.yaml
+expect_bad "model does not fit" "fit.yaml:17:12: field 'services[0].inference.model': inference service 'chat': no pool it may use can run it: on pool 'l4': Llama-3.1-70B bf16 needs 131.4 GiB of weights per GPU" fit.yaml
 expect_bad "model does not fit: missing" "5.0 GiB KV cache for max_model_len 16384), 117.6 GiB more than the 20.1 GiB usable on L4 at gpu_memory_utilization 0.9; tensor_parallel_size 8 would fit" fit.yaml
 expect_bad "unknown model" "unknown.yaml:17:12: field 'services[0].inference.model': unknown model 'Llama-9' (the serving catalog has: Llama-3.1-8B," unknown.yaml
 sed 's/maxNumSeqs: 256,/tensorParallelSize: 2, maxNumSeqs: 256,/' chat.yaml > tp.yaml
