@@ -4,6 +4,8 @@
 // expected value is computed by hand in the comment beside it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -264,6 +266,23 @@ TEST(InferenceServices, ReplicasNoNodeCanHoldAreNoted) {
   ASSERT_EQ(s.notes.size(), 1u);
   EXPECT_NE(s.notes[0].find("1 replica pod(s) can never be scheduled: pod didn't trigger scale-up"), std::string::npos)
       << s.notes[0];
+}
+
+TEST(InferenceServices, StepProfileFromACsvFile) {
+  // stepProfile may name a CSV beside the workload file (num_seqs,tokens,step_s): one row, 0.25 s.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "gpufleet-step-profile-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "profile.csv") << "num_seqs,tokens,step_s\n1,1,0.25\n";
+  const std::string yaml =
+      "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\nservices:\n- name: chat\n  gpus: 1\n"
+      "  inference:\n    model: Llama-3.1-8B\n    stepProfile: profile.csv\n"
+      "    traffic: {generate: {meanRatePerSecond: 1, tokens: {promptMean: 10, promptMedian: 10, outputMean: 2, "
+      "outputMedian: 2}}}\n";
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(yaml, (dir / "w.yaml").string(), {"l40s"});
+  ASSERT_EQ(f.workload.inference.size(), 1u);
+  ASSERT_EQ(f.workload.inference[0].step_profile.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.workload.inference[0].step_profile[0].step_s, 0.25);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(InferenceServices, SameSeedSameResult) {

@@ -13,6 +13,7 @@
 #include "inference/request_sources.h"
 #include "io/k8s_serving.h"
 #include "io/request_trace.h"
+#include "io/step_profile.h"
 #include "model/resources.h"
 #include "util/input_error.h"
 
@@ -391,7 +392,10 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
   if (service.num_gpu > 0 && spec.engine.tensor_parallel_size != service.num_gpu)
     f["engine"]["tensorParallelSize"].fail(fmt::format("{} but each replica pod requests gpus: {}; they must be equal",
                                                        spec.engine.tensor_parallel_size, service.num_gpu));
-  if (const Field p = f["stepProfile"]; p.present()) parse_step_profile(p, spec.step_profile);
+  if (const Field p = f["stepProfile"]; p.is_scalar())
+    spec.step_profile = read_step_profile(resolve(base_dir, p.scalar()));  // a CSV file, as bench-serve reads it
+  else if (p.present())
+    parse_step_profile(p, spec.step_profile);
   if (const Field r = f["router"]; r.present()) parse_router(r, spec.router);
   if (const Field s = f["slo"]; s.present()) {
     s.require_map();
