@@ -184,6 +184,51 @@ TEST(Deployment, RemoveReplicaRequeuesItsRequests) {
   EXPECT_EQ(id, 2);  // ids are never reused
 }
 
+TEST(Deployment, DrainFinishesInFlightRequests) {
+  // Steps of 1 s; r1 -> replica 0, r2 -> replica 1, each 5 tokens: first token at 1, done at 5.
+  // Draining replica 0 at 2.5 with 10 s to go: it takes no new request, finishes r1 at 5 and leaves.
+  Fixture f({});
+  f.dep.add_replica(0, *f.st, limits());
+  f.dep.add_replica(0, *f.st, limits());
+  f.dep.submit(req(1, 0, 5), 0);
+  f.dep.submit(req(2, 0, 5), 0);
+  f.dep.drain_replica(0, 2.5, 10);
+  EXPECT_EQ(f.dep.ready_replicas(), 1);
+  f.dep.finish(100);
+  EXPECT_EQ(f.out.at(1).replica, 0);
+  EXPECT_EQ(f.out.at(1).status, RequestStatus::kFinished);
+  EXPECT_DOUBLE_EQ(f.out.at(1).finish_s, 5);
+  EXPECT_DOUBLE_EQ(f.out.at(2).finish_s, 5);
+  EXPECT_DOUBLE_EQ(f.dep.busy_seconds(100), 5 + 5);
+}
+
+TEST(Deployment, DrainDeadlineRequeuesWhatIsLeft) {
+  // As above with 1.5 s to go: at 4 r1 (4 tokens out) is taken back and starts over on replica 1,
+  // joining the step that starts at 4 with r2's last decode: first token at 5, done at 9.
+  Fixture f({});
+  f.dep.add_replica(0, *f.st, limits());
+  f.dep.add_replica(0, *f.st, limits());
+  f.dep.submit(req(1, 0, 5), 0);
+  f.dep.submit(req(2, 0, 5), 0);
+  f.dep.drain_replica(0, 2.5, 1.5);
+  f.dep.finish(100);
+  EXPECT_EQ(f.out.at(1).replica, 1);
+  EXPECT_DOUBLE_EQ(f.out.at(1).first_token_s, 5);
+  EXPECT_DOUBLE_EQ(f.out.at(1).finish_s, 9);
+  EXPECT_DOUBLE_EQ(f.out.at(2).finish_s, 5);
+  EXPECT_DOUBLE_EQ(f.dep.busy_seconds(100), 4 + 9);
+  // A zero timeout is remove_replica (vLLM's default --shutdown-timeout 0).
+  Fixture g({});
+  g.dep.add_replica(0, *g.st, limits());
+  g.dep.add_replica(0, *g.st, limits());
+  g.dep.submit(req(1, 0, 5), 0);
+  g.dep.submit(req(2, 0, 5), 0);
+  g.dep.drain_replica(0, 2.5, 0);
+  g.dep.finish(100);
+  EXPECT_DOUBLE_EQ(g.out.at(1).finish_s, 8);  // as RemoveReplicaRequeuesItsRequests
+  EXPECT_THROW(g.dep.drain_replica(0, 100, 5), std::invalid_argument);
+}
+
 TEST(Deployment, FinishEndsWhatIsInFlight) {
   RouterConfig rc;
   rc.max_outstanding_per_replica = 1;

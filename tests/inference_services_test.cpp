@@ -318,7 +318,7 @@ TEST(InferenceServices, SameSeedSameResult) {
 TEST(InferenceServices, ServiceFromTheVllmDeployment) {
   // examples/serving/from-deployment.yaml names vllm-deployment.yaml: `vllm serve
   // meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 2 --max-num-seqs 128
-  // --gpu-memory-utilization 0.9 --dtype bfloat16 --max-model-len 8192 --port 8000`, replicas 2,
+  // --gpu-memory-utilization 0.9 --dtype bfloat16 --max-model-len 8192 --shutdown-timeout 25 --port 8000`, replicas 2,
   // nvidia.com/gpu: 2, namespace serving; the item gives none of these, so they come from it.
   const std::string dir = std::string(GPUFLEET_SOURCE_DIR) + "/examples/serving/";
   const io::SimWorkloadFile f = io::read_sim_workload_file(dir + "from-deployment.yaml", {"l4", "l40s", "h100"});
@@ -334,6 +334,7 @@ TEST(InferenceServices, ServiceFromTheVllmDeployment) {
   EXPECT_EQ(spec.engine.max_num_seqs, 128);
   EXPECT_EQ(spec.engine.max_model_len, 8192);
   EXPECT_DOUBLE_EQ(spec.engine.gpu_memory_utilization, 0.9);
+  EXPECT_DOUBLE_EQ(spec.engine.shutdown_timeout_s, 25);  // --shutdown-timeout 25: drains on SIGTERM
   ASSERT_EQ(spec.notes.size(), 1u);
   EXPECT_NE(spec.notes[0].find("--port 8000"), std::string::npos) << spec.notes[0];
   EXPECT_EQ(spec.autoscaler_description, "hpa llama-8b (DCGM_FI_DEV_GPU_UTIL AverageValue 60)");

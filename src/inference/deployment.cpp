@@ -72,11 +72,17 @@ struct Deployment::Impl {
     int32_t group = -1;
     bool ready = false;
   };
+  // A replica that left the router but finishes its requests (drain_replica), until its deadline.
+  struct Draining {
+    int32_t replica;
+    double deadline_s;
+  };
 
   RouterConfig router;
   Observer observer;
   std::vector<Replica> replicas;          // by id
   std::vector<int32_t> ready_ids;         // ascending
+  std::vector<Draining> draining;         // in order of drain_replica
   std::deque<Request> queue;              // held at the router, ids = sequence numbers
   std::deque<Entry> table;                // by sequence number - table_base
   uint64_t table_base = 0;
@@ -107,7 +113,39 @@ struct Deployment::Impl {
       const Replica& x = replicas[static_cast<size_t>(r)];
       if (x.group == group && x.engine->outstanding() > 0) ++n;
     }
+    for (const Draining& d : draining) {
+      const Replica& x = replicas[static_cast<size_t>(d.replica)];
+      if (x.group == group && x.engine->outstanding() > 0) ++n;
+    }
     return n;
+  }
+
+  /// The replica's engine goes away at t: its unfinished requests go back to the router's front, in
+  /// arrival order, and start over elsewhere.
+  void retire(int32_t replica, double t) {
+    Replica& x = replicas[static_cast<size_t>(replica)];
+    std::vector<Request> back = x.engine->evict_all(t);
+    retired_busy_s += x.engine->busy_seconds(t);
+    if (x.group >= 0) --shared_groups;
+    for (auto it = back.rbegin(); it != back.rend(); ++it) {
+      entry(it->id).where = kAtRouter;
+      queue.push_front(std::move(*it));
+    }
+    x.engine.reset();
+    x.shared.reset();
+  }
+
+  /// Retires the draining replicas that are empty or past their deadline at `now`.
+  void end_drains() {
+    for (size_t i = 0; i < draining.size();) {
+      const Draining d = draining[i];
+      if (replicas[static_cast<size_t>(d.replica)].engine->outstanding() == 0 || now >= d.deadline_s) {
+        retire(d.replica, now);
+        draining.erase(draining.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
   }
 
   bool has_room(const Replica& x) const {
@@ -251,10 +289,15 @@ struct Deployment::Impl {
       if (!queue.empty() || shared_groups > 0) {
         for (int32_t r : ready_ids) next = std::min(next, replicas[static_cast<size_t>(r)].engine->next_step_end_s());
       }
+      for (const Draining& d : draining) {  // a drained replica leaves when empty: step by step
+        next = std::min(next, std::min(d.deadline_s, replicas[static_cast<size_t>(d.replica)].engine->next_step_end_s()));
+      }
       if (next < now) next = now;
       for (int32_t r : ready_ids) replicas[static_cast<size_t>(r)].engine->run_until(next);
+      for (const Draining& d : draining) replicas[static_cast<size_t>(d.replica)].engine->run_until(next);
       now = next;
       expire(next);
+      end_drains();
       dispatch();
       if (next >= t) return;
     }
@@ -296,18 +339,26 @@ void Deployment::remove_replica(int32_t replica, double t) {
     throw std::invalid_argument("remove_replica: no ready replica " + std::to_string(replica));
   }
   d.advance_to(t);
-  Impl::Replica& x = d.replicas[static_cast<size_t>(replica)];
-  std::vector<Request> back = x.engine->evict_all(t);
-  d.retired_busy_s += x.engine->busy_seconds(t);
-  x.ready = false;
-  if (x.group >= 0) --d.shared_groups;
+  d.replicas[static_cast<size_t>(replica)].ready = false;
   d.ready_ids.erase(std::find(d.ready_ids.begin(), d.ready_ids.end(), replica));
-  for (auto it = back.rbegin(); it != back.rend(); ++it) {
-    d.entry(it->id).where = kAtRouter;
-    d.queue.push_front(std::move(*it));
+  d.retire(replica, t);
+  d.dispatch();
+}
+
+void Deployment::drain_replica(int32_t replica, double t, double timeout_s) {
+  Impl& d = *impl_;
+  if (timeout_s <= 0) {
+    remove_replica(replica, t);
+    return;
   }
-  x.engine.reset();
-  x.shared.reset();
+  if (replica < 0 || replica >= static_cast<int32_t>(d.replicas.size()) || !d.replicas[static_cast<size_t>(replica)].ready) {
+    throw std::invalid_argument("drain_replica: no ready replica " + std::to_string(replica));
+  }
+  d.advance_to(t);
+  d.replicas[static_cast<size_t>(replica)].ready = false;
+  d.ready_ids.erase(std::find(d.ready_ids.begin(), d.ready_ids.end(), replica));
+  d.draining.push_back({replica, t + timeout_s});
+  d.end_drains();  // an idle replica leaves at once
   d.dispatch();
 }
 
@@ -329,6 +380,8 @@ double Deployment::next_event_s() const {
   Impl& d = *impl_;
   double next = kInf;
   for (int32_t r : d.ready_ids) next = std::min(next, d.replicas[static_cast<size_t>(r)].engine->next_step_end_s());
+  for (const Impl::Draining& x : d.draining)
+    next = std::min(next, std::min(x.deadline_s, d.replicas[static_cast<size_t>(x.replica)].engine->next_step_end_s()));
   if (d.router.request_timeout_s > 0) {
     d.pop_done();
     if (!d.table.empty()) next = std::min(next, d.table.front().arrival_s + d.router.request_timeout_s);
@@ -366,6 +419,7 @@ double Deployment::kv_cache_usage_mean() const {
 double Deployment::busy_seconds(double t) const {
   double s = impl_->retired_busy_s;
   for (int32_t r : impl_->ready_ids) s += impl_->replicas[static_cast<size_t>(r)].engine->busy_seconds(t);
+  for (const Impl::Draining& d : impl_->draining) s += impl_->replicas[static_cast<size_t>(d.replica)].engine->busy_seconds(t);
   return s;
 }
 std::vector<Deployment::ReplicaGauge> Deployment::replica_gauges(double t) const {

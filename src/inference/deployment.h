@@ -72,6 +72,12 @@ class Deployment {
   /// that finishes them; tokens streamed before are lost). Throws std::invalid_argument if
   /// `replica` is not ready.
   void remove_replica(int32_t replica, double t);
+  /// The replica's pod is terminating at t (vLLM's `--shutdown-timeout`, vllm-project/vllm#34730):
+  /// it leaves the router at once (no new request), finishes the requests it has until it is empty
+  /// or until t + timeout_s, when the ones left go back to the router as remove_replica does.
+  /// timeout_s <= 0 (vLLM's default 0: in-flight requests are aborted) is remove_replica. Throws
+  /// std::invalid_argument for a replica that is not ready.
+  void drain_replica(int32_t replica, double t, double timeout_s);
   /// A request arrives at t (= request.arrival_s).
   void submit(const Request& request, double t);
   /// Runs replicas, router dispatch and timeouts up to t (non-decreasing). A replica that frees room

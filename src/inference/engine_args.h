@@ -22,6 +22,11 @@ struct EngineArgs {
   int32_t max_model_len = 0;               ///< --max-model-len; 0 = the model's max_context_tokens
   int32_t block_size = 16;                 ///< --block-size (vllm/config/cache.py DEFAULT_BLOCK_SIZE)
   bool enable_prefix_caching = true;       ///< --enable-prefix-caching (V1 default on)
+  /// --shutdown-timeout, seconds: on SIGTERM (a pod deleted: scale-down, eviction) the engine takes no
+  /// new request and finishes its in-flight ones for up to this long; 0 (vLLM's default) aborts them
+  /// at once (vllm-project/vllm#34730). Kubernetes kills the pod after terminationGracePeriodSeconds
+  /// (30 s by default), so a useful value is below it.
+  double shutdown_timeout_s = 0;
 };
 
 /// What a replica runs on: a whole GPU (or tensor_parallel_size of them), a MIG device, or a

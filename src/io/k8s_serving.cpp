@@ -494,6 +494,8 @@ EngineParse parse_engine_args(const std::vector<Token>& t, size_t start, const F
       out.args.max_model_len = static_cast<int32_t>(*n);
     } else if (name == "block-size") {
       out.args.block_size = int_arg(1, 1024);
+    } else if (name == "shutdown-timeout") {
+      out.args.shutdown_timeout_s = int_arg(0, 86400);
     } else if (name == "enable-prefix-caching") {
       out.args.enable_prefix_caching = true;
     } else if (name == "no-enable-prefix-caching") {

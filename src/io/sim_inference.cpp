@@ -40,7 +40,7 @@ double positive_number(const Field& f, double max) {
 void parse_engine(const Field& e, inference::EngineArgs& a) {
   e.require_map();
   e.only_keys({"tensorParallelSize", "dtype", "kvCacheDtype", "gpuMemoryUtilization", "maxNumSeqs",
-               "maxNumBatchedTokens", "maxModelLen", "blockSize", "enablePrefixCaching"});
+               "maxNumBatchedTokens", "maxModelLen", "blockSize", "enablePrefixCaching", "shutdownTimeoutSeconds"});
   if (const Field f = e["tensorParallelSize"]; f.present()) a.tensor_parallel_size = static_cast<int32_t>(f.integer(1, 64));
   if (const Field f = e["dtype"]; f.present()) {
     a.dtype = parse_precision(f);
@@ -54,6 +54,7 @@ void parse_engine(const Field& e, inference::EngineArgs& a) {
   if (const Field f = e["maxModelLen"]; f.present()) a.max_model_len = static_cast<int32_t>(f.integer(0, 1 << 24));
   if (const Field f = e["blockSize"]; f.present()) a.block_size = static_cast<int32_t>(f.integer(1, 1024));
   if (const Field f = e["enablePrefixCaching"]; f.present()) a.enable_prefix_caching = f.boolean(true);
+  if (const Field f = e["shutdownTimeoutSeconds"]; f.present()) a.shutdown_timeout_s = seconds(f);
 }
 
 void parse_router(const Field& r, inference::RouterConfig& c) {

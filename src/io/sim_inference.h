@@ -13,7 +13,8 @@
 //                                        # gpus / mig, namespace, nodeSelector and tolerations when absent
 //       engine: {tensorParallelSize: 1, dtype: bf16, kvCacheDtype: bf16, gpuMemoryUtilization: 0.9,
 //                maxNumSeqs: 256, maxNumBatchedTokens: 0, maxModelLen: 0, blockSize: 16,
-//                enablePrefixCaching: true}   # vLLM's engine arguments; 0 = vLLM's default
+//                enablePrefixCaching: true, shutdownTimeoutSeconds: 0}   # vLLM's engine arguments;
+//                                        # 0 = vLLM's default
 //       stepProfile: [{numSeqs: 1, tokens: 1, stepSeconds: 0.008}, ...]  # optional measured table, or
 //                                        # the path of a CSV (num_seqs,tokens,step_s; io/step_profile.h)
 //       traffic: ...                     # required: a trace or a generator (docs/serving.md)

@@ -366,9 +366,9 @@ void InferenceServices::on_replica_unbound(uint32_t item, uint32_t unit, uint32_
   if (ended_ || service_of_item_[item] < 0) return;
   Replica& r = replicas_[replica_of_unit_.at(unit)];
   Service& s = *services_[r.service];
-  if (r.deployment_replica >= 0) {
+  if (r.deployment_replica >= 0) {  // the pod is deleted: SIGTERM, vLLM's --shutdown-timeout
     s.deployment->advance_to(t);
-    s.deployment->remove_replica(r.deployment_replica, t);
+    s.deployment->drain_replica(r.deployment_replica, t, s.spec->engine.shutdown_timeout_s);
   }
   s.gpu_seconds += r.gpus_held * (t - r.bound_s);
   s.bound.erase(std::find(s.bound.begin(), s.bound.end(), replica_of_unit_.at(unit)));

@@ -6,8 +6,11 @@
 // eviction), waits for a node (the pool autoscaler provisions one when none has room), is bound,
 // then cold-starts (inference/cold_start.h: the image pull, once per node; the weight load; the
 // engine start) and serves from then until its pod is unbound (scale-down, spot notice, a move by
-// consolidation or scale-down: a move is a new cold start). Its unfinished requests then go back to
-// the router and start over on another replica.
+// consolidation or scale-down: a move is a new cold start). It then leaves the router; with vLLM's
+// --shutdown-timeout (EngineArgs::shutdown_timeout_s) it finishes its in-flight requests for up to
+// that long, else (vLLM's default 0) at once; what is unfinished goes back to the router and starts
+// over on another replica. The pod's GPU is released at the unbind; a drain overlapping a new pod on
+// that GPU is not modelled (a new replica's cold start outlasts a drain of tens of seconds).
 //
 // Hardware: the replica's GPU is its node's pool's model; a MIG device gives it compute slices / 7
 // of the compute and memory slices / 8 of the bandwidth and memory; a time-sliced GPU with R
