@@ -764,24 +764,8 @@ ServingObjects parse_k8s_serving_text(std::string_view text, const std::string& 
 }
 
 ServingObjects read_k8s_serving(const std::vector<std::string>& paths) {
-  namespace fs = std::filesystem;
   ServingObjects out;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    if (ec || !fs::exists(st)) throw InputError(path, 0, "", "no such file or directory");
-    if (fs::is_directory(st)) {
-      std::vector<fs::path> files;
-      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-        if (std::error_code fe; e.is_regular_file(fe) && is_k8s_input_name(e.path().filename().string())) files.push_back(e.path());
-      if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
-      if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
-      std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-      for (const fs::path& f : files) parse_into(read_yaml_file(f.string()), f.string(), out);
-    } else {
-      parse_into(read_yaml_file(path), path, out);
-    }
-  }
+  for (const std::string& file : k8s_input_files(paths)) parse_into(read_yaml_file(file), file, out);
   return out;
 }
 

@@ -1037,27 +1037,33 @@ K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name,
   return r.finish();
 }
 
-K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
+std::vector<std::string> k8s_input_files(const std::vector<std::string>& paths) {
   namespace fs = std::filesystem;
-  Reader r(kObjectLimits);
+  std::vector<std::string> out;
   for (const std::string& path : paths) {
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
     if (ec || !fs::exists(st)) throw InputError(path, 0, "", "no such file or directory");
-    if (fs::is_directory(st)) {
-      std::vector<fs::path> files;
-      for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
-        if (std::error_code file_ec; e.is_regular_file(file_ec) && k8s_extension(e.path())) files.push_back(e.path());
-        else if (file_ec && k8s_extension(e.path()))  // e.g. a symlink loop
-          throw InputError(e.path().string(), 0, "", fmt::format("cannot read: {}", file_ec.message()));
-      if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
-      if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
-      std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
-      for (const fs::path& f : files) r.parse_text(read_yaml_file(f.string()), f.string());
-    } else {
-      r.parse_text(read_yaml_file(path), path);
+    if (!fs::is_directory(st)) {
+      out.push_back(path);
+      continue;
     }
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (std::error_code file_ec; e.is_regular_file(file_ec) && k8s_extension(e.path())) files.push_back(e.path());
+      else if (file_ec && k8s_extension(e.path()))  // e.g. a symlink loop
+        throw InputError(e.path().string(), 0, "", fmt::format("cannot read: {}", file_ec.message()));
+    if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
+    if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
+    std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+    for (const fs::path& f : files) out.push_back(f.string());
   }
+  return out;
+}
+
+K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
+  Reader r(kObjectLimits);
+  for (const std::string& file : k8s_input_files(paths)) r.parse_text(read_yaml_file(file), file);
   return r.finish();
 }
 

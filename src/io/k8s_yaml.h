@@ -204,6 +204,11 @@ K8sObjects read_k8s_inputs(const std::vector<std::string>& paths);
 /// or *.json (directly in it, not in subdirectories).
 bool is_k8s_input_name(std::string_view file_name);
 
+/// The Kubernetes input files that `paths` name, in order: a file as given; a folder's regular files
+/// whose names pass is_k8s_input_name, sorted by name. Throws InputError for a missing path, an entry
+/// that cannot be read (e.g. a symlink loop), a folder that cannot be listed or that has no such file.
+std::vector<std::string> k8s_input_files(const std::vector<std::string>& paths);
+
 /// Parses one YAML/JSON text; `source_name` names it in errors. Throws InputError.
 K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name, const ObjectLimits& limits = kObjectLimits);
 
