@@ -80,15 +80,14 @@ struct Simulation::Parts {
     if (options.trace) loop.set_trace(&result.trace);
     // Through the caller's object: a progress callback may keep state (util/progress.h counts steps).
     if (options.progress) loop.set_progress([&options](double fraction) { options.progress(fraction); });
-    if (cluster.autoscaler.enabled)
-      controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, loop, fleet, placement, pending, workloads, billing));
-    if (cluster.consolidation.enabled)
-      controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, loop, fleet, placement, pending, workloads, billing));
+    const SimulationModules modules{loop, fleet, placement, pending, workloads, billing};
+    if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
+    if (cluster.consolidation.enabled) controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)
         throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");
       controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
-                                                                options.sample_interval_s, loop, workloads, fleet, billing));
+                                                                options.sample_interval_s, modules));
     }
   }
 

@@ -8,15 +8,14 @@
 
 namespace gpufleet::sim {
 
-ClusterAutoscaler::ClusterAutoscaler(const AutoscalerSettings& settings, EventLoop& loop, Fleet& fleet, Placement& placement,
-                                     const PendingQueue& pending, Workloads& workloads, const Billing& billing)
+ClusterAutoscaler::ClusterAutoscaler(const AutoscalerSettings& settings, const SimulationModules& m)
     : settings_(settings),
-      loop_(loop),
-      fleet_(fleet),
-      placement_(placement),
-      pending_(pending),
-      workloads_(workloads),
-      billing_(billing) {
+      loop_(m.events),
+      fleet_(m.fleet),
+      placement_(m.placement),
+      pending_(m.pending),
+      workloads_(m.workloads),
+      billing_(m.billing) {
   tick_ = loop_.register_event("autoscaler-tick", [this](const Event& e) { on_tick(e.time_s); });
 }
 

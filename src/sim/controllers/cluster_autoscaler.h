@@ -30,8 +30,7 @@ namespace gpufleet::sim {
 class ClusterAutoscaler final : public Controller {
  public:
   /// Registers "autoscaler-tick" on `loop`. `settings` must be valid (validate_autoscaler_settings).
-  ClusterAutoscaler(const AutoscalerSettings& settings, EventLoop& loop, Fleet& fleet, Placement& placement,
-                    const PendingQueue& pending, Workloads& workloads, const Billing& billing);
+  ClusterAutoscaler(const AutoscalerSettings& settings, const SimulationModules& modules);
   /// The first tick at 0.
   void start() override;
   /// nodes_scaled_up, nodes_scaled_down.

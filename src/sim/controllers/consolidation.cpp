@@ -20,15 +20,14 @@ double eviction_cost(int32_t priority) { return std::clamp(1.0 + static_cast<dou
 
 }  // namespace
 
-Consolidation::Consolidation(const ConsolidationSettings& settings, EventLoop& loop, Fleet& fleet, Placement& placement,
-                             PendingQueue& pending, Workloads& workloads, const Billing& billing)
+Consolidation::Consolidation(const ConsolidationSettings& settings, const SimulationModules& m)
     : settings_(settings),
-      loop_(loop),
-      fleet_(fleet),
-      placement_(placement),
-      pending_(pending),
-      workloads_(workloads),
-      billing_(billing) {
+      loop_(m.events),
+      fleet_(m.fleet),
+      placement_(m.placement),
+      pending_(m.pending),
+      workloads_(m.workloads),
+      billing_(m.billing) {
   tick_ = loop_.register_event("consolidation-tick", [this](const Event& e) { on_tick(e.time_s); });
 }
 

@@ -30,8 +30,7 @@ class Consolidation final : public Controller {
  public:
   /// Registers "consolidation-tick" on `loop`. `settings` must be valid
   /// (validate_consolidation_settings).
-  Consolidation(const ConsolidationSettings& settings, EventLoop& loop, Fleet& fleet, Placement& placement, PendingQueue& pending,
-                Workloads& workloads, const Billing& billing);
+  Consolidation(const ConsolidationSettings& settings, const SimulationModules& modules);
   /// The first tick at 0.
   void start() override;
   /// nodes_consolidated, consolidation_restarts, consolidation_moved_pods,

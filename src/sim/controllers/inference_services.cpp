@@ -161,15 +161,15 @@ struct InferenceServices::Service {
 
 InferenceServices::InferenceServices(const Workload& workload, const ClusterConfig& cluster,
                                      const inference::ServingCatalog& catalog, uint64_t seed, double sample_interval_s,
-                                     EventLoop& loop, Workloads& workloads, const Fleet& fleet, const Billing& billing)
+                                     const SimulationModules& m)
     : workload_(workload),
       cluster_(cluster),
       catalog_(catalog),
       sample_interval_s_(sample_interval_s),
-      loop_(loop),
-      workloads_(workloads),
-      fleet_(fleet),
-      billing_(billing) {
+      loop_(m.events),
+      workloads_(m.workloads),
+      fleet_(m.fleet),
+      billing_(m.billing) {
   service_of_item_.assign(workload.items.size(), -1);
   const size_t rows = std::max<size_t>(1, static_cast<size_t>(std::ceil(workload.horizon_s / sample_interval_s)));
   for (size_t i = 0; i < workload.inference.size(); ++i) {
@@ -263,17 +263,17 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
     r.notes = spec.notes;
     services_.push_back(std::move(s));
   }
-  request_ = loop.register_event("request", [this](const Event& e) { on_request(e.subject, e.time_s); },
+  request_ = loop_.register_event("request", [this](const Event& e) { on_request(e.subject, e.time_s); },
                                  {}, /*traced=*/false);
-  ready_ = loop.register_event(
+  ready_ = loop_.register_event(
       "replica-ready", [this](const Event& e) { on_ready(e.subject, e.generation, e.time_s); },
       [this](uint32_t r) { return workloads_.unit_name(replicas_[r].unit); });
-  scrape_ = loop.register_event("scrape", [this](const Event& e) { on_scrape(e.subject, e.time_s); }, {}, false);
-  autoscale_ = loop.register_event("replica-autoscale", [this](const Event& e) { on_autoscale(e.subject, e.time_s); },
+  scrape_ = loop_.register_event("scrape", [this](const Event& e) { on_scrape(e.subject, e.time_s); }, {}, false);
+  autoscale_ = loop_.register_event("replica-autoscale", [this](const Event& e) { on_autoscale(e.subject, e.time_s); },
                                    {}, false);
-  sample_ = loop.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
-  end_ = loop.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
-  workloads.add_replica_listener(*this);
+  sample_ = loop_.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
+  end_ = loop_.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
+  workloads_.add_replica_listener(*this);
 }
 
 InferenceServices::~InferenceServices() = default;

@@ -49,8 +49,7 @@ class InferenceServices final : public Controller, public ReplicaListener {
   /// that can hold it) and throws std::invalid_argument naming the problem otherwise. Registers its
   /// events on `loop` and listens to `workloads`' replicas. The arguments must outlive it.
   InferenceServices(const Workload& workload, const ClusterConfig& cluster, const inference::ServingCatalog& catalog,
-                    uint64_t seed, double sample_interval_s, EventLoop& loop, Workloads& workloads, const Fleet& fleet,
-                    const Billing& billing);
+                    uint64_t seed, double sample_interval_s, const SimulationModules& modules);
   ~InferenceServices() override;
 
   /// The first request, scrape, autoscaler evaluation and sample of each service, and the end.
