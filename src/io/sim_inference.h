@@ -17,7 +17,17 @@
 //                                        # 0 = vLLM's default
 //       stepProfile: [{numSeqs: 1, tokens: 1, stepSeconds: 0.008}, ...]  # optional measured table, or
 //                                        # the path of a CSV (num_seqs,tokens,step_s; io/step_profile.h)
-//       traffic: ...                     # required: a trace or a generator (docs/serving.md)
+//       traffic:                         # required: a trace ...
+//         trace: conv.csv                #   Azure LLM inference CSV or Mooncake JSONL, relative to this file
+//         format: auto                   #   auto | azure | mooncake
+//         timeScale: 1                   #   arrival times x this
+//         rateMultiplier: 1              #   each request this many times (fractions drawn, seeded)
+//         startSeconds: 0                #   window of the trace [start, end); start becomes time 0
+//         endSeconds: ...
+//         delaySeconds: 0                #   the first request this long after the simulation starts
+//       # or: traffic: {generate: {meanRatePerSecond, peakToTrough: 1, peakHour: 14, weekendFactor: 1,
+//       #       tokens: {fromTrace: FILE, law: lognormal | empirical} | {promptMean, promptMedian,
+//       #       outputMean, outputMedian}, maxPromptTokens, maxOutputTokens}}
 //       router: {policy: least-outstanding | round-robin | prefix-affinity,
 //                maxOutstandingPerReplica: 0, requestTimeoutSeconds: 0}
 //       slo: {ttftP99Seconds: 2, tpotP99Seconds: 0.1}
@@ -25,7 +35,11 @@
 //                   cachedWeightLoadGBps: 5, engineStartSeconds: 60, snapshotRestore: false,
 //                   snapshotRestoreSeconds: 10}
 //       scrapeIntervalSeconds: 15
-//       autoscaler: ...                  # optional: hpa, keda or predictive (docs/serving.md)
+//       autoscaler:                      # optional (docs/serving.md)
+//         kubernetes: keda.yaml          #   one HorizontalPodAutoscaler or ScaledObject, as users write them
+//         predictive: {capacityRpsPerReplica, headroom: 1.2, leadSeconds: 0, minReplicas: 1,
+//                      maxReplicas: 100, rateMetric: gpufleet:request_arrival_rate,
+//                      evaluationPeriodSeconds: 60, forecast: {...}}   # with kubernetes: it floors it
 #pragma once
 
 #include <string>
