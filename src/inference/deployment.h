@@ -30,6 +30,7 @@ enum class RoutingPolicy {
   /// not see the replicas' evictions.
   kPrefixAffinity,
 };
+/// "least-outstanding", "round-robin", "prefix-affinity" (the names the workload file uses).
 const char* routing_policy_name(RoutingPolicy p);
 
 struct RouterConfig {

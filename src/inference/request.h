@@ -33,6 +33,7 @@ enum class RequestStatus {
   kTimedOut,   ///< not finished within the request timeout (client gave up; the engine aborts it)
   kDropped,    ///< refused: no replica and none coming, or longer than max_model_len
 };
+/// "finished", "timed_out", "dropped".
 const char* request_status_name(RequestStatus s);
 
 /// The fate of one request.

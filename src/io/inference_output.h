@@ -28,7 +28,9 @@
 
 namespace gpufleet::io {
 
+/// The JSON list above, one object per service in result order.
 nlohmann::ordered_json inference_results_json(const std::vector<sim::InferenceServiceResult>& services);
+/// The CSV above: header, then every service's rows in result order, each in time order.
 std::string inference_timeseries_csv(const std::vector<sim::InferenceServiceResult>& services);
 /// Lines per service: requests, TTFT/TPOT percentiles, SLO attainment, replicas, cold starts, cost.
 std::string inference_summary_text(const std::vector<sim::InferenceServiceResult>& services);
