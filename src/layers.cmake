@@ -18,6 +18,13 @@ gpufleet_layer(model            SOURCES model
 gpufleet_layer(admit            SOURCES admit
                                 PUBLIC model)
 
+# Kueue-style queues, no I/O and no nodes: ResourceFlavor, ClusterQueue, Cohort trees, LocalQueue,
+# Workloads, and KueueScheduler (quota reservation, borrowing and lending, preemption, fair sharing,
+# waitForPodsReady). Placement-aware admission asks the caller through a PlacementCheck.
+gpufleet_layer(queue            SOURCES queue
+                                PUBLIC model
+                                PRIVATE util)
+
 # Synthetic clusters and workloads shaped on the openb trace and on Kubernetes examples.
 gpufleet_layer(workload         SOURCES workload
                                 PUBLIC model
@@ -49,7 +56,7 @@ gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_tabl
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
                                         io/sim_pools io/sim_workload io/sim_inference io/request_trace
                                         io/inference_catalog io/k8s_serving io/step_profile
-                                PUBLIC model admit sim_inputs pack_inputs inference autoscaling
+                                PUBLIC model admit queue sim_inputs pack_inputs inference autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
 
@@ -81,13 +88,13 @@ gpufleet_layer(pack             SOURCES pack
 
 # Placement of Kubernetes objects (`gpufleet place`).
 gpufleet_layer(place            SOURCES place
-                                PUBLIC model admit
+                                PUBLIC model admit queue
                                 PRIVATE sched sched_plugins util)
 
 # The simulator's engine (`gpufleet simulate` / `compare`).
 gpufleet_layer(sim              SOURCES sim
                                 PUBLIC sim_inputs
-                                PRIVATE sched util)
+                                PRIVATE sched queue util)
 
 # Writers (JSON, CSV, HTML reports) and the assembly of inputs for the commands.
 gpufleet_layer(io               SOURCES io

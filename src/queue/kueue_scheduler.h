@@ -1,0 +1,177 @@
+// KueueScheduler: Kueue's admission over time, the state / decision half of Kueue (its cache,
+// queue manager and scheduler; kubernetes-sigs/kueue pkg/cache, pkg/queue, pkg/scheduler). No I/O and
+// no nodes: placement is the caller's (quota-only admission, Kueue's default), or the caller answers
+// a PlacementCheck before each admission (gpufleet's placement-aware admission).
+//
+// Semantics, each from kueue site/content/en/docs/concepts/ (cluster_queue.md, preemption.md,
+// fair_sharing.md, admission.md) and pkg/scheduler/{scheduler.go,flavorassigner,preemption}:
+//  - Quota tree: ClusterQueues are leaves of cohort trees (hierarchical cohorts); each node has
+//    per (flavor, resource) nominalQuota, borrowingLimit, lendingLimit. A ClusterQueue fits a
+//    request in a flavor without borrowing when usage + request <= nominalQuota; with borrowing when
+//    it stays within nominalQuota + borrowingLimit and the cohort tree above it has the capacity
+//    unused (what each node may lend is capped by its lendingLimit; Kueue pkg/cache/resource_node.go).
+//  - Flavor assignment per pod set, resource group by resource group, flavors in order: the first
+//    flavor that fits without borrowing or preemption is taken; otherwise flavorFungibility decides
+//    (default: borrow rather than preempt, try the next flavor rather than preempt).
+//  - Queues: a heap per ClusterQueue ordered by priority then creation time; BestEffortFIFO skips an
+//    inadmissible head, StrictFIFO blocks on it. Each cycle takes every ClusterQueue's head and admits
+//    them in order: those that fit without borrowing first, then by priority (and, with fair sharing,
+//    by the ClusterQueue's weighted share), then creation time; usage is updated between heads, and a
+//    head whose cohort changed in the cycle retries in the next cycle.
+//  - Preemption (classic): candidates are the ClusterQueue's own admitted workloads allowed by
+//    withinClusterQueue, and, for reclaim, admitted workloads of borrowing ClusterQueues in the cohort
+//    tree allowed by reclaimWithinCohort (only when the preemptor fits within its nominal quota) or,
+//    when it must borrow, borrowWithinCohort (lower priority, <= maxPriorityThreshold). Order:
+//    borrowing ClusterQueues' first, then lowest priority, then most recently admitted; greedy until the
+//    preemptor fits, then a reverse pass drops victims not needed. Fair sharing instead preempts from
+//    the ClusterQueue with the highest weighted share with the strategies LessThanOrEqualToFinalShare,
+//    LessThanInitialShare (no two workloads can preempt each other in a loop).
+//  - Weighted share (fair_sharing.md): max over resources of borrowed usage (above nominal quota)
+//    divided by what the cohort tree could lend for it, times 1000, divided by fairSharing.weight.
+//  - Partial admission: a pod set with min_count is admitted with the largest count in
+//    [min_count, count] that fits (Kueue binary-searches the count), preferring no preemption.
+//  - Non-preemptible workloads (Workload::preemptible false) never borrow.
+//  - waitForPodsReady: admitted workloads whose pods are not all ready (pods_ready()) within the
+//    timeout are evicted (reason PodsReadyTimeout) and requeued after an exponential backoff.
+// Deterministic: ties are broken by creation time, then submission order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "queue/kueue_objects.h"
+#include "queue/workload.h"
+
+namespace gpufleet::queue {
+
+/// A workload's index in submission order.
+using WorkloadId = uint32_t;
+
+enum class WorkloadState {
+  kPending,    ///< queued (or waiting for its requeue backoff)
+  kAdmitted,   ///< quota reserved (QuotaReserved and Admitted: gpufleet models no AdmissionChecks)
+  kFinished,   ///< finished() was called: quota released for good
+};
+
+/// The flavor chosen for one pod set (Kueue's Admission.podSetAssignments[]).
+struct PodSetAssignment {
+  std::string name;                                            ///< pod set name
+  int32_t count = 0;                                           ///< pods admitted (partial admission: < PodSet::count)
+  std::vector<std::pair<std::string, std::string>> flavors;    ///< resource -> flavor, sorted by resource
+  std::vector<std::pair<std::string, ResourceAmount>> usage;   ///< resource -> amount for all `count` pods
+};
+
+/// Where a workload was admitted.
+struct Admission {
+  std::string cluster_queue;
+  std::vector<PodSetAssignment> pod_sets;  ///< in the workload's pod set order
+  bool borrowing = false;                  ///< some resource is above the ClusterQueue's nominal quota
+};
+
+/// What happened to a workload, in Kueue's words (Workload conditions and events).
+struct WorkloadEvent {
+  enum class Type {
+    kAdmitted,   ///< QuotaReserved + Admitted; message "Quota reserved in ClusterQueue <cq>"
+    kPending,    ///< first time (and each time the reason changes) a workload could not be admitted
+    kPreempted,  ///< evicted by another's admission; reason InClusterQueue, InCohortReclamation,
+                 ///< InCohortFairSharing or InCohortReclaimWhileBorrowing; `by` names the preemptor
+    kEvicted,    ///< evicted for another cause: PodsReadyTimeout, or the caller's (evict())
+    kRequeued,   ///< back in its queue after the backoff
+    kFinished,
+  };
+  double time_s = 0;
+  WorkloadId workload = 0;
+  Type type = Type::kPending;
+  std::string cluster_queue;
+  /// Condition reason (e.g. "Preempted"/"InCohortReclamation", "PodsReadyTimeout", "Pending").
+  std::string reason;
+  /// Human text as Kueue writes it, e.g. "couldn't assign flavors to pod set main: insufficient unused
+  /// quota for nvidia.com/gpu in flavor h100, 4 more needed", "Preempted to accommodate a workload (UID:
+  /// ..) due to reclamation within the cohort"; gpufleet adds which cohort member holds the quota.
+  std::string message;
+  std::string by;  ///< kPreempted: the preemptor's key
+};
+
+/// gpufleet's placement-aware admission: before admitting `workload` with `admission`, may the
+/// cluster hold the admitted pods now? nullopt = yes (the caller may keep the placement it found and
+/// bind it when the kAdmitted event comes), otherwise why not (it becomes the pending message).
+class PlacementCheck {
+ public:
+  virtual ~PlacementCheck() = default;
+  virtual std::optional<std::string> check(WorkloadId id, const Workload& workload, const Admission& admission) = 0;
+};
+
+/// Per ClusterQueue status (ClusterQueue .status and Kueue's metrics).
+struct ClusterQueueStatus {
+  std::string name;
+  std::string cohort;
+  int32_t pending_workloads = 0;     ///< status.pendingWorkloads
+  int32_t admitted_workloads = 0;    ///< status.admittedWorkloads
+  /// status.flavorsUsage: (flavor, resource) -> usage, and the part above nominal quota (borrowed).
+  struct FlavorUsage {
+    std::string flavor;
+    std::string resource;
+    ResourceAmount total = 0;
+    ResourceAmount borrowed = 0;
+    ResourceAmount nominal = 0;
+  };
+  std::vector<FlavorUsage> flavors_usage;  ///< every (flavor, resource) of the spec, in spec order
+  int64_t weighted_share = 0;              ///< status.fairSharing.weightedShare
+};
+
+class KueueScheduler {
+ public:
+  /// Takes the objects after validate() (throws its std::invalid_argument).
+  explicit KueueScheduler(KueueObjects objects);
+  ~KueueScheduler();
+  KueueScheduler(const KueueScheduler&) = delete;
+  KueueScheduler& operator=(const KueueScheduler&) = delete;
+
+  /// Queues a workload created at workload.creation_s. Throws std::invalid_argument when its
+  /// LocalQueue is unknown, it has no pod sets, more than 8, a count < 1, or min_count outside
+  /// [1, count].
+  WorkloadId submit(Workload workload);
+  /// Admission at time t: evicts admitted workloads past their waitForPodsReady deadline, requeues
+  /// workloads whose backoff ended, then runs Kueue scheduling cycles until one admits nothing.
+  /// Returns this call's events in order (the caller stops the pods of kPreempted / kEvicted
+  /// workloads and starts those of kAdmitted ones). `check` is consulted only in placement-aware mode.
+  std::vector<WorkloadEvent> schedule(double t, PlacementCheck* check = nullptr);
+  /// Every pod of an admitted workload runs (PodsReady): its waitForPodsReady deadline is cleared.
+  void pods_ready(WorkloadId id, double t);
+  /// The workload finished: its quota is released for good.
+  WorkloadEvent finish(WorkloadId id, double t);
+  /// Evicts an admitted workload for a cause outside admission (e.g. a node lost under a gang):
+  /// releases its quota and requeues it after the backoff. Returns the kEvicted event.
+  WorkloadEvent evict(WorkloadId id, double t, std::string reason, std::string message);
+  /// The earliest future time schedule() has something to do (a pods-ready deadline or a backoff
+  /// end) after t; nullopt when none.
+  std::optional<double> next_wakeup_s(double t) const;
+
+  size_t workload_count() const;
+  const Workload& workload(WorkloadId id) const;
+  WorkloadState state(WorkloadId id) const;
+  /// The current admission (nullopt unless kAdmitted).
+  const std::optional<Admission>& admission(WorkloadId id) const;
+  /// Why a pending workload waits (its last kPending message); empty otherwise.
+  const std::string& pending_message(WorkloadId id) const;
+  /// Times admitted, preempted and evicted so far.
+  int32_t admissions(WorkloadId id) const;
+  int32_t evictions(WorkloadId id) const;
+  /// The ClusterQueue a workload's LocalQueue points at.
+  const std::string& cluster_queue_of(WorkloadId id) const;
+  std::vector<ClusterQueueStatus> cluster_queue_status() const;
+  const KueueObjects& objects() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The event type's name: "Admitted", "Pending", "Preempted", "Evicted", "Requeued", "Finished".
+const char* event_type_name(WorkloadEvent::Type type);
+
+}  // namespace gpufleet::queue
