@@ -44,7 +44,7 @@ gpufleet_layer(autoscaling      SOURCES autoscaling
 # The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
 # Plain types the readers build, apart from the engine so that the readers need no engine.
 gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace sim/inference_service
-                                PUBLIC model util inference autoscaling)
+                                PUBLIC model util inference autoscaling queue)
 
 # The pack experiment's inputs: the FGD artifact's reference curves.
 gpufleet_layer(pack_inputs      SOURCES pack/reference_run)

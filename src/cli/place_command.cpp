@@ -22,7 +22,8 @@ int run_place_command(const PlaceCommandOptions& o) {
   for (const std::string& p : o.workload_paths) input_paths.push_back({"--workload", p, true});
   check_output_paths({{"--json", o.json_path}}, input_paths);
 
-  const io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
+  io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
+  if (!o.admission.empty()) inputs.input.kueue.configuration.placement_aware = o.admission == "placement";
   // Always, --quiet or not: each says where gpufleet decides differently from Kubernetes or leaves
   // something out, which the results depend on.
   for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());

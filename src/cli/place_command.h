@@ -14,6 +14,8 @@ struct PlaceCommandOptions {
   uint64_t seed = 42;
   std::string json_path;
   bool quiet = false;  ///< no warnings on stderr
+  /// Kueue admission mode, "quota" or "placement"; empty = the Kueue Configuration's (else quota).
+  std::string admission;
 };
 
 /// Runs the command: the per-pod listing and a summary on stdout, reader warnings on stderr. Returns

@@ -86,6 +86,7 @@
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
+#include "queue/kueue_objects.h"
 
 namespace gpufleet::io {
 
@@ -191,6 +192,7 @@ struct K8sObjects {
   /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
   /// those documents are not otherwise read here, nor counted as skipped.
   std::vector<std::string> pool_files;
+  queue::KueueObjects kueue;                 ///< (placeholder until the Kueue reader lands)
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
   std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per ignored
                                              ///< pod feature and per unenforced quota resource

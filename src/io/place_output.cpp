@@ -50,6 +50,20 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
   doc["placements"] = std::move(placements);
   doc["pending"] = unplaced_json(r.pending);
   doc["quota_rejected"] = unplaced_json(r.quota_rejected);
+  if (!r.admissions.empty()) {
+    nlohmann::ordered_json admissions = nlohmann::ordered_json::array();
+    for (const place::AdmissionRecord& a : r.admissions) {
+      nlohmann::ordered_json j;
+      j["workload"] = a.workload;
+      j["type"] = a.type;
+      j["cluster_queue"] = a.cluster_queue;
+      j["reason"] = a.reason;
+      j["message"] = a.message;
+      if (!a.by.empty()) j["by"] = a.by;
+      admissions.push_back(std::move(j));
+    }
+    doc["admissions"] = std::move(admissions);
+  }
   doc["gpu_allocation_pct"] = allocation_pct(r);
   doc["warnings"] = warnings;
   // Names are not guaranteed UTF-8 (YAML may carry any bytes): replace invalid sequences (U+FFFD).
@@ -72,6 +86,8 @@ std::string place_result_text(const place::PlaceResult& r) {
   }
   for (const auto& u : r.pending) out += fmt::format("{:<{}}  pending: {}\n", u.pod, width, u.reason);
   for (const auto& u : r.quota_rejected) out += fmt::format("{:<{}}  rejected: {}\n", u.pod, width, u.reason);
+  for (const auto& a : r.admissions)
+    if (a.type != "Pending") out += fmt::format("kueue: {} {} in {}{}{}\n", a.workload, a.type, a.cluster_queue, a.reason.empty() ? "" : ": ", a.reason);
   out += fmt::format("{} placed, {} pending, {} rejected by quota, {} preempted; GPU allocation {:.2f}% of {} GPUs on {} nodes ({})\n",
                      r.placements.size(), r.pending.size(), r.quota_rejected.size(), r.preemptions, allocation_pct(r),
                      r.gpu_capacity_milli / 1000, r.node_count, r.policy);

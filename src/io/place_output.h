@@ -15,6 +15,8 @@ namespace gpufleet::io {
 ///                  "preempted": ["ns/victim"], "priority": P, "prebound": false}],
 ///  "pending": [{"pod": "ns/name", "reason": "..."}],
 ///  "quota_rejected": [{"pod": "ns/name", "reason": "..."}],
+///  "admissions": [{"workload": "ns/name", "type": "Admitted", "cluster_queue": "cq", "reason": "...",
+///                  "message": "...", "by": "ns/preemptor" (Preempted only)}]  (only with Kueue workloads),
 ///  "gpu_allocation_pct": x,
 ///  "warnings": ["..."]}
 /// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.

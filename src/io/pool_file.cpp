@@ -52,7 +52,7 @@ SourcePosition position_of(const Field& f) {
 // One pool; its positions go to `source` (see read_pool_file).
 NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
-               "mig", "timeSlicing"});
+               "mig", "timeSlicing", "topology"});
   NodePool pool;
   const Field name = p["name"];
   pool.name = name.required_str();
@@ -108,6 +108,13 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
       v.fail(fmt::format("label {} is set by gpufleet from the pool and must not be given", k));
     pool.labels.emplace_back(k, v.str());
     source.labels[k] = position_of(v);
+  });
+
+  p["topology"].each_entry([&](const std::string& k, const Field& v) {
+    if (k.empty()) v.fail("label key must not be empty");
+    for (const auto& [key, value] : pool.labels)
+      if (key == k) v.fail(fmt::format("label {} is also in labels: a topology label takes a value per domain", k));
+    pool.topology_domains.emplace_back(k, static_cast<int32_t>(v.integer(1, kMaxNodes)));
   });
 
   const Field taints = p["taints"];

@@ -21,6 +21,8 @@
 //     prices: {onDemand: 0.80, spot: 0.35, reserved: 0.50}   # USD per node-hour; onDemand required
 //     mig: {"3g.40gb": 1, "4g.40gb": 1}   # optional; MIG devices per GPU (mig-parted mig-devices)
 //     timeSlicing: {replicas: 4}          # optional; device-plugin time-slicing replicas per GPU, >= 1
+//     topology: {example.com/rack: 8, nvidia.com/gpu.clique: 4}   # optional; label -> nodes per
+//                                 # domain (1..100000): node i gets the value <name>-<i / size>
 //
 // A file may hold several YAML documents (`---`). Documents with kind NodePoolSet are read, in order;
 // other documents (e.g. the mig-parted ConfigMap that goes with a MIG pool) are ignored, except that

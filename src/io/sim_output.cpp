@@ -7,6 +7,7 @@
 
 #include "io/html_report.h"
 #include "io/inference_output.h"
+#include "io/queue_output.h"
 #include "io/text_table.h"
 
 namespace gpufleet::io {
@@ -14,7 +15,9 @@ namespace {
 
 double usd(double v) { return round_to(v, 1e6); }
 
-nlohmann::json stats_json(const sim::PendingStats& s) {
+}  // namespace
+
+nlohmann::json pending_stats_json(const sim::PendingStats& s) {
   nlohmann::json j;
   auto q = [](const std::optional<double>& v) { return v ? nlohmann::json(round_to(*v, 1e3)) : nlohmann::json(nullptr); };
   j["p50"] = q(s.p50);
@@ -23,6 +26,8 @@ nlohmann::json stats_json(const sim::PendingStats& s) {
   j["samples"] = s.samples;
   return j;
 }
+
+namespace {
 
 std::string fmt_opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); }
 
@@ -48,11 +53,11 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   j["idle_cost_usd"] = usd(r.idle_cost_usd);
   j["reserved_unused_usd"] = usd(r.reserved_unused_usd);
   j["gpu_allocation_pct_mean"] = round_to(r.gpu_allocation_pct_mean, 1e6);
-  nlohmann::ordered_json pending = stats_json(r.pending);
+  nlohmann::ordered_json pending = pending_stats_json(r.pending);
   nlohmann::ordered_json by_priority = nlohmann::ordered_json::object();
-  for (const auto& [prio, s] : r.pending_by_priority) by_priority[std::to_string(prio)] = stats_json(s);
+  for (const auto& [prio, s] : r.pending_by_priority) by_priority[std::to_string(prio)] = pending_stats_json(s);
   pending["by_priority"] = by_priority;
-  nlohmann::ordered_json production = stats_json(r.pending_production);
+  nlohmann::ordered_json production = pending_stats_json(r.pending_production);
   production["min_priority"] = r.production_priority;
   pending["production"] = production;
   j["pending_s"] = pending;
@@ -71,6 +76,8 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
     if (u.state == sim::UnitState::kFailed) failed.push_back({{"name", u.name}, {"pods", u.pods}, {"reason", u.reason}});
   j["failed"] = failed;
   if (!r.inference.empty()) j["inference"] = inference_results_json(r.inference);
+  if (!r.admission.empty()) j["queues"] = queue_results_json(r);
+  if (r.topology_levels > 0) j["topology"] = topology_result_json(r);
   return j;
 }
 
@@ -130,6 +137,9 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
     inference.push_back(&e.result.inference);
   }
   out += inference_compare_table(labels, inference);
+  std::vector<const sim::SimResult*> results;
+  for (const CompareEntry& e : entries) results.push_back(&e.result);
+  out += queue_compare_table(labels, results);
   return out;
 }
 
@@ -173,6 +183,7 @@ std::string sim_summary_text(const sim::SimResult& r) {
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
                      r.pods_failed);
   out += inference_summary_text(r.inference);
+  out += queue_summary_text(r);
   return out;
 }
 

@@ -21,6 +21,8 @@
 // one row per sample (simulated minute), GPUs in whole GPUs with 3 decimals.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,8 @@ namespace gpufleet::io {
 
 /// The JSON document above (2-space indent, trailing newline; names that are not UTF-8 get U+FFFD).
 std::string sim_result_json(const sim::SimResult& result);
+/// {"p50", "p95", "p99" (seconds rounded to 1e-3, null without samples), "samples"}.
+nlohmann::json pending_stats_json(const sim::PendingStats& stats);
 /// The CSV above, header first, one row per simulated minute.
 std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/inference_catalog.h"
+#include "io/k8s_yaml.h"
 #include "io/sim_inference.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -143,19 +144,31 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   f.require_map();
   static const std::initializer_list<const char*> job_keys = {
       "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
-      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
+      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget",
+      "queueName", "topology"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
       "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "inference"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
-      "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget"};
+      "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "queueName", "topology"};
   f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
   sim::WorkloadSpec s;
   s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
   if (kind != Item::kTemplate) s.name = f["name"].required_str();
   parse_common(f, s, pool_names);
   if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
+  if (kind != Item::kService) {
+    s.queue_name = f["queueName"].str();
+    if (const Field t = f["topology"]; t.present()) {
+      t.require_map();
+      t.only_keys({"required", "preferred"});
+      const Field required = t["required"], preferred = t["preferred"];
+      if (required.present() == preferred.present()) t.fail("exactly one of required and preferred is needed");
+      s.topology.mode = required.present() ? queue::TopologyRequest::Mode::kRequired : queue::TopologyRequest::Mode::kPreferred;
+      s.topology.level = (required.present() ? required : preferred).required_str();
+    }
+  }
   if (kind == Item::kService) {
     s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
@@ -229,6 +242,72 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
   return p;
 }
 
+sim::TopologySettings parse_topology(const Field& t) {
+  t.require_map();
+  t.only_keys({"levels", "slowdown", "placement"});
+  sim::TopologySettings out;
+  const Field levels = t["levels"];
+  if (levels.size() == 0) levels.fail("at least one level (a node label key) is required");
+  for (size_t i = 0, n = levels.size(); i < n; ++i) {
+    const std::string level = levels.at(i).required_str();
+    if (std::find(out.levels.begin(), out.levels.end(), level) != out.levels.end())
+      levels.at(i).fail(fmt::format("level {} is listed twice", level));
+    out.levels.push_back(level);
+  }
+  out.slowdown.assign(out.levels.size(), 0.0);
+  t["slowdown"].each_entry([&](const std::string& k, const Field& v) {
+    const auto it = std::find(out.levels.begin(), out.levels.end(), k);
+    if (it == out.levels.end()) v.fail(fmt::format("{} is not one of the levels", k));
+    const double x = v.number();
+    if (!(x >= 0 && x <= 100)) v.fail(fmt::format("{} is outside [0, 100]", v.scalar()));
+    out.slowdown[static_cast<size_t>(it - out.levels.begin())] = x;
+  });
+  if (const Field p = t["placement"]; p.present()) {
+    const std::string mode = p.str();
+    if (mode != "aware" && mode != "ignore") p.fail(fmt::format("'{}' is not aware or ignore", mode));
+    out.aware = mode == "aware";
+  }
+  return out;
+}
+
+queue::KueueObjects parse_queues(const Field& q, const std::string& source_name) {
+  q.require_map();
+  q.only_keys({"objects", "admission"});
+  const Field files = q["objects"];
+  if (files.size() == 0) files.fail("at least one file of Kueue objects is required");
+  const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
+  std::vector<std::string> paths;
+  for (size_t i = 0, n = files.size(); i < n; ++i) paths.push_back((base / files.at(i).required_str()).string());
+  K8sObjects objects = read_k8s_inputs(paths);
+  if (objects.kueue.cluster_queues.empty()) files.fail("the files hold no ClusterQueue");
+  if (const Field a = q["admission"]; a.present()) {
+    const std::string mode = a.str();
+    if (mode != "quota" && mode != "placement") a.fail(fmt::format("'{}' is not quota or placement", mode));
+    objects.kueue.configuration.placement_aware = mode == "placement";
+  }
+  return std::move(objects.kueue);
+}
+
+// Each job's queueName must be a LocalQueue of its namespace, and its topology level one of the
+// topology's levels.
+void check_queue_references(const Field& root, const sim::Workload& w, const std::optional<sim::GeneratorParams>& generator) {
+  const Field jobs = root["jobs"];
+  auto check = [&](const sim::WorkloadSpec& s, const Field& f) {
+    if (!s.queue_name.empty()) {
+      if (!w.queues) f["queueName"].fail("queueName needs a queues: section with the Kueue objects");
+      bool found = false;
+      for (const queue::LocalQueue& lq : w.queues->local_queues) found |= lq.name == s.queue_name && lq.namespace_name == s.namespace_name;
+      if (!found) f["queueName"].fail(fmt::format("LocalQueue {}/{} does not exist", s.namespace_name, s.queue_name));
+    }
+    if (s.topology.mode != queue::TopologyRequest::Mode::kNone &&
+        std::find(w.topology.levels.begin(), w.topology.levels.end(), s.topology.level) == w.topology.levels.end())
+      f["topology"].fail(fmt::format("topology level {} is not one of topology.levels", s.topology.level));
+  };
+  for (size_t i = 0, n = jobs.size(); i < n; ++i) check(w.items[i], jobs.at(i));
+  if (generator)
+    for (size_t i = 0; i < generator->templates.size(); ++i) check(generator->templates[i].spec, root["generate"]["templates"].at(i));
+}
+
 }  // namespace
 
 SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
@@ -249,7 +328,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
     if (found) kind.fail("a second Workload document (one per file)");
     found = true;
-    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate"});
+    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology"});
     const Field horizon = root["horizonSeconds"];
     out.workload.horizon_s = positive_seconds(horizon);
     if (out.workload.horizon_s > kMaxHorizonSeconds)
@@ -271,12 +350,15 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
             inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
       }
     }
+    if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t);
+    if (const Field q = root["queues"]; q.present()) out.workload.queues = parse_queues(q, source_name);
     if (const Field g = root["generate"]; g.present()) {
       out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
       for (const std::string& n : names)
         if (n.rfind(out.generator->name_prefix + "-", 0) == 0)
           g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
     }
+    check_queue_references(root, out.workload, out.generator);
   }
   if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));
   return out;

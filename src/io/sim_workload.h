@@ -23,12 +23,26 @@
 //     tolerations: [{key, operator, value, effect}]   # optional
 //     disruptionBudget: {maxUnavailable: 1}            # optional PodDisruptionBudget over the item's
 //                                      # pods: minAvailable or maxUnavailable, an integer or "N%"
+//     queueName: team-a                # optional: the Kueue LocalQueue (in the job's namespace) it
+//                                      # queues in (label kueue.x-k8s.io/queue-name); needs queues:
+//     topology: {required: nvidia.com/gpu.clique}   # optional: or {preferred: <level>}; a level of
+//                                      # topology.levels (Kueue's podset-*-topology annotations)
 //   services:
 //   - name: chat                       # same fields as a job, except:
 //     replicas: 3                      #   replicas instead of pods (each scheduled alone)
 //     startSeconds: 0                  #   instead of arrivalSeconds
 //                                      #   no durationSeconds / checkpointIntervalSeconds
 //     inference: {...}                 #   optional: the replicas serve LLM requests (io/sim_inference.h)
+//   queues:                            # optional: Kueue admission of the jobs with a queueName
+//     objects: [kueue.yaml]            # files or folders of Kueue objects (ResourceFlavor, ClusterQueue,
+//                                      # Cohort, LocalQueue, WorkloadPriorityClass, Topology,
+//                                      # Configuration), relative to this file (io/k8s_yaml.h)
+//     admission: quota                 # quota (Kueue's: quota only) | placement (only what fits now)
+//   topology:                          # optional: topology levels and the cost of crossing them
+//     levels: [example.com/rack, nvidia.com/gpu.clique, kubernetes.io/hostname]   # outermost first
+//     slowdown: {nvidia.com/gpu.clique: 0.4}   # per level, >= 0: running time x (1 + s) for a job
+//                                      # whose pods span several domains of the level; default 0
+//     placement: aware                 # aware (default) | ignore: jobs' topology requests are ignored
 //   generate:                          # optional: a seeded job stream (sim/workload_generator.h)
 //     jobsPerHour: 20                  # x (endSeconds - startSeconds) / 3600 at most 1e7
 //     diurnalAmplitude: 0.5
@@ -47,7 +61,9 @@
 // with gpus, a MIG profile no catalog model has, more than one MIG profile, a MIG count out of range, an unknown capacity
 // preference, an unknown pool, a duplicate name, generator parameters out of range, a
 // generator expected to make more than kMaxGeneratedJobs jobs, a disruption budget with both or
-// neither of minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage. Full
+// neither of minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage, a
+// queueName that is no LocalQueue of the job's namespace (or without queues:), a topology level not in
+// topology.levels, errors in the Kueue objects (io/k8s_yaml.h), a queues: without a ClusterQueue. Full
 // description: docs/simulate.md.
 #pragma once
 

@@ -40,6 +40,8 @@ void set_label(Labels& labels, const std::string& key, const std::string& value)
 void validate_pool(const NodePool& pool) {
   if (pool.name.empty()) invalid(pool, "the name is empty");
   if (pool.min_nodes < 0) invalid(pool, fmt::format("min {} is negative", pool.min_nodes));
+  for (const auto& [key, size] : pool.topology_domains)
+    if (key.empty() || size < 1) invalid(pool, fmt::format("topology domain {}: nodes per domain {} is below 1 or the label is empty", key, size));
   if (pool.min_nodes > pool.max_nodes) invalid(pool, fmt::format("min {} is above max {}", pool.min_nodes, pool.max_nodes));
   if (pool.node_count < pool.min_nodes || pool.node_count > pool.max_nodes)
     invalid(pool, fmt::format("node count {} is outside [min, max] = [{}, {}]", pool.node_count, pool.min_nodes,
@@ -85,6 +87,10 @@ std::string pool_node_name(std::string_view pool_name, int32_t index, int32_t no
   return fmt::format("{}-{:0{}}", pool_name, index, width);
 }
 
+void set_topology_labels(const NodePool& pool, int32_t index, Labels& labels) {
+  for (const auto& [key, size] : pool.topology_domains) set_label(labels, key, fmt::format("{}-{}", pool.name, index / size));
+}
+
 std::vector<Node> expand_pool(const NodePool& pool) {
   validate_pool(pool);
   const GpuModelInfo* model = pool.gpu_model.empty() ? nullptr : find_gpu_model(pool.gpu_model);
@@ -117,6 +123,7 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.gpu_model = model != nullptr ? model->name : std::string();
     n.max_pods = kKubeletDefaultMaxPods;
     n.labels = labels;
+    set_topology_labels(pool, i, n.labels);
     n.taints = pool.taints;
     n.mig = mig;
     n.time_slicing = time_slicing;

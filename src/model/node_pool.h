@@ -35,6 +35,11 @@ struct NodePool {
   std::optional<std::map<std::string, int>> mig_devices;
   /// Device-plugin time-slicing replicas per GPU (>= 1); nullopt = no time-slicing.
   std::optional<int32_t> time_slicing_replicas;
+  /// Topology domains: (node label key, nodes per domain > 0). Node i of the pool gets the label with
+  /// the value "<name>-<i / nodes per domain>", e.g. {nvidia.com/gpu.clique, 4} puts nodes 0-3 in the
+  /// NVLink domain "<name>-0" (an NVL72-style rack shares one clique), {example.com/rack, 8} nodes 0-7
+  /// in rack "<name>-0". Empty = none.
+  std::vector<std::pair<std::string, int32_t>> topology_domains;
 };
 
 /// Pod capacity of every node expand_pool makes: kubelet's default --max-pods (KubeletConfiguration
@@ -75,5 +80,8 @@ std::vector<Node> expand_pool(const NodePool& pool);
 /// The name expand_pool gives node `index` of a pool named `pool_name` with `node_count` nodes:
 /// <pool_name>-<index>, zero-padded to the width of node_count - 1 (e.g. "a100-07" of 11 nodes).
 std::string pool_node_name(std::string_view pool_name, int32_t index, int32_t node_count);
+
+/// Sets node `index`'s topology domain labels (NodePool::topology_domains) in `labels`.
+void set_topology_labels(const NodePool& pool, int32_t index, Labels& labels);
 
 }  // namespace gpufleet

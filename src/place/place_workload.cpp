@@ -1,6 +1,7 @@
 #include "place/place_workload.h"
 
 #include <numeric>
+#include <map>
 #include <queue>
 #include <stdexcept>
 #include <unordered_map>
@@ -132,6 +133,10 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     return sort.less({&input.pods[b.second], b.first}, {&input.pods[a.second], a.first});
   };
   std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(after)> queue(after);
+  std::map<std::pair<std::string, std::string>, size_t> group_index;  // (namespace, name) -> pod group
+  for (size_t g = 0; g < input.pod_groups.size(); ++g)
+    group_index.emplace(std::make_pair(input.pod_groups[g].namespace_name, input.pod_groups[g].name), g);
+  std::vector<std::vector<Pod>> group_members(input.pod_groups.size());
   for (size_t i = 0; i < pod_count; ++i) {
     const Pod& pod = input.pods[i];
     if (!pod.node_name.empty()) continue;
@@ -139,8 +144,48 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       result.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
       continue;
     }
+    if (const std::string* group = find_label(pod.labels, kPodGroupLabel); group != nullptr) {
+      const auto g = group_index.find({pod.namespace_name.empty() ? "default" : pod.namespace_name, *group});
+      if (g != group_index.end()) {
+        group_members[g->second].push_back(pod);
+        continue;
+      }
+    }
     queue.push({i, i});
   }
+
+  // 3a. Kueue workloads and pod groups, all or nothing.
+  std::unordered_map<std::string, size_t> gang_placement;  // gang pod key -> index in result.placements
+  std::unordered_map<std::string, std::vector<std::string>> gang_pods;  // gang -> its bound pods' keys
+  std::unordered_map<std::string, const Pod*> gang_pod;  // gang pod key -> the pod as bound
+  QueuedOutcome queued = place_queued(state, scheduler, rng, input.kueue, input.queued_workloads, input.pod_groups, group_members);
+  result.admissions = std::move(queued.admissions);
+  for (const GangPod& gp : queued.placed) {
+    gang_placement[pod_key(gp.pod)] = result.placements.size();
+    gang_pods[gp.gang].push_back(pod_key(gp.pod));
+    gang_pod[pod_key(gp.pod)] = &gp.pod;
+    result.placements.push_back(Placement{pod_key(gp.pod), state.node(gp.node).name, gp.gpus,
+                                          gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false});
+    removed.push_back(false);
+  }
+  std::unordered_map<std::string, std::string> gang_of_pod;
+  for (const GangPod& gp : queued.placed) gang_of_pod[pod_key(gp.pod)] = gp.gang;
+  for (size_t k = 0; k < queued.pending.size(); ++k)
+    result.pending.push_back({queued.pending[k].first, queued.pending[k].second, queued.pending_priority[k]});
+  // A single pod's preemption evicted gang member `key`: the whole gang goes (released, pending).
+  const auto tear_down_gang = [&](const std::string& key, const std::string& preemptor) {
+    const std::string gang = gang_of_pod.at(key);
+    int32_t priority = 0;
+    for (const std::string& member : gang_pods[gang]) {
+      const size_t k = gang_placement.at(member);
+      if (removed[k]) continue;
+      removed[k] = true;
+      priority = result.placements[k].priority;
+      if (member == key) continue;  // the victim itself: preemption released it
+      state.release(node_by_name.at(result.placements[k].node), *gang_pod.at(member));
+    }
+    result.pending.push_back({gang, fmt::format("gang torn down: member {} was preempted by {}", key, preemptor), priority});
+  };
 
   uint64_t requeued = 0;  // victims re-created, queued behind the pods of their priority
   while (!queue.empty()) {
@@ -165,7 +210,12 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       continue;
     }
     std::vector<size_t> victims;
+    std::vector<std::string> gang_victims;
     for (const BoundPod& v : preemption.victims) {
+      if (gang_of_pod.count(pod_key(v.pod)) != 0) {
+        gang_victims.push_back(pod_key(v.pod));
+        continue;
+      }
       const size_t vi = pod_index.at(pod_key(v.pod));
       victims.push_back(vi);
       removed[placement_of[vi]] = true;
@@ -177,8 +227,10 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     if (!bound.scheduled())
       throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
                                          state.node(preemption.nominated_node).name));
+    for (const std::string& key : gang_victims) tear_down_gang(key, pod_key(pod));
     Placement& placed = record(i, bound, false);
-    result.preemptions += static_cast<int32_t>(victims.size());
+    for (const std::string& key : gang_victims) placed.preempted.push_back(key);
+    result.preemptions += static_cast<int32_t>(victims.size() + gang_victims.size());
     for (size_t vi : victims) {
       const Pod& victim = input.pods[vi];
       placed.preempted.push_back(pod_key(victim));

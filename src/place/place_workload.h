@@ -11,6 +11,11 @@
 //  3. The scheduling queue: kube's activeQ order, the profile's QueueSort (PrioritySort: higher
 //     priority first, then creation order). One cycle per pod (sched/scheduler.h) with the policy's
 //     filters in kube's order (TaintToleration, NodeAffinity, NodeResourcesFit, the GPU filters).
+//  3a. Before the single pods: the Kueue workloads (admission, then their gangs) and the pod groups,
+//     all or nothing (place/queued_placement.h). A pod group's members pass ResourceQuota admission
+//     in step 2 like every pod; Kueue workloads' pods are not charged to ResourceQuota. When a single
+//     pod's preemption evicts a gang member, the whole gang is released and pending (a gang never
+//     stays below its minimum holding GPUs).
 //  4. A pod no node admits may preempt (kube DefaultPreemption, added to the policy's profile as its
 //     PostFilter: sched/plugins/default_preemption.h) when its
 //     preemptionPolicy allows it: the victims on the chosen node are evicted (their quota released)
@@ -32,6 +37,10 @@
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
+#include "model/pod_group.h"
+#include "place/queued_placement.h"
+#include "queue/kueue_objects.h"
+#include "queue/workload.h"
 
 namespace gpufleet::place {
 
@@ -41,6 +50,12 @@ struct PlaceInput {
   std::vector<Pod> pods;                      ///< in creation order
   std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
   std::vector<PodDisruptionBudget> pdbs;      ///< honoured by preemption when it can (kube: best effort)
+  /// Kueue's objects and the jobs queued in its LocalQueues (place/queued_placement.h); empty = none.
+  queue::KueueObjects kueue;
+  std::vector<queue::Workload> queued_workloads;
+  /// Gangs: pods labelled scheduling.x-k8s.io/pod-group with a group's name (same namespace) are
+  /// its members, placed all or nothing.
+  std::vector<PodGroup> pod_groups;
 };
 
 struct PlaceOptions {
@@ -75,6 +90,7 @@ struct PlaceResult {
   int64_t gpu_capacity_milli = 0;
   int64_t gpu_used_milli = 0;           ///< at the end
   int32_t preemptions = 0;              ///< victims evicted in all
+  std::vector<AdmissionRecord> admissions;  ///< Kueue's decisions, in order
 };
 
 /// "namespace/name" of a pod ("default" when the namespace is empty).

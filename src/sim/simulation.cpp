@@ -1,5 +1,6 @@
 #include "sim/simulation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
 #include "sim/controllers/inference_services.h"
+#include "sim/controllers/kueue_admission.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/fleet.h"
@@ -44,7 +46,14 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
   for (const WorkloadSpec& s : workload.items) {
     validate_spec(s);
     if (!names.insert(s.name).second) throw std::invalid_argument(fmt::format("duplicate workload item name '{}'", s.name));
+    if (!s.queue_name.empty() && !workload.queues)
+      throw std::invalid_argument(fmt::format("job {} names queue {} but the workload has no queues", s.name, s.queue_name));
+    if (s.topology.mode != queue::TopologyRequest::Mode::kNone &&
+        std::find(workload.topology.levels.begin(), workload.topology.levels.end(), s.topology.level) == workload.topology.levels.end())
+      throw std::invalid_argument(fmt::format("job {}: topology level {} is not one of the workload's levels", s.name, s.topology.level));
   }
+  if (workload.topology.slowdown.size() != workload.topology.levels.size())
+    throw std::invalid_argument("topology: one slowdown per level is needed");
 }
 
 // The fleet's node events that other modules act on: a node became Ready (capacity: retry the
@@ -83,6 +92,7 @@ struct Simulation::Parts {
     const SimulationModules modules{loop, fleet, placement, pending, workloads, billing};
     if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
     if (cluster.consolidation.enabled) controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, modules));
+    if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)
         throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");

@@ -12,6 +12,7 @@ const char* unit_state_name(UnitState state) {
     case UnitState::kCompleted: return "completed";
     case UnitState::kFailed: return "failed";
     case UnitState::kRemoved: return "removed";
+    case UnitState::kQueued: return "queued";
   }
   return "unknown";
 }

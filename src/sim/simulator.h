@@ -97,6 +97,35 @@ struct PendingStats {
   std::optional<double> p50, p95, p99;
 };
 
+/// One ClusterQueue over the run (simulate with queues:).
+struct QueueResult {
+  std::string cluster_queue;
+  std::string cohort;
+  int32_t workloads = 0;           ///< jobs that arrived in it
+  int32_t admitted = 0;            ///< admitted at least once
+  int32_t finished = 0;
+  int32_t pending_at_end = 0;      ///< queued (never admitted or evicted and not admitted again) at the horizon
+  int64_t admissions = 0;          ///< admissions in all (a requeued workload counts again)
+  int64_t preemptions = 0;         ///< workloads of this queue preempted (within the queue or reclaimed by the cohort)
+  int64_t evictions = 0;           ///< workloads evicted for other causes (PodsReadyTimeout)
+  double gpu_hours = 0;            ///< nvidia.com/gpu quota reserved (admitted), GPU-hours
+  double borrowed_gpu_hours = 0;   ///< the part above the queue's nominal quota
+  /// borrowed_gpu_hours / gpu_hours x 100 (0 without usage).
+  double borrowed_pct = 0;
+  PendingStats wait;               ///< seconds from arrival to first admission, admitted workloads
+};
+
+/// An admission decision or eviction, in Kueue's words (queue::WorkloadEvent).
+struct QueueEvent {
+  double time_s = 0;
+  std::string workload;            ///< the job's name
+  std::string type;                ///< Admitted, Pending, Preempted, Evicted, Requeued, Finished
+  std::string cluster_queue;
+  std::string reason;
+  std::string message;
+  std::string by;                  ///< Preempted: the preemptor
+};
+
 /// A billing segment of one node: from its launch, or from the moment a reservation started to
 /// cover it (sim/cost.h), to its removal, the horizon, or that moment. A node's life is one or two
 /// segments.
@@ -119,10 +148,11 @@ struct TimeseriesRow {
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
-enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed, kRemoved };
+enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed, kRemoved, kQueued };
 
 /// "waiting" (not arrived), "pending", "running", "completed", "failed", "removed" (a service replica
-/// taken away by a scale-down, sim/engine/workloads.h).
+/// taken away by a scale-down, sim/engine/workloads.h), "queued" (a job Kueue holds: not admitted, or
+/// preempted or evicted and waiting to be admitted again; sim/controllers/kueue_admission.h).
 const char* unit_state_name(UnitState state);
 
 /// The end state of one job or one service replica.
@@ -182,6 +212,16 @@ struct SimResult {
   std::vector<TimeseriesRow> timeseries;
   std::vector<TraceEntry> trace;      ///< SimOptions::trace only (sim/engine/event_loop.h)
   std::vector<InferenceServiceResult> inference;  ///< Workload::inference order
+  /// Kueue (Workload::queues): "quota" or "placement" admission; empty without queues.
+  std::string admission;
+  std::vector<QueueResult> queues;     ///< ClusterQueues in input order
+  std::vector<QueueEvent> queue_events;  ///< in time order; Pending only when the reason changes
+  /// Topology (Workload::topology): job starts, those whose pods span several domains of a level
+  /// with a slowdown, and the GPU-hours the slowdown added.
+  size_t topology_levels = 0;          ///< Workload::topology.levels (0: none, no topology output)
+  int64_t job_starts = 0;
+  int64_t split_job_starts = 0;
+  double topology_slowdown_gpu_hours = 0;
 };
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an

@@ -20,6 +20,8 @@
 #include "model/resources.h"
 #include "model/pod_disruption_budget.h"
 #include "model/scheduling_constraints.h"
+#include "queue/kueue_objects.h"
+#include "queue/workload.h"
 #include "sim/inference_service.h"
 
 namespace gpufleet::sim {
@@ -80,12 +82,36 @@ struct WorkloadSpec {
   /// Voluntary disruptions (consolidation, scale-down moves) must leave disruptions_allowed >= the
   /// pods they stop at once; spot interruptions ignore it. None = no limit.
   std::optional<DisruptionBudget> disruption_budget;
+  /// Kueue: the LocalQueue (in namespace_name) the job queues in, as the label
+  /// kueue.x-k8s.io/queue-name; empty = not queued (the job goes straight to the scheduler). Needs
+  /// Workload::queues. Jobs only.
+  std::string queue_name;
+  /// Topology request of the job's pods (Kueue's podset-required / podset-preferred-topology, a label
+  /// of Workload::topology.levels); Mode::kNone = none.
+  queue::TopologyRequest topology;
 };
 
 /// The most MIG devices of one profile a pod may request: every instance of a node with
 /// kMaxGpusPerNode GPUs of kMigMaxInstances instances each (112). The device plugin sets no limit; a
 /// request above what any node has could never run.
 inline constexpr int32_t kMaxMigDevicesPerPod = kMaxGpusPerNode * kMigMaxInstances;
+
+/// Topology of the simulated cluster and what crossing it costs.
+///
+/// A job whose pods span more than one domain of level L runs slower: its running time is multiplied
+/// by (1 + slowdown[L]) for each such level (levels nest, so a job across two racks is also across two
+/// NVLink domains and pays both). The default factors are gpufleet's assumptions, to be replaced by
+/// measurements of one's own jobs: data-parallel training of a large model on 8 GPUs split over two
+/// nodes without NVLink between them runs about 40% slower than inside one NVLink domain (the
+/// all-reduce moves from NVLink, ~900 GB/s per H100, to the 400 Gb/s per GPU network: NVIDIA H100
+/// datasheet; the NCCL tests' bus bandwidth shows the same order).
+struct TopologySettings {
+  std::vector<std::string> levels;   ///< node label keys, outermost first (Kueue Topology levels)
+  std::vector<double> slowdown;      ///< per level, >= 0 (fraction of running time added)
+  /// false: jobs' topology requests are ignored (placement without topology, the baseline); the
+  /// slowdown still applies.
+  bool aware = true;
+};
 
 /// A workload: the items and the simulated time span.
 struct Workload {
@@ -94,6 +120,10 @@ struct Workload {
   /// Services among the items whose replicas serve LLM requests (sim/inference_service.h); at most
   /// one entry per service.
   std::vector<InferenceServiceSpec> inference;
+  /// Kueue's objects (ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
+  /// Topologies and the Configuration: quota-only or placement-aware admission); nullopt = no queues.
+  std::optional<queue::KueueObjects> queues;
+  TopologySettings topology;
 };
 
 /// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs

@@ -99,6 +99,7 @@ void Fleet::make_ready(NodeId n, double t) {
   node.last_pod_change_s = t;
   Node added = templates_[node.pool];
   added.name = name(n);
+  set_topology_labels(sp.pool, static_cast<int32_t>(n - pools_[node.pool].nodes.front()), added.labels);
   state_->add_node(std::move(added), n);
   if (sp.settings.capacity_type == CapacityType::kSpot && sp.settings.spot_interruptions_per_hour > 0) {
     // Exponential time to interruption by inversion: -ln(1 - U) / rate, U uniform in [0, 1).

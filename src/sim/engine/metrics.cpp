@@ -16,7 +16,9 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[rank - 1];
 }
 
-PendingStats stats(std::vector<double> samples) {
+}  // namespace
+
+PendingStats pending_stats(std::vector<double> samples) {
   PendingStats s;
   s.samples = samples.size();
   if (samples.empty()) return s;
@@ -27,7 +29,7 @@ PendingStats stats(std::vector<double> samples) {
   return s;
 }
 
-}  // namespace
+
 
 Metrics::Metrics(const SimOptions& options, double horizon_s, const Fleet& fleet, const Billing& billing, const PendingQueue& pending)
     : options_(options), horizon_s_(horizon_s), fleet_(fleet), billing_(billing), pending_(pending) {}
@@ -86,6 +88,7 @@ void Metrics::finish(const Workloads& workloads, SimResult& result) {
         case UnitState::kFailed: result.pods_failed += unit.pod_count; break;
         case UnitState::kRemoved: result.pods_removed += unit.pod_count; break;
         case UnitState::kPending:
+        case UnitState::kQueued:
           result.pods_pending += unit.pod_count;
           for (uint32_t k = 0; k < unit.pod_count; ++k) add_pending_sample(spec.priority, h - unit.pending_since_s);
           break;
@@ -95,10 +98,10 @@ void Metrics::finish(const Workloads& workloads, SimResult& result) {
       result.units.push_back(std::move(out));
     });
   }
-  result.pending = stats(std::move(pending_samples_));
-  for (auto& [priority, samples] : pending_by_priority_) result.pending_by_priority[priority] = stats(std::move(samples));
+  result.pending = pending_stats(std::move(pending_samples_));
+  for (auto& [priority, samples] : pending_by_priority_) result.pending_by_priority[priority] = pending_stats(std::move(samples));
   result.production_priority = options_.production_priority;
-  result.pending_production = stats(std::move(pending_production_));
+  result.pending_production = pending_stats(std::move(pending_production_));
   result.timeseries = std::move(timeseries_);
 }
 

@@ -20,6 +20,9 @@ namespace gpufleet::sim {
 
 class Workloads;
 
+/// Sample count and p50 / p95 / p99 (nearest rank) of `samples`; none without samples.
+PendingStats pending_stats(std::vector<double> samples);
+
 class Metrics {
  public:
   /// Rows every options.sample_interval_s from 0 (below the horizon); pods with priority at least

@@ -4,11 +4,14 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
+#include <string_view>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "model/resources.h"
+#include "sched/topology_domains.h"
 #include "sim/cost.h"
 #include "sim/engine/metrics.h"
 
@@ -34,6 +37,8 @@ std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
   for (const auto& t : s.tolerations)
     key += fmt::format("{}:{}/{}:{}/{}:{}/{}:{},", t.key.size(), t.key, t.operator_.size(), t.operator_, t.value.size(), t.value,
                        t.effect.size(), t.effect);
+  if (s.topology.mode != queue::TopologyRequest::Mode::kNone)
+    key += fmt::format("|topology:{}:{}", static_cast<int>(s.topology.mode), s.topology.level);
   if (!s.mig_requests.empty()) {
     key += "|mig:";
     for (const MigRequest& r : s.mig_requests) key += fmt::format("{}:{}={},", r.profile.size(), r.profile, r.count);
@@ -187,8 +192,8 @@ double Workloads::work_lost_if_restarted(uint32_t u, double t) const {
   const Unit& unit = units_[u];
   const WorkloadSpec& s = spec(u);
   if (s.kind != WorkloadKind::kJob) return 0;
-  const double ran = t - unit.run_start_s;
-  return gpu_milli_s(u, ran - checkpointed_s(s, ran));
+  const double ran = (t - unit.run_start_s) / unit.slowdown;
+  return gpu_milli_s(u, (ran - checkpointed_s(s, ran)) * unit.slowdown);
 }
 
 double Workloads::gpu_milli_s(uint32_t u, double seconds) const {
@@ -245,19 +250,27 @@ void Workloads::make_pending(uint32_t u, double t) {
   pending_.request_retry(t);
 }
 
-bool Workloads::try_start(uint32_t u, double t) {
+bool Workloads::place_pods(uint32_t u, double t, const Labels& extra) {
   Unit& unit = units_[u];
   const uint32_t end = unit.first_pod + unit.pod_count;
   const bool job = unit.replica < 0;
   std::vector<double> last_change;  // the nodes' last pod change before each bind, for a rollback
+  Pod confined;
   for (uint32_t p = unit.first_pod; p < end; ++p) {
-    sched::ScheduleResult r = placement_.decide(pods_[p].pod);
+    const Pod* pod = &pods_[p].pod;
+    if (!extra.empty() || !unit.admitted_selector.empty()) {  // Kueue injects the flavor's labels and the TAS domain
+      confined = *pod;
+      for (const auto& kv : unit.admitted_selector) confined.constraints.node_selector.push_back(kv);
+      for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
+      pod = &confined;
+    }
+    sched::ScheduleResult r = placement_.decide(*pod);
     if (!r.scheduled()) {
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
-        PodRecord& pod = pods_[q];
-        fleet_.undo_bind(pod.pod, pod.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
+        PodRecord& rec = pods_[q];
+        fleet_.undo_bind(rec.pod, rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
         billing_.cancel_charge(q);
-        pod.node = sched::kNoNode;
+        rec.node = sched::kNoNode;
       }
       return false;
     }
@@ -265,14 +278,107 @@ bool Workloads::try_start(uint32_t u, double t) {
     const NodeId node = r.node;
     bind(p, node, take_devices(std::move(r)), t);
   }
+  return true;
+}
+
+bool Workloads::place_with_topology(uint32_t u, double t) {
+  const Unit& unit = units_[u];
   const WorkloadSpec& s = spec(u);
-  pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
+  const std::vector<std::string>& levels = workload_.topology.levels;
+  const auto at = std::find(levels.begin(), levels.end(), s.topology.level);
+  if (at == levels.end()) return place_pods(u, t, {});  // the reader checks levels; a safety net
+  const int64_t needed = s.num_gpu > 0 ? int64_t{s.num_gpu} * s.gpu_milli * unit.pod_count : 0;
+  // Required: the level's domains only. Preferred: that level, then each level up, then anywhere.
+  const bool preferred = s.topology.mode == queue::TopologyRequest::Mode::kPreferred;
+  for (auto level = at;; --level) {
+    for (const sched::DomainCapacity& d : sched::rank_domains(fleet_.state(), *level, needed))
+      if (place_pods(u, t, Labels{{*level, d.value}})) return true;
+    if (!preferred || level == levels.begin()) break;
+  }
+  return preferred && place_pods(u, t, {});
+}
+
+double Workloads::placement_slowdown(uint32_t u) {
+  const TopologySettings& topo = workload_.topology;
+  if (topo.levels.empty()) return 1;
+  const Unit& unit = units_[u];
+  std::vector<NodeId> nodes;
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) nodes.push_back(pods_[p].node);
+  double factor = 1;
+  bool split = false;
+  for (size_t l = 0; l < topo.levels.size(); ++l) {
+    std::set<std::string_view> domains;
+    for (NodeId n : nodes) domains.insert(sched::domain_of(fleet_.state(), n, topo.levels[l]));
+    if (domains.size() > 1) {
+      factor *= 1 + topo.slowdown[l];
+      split |= topo.slowdown[l] > 0;
+    }
+  }
+  split_job_starts_ += split;
+  return factor;
+}
+
+void Workloads::end_run_segment(uint32_t u, double t) {
+  const Unit& unit = units_[u];
+  if (unit.slowdown > 1) slowdown_gpu_milli_s_ += gpu_milli_s(u, (t - unit.run_start_s) * (1 - 1 / unit.slowdown));
+}
+
+double Workloads::topology_slowdown_gpu_hours() const {
+  return slowdown_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
+}
+
+bool Workloads::try_start(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  const uint32_t end = unit.first_pod + unit.pod_count;
+  const bool job = unit.replica < 0;
+  const WorkloadSpec& s = spec(u);
+  const bool topology = job && s.topology.mode != queue::TopologyRequest::Mode::kNone && workload_.topology.aware;
+  if (!(topology ? place_with_topology(u, t) : place_pods(u, t, {}))) return false;
+  if (unit.state == UnitState::kPending) pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
   for (uint32_t p = unit.first_pod; p < end; ++p) metrics_.add_pending_sample(s.priority, t - unit.pending_since_s);
   unit.state = UnitState::kRunning;
   unit.run_start_s = t;
   ++unit.starts;
-  if (job) loop_.schedule(t + (s.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
+  if (job) {
+    ++job_starts_;
+    unit.slowdown = placement_slowdown(u);
+    loop_.schedule(t + (s.duration_s - unit.saved_s) * unit.slowdown, completion_, u, ++unit.run_generation);
+    if (gate_ != nullptr && !s.queue_name.empty()) gate_->on_started(u, t);
+  }
   return true;
+}
+
+void Workloads::admit(uint32_t u, double t, Labels flavor_labels) {
+  if (units_[u].state != UnitState::kQueued) return;
+  units_[u].admitted_selector = std::move(flavor_labels);
+  make_pending(u, t);
+}
+
+bool Workloads::admit_and_start(uint32_t u, double t, Labels flavor_labels) {
+  if (units_[u].state != UnitState::kQueued) return false;
+  units_[u].admitted_selector = std::move(flavor_labels);
+  return try_start(u, t);
+}
+
+void Workloads::suspend(uint32_t u, double t) {
+  Unit& unit = units_[u];
+  if (unit.state == UnitState::kRunning) {
+    const WorkloadSpec& s = spec(u);
+    const double ran = (t - unit.run_start_s) / unit.slowdown;  // work done in this run
+    const double kept = checkpointed_s(s, ran);
+    lost_gpu_milli_s_ += gpu_milli_s(u, (ran - kept) * unit.slowdown);
+    end_run_segment(u, t);
+    unit.saved_s += kept;
+    ++unit.run_generation;  // its completion event is now stale
+    evictions_ += unit.pod_count;
+    stop_unit(u, t);
+  } else if (unit.state == UnitState::kPending) {
+    pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
+  } else {
+    return;
+  }
+  unit.state = UnitState::kQueued;
+  unit.pending_since_s = t;
 }
 
 void Workloads::interrupt(uint32_t u, double t) {
@@ -281,9 +387,10 @@ void Workloads::interrupt(uint32_t u, double t) {
   if (s.kind == WorkloadKind::kJob) {
     // Work since the run started; checkpoints every checkpoint_interval_s of running keep
     // floor(ran / interval) intervals of it (none without checkpoints).
-    const double ran = t - unit.run_start_s;
+    const double ran = (t - unit.run_start_s) / unit.slowdown;  // work done in this run
     const double kept = checkpointed_s(s, ran);
-    lost_gpu_milli_s_ += gpu_milli_s(u, ran - kept);
+    lost_gpu_milli_s_ += gpu_milli_s(u, (ran - kept) * unit.slowdown);
+    end_run_segment(u, t);
     unit.saved_s += kept;
     ++unit.run_generation;  // its completion event is now stale
   }
@@ -305,16 +412,24 @@ void Workloads::on_arrival(uint32_t u, double t) {
     unit.state = UnitState::kFailed;
     return;
   }
+  const WorkloadSpec& s = spec(u);
+  if (gate_ != nullptr && s.kind == WorkloadKind::kJob && !s.queue_name.empty()) {
+    unit.state = UnitState::kQueued;
+    unit.pending_since_s = t;
+    if (gate_->on_arrival(u, t)) return;
+  }
   make_pending(u, t);
 }
 
 void Workloads::on_completion(uint32_t u, uint32_t generation, double t) {
   Unit& unit = units_[u];
   if (unit.state != UnitState::kRunning || unit.run_generation != generation) return;
+  end_run_segment(u, t);
   stop_unit(u, t);
   unit.state = UnitState::kCompleted;
   unit.end_s = t;
   unit.saved_s = spec(u).duration_s;
+  if (gate_ != nullptr && !spec(u).queue_name.empty()) gate_->on_completed(u, t);
 }
 
 // ---- disruptions --------------------------------------------------------------------------------
@@ -339,11 +454,12 @@ std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::spa
     Unit& unit = units_[u];
     const WorkloadSpec& s = spec(u);
     if (s.kind != WorkloadKind::kJob) continue;
-    const double ran = t - unit.run_start_s;
+    const double ran = (t - unit.run_start_s) / unit.slowdown;
     const double kept = checkpointed_s(s, ran);
-    const double lost = gpu_milli_s(u, ran - kept);
+    const double lost = gpu_milli_s(u, (ran - kept) * unit.slowdown);
     lost_gpu_milli_s_ += lost;
     lost_by_job.push_back(lost);
+    end_run_segment(u, t);
     unit.saved_s += kept;
   }
   // All off first, then all on: a gang pod may land on GPUs another moving pod held.
@@ -355,7 +471,10 @@ std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::spa
     unit.run_start_s = t;
     ++unit.starts;
     ++unit.consolidations;
-    if (s.kind == WorkloadKind::kJob) loop_.schedule(t + (s.duration_s - unit.saved_s), completion_, u, ++unit.run_generation);
+    if (s.kind == WorkloadKind::kJob) {
+      unit.slowdown = placement_slowdown(u);
+      loop_.schedule(t + (s.duration_s - unit.saved_s) * unit.slowdown, completion_, u, ++unit.run_generation);
+    }
   }
   evictions_ += static_cast<int64_t>(pods.size());
   return lost_by_job;
@@ -413,6 +532,17 @@ void Workloads::remove_unit(uint32_t u, double t) {
 void Workloads::report(SimResult& result) const {
   result.evictions = evictions_;
   result.lost_gpu_hours = lost_gpu_milli_s_ / kGpuMilliPerGpu / kSecondsPerHour;
+  result.topology_levels = workload_.topology.levels.size();
+  result.job_starts = job_starts_;
+  result.split_job_starts = split_job_starts_;
+  // Runs still going at the horizon count their slowdown up to it.
+  double running = 0;
+  for (uint32_t u = 0; u < units_.size(); ++u) {
+    const Unit& unit = units_[u];
+    if (unit.state == UnitState::kRunning && unit.slowdown > 1)
+      running += gpu_milli_s(u, (loop_.horizon_s() - unit.run_start_s) * (1 - 1 / unit.slowdown));
+  }
+  result.topology_slowdown_gpu_hours = (slowdown_gpu_milli_s_ + running) / kGpuMilliPerGpu / kSecondsPerHour;
 }
 
 }  // namespace gpufleet::sim

@@ -69,6 +69,19 @@ class ServiceScaler {
   virtual void add_replica_listener(ReplicaListener& listener) = 0;
 };
 
+/// Holds queued jobs until they are admitted (Kueue: sim/controllers/kueue_admission.h) and hears
+/// their starts and ends. Only jobs with a WorkloadSpec::queue_name are offered to it.
+class AdmissionGate {
+ public:
+  virtual ~AdmissionGate() = default;
+  /// Job unit u arrived at t; true = the gate holds it (state kQueued) until Workloads::admit.
+  virtual bool on_arrival(uint32_t u, double t) = 0;
+  /// Every pod of job unit u is bound (Kueue's PodsReady) at t.
+  virtual void on_started(uint32_t u, double t) = 0;
+  /// Job unit u completed at t.
+  virtual void on_completed(uint32_t u, double t) = 0;
+};
+
 class Workloads final : public UnitStarter, public ServiceScaler {
  public:
   struct Unit {
@@ -86,7 +99,12 @@ class Workloads final : public UnitStarter, public ServiceScaler {
     int32_t interruptions = 0;
     int32_t consolidations = 0;
     double end_s = -1;                 ///< completed: completion time; removed: removal time
+    /// Running time multiplier of the current run from the topology its pods span (>= 1;
+    /// Workload::topology): work progresses at 1 / slowdown per second.
+    double slowdown = 1;
     std::string reason;                ///< failed: why
+    /// Node selector entries Kueue's admission added (the flavor's nodeLabels); empty otherwise.
+    Labels admitted_selector;
   };
 
   /// The workload's pods by FGD shape (sched::PodShapeKey -> pod count), for Placement.
@@ -144,6 +162,26 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   /// placed are rolled back (nothing charged) and false is returned.
   bool try_start(uint32_t u, double t) override;
 
+  // ---- admission (an AdmissionGate's side)
+  /// The gate that holds queued jobs (not owned); set once before the run.
+  void set_admission_gate(AdmissionGate& gate) { gate_ = &gate; }
+  /// Queued unit u is admitted at t: it becomes pending (the retry pass places it). `flavor_labels`
+  /// (the admitted ResourceFlavor's nodeLabels) join its pods' node selectors, as Kueue injects them.
+  void admit(uint32_t u, double t, Labels flavor_labels);
+  /// Queued unit u is admitted at t and started at once when all its pods fit now (true; nothing
+  /// changes otherwise). Placement-aware admission's check.
+  bool admit_and_start(uint32_t u, double t, Labels flavor_labels);
+  /// Takes admitted unit u back to kQueued at t (Kueue preempted or evicted it): a running job stops
+  /// and keeps the work up to its last checkpoint (its pods count as evictions), a pending one leaves
+  /// the pending queue.
+  void suspend(uint32_t u, double t);
+  /// GPU-hours that jobs' topology slowdown added (running time beyond what they needed at
+  /// slowdown 1), over the run so far.
+  double topology_slowdown_gpu_hours() const;
+  /// Jobs started with pods spanning several domains of a topology level (at their last start).
+  int64_t split_job_starts() const { return split_job_starts_; }
+  int64_t job_starts() const { return job_starts_; }
+
   // ---- disruptions
   /// Node n was interrupted at t: every unit with a pod there stops (a job on every node: it keeps
   /// the work up to its last checkpoint) and is queued again.
@@ -187,6 +225,16 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   void remove_unit(uint32_t u, double t);
   int32_t expected_pods(uint32_t item) const;
   PendingUnit pending_key(uint32_t u) const;
+  // Places unit u's pods (all or none) for the constraints `extra` adds to each pod (a topology
+  // domain's node selector; empty = none).
+  bool place_pods(uint32_t u, double t, const Labels& extra);
+  // Places a job with a topology request: the domains of its level, best fit first (preferred: then
+  // each level up, then anywhere).
+  bool place_with_topology(uint32_t u, double t);
+  // The slowdown of unit u's current placement (Workload::topology).
+  double placement_slowdown(uint32_t u);
+  // Counts the slowdown's extra GPU time of unit u's run from run_start_s to t.
+  void end_run_segment(uint32_t u, double t);
 
   const Workload& workload_;
   EventLoop& loop_;
@@ -206,6 +254,10 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   int64_t evictions_ = 0;
   double lost_gpu_milli_s_ = 0;
   std::vector<ReplicaListener*> replica_listeners_;
+  AdmissionGate* gate_ = nullptr;
+  double slowdown_gpu_milli_s_ = 0;
+  int64_t split_job_starts_ = 0;
+  int64_t job_starts_ = 0;
 };
 
 }  // namespace gpufleet::sim
