@@ -8,6 +8,7 @@
 
 #include "sched/device_select.h"
 #include "sched/plugins/best_fit_score.h"
+#include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"
 #include "sched/plugins/dot_product_score.h"
 #include "sched/plugins/fgd_online_score.h"
@@ -80,6 +81,9 @@ ProfileConfig policy_profile(std::string_view name) {
   c.score_combination = ScoreCombination::kLexicographic;
   c.enable(P::kQueueSort, std::string(PrioritySort::kName));
   c.enable(P::kPreFilter, std::string(InterPodAffinity::kName));
+  // Coscheduling: inert for pods without the pod-group label (plugins/coscheduling.h); gangs go
+  // through its Permit (sched/gang_placement.h).
+  c.enable(P::kPreFilter, std::string(Coscheduling::kName));
   // kube-scheduler's filter order (NodeUnschedulable, TaintToleration, NodeAffinity,
   // NodeResourcesFit), then the GPU filter and InterPodAffinity (not cacheable, run each cycle; one
   // call when no pod has required pod affinity or anti-affinity): a node's unschedulable reason is
@@ -96,6 +100,8 @@ ProfileConfig policy_profile(std::string_view name) {
   c.enable(P::kScore, std::string(NodeAffinity::kName));
   c.enable(P::kScore, std::string(row->score));
   c.enable(P::kSelectGpu, std::string(row->gpu_selector));
+  c.enable(P::kReserve, std::string(Coscheduling::kName));
+  c.enable(P::kPermit, std::string(Coscheduling::kName));
   c.enable(P::kBind, std::string(DefaultBinder::kName));
   return c;
 }

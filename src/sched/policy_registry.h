@@ -16,7 +16,7 @@
 //
 // Every policy's profile:
 //   queueSort  PrioritySort
-//   preFilter  InterPodAffinity
+//   preFilter  InterPodAffinity, Coscheduling
 //   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
 //              InterPodAffinity (kube's order; all but the GPU ones pass every openb pod)
 //   postFilter none (`place` adds DefaultPreemption, as kube's default profile has it; `pack` and
@@ -26,6 +26,9 @@
 //   score      TaintToleration, NodeAffinity, then the policy's Score plugin, compared
 //              lexicographically (the node-preference tier first; plugins/node_preference.h)
 //   selectGpu  the table's (the FGD simulator's choices, open_gpu_share.go allocateGpuId)
+//   reserve    Coscheduling (inert for pods without scheduling.x-k8s.io/pod-group;
+//              plugins/coscheduling.h)
+//   permit     Coscheduling (a gang's members wait until minMember are reserved)
 //   bind       DefaultBinder
 // A Score plugin that is also the GPU selector (fgd-online, gpufleet) is one object.
 #pragma once

@@ -6,6 +6,7 @@
 
 #include "sched/device_select.h"
 #include "sched/plugins/best_fit_score.h"
+#include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"
 #include "sched/plugins/default_preemption.h"
 #include "sched/plugins/dot_product_score.h"
@@ -110,6 +111,7 @@ std::vector<RegistryEntry> entries() {
          refuse_args(FgdGpuSelector::kName, args);
          return std::make_shared<FgdGpuSelector>(need_frag(FgdGpuSelector::kName, context));
        }},
+      plain<Coscheduling>(),
       plain<DefaultBinder>(),
   };
   return out;

@@ -10,7 +10,8 @@ namespace gpufleet::sched {
 /// Every in-tree plugin: PrioritySort; NodeUnschedulable, TaintToleration, NodeAffinity,
 /// NodeResourcesFit, GpuShareFit, InterPodAffinity; DefaultPreemption; RandomScore,
 /// DotProductScore, GpuClusteringScore, GpuPackingScore, BestFitScore, FGDScore, OnlineFGDScore,
-/// GpufleetScore, LeastAllocated, MostAllocated; the GPU selectors best, random, fgd; DefaultBinder.
+/// GpufleetScore, LeastAllocated, MostAllocated; the GPU selectors best, random, fgd;
+/// Coscheduling; DefaultBinder.
 const Registry& in_tree_registry();
 
 }  // namespace gpufleet::sched
