@@ -378,7 +378,7 @@ TEST(GangPlacementTest, PreferredFallsBackALevelRequiredFailsNamingTheLevel) {
   const Snapshot before = snapshot(state);
   const GangPlacement req = place_gang(scheduler, state, rng, topo_gang("big", 3, GangTopology::Mode::kRequired, 1));
   EXPECT_FALSE(req.placed);
-  EXPECT_EQ(req.reason.rfind("no domain of nvidia.com/gpu.clique can hold 3 pods: 4 domains tried", 0), 0u) << req.reason;
+  EXPECT_EQ(req.reason, "no domain of nvidia.com/gpu.clique can hold 3 pods: none of its 4 domains fits them");
   EXPECT_EQ(req.domain, "");
   EXPECT_EQ(req.spans, (std::vector<int32_t>{0, 0}));
   EXPECT_EQ(snapshot(state), before);
@@ -418,6 +418,29 @@ TEST(GangPlacementTest, TopologySpans) {
   Scheduler scheduler = policy_scheduler("bestfit", state);
   GangRequest g = topo_gang("g", 1, GangTopology::Mode::kRequired, 2);
   EXPECT_THROW(place_gang(scheduler, state, rng, g), std::invalid_argument);
+}
+
+// A clique with enough free GPUs in total but not on one node per pod is searched and fails: the
+// reason names the level and the first pod that found no node in the first domain searched.
+TEST(GangPlacementTest, RequiredSearchedAndFailedNamesThePod) {
+  ClusterState state = topology_cluster();
+  state.allocate(0, worker("used-a1", 4), {.gpus = {0, 1, 2, 3}});
+  state.allocate(1, worker("used-a2", 4), {.gpus = {0, 1, 2, 3}});
+  for (const NodeId n : {4, 5, 6, 8, 9}) state.allocate(n, worker("full-" + std::to_string(n), 8), {.gpus = {0, 1, 2, 3, 4, 5, 6, 7}});
+  // Free: c3 0, c4 6 (e1), c1 8 (a1 4, a2 4), c2 12 (b1 4, b2 8). Pods 2 x 6 GPUs: 12 needed, so
+  // only c2 is searched: the first pod takes b2 (2 left), the second finds no node among c2's two.
+  Scheduler scheduler = policy_scheduler("bestfit", state);
+  GoRand rng(1);
+  const Snapshot before = snapshot(state);
+  GangRequest g = gang("six", {6, 6}, 2);
+  g.levels.labels = {kRack, kClique};
+  g.topology = {GangTopology::Mode::kRequired, 1};
+  const GangPlacement p = place_gang(scheduler, state, rng, g);
+  EXPECT_FALSE(p.placed);
+  EXPECT_EQ(p.reason, "no domain of nvidia.com/gpu.clique can hold 2 pods: none of its 4 domains fits them; first failure: pod "
+                      "default/six-w1: 0/10 nodes are available: 2 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node "
+                      "affinity/selector.");
+  EXPECT_EQ(snapshot(state), before);
 }
 
 // The plugin alone: inert without the label, PreFilter's sibling count, "PodGroup not found" at
