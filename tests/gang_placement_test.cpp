@@ -237,6 +237,41 @@ TEST(GangPlacementTest, S02RoleOrderDoesNotMatter) {
   }
 }
 
+// Only the backtracking finds it: A 8 GPUs free, B 4 free (labelled zone b); p and q 4 GPUs each, r
+// 4 GPUs confined to zone b and last (less CPU). BestFit puts p on B (fewest free), q on A, and r has
+// no room; the search moves p to A, where q follows, and r takes B. Without backtracking steps the
+// gang is not placed (r's FitError); a dry run finds the same nodes and leaves no trace.
+TEST(GangPlacementTest, BacktrackingFindsWhatGreedyMisses) {
+  Node b = make_node("B", 64000, 512 * 1024, 8);
+  b.labels = {{"zone", "b"}};
+  ClusterState state({make_node("A", 64000, 512 * 1024, 8), b});
+  state.allocate(1, worker("used-b", 4), {.gpus = {0, 1, 2, 3}});
+  Scheduler scheduler = policy_scheduler("bestfit", state);
+  GoRand rng(1);
+  GangRequest g;
+  g.name = "job";
+  g.pods = {make_pod("p", 2000, 1024, 4, 1000), make_pod("q", 2000, 1024, 4, 1000), make_pod("r", 1000, 1024, 4, 1000)};
+  g.pods[2].constraints.node_selector = {{"zone", "b"}};
+  const Snapshot before = snapshot(state);
+  const GangPlacement none = place_gang(scheduler, state, rng, g, {.commit = true, .max_backtrack_steps = 0});
+  EXPECT_FALSE(none.placed);
+  EXPECT_EQ(none.reason, "pod default/r: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "
+                         "affinity/selector.");
+  EXPECT_EQ(snapshot(state), before);
+  const GangPlacement dry = place_gang(scheduler, state, rng, g, {.commit = false});
+  EXPECT_TRUE(dry.placed);
+  EXPECT_EQ(node_names(state, dry.nodes), (std::vector<std::string>{"A", "A", "B"}));
+  EXPECT_EQ(snapshot(state), before);
+  const GangPlacement p = place_gang(scheduler, state, rng, g);
+  ASSERT_TRUE(p.placed) << p.reason;
+  EXPECT_EQ(node_names(state, p.nodes), (std::vector<std::string>{"A", "A", "B"}));
+  EXPECT_EQ(p.devices[0].gpus, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p.devices[1].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(p.devices[2].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(bound_of(state, "job"), 3);
+  expect_usage_is_sum_of_pods(state);
+}
+
 // Randomized: small clusters, competing gangs; place the pending ones in order, finish a random
 // running one, repeat. Never a partly bound gang, never a pod left at Permit, a failed attempt leaves
 // the state as it was, and when stuck (nothing runs) no pending gang fits alone (dry run).
