@@ -137,7 +137,7 @@ TEST(RegistryTest, InTreeNamesAndDuplicates) {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "GpuShareFit",
       "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
-      "best",           "random",            "fgd",              "DefaultBinder"};
+      "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
   EXPECT_EQ(in_tree_registry().find("Nope"), nullptr);
   Registry r;
@@ -162,7 +162,9 @@ TEST(RegistryTest, PolicyProfiles) {
     };
     const std::string score = names(ExtensionPoint::kScore).back();
     EXPECT_EQ(names(ExtensionPoint::kQueueSort), std::vector<std::string>{"PrioritySort"});
-    EXPECT_EQ(names(ExtensionPoint::kPreFilter), std::vector<std::string>{"InterPodAffinity"});
+    EXPECT_EQ(names(ExtensionPoint::kPreFilter), (std::vector<std::string>{"InterPodAffinity", "Coscheduling"}));
+    EXPECT_EQ(names(ExtensionPoint::kReserve), std::vector<std::string>{"Coscheduling"});
+    EXPECT_EQ(names(ExtensionPoint::kPermit), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kScore), (std::vector<std::string>{"TaintToleration", "NodeAffinity", score}));
     std::vector<std::string> pre_score = {"TaintToleration", "NodeAffinity"};
     if (name == "random") pre_score.insert(pre_score.begin(), "RandomScore");

@@ -237,6 +237,41 @@ TEST(GangPlacementTest, S02RoleOrderDoesNotMatter) {
   }
 }
 
+// Only the backtracking finds it: A 8 GPUs free, B 4 free (labelled zone b); p and q 4 GPUs each, r
+// 4 GPUs confined to zone b and last (less CPU). BestFit puts p on B (fewest free), q on A, and r has
+// no room; the search moves p to A, where q follows, and r takes B. Without backtracking steps the
+// gang is not placed (r's FitError); a dry run finds the same nodes and leaves no trace.
+TEST(GangPlacementTest, BacktrackingFindsWhatGreedyMisses) {
+  Node b = make_node("B", 64000, 512 * 1024, 8);
+  b.labels = {{"zone", "b"}};
+  ClusterState state({make_node("A", 64000, 512 * 1024, 8), b});
+  state.allocate(1, worker("used-b", 4), {.gpus = {0, 1, 2, 3}});
+  Scheduler scheduler = policy_scheduler("bestfit", state);
+  GoRand rng(1);
+  GangRequest g;
+  g.name = "job";
+  g.pods = {make_pod("p", 2000, 1024, 4, 1000), make_pod("q", 2000, 1024, 4, 1000), make_pod("r", 1000, 1024, 4, 1000)};
+  g.pods[2].constraints.node_selector = {{"zone", "b"}};
+  const Snapshot before = snapshot(state);
+  const GangPlacement none = place_gang(scheduler, state, rng, g, {.commit = true, .max_backtrack_steps = 0});
+  EXPECT_FALSE(none.placed);
+  EXPECT_EQ(none.reason, "pod default/r: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "
+                         "affinity/selector.");
+  EXPECT_EQ(snapshot(state), before);
+  const GangPlacement dry = place_gang(scheduler, state, rng, g, {.commit = false});
+  EXPECT_TRUE(dry.placed);
+  EXPECT_EQ(node_names(state, dry.nodes), (std::vector<std::string>{"A", "A", "B"}));
+  EXPECT_EQ(snapshot(state), before);
+  const GangPlacement p = place_gang(scheduler, state, rng, g);
+  ASSERT_TRUE(p.placed) << p.reason;
+  EXPECT_EQ(node_names(state, p.nodes), (std::vector<std::string>{"A", "A", "B"}));
+  EXPECT_EQ(p.devices[0].gpus, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(p.devices[1].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(p.devices[2].gpus, (std::vector<int32_t>{4, 5, 6, 7}));
+  EXPECT_EQ(bound_of(state, "job"), 3);
+  expect_usage_is_sum_of_pods(state);
+}
+
 // Randomized: small clusters, competing gangs; place the pending ones in order, finish a random
 // running one, repeat. Never a partly bound gang, never a pod left at Permit, a failed attempt leaves
 // the state as it was, and when stuck (nothing runs) no pending gang fits alone (dry run).
@@ -378,7 +413,7 @@ TEST(GangPlacementTest, PreferredFallsBackALevelRequiredFailsNamingTheLevel) {
   const Snapshot before = snapshot(state);
   const GangPlacement req = place_gang(scheduler, state, rng, topo_gang("big", 3, GangTopology::Mode::kRequired, 1));
   EXPECT_FALSE(req.placed);
-  EXPECT_EQ(req.reason.rfind("no domain of nvidia.com/gpu.clique can hold 3 pods: 4 domains tried", 0), 0u) << req.reason;
+  EXPECT_EQ(req.reason, "no domain of nvidia.com/gpu.clique can hold 3 pods: none of its 4 domains fits them");
   EXPECT_EQ(req.domain, "");
   EXPECT_EQ(req.spans, (std::vector<int32_t>{0, 0}));
   EXPECT_EQ(snapshot(state), before);
@@ -418,6 +453,29 @@ TEST(GangPlacementTest, TopologySpans) {
   Scheduler scheduler = policy_scheduler("bestfit", state);
   GangRequest g = topo_gang("g", 1, GangTopology::Mode::kRequired, 2);
   EXPECT_THROW(place_gang(scheduler, state, rng, g), std::invalid_argument);
+}
+
+// A clique with enough free GPUs in total but not on one node per pod is searched and fails: the
+// reason names the level and the first pod that found no node in the first domain searched.
+TEST(GangPlacementTest, RequiredSearchedAndFailedNamesThePod) {
+  ClusterState state = topology_cluster();
+  state.allocate(0, worker("used-a1", 4), {.gpus = {0, 1, 2, 3}});
+  state.allocate(1, worker("used-a2", 4), {.gpus = {0, 1, 2, 3}});
+  for (const NodeId n : {4, 5, 6, 8, 9}) state.allocate(n, worker("full-" + std::to_string(n), 8), {.gpus = {0, 1, 2, 3, 4, 5, 6, 7}});
+  // Free: c3 0, c4 6 (e1), c1 8 (a1 4, a2 4), c2 12 (b1 4, b2 8). Pods 2 x 6 GPUs: 12 needed, so
+  // only c2 is searched: the first pod takes b2 (2 left), the second finds no node among c2's two.
+  Scheduler scheduler = policy_scheduler("bestfit", state);
+  GoRand rng(1);
+  const Snapshot before = snapshot(state);
+  GangRequest g = gang("six", {6, 6}, 2);
+  g.levels.labels = {kRack, kClique};
+  g.topology = {GangTopology::Mode::kRequired, 1};
+  const GangPlacement p = place_gang(scheduler, state, rng, g);
+  EXPECT_FALSE(p.placed);
+  EXPECT_EQ(p.reason, "no domain of nvidia.com/gpu.clique can hold 2 pods: none of its 4 domains fits them; first failure: pod "
+                      "default/six-w1: 0/10 nodes are available: 2 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node "
+                      "affinity/selector.");
+  EXPECT_EQ(snapshot(state), before);
 }
 
 // The plugin alone: inert without the label, PreFilter's sibling count, "PodGroup not found" at

@@ -207,17 +207,34 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
   out.nodes.assign(pods.size(), kNoNode);
   out.devices.assign(pods.size(), {});
   const int64_t max_cycles = size + std::max<int64_t>(0, options.max_backtrack_steps);
+  // A domain with fewer free GPUs than the `need` smallest pods ask for cannot hold the gang: skipped
+  // without a search (the unconstrained placement is always searched, for its pods' FitError).
+  std::vector<int64_t> gpu_asks;
+  for (const Pod& p : pods) gpu_asks.push_back(std::get<0>(size_key(p)));
+  std::sort(gpu_asks.begin(), gpu_asks.end());
+  const int64_t min_gpu_milli = std::accumulate(gpu_asks.begin(), gpu_asks.begin() + need, int64_t{0});
+  auto domain_free_milli = [&](const Confine& c) {
+    int64_t free = 0;
+    for (NodeId n = 0; n < state.node_count(); ++n) {
+      if (!state.has_node(n)) continue;
+      const std::string* v = find_label(state.node(n).labels, c.label);
+      if (v != nullptr && *v == c.value) free += state.gpu_free_milli_total(n);
+    }
+    return free;
+  };
   std::optional<Confine> chosen;
   std::vector<Pod> chosen_pods;
-  std::string first_failure;
+  std::string first_failure;  // of the first domain searched (required) or of the last tier (otherwise)
   for (const auto& tier : tiers) {
+    std::string tier_failure;
     for (const Confine& c : tier) {
+      if (c.level >= 0 && domain_free_milli(c) < min_gpu_milli) continue;
       std::vector<Pod> cp = confined(pods, c);
       ClusterState::Fork fork = state.fork();
       Search search(scheduler, state, rng, cp, order, need, max_cycles);
       const bool found = search.run();
       fork.discard();
-      if (first_failure.empty()) first_failure = search.first_failure();
+      if (tier_failure.empty()) tier_failure = search.first_failure();
       if (!found) continue;
       out.nodes = search.nodes();
       out.devices = search.devices();
@@ -226,13 +243,14 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
       break;
     }
     if (chosen) break;
+    if (request.topology.mode != GangTopology::Mode::kRequired || first_failure.empty()) first_failure = tier_failure;
   }
   if (!chosen) {
     out.nodes.assign(pods.size(), kNoNode);
     out.spans = topology_spans(state, request.levels, out.nodes);
     if (request.topology.mode == GangTopology::Mode::kRequired) {
       const std::string& label = request.levels.labels[static_cast<size_t>(request.topology.level)];
-      out.reason = fmt::format("no domain of {} can hold {} pods: {} domains tried{}", label, need, tiers.front().size(),
+      out.reason = fmt::format("no domain of {} can hold {} pods: none of its {} domains fits them{}", label, need, tiers.front().size(),
                                first_failure.empty() ? "" : "; first failure: " + first_failure);
     } else {
       out.reason = first_failure.empty() ? fmt::format("gang {}: no placement of {} pods found", request.name, need) : first_failure;

@@ -80,8 +80,15 @@ struct GangPlacement {
   std::string reason;
 };
 
-/// Places the gang (see the top of this file) through `scheduler` on `state`. Throws
-/// std::invalid_argument for min_member outside [0, pods], or a topology level out of range.
+/// Places the gang (see the top of this file) through `scheduler` on `state`. The scheduler's profile
+/// must have the Coscheduling Permit plugin (sched/plugins/coscheduling.h; every policy profile has
+/// it): place_gang registers the group (PodGroup <name>, minMember as above, scheduleTimeoutSeconds
+/// 60) and gives each pod the label scheduling.x-k8s.io/pod-group: <name>; the first min_member - 1
+/// pods wait at its Permit until the last one is reserved. The search uses decide() only; a domain
+/// whose free GPUs are fewer than the smallest min_member pods ask for is not searched. Consumes
+/// scheduler.take_permit_outcomes(). Throws std::invalid_argument for min_member outside [0, pods],
+/// a topology level out of range, an empty name, a profile without Coscheduling, pods in different
+/// namespaces or labelled with another group; std::logic_error when pods already wait at Permit.
 GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng, const GangRequest& request,
                          const GangOptions& options = {});
 
