@@ -283,13 +283,14 @@ struct KueueScheduler::Impl : SchedulerState {
       Cq& q = cqs[h.cq];
       if (res == Try::kAdmitted) {
         touched.insert(q.root);
-        // the head may no longer be on top if a preempted workload of this queue went back in
-        auto it = std::find(q.heap.begin(), q.heap.end(), h.id);
-        auto cmp = [this](WorkloadId a, WorkloadId b) { return before(b, a); };
-        q.heap.erase(it);
-        std::make_heap(q.heap.begin(), q.heap.end(), cmp);
         recs[h.id].queued = false;
-        if (q.heap.empty()) active.erase(h.cq);
+        if (q.heap.front() == h.id) {
+          pop_head(h.cq);
+        } else {  // a preempted workload of this queue went back in above it
+          auto cmp = [this](WorkloadId a, WorkloadId b) { return before(b, a); };
+          q.heap.erase(std::find(q.heap.begin(), q.heap.end(), h.id));
+          std::make_heap(q.heap.begin(), q.heap.end(), cmp);
+        }
       } else if (q.spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
         q.blocked = true;
         active.erase(h.cq);
