@@ -59,6 +59,37 @@ TEST(KueueQuotaTree, LendingLimitDocExample) {
   EXPECT_EQ(status[1].pending_workloads, 1);
 }
 
+// Hierarchical cohorts (resource_node.go): sub-cohort s holds 4 cpu with lendingLimit 1 under root;
+// ClusterQueue a (nominal 0) sits in s, b (nominal 0) in root. s keeps 3 for its subtree and lends 1,
+// so b reaches 1 and a 4; a's usage above s's guaranteed 3 is passed up to root.
+TEST(KueueQuotaTree, CohortLendingLimitPassesUsageUp) {
+  KueueObjects o;
+  add_flavor(o, "default");
+  o.cohorts.push_back({"root", "", {}, 1000});
+  o.cohorts.push_back({"s", "root", quota("default", kCpu, 4000, std::nullopt, 1000), 1000});
+  add_cq(o, "a", "s", quota("default", kCpu, 0));
+  add_cq(o, "b", "root", quota("default", kCpu, 0));
+  QuotaTree tree(o);
+  int a = tree.cluster_queue_node("a"), b = tree.cluster_queue_node("b");
+  int sn = tree.cohort_node("s"), root = tree.cohort_node("root");
+  int fr = tree.flavor_resource("default", "cpu");
+  EXPECT_EQ(tree.subtree_quota(root, fr), 1000);
+  EXPECT_EQ(tree.guaranteed(sn, fr), 3000);
+  EXPECT_EQ(tree.available(a, fr), 4000);
+  EXPECT_EQ(tree.available(b, fr), 1000);
+  tree.add_usage(a, fr, 4000);
+  EXPECT_EQ(tree.usage(sn, fr), 4000);
+  EXPECT_EQ(tree.usage(root, fr), 1000);
+  EXPECT_EQ(tree.available(b, fr), 0);
+  tree.remove_usage(a, fr, 2000);
+  EXPECT_EQ(tree.usage(sn, fr), 2000);
+  EXPECT_EQ(tree.usage(root, fr), 0);
+  EXPECT_EQ(tree.available(b, fr), 1000);
+  EXPECT_EQ(tree.available(a, fr), 2000);
+  EXPECT_EQ(tree.lowest_common_ancestor(a, b), root);
+  EXPECT_EQ(tree.child_toward(root, a), sn);
+}
+
 // borrowingLimit: qa nominal 4 GPUs, borrowingLimit 2, cohort with qb nominal 8: qa reaches 6.
 TEST(KueueScheduler, BorrowingLimitCapsBorrowing) {
   KueueObjects o;

@@ -11,73 +11,26 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "queue/flavor_assigner.h"
+#include "queue/preemption.h"
 #include "queue/quota_tree.h"
+#include "queue/scheduler_state.h"
 
 namespace gpufleet::queue {
-namespace {
+struct KueueScheduler::Impl : SchedulerState {
+  using Rec = WorkloadRecord;
+  using Cq = ClusterQueueRecord;
 
-constexpr double kNever = std::numeric_limits<double>::infinity();
-
-enum class Mode { kNoFit = 0, kPreempt = 1, kBorrow = 2, kFit = 3 };
-
-/// Kubernetes quantity text of an amount in gpufleet units ("4", "1200m", bytes as is).
-std::string quantity(const std::string& resource, ResourceAmount amount) {
-  int64_t scale = amount_unit_scale(resource);
-  if (scale == 1 || amount % scale == 0) return std::to_string(amount / scale);
-  return std::to_string(amount) + "m";
-}
-
-struct Assignment {
-  Mode mode = Mode::kFit;
-  bool borrowing = false;
-  std::vector<std::pair<int, ResourceAmount>> usage;  // fr -> amount, all pod sets
-  std::vector<PodSetAssignment> pod_sets;
-  std::string message;  // why not Fit/Borrow
-};
-
-}  // namespace
-
-struct KueueScheduler::Impl {
-  struct Rec {
-    Workload wl;
-    int cq = -1;  // index into cqs
-    WorkloadState state = WorkloadState::kPending;
-    std::optional<Admission> admission;
-    std::vector<std::pair<int, ResourceAmount>> charged;
-    std::string pending_message;
-    int32_t admissions = 0, evictions = 0, backoff_evictions = 0;
-    double admitted_s = 0;
-    uint64_t admit_seq = 0;
-    double ready_deadline_s = kNever;
-    double requeue_at_s = kNever;
-    bool queued = false;  // in its ClusterQueue's heap or inadmissible list
-  };
-  struct Cq {
-    const ClusterQueue* spec = nullptr;
-    int node = -1;
-    int root = -1;
-    std::vector<WorkloadId> heap;          // ordered by priority, creation, id
-    std::vector<WorkloadId> inadmissible;  // BestEffortFIFO heads that did not fit
-    bool blocked = false;                  // StrictFIFO head did not fit
-    std::set<WorkloadId> admitted;
-  };
-
-  KueueObjects objects;
-  QuotaTree tree;
-  std::vector<Cq> cqs;
   std::unordered_map<int, int> cq_of_node;
   std::unordered_map<std::string, int> lq_to_cq;
-  std::unordered_map<int, std::vector<int>> cqs_of_root;
-  std::vector<Rec> recs;
   std::set<int> active;         // ClusterQueues whose heap has a head to try
   std::set<int> released_roots; // trees where quota was released since the last requeue
   std::set<std::pair<double, WorkloadId>> deadlines, backoffs;
   uint64_t seq = 0;
-  WorkloadId preemptor_ = 0;  // the workload targets() works for
   std::optional<Admission> none;
   std::string empty;
 
-  explicit Impl(KueueObjects o) : objects((validate(o), std::move(o))), tree(objects) {
+  explicit Impl(KueueObjects o) : SchedulerState(std::move(o)) {
     for (const ClusterQueue& c : objects.cluster_queues) {
       Cq q;
       q.spec = &c;
@@ -132,11 +85,6 @@ struct KueueScheduler::Impl {
     released_roots.clear();
   }
 
-  // ---- usage --------------------------------------------------------------------------------
-  void charge(int node, const std::vector<std::pair<int, ResourceAmount>>& u, bool add) {
-    for (const auto& [fr, a] : u) add ? tree.add_usage(node, fr, a) : tree.remove_usage(node, fr, a);
-  }
-
   /// Which other members of the cohort tree hold `fr` (gpufleet's addition to Kueue's message).
   std::string holders(int c, int fr) const {
     const Cq& q = cqs[c];
@@ -151,336 +99,19 @@ struct KueueScheduler::Impl {
     for (size_t i = 0; i < users.size() && i < 3; ++i) {
       int o = users[i].second;
       if (i) s += ", ";
-      s += tree.name(cqs[o].node) + " " + quantity(res, -users[i].first);
+      s += tree.name(cqs[o].node) + " " + quantity_text(res, -users[i].first);
       ResourceAmount b = tree.borrowed(cqs[o].node, fr);
-      if (b > 0) s += " (" + quantity(res, b) + " borrowed)";
+      if (b > 0) s += " (" + quantity_text(res, b) + " borrowed)";
     }
     if (users.size() > 3) s += ", ...";
     return s;
   }
 
-  // ---- flavor assignment (flavorassigner.go) -------------------------------------------------
+  // ---- flavor assignment -------------------------------------------------------------------
   Assignment assign(WorkloadId id, const std::vector<int32_t>& counts) const {
     const Rec& r = recs[id];
     const Cq& q = cqs[r.cq];
-    const ClusterQueue& spec = *q.spec;
-    Assignment out;
-    std::map<int, ResourceAmount> total;  // fr -> amount of earlier pod sets
-    for (size_t p = 0; p < r.wl.pod_sets.size(); ++p) {
-      const PodSet& ps = r.wl.pod_sets[p];
-      PodSetAssignment psa;
-      psa.name = ps.name;
-      psa.count = counts[p];
-      auto requests = pod_resource_requests(ps.pod_template);
-      for (auto& [res, a] : requests) a *= counts[p];
-      std::vector<std::string> reasons;
-      Mode ps_mode = Mode::kFit;
-      std::set<std::string> done;
-      for (const auto& [res, amount] : requests) {
-        if (done.count(res)) continue;
-        const ResourceGroup* group = nullptr;
-        for (const ResourceGroup& g : spec.resource_groups)
-          if (std::find(g.covered_resources.begin(), g.covered_resources.end(), res) != g.covered_resources.end())
-            group = &g;
-        if (!group) {
-          reasons.push_back("resource " + res + " unavailable in ClusterQueue");
-          ps_mode = Mode::kNoFit;
-          done.insert(res);
-          continue;
-        }
-        // Resources of this group the pod set asks for.
-        std::vector<std::pair<std::string, ResourceAmount>> asked;
-        for (const auto& [r2, a2] : requests)
-          if (std::find(group->covered_resources.begin(), group->covered_resources.end(), r2) !=
-              group->covered_resources.end()) {
-            asked.emplace_back(r2, a2);
-            done.insert(r2);
-          }
-        Mode best = Mode::kNoFit;
-        const FlavorQuotas* best_flavor = nullptr;
-        std::vector<std::string> flavor_reasons;
-        for (const FlavorQuotas& f : group->flavors) {
-          Mode fm = Mode::kFit;
-          for (const auto& [r2, a2] : asked) {
-            int fr = tree.flavor_resource(f.name, r2);
-            ResourceAmount need = a2 + (total.count(fr) ? total.at(fr) : 0);
-            ResourceAmount used = tree.usage(q.node, fr), nominal = tree.nominal(q.node, fr);
-            ResourceAmount avail = tree.available(q.node, fr);
-            Mode m;
-            if (!r.wl.preemptible) {
-              if (used + need <= nominal && need <= avail) {
-                m = Mode::kFit;
-              } else if (need <= nominal) {
-                m = Mode::kPreempt;
-                flavor_reasons.push_back("insufficient unused nominal quota for " + r2 + " in flavor " + f.name + ", " +
-                                         quantity(r2, used + need - nominal) +
-                                         " more needed (a non-preemptible workload does not borrow)" + holders(r.cq, fr));
-              } else {
-                m = Mode::kNoFit;
-                flavor_reasons.push_back("insufficient quota for " + r2 + " in flavor " + f.name +
-                                         ", request > nominal quota for a non-preemptible workload (" +
-                                         quantity(r2, need) + " > " + quantity(r2, nominal) + ")");
-              }
-            } else if (need <= avail) {
-              m = used + need <= nominal ? Mode::kFit : Mode::kBorrow;
-            } else if (need <= tree.potential_available(q.node, fr)) {
-              m = Mode::kPreempt;
-              flavor_reasons.push_back("insufficient unused quota for " + r2 + " in flavor " + f.name + ", " +
-                                       quantity(r2, need - avail) + " more needed" + holders(r.cq, fr));
-            } else {
-              m = Mode::kNoFit;
-              flavor_reasons.push_back("insufficient quota for " + r2 + " in flavor " + f.name +
-                                       ", request > maximum capacity (" + quantity(r2, need) + " > " +
-                                       quantity(r2, tree.potential_available(q.node, fr)) + ")");
-            }
-            fm = std::min(fm, m);
-          }
-          if (fm > best) {
-            best = fm;
-            best_flavor = &f;
-          }
-          if (fm == Mode::kFit) break;
-          if (fm == Mode::kBorrow && !spec.flavor_fungibility.when_can_borrow_try_next) break;
-          if (fm == Mode::kPreempt && !spec.flavor_fungibility.when_can_preempt_try_next) break;
-        }
-        if (best_flavor) {
-          for (const auto& [r2, a2] : asked) {
-            int fr = tree.flavor_resource(best_flavor->name, r2);
-            total[fr] += a2;
-            psa.flavors.emplace_back(r2, best_flavor->name);
-            psa.usage.emplace_back(r2, a2);
-          }
-        }
-        if (best < Mode::kBorrow)
-          for (std::string& s : flavor_reasons) reasons.push_back(std::move(s));
-        ps_mode = std::min(ps_mode, best);
-      }
-      std::sort(psa.flavors.begin(), psa.flavors.end());
-      std::sort(psa.usage.begin(), psa.usage.end());
-      if (!reasons.empty() && ps_mode < Mode::kBorrow) {
-        if (!out.message.empty()) out.message += "; ";
-        out.message += "couldn't assign flavors to pod set " + ps.name + ": ";
-        for (size_t i = 0; i < reasons.size(); ++i) out.message += (i ? ", " : "") + reasons[i];
-      }
-      out.mode = std::min(out.mode, ps_mode);
-      out.pod_sets.push_back(std::move(psa));
-    }
-    for (const auto& [fr, a] : total) {
-      out.usage.emplace_back(fr, a);
-      if (tree.usage(q.node, fr) + a > tree.nominal(q.node, fr)) out.borrowing = true;
-    }
-    if (out.mode == Mode::kFit && out.borrowing) out.mode = Mode::kBorrow;
-    return out;
-  }
-
-  // ---- preemption (preemption.go) -------------------------------------------------------------
-  struct Victim {
-    WorkloadId id;
-    std::string reason;
-  };
-
-  /// Whether `a` fits now; without borrowing it must stay within the quota of its own subtree at
-  /// some level below the root; a non-preemptible preemptor within its ClusterQueue's nominal quota.
-  bool fits(int c, const Assignment& a, bool allow_borrowing, bool nominal_only = false) const {
-    int node = cqs[c].node;
-    for (const auto& [fr, need] : a.usage) {
-      if (need > tree.available(node, fr)) return false;
-      if (nominal_only && tree.usage(node, fr) + need > tree.nominal(node, fr)) return false;
-      if (!allow_borrowing) {
-        // Hierarchical cohorts: quota placed on a cohort is nominal for its descendants.
-        bool within = false;
-        for (int n = node; n >= 0 && (tree.parent(n) >= 0 || n == node); n = tree.parent(n))
-          if (tree.usage(n, fr) + need <= tree.subtree_quota(n, fr)) {
-            within = true;
-            break;
-          }
-        if (!within) return false;
-      }
-    }
-    return true;
-  }
-
-  bool uses_any(WorkloadId v, const Assignment& a) const {
-    for (const auto& [fr, amount] : recs[v].charged)
-      for (const auto& [afr, need] : a.usage)
-        if (fr == afr && amount > 0) return true;
-    return false;
-  }
-
-  /// The branch of `other` below its lowest common ancestor with the preemptor borrows in a needed fr.
-  bool other_branch_borrowing(int c, int other, const Assignment& a) const {
-    int lca = tree.lowest_common_ancestor(cqs[c].node, cqs[other].node);
-    if (lca < 0) return false;
-    int b = tree.child_toward(lca, cqs[other].node);
-    for (const auto& [fr, need] : a.usage)
-      if (tree.usage(b, fr) > tree.subtree_quota(b, fr)) return true;
-    return false;
-  }
-  bool own_branch_within(int c, int other, const Assignment& a) const {
-    int lca = tree.lowest_common_ancestor(cqs[c].node, cqs[other].node);
-    int b = tree.child_toward(lca, cqs[c].node);
-    for (const auto& [fr, need] : a.usage)
-      if (tree.usage(b, fr) + need > tree.subtree_quota(b, fr)) return false;
-    return true;
-  }
-
-  void sort_candidates(int c, std::vector<WorkloadId>& v) const {
-    std::sort(v.begin(), v.end(), [&](WorkloadId x, WorkloadId y) {
-      bool xo = recs[x].cq != c, yo = recs[y].cq != c;
-      if (xo != yo) return xo;
-      if (recs[x].wl.priority != recs[y].wl.priority) return recs[x].wl.priority < recs[y].wl.priority;
-      return recs[x].admit_seq > recs[y].admit_seq;
-    });
-  }
-
-  std::vector<WorkloadId> minimal(int c, const Assignment& a, const std::vector<WorkloadId>& cands,
-                                  bool allow_borrowing) {
-    std::vector<WorkloadId> removed;
-    bool ok = false;
-    for (WorkloadId v : cands) {
-      int vc = recs[v].cq;
-      if (vc != c && !other_branch_borrowing(c, vc, a)) continue;
-      charge(cqs[vc].node, recs[v].charged, false);
-      removed.push_back(v);
-      if (fits(c, a, allow_borrowing, !recs[preemptor_].wl.preemptible)) {
-        ok = true;
-        break;
-      }
-    }
-    if (!ok) {
-      for (WorkloadId v : removed) charge(cqs[recs[v].cq].node, recs[v].charged, true);
-      return {};
-    }
-    std::vector<WorkloadId> victims{removed.back()};
-    for (size_t i = removed.size() - 1; i-- > 0;) {
-      WorkloadId v = removed[i];
-      charge(cqs[recs[v].cq].node, recs[v].charged, true);
-      if (fits(c, a, allow_borrowing, !recs[preemptor_].wl.preemptible)) continue;  // not needed: stays
-      charge(cqs[recs[v].cq].node, recs[v].charged, false);
-      victims.push_back(v);
-    }
-    for (WorkloadId v : victims) charge(cqs[recs[v].cq].node, recs[v].charged, true);
-    return victims;
-  }
-
-  bool within_cq_allowed(const ClusterQueue& spec, const Workload& p, WorkloadId v) const {
-    const Workload& w = recs[v].wl;
-    switch (spec.preemption.within_cluster_queue) {
-      case WithinClusterQueue::kNever: return false;
-      case WithinClusterQueue::kLowerPriority: return w.priority < p.priority;
-      case WithinClusterQueue::kLowerOrNewerEqualPriority:
-        return w.priority < p.priority || (w.priority == p.priority && w.creation_s > p.creation_s);
-    }
-    return false;
-  }
-
-  std::vector<Victim> targets(WorkloadId id, const Assignment& a, bool fair_sharing) {
-    preemptor_ = id;
-    const Rec& r = recs[id];
-    int c = r.cq;
-    const ClusterQueue& spec = *cqs[c].spec;
-    const PreemptionPolicy& pol = spec.preemption;
-    std::vector<WorkloadId> same;
-    for (WorkloadId v : cqs[c].admitted)
-      if (recs[v].wl.preemptible && within_cq_allowed(spec, r.wl, v) && uses_any(v, a)) same.push_back(v);
-    sort_candidates(c, same);
-    auto others = [&](auto accept) {
-      std::vector<WorkloadId> out;
-      if (tree.parent(cqs[c].node) < 0) return out;
-      for (int o : cqs_of_root.at(cqs[c].root)) {
-        if (o == c || !other_branch_borrowing(c, o, a)) continue;
-        for (WorkloadId v : cqs[o].admitted)
-          if (recs[v].wl.preemptible && uses_any(v, a) && accept(v, o)) out.push_back(v);
-      }
-      return out;
-    };
-    auto label = [&](const std::vector<WorkloadId>& vs, const char* cohort_reason) {
-      std::vector<Victim> out;
-      for (WorkloadId v : vs) out.push_back({v, recs[v].cq == c ? "InClusterQueue" : cohort_reason});
-      return out;
-    };
-    if (fair_sharing && pol.reclaim_within_cohort != ReclaimWithinCohort::kNever)
-      if (auto v = fair_targets(id, a, same); !v.empty()) return v;
-    if (!fair_sharing && pol.reclaim_within_cohort != ReclaimWithinCohort::kNever) {
-      auto cands = others([&](WorkloadId v, int o) {
-        if (pol.reclaim_within_cohort == ReclaimWithinCohort::kLowerPriority && recs[v].wl.priority >= r.wl.priority)
-          return false;
-        return own_branch_within(c, o, a);
-      });
-      if (!cands.empty()) {
-        cands.insert(cands.end(), same.begin(), same.end());
-        sort_candidates(c, cands);
-        if (auto v = minimal(c, a, cands, false); !v.empty()) return label(v, "InCohortReclamation");
-      }
-    }
-    if (!fair_sharing && pol.borrow_within_cohort == BorrowWithinCohortPolicy::kLowerPriority) {
-      auto cands = others([&](WorkloadId v, int) {
-        int32_t p = recs[v].wl.priority;
-        return p < r.wl.priority && (!pol.max_priority_threshold || p <= *pol.max_priority_threshold);
-      });
-      if (!cands.empty()) {
-        cands.insert(cands.end(), same.begin(), same.end());
-        sort_candidates(c, cands);
-        if (auto v = minimal(c, a, cands, r.wl.preemptible); !v.empty())
-          return label(v, "InCohortReclaimWhileBorrowing");
-      }
-    }
-    return label(minimal(c, a, same, r.wl.preemptible), "InClusterQueue");
-  }
-
-  /// Fair sharing preemption (preemption.go fairPreemptions): own ClusterQueue's candidates first,
-  /// then from the ClusterQueue with the highest weighted share, while LessThanOrEqualToFinalShare or
-  /// LessThanInitialShare holds.
-  std::vector<Victim> fair_targets(WorkloadId id, const Assignment& a, const std::vector<WorkloadId>& same) {
-    int c = recs[id].cq;
-    int node = cqs[c].node;
-    std::map<int, std::vector<WorkloadId>> by_cq;
-    for (int o : cqs_of_root.at(cqs[c].root)) {
-      if (o == c) continue;
-      std::vector<WorkloadId> v;
-      for (WorkloadId w : cqs[o].admitted)
-        if (recs[w].wl.preemptible && uses_any(w, a)) v.push_back(w);
-      sort_candidates(c, v);
-      if (!v.empty()) by_cq[o] = std::move(v);
-    }
-    std::vector<Victim> removed;
-    bool ok = false;
-    for (WorkloadId v : same) {
-      charge(node, recs[v].charged, false);
-      removed.push_back({v, "InClusterQueue"});
-      if (fits(c, a, true, !recs[id].wl.preemptible)) {
-        ok = true;
-        break;
-      }
-    }
-    std::set<int> excluded;
-    while (!ok) {
-      int target = -1;
-      int64_t best = -1;
-      for (auto& [o, v] : by_cq) {
-        if (v.empty() || excluded.count(o) || !other_branch_borrowing(c, o, a)) continue;
-        int64_t s = tree.weighted_share(cqs[o].node);
-        if (s > best) {
-          best = s;
-          target = o;
-        }
-      }
-      if (target < 0) break;
-      WorkloadId v = by_cq[target].front();
-      int64_t preemptor_final = tree.weighted_share(node, a.usage);
-      int64_t target_final = tree.weighted_share(cqs[target].node, recs[v].charged, true);
-      if (preemptor_final <= target_final || preemptor_final < best) {
-        by_cq[target].erase(by_cq[target].begin());
-        charge(cqs[target].node, recs[v].charged, false);
-        removed.push_back({v, "InCohortFairSharing"});
-        ok = fits(c, a, true, !recs[id].wl.preemptible);
-      } else {
-        excluded.insert(target);
-      }
-    }
-    for (const Victim& v : removed) charge(cqs[recs[v.id].cq].node, recs[v.id].charged, true);
-    if (!ok) return {};
-    return removed;
+    return assign_flavors(tree, q.node, *q.spec, r.wl, counts, [&](int fr) { return holders(r.cq, fr); });
   }
 
   // ---- events -------------------------------------------------------------------------------
@@ -508,8 +139,8 @@ struct KueueScheduler::Impl {
   }
   void clear_deadline(WorkloadId id) {
     Rec& r = recs[id];
-    if (r.ready_deadline_s != kNever) deadlines.erase({r.ready_deadline_s, id});
-    r.ready_deadline_s = kNever;
+    if (r.ready_deadline_s != kNeverS) deadlines.erase({r.ready_deadline_s, id});
+    r.ready_deadline_s = kNeverS;
   }
 
   void admit(WorkloadId id, const Assignment& a, double t, std::vector<WorkloadEvent>& out) {
@@ -555,7 +186,7 @@ struct KueueScheduler::Impl {
     auto attempt = [&](Assignment a) -> std::optional<Choice> {
       if (a.mode >= Mode::kBorrow) return Choice{std::move(a), {}};
       if (a.mode == Mode::kPreempt && !tree_touched) {
-        auto v = targets(id, a, fair);
+        auto v = preemption_targets(*this, id, a, fair);
         if (!v.empty()) return Choice{std::move(a), std::move(v)};
       }
       return std::nullopt;
@@ -652,13 +283,14 @@ struct KueueScheduler::Impl {
       Cq& q = cqs[h.cq];
       if (res == Try::kAdmitted) {
         touched.insert(q.root);
-        // the head may no longer be on top if a preempted workload of this queue went back in
-        auto it = std::find(q.heap.begin(), q.heap.end(), h.id);
-        auto cmp = [this](WorkloadId a, WorkloadId b) { return before(b, a); };
-        q.heap.erase(it);
-        std::make_heap(q.heap.begin(), q.heap.end(), cmp);
         recs[h.id].queued = false;
-        if (q.heap.empty()) active.erase(h.cq);
+        if (q.heap.front() == h.id) {
+          pop_head(h.cq);
+        } else {  // a preempted workload of this queue went back in above it
+          auto cmp = [this](WorkloadId a, WorkloadId b) { return before(b, a); };
+          q.heap.erase(std::find(q.heap.begin(), q.heap.end(), h.id));
+          std::make_heap(q.heap.begin(), q.heap.end(), cmp);
+        }
       } else if (q.spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
         q.blocked = true;
         active.erase(h.cq);
@@ -706,13 +338,13 @@ std::vector<WorkloadEvent> KueueScheduler::schedule(double t, PlacementCheck* ch
   while (!m.deadlines.empty() && m.deadlines.begin()->first <= t) {
     WorkloadId id = m.deadlines.begin()->second;
     m.deadlines.erase(m.deadlines.begin());
-    m.recs[id].ready_deadline_s = kNever;
+    m.recs[id].ready_deadline_s = kNeverS;
     out.push_back(evict(id, t, "PodsReadyTimeout", "Exceeded the PodsReady timeout " + m.recs[id].wl.key()));
   }
   while (!m.backoffs.empty() && m.backoffs.begin()->first <= t) {
     WorkloadId id = m.backoffs.begin()->second;
     m.backoffs.erase(m.backoffs.begin());
-    m.recs[id].requeue_at_s = kNever;
+    m.recs[id].requeue_at_s = kNeverS;
     m.push(id);
     out.push_back(m.event(t, id, WorkloadEvent::Type::kRequeued, "BackoffFinished", "The workload backoff was finished"));
   }
