@@ -584,6 +584,25 @@ TEST(KueueYamlErrors, BorrowingLimitWithoutCohort) {
   EXPECT_EQ(k.kueue.cluster_queues[0].resource_groups[0].flavors[0].resources[1].borrowing_limit, 2000);
 }
 
+TEST(KueueYamlErrors, CohortLimitsWithoutParent) {
+  const std::string cohort = text({
+      "apiVersion: kueue.x-k8s.io/v1beta1",  // 1
+      "kind: ResourceFlavor",
+      "metadata: {name: h100}",
+      "---",
+      "apiVersion: kueue.x-k8s.io/v1alpha1",  // 5
+      "kind: Cohort",
+      "metadata: {name: root}",
+      "spec:",
+      "  resourceGroups: [{coveredResources: [cpu], flavors: [{name: h100, resources: [",
+      "    {name: cpu, nominalQuota: 4, lendingLimit: 2}]}]}]",  // 10
+  });
+  expect_error(cohort, 10, 48, "spec.resourceGroups[0].flavors[0].resources[0].lendingLimit", "lendingLimit needs a parent");
+  EXPECT_EQ(parse_k8s_text(subst(cohort, "spec:\n", "spec:\n  parent: org\n"), "in.yaml").kueue.cohorts[0].resource_groups[0]
+                .flavors[0].resources[0].lending_limit,
+            2000);
+}
+
 TEST(KueueYamlErrors, MisspeltQuotaKey) {
   expect_error(subst(kCq, "{name: cpu, nominalQuota: 1}", "{name: cpu, nominalQuote: 1}"), 15, 21,
                "spec.resourceGroups[0].flavors[0].resources[0].nominalQuote", "unknown key 'nominalQuote'");

@@ -18,6 +18,7 @@ namespace {
 
 constexpr size_t kMaxPodSets = 8;         // Kueue: Workload spec.podSets MaxItems=8
 constexpr size_t kMaxTopologyLevels = 16;  // Kueue: Topology spec.levels MaxItems=16
+constexpr size_t kMaxResourceGroups = 16;  // Kueue: ClusterQueue and Cohort spec.resourceGroups MaxItems=16
 constexpr int64_t kMaxPodsPerJob = 1'000'000;
 
 SourcePosition pos(const Field& v) {
@@ -243,6 +244,7 @@ struct KueueReader::State {
 std::vector<queue::ResourceGroup> KueueReader::State::resource_groups(const Field& groups) {
   std::vector<queue::ResourceGroup> out;
   std::set<std::string> resources_seen, flavors_seen;
+  if (groups.size() > kMaxResourceGroups) groups.fail(fmt::format("more than {} resource groups (Kueue's limit)", kMaxResourceGroups));
   for (size_t g = 0, ng = groups.size(); g < ng; ++g) {
     const Field group = groups.at(g);
     group.only_keys({"coveredResources", "flavors"});
@@ -299,6 +301,23 @@ std::vector<queue::ResourceGroup> KueueReader::State::resource_groups(const Fiel
   return out;
 }
 
+// Kueue's webhooks (ClusterQueue, Cohort): borrowing and lending limits only with a cohort / parent.
+void limits_need_parent(const Field& groups_v, const std::vector<queue::ResourceGroup>& groups, const char* parent) {
+  for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t f = 0; f < groups[g].flavors.size(); ++f)
+      for (size_t r = 0; r < groups[g].flavors[f].resources.size(); ++r) {
+        const auto& res = groups[g].flavors[f].resources[r];
+        // resources[] is in coveredResources order here; find the entry as written.
+        const Field list = groups_v.at(g)["flavors"].at(f)["resources"];
+        for (size_t i = 0, n = list.size(); i < n; ++i) {
+          const Field at = list.at(i);
+          if (at["name"].scalar() != res.name) continue;
+          if (res.borrowing_limit) at["borrowingLimit"].fail(fmt::format("borrowingLimit needs {}", parent));
+          if (res.lending_limit) at["lendingLimit"].fail(fmt::format("lendingLimit needs {}", parent));
+        }
+      }
+}
+
 void KueueReader::State::resource_flavor(const Field& v) {
   count_kueue_object(v);
   queue::ResourceFlavor f;
@@ -328,15 +347,7 @@ void KueueReader::State::cluster_queue(const Field& v) {
   q.queueing_strategy = static_cast<queue::QueueingStrategy>(
       enum_value(spec["queueingStrategy"], "queueingStrategy", {"BestEffortFIFO", "StrictFIFO"}, 0));
   q.resource_groups = resource_groups(spec["resourceGroups"]);
-  if (q.cohort.empty())  // Kueue's webhook: limits only make sense with a cohort
-    for (size_t g = 0; g < q.resource_groups.size(); ++g)
-      for (size_t f = 0; f < q.resource_groups[g].flavors.size(); ++f)
-        for (size_t r = 0; r < q.resource_groups[g].flavors[f].resources.size(); ++r) {
-          const auto& res = q.resource_groups[g].flavors[f].resources[r];
-          const Field at = spec["resourceGroups"].at(g)["flavors"].at(f)["resources"].at(r);
-          if (res.borrowing_limit) at["borrowingLimit"].fail("borrowingLimit needs a cohort (spec.cohort)");
-          if (res.lending_limit) at["lendingLimit"].fail("lendingLimit needs a cohort (spec.cohort)");
-        }
+  if (q.cohort.empty()) limits_need_parent(spec["resourceGroups"], q.resource_groups, "a cohort (spec.cohort)");
   const Field pre = spec["preemption"];
   pre.only_keys({"withinClusterQueue", "reclaimWithinCohort", "borrowWithinCohort"});
   q.preemption.within_cluster_queue = static_cast<queue::WithinClusterQueue>(enum_value(
@@ -380,6 +391,7 @@ void KueueReader::State::cohort(const Field& v) {
   if (c.parent == c.name) p.fail(fmt::format("cohort loop: Cohort '{}' is its own parent", c.name));
   cohort_parent.push_back(pos(p));
   c.resource_groups = resource_groups(spec["resourceGroups"]);
+  if (c.parent.empty()) limits_need_parent(spec["resourceGroups"], c.resource_groups, "a parent (spec.parentName)");
   c.fair_sharing_weight_milli = weight_milli(spec["fairSharing"]["weight"]);
   kueue.cohorts.push_back(std::move(c));
 }

@@ -50,7 +50,8 @@
 // LocalQueue, PodGroup and queued jobs per namespace and kind); a resource in two resource groups of
 // one queue, or a flavor in two; quotas for a resource not in coveredResources, a covered resource
 // without quota; a negative or malformed quota, a lendingLimit above nominalQuota, a borrowingLimit or
-// lendingLimit without a cohort; fairSharing.weight negative. Checked once every input is read, at
+// lendingLimit without a cohort (a ClusterQueue) or parent (a Cohort); more than 16 resource groups;
+// fairSharing.weight negative. Checked once every input is read, at
 // the recorded positions: a ClusterQueue or Cohort naming an unknown flavor; a cohort loop (a Cohort
 // its own ancestor through parentName); a LocalQueue naming an unknown ClusterQueue; a flavor naming
 // an unknown Topology; a job naming a LocalQueue its namespace lacks, or an unknown
