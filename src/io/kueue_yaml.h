@@ -47,7 +47,7 @@
 // Errors (InputError with file, line, column, field path), beside wrong types: unknown enum values;
 // unknown keys in the quota, preemption and fungibility blocks (typos would drop a limit); duplicate
 // names (ResourceFlavor, ClusterQueue, Cohort, WorkloadPriorityClass, Topology cluster-wide;
-// LocalQueue, PodGroup and queued jobs per namespace and kind); a resource in two resource groups of
+// LocalQueue, PodGroup per namespace; queued jobs per namespace, across the three kinds); a resource in two resource groups of
 // one queue, or a flavor in two; quotas for a resource not in coveredResources, a covered resource
 // without quota; a negative or malformed quota, a lendingLimit above nominalQuota, a borrowingLimit or
 // lendingLimit without a cohort (a ClusterQueue) or parent (a Cohort); more than 16 resource groups;
