@@ -705,6 +705,10 @@ KueueReader::KueueReader(K8sTemplateParser& templates, const ObjectLimits& limit
 KueueReader::~KueueReader() = default;
 
 bool KueueReader::object(const Field& v, const std::string& kind) {
+  if (kind != "Job" && kind != "JobSet" && kind != "PyTorchJob" && kind != "PodGroup" && kind != "Configuration" &&
+      kind != "ResourceFlavor" && kind != "ClusterQueue" && kind != "Cohort" && kind != "LocalQueue" &&
+      kind != "WorkloadPriorityClass" && kind != "Topology")
+    return false;  // every other kind is the Kubernetes reader's, whatever its apiVersion
   const std::string group = api_group(v);
   if (group == "kueue.x-k8s.io") {
     if (kind == "ResourceFlavor") return s_->resource_flavor(v), true;
@@ -718,10 +722,9 @@ bool KueueReader::object(const Field& v, const std::string& kind) {
   if (group == "config.kueue.x-k8s.io" && kind == "Configuration") return s_->configuration(v), true;
   if (kind == "PodGroup" && (group == "scheduling.x-k8s.io" || group == "scheduling.volcano.sh"))
     return s_->pod_group(v, group == "scheduling.volcano.sh"), true;
-  const bool queued = v["metadata"]["labels"][kQueueNameLabel].present();
-  if (!queued) return false;
-  if (kind == "Job" || (kind == "JobSet" && group == "jobset.x-k8s.io") || (kind == "PyTorchJob" && group == "kubeflow.org"))
-    return s_->job(v, kind), true;
+  const bool job_kind =
+      kind == "Job" || (kind == "JobSet" && group == "jobset.x-k8s.io") || (kind == "PyTorchJob" && group == "kubeflow.org");
+  if (job_kind && v["metadata"]["labels"][kQueueNameLabel].present()) return s_->job(v, kind), true;
   return false;
 }
 

@@ -45,16 +45,16 @@
 //    with Volcano's annotation scheduling.k8s.io/group-name gets that label.
 //
 // Errors (InputError with file, line, column, field path), beside wrong types: unknown enum values;
-// unknown keys in the quota, preemption and fungibility blocks (typos would drop a limit); duplicate
-// names (ResourceFlavor, ClusterQueue, Cohort, WorkloadPriorityClass, Topology cluster-wide;
-// LocalQueue, PodGroup per namespace; queued jobs per namespace, across the three kinds); a resource in two resource groups of
-// one queue, or a flavor in two; quotas for a resource not in coveredResources, a covered resource
-// without quota; a negative or malformed quota, a lendingLimit above nominalQuota, a borrowingLimit or
-// lendingLimit without a cohort (a ClusterQueue) or parent (a Cohort); more than 16 resource groups;
-// fairSharing.weight negative. Checked once every input is read, at
-// the recorded positions: a ClusterQueue or Cohort naming an unknown flavor; a cohort loop (a Cohort
-// its own ancestor through parentName); a LocalQueue naming an unknown ClusterQueue; a flavor naming
-// an unknown Topology; a job naming a LocalQueue its namespace lacks, or an unknown
+// unknown keys in the quota, preemption and fungibility blocks (typos would drop a limit);
+// duplicate names (ResourceFlavor, ClusterQueue, Cohort, WorkloadPriorityClass, Topology cluster-
+// wide; LocalQueue, PodGroup per namespace; queued jobs per namespace, across the three kinds); a
+// resource in two resource groups of one queue, or a flavor in two; quotas for a resource not in
+// coveredResources, a covered resource without quota; a negative or malformed quota, a lendingLimit
+// above nominalQuota, a borrowingLimit or lendingLimit without a cohort (a ClusterQueue) or parent
+// (a Cohort); more than 16 resource groups; fairSharing.weight negative. Checked once every input
+// is read, at the recorded positions: a ClusterQueue or Cohort naming an unknown flavor; a cohort
+// loop (a Cohort its own ancestor through parentName); a LocalQueue naming an unknown ClusterQueue;
+// a flavor naming an unknown Topology; a job naming a LocalQueue its namespace lacks, or an unknown
 // WorkloadPriorityClass; a topology level no Topology defines, or (when Nodes are among the inputs)
 // no node carries as a label; a PodGroup whose minMember exceeds its member pods.
 // Limits (io/input_limits.h): ObjectLimits::max_kueue_objects, max_queued_workloads,
