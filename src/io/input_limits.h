@@ -56,6 +56,13 @@ struct ObjectLimits {
   /// documented limit of 150,000 pods per cluster (kubernetes.io/docs/setup/best-practices/
   /// cluster-large). A pod costs about 1.6 KB through `place`, so 150,000 about 250 MB.
   size_t max_pods = 150'000;
+  /// Most Kueue objects (ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, WorkloadPriorityClasses,
+  /// Topologies together). Real clusters have tens to a few thousand (a LocalQueue per namespace).
+  size_t max_kueue_objects = 100'000;
+  /// Most jobs queued to Kueue (each at least one pod; their pods also count toward max_pods).
+  size_t max_queued_workloads = 150'000;
+  /// Most PodGroups (gangs of at least one pod each).
+  size_t max_pod_groups = 150'000;
 };
 
 /// Limits of the request parsers of the live server (JSON bodies of scheduler-extender verbs).

@@ -14,6 +14,7 @@
 
 #include "admit/resource_quota.h"
 #include "io/input_limits.h"
+#include "io/kueue_yaml.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -383,11 +384,20 @@ struct PriorityPending {
   std::string class_field;
 };
 
-class Reader {
+class Reader : public detail::K8sTemplateParser {
  public:
-  explicit Reader(const ObjectLimits& limits) : limits_(limits) {}
+  explicit Reader(const ObjectLimits& limits) : kueue_(*this, limits), limits_(limits) {}
   void parse_text(std::string_view text, const std::string& file);
   K8sObjects finish();
+
+  // Pod templates of jobs queued to Kueue (io/kueue_yaml.h).
+  std::pair<Pod, size_t> parse_pod_template(const Val& meta, const Val& spec, const std::string& ns) override {
+    PodTemplate t = pod_template(meta, spec, ns);
+    template_pending_.push_back({t.explicit_priority, t.explicit_policy, meta.source().file, t.class_position, t.class_field});
+    return {std::move(t.pod), template_pending_.size() - 1};
+  }
+  void resolve_priority(Pod& pod, size_t id) const override { resolve(pod, template_pending_[id]); }
+  size_t pod_count() const override { return out_.pods.size(); }
 
  private:
   void object(const Val& v, const std::string& default_kind);
@@ -407,9 +417,13 @@ class Reader {
   void device_plugin_config(const Val& v, ConfigOrigin origin);
   void mig_parted_config(const Val& v, ConfigOrigin origin);
   void feature(const std::string& what) { ++features_[what]; }
+  // Sets the priority of a pod (or template) as the Priority admission plugin does.
+  void resolve(Pod& p, const PriorityPending& info) const;
 
   K8sObjects out_;
   std::vector<PriorityPending> pending_;  // parallel to out_.pods
+  std::vector<PriorityPending> template_pending_;  // of the Kueue reader's pod templates
+  detail::KueueReader kueue_;
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
@@ -452,6 +466,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
     for (size_t i = 0, n = items.size(); i < n; ++i) object(items.at(i), item_kind);
     return;
   }
+  if (kueue_.object(v, kind)) return;  // Kueue objects, queued jobs, PodGroups (io/kueue_yaml.h)
   if (kind == "Node") return node(v);
   if (kind == "Pod") return pod(v);
   if (kind == "Deployment" || kind == "StatefulSet" || kind == "Job" || kind == "ReplicaSet") return workload(v, kind);
@@ -561,6 +576,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   Pod& p = t.pod;
   p.namespace_name = ns;
   p.labels = string_map(meta["labels"]);
+  detail::KueueReader::add_group_label(meta, p.labels);  // Volcano's gang annotation
   if (!spec.present()) spec.fail("missing pod spec");
   p.node_name = spec["nodeName"].str();  // already bound (a bare Pod), or pinned by its template
 
@@ -980,8 +996,7 @@ void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
   out_.mig_parted_configs.push_back(std::move(c));
 }
 
-K8sObjects Reader::finish() {
-  // Resolve priorities as the Priority admission plugin does.
+void Reader::resolve(Pod& p, const PriorityPending& info) const {
   const PriorityClassSpec* global = nullptr;
   for (const auto& pc : out_.priority_classes)
     if (pc.global_default) global = &pc;
@@ -992,9 +1007,7 @@ K8sObjects Reader::finish() {
       if (pc.name == name) return &pc;
     return nullptr;
   };
-  for (size_t i = 0; i < out_.pods.size(); ++i) {
-    Pod& p = out_.pods[i];
-    const PriorityPending& info = pending_[i];
+  {
     const PriorityClassSpec* cls = nullptr;
     if (!p.priority_class_name.empty()) {
       cls = find_class(p.priority_class_name);
@@ -1009,6 +1022,12 @@ K8sObjects Reader::finish() {
     if (cls && !info.explicit_priority) p.priority = cls->value;
     if (cls && !info.explicit_policy) p.preempt_lower_priority = cls->preemption_policy != "Never";
   }
+}
+
+K8sObjects Reader::finish() {
+  // Resolve priorities as the Priority admission plugin does.
+  for (size_t i = 0; i < out_.pods.size(); ++i) resolve(out_.pods[i], pending_[i]);
+  kueue_.finish(out_);  // after the pods: gang members, queued jobs' priorities
 
   for (const auto& [kind, first] : skipped_)
     out_.warnings.push_back(fmt::format("skipped {} {} object(s): {} (first at {})", out_.skipped_kinds[kind], kind,
@@ -1025,6 +1044,12 @@ K8sObjects Reader::finish() {
 bool k8s_extension(const std::filesystem::path& p) { return is_k8s_input_name(p.filename().string()); }
 
 }  // namespace
+
+// The rules the Kueue reader reuses (io/kueue_yaml.h).
+Labels detail::read_labels(const Val& v) { return valid_labels(v); }
+Taint detail::read_taint(const Val& v) { return taint(v); }
+Toleration detail::read_toleration(const Val& v) { return toleration(v); }
+LabelSelector detail::read_label_selector(const Val& v) { return label_selector(v); }
 
 bool is_k8s_input_name(std::string_view file_name) {
   const std::string ext = std::filesystem::path(file_name).extension().string();

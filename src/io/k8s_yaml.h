@@ -48,6 +48,14 @@
 //    mig-parted config (`version` + `mig-configs`) becomes a TimeSlicingConfig / MigPartedConfig.
 //    The same configs are accepted as standalone documents without `kind`.
 //  - NodePoolSet (apiVersion gpufleet.io/...): the file is listed in pool_files for io/pool_file.h.
+//  - Kueue (io/kueue_yaml.h has the fields read and the errors): kueue.x-k8s.io ResourceFlavor,
+//    ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Topology and config.kueue.x-k8s.io
+//    Configuration -> `kueue` (queue::KueueObjects, quotas in queue::amount_unit_scale units). A Job,
+//    jobset.x-k8s.io JobSet or kubeflow.org PyTorchJob with the label kueue.x-k8s.io/queue-name ->
+//    one queue::Workload in `queued_workloads` (pod sets with parsed pod templates, topology requests
+//    from the kueue.x-k8s.io/podset-*-topology annotations), and NOT pods. scheduling.x-k8s.io and
+//    scheduling.volcano.sh PodGroup -> `pod_groups` (model/pod_group.h); a pod with Volcano's
+//    annotation scheduling.k8s.io/group-name gets the label scheduling.x-k8s.io/pod-group.
 //  - Anything else (and a ConfigMap holding neither config) is skipped, counted in skipped_kinds, and
 //    reported by one warning per kind. Empty documents are ignored; a file with no other document
 //    gets a warning ("no objects"). A document without kind that is not one of the two configs is an
@@ -85,8 +93,10 @@
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
+#include "model/pod_group.h"
 #include "model/scheduling_constraints.h"
 #include "queue/kueue_objects.h"
+#include "queue/workload.h"
 
 namespace gpufleet::io {
 
@@ -192,7 +202,10 @@ struct K8sObjects {
   /// Files holding a gpufleet NodePoolSet (apiVersion gpufleet.io/...), for io/pool_file.h to read;
   /// those documents are not otherwise read here, nor counted as skipped.
   std::vector<std::string> pool_files;
-  queue::KueueObjects kueue;                 ///< (placeholder until the Kueue reader lands)
+  queue::KueueObjects kueue;  ///< Kueue's objects and Configuration (defaults when absent)
+  /// Jobs queued to Kueue (label kueue.x-k8s.io/queue-name), in order of appearance; not in `pods`.
+  std::vector<queue::Workload> queued_workloads;
+  std::vector<PodGroup> pod_groups;  ///< gangs, in order of appearance
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
   std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per ignored
                                              ///< pod feature and per unenforced quota resource
