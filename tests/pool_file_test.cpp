@@ -409,9 +409,9 @@ TEST(Examples, EveryFileIsCovered) {
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
-                                          "openb", "serving", "queues"}));
+                                          "openb", "serving", "queues", "topology"}));
   // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp; serving/: k8s_serving_test.cpp;
-  // queues/: kueue_yaml_test.cpp
+  // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {

@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "io/sim_pools.h"
+#include "io/sim_workload.h"
+#include "model/node_pool.h"
 #include "model/resources.h"
 #include "sim/simulator.h"
 
@@ -101,6 +104,33 @@ TEST(SimTopology, RequiredLevelWithNoRoomWaits) {
   r = simulate(four_nodes_two_cliques(), w, opts());
   EXPECT_DOUBLE_EQ(unit(r, "c").completion_s, 1500);
   EXPECT_EQ(r.split_job_starts, 1);
+}
+
+}  // namespace
+}  // namespace gpufleet::sim
+
+namespace gpufleet::sim {
+namespace {
+
+TEST(SimTopology, ExamplesRead) {
+  const auto path = [](const char* name) { return std::string(GPUFLEET_SOURCE_DIR "/examples/topology/") + name; };
+  const ClusterConfig cluster = io::read_sim_cluster_file(path("pools.yaml"));
+  ASSERT_EQ(cluster.pools.size(), 1u);
+  EXPECT_FALSE(cluster.autoscaler.enabled);
+  const NodePool& p = cluster.pools[0].pool;
+  EXPECT_EQ(p.topology_domains, (std::vector<std::pair<std::string, int32_t>>{{"example.com/rack", 8}, {"nvidia.com/gpu.clique", 4}}));
+  // Node 13: rack 13 / 8 = 1, clique 13 / 4 = 3.
+  Labels labels;
+  set_topology_labels(p, 13, labels);
+  EXPECT_EQ(labels, (Labels{{"example.com/rack", "h100-1"}, {"nvidia.com/gpu.clique", "h100-3"}}));
+  const io::SimWorkloadFile aware = io::read_sim_workload_file(path("week-aware.yaml"), {"h100"});
+  const io::SimWorkloadFile ignore = io::read_sim_workload_file(path("week-ignore.yaml"), {"h100"});
+  EXPECT_TRUE(aware.workload.topology.aware);
+  EXPECT_FALSE(ignore.workload.topology.aware);
+  EXPECT_EQ(aware.workload.topology.slowdown, (std::vector<double>{0.1, 0.4, 0.0}));
+  ASSERT_TRUE(aware.generator.has_value());
+  EXPECT_EQ(aware.generator->templates[2].spec.topology.level, "nvidia.com/gpu.clique");
+  EXPECT_EQ(aware.generator->templates[2].spec.topology.mode, queue::TopologyRequest::Mode::kPreferred);
 }
 
 }  // namespace

@@ -91,6 +91,9 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
   out.input.quotas = admit::from_specs(out.objects.quotas);
   for (std::string& w : admit::quota_differences(out.input.quotas)) out.warnings.push_back(std::move(w));
   out.input.pdbs = out.objects.pod_disruption_budgets;
+  out.input.kueue = out.objects.kueue;
+  out.input.queued_workloads = out.objects.queued_workloads;
+  out.input.pod_groups = out.objects.pod_groups;
   return out;
 }
 

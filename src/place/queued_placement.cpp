@@ -26,7 +26,7 @@ const queue::ResourceFlavor* find_flavor(const queue::KueueObjects& kueue, const
 // topology request of its first pod set that has one, on the flavor's Topology levels.
 sched::GangRequest gang_of(const queue::KueueObjects& kueue, const queue::Workload& w, const queue::Admission& admission) {
   sched::GangRequest g;
-  g.name = w.key();
+  g.name = w.name;  // the pod-group label's value; pods and group share the namespace
   for (size_t s = 0; s < w.pod_sets.size(); ++s) {
     const queue::PodSet& ps = w.pod_sets[s];
     const queue::PodSetAssignment& a = admission.pod_sets.at(s);
@@ -63,12 +63,12 @@ sched::GangRequest gang_of(const queue::KueueObjects& kueue, const queue::Worklo
   return g;
 }
 
-void record_gang(QueuedOutcome& out, const ClusterState& state, const sched::GangRequest& g, const sched::GangPlacement& placed) {
+void record_gang(QueuedOutcome& out, const std::string& key, const sched::GangRequest& g, const sched::GangPlacement& placed) {
   for (size_t i = 0; i < g.pods.size(); ++i) {
     if (placed.nodes[i] == sched::kNoNode) continue;
     GangPod gp;
     gp.pod = g.pods[i];
-    gp.gang = g.name;
+    gp.gang = key;
     gp.node = placed.nodes[i];
     const DeviceAssignment& d = placed.devices[i];
     std::vector<int32_t> gpus = d.gpus;
@@ -81,7 +81,6 @@ void record_gang(QueuedOutcome& out, const ClusterState& state, const sched::Gan
       if (gp.mig.find(m.profile) == std::string::npos) gp.mig += (gp.mig.empty() ? "" : ",") + m.profile;
     out.placed.push_back(std::move(gp));
   }
-  (void)state;
 }
 
 // Placement-aware admission: the gang is placed (committed) as the admission's last step.
@@ -122,13 +121,13 @@ QueuedOutcome place_queued(ClusterState& state, sched::Scheduler& scheduler, GoR
       if (e.type != queue::WorkloadEvent::Type::kAdmitted) continue;
       if (aware) {
         const auto& [g, p] = commit.placed_.at(e.workload);
-        record_gang(out, state, g, p);
+        record_gang(out, w.key(), g, p);
         continue;
       }
       const sched::GangRequest g = gang_of(kueue, w, *kueue_scheduler.admission(e.workload));
       const sched::GangPlacement p = sched::place_gang(scheduler, state, rng, g);
       if (p.placed) {
-        record_gang(out, state, g, p);
+        record_gang(out, w.key(), g, p);
       } else {
         out.pending.emplace_back(w.key(), fmt::format("admitted by Kueue to ClusterQueue {}, but its pods do not fit: {}",
                                                       kueue_scheduler.cluster_queue_of(e.workload), p.reason));
@@ -164,12 +163,12 @@ QueuedOutcome place_queued(ClusterState& state, sched::Scheduler& scheduler, GoR
       continue;
     }
     sched::GangRequest request;
-    request.name = key;
+    request.name = group.name;
     request.pods = group_members[g];
     request.min_member = group.min_member;
     const sched::GangPlacement p = sched::place_gang(scheduler, state, rng, request);
     if (p.placed) {
-      record_gang(out, state, request, p);
+      record_gang(out, key, request, p);
     } else {
       out.pending.emplace_back(key, p.reason);
       out.pending_priority.push_back(priority(g));

@@ -90,6 +90,7 @@ bool KueueAdmission::on_arrival(uint32_t u, double t) {
   ever_admitted_.push_back(0);
   waits_.push_back(-1);
   last_pending_.emplace_back();
+  charged_.emplace_back();
   ++queues_[queue_index_.at(kueue_.cluster_queue_of(id))].result.workloads;
   request_pass(t);
   return true;
@@ -97,7 +98,10 @@ bool KueueAdmission::on_arrival(uint32_t u, double t) {
 
 void KueueAdmission::on_started(uint32_t u, double t) {
   const auto it = workload_of_unit_.find(u);
-  if (it != workload_of_unit_.end()) kueue_.pods_ready(it->second, t);
+  if (it == workload_of_unit_.end()) return;
+  // Started by check() inside schedule(): Kueue admits it after the check; PodsReady then.
+  if (in_schedule_) started_in_schedule_.push_back(it->second);
+  else kueue_.pods_ready(it->second, t);
 }
 
 void KueueAdmission::on_completed(uint32_t u, double t) {
@@ -130,7 +134,12 @@ void KueueAdmission::request_pass(double t) {
 void KueueAdmission::pass(double t) {
   now_ = t;
   advance_usage(t);
-  for (const queue::WorkloadEvent& e : kueue_.schedule(t, placement_aware_ ? this : nullptr)) {
+  in_schedule_ = true;
+  const std::vector<queue::WorkloadEvent> events = kueue_.schedule(t, placement_aware_ ? this : nullptr);
+  in_schedule_ = false;
+  for (const queue::WorkloadId id : started_in_schedule_) kueue_.pods_ready(id, t);
+  started_in_schedule_.clear();
+  for (const queue::WorkloadEvent& e : events) {
     const uint32_t u = unit_of_workload_[e.workload];
     QueueResult& q = queues_[queue_index_.at(e.cluster_queue.empty() ? kueue_.cluster_queue_of(e.workload) : e.cluster_queue)].result;
     switch (e.type) {
@@ -164,10 +173,16 @@ void KueueAdmission::pass(double t) {
 }
 
 void KueueAdmission::charge(queue::WorkloadId id, int sign) {
-  const std::optional<queue::Admission>& admission = kueue_.admission(id);
-  if (!admission) return;
-  QueueAccount& a = queues_[queue_index_.at(admission->cluster_queue)];
-  for (const queue::PodSetAssignment& ps : admission->pod_sets) a.used_gpu_milli[gpu_flavor(ps)] += sign * gpu_usage(ps);
+  Charge& c = charged_[id];
+  if (sign > 0) {  // admitted: remember what it holds, for its release (the admission is gone by then)
+    const std::optional<queue::Admission>& admission = kueue_.admission(id);
+    if (!admission) return;
+    c.queue = queue_index_.at(admission->cluster_queue);
+    c.gpu_milli.clear();
+    for (const queue::PodSetAssignment& ps : admission->pod_sets) c.gpu_milli.emplace_back(gpu_flavor(ps), gpu_usage(ps));
+  }
+  for (const auto& [flavor, amount] : c.gpu_milli) queues_[c.queue].used_gpu_milli[flavor] += sign * amount;
+  if (sign < 0) c.gpu_milli.clear();
 }
 
 void KueueAdmission::advance_usage(double t) {

@@ -62,6 +62,8 @@ class KueueAdmission final : public Controller, public AdmissionGate, public Nod
   double pass_at_ = -1;
   double wakeup_at_ = -1;  // the time of the scheduled wakeup pass, -1 for none
   double now_ = 0;
+  bool in_schedule_ = false;                          // inside kueue_.schedule()
+  std::vector<queue::WorkloadId> started_in_schedule_;  // started by check(), PodsReady after it
   std::unordered_map<uint32_t, queue::WorkloadId> workload_of_unit_;
   std::vector<uint32_t> unit_of_workload_;
   std::vector<double> arrival_s_;
@@ -78,6 +80,11 @@ class KueueAdmission final : public Controller, public AdmissionGate, public Nod
     QueueResult result;
   };
   std::vector<QueueAccount> queues_;
+  struct Charge {
+    size_t queue = 0;
+    std::vector<std::pair<std::string, int64_t>> gpu_milli;  // (flavor, nvidia.com/gpu) held now
+  };
+  std::vector<Charge> charged_;  // per workload
   std::unordered_map<std::string, size_t> queue_index_;
   double usage_at_ = 0;
   std::vector<QueueEvent> events_;
