@@ -1,4 +1,5 @@
 #include "sched/gang_placement.h"
+#include "sched/topology_domains.h"
 
 #include <algorithm>
 #include <map>
@@ -108,21 +109,6 @@ class Search {
   std::string first_failure_;
 };
 
-// The domains of a level, best fit first: fewest free GPUs (milli), then value.
-std::vector<std::string> domains_best_fit(const ClusterState& state, const std::string& label) {
-  std::map<std::string, int64_t> free;
-  for (NodeId n = 0; n < state.node_count(); ++n) {
-    if (!state.has_node(n)) continue;
-    if (const std::string* v = find_label(state.node(n).labels, label)) free[*v] += state.gpu_free_milli_total(n);
-  }
-  std::vector<std::pair<int64_t, std::string>> order;
-  for (const auto& [v, f] : free) order.emplace_back(f, v);
-  std::sort(order.begin(), order.end());
-  std::vector<std::string> out;
-  for (auto& [f, v] : order) out.push_back(std::move(v));
-  return out;
-}
-
 std::vector<Pod> confined(const std::vector<Pod>& pods, const Confine& c) {
   std::vector<Pod> out = pods;
   if (c.level < 0) return out;
@@ -147,10 +133,10 @@ Coscheduling& coscheduling_of(Scheduler& scheduler) {
 std::vector<int32_t> topology_spans(const ClusterState& state, const TopologyLevels& levels, const std::vector<NodeId>& nodes) {
   std::vector<int32_t> out;
   for (const std::string& label : levels.labels) {
-    std::set<std::string> values;
+    std::set<std::string_view> values;
     for (const NodeId n : nodes) {
       if (n == kNoNode || !state.has_node(n)) continue;
-      if (const std::string* v = find_label(state.node(n).labels, label)) values.insert(*v);
+      if (const std::string_view v = domain_of(state, n, label); !v.empty()) values.insert(v);
     }
     out.push_back(static_cast<int32_t>(values.size()));
   }
@@ -186,12 +172,18 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_key(pods[a]) > size_key(pods[b]); });
 
-  // Step 2: the confinements to try, in order.
+  // Step 2: the confinements to try, in order. A domain with fewer free GPUs than the `need` smallest
+  // pods ask for cannot hold the gang and is not searched (rank_domains leaves it out); the
+  // unconstrained placement is always searched, for its pods' FitError.
+  std::vector<int64_t> gpu_asks;
+  for (const Pod& p : pods) gpu_asks.push_back(std::get<0>(size_key(p)));
+  std::sort(gpu_asks.begin(), gpu_asks.end());
+  const int64_t min_gpu_milli = std::accumulate(gpu_asks.begin(), gpu_asks.begin() + need, int64_t{0});
   std::vector<std::vector<Confine>> tiers;  // a tier: the domains of one level (or the free placement)
   auto tier_of = [&](int32_t level) {
     std::vector<Confine> tier;
     const std::string& label = request.levels.labels[static_cast<size_t>(level)];
-    for (std::string& v : domains_best_fit(state, label)) tier.push_back({level, label, std::move(v)});
+    for (DomainCapacity& d : rank_domains(state, label, min_gpu_milli)) tier.push_back({level, label, std::move(d.value)});
     return tier;
   };
   switch (request.topology.mode) {
@@ -207,28 +199,12 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
   out.nodes.assign(pods.size(), kNoNode);
   out.devices.assign(pods.size(), {});
   const int64_t max_cycles = size + std::max<int64_t>(0, options.max_backtrack_steps);
-  // A domain with fewer free GPUs than the `need` smallest pods ask for cannot hold the gang: skipped
-  // without a search (the unconstrained placement is always searched, for its pods' FitError).
-  std::vector<int64_t> gpu_asks;
-  for (const Pod& p : pods) gpu_asks.push_back(std::get<0>(size_key(p)));
-  std::sort(gpu_asks.begin(), gpu_asks.end());
-  const int64_t min_gpu_milli = std::accumulate(gpu_asks.begin(), gpu_asks.begin() + need, int64_t{0});
-  auto domain_free_milli = [&](const Confine& c) {
-    int64_t free = 0;
-    for (NodeId n = 0; n < state.node_count(); ++n) {
-      if (!state.has_node(n)) continue;
-      const std::string* v = find_label(state.node(n).labels, c.label);
-      if (v != nullptr && *v == c.value) free += state.gpu_free_milli_total(n);
-    }
-    return free;
-  };
   std::optional<Confine> chosen;
   std::vector<Pod> chosen_pods;
   std::string first_failure;  // of the first domain searched (required) or of the last tier (otherwise)
   for (const auto& tier : tiers) {
     std::string tier_failure;
     for (const Confine& c : tier) {
-      if (c.level >= 0 && domain_free_milli(c) < min_gpu_milli) continue;
       std::vector<Pod> cp = confined(pods, c);
       ClusterState::Fork fork = state.fork();
       Search search(scheduler, state, rng, cp, order, need, max_cycles);
@@ -250,7 +226,8 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
     out.spans = topology_spans(state, request.levels, out.nodes);
     if (request.topology.mode == GangTopology::Mode::kRequired) {
       const std::string& label = request.levels.labels[static_cast<size_t>(request.topology.level)];
-      out.reason = fmt::format("no domain of {} can hold {} pods: none of its {} domains fits them{}", label, need, tiers.front().size(),
+      out.reason = fmt::format("no domain of {} can hold {} pods: none of its {} domains fits them{}", label, need,
+                               rank_domains(state, label, 0).size(),
                                first_failure.empty() ? "" : "; first failure: " + first_failure);
     } else {
       out.reason = first_failure.empty() ? fmt::format("gang {}: no placement of {} pods found", request.name, need) : first_failure;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/resources.h"
+#include "sched/gang_placement.h"
 #include "sched/topology_domains.h"
 #include "sim/cost.h"
 #include "sim/engine/metrics.h"
@@ -304,15 +305,13 @@ double Workloads::placement_slowdown(uint32_t u) {
   const Unit& unit = units_[u];
   std::vector<NodeId> nodes;
   for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) nodes.push_back(pods_[p].node);
+  const std::vector<int32_t> spans = sched::topology_spans(fleet_.state(), sched::TopologyLevels{topo.levels}, nodes);
   double factor = 1;
   bool split = false;
   for (size_t l = 0; l < topo.levels.size(); ++l) {
-    std::set<std::string_view> domains;
-    for (NodeId n : nodes) domains.insert(sched::domain_of(fleet_.state(), n, topo.levels[l]));
-    if (domains.size() > 1) {
-      factor *= 1 + topo.slowdown[l];
-      split |= topo.slowdown[l] > 0;
-    }
+    if (spans[l] <= 1) continue;
+    factor *= 1 + topo.slowdown[l];
+    split |= topo.slowdown[l] > 0;
   }
   split_job_starts_ += split;
   return factor;
