@@ -89,6 +89,7 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {FilterCode::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
       {FilterCode::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
       {FilterCode::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
+      {FilterCode::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
   };
   ASSERT_EQ(std::size(rows), kFilterCodeCount);
   for (const Row& r : rows) {
@@ -135,7 +136,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "GpuShareFit",
-      "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "NodeResourceTopologyMatch", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
