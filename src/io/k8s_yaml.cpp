@@ -14,6 +14,7 @@
 
 #include "admit/resource_quota.h"
 #include "io/input_limits.h"
+#include "io/node_resource_topology.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -414,6 +415,7 @@ class Reader {
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
+  std::vector<NodeResourceTopologySpec> topologies_;  // applied to the nodes in finish()
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
   ObjectLimits limits_;
 };
@@ -459,6 +461,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "ResourceQuota") return resource_quota(v);
   if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
   if (kind == "ConfigMap") return config_map(v);
+  if (kind == "NodeResourceTopology") return topologies_.push_back(read_node_resource_topology(v));
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // io/pool_file.h reads it
     if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
     return;
@@ -981,6 +984,7 @@ void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
 }
 
 K8sObjects Reader::finish() {
+  apply_node_resource_topologies(topologies_, out_.nodes, out_.warnings);
   // Resolve priorities as the Priority admission plugin does.
   const PriorityClassSpec* global = nullptr;
   for (const auto& pc : out_.priority_classes)
