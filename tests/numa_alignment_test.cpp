@@ -21,6 +21,7 @@
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "sim/autoscaler.h"
 #include "test_support.h"
 #include "util/go_rand.h"
 #include "util/input_error.h"
@@ -225,6 +226,25 @@ TEST(NumaAlignmentTest, EveryBindIsOneNumaNodeUnderChurn) {
   }
   EXPECT_GT(binds, 100);
   EXPECT_GT(refusals, 10);
+}
+
+// The simulator's scale-up estimate packs by the same rule: on h1 two 3-GPU pods take one socket
+// each, so a 2-GPU pod needs a second node (without the layout all three share one node), and an
+// 8-GPU pod helps no scale-up at all (it would never be bound there).
+TEST(NumaAlignmentTest, ScaleUpEstimateKeepsPodsInOneSocket) {
+  const Pod p3a = gpus("x", 3), p3b = gpus("y", 3), p2 = gpus("z", 2), p8 = gpus("w", 8);
+  const std::vector<const Pod*> three = {&p3a, &p3b, &p2};
+  const sim::ScaleUpOption aligned = sim::estimate_scale_up(0, h1(), three, 4);
+  EXPECT_EQ(aligned.nodes, 2);
+  EXPECT_EQ(aligned.pods_helped, 3);
+  Node plain = h1();
+  plain.gpu_numa_node.clear();
+  const sim::ScaleUpOption spread = sim::estimate_scale_up(0, plain, three, 4);
+  EXPECT_EQ(spread.nodes, 1);
+  EXPECT_EQ(spread.pods_helped, 3);
+  const std::vector<const Pod*> eight = {&p8};
+  EXPECT_EQ(sim::estimate_scale_up(0, h1(), eight, 4).pods_helped, 0);
+  EXPECT_EQ(sim::estimate_scale_up(0, plain, eight, 4).pods_helped, 1);
 }
 
 // ---------------------------------------------------------------------------------------------

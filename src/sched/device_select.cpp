@@ -129,6 +129,15 @@ std::vector<int32_t> select_whole_gpus(const ClusterState& state, NodeId n, int3
   return out;
 }
 
+bool single_numa_node_admits(const Pod& pod, const ClusterState& state, NodeId n) {
+  const Node& node = state.node(n);
+  if (!node.requires_single_numa_node()) return true;
+  // Whole GPUs only: a fraction sits on one GPU, so on one NUMA node.
+  if (pod.num_gpu < 1 || pod.gpu_milli != kGpuMilliPerGpu) return true;
+  if (node.time_slicing && !node.time_slicing->renamed) return true;
+  return numa_node_for_whole_gpus(state, n, pod.num_gpu) >= 0;
+}
+
 int32_t best_fit_gpu(std::span<const int32_t> gpu_free_milli, int32_t gpu_milli) {
   int32_t best = -1;
   for (size_t g = 0; g < gpu_free_milli.size(); ++g) {

@@ -76,6 +76,13 @@ std::vector<int32_t> select_whole_gpus(const ClusterState& state, NodeId n, int3
 /// the NodeResourceTopologyMatch filter (sched/plugins/node_resource_topology_match.h).
 int32_t numa_node_for_whole_gpus(const ClusterState& state, NodeId n, int32_t count);
 
+/// Whether the kubelet's Topology Manager on node n admits the pod's whole GPUs: false only when the
+/// node requires_single_numa_node() (model/node.h), the pod asks for whole GPUs (gpu_milli 1000), the
+/// node is not time-sliced without renaming (replicas are not aligned here), and
+/// numa_node_for_whole_gpus finds no NUMA node that holds them. The NodeResourceTopologyMatch filter
+/// and the simulator's scale-up estimate both ask this.
+bool single_numa_node_admits(const Pod& pod, const ClusterState& state, NodeId n);
+
 /// Index of the GPU with the least free gpu_milli that still fits `gpu_milli`, first index on ties;
 /// -1 if none fits. ("best" selection, FGD simulator open_gpu_share.go allocateGpuId.)
 int32_t best_fit_gpu(std::span<const int32_t> gpu_free_milli, int32_t gpu_milli);

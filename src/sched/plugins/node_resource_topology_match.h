@@ -7,8 +7,9 @@
 // Upstream, like here, only the single-numa-node policy is filtered (filterHandlerFromTopologyManager:
 // other policies have no handler). A node applies the rule when Node::requires_single_numa_node():
 // policy single-numa-node and a NUMA layout (Node::gpu_numa_node). The pod is refused when no NUMA node
-// has num_gpu fully free plain GPUs (sched/device_select.h numa_node_for_whole_gpus, the rule the
-// scheduler's device choice uses too, so a node this filter admits gets GPUs of one NUMA node).
+// has num_gpu fully free plain GPUs (sched/device_select.h single_numa_node_admits and
+// numa_node_for_whole_gpus, the rule the scheduler's device choice and the simulator's scale-up
+// estimate use too, so a node this filter admits gets GPUs of one NUMA node).
 // Upstream's status: Unschedulable (preemption may make room), reason "cannot align pod" with scope
 // pod (singleNUMAPodLevelHandler) and "cannot align container" with scope container
 // (singleNUMAContainerLevelHandler; gpufleet's pod is one container). Both are FilterCode::kCannotAlign
