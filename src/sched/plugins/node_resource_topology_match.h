@@ -15,6 +15,10 @@
 // (singleNUMAContainerLevelHandler; gpufleet's pod is one container). Both are FilterCode::kCannotAlign
 // (cannot_align_reason below spells the node's).
 //
+// Gap, as upstream: a kubelet with policy restricted also rejects a pod whose preferred (narrowest)
+// NUMA affinity is not available, e.g. 4 GPUs on a 4+4 node with 3 free per socket; neither upstream
+// nor gpufleet filters restricted nodes (gpufleet's device choice still prefers one NUMA node there).
+//
 // Not modelled: CPUs, memory and hugepages per NUMA node (upstream aligns every resource the zones
 // report; gpufleet only GPUs); fractional GPUs (one GPU is on one NUMA node), MIG devices and
 // time-slicing replicas (not aligned here). Inert on nodes without a NUMA layout or with another
