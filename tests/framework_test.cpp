@@ -89,6 +89,7 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {FilterCode::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
       {FilterCode::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
       {FilterCode::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
+      {FilterCode::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
   };
   ASSERT_EQ(std::size(rows), kFilterCodeCount);
   for (const Row& r : rows) {
@@ -135,7 +136,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "GpuShareFit",
-      "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "NodeResourceTopologyMatch", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
@@ -202,7 +203,7 @@ TEST(ValidationTest, ProfileErrorsNameTheField) {
       {"valid", [](ProfileConfig&) {}, {}},
       {"no name", [](ProfileConfig& c) { c.scheduler_name.clear(); }, {"schedulerName: Required value: name is required"}},
       {"duplicate filter", [](ProfileConfig& c) { c.enable(ExtensionPoint::kFilter, "NodeAffinity"); },
-       {"plugins.filter.enabled[6].name: Duplicate value: \"NodeAffinity\""}},
+       {"plugins.filter.enabled[7].name: Duplicate value: \"NodeAffinity\""}},
       {"negative weight", [](ProfileConfig& c) { c.at(ExtensionPoint::kScore).enabled[2].weight = -1; },
        {"plugins.score.enabled[2].weight: Invalid value: -1: must be greater than or equal to 0"}},
       {"weight outside score", [](ProfileConfig& c) { c.at(ExtensionPoint::kFilter).enabled[0].weight = 2; },

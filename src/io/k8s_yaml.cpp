@@ -15,6 +15,7 @@
 #include "admit/resource_quota.h"
 #include "io/input_limits.h"
 #include "io/kueue_yaml.h"
+#include "io/node_resource_topology.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -428,6 +429,7 @@ class Reader : public detail::K8sTemplateParser {
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, int> features_;
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
+  std::vector<NodeResourceTopologySpec> topologies_;  // applied to the nodes in finish()
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
   ObjectLimits limits_;
 };
@@ -474,6 +476,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "ResourceQuota") return resource_quota(v);
   if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
   if (kind == "ConfigMap") return config_map(v);
+  if (kind == "NodeResourceTopology") return topologies_.push_back(read_node_resource_topology(v));
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // io/pool_file.h reads it
     if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
     return;
@@ -1025,6 +1028,7 @@ void Reader::resolve(Pod& p, const PriorityPending& info) const {
 }
 
 K8sObjects Reader::finish() {
+  apply_node_resource_topologies(topologies_, out_.nodes, out_.warnings);
   // Resolve priorities as the Priority admission plugin does.
   for (size_t i = 0; i < out_.pods.size(); ++i) resolve(out_.pods[i], pending_[i]);
   kueue_.finish(out_);  // after the pods: gang members, queued jobs' priorities

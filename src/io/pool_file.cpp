@@ -52,7 +52,7 @@ SourcePosition position_of(const Field& f) {
 // One pool; its positions go to `source` (see read_pool_file).
 NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
-               "mig", "timeSlicing", "topology"});
+               "mig", "timeSlicing", "topology", "numa"});
   NodePool pool;
   const Field name = p["name"];
   pool.name = name.required_str();
@@ -168,6 +168,28 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     ts.only_keys({"replicas"});
     if (model == nullptr) ts.fail("time-slicing needs a GPU (pool has no gpu)");
     pool.time_slicing_replicas = static_cast<int32_t>(ts["replicas"].integer(1, 1024));
+  }
+
+  const Field numa = p["numa"];
+  if (numa.present()) {
+    numa.require_map();
+    numa.only_keys({"nodes", "policy", "scope"});
+    const Field nodes = numa["nodes"];
+    pool.numa_nodes = static_cast<int32_t>(nodes.integer(1, kMaxNumaNodesPerNode));
+    if (pool.gpus_per_node % pool.numa_nodes != 0)
+      nodes.fail(fmt::format("{} GPUs per node do not split evenly over {} NUMA nodes", pool.gpus_per_node, pool.numa_nodes));
+    const Field policy = numa["policy"];
+    if (policy.present()) {
+      const auto v = parse_topology_manager_policy(policy.scalar());
+      if (!v) policy.fail(fmt::format("unknown policy '{}' (expected none, best-effort, restricted, single-numa-node)", policy.scalar()));
+      pool.topology_manager_policy = *v;
+    }
+    const Field scope = numa["scope"];
+    if (scope.present()) {
+      const auto v = parse_topology_manager_scope(scope.scalar());
+      if (!v) scope.fail(fmt::format("unknown scope '{}' (expected container, pod)", scope.scalar()));
+      pool.topology_manager_scope = *v;
+    }
   }
 
   try {

@@ -60,6 +60,13 @@ std::string ClusterState::check_node(const Node& node, std::vector<int32_t>& mig
     return fmt::format("node {}: time-slicing replicas {} is below 1", node.name, node.time_slicing->replicas);
   if (!node.mig.empty() && node.mig.size() != static_cast<size_t>(node.gpu_count))
     return fmt::format("node {}: MIG set-up for {} GPUs, the node has {}", node.name, node.mig.size(), node.gpu_count);
+  if (!node.gpu_numa_node.empty() && node.gpu_numa_node.size() != static_cast<size_t>(node.gpu_count))
+    return fmt::format("node {}: NUMA layout for {} GPUs, the node has {}", node.name, node.gpu_numa_node.size(),
+                       node.gpu_count);
+  for (size_t g = 0; g < node.gpu_numa_node.size(); ++g)
+    if (node.gpu_numa_node[g] < 0 || node.gpu_numa_node[g] >= kMaxNumaNodesPerNode)
+      return fmt::format("node {}: GPU {} on NUMA node {}, outside 0..{}", node.name, g, node.gpu_numa_node[g],
+                         kMaxNumaNodesPerNode - 1);
   const GpuModelInfo* model = nullptr;
   for (size_t g = 0; g < node.mig.size(); ++g) {
     const GpuMig& gm = node.mig[g];

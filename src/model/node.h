@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,37 @@ struct GpuMig {
   bool operator==(const GpuMig&) const = default;
 };
 
+/// The kubelet's Topology Manager policy (KubeletConfiguration topologyManagerPolicy, flag
+/// --topology-manager-policy). Kubernetes docs, "Control Topology Management Policies on a node"
+/// (kubernetes.io/docs/tasks/administer-cluster/topology-manager/):
+///  - none: no alignment (the kubelet's default).
+///  - best-effort: the kubelet prefers resources of the narrowest set of NUMA nodes and admits the pod
+///    even when that preference cannot be met.
+///  - restricted: as best-effort, but the pod is rejected at admission (TopologyAffinityError) when
+///    the preferred (narrowest possible) NUMA affinity cannot be met.
+///  - single-numa-node: the pod is admitted only if all its aligned resources come from one NUMA node.
+/// gpufleet aligns only whole GPUs (nvidia.com/gpu through the device manager's topology hints), not
+/// CPUs or memory; see sched/plugins/node_resource_topology_match.h for what is enforced.
+enum class TopologyManagerPolicy : uint8_t { kNone, kBestEffort, kRestricted, kSingleNumaNode };
+
+/// The Topology Manager's scope (topologyManagerScope): container (the default: each container is
+/// aligned on its own) or pod (all containers of a pod together). gpufleet models a pod's request as
+/// one container, so the scopes differ only in the rejection reason they report.
+enum class TopologyManagerScope : uint8_t { kContainer, kPod };
+
+/// "none", "best-effort", "restricted", "single-numa-node" (the kubelet's spelling).
+std::string_view topology_manager_policy_name(TopologyManagerPolicy policy);
+/// "container", "pod".
+std::string_view topology_manager_scope_name(TopologyManagerScope scope);
+/// The policy spelled as the kubelet spells it; nullopt for any other text.
+std::optional<TopologyManagerPolicy> parse_topology_manager_policy(std::string_view text);
+/// The scope spelled as the kubelet spells it; nullopt for any other text.
+std::optional<TopologyManagerScope> parse_topology_manager_scope(std::string_view text);
+
+/// The most NUMA nodes gpufleet reads per Kubernetes node: the Topology Manager's default limit
+/// (topologyManagerMaxNUMANodes 8, kubelet topologymanager defaultMaxAllowableNUMANodes).
+inline constexpr int32_t kMaxNumaNodesPerNode = 8;
+
 /// A node's allocatable resources and identity.
 struct Node {
   std::string name;
@@ -60,6 +92,21 @@ struct Node {
   /// Per GPU index: empty = no GPU has MIG enabled; otherwise exactly gpu_count entries. A node with
   /// MIG needs a gpu_model that find_gpu_model() knows and that is MIG-capable.
   std::vector<GpuMig> mig;
+
+  // NUMA layout and the kubelet's Topology Manager (none for the openb trace). Sources: the NFD
+  // topology-updater's NodeResourceTopology object (io/node_resource_topology.h) or a pool's `numa` key.
+  /// Per GPU index: the NUMA node (0 .. kMaxNumaNodesPerNode-1) the GPU is attached to. Empty = the
+  /// layout is unknown and the node counts as one NUMA node (no alignment constraint); otherwise
+  /// exactly gpu_count entries.
+  std::vector<int8_t> gpu_numa_node;
+  TopologyManagerPolicy topology_manager_policy = TopologyManagerPolicy::kNone;  ///< kubelet default: none
+  TopologyManagerScope topology_manager_scope = TopologyManagerScope::kContainer;  ///< kubelet default: container
+
+  /// Whether whole GPUs of this node must come from one NUMA node for the kubelet to admit a pod:
+  /// policy single-numa-node and a known NUMA layout.
+  bool requires_single_numa_node() const {
+    return topology_manager_policy == TopologyManagerPolicy::kSingleNumaNode && !gpu_numa_node.empty();
+  }
 
   /// Whether any GPU is time-sliced or has MIG enabled.
   bool has_gpu_sharing() const {

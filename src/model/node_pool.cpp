@@ -76,6 +76,10 @@ void validate_pool(const NodePool& pool) {
       invalid(pool, fmt::format("time-slicing replicas {} is below 1", *pool.time_slicing_replicas));
     if (model == nullptr) invalid(pool, "time-slicing on a pool without GPUs");
   }
+  if (pool.numa_nodes < 0 || pool.numa_nodes > kMaxNumaNodesPerNode)
+    invalid(pool, fmt::format("{} NUMA nodes, outside 0..{}", pool.numa_nodes, kMaxNumaNodesPerNode));
+  if (pool.numa_nodes > 0 && pool.gpus_per_node % pool.numa_nodes != 0)
+    invalid(pool, fmt::format("{} GPUs per node do not split evenly over {} NUMA nodes", pool.gpus_per_node, pool.numa_nodes));
   for (const auto& [k, v] : pool.labels)
     if (k == kPoolLabel || k == kInstanceTypeLabel || k == kGpuProductLabel || k == kGpuCountLabel ||
         k == kGpuReplicasLabel)
@@ -127,6 +131,11 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.taints = pool.taints;
     n.mig = mig;
     n.time_slicing = time_slicing;
+    if (pool.numa_nodes > 0)
+      for (int32_t g = 0; g < pool.gpus_per_node; ++g)
+        n.gpu_numa_node.push_back(static_cast<int8_t>(g / (pool.gpus_per_node / pool.numa_nodes)));
+    n.topology_manager_policy = pool.topology_manager_policy;
+    n.topology_manager_scope = pool.topology_manager_scope;
     nodes.push_back(std::move(n));
   }
   return nodes;

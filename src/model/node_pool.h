@@ -40,6 +40,13 @@ struct NodePool {
   /// NVLink domain "<name>-0" (an NVL72-style rack shares one clique), {example.com/rack, 8} nodes 0-7
   /// in rack "<name>-0". Empty = none.
   std::vector<std::pair<std::string, int32_t>> topology_domains;
+  /// NUMA nodes per node (pool key `numa.nodes`): the GPUs split evenly, GPU g on NUMA node
+  /// g / (gpus_per_node / numa_nodes) (Node::gpu_numa_node). 0 = layout unknown (one NUMA node).
+  /// gpus_per_node must be a multiple; at most kMaxNumaNodesPerNode.
+  int32_t numa_nodes = 0;
+  /// The kubelet's Topology Manager on every node (pool keys `numa.policy`, `numa.scope`).
+  TopologyManagerPolicy topology_manager_policy = TopologyManagerPolicy::kNone;
+  TopologyManagerScope topology_manager_scope = TopologyManagerScope::kContainer;
 };
 
 /// Pod capacity of every node expand_pool makes: kubelet's default --max-pods (KubeletConfiguration

@@ -44,7 +44,7 @@ DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeI
         free[static_cast<size_t>(g)] = state.gpu_kind(n, g) == GpuKind::kPlain ? all[static_cast<size_t>(g)] : -1;
       out.gpus.push_back(best_fit_gpu(std::span<const int32_t>(free.data(), all.size()), pod.gpu_milli));
     } else {
-      out.gpus = lowest_free_gpus(state, n, pod.num_gpu);
+      out.gpus = select_whole_gpus(state, n, pod.num_gpu);
     }
   }
   if (pod.shared_replicas > 0) out.shared_replicas = pick_replicas(state, n, pod.shared_replicas);
@@ -81,15 +81,61 @@ int32_t RandomGpuSelector::select_share_gpu(const Pod& pod, const ClusterState& 
 }  // namespace gpufleet::sched
 
 namespace gpufleet::sched {
+namespace {
+
+// Whether GPU g of node n can be given whole: all 1000 gpu_milli free and a plain GPU.
+bool whole_gpu_free(const ClusterState& state, NodeId n, std::span<const int32_t> free_milli, bool sharing, size_t g) {
+  return free_milli[g] == kGpuMilliPerGpu && (!sharing || state.gpu_kind(n, static_cast<int32_t>(g)) == GpuKind::kPlain);
+}
+
+}  // namespace
 
 std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count) {
   std::vector<int32_t> out;
   auto free = state.gpu_free_milli(n);
   const bool sharing = state.has_gpu_sharing(n);
   for (size_t g = 0; g < free.size() && static_cast<int32_t>(out.size()) < count; ++g)
-    if (free[g] == kGpuMilliPerGpu && (!sharing || state.gpu_kind(n, static_cast<int32_t>(g)) == GpuKind::kPlain))
-      out.push_back(static_cast<int32_t>(g));
+    if (whole_gpu_free(state, n, free, sharing, g)) out.push_back(static_cast<int32_t>(g));
   return out;
+}
+
+int32_t numa_node_for_whole_gpus(const ClusterState& state, NodeId n, int32_t count) {
+  const Node& node = state.node(n);
+  if (node.gpu_numa_node.empty()) return -1;
+  std::array<int32_t, kMaxNumaNodesPerNode> free{};
+  const auto milli = state.gpu_free_milli(n);
+  const bool sharing = state.has_gpu_sharing(n);
+  for (size_t g = 0; g < milli.size() && g < node.gpu_numa_node.size(); ++g)
+    if (whole_gpu_free(state, n, milli, sharing, g)) ++free[static_cast<size_t>(node.gpu_numa_node[g])];
+  int32_t best = -1;
+  for (int32_t z = 0; z < kMaxNumaNodesPerNode; ++z) {
+    const int32_t f = free[static_cast<size_t>(z)];
+    if (f >= count && (best < 0 || f < free[static_cast<size_t>(best)])) best = z;
+  }
+  return best;
+}
+
+std::vector<int32_t> select_whole_gpus(const ClusterState& state, NodeId n, int32_t count) {
+  const Node& node = state.node(n);
+  if (node.gpu_numa_node.empty() || node.topology_manager_policy == TopologyManagerPolicy::kNone)
+    return lowest_free_gpus(state, n, count);
+  const int32_t zone = numa_node_for_whole_gpus(state, n, count);
+  if (zone < 0) return lowest_free_gpus(state, n, count);
+  std::vector<int32_t> out;
+  const auto milli = state.gpu_free_milli(n);
+  const bool sharing = state.has_gpu_sharing(n);
+  for (size_t g = 0; g < milli.size() && static_cast<int32_t>(out.size()) < count; ++g)
+    if (node.gpu_numa_node[g] == zone && whole_gpu_free(state, n, milli, sharing, g)) out.push_back(static_cast<int32_t>(g));
+  return out;
+}
+
+bool single_numa_node_admits(const Pod& pod, const ClusterState& state, NodeId n) {
+  const Node& node = state.node(n);
+  if (!node.requires_single_numa_node()) return true;
+  // Whole GPUs only: a fraction sits on one GPU, so on one NUMA node.
+  if (pod.num_gpu < 1 || pod.gpu_milli != kGpuMilliPerGpu) return true;
+  if (node.time_slicing && !node.time_slicing->renamed) return true;
+  return numa_node_for_whole_gpus(state, n, pod.num_gpu) >= 0;
 }
 
 int32_t best_fit_gpu(std::span<const int32_t> gpu_free_milli, int32_t gpu_milli) {

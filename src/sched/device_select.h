@@ -18,7 +18,8 @@
 namespace gpufleet::sched {
 
 /// The devices a pod takes on node n, by the rules of ScheduleResult (sched/scheduler.h):
-///  - gpus (nvidia.com/gpu): whole GPUs: the lowest-index fully free plain GPUs (lowest_free_gpus);
+///  - gpus (nvidia.com/gpu): whole GPUs: select_whole_gpus (the lowest-index fully free plain GPUs,
+///    from one NUMA node on a node whose kubelet aligns devices);
 ///    a fraction of a GPU: the plain GPU with the least free gpu_milli that still fits, first index on
 ///    ties ("best", best_fit_gpu); on a node time-sliced without renaming: num_gpu replicas.
 ///  - shared_replicas (nvidia.com/gpu.shared): shared_replicas replicas.
@@ -53,6 +54,34 @@ class RandomGpuSelector final : public GpuSelector {
 /// The lowest-index GPUs with all 1000 gpu_milli free, `count` of them (fewer if the node lacks them).
 /// Only plain GPUs (GpuKind::kPlain) count: MIG and time-sliced GPUs are never given whole.
 std::vector<int32_t> lowest_free_gpus(const ClusterState& state, NodeId n, int32_t count);
+
+/// Whole GPUs for a pod that asks for `count` of them on node n, ascending:
+///  - a node without a NUMA layout (Node::gpu_numa_node empty) or whose Topology Manager policy is
+///    none: lowest_free_gpus;
+///  - otherwise, when one NUMA node holds `count` fully free plain GPUs: the lowest-index ones of the
+///    NUMA node numa_node_for_whole_gpus chooses (best fit, which keeps the other NUMA nodes whole);
+///  - otherwise lowest_free_gpus (best-effort admits the spread; under single-numa-node the
+///    NodeResourceTopologyMatch filter has refused the node; restricted's "fewest NUMA nodes" for a
+///    pod larger than one NUMA node is not modelled).
+/// The kubelet's own device manager picks, among the NUMA nodes that hold the request, the lowest
+/// NUMA ID (the narrowest hint, kubernetes pkg/kubelet/cm/topologymanager/policy.go, as
+/// scheduler-plugins pkg/noderesourcetopology/filter.go notes); gpufleet assigns devices itself and
+/// prefers best fit, which packs small pods and keeps sockets whole for larger ones. Fewer than
+/// `count` when the node lacks them (can_allocate refuses the list).
+std::vector<int32_t> select_whole_gpus(const ClusterState& state, NodeId n, int32_t count);
+
+/// The NUMA node whole GPUs for a `count`-GPU pod come from on node n: among the NUMA nodes with at
+/// least `count` fully free plain GPUs, the one with the fewest free, lowest NUMA ID on ties; -1 when
+/// none has `count` free or the node has no NUMA layout. The one rule behind select_whole_gpus and
+/// the NodeResourceTopologyMatch filter (sched/plugins/node_resource_topology_match.h).
+int32_t numa_node_for_whole_gpus(const ClusterState& state, NodeId n, int32_t count);
+
+/// Whether the kubelet's Topology Manager on node n admits the pod's whole GPUs: false only when the
+/// node requires_single_numa_node() (model/node.h), the pod asks for whole GPUs (gpu_milli 1000), the
+/// node is not time-sliced without renaming (replicas are not aligned here), and
+/// numa_node_for_whole_gpus finds no NUMA node that holds them. The NodeResourceTopologyMatch filter
+/// and the simulator's scale-up estimate both ask this.
+bool single_numa_node_admits(const Pod& pod, const ClusterState& state, NodeId n);
 
 /// Index of the GPU with the least free gpu_milli that still fits `gpu_milli`, first index on ties;
 /// -1 if none fits. ("best" selection, FGD simulator open_gpu_share.go allocateGpuId.)

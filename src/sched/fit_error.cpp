@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "sched/framework/filter_cycle.h"
+#include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/taint_toleration.h"
 
 namespace gpufleet::sched {
@@ -19,6 +20,7 @@ std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const Clu
     if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
       return {untolerated_taint_reason(*taint)};
   }
+  if (code == FilterCode::kCannotAlign) return {std::string(cannot_align_reason(state.node(n)))};
   if (code == FilterCode::kInsufficientMig) {
     std::vector<std::string> out;
     for (const MigRequest& r : pod.mig_requests)
@@ -49,7 +51,7 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
         continue;
       }
     }
-    if (code == FilterCode::kInsufficientMig) {
+    if (code == FilterCode::kInsufficientMig || code == FilterCode::kCannotAlign) {
       for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
       continue;
     }

@@ -44,7 +44,8 @@ ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, cons
 /// kube's per-node words for a code (empty for kFits): the node's first untolerated taint for
 /// kUntoleratedTaint ("node(s) had untolerated taint {key: value}"), one entry per MIG profile the
 /// node lacks, in the pod's order, for kInsufficientMig ("Insufficient nvidia.com/mig-3g.40gb"),
-/// else filter_reason(code).
+/// upstream's words for the node's Topology Manager scope for kCannotAlign ("cannot align pod" or
+/// "cannot align container"), else filter_reason(code).
 std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n);
 
 /// "0/<node_count> nodes are available: <sorted counts and reasons>." plus " <post_filter>" when

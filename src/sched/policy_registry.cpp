@@ -20,6 +20,7 @@
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
+#include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
@@ -85,11 +86,13 @@ ProfileConfig policy_profile(std::string_view name) {
   // through its Permit (sched/gang_placement.h).
   c.enable(P::kPreFilter, std::string(Coscheduling::kName));
   // kube-scheduler's filter order (NodeUnschedulable, TaintToleration, NodeAffinity,
-  // NodeResourcesFit), then the GPU filter and InterPodAffinity (not cacheable, run each cycle; one
-  // call when no pod has required pod affinity or anti-affinity): a node's unschedulable reason is
-  // its first failing filter's.
+  // NodeResourcesFit), then the GPU filter, the NUMA filter (scheduler-plugins'
+  // NodeResourceTopologyMatch, after NodeResourcesFit as in its example profiles; inert on nodes
+  // without a NUMA layout) and InterPodAffinity (not cacheable, run each cycle; one call when no pod
+  // has required pod affinity or anti-affinity): a node's unschedulable reason is its first failing
+  // filter's.
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
-                             GpuShareFit::kName, InterPodAffinity::kName})
+                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, InterPodAffinity::kName})
     c.enable(P::kFilter, std::string(f));
   // The Score plugin's PreScore first: the random policy's draw happens even when NodeAffinity's
   // PreScore then fails the cycle.

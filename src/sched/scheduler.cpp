@@ -231,7 +231,7 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
   } else if (pod.is_share_pod()) {
     result.gpus.push_back(profile_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
-    result.gpus = lowest_free_gpus(state, result.node, pod.num_gpu);
+    result.gpus = select_whole_gpus(state, result.node, pod.num_gpu);
   }
 }
 

@@ -26,8 +26,10 @@ double node_utilization(const ClusterState& state, NodeId n) {
 namespace {
 
 // The estimate's one fit check: the devices a scheduling cycle would choose for the pod on node n and
-// whether ClusterState takes them there. nullopt when the pod does not fit.
+// whether ClusterState takes them there (and, on a single-numa-node node, from one NUMA node, as the
+// NodeResourceTopologyMatch filter requires). nullopt when the pod does not fit.
 std::optional<DeviceAssignment> fit(const Pod& pod, const ClusterState& state, NodeId n) {
+  if (!sched::single_numa_node_admits(pod, state, n)) return std::nullopt;
   DeviceAssignment devices = sched::select_devices(pod, state, n);
   if (!state.can_allocate(n, pod, devices)) return std::nullopt;
   return devices;
@@ -79,6 +81,9 @@ TemplateNodes::TemplateNodes(const Node& template_node) {
   template_.max_pods = template_node.max_pods;
   template_.time_slicing = template_node.time_slicing;
   template_.mig = template_node.mig;
+  template_.gpu_numa_node = template_node.gpu_numa_node;
+  template_.topology_manager_policy = template_node.topology_manager_policy;
+  template_.topology_manager_scope = template_node.topology_manager_scope;
 }
 
 bool TemplateNodes::add_first_fit(const Pod& pod, int32_t max_nodes) {

@@ -30,11 +30,12 @@ double node_utilization(const ClusterState& state, NodeId n);
 /// nodes a scale-up would add, or the nodes being provisioned. Each is a copy of the pool's template
 /// node in a scratch ClusterState (a state per node, as a ClusterState cannot add nodes): its CPU,
 /// memory, pod capacity (kKubeletDefaultMaxPods, 110, the kubelet --max-pods default that
-/// expand_pool gives every node, model/node_pool.h) and GPUs with their MIG layout or time-slicing. A pod fits a node when the engine's fit check takes it there:
+/// expand_pool gives every node, model/node_pool.h) and GPUs with their MIG layout, time-slicing and NUMA layout. A pod fits a node when the engine's fit check takes it there:
 /// the devices a scheduling cycle would choose (sched::select_devices: the lowest fully free GPUs,
 /// the best-fit GPU for a fraction, the time-sliced GPUs with the most free replicas, the lowest free
-/// MIG devices of each profile), then ClusterState::can_allocate (CPU, memory, pod count,
-/// devices). Scheduling constraints (taints, affinity, GPU model) are the caller's check, against the
+/// MIG devices of each profile; whole GPUs of one NUMA node on a single-numa-node node,
+/// sched/device_select.h single_numa_node_admits), then ClusterState::can_allocate (CPU, memory, pod
+/// count, devices). Scheduling constraints (taints, affinity, GPU model) are the caller's check, against the
 /// template node with the policy's filters; CA's binpacking estimator likewise runs the scheduler's
 /// filters on the template node (cluster-autoscaler estimator/binpacking_estimator.go).
 class TemplateNodes {

@@ -41,6 +41,7 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
     case FilterCode::kNodeUnschedulable: return "node(s) were unschedulable";
     case FilterCode::kAffinityRulesNotMatch: return "node(s) didn't match pod affinity rules";
+    case FilterCode::kCannotAlign: return "cannot align pod";
     case FilterCode::kCount: break;
   }
   return "unknown";
@@ -56,6 +57,7 @@ bool filter_code_resolvable(FilterCode code) {
     case FilterCode::kInsufficientGpuShared:
     case FilterCode::kAntiAffinityRulesNotMatch:
     case FilterCode::kExistingAntiAffinityRulesNotMatch:
+    case FilterCode::kCannotAlign:
       return true;
     case FilterCode::kFits:
     case FilterCode::kGpuModelMismatch:

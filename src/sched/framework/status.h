@@ -102,6 +102,11 @@ enum class FilterCode : uint8_t {
   /// "node(s) were unschedulable" (NodeUnschedulable: spec.unschedulable and the pod does not tolerate
   /// node.kubernetes.io/unschedulable:NoSchedule)
   kNodeUnschedulable,
+  /// "cannot align pod" (NodeResourceTopologyMatch): under the Topology Manager policy
+  /// single-numa-node no NUMA node has the pod's whole GPUs free. Upstream says "cannot align
+  /// container" on a node with scope container; a code aggregates nodes, so fit_error.h's node_reasons
+  /// spells each node's scope.
+  kCannotAlign,
   kCount
 };
 inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);
@@ -112,8 +117,8 @@ std::string_view filter_reason(FilterCode code);
 /// Whether evicting pods may resolve a filter failure (kube: status Unschedulable rather than
 /// UnschedulableAndUnresolvable). True for kInsufficientCpu, kInsufficientMemory, kTooManyPods,
 /// kInsufficientGpu, kInsufficientMig, kInsufficientGpuShared (NodeResourcesFit and GpuShareFit: the
-/// resources free with the pods) and both anti-affinity codes (InterPodAffinity returns
-/// Unschedulable). False for kGpuModelMismatch, kUntoleratedTaint (TaintToleration),
+/// resources free with the pods), both anti-affinity codes (InterPodAffinity returns Unschedulable)
+/// and kCannotAlign (NodeResourceTopologyMatch returns Unschedulable). False for kGpuModelMismatch, kUntoleratedTaint (TaintToleration),
 /// kNodeAffinityMismatch (NodeAffinity), kNodeUnschedulable, kAffinityRulesNotMatch and
 /// kSharedRequestAboveOne, all UnschedulableAndUnresolvable in kube, and for kFits (no failure).
 bool filter_code_resolvable(FilterCode code);

@@ -19,6 +19,7 @@
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
+#include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
@@ -63,6 +64,7 @@ std::vector<RegistryEntry> entries() {
       plain<NodeAffinity>(),
       plain<NodeResourcesFit>(),
       plain<GpuShareFit>(),
+      plain<NodeResourceTopologyMatch>(),
       plain<InterPodAffinity>(),
       {std::string(DefaultPreemption::kName),
        [](const PluginArgs* args, const PolicyContext& context) -> std::shared_ptr<Plugin> {
