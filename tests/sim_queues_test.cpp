@@ -8,7 +8,11 @@
 #include <vector>
 
 #include "kueue_test_support.h"
+#include "io/sim_pools.h"
+#include "io/sim_workload.h"
 #include "model/resources.h"
+#include "sim/workload_generator.h"
+#include "util/go_rand.h"
 #include "sim/simulator.h"
 
 namespace gpufleet::sim {
@@ -138,6 +142,44 @@ TEST(SimQueues, ReclaimWithinACohortTreeOverTime) {
   EXPECT_NEAR(r.queues[0].borrowed_pct, 100, 1e-9);
   EXPECT_EQ(r.queues[0].preemptions, 1);
   EXPECT_NEAR(r.lost_gpu_hours, 8 * 60 / 3600.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace gpufleet::sim
+
+namespace gpufleet::sim {
+namespace {
+
+TEST(SimQueues, ExamplesReadAndCompare) {
+  const auto path = [](const char* name) { return std::string(GPUFLEET_SOURCE_DIR "/examples/queues/simulate/") + name; };
+  const ClusterConfig cluster = io::read_sim_cluster_file(path("pools.yaml"));
+  const io::SimWorkloadFile quota = io::read_sim_workload_file(path("quota-only.yaml"), {"h100", "a100-spot"});
+  const io::SimWorkloadFile aware = io::read_sim_workload_file(path("placement-aware.yaml"), {"h100", "a100-spot"});
+  ASSERT_TRUE(quota.workload.queues.has_value());
+  ASSERT_TRUE(aware.workload.queues.has_value());
+  // The Configuration of ../local-queues.yaml switches placement-aware admission on; `admission:`
+  // overrides it.
+  EXPECT_FALSE(quota.workload.queues->configuration.placement_aware);
+  EXPECT_TRUE(aware.workload.queues->configuration.placement_aware);
+  EXPECT_TRUE(quota.workload.queues->configuration.wait_for_pods_ready);
+  EXPECT_DOUBLE_EQ(quota.workload.queues->configuration.wait_for_pods_ready_timeout_s, 600);
+  EXPECT_EQ(quota.workload.queues->cluster_queues.size(), 2u);
+  EXPECT_EQ(quota.generator->templates[0].spec.queue_name, "training");
+  // Quota-only admission holds quota for jobs no node can start until waitForPodsReady evicts them;
+  // placement-aware admission evicts nothing.
+  Workload wq = quota.workload, wa = aware.workload;
+  GoRand rng(42);
+  const std::vector<WorkloadSpec> jobs = generate_jobs(*quota.generator, rng);
+  wq.items.insert(wq.items.end(), jobs.begin(), jobs.end());
+  wa.items.insert(wa.items.end(), jobs.begin(), jobs.end());
+  SimOptions o;
+  o.seed = 42;
+  const SimResult rq = simulate(cluster, wq, o), ra = simulate(cluster, wa, o);
+  int64_t evicted_q = 0, evicted_a = 0;
+  for (const QueueResult& q : rq.queues) evicted_q += q.evictions;
+  for (const QueueResult& q : ra.queues) evicted_a += q.evictions;
+  EXPECT_GT(evicted_q, 0);
+  EXPECT_EQ(evicted_a, 0);
 }
 
 }  // namespace
