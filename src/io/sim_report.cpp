@@ -112,6 +112,43 @@ constexpr std::string_view kInferenceScript = R"js(
 
 std::string opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("&ndash;"); }
 
+// The Kueue queues and the topology counters of the runs that have them (SimResult::queues,
+// topology_levels): static tables, no chart.
+std::string queue_sections(const std::vector<CompareEntry>& entries) {
+  std::string queues, topology;
+  const auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); };
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    for (const sim::QueueResult& q : r.queues)
+      queues += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                            "<td>{:.1f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td></tr>\n",
+                            html_escape(e.label), html_escape(q.cluster_queue), html_escape(q.cohort), html_escape(r.admission),
+                            q.workloads, q.admitted, q.pending_at_end, q.preemptions, q.evictions, q.gpu_hours, q.borrowed_pct,
+                            opt(q.wait.p50), opt(q.wait.p99));
+    if (r.topology_levels > 0)
+      topology += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{:.2f}</td></tr>\n", html_escape(e.label),
+                              r.job_starts, r.split_job_starts,
+                              r.job_starts > 0 ? 100.0 * static_cast<double>(r.split_job_starts) / static_cast<double>(r.job_starts) : 0.0,
+                              r.topology_slowdown_gpu_hours);
+  }
+  std::string html;
+  if (!queues.empty())
+    html += "<section>\n<h2>Queues</h2>\n<p class=\"note\">Kueue ClusterQueues: workloads admitted, still pending at the end, "
+            "preempted and evicted (PodsReadyTimeout); nvidia.com/gpu quota reserved in GPU-hours and the share above nominal "
+            "quota (borrowed); seconds from arrival to first admission (nearest-rank).</p>\n<div class=\"table-scroll\">\n"
+            "<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>cluster queue</th><th>cohort</th><th>admis&shy;sion</th>"
+            "<th>work&shy;loads</th><th>admitted</th><th>pending</th><th>pre&shy;empted</th><th>evicted</th><th>GPU-hours</th>"
+            "<th>bor&shy;rowed</th><th>wait p50</th><th>wait p99</th></tr>\n</thead>\n<tbody>\n" +
+            queues + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!topology.empty())
+    html += "<section>\n<h2>Topology</h2>\n<p class=\"note\">Job starts whose pods span several domains of a level with a "
+            "slowdown, and the GPU-hours the slowdown added.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>job starts</th><th>split</th><th>split share</th><th>slowdown GPU-hours</th>"
+            "</tr>\n</thead>\n<tbody>\n" +
+            topology + "</tbody>\n</table>\n</div>\n</section>\n";
+  return html;
+}
+
 }  // namespace
 
 std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
@@ -250,6 +287,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
   html += rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += queue_sections(entries);
   if (!serving) {
     html += report_page_end("gpufleet", data_json, kRenderScript);
     return html;

@@ -50,6 +50,24 @@ done
 grep -q "<td>chat</td><td>Llama-3.1-8B</td>" "$T/serving.html.dom" && ok || bad "serving: the services table lacks chat"
 check_tables_in_cards serving "$T/serving.html" 1400 fit
 
+# 3b. Kueue queues and topology add their tables (examples/queues/simulate, examples/topology).
+Q="$2/queues/simulate"
+if "$BIN" compare --workload "$Q/quota-only.yaml" --config "quota=$Q/pools.yaml,gpufleet,$Q/quota-only.yaml" \
+     --config "placement=$Q/pools.yaml,gpufleet,$Q/placement-aware.yaml" -q --report "$T/queues.html" > /dev/null 2> "$T/err.txt"; then
+  ok
+else
+  bad "compare --report with queues failed: $(cat "$T/err.txt")"
+fi
+check_page_basics queues "$T/queues.html"
+grep -q "<h2>Queues</h2>" "$T/queues.html.dom" && ok || bad "queues: no Queues section"
+grep -q "<td>placement</td><td>team-a</td><td>research</td><td>placement</td>" "$T/queues.html.dom" && ok || bad "queues: the table lacks placement/team-a"
+check_tables_in_cards queues "$T/queues.html" 1400 fit
+TP="$2/topology"
+"$BIN" simulate --pools "$TP/pools.yaml" --workload "$TP/week-aware.yaml" -q --report "$T/topology.html" > /dev/null 2> "$T/err.txt" \
+  && ok || bad "simulate --report with topology failed: $(cat "$T/err.txt")"
+check_page_basics topology "$T/topology.html"
+grep -q "<h2>Topology</h2>" "$T/topology.html.dom" && ok || bad "topology: no Topology section"
+
 # 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 
