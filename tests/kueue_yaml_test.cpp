@@ -510,7 +510,7 @@ TEST(KueueYaml, ExamplesRead) {
   ASSERT_EQ(k.queued_workloads.size(), 2u);  // files in name order: jobs.yaml first
   EXPECT_EQ(k.queued_workloads[0].key(), "team-a/llm-finetune");
   EXPECT_EQ(k.queued_workloads[0].priority, 1000);
-  EXPECT_EQ(k.queued_workloads[0].pod_count(), 4);
+  EXPECT_EQ(k.queued_workloads[0].pod_count(), 2);
   EXPECT_EQ(k.queued_workloads[1].key(), "team-b/eval-sweep");
   EXPECT_EQ(k.queued_workloads[1].priority, 100);
   EXPECT_EQ(k.queued_workloads[1].pod_sets[0].min_count, 2);
