@@ -254,6 +254,9 @@ TEST(KueueScheduler, StrictFifoBlocksBestEffortSkips) {
     EXPECT_EQ(s.state(w1), WorkloadState::kAdmitted);
     EXPECT_EQ(s.state(w2), WorkloadState::kPending);
     EXPECT_EQ(s.state(w3), strategy == QueueingStrategy::kStrictFifo ? WorkloadState::kPending : WorkloadState::kAdmitted);
+    if (strategy == QueueingStrategy::kStrictFifo) {  // never tried, yet it says why it waits
+      EXPECT_EQ(s.pending_message(w3), "waiting behind default/w2, the head of ClusterQueue q (StrictFIFO), which is not admissible");
+    }
     s.finish(w1, 5);
     s.schedule(5);
     EXPECT_EQ(s.state(w2), WorkloadState::kAdmitted);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <exception>
 #include <limits>
+#include <map>
 #include <optional>
 #include <stdexcept>
 
@@ -194,6 +195,7 @@ struct KueueReader::State {
     SourcePosition at;
   };
   std::vector<NameRef> flavor_refs;           // flavors[].name of ClusterQueues and Cohorts
+  std::map<std::string, queue::ResourceAmount> quota_totals;  // "flavor resource" -> nominal + borrowing limits
   std::vector<SourcePosition> cohort_parent;  // parallel to kueue.cohorts
   std::vector<SourcePosition> lq_cluster_queue;  // parallel to kueue.local_queues
   std::vector<SourcePosition> flavor_topology;   // parallel to kueue.flavors
@@ -284,6 +286,14 @@ std::vector<queue::ResourceGroup> KueueReader::State::resource_groups(const Fiel
         if (!nominal.present()) nominal.fail("required field is missing");
         q.nominal_quota = amount(nominal, q.name);
         if (const Field b = res["borrowingLimit"]; b.present()) q.borrowing_limit = amount(b, q.name);
+        queue::ResourceAmount& total = quota_totals[fq.name + " " + q.name];
+        const bool each_ok = q.nominal_quota <= queue::kMaxQuotaTotal && q.borrowing_limit.value_or(0) <= queue::kMaxQuotaTotal;
+        const queue::ResourceAmount add = each_ok ? q.nominal_quota + q.borrowing_limit.value_or(0) : 0;
+        if (!each_ok || add > queue::kMaxQuotaTotal - total)
+          nominal.fail(fmt::format("the nominalQuota and borrowingLimit of {} in flavor '{}' over all ClusterQueues and Cohorts sum "
+                                   "above 2^62 units (the most gpufleet counts exactly)",
+                                   q.name, fq.name));
+        total += add;
         if (const Field l = res["lendingLimit"]; l.present()) {
           q.lending_limit = amount(l, q.name);
           if (*q.lending_limit > q.nominal_quota) l.fail(fmt::format("lendingLimit {} is above nominalQuota {}", l.scalar(), nominal.scalar()));

@@ -7,6 +7,8 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "io/queue_output.h"
+
 namespace gpufleet::io {
 namespace {
 
@@ -52,16 +54,7 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
   doc["quota_rejected"] = unplaced_json(r.quota_rejected);
   if (!r.admissions.empty()) {
     nlohmann::ordered_json admissions = nlohmann::ordered_json::array();
-    for (const place::AdmissionRecord& a : r.admissions) {
-      nlohmann::ordered_json j;
-      j["workload"] = a.workload;
-      j["type"] = a.type;
-      j["cluster_queue"] = a.cluster_queue;
-      j["reason"] = a.reason;
-      j["message"] = a.message;
-      if (!a.by.empty()) j["by"] = a.by;
-      admissions.push_back(std::move(j));
-    }
+    for (const queue::EventRecord& a : r.admissions) admissions.push_back(queue_event_json(a, false));
     doc["admissions"] = std::move(admissions);
   }
   doc["gpu_allocation_pct"] = allocation_pct(r);

@@ -17,6 +17,18 @@ double split_pct(const sim::SimResult& r) {
 
 }  // namespace
 
+nlohmann::ordered_json queue_event_json(const queue::EventRecord& e, bool with_time) {
+  nlohmann::ordered_json o;
+  if (with_time) o["time_s"] = round_to(e.time_s, 1e3);
+  o["workload"] = e.workload;
+  o["type"] = e.type;
+  o["cluster_queue"] = e.cluster_queue;
+  o["reason"] = e.reason;
+  o["message"] = e.message;
+  if (!e.by.empty()) o["by"] = e.by;
+  return o;
+}
+
 nlohmann::ordered_json queue_results_json(const sim::SimResult& r) {
   nlohmann::ordered_json j;
   j["admission"] = r.admission;
@@ -40,17 +52,7 @@ nlohmann::ordered_json queue_results_json(const sim::SimResult& r) {
   }
   j["cluster_queues"] = std::move(queues);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  for (const sim::QueueEvent& e : r.queue_events) {
-    nlohmann::ordered_json o;
-    o["time_s"] = round_to(e.time_s, 1e3);
-    o["workload"] = e.workload;
-    o["type"] = e.type;
-    o["cluster_queue"] = e.cluster_queue;
-    o["reason"] = e.reason;
-    o["message"] = e.message;
-    if (!e.by.empty()) o["by"] = e.by;
-    events.push_back(std::move(o));
-  }
+  for (const sim::QueueEvent& e : r.queue_events) events.push_back(queue_event_json(e, true));
   j["events"] = std::move(events);
   return j;
 }

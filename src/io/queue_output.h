@@ -22,6 +22,9 @@
 
 namespace gpufleet::io {
 
+/// One event: {"time_s" (with_time), "workload", "type", "cluster_queue", "reason", "message", "by"
+/// (only when set)}. `place` writes its admissions with it, without times.
+nlohmann::ordered_json queue_event_json(const queue::EventRecord& event, bool with_time);
 /// The "queues" object above.
 nlohmann::ordered_json queue_results_json(const sim::SimResult& result);
 /// The "topology" object above.

@@ -90,7 +90,7 @@ struct PlaceResult {
   int64_t gpu_capacity_milli = 0;
   int64_t gpu_used_milli = 0;           ///< at the end
   int32_t preemptions = 0;              ///< victims evicted in all
-  std::vector<AdmissionRecord> admissions;  ///< Kueue's decisions, in order
+  std::vector<queue::EventRecord> admissions;  ///< Kueue's decisions, in order
 };
 
 /// "namespace/name" of a pod ("default" when the namespace is empty).

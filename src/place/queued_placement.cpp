@@ -117,7 +117,7 @@ QueuedOutcome place_queued(ClusterState& state, sched::Scheduler& scheduler, GoR
     const bool aware = kueue.configuration.placement_aware;
     for (const queue::WorkloadEvent& e : kueue_scheduler.schedule(0, aware ? &commit : nullptr)) {
       const queue::Workload& w = kueue_scheduler.workload(e.workload);
-      out.admissions.push_back({w.key(), queue::event_type_name(e.type), e.cluster_queue, e.reason, e.message, e.by});
+      out.admissions.push_back(queue::event_record(kueue_scheduler, e, w.key()));
       if (e.type != queue::WorkloadEvent::Type::kAdmitted) continue;
       if (aware) {
         const auto& [g, p] = commit.placed_.at(e.workload);

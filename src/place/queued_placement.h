@@ -25,6 +25,7 @@
 #include "model/pod.h"
 #include "model/pod_group.h"
 #include "queue/kueue_objects.h"
+#include "queue/kueue_scheduler.h"
 #include "queue/workload.h"
 
 namespace gpufleet::sched {
@@ -35,16 +36,6 @@ class GoRand;
 }
 
 namespace gpufleet::place {
-
-/// One Kueue decision, as queue::WorkloadEvent, for the JSON output.
-struct AdmissionRecord {
-  std::string workload;       ///< "namespace/name"
-  std::string type;           ///< Admitted, Pending, Preempted, Evicted
-  std::string cluster_queue;
-  std::string reason;
-  std::string message;
-  std::string by;             ///< Preempted: the preemptor
-};
 
 /// A gang member bound by this step.
 struct GangPod {
@@ -61,7 +52,7 @@ struct QueuedOutcome {
   /// (key of the workload or group, reason) of those not placed, in decision order.
   std::vector<std::pair<std::string, std::string>> pending;
   std::vector<int32_t> pending_priority;   ///< parallel to pending
-  std::vector<AdmissionRecord> admissions;
+  std::vector<queue::EventRecord> admissions;  ///< Kueue's decisions, in order
 };
 
 /// Places the groups and workloads (see the top). `group_members[g]` are the pods of pod_groups[g]

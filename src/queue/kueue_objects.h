@@ -32,6 +32,11 @@ inline constexpr std::string_view kCpu = "cpu";
 inline constexpr std::string_view kMemory = "memory";
 inline constexpr std::string_view kGpu = "nvidia.com/gpu";
 
+/// The most nominalQuota plus borrowingLimit of one (flavor, resource) summed over every ClusterQueue
+/// and Cohort: 2^62 units (4 EiB of memory, 4.6e15 CPUs or GPUs in milli), so that the quota tree's
+/// sums of quotas, usage and one request never overflow int64.
+inline constexpr ResourceAmount kMaxQuotaTotal = ResourceAmount{1} << 62;
+
 /// Units of `resource` per whole Kubernetes quantity unit: 1000 for cpu and nvidia.com/gpu, 1 for
 /// memory (bytes) and every other resource.
 int64_t amount_unit_scale(std::string_view resource);
@@ -172,7 +177,8 @@ struct KueueObjects {
 /// ClusterQueue or Cohort quota for an unknown flavor, a flavor in two resource groups, quotas for
 /// resources not in coveredResources (or a covered resource without quota), a negative quota or limit,
 /// a lendingLimit above nominalQuota, a cohort loop (a cohort its own ancestor), a LocalQueue naming
-/// an unknown ClusterQueue, a flavor naming an unknown Topology, duplicate names. Readers check the
+/// an unknown ClusterQueue, a flavor naming an unknown Topology, duplicate names, quotas of one
+/// (flavor, resource) summing above kMaxQuotaTotal. Readers check the
 /// same with file positions first (io/kueue_yaml.h); this is the domain's own guard.
 void validate(const KueueObjects& objects);
 

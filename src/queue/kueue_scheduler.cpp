@@ -61,8 +61,21 @@ struct KueueScheduler::Impl : SchedulerState {
     if (!q.blocked || q.heap.front() == id) {
       q.blocked = false;
       active.insert(recs[id].cq);
+    } else {
+      behind_blocked_head.push_back(id);  // explained at the end of schedule()
     }
   }
+  /// StrictFIFO: why the workloads queued behind a blocked head wait (Kueue gives them no reason).
+  void explain_blocked(std::vector<WorkloadId> ids, double t, std::vector<WorkloadEvent>& out) {
+    for (WorkloadId id : ids) {
+      const Cq& q = cqs[recs[id].cq];
+      if (!recs[id].queued || !q.blocked || q.blocked_by == id) continue;
+      set_pending(id, "waiting behind " + recs[q.blocked_by].wl.key() + ", the head of ClusterQueue " + tree.name(q.node) +
+                          " (StrictFIFO), which is not admissible",
+                  t, out);
+    }
+  }
+  std::vector<WorkloadId> behind_blocked_head;
   void pop_head(int c) {
     Cq& q = cqs[c];
     auto cmp = [this](WorkloadId a, WorkloadId b) { return before(b, a); };
@@ -293,7 +306,9 @@ struct KueueScheduler::Impl : SchedulerState {
         }
       } else if (q.spec->queueing_strategy == QueueingStrategy::kStrictFifo) {
         q.blocked = true;
+        q.blocked_by = h.id;
         active.erase(h.cq);
+        behind_blocked_head.insert(behind_blocked_head.end(), q.heap.begin(), q.heap.end());
       } else {
         pop_head(h.cq);
         q.inadmissible.push_back(h.id);
@@ -352,6 +367,9 @@ std::vector<WorkloadEvent> KueueScheduler::schedule(double t, PlacementCheck* ch
     m.requeue_released();
     if (m.active.empty() || !m.cycle(t, check, out)) break;
   }
+  std::vector<WorkloadId> behind;
+  behind.swap(m.behind_blocked_head);
+  m.explain_blocked(std::move(behind), t, out);
   return out;
 }
 
@@ -428,6 +446,12 @@ std::vector<ClusterQueueStatus> KueueScheduler::cluster_queue_status() const {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+EventRecord event_record(const KueueScheduler& scheduler, const WorkloadEvent& event, std::string workload) {
+  return EventRecord{event.time_s, std::move(workload), event_type_name(event.type),
+                     event.cluster_queue.empty() ? scheduler.cluster_queue_of(event.workload) : event.cluster_queue, event.reason,
+                     event.message, event.by};
 }
 
 const char* event_type_name(WorkloadEvent::Type type) {

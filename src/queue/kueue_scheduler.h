@@ -174,4 +174,18 @@ class KueueScheduler {
 /// The event type's name: "Admitted", "Pending", "Preempted", "Evicted", "Requeued", "Finished".
 const char* event_type_name(WorkloadEvent::Type type);
 
+/// A WorkloadEvent as outputs show it: names instead of ids.
+struct EventRecord {
+  double time_s = 0;
+  std::string workload;       ///< the caller's name for it ("namespace/name" in place, the job's name in simulate)
+  std::string type;           ///< event_type_name
+  std::string cluster_queue;  ///< never empty: the workload's ClusterQueue when the event names none
+  std::string reason;
+  std::string message;
+  std::string by;             ///< kPreempted: the preemptor
+};
+
+/// `event` of `scheduler` recorded under the name `workload`.
+EventRecord event_record(const KueueScheduler& scheduler, const WorkloadEvent& event, std::string workload);
+
 }  // namespace gpufleet::queue

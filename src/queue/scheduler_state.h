@@ -44,6 +44,7 @@ struct ClusterQueueRecord {
   std::vector<WorkloadId> heap;          // ordered by priority, creation, id
   std::vector<WorkloadId> inadmissible;  // BestEffortFIFO heads that did not fit
   bool blocked = false;                  // StrictFIFO head did not fit
+  WorkloadId blocked_by = 0;             // that head, while blocked
   std::set<WorkloadId> admitted;
 };
 

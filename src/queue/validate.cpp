@@ -66,6 +66,21 @@ void validate(const KueueObjects& objects) {
       if (!path.insert(p).second) fail("Cohort " + c.name + " spec.parentName: cohort loop through " + p);
     }
   }
+  std::map<std::string, ResourceAmount> totals;  // flavor/resource -> nominal + borrowing limits so far
+  auto add_totals = [&](const std::string& who, const std::vector<ResourceGroup>& groups) {
+    for (const ResourceGroup& g : groups)
+      for (const FlavorQuotas& f : g.flavors)
+        for (const ResourceQuotaLimits& r : f.resources) {
+          ResourceAmount& t = totals[f.name + " " + r.name];
+          const bool each_ok = r.nominal_quota <= kMaxQuotaTotal && r.borrowing_limit.value_or(0) <= kMaxQuotaTotal;
+          const ResourceAmount add = each_ok ? r.nominal_quota + r.borrowing_limit.value_or(0) : 0;
+          if (!each_ok || add > kMaxQuotaTotal - t)
+            fail(who + ": the quotas of " + r.name + " in flavor " + f.name + " sum above 2^62 units over all queues and cohorts");
+          t += add;
+        }
+  };
+  for (const ClusterQueue& cq : objects.cluster_queues) add_totals("ClusterQueue " + cq.name, cq.resource_groups);
+  for (const Cohort& c : objects.cohorts) add_totals("Cohort " + c.name, c.resource_groups);
   for (const LocalQueue& lq : objects.local_queues) {
     std::string key = lq.namespace_name + "/" + lq.name;
     if (!lqs.insert(key).second) fail("LocalQueue " + key + ": duplicate name");

@@ -69,6 +69,7 @@
 #include <string>
 #include <vector>
 
+#include "queue/kueue_scheduler.h"
 #include "sim/config.h"
 #include "sim/engine/event_loop.h"
 #include "inference/catalog.h"
@@ -115,16 +116,8 @@ struct QueueResult {
   PendingStats wait;               ///< seconds from arrival to first admission, admitted workloads
 };
 
-/// An admission decision or eviction, in Kueue's words (queue::WorkloadEvent).
-struct QueueEvent {
-  double time_s = 0;
-  std::string workload;            ///< the job's name
-  std::string type;                ///< Admitted, Pending, Preempted, Evicted, Requeued, Finished
-  std::string cluster_queue;
-  std::string reason;
-  std::string message;
-  std::string by;                  ///< Preempted: the preemptor
-};
+/// An admission decision or eviction, in Kueue's words; `workload` is the job's name.
+using QueueEvent = queue::EventRecord;
 
 /// A billing segment of one node: from its launch, or from the moment a reservation started to
 /// cover it (sim/cost.h), to its removal, the horizon, or that moment. A node's life is one or two

@@ -207,9 +207,7 @@ void KueueAdmission::record(const queue::WorkloadEvent& e) {
   } else {
     last_pending_[e.workload].clear();
   }
-  events_.push_back(QueueEvent{e.time_s, m_.workloads.unit_name(unit_of_workload_[e.workload]),
-                               queue::event_type_name(e.type), e.cluster_queue.empty() ? kueue_.cluster_queue_of(e.workload) : e.cluster_queue,
-                               e.reason, e.message, e.by});
+  events_.push_back(queue::event_record(kueue_, e, m_.workloads.unit_name(unit_of_workload_[e.workload])));
 }
 
 void KueueAdmission::report(SimResult& result) const {
