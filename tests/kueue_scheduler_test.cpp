@@ -350,3 +350,48 @@ TEST(KueueScheduler, RejectsBadInput) {
 
 }  // namespace
 }  // namespace gpufleet::queue
+
+namespace gpufleet::queue {
+namespace {
+
+using testing::add_cq;
+using testing::add_flavor;
+using testing::gpu_pod;
+using testing::make_workload;
+using testing::quota;
+
+TEST(KueueScheduler, TopologyRequestNeedsAFlavorWithATopology) {
+  // Kueue's flavor assigner: a pod set with a topology request only takes flavors with a
+  // topologyName. Flavor plain (first) has none, tas has one: the workload goes to tas.
+  KueueObjects o;
+  add_flavor(o, "plain");
+  add_flavor(o, "tas");
+  o.flavors[1].topology_name = "t";
+  o.topologies.push_back({"t", {"example.com/rack"}});
+  ResourceGroup g;
+  g.covered_resources = {std::string(kGpu)};
+  g.flavors = {{"plain", {{std::string(kGpu), 8000, std::nullopt, std::nullopt}}}, {"tas", {{std::string(kGpu), 8000, std::nullopt, std::nullopt}}}};
+  add_cq(o, "q", "", {g});
+  KueueScheduler s(o);
+  Workload w = make_workload("w", "q", gpu_pod(2));
+  w.pod_sets[0].topology = {TopologyRequest::Mode::kRequired, "example.com/rack", "", 0};
+  const WorkloadId id = s.submit(w);
+  const WorkloadId plain = s.submit(make_workload("p", "q", gpu_pod(2)));
+  s.schedule(0);
+  ASSERT_TRUE(s.admission(id).has_value());
+  EXPECT_EQ(s.admission(id)->pod_sets[0].flavors[0].second, "tas");
+  EXPECT_EQ(s.admission(plain)->pod_sets[0].flavors[0].second, "plain");
+  // With only the plain flavor the request cannot be admitted, and says why.
+  KueueObjects o2;
+  add_flavor(o2, "plain");
+  add_cq(o2, "q", "", quota("plain", kGpu, 8000));
+  KueueScheduler s2(o2);
+  const WorkloadId id2 = s2.submit(w);
+  s2.schedule(0);
+  EXPECT_EQ(s2.state(id2), WorkloadState::kPending);
+  EXPECT_NE(s2.pending_message(id2).find("flavor plain does not support TopologyAwareScheduling"), std::string::npos)
+      << s2.pending_message(id2);
+}
+
+}  // namespace
+}  // namespace gpufleet::queue

@@ -12,8 +12,14 @@ std::string quantity_text(const std::string& resource, ResourceAmount amount) {
   return std::to_string(amount) + "m";
 }
 
-Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue& spec, const Workload& workload,
-                          const std::vector<int32_t>& counts, const std::function<std::string(int fr)>& holders) {
+Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue& spec, const std::vector<ResourceFlavor>& flavors,
+                          const Workload& workload, const std::vector<int32_t>& counts,
+                          const std::function<std::string(int fr)>& holders) {
+  const auto supports_tas = [&](const std::string& flavor) {
+    for (const ResourceFlavor& f : flavors)
+      if (f.name == flavor) return !f.topology_name.empty();
+    return false;
+  };
   Assignment out;
   std::map<int, ResourceAmount> total;  // fr -> amount of earlier pod sets
   for (size_t p = 0; p < workload.pod_sets.size(); ++p) {
@@ -50,6 +56,10 @@ Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue
       const FlavorQuotas* best_flavor = nullptr;
       std::vector<std::string> flavor_reasons;
       for (const FlavorQuotas& f : group->flavors) {
+        if (ps.topology.mode != TopologyRequest::Mode::kNone && !supports_tas(f.name)) {
+          flavor_reasons.push_back("flavor " + f.name + " does not support TopologyAwareScheduling");
+          continue;
+        }
         Mode fm = Mode::kFit;
         for (const auto& [r2, a2] : asked) {
           int fr = tree.flavor_resource(f.name, r2);

@@ -37,9 +37,12 @@ std::string quantity_text(const std::string& resource, ResourceAmount amount);
 /// `cq_node`) at the tree's current usage. Per resource group, flavors in order: a flavor where every
 /// asked resource fits without borrowing is taken; a borrowing one is taken unless whenCanBorrow is
 /// TryNextFlavor; a preempting one unless whenCanPreempt is TryNextFlavor; else the best seen.
-/// Non-preemptible workloads are held to nominal quota. `holders(fr)` is appended to each
-/// "insufficient unused quota" reason (gpufleet: who holds the quota in the cohort).
-Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue& spec, const Workload& workload,
-                          const std::vector<int32_t>& counts, const std::function<std::string(int fr)>& holders);
+/// Non-preemptible workloads are held to nominal quota. A pod set with a topology request (required,
+/// preferred or unconstrained) only takes flavors whose ResourceFlavor in `flavors` has a
+/// topologyName, as Kueue's flavor assigner checks for TopologyAwareScheduling. `holders(fr)` is
+/// appended to each "insufficient unused quota" reason (gpufleet: who holds the quota in the cohort).
+Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue& spec, const std::vector<ResourceFlavor>& flavors,
+                          const Workload& workload, const std::vector<int32_t>& counts,
+                          const std::function<std::string(int fr)>& holders);
 
 }  // namespace gpufleet::queue

@@ -124,7 +124,7 @@ struct KueueScheduler::Impl : SchedulerState {
   Assignment assign(WorkloadId id, const std::vector<int32_t>& counts) const {
     const Rec& r = recs[id];
     const Cq& q = cqs[r.cq];
-    return assign_flavors(tree, q.node, *q.spec, r.wl, counts, [&](int fr) { return holders(r.cq, fr); });
+    return assign_flavors(tree, q.node, *q.spec, objects.flavors, r.wl, counts, [&](int fr) { return holders(r.cq, fr); });
   }
 
   // ---- events -------------------------------------------------------------------------------

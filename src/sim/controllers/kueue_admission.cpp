@@ -80,7 +80,8 @@ bool KueueAdmission::on_arrival(uint32_t u, double t) {
   ps.name = "main";
   ps.count = static_cast<int32_t>(unit.pod_count);
   ps.pod_template = m_.workloads.pod(unit.first_pod);
-  ps.topology = s.topology;
+  // No topology request here: the simulator places by the workload's topology levels, not the
+  // flavors' Topology (docs/queues.md).
   w.pod_sets.push_back(std::move(ps));
   w.min_member = static_cast<int32_t>(unit.pod_count);
   const queue::WorkloadId id = kueue_.submit(std::move(w));
