@@ -608,6 +608,19 @@ TEST(KueueYamlErrors, MisspeltQuotaKey) {
                "spec.resourceGroups[0].flavors[0].resources[0].nominalQuote", "unknown key 'nominalQuote'");
 }
 
+TEST(KueueYamlErrors, MisspeltSpecKey) {
+  // kubectl's strict field validation refuses it; read as is it would leave a queue without quota.
+  expect_error(subst(kCq, "  resourceGroups:", "  resourcegroups:"), 10, 3, "spec.resourcegroups", "unknown key 'resourcegroups'");
+}
+
+TEST(KueueYamlErrors, QuotasSummingAboveTheLimit) {
+  // 2 x 3e18 milli-GPUs: each valid, their sum above 2^62 (about 4.6e18).
+  const std::string two = subst(kCq, "nvidia.com/gpu, nominalQuota: 8}", "nvidia.com/gpu, nominalQuota: 3000000000000000}") +
+                          "---\n" + subst(subst(kCq.substr(kCq.find("apiVersion", 10)), "{name: q}", "{name: q2}"),
+                                          "nvidia.com/gpu, nominalQuota: 8}", "nvidia.com/gpu, nominalQuota: 3000000000000000}");
+  expect_error(two, 29, 46, "spec.resourceGroups[0].flavors[0].resources[1].nominalQuota", "sum above 2^62 units");
+}
+
 TEST(KueueYamlErrors, ResourceInTwoGroups) {
   expect_error(subst(kCq, "      - {name: nvidia.com/gpu, nominalQuota: 8}\n",
                      "      - {name: nvidia.com/gpu, nominalQuota: 8}\n  - coveredResources: [cpu]\n"

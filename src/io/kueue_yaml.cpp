@@ -351,6 +351,12 @@ void KueueReader::State::cluster_queue(const Field& v) {
   q.name = name_of(v);
   unique(cq_names, q.name, v, "ClusterQueue");
   const Field spec = v["spec"];
+  // Kueue's ClusterQueueSpec fields (apis/kueue/v1beta1/clusterqueue_types.go); gpufleet models the
+  // first eight; admission checks and stopPolicy are accepted and not modelled.
+  spec.only_keys({"namespaceSelector", "cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption",
+                  "flavorFungibility", "fairSharing", "admissionChecks", "admissionChecksStrategy", "stopPolicy",
+                  "admissionScope"});
+  spec["fairSharing"].only_keys({"weight"});
   const Field cohort_v = spec["cohort"], cohort_name_v = spec["cohortName"];
   if (cohort_v.present() && cohort_name_v.present()) cohort_name_v.fail("give spec.cohort (v1beta1) or spec.cohortName (v1beta2), not both");
   q.cohort = cohort_v.present() ? cohort_v.scalar() : cohort_name_v.str();
@@ -394,6 +400,8 @@ void KueueReader::State::cohort(const Field& v) {
   c.name = name_of(v);
   unique(cohort_names, c.name, v, "Cohort");
   const Field spec = v["spec"];
+  spec.only_keys({"parent", "parentName", "resourceGroups", "fairSharing"});  // CohortSpec (v1alpha1, v1beta1)
+  spec["fairSharing"].only_keys({"weight"});
   const Field parent_name = spec["parentName"], parent = spec["parent"];
   if (parent_name.present() && parent.present()) parent.fail("give spec.parentName or spec.parent (early releases), not both");
   const Field& p = parent_name.present() ? parent_name : parent;
