@@ -57,7 +57,7 @@ const UnitOutcome& unit(const SimResult& r, const std::string& name) {
 std::vector<std::string> events_of(const SimResult& r, const std::string& workload) {
   std::vector<std::string> out;
   for (const QueueEvent& e : r.queue_events)
-    if (e.workload == workload) out.push_back(e.type + (e.reason.empty() ? "" : "/" + e.reason));
+    if (e.workload == "default/" + workload) out.push_back(e.type + (e.reason.empty() ? "" : "/" + e.reason));
   return out;
 }
 

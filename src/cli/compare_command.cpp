@@ -73,15 +73,13 @@ int run_compare_command(const CompareCommandOptions& o) {
   std::vector<sim::Workload> workloads;
   for (const CompareConfig& c : configs) {
     clusters.push_back(io::read_sim_cluster_file(c.pools_path));
-    std::vector<std::string> pool_names;
-    for (const sim::SimPool& p : clusters.back().pools) pool_names.push_back(p.pool.name);
     WorkloadSource source = o.workload;
     if (!c.workload_path.empty()) {
       source = WorkloadSource{};
       source.workload_path = c.workload_path;
       source.serving_catalog_path = o.workload.serving_catalog_path;
     }
-    workloads.push_back(load_workload(source, pool_names, o.seed, catalog));
+    workloads.push_back(load_workload(source, clusters.back(), o.seed, catalog));
   }
 
   Progress progress("compare", static_cast<int64_t>(configs.size()) * 100, !o.quiet);

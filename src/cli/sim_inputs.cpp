@@ -9,6 +9,8 @@
 #include "io/openb_csv.h"
 #include "io/inference_catalog.h"
 #include "io/sim_workload.h"
+#include "model/node_pool.h"
+#include "sched/topology_domains.h"
 #include "sim/openb_trace.h"
 #include "sim/workload_generator.h"
 #include "util/go_rand.h"
@@ -36,7 +38,7 @@ inference::ServingCatalog load_serving_catalog(const WorkloadSource& s) {
   return s.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(s.serving_catalog_path);
 }
 
-sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::string>& pool_names, uint64_t seed,
+sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& cluster, uint64_t seed,
                             const inference::ServingCatalog& catalog) {
   if (!s.openb_pods_path.empty()) {
     const std::vector<sim::TracePod> pods = io::read_openb_trace(s.openb_pods_path);
@@ -57,7 +59,23 @@ sim::Workload load_workload(const WorkloadSource& s, const std::vector<std::stri
                                    s.time_scale, w.horizon_s, io::kMaxHorizonSeconds));
     return w;
   }
+  std::vector<std::string> pool_names;
+  for (const sim::SimPool& p : cluster.pools) pool_names.push_back(p.pool.name);
   io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names, &catalog);
+  for (size_t l = 0; l < file.workload.topology.levels.size(); ++l) {
+    const std::string& level = file.workload.topology.levels[l];
+    // The labels gpufleet puts on every node, and each pool's own.
+    bool carried = level == sched::kHostnameLabel || level == kPoolLabel || level == kInstanceTypeLabel ||
+                   level == kGpuProductLabel || level == kGpuCountLabel || level == sim::kCapacityTypeLabel;
+    for (const sim::SimPool& p : cluster.pools) {
+      carried = carried || find_label(p.pool.labels, level) != nullptr;
+      for (const auto& [key, size] : p.pool.topology_domains) carried = carried || key == level;
+    }
+    if (!carried) {
+      const io::SourcePosition& at = file.topology_levels_at[l];
+      throw InputError(at.file, at.line, at.field, fmt::format("topology level {}: no pool's nodes carry this label", level), at.column);
+    }
+  }
   if (file.generator) {
     GoRand rng(static_cast<int64_t>(seed));  // the generator's own stream, seeded like the run
     for (sim::WorkloadSpec& job : sim::generate_jobs(*file.generator, rng)) file.workload.items.push_back(std::move(job));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "inference/catalog.h"
+#include "sim/config.h"
 #include "sim/workload.h"
 
 namespace gpufleet::cli {
@@ -33,10 +34,12 @@ struct WorkloadSource {
 /// in [kMinTimeScale, kMaxTimeScale], --horizon at most io::kMaxHorizonSeconds. Throws UsageError.
 void check_workload_source(const WorkloadSource& source);
 
-/// Loads the workload; `pool_names` are the pools a workload file may name, `seed` seeds its
-/// generator. Throws InputError (file, line, field) for bad input, and UsageError naming
-/// --time-scale when a replay without --horizon would run past io::kMaxHorizonSeconds.
-sim::Workload load_workload(const WorkloadSource& source, const std::vector<std::string>& pool_names, uint64_t seed,
+/// Loads the workload for `cluster`: its pools are those a workload file may name, and each topology
+/// level must be a label its nodes carry (a pool's labels or topology domains, a label gpufleet sets,
+/// or kubernetes.io/hostname); `seed` seeds the generator. Throws InputError (file, line, field)
+/// for bad input, and UsageError naming --time-scale when a replay without --horizon would run past
+/// io::kMaxHorizonSeconds.
+sim::Workload load_workload(const WorkloadSource& source, const sim::ClusterConfig& cluster, uint64_t seed,
                             const inference::ServingCatalog& catalog);
 
 /// The serving catalog: source.serving_catalog_path when set, else the built-in one (data/inference/

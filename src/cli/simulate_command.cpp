@@ -32,10 +32,8 @@ int run_simulate_command(const SimulateCommandOptions& o) {
 
   check_workload_source(o.workload);
   const sim::ClusterConfig cluster = io::read_sim_cluster_file(o.pools_path);
-  std::vector<std::string> pool_names;
-  for (const sim::SimPool& p : cluster.pools) pool_names.push_back(p.pool.name);
   const inference::ServingCatalog catalog = load_serving_catalog(o.workload);
-  const sim::Workload workload = load_workload(o.workload, pool_names, o.seed, catalog);
+  const sim::Workload workload = load_workload(o.workload, cluster, o.seed, catalog);
   if (!o.serving_timeseries_path.empty() && workload.inference.empty())
     throw UsageError("--serving-timeseries: the workload has no inference services");
 

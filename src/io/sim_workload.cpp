@@ -242,7 +242,7 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
   return p;
 }
 
-sim::TopologySettings parse_topology(const Field& t) {
+sim::TopologySettings parse_topology(const Field& t, std::vector<SourcePosition>& levels_at) {
   t.require_map();
   t.only_keys({"levels", "slowdown", "placement"});
   sim::TopologySettings out;
@@ -250,6 +250,8 @@ sim::TopologySettings parse_topology(const Field& t) {
   if (levels.size() == 0) levels.fail("at least one level (a node label key) is required");
   for (size_t i = 0, n = levels.size(); i < n; ++i) {
     const std::string level = levels.at(i).required_str();
+    const auto [line, column] = levels.at(i).position();
+    levels_at.push_back(SourcePosition{levels.at(i).source().file, line, column, levels.at(i).path()});
     if (std::find(out.levels.begin(), out.levels.end(), level) != out.levels.end())
       levels.at(i).fail(fmt::format("level {} is listed twice", level));
     out.levels.push_back(level);
@@ -277,9 +279,30 @@ queue::KueueObjects parse_queues(const Field& q, const std::string& source_name)
   if (files.size() == 0) files.fail("at least one file of Kueue objects is required");
   const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
   std::vector<std::string> paths;
-  for (size_t i = 0, n = files.size(); i < n; ++i) paths.push_back((base / files.at(i).required_str()).string());
+  for (size_t i = 0, n = files.size(); i < n; ++i) {
+    paths.push_back((base / files.at(i).required_str()).string());
+    try {
+      (void)k8s_input_files({paths.back()});  // a missing path, or a folder without YAML: at its entry
+    } catch (const InputError& e) {
+      files.at(i).fail(e.what());
+    }
+  }
   K8sObjects objects = read_k8s_inputs(paths);
   if (objects.kueue.cluster_queues.empty()) files.fail("the files hold no ClusterQueue");
+  // Only Kueue's objects belong here: jobs are the workload's own (jobs:, generate:).
+  std::string other;
+  const auto note = [&](size_t count, const char* what) {
+    if (count > 0) other += fmt::format("{}{} {}", other.empty() ? "" : ", ", count, what);
+  };
+  note(objects.queued_workloads.size(), "queued job(s)");
+  note(objects.pods.size(), "pod(s)");
+  note(objects.nodes.size(), "node(s)");
+  note(objects.pod_groups.size(), "PodGroup(s)");
+  note(objects.quotas.size(), "ResourceQuota(s)");
+  note(objects.pool_files.size(), "NodePoolSet file(s)");
+  for (const auto& [kind, count] : objects.skipped_kinds) note(static_cast<size_t>(count), kind.c_str());
+  if (!other.empty())
+    files.fail(fmt::format("the files hold {}: only Kueue objects are read here (jobs go in jobs: or generate:)", other));
   if (const Field a = q["admission"]; a.present()) {
     const std::string mode = a.str();
     if (mode != "quota" && mode != "placement") a.fail(fmt::format("'{}' is not quota or placement", mode));
@@ -350,7 +373,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
             inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
       }
     }
-    if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t);
+    if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t, out.topology_levels_at);
     if (const Field q = root["queues"]; q.present()) out.workload.queues = parse_queues(q, source_name);
     if (const Field g = root["generate"]; g.present()) {
       out.generator = parse_generator(g, out.workload.horizon_s, pool_names);

@@ -73,6 +73,7 @@
 #include <vector>
 
 #include "inference/catalog.h"
+#include "io/k8s_yaml.h"
 #include "sim/config.h"
 #include "sim/workload.h"
 #include "sim/workload_generator.h"
@@ -92,6 +93,8 @@ inline constexpr double kMaxGeneratedJobs = 1e7;
 struct SimWorkloadFile {
   sim::Workload workload;
   std::optional<sim::GeneratorParams> generator;
+  /// Where each of workload.topology.levels was read (for checks against the pools, cli/sim_inputs.h).
+  std::vector<SourcePosition> topology_levels_at;
 };
 
 /// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from. A

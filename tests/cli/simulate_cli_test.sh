@@ -207,6 +207,29 @@ printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\njo
   > "$T/mig-gpus.yaml"
 expect_bad "mig with gpus" "mig-gpus.yaml:7:8: field 'jobs[0].mig': mig and gpus cannot both be set" "$EXAMPLES/sharing-pools.yaml" "$T/mig-gpus.yaml"
 
+
+# Queues and topology: bad input at its position, exit 2 (examples: docs/queues.md).
+Q="$(cd "$(dirname "$EXAMPLES")/queues" && pwd)"
+qwork() { printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\n%s\n' "$1"; }
+qwork "queues:
+  objects: [nosuch.yaml]" > "$T/q-missing.yaml"
+expect_bad "queues: a missing objects file" "q-missing.yaml:5:13: field 'queues.objects[0]'" "$Q/simulate/pools.yaml" "$T/q-missing.yaml"
+qwork "queues:
+  objects: [$Q]" > "$T/q-jobs.yaml"
+expect_bad "queues: jobs among the objects" "field 'queues.objects': the files hold 2 queued job(s)" "$Q/simulate/pools.yaml" "$T/q-jobs.yaml"
+qwork "queues:
+  objects: [$Q/flavors.yaml, $Q/cluster-queues.yaml, $Q/local-queues.yaml]
+jobs:
+- {name: j, namespace: team-a, queueName: nosuch, gpus: 1, durationSeconds: 60}" > "$T/q-lq.yaml"
+expect_bad "queues: a missing LocalQueue" "q-lq.yaml:7:43: field 'jobs[0].queueName': LocalQueue team-a/nosuch does not exist" "$Q/simulate/pools.yaml" "$T/q-lq.yaml"
+qwork "topology:
+  levels: [example.com/nowhere]" > "$T/t-level.yaml"
+expect_bad "topology: a level no node carries" "t-level.yaml:5:12: field 'topology.levels[0]': topology level example.com/nowhere: no pool's nodes carry this label" "$Q/simulate/pools.yaml" "$T/t-level.yaml"
+qwork "topology:
+  levels: [cloud.provider.com/topology-rack]
+  slowdown: {cloud.provider.com/topology-rack: -0.5}" > "$T/t-slow.yaml"
+expect_bad "topology: a negative slowdown" "field 'topology.slowdown.cloud.provider.com/topology-rack': -0.5 is outside [0, 100]" "$Q/simulate/pools.yaml" "$T/t-slow.yaml"
+
 # A namespace that is not UTF-8: refused (YAML is Unicode; kubectl refuses it too), at the byte, exit 2.
 sed 's/namespace: research/namespace: "r\xe9search"/' "$EXAMPLES/workload.yaml" > "$T/latin.yaml"
 "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$T/latin.yaml" -q --json "$T/latin.json" > /dev/null 2> "$T/err.txt"

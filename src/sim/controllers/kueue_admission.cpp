@@ -208,7 +208,7 @@ void KueueAdmission::record(const queue::WorkloadEvent& e) {
   } else {
     last_pending_[e.workload].clear();
   }
-  events_.push_back(queue::event_record(kueue_, e, m_.workloads.unit_name(unit_of_workload_[e.workload])));
+  events_.push_back(queue::event_record(kueue_, e, kueue_.workload(e.workload).key()));  // "namespace/name", as `by`
 }
 
 void KueueAdmission::report(SimResult& result) const {
