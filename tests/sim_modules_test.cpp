@@ -313,6 +313,26 @@ TEST(SimFaults, AControllerInterruptsANode) {
   EXPECT_EQ(traced_events, (std::vector<std::string>{"arrival:j", "fault:p-0", "spot-reclaim:p-0", "completion:j", "completion:j"}));
 }
 
+TEST(SimFaults, AGangBelowItsMinimumIsTornDownAndRestoredWhole) {
+  // Three static 2-GPU nodes; gang g (2 pods x 2 GPUs, 1000 s, no checkpoints) starts at 0 on p-0
+  // and p-1. The injector interrupts p-0 at 300: the gang is below its minimum, so both pods stop
+  // (the one on p-1 holds no GPU after 300) and the gang restarts whole on p-1 and p-2 at once,
+  // completing at 1300. Both pods count as evictions; the work lost is 2 pods x 2 GPUs x 300 s.
+  ClusterConfig c = static_pool(3);
+  Workload w;
+  w.horizon_s = 2000;
+  w.items = {one_gpu("g", "a", WorkloadKind::kJob, 2, 0, 1000)};
+  w.items[0].num_gpu = 2;
+  Simulation sim(c, w, traced());
+  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptNode>(ports, 300, 0); });
+  const SimResult r = sim.run();
+  EXPECT_DOUBLE_EQ(outcome(r, "g").completion_s, 1300);
+  EXPECT_EQ(outcome(r, "g").interruptions, 1);
+  EXPECT_EQ(outcome(r, "g").starts, 2);
+  EXPECT_EQ(r.evictions, 2);
+  EXPECT_NEAR(r.lost_gpu_hours, 4 * 300.0 / 3600.0, 1e-12);
+}
+
 // ------------------------------------------------------------------------------------ node lifecycle
 
 // Samples the fleet and its ClusterState at the given times: the state's live nodes, and the
