@@ -32,16 +32,7 @@ K8sObjects setup(const std::string& text, DeviceSetupReport* report = nullptr) {
 }
 
 void expect_error(const std::string& text, int line, int column, const std::string& field, const std::string& fragment) {
-  try {
-    setup(text);
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "in.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { setup(text); }, "in.yaml", line, column, field, fragment);
 }
 
 const Node& node(const K8sObjects& k, const std::string& name) {

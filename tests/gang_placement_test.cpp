@@ -29,18 +29,6 @@ using testing::make_pod;
 constexpr const char* kRack = "example.com/rack";
 constexpr const char* kClique = "nvidia.com/gpu.clique";
 
-// Free CPU, memory and GPU per node and the pods on each (key, devices, bind_seq).
-using Snapshot = std::vector<std::tuple<int64_t, int64_t, std::vector<int32_t>, std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>>>>;
-Snapshot snapshot(const ClusterState& s) {
-  Snapshot out;
-  for (NodeId n = 0; n < s.node_count(); ++n) {
-    std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>> pods;
-    for (const BoundPod& b : s.pods_on(n)) pods.emplace_back(pod_key(b.pod), b.gpus, b.bind_seq);
-    const auto free = s.gpu_free_milli(n);
-    out.emplace_back(s.cpu_free_milli(n), s.memory_free_bytes(n), std::vector<int32_t>(free.begin(), free.end()), pods);
-  }
-  return out;
-}
 
 Pod worker(const std::string& name, int32_t gpus) { return make_pod(name, 1000, 1024, gpus, gpus > 0 ? 1000 : 0); }
 
@@ -117,12 +105,12 @@ TEST(GangPlacementTest, S01TwoGangsNeverHalfPlaced) {
   EXPECT_TRUE(p1.placed);
   EXPECT_EQ(node_names(state, p1.nodes), (std::vector<std::string>{"n1", "n2", "n3", "n4"}));
   check(4, 0);
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   const GangPlacement p2 = place_gang(scheduler, state, rng, j2);
   EXPECT_FALSE(p2.placed);
   EXPECT_EQ(p2.reason, "pod default/j2-w0: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.");
   EXPECT_EQ(node_names(state, p2.nodes), (std::vector<std::string>{"-", "-", "-", "-"}));
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
   check(4, 0);
   finish(state, "j1");
   check(0, 0);
@@ -193,7 +181,7 @@ TEST(GangPlacementTest, MembersWaitAtPermitAndARejectionTakesTheGangBack) {
     profile.permits.push_back(probe);
     Scheduler scheduler(std::move(profile), {});
     GoRand rng(1);
-    const Snapshot before = snapshot(state);
+    const testing::StateSnapshot before = testing::state_snapshot(state);
     const GangPlacement p = place_gang(scheduler, state, rng, gang("j1", {8, 8, 8, 8}, 4));
     EXPECT_EQ(scheduler.waiting_pod_count(), 0u);
     if (!reject) {
@@ -204,7 +192,7 @@ TEST(GangPlacementTest, MembersWaitAtPermitAndARejectionTakesTheGangBack) {
       EXPECT_FALSE(p.placed);
       EXPECT_EQ(p.reason, "pod default/j1-w2: no room in Probe");
       EXPECT_EQ(log, (std::vector<std::string>{"j1-w0 0", "j1-w1 1"}));
-      EXPECT_EQ(snapshot(state), before);
+      EXPECT_EQ(testing::state_snapshot(state), before);
       EXPECT_EQ(node_names(state, p.nodes), (std::vector<std::string>{"-", "-", "-", "-"}));
     }
   }
@@ -252,16 +240,16 @@ TEST(GangPlacementTest, BacktrackingFindsWhatGreedyMisses) {
   g.name = "job";
   g.pods = {make_pod("p", 2000, 1024, 4, 1000), make_pod("q", 2000, 1024, 4, 1000), make_pod("r", 1000, 1024, 4, 1000)};
   g.pods[2].constraints.node_selector = {{"zone", "b"}};
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   const GangPlacement none = place_gang(scheduler, state, rng, g, {.commit = true, .max_backtrack_steps = 0});
   EXPECT_FALSE(none.placed);
   EXPECT_EQ(none.reason, "pod default/r: 0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "
                          "affinity/selector.");
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
   const GangPlacement dry = place_gang(scheduler, state, rng, g, {.commit = false});
   EXPECT_TRUE(dry.placed);
   EXPECT_EQ(node_names(state, dry.nodes), (std::vector<std::string>{"A", "A", "B"}));
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
   const GangPlacement p = place_gang(scheduler, state, rng, g);
   ASSERT_TRUE(p.placed) << p.reason;
   EXPECT_EQ(node_names(state, p.nodes), (std::vector<std::string>{"A", "A", "B"}));
@@ -316,7 +304,7 @@ TEST(GangPlacementTest, RandomizedNoPartialHoldNoDeadlock) {
     for (int round = 0; round < 100; ++round) {
       for (size_t j = 0; j < gangs.size(); ++j) {
         if (phase[j] != 0) continue;
-        const Snapshot before = snapshot(state);
+        const testing::StateSnapshot before = testing::state_snapshot(state);
         const GangPlacement p = place_gang(scheduler, state, rng, gangs[j]);
         if (p.placed) {
           phase[j] = 1;
@@ -327,7 +315,7 @@ TEST(GangPlacementTest, RandomizedNoPartialHoldNoDeadlock) {
           optional_left_out += static_cast<int>(gangs[j].pods.size()) - placed_pods;
         } else {
           ASSERT_FALSE(p.reason.empty());
-          ASSERT_EQ(snapshot(state), before) << "run " << run << " gang " << j;
+          ASSERT_EQ(testing::state_snapshot(state), before) << "run " << run << " gang " << j;
         }
         check_all("after placing");
       }
@@ -345,10 +333,10 @@ TEST(GangPlacementTest, RandomizedNoPartialHoldNoDeadlock) {
       if (phase[j] == 1) FAIL() << "run " << run << ": gang " << j << " still running after 100 rounds";
       if (phase[j] != 0) continue;
       stuck = true;
-      const Snapshot before = snapshot(state);
+      const testing::StateSnapshot before = testing::state_snapshot(state);
       const GangPlacement dry = place_gang(scheduler, state, rng, gangs[j], {.commit = false});
       EXPECT_FALSE(dry.placed) << "run " << run << ": stuck, yet gang " << j << " fits alone";
-      EXPECT_EQ(snapshot(state), before);
+      EXPECT_EQ(testing::state_snapshot(state), before);
     }
     stuck_runs += stuck;
   }
@@ -410,13 +398,13 @@ TEST(GangPlacementTest, PreferredFallsBackALevelRequiredFailsNamingTheLevel) {
   state.allocate(4, worker("used-d1", 8), {.gpus = {0, 1, 2, 3, 4, 5, 6, 7}});
   Scheduler scheduler = policy_scheduler("bestfit", state);
   GoRand rng(5);
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   const GangPlacement req = place_gang(scheduler, state, rng, topo_gang("big", 3, GangTopology::Mode::kRequired, 1));
   EXPECT_FALSE(req.placed);
   EXPECT_EQ(req.reason, "no domain of nvidia.com/gpu.clique can hold 3 pods: none of its 4 domains fits them");
   EXPECT_EQ(req.domain, "");
   EXPECT_EQ(req.spans, (std::vector<int32_t>{0, 0}));
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
   EXPECT_EQ(scheduler.waiting_pod_count(), 0u);
 
   const GangPlacement pref = place_gang(scheduler, state, rng, topo_gang("big", 3, GangTopology::Mode::kPreferred, 1));
@@ -466,7 +454,7 @@ TEST(GangPlacementTest, RequiredSearchedAndFailedNamesThePod) {
   // only c2 is searched: the first pod takes b2 (2 left), the second finds no node among c2's two.
   Scheduler scheduler = policy_scheduler("bestfit", state);
   GoRand rng(1);
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   GangRequest g = gang("six", {6, 6}, 2);
   g.levels.labels = {kRack, kClique};
   g.topology = {GangTopology::Mode::kRequired, 1};
@@ -475,7 +463,7 @@ TEST(GangPlacementTest, RequiredSearchedAndFailedNamesThePod) {
   EXPECT_EQ(p.reason, "no domain of nvidia.com/gpu.clique can hold 2 pods: none of its 4 domains fits them; first failure: pod "
                       "default/six-w1: 0/10 nodes are available: 2 Insufficient nvidia.com/gpu, 8 node(s) didn't match Pod's node "
                       "affinity/selector.");
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
 }
 
 // The plugin alone: inert without the label, PreFilter's sibling count, "PodGroup not found" at

@@ -10,6 +10,7 @@
 #include "io/inference_catalog.h"
 #include "model/gpu_catalog.h"
 #include "util/input_error.h"
+#include "test_support.h"
 
 namespace gpufleet {
 namespace {
@@ -134,16 +135,7 @@ std::string edit(int line, const std::string& text) {
 }
 
 void expect_error(const std::string& text, int line, int column, const std::string& field, const std::string& fragment) {
-  try {
-    io::parse_serving_catalog_text(text, "cat.yaml");
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field << "\n" << text;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "cat.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { io::parse_serving_catalog_text(text, "cat.yaml"); }, "cat.yaml", line, column, field, fragment);
 }
 
 TEST(InferenceCatalog, MinimalFileAndDefaults) {

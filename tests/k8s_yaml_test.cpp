@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "util/input_error.h"
+#include "test_support.h"
 
 namespace gpufleet::io {
 namespace {
@@ -19,16 +20,7 @@ namespace {
 // Expects parse_k8s_text(text) to throw an InputError at file:line:column, naming `field`, whose
 // message contains `fragment`.
 void expect_error(const std::string& text, int line, int column, const std::string& field, const std::string& fragment) {
-  try {
-    parse_k8s_text(text, "in.yaml");
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "in.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { parse_k8s_text(text, "in.yaml"); }, "in.yaml", line, column, field, fragment);
 }
 
 // A Pod "p" with one container "c" whose `resources:` block is `resources` (lines 7 on, indented

@@ -11,6 +11,7 @@
 
 #include "io/k8s_yaml.h"
 #include "util/input_error.h"
+#include "test_support.h"
 
 namespace gpufleet::io {
 namespace {
@@ -32,16 +33,7 @@ std::string subst(std::string s, const std::string& from, const std::string& to)
 
 void expect_error(const std::string& in, int line, int column, const std::string& field, const std::string& fragment,
                   const ObjectLimits& limits = kObjectLimits) {
-  try {
-    parse_k8s_text(in, "in.yaml", limits);
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "in.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { parse_k8s_text(in, "in.yaml", limits); }, "in.yaml", line, column, field, fragment);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -320,16 +320,7 @@ TEST(NodeResourceTopologyReaderTest, ZoneOrderDefaultsAndLegacyPolicies) {
 }
 
 void expect_error(const std::string& text, int line, int column, const std::string& field, const std::string& message) {
-  try {
-    io::parse_k8s_text(text, "in.yaml");
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "in.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { io::parse_k8s_text(text, "in.yaml"); }, "in.yaml", line, column, field, message);
 }
 
 TEST(NodeResourceTopologyReaderTest, BadInputNamesLineAndField) {

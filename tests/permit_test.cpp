@@ -96,18 +96,6 @@ Pod member(const std::string& name, const std::string& group, int min_member) {
   return p;
 }
 
-// Free CPU, memory and GPU per node and the pods on each (name, devices, bind order).
-using Snapshot = std::vector<std::tuple<int64_t, int64_t, std::vector<int32_t>, std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>>>>;
-Snapshot snapshot(const ClusterState& s) {
-  Snapshot out;
-  for (NodeId n = 0; n < s.node_count(); ++n) {
-    std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>> pods;
-    for (const BoundPod& b : s.pods_on(n)) pods.emplace_back(pod_key(b.pod), b.gpus, b.bind_seq);
-    const auto free = s.gpu_free_milli(n);
-    out.emplace_back(s.cpu_free_milli(n), s.memory_free_bytes(n), std::vector<int32_t>(free.begin(), free.end()), pods);
-  }
-  return out;
-}
 
 // Three 2-GPU nodes; n0 already runs a 1-GPU pod.
 ClusterState cluster() {
@@ -171,13 +159,13 @@ TEST(PermitTest, GangWaitsUntilMinMemberThenAllBind) {
 TEST(PermitTest, TimedOutGangRollsBackWithoutATrace) {
   Fixture f;
   ClusterState state = cluster();
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   GoRand rng(1);
   f.scheduler.advance_clock(state, 100);
   EXPECT_TRUE(f.scheduler.schedule_one(member("g0", "train", 3), state, rng).status.is_wait());
   f.scheduler.advance_clock(state, 105);
   EXPECT_TRUE(f.scheduler.schedule_one(member("g1", "train", 3), state, rng).status.is_wait());
-  EXPECT_NE(snapshot(state), before);
+  EXPECT_NE(testing::state_snapshot(state), before);
   f.scheduler.advance_clock(state, 109.5);  // g0 waits until 110
   EXPECT_EQ(f.scheduler.waiting_pod_count(), 2u);
   f.log.clear();
@@ -188,7 +176,7 @@ TEST(PermitTest, TimedOutGangRollsBackWithoutATrace) {
                                       "g1 rejected: rejection in Unreserve"}));
   EXPECT_EQ(f.log, (std::vector<std::string>{"unreserve B g0", "unreserve Gang g0", "unreserve A g0", "unreserve B g1",
                                               "unreserve Gang g1", "unreserve A g1"}));
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
 }
 
 // The last member fails Reserve (plugin B): every Reserve plugin's Unreserve runs for it, in reverse
@@ -196,7 +184,7 @@ TEST(PermitTest, TimedOutGangRollsBackWithoutATrace) {
 TEST(PermitTest, ReserveFailureRejectsTheGang) {
   Fixture f(10, {"g2"});
   ClusterState state = cluster();
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   GoRand rng(1);
   f.scheduler.schedule_one(member("g0", "train", 3), state, rng);
   f.scheduler.schedule_one(member("g1", "train", 3), state, rng);
@@ -211,7 +199,7 @@ TEST(PermitTest, ReserveFailureRejectsTheGang) {
   EXPECT_EQ(f.log, (std::vector<std::string>{"reserve A g2", "reserve Gang g2", "reserve B g2", "unreserve B g2", "unreserve Gang g2",
                                               "unreserve A g2", "unreserve B g0", "unreserve Gang g0", "unreserve A g0",
                                               "unreserve B g1", "unreserve Gang g1", "unreserve A g1"}));
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
 }
 
 // Rejecting a waiting pod by hand (kube RejectWaitingPod), a pod outside any gang (bound at once),
@@ -219,7 +207,7 @@ TEST(PermitTest, ReserveFailureRejectsTheGang) {
 TEST(PermitTest, RejectWaitingPodSoloPodAndTimeoutCap) {
   Fixture f(3600);
   ClusterState state = cluster();
-  const Snapshot before = snapshot(state);
+  const testing::StateSnapshot before = testing::state_snapshot(state);
   GoRand rng(1);
   f.scheduler.schedule_one(member("g0", "train", 2), state, rng);
   EXPECT_FALSE(f.scheduler.reject_waiting_pod(state, "team/nope", "removed"));
@@ -227,7 +215,7 @@ TEST(PermitTest, RejectWaitingPodSoloPodAndTimeoutCap) {
   EXPECT_EQ(f.scheduler.waiting_pod_count(), 1u);
   EXPECT_TRUE(f.scheduler.reject_waiting_pod(state, "team/g0", "removed"));
   EXPECT_EQ(names(f.scheduler.take_permit_outcomes()), std::vector<std::string>{"g0 rejected: removed"});
-  EXPECT_EQ(snapshot(state), before);
+  EXPECT_EQ(testing::state_snapshot(state), before);
   f.scheduler.schedule_one(member("g1", "infer", 2), state, rng);
   f.scheduler.advance_clock(state, 899 + 900);  // waited 900 s, not 3600
   EXPECT_EQ(names(f.scheduler.take_permit_outcomes()),

@@ -49,16 +49,7 @@ std::string edit(int line, const std::string& text) {
 }
 
 void expect_error(const std::string& text, int line, int column, const std::string& field, const std::string& fragment) {
-  try {
-    parse_pool_text(text, "pools.yaml");
-    ADD_FAILURE() << "no InputError; expected " << line << ":" << column << " " << field << "\n" << text;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), "pools.yaml") << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
+  testing::expect_input_error([&] { parse_pool_text(text, "pools.yaml"); }, "pools.yaml", line, column, field, fragment);
 }
 
 const std::string* label(const Node& n, const std::string& key) { return find_label(n.labels, key); }

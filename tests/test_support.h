@@ -2,18 +2,52 @@
 #pragma once
 
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "model/cluster_state.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "sched/fit_error.h"
 #include "sched/scheduler.h"
+#include "util/input_error.h"
 
 namespace gpufleet::testing {
+
+/// `read()` must throw InputError at `file`, `line`, `column`, `field` with `fragment` in its message.
+inline void expect_input_error(const std::function<void()>& read, const std::string& file, int line, int column,
+                               const std::string& field, const std::string& fragment) {
+  try {
+    read();
+    ADD_FAILURE() << "no InputError; expected " << file << ":" << line << ":" << column << " " << field;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), file) << e.what();
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.column(), column) << e.what();
+    EXPECT_EQ(e.field(), field) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+/// Free CPU, memory and GPU per node and the pods on each (key, devices, bind order): equal
+/// snapshots mean a rolled-back change left the state exactly as it was.
+using StateSnapshot = std::vector<std::tuple<int64_t, int64_t, std::vector<int32_t>, std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>>>>;
+inline StateSnapshot state_snapshot(const ClusterState& s) {
+  StateSnapshot out;
+  for (NodeId n = 0; n < s.node_count(); ++n) {
+    std::vector<std::tuple<std::string, std::vector<int32_t>, uint64_t>> pods;
+    for (const BoundPod& b : s.pods_on(n)) pods.emplace_back(sched::pod_key(b.pod), b.gpus, b.bind_seq);
+    const auto free = s.gpu_free_milli(n);
+    out.emplace_back(s.cpu_free_milli(n), s.memory_free_bytes(n), std::vector<int32_t>(free.begin(), free.end()), pods);
+  }
+  return out;
+}
 
 inline Node make_node(std::string name, int64_t cpu_milli, int64_t memory_mib, int32_t gpus, std::string model = "V100M16") {
   Node n;
