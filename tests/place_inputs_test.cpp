@@ -15,6 +15,7 @@
 #include "io/k8s_yaml.h"
 #include "io/pool_file.h"
 #include "util/input_error.h"
+#include "test_support.h"
 
 namespace gpufleet::io {
 namespace {
@@ -35,16 +36,7 @@ class PlaceInputsDir : public ::testing::Test {
   // contains `fragment`.
   void expect_error(const std::vector<std::string>& cluster, const std::vector<std::string>& workload,
                     const std::string& file, int line, int column, const std::string& field, const std::string& fragment) {
-    try {
-      read_place_inputs(cluster, workload);
-      ADD_FAILURE() << "no InputError; expected " << file << ":" << line << ":" << column << " " << field;
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.file(), file) << e.what();
-      EXPECT_EQ(e.line(), line) << e.what();
-      EXPECT_EQ(e.column(), column) << e.what();
-      EXPECT_EQ(e.field(), field) << e.what();
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
+    testing::expect_input_error([&] { read_place_inputs(cluster, workload); }, file, line, column, field, fragment);
   }
   std::filesystem::path dir_;
 };
