@@ -147,4 +147,22 @@ mkdir -p "$T/wl" && pod_yaml '{cpu: 1}' > "$T/wl/pod.yaml"
 "$BIN" place --cluster "$T/quantity.yaml" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "a cluster without nodes should exit 2: $(cat "$T/err.txt")"
 
+# Kueue objects and gangs (examples/queues, docs/queues.md): each bad input exits 2 at its place.
+QX="$(cd "$(dirname "$0")/../../examples/queues" && pwd)"
+kueue_set() {  # the example set in one file, with a sed expression applied
+  for f in flavors cluster-queues local-queues jobs; do cat "$QX/$f.yaml"; printf -- '---\n'; done | sed "$1"
+}
+kueue_set 's/- name: a100-spot$/- name: a100-spott/' > "$T/kq-flavor.yaml"
+expect_bad "kueue: unknown flavor" "field 'spec.resourceGroups[0].flavors[1].name': unknown ResourceFlavor 'a100-spott'" "$T/kq-flavor.yaml"
+kueue_set 's/{name: nvidia.com\/gpu, nominalQuota: 16,/{name: nvidia.com\/gpu, nominalQuota: -16,/' > "$T/kq-negative.yaml"
+expect_bad "kueue: negative quota" "nominalQuota" "$T/kq-negative.yaml"
+kueue_set 's/kueue.x-k8s.io\/queue-name: training/kueue.x-k8s.io\/queue-name: nosuch/' > "$T/kq-lq.yaml"
+expect_bad "kueue: missing LocalQueue" "metadata.labels.kueue.x-k8s.io/queue-name" "$T/kq-lq.yaml"
+kueue_set 's/minMember: 3/minMember: 4/; s/annotations: {kueue.x-k8s.io\/podset-preferred-topology: [^}]*}/annotations: {}/' > "$T/kq-gang.yaml"
+expect_bad "kueue: minMember above the members" "spec.minMember" "$T/kq-gang.yaml"
+kueue_set 's/{name: cpu, nominalQuota: 384}/{name: cpu, nominalQuota: 384}\n      - {name: pods, nominalQuota: 10}/' > "$T/kq-covered.yaml"
+expect_bad "kueue: quota for a resource not covered" "resource 'pods' is not in this resource group's coveredResources" "$T/kq-covered.yaml"
+kueue_set 's/podset-preferred-topology: cloud.provider.com\/topology-rack/podset-preferred-topology: example.com\/nowhere/' > "$T/kq-level.yaml"
+expect_bad "kueue: a topology level no Topology defines" "example.com/nowhere" "$T/kq-level.yaml"
+
 finish
