@@ -1,6 +1,7 @@
 // Device set-up (io/device_setup.h): device-plugin and mig-parted configs applied to nodes by their
 // labels, MIG layouts derived from advertised counts, GPU counts from GFD labels, the unknown-model
 // error, and the examples end to end (pools + configs + workloads placed by the scheduler).
+#include "expect_input_error.h"
 #include "io/device_setup.h"
 
 #include <filesystem>

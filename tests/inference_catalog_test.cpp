@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_input_error.h"
 #include "inference/catalog.h"
 #include "io/inference_catalog.h"
 #include "model/gpu_catalog.h"

@@ -1,5 +1,6 @@
 // Kubernetes YAML/JSON reader: every kind it models, List and directory inputs, and one precise
 // InputError (file, line, column, field) per bad input.
+#include "expect_input_error.h"
 #include "io/k8s_yaml.h"
 
 #include <unistd.h>

@@ -1,6 +1,7 @@
 // Kueue objects, jobs queued to Kueue and gang PodGroups read through the Kubernetes reader
 // (io/kueue_yaml.h): exact fields of good inputs, and one precise InputError (file, line, column,
 // field) per bad input.
+#include "expect_input_error.h"
 #include "io/kueue_yaml.h"
 
 #include <filesystem>

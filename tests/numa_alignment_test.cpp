@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_input_error.h"
 #include "io/k8s_yaml.h"
 #include "io/pool_file.h"
 #include "model/cluster_state.h"

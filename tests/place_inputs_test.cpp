@@ -1,5 +1,6 @@
 // Reading `gpufleet place` inputs (io/place_inputs.h): errors found after the readers, across files
 // (node names two pools share, device set-up of pool nodes), name the file, line, column and field.
+#include "expect_input_error.h"
 #include "io/place_inputs.h"
 
 #include <unistd.h>

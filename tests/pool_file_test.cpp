@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_input_error.h"
 #include "io/k8s_yaml.h"
 #include "io/pool_file.h"
 #include "model/node_pool.h"

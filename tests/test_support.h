@@ -2,38 +2,19 @@
 #pragma once
 
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "model/cluster_state.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "sched/fit_error.h"
 #include "sched/scheduler.h"
-#include "util/input_error.h"
 
 namespace gpufleet::testing {
-
-/// `read()` must throw InputError at `file`, `line`, `column`, `field` with `fragment` in its message.
-inline void expect_input_error(const std::function<void()>& read, const std::string& file, int line, int column,
-                               const std::string& field, const std::string& fragment) {
-  try {
-    read();
-    ADD_FAILURE() << "no InputError; expected " << file << ":" << line << ":" << column << " " << field;
-  } catch (const InputError& e) {
-    EXPECT_EQ(e.file(), file) << e.what();
-    EXPECT_EQ(e.line(), line) << e.what();
-    EXPECT_EQ(e.column(), column) << e.what();
-    EXPECT_EQ(e.field(), field) << e.what();
-    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-  }
-}
 
 /// Free CPU, memory and GPU per node and the pods on each (key, devices, bind order): equal
 /// snapshots mean a rolled-back change left the state exactly as it was.
