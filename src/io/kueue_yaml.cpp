@@ -222,6 +222,7 @@ struct KueueReader::State {
   std::vector<std::string> warnings;
 
   void count_kueue_object(const Field& v) {
+    if (!first_object) first_object = pos(v["kind"]);
     if (++kueue_objects > limits.max_kueue_objects)
       v["metadata"]["name"].fail(limit_message(limits.max_kueue_objects, "Kueue objects", "ObjectLimits::max_kueue_objects"));
   }
@@ -229,6 +230,7 @@ struct KueueReader::State {
     if (!names.insert(name).second) v["metadata"]["name"].fail(fmt::format("duplicate {} '{}'", kind, name));
   }
 
+  std::optional<SourcePosition> first_object;  // kind of the first Kueue object read, for validate()'s errors
   std::vector<queue::ResourceGroup> resource_groups(const Field& groups);
   void resource_flavor(const Field& v);
   void cluster_queue(const Field& v);
@@ -703,13 +705,20 @@ void KueueReader::State::finish(K8sObjects& out) {
         if (l && *l == g.name && w.namespace_name == g.namespace_name) members += s.count;
       }
     if (g.min_member > members)
-      fail_at(group_min_member[i], fmt::format("PodGroup '{}' needs minMember {} pods but has {} member pod(s) (label {})",
-                                               g.name, g.min_member, members, kPodGroupLabel));
+      fail_at(group_min_member[i], fmt::format("PodGroup '{}' needs minMember {} pods but has {} member pod(s) (label {} or "
+                                               "Volcano's annotation {})",
+                                               g.name, g.min_member, members, kPodGroupLabel, kVolcanoGroupNameAnnotation));
   }
 
-  // queue::validate (queue/kueue_objects.h) is the domain's own guard of the same rules; it is not
-  // called here yet (not implemented in this checkout): every rule it names is checked above, with
-  // the file position.
+  // queue::validate (queue/kueue_objects.h) is the domain's own guard of the same rules, checked above
+  // with their positions; what it still finds is reported at the first Kueue object.
+  if (first_object) {
+    try {
+      queue::validate(kueue);
+    } catch (const std::invalid_argument& e) {
+      fail_at(*first_object, e.what());
+    }
+  }
   out.kueue = std::move(kueue);
   out.queued_workloads = std::move(workloads);
   out.pod_groups = std::move(groups);

@@ -187,9 +187,13 @@ void KueueAdmission::charge(queue::WorkloadId id, int sign) {
 }
 
 void KueueAdmission::advance_usage(double t) {
-  const double dt = t - usage_at_;
+  integrate_usage(queues_, t - usage_at_);
+  if (t > usage_at_) usage_at_ = t;
+}
+
+void KueueAdmission::integrate_usage(std::vector<QueueAccount>& queues, double dt) {
   if (dt <= 0) return;
-  for (QueueAccount& a : queues_) {
+  for (QueueAccount& a : queues) {
     for (const auto& [flavor, used] : a.used_gpu_milli) {
       if (used <= 0) continue;
       const auto nominal = a.nominal_gpu_milli.find(flavor);
@@ -198,7 +202,6 @@ void KueueAdmission::advance_usage(double t) {
       if (above > 0) a.borrowed_gpu_milli_s += static_cast<double>(above) * dt;
     }
   }
-  usage_at_ = t;
 }
 
 void KueueAdmission::record(const queue::WorkloadEvent& e) {
@@ -213,7 +216,8 @@ void KueueAdmission::record(const queue::WorkloadEvent& e) {
 
 void KueueAdmission::report(SimResult& result) const {
   // Usage up to the horizon: the last pass may be earlier.
-  const_cast<KueueAdmission*>(this)->advance_usage(m_.events.horizon_s());
+  std::vector<QueueAccount> queues = queues_;
+  integrate_usage(queues, m_.events.horizon_s() - usage_at_);
   result.admission = placement_aware_ ? "placement" : "quota";
   std::vector<std::vector<double>> waits(queues_.size());
   for (queue::WorkloadId id = 0; id < waits_.size(); ++id) {
@@ -221,9 +225,9 @@ void KueueAdmission::report(SimResult& result) const {
     if (waits_[id] >= 0) waits[q].push_back(waits_[id]);
   }
   for (size_t q = 0; q < queues_.size(); ++q) {
-    QueueResult r = queues_[q].result;
-    r.gpu_hours = queues_[q].gpu_milli_s / kGpuMilliPerGpu / 3600.0;
-    r.borrowed_gpu_hours = queues_[q].borrowed_gpu_milli_s / kGpuMilliPerGpu / 3600.0;
+    QueueResult r = queues[q].result;
+    r.gpu_hours = queues[q].gpu_milli_s / kGpuMilliPerGpu / 3600.0;
+    r.borrowed_gpu_hours = queues[q].borrowed_gpu_milli_s / kGpuMilliPerGpu / 3600.0;
     r.borrowed_pct = r.gpu_hours > 0 ? r.borrowed_gpu_hours / r.gpu_hours * 100 : 0;
     r.wait = pending_stats(std::move(waits[q]));
     result.queues.push_back(std::move(r));

@@ -80,6 +80,8 @@ class KueueAdmission final : public Controller, public AdmissionGate, public Nod
     QueueResult result;
   };
   std::vector<QueueAccount> queues_;
+  // Adds `dt` seconds of each queue's current GPU usage (and the part above nominal) to its totals.
+  static void integrate_usage(std::vector<QueueAccount>& queues, double dt);
   struct Charge {
     size_t queue = 0;
     std::vector<std::pair<std::string, int64_t>> gpu_milli;  // (flavor, nvidia.com/gpu) held now
