@@ -24,7 +24,7 @@ std::map<std::string, std::string> node_of(const PlaceResult& r) {
   return out;
 }
 
-TEST(PlaceQueued, ExampleAdmitsBothJobsAndKeepsTheTrainingJobInOneRack) {
+TEST(PlaceQueued, ExampleAdmitsBothJobsKeepsTheTrainingJobInOneRackAndTheGangWhole) {
   const std::string dir = GPUFLEET_SOURCE_DIR "/examples/queues";
   const io::PlaceInputs in = io::read_place_inputs({dir + "/simulate/pools.yaml"}, {dir});
   const PlaceResult r = place_workload(in.input, PlaceOptions{});
@@ -34,7 +34,12 @@ TEST(PlaceQueued, ExampleAdmitsBothJobsAndKeepsTheTrainingJobInOneRack) {
   EXPECT_EQ(nodes.at("team-a/llm-finetune-master-0"), "h100-0");
   EXPECT_EQ(nodes.at("team-a/llm-finetune-worker-0"), "h100-1");
   EXPECT_EQ(nodes.count("team-b/eval-sweep-main-3"), 1u);
-  EXPECT_TRUE(r.pending.empty());
+  // The gang sharded-inference (3 pods x 2 GPUs, minMember 3) finds 2 GPUs free on the H100 nodes and
+  // cannot tolerate the spot node: pending whole, no member bound.
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].pod, "team-b/sharded-inference");
+  EXPECT_NE(r.pending[0].reason.find("Insufficient nvidia.com/gpu"), std::string::npos) << r.pending[0].reason;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes.count("team-b/sharded-inference-" + std::to_string(i)), 0u);
   ASSERT_EQ(r.admissions.size(), 2u);
   EXPECT_EQ(r.admissions[0].type, "Admitted");
 }

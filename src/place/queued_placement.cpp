@@ -30,24 +30,21 @@ sched::GangRequest gang_of(const queue::KueueObjects& kueue, const queue::Worklo
   for (size_t s = 0; s < w.pod_sets.size(); ++s) {
     const queue::PodSet& ps = w.pod_sets[s];
     const queue::PodSetAssignment& a = admission.pod_sets.at(s);
-    std::vector<const queue::ResourceFlavor*> flavors;
-    for (const auto& [resource, flavor] : a.flavors)
-      if (const queue::ResourceFlavor* f = find_flavor(kueue, flavor); f != nullptr && std::find(flavors.begin(), flavors.end(), f) == flavors.end())
-        flavors.push_back(f);
+    const queue::FlavorInjection injected = queue::flavor_injection(kueue, a);
     for (int32_t i = 0; i < a.count; ++i) {
       Pod p = ps.pod_template;
       p.name = fmt::format("{}-{}-{}", w.name, ps.name, i);
       p.namespace_name = w.namespace_name;
-      for (const queue::ResourceFlavor* f : flavors) {
-        for (const auto& kv : f->node_labels) p.constraints.node_selector.push_back(kv);
-        for (const Toleration& t : f->tolerations) p.constraints.tolerations.push_back(t);
-      }
+      p.constraints.node_selector.insert(p.constraints.node_selector.end(), injected.node_selector.begin(), injected.node_selector.end());
+      p.constraints.tolerations.insert(p.constraints.tolerations.end(), injected.tolerations.begin(), injected.tolerations.end());
       g.pods.push_back(std::move(p));
     }
     if (g.topology.mode != sched::GangTopology::Mode::kNone) continue;
     if (ps.topology.mode != queue::TopologyRequest::Mode::kRequired && ps.topology.mode != queue::TopologyRequest::Mode::kPreferred)
       continue;
-    for (const queue::ResourceFlavor* f : flavors) {
+    for (const auto& [resource, flavor] : a.flavors) {
+      const queue::ResourceFlavor* f = find_flavor(kueue, flavor);
+      if (f == nullptr) continue;
       for (const queue::Topology& t : kueue.topologies) {
         if (t.name != f->topology_name) continue;
         const auto at = std::find(t.levels.begin(), t.levels.end(), ps.topology.level);

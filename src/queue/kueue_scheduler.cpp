@@ -448,6 +448,22 @@ std::vector<ClusterQueueStatus> KueueScheduler::cluster_queue_status() const {
   return out;
 }
 
+FlavorInjection flavor_injection(const KueueObjects& objects, const PodSetAssignment& assignment) {
+  FlavorInjection out;
+  std::vector<std::string> seen;
+  for (const auto& [resource, flavor] : assignment.flavors) {
+    if (std::find(seen.begin(), seen.end(), flavor) != seen.end()) continue;
+    seen.push_back(flavor);
+    for (const ResourceFlavor& f : objects.flavors) {
+      if (f.name != flavor) continue;
+      for (const auto& kv : f.node_labels)
+        if (std::find(out.node_selector.begin(), out.node_selector.end(), kv) == out.node_selector.end()) out.node_selector.push_back(kv);
+      out.tolerations.insert(out.tolerations.end(), f.tolerations.begin(), f.tolerations.end());
+    }
+  }
+  return out;
+}
+
 EventRecord event_record(const KueueScheduler& scheduler, const WorkloadEvent& event, std::string workload) {
   return EventRecord{event.time_s, std::move(workload), event_type_name(event.type),
                      event.cluster_queue.empty() ? scheduler.cluster_queue_of(event.workload) : event.cluster_queue, event.reason,

@@ -105,6 +105,18 @@ class PlacementCheck {
   virtual std::optional<std::string> check(WorkloadId id, const Workload& workload, const Admission& admission) = 0;
 };
 
+/// What Kueue injects into the pods of an admitted pod set (kueue site/content/en/docs/concepts/
+/// resource_flavor.md): the nodeLabels of the ResourceFlavors it was assigned, as node selector
+/// entries, and their tolerations, each once, in flavor then field order.
+struct FlavorInjection {
+  Labels node_selector;
+  std::vector<Toleration> tolerations;
+  bool empty() const { return node_selector.empty() && tolerations.empty(); }
+};
+
+/// The injection of `assignment`'s flavors (names `objects` does not define add nothing).
+FlavorInjection flavor_injection(const KueueObjects& objects, const PodSetAssignment& assignment);
+
 /// Per ClusterQueue status (ClusterQueue .status and Kueue's metrics).
 struct ClusterQueueStatus {
   std::string name;

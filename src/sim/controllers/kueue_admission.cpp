@@ -10,21 +10,6 @@
 namespace gpufleet::sim {
 namespace {
 
-// The ResourceFlavor nodeLabels of an admission: those of the flavor each pod set got for its first
-// resource (a resource group shares one flavor; gpufleet's jobs have one pod set).
-Labels flavor_labels(const queue::KueueObjects& objects, const queue::Admission& admission) {
-  Labels out;
-  for (const queue::PodSetAssignment& ps : admission.pod_sets) {
-    for (const auto& [resource, flavor] : ps.flavors) {
-      for (const queue::ResourceFlavor& f : objects.flavors)
-        if (f.name == flavor)
-          for (const auto& kv : f.node_labels)
-            if (std::find(out.begin(), out.end(), kv) == out.end()) out.push_back(kv);
-    }
-  }
-  return out;
-}
-
 int64_t gpu_usage(const queue::PodSetAssignment& ps) {
   for (const auto& [resource, amount] : ps.usage)
     if (resource == queue::kGpu) return amount;
@@ -122,7 +107,7 @@ void KueueAdmission::on_node_ready(NodeId /*n*/, double t) {
 std::optional<std::string> KueueAdmission::check(queue::WorkloadId id, const queue::Workload& workload,
                                                  const queue::Admission& admission) {
   const uint32_t u = unit_of_workload_[id];
-  if (m_.workloads.admit_and_start(u, now_, flavor_labels(kueue_.objects(), admission))) return std::nullopt;
+  if (m_.workloads.admit_and_start(u, now_, queue::flavor_injection(kueue_.objects(), admission.pod_sets.front()))) return std::nullopt;
   return fmt::format("the cluster cannot hold the {} pods of {} now", workload.pod_count(), workload.key());
 }
 
@@ -153,7 +138,9 @@ void KueueAdmission::pass(double t) {
           waits_[e.workload] = t - arrival_s_[e.workload];
         }
         // Placement-aware: check() started it already. Quota-only: its pods go to the scheduler.
-        if (!placement_aware_) m_.workloads.admit(u, t, flavor_labels(kueue_.objects(), *kueue_.admission(e.workload)));
+        // (A later cycle of the same call may have preempted it again: then its admission is gone.)
+        if (!placement_aware_ && kueue_.admission(e.workload))
+          m_.workloads.admit(u, t, queue::flavor_injection(kueue_.objects(), kueue_.admission(e.workload)->pod_sets.front()));
         break;
       case queue::WorkloadEvent::Type::kPreempted:
       case queue::WorkloadEvent::Type::kEvicted:

@@ -259,9 +259,10 @@ bool Workloads::place_pods(uint32_t u, double t, const Labels& extra) {
   Pod confined;
   for (uint32_t p = unit.first_pod; p < end; ++p) {
     const Pod* pod = &pods_[p].pod;
-    if (!extra.empty() || !unit.admitted_selector.empty()) {  // Kueue injects the flavor's labels and the TAS domain
+    if (!extra.empty() || !unit.injected.empty()) {  // Kueue injects the flavors' labels and tolerations, and the TAS domain
       confined = *pod;
-      for (const auto& kv : unit.admitted_selector) confined.constraints.node_selector.push_back(kv);
+      for (const auto& kv : unit.injected.node_selector) confined.constraints.node_selector.push_back(kv);
+      for (const Toleration& t : unit.injected.tolerations) confined.constraints.tolerations.push_back(t);
       for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
       pod = &confined;
     }
@@ -347,15 +348,15 @@ bool Workloads::try_start(uint32_t u, double t) {
   return true;
 }
 
-void Workloads::admit(uint32_t u, double t, Labels flavor_labels) {
+void Workloads::admit(uint32_t u, double t, queue::FlavorInjection injected) {
   if (units_[u].state != UnitState::kQueued) return;
-  units_[u].admitted_selector = std::move(flavor_labels);
+  units_[u].injected = std::move(injected);
   make_pending(u, t);
 }
 
-bool Workloads::admit_and_start(uint32_t u, double t, Labels flavor_labels) {
+bool Workloads::admit_and_start(uint32_t u, double t, queue::FlavorInjection injected) {
   if (units_[u].state != UnitState::kQueued) return false;
-  units_[u].admitted_selector = std::move(flavor_labels);
+  units_[u].injected = std::move(injected);
   return try_start(u, t);
 }
 

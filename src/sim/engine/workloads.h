@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "model/pod.h"
+#include "queue/kueue_scheduler.h"
 #include "sched/fragmentation.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
@@ -103,8 +104,8 @@ class Workloads final : public UnitStarter, public ServiceScaler {
     /// Workload::topology): work progresses at 1 / slowdown per second.
     double slowdown = 1;
     std::string reason;                ///< failed: why
-    /// Node selector entries Kueue's admission added (the flavor's nodeLabels); empty otherwise.
-    Labels admitted_selector;
+    /// What Kueue's admission added to the pods (the flavors' nodeLabels and tolerations).
+    queue::FlavorInjection injected;
   };
 
   /// The workload's pods by FGD shape (sched::PodShapeKey -> pod count), for Placement.
@@ -165,12 +166,13 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   // ---- admission (an AdmissionGate's side)
   /// The gate that holds queued jobs (not owned); set once before the run.
   void set_admission_gate(AdmissionGate& gate) { gate_ = &gate; }
-  /// Queued unit u is admitted at t: it becomes pending (the retry pass places it). `flavor_labels`
-  /// (the admitted ResourceFlavor's nodeLabels) join its pods' node selectors, as Kueue injects them.
-  void admit(uint32_t u, double t, Labels flavor_labels);
+  /// Queued unit u is admitted at t: it becomes pending (the retry pass places it). `injected` (the
+  /// admitted ResourceFlavors' nodeLabels and tolerations, queue::flavor_injection) joins its pods'
+  /// node selectors and tolerations, as Kueue injects them.
+  void admit(uint32_t u, double t, queue::FlavorInjection injected);
   /// Queued unit u is admitted at t and started at once when all its pods fit now (true; nothing
   /// changes otherwise). Placement-aware admission's check.
-  bool admit_and_start(uint32_t u, double t, Labels flavor_labels);
+  bool admit_and_start(uint32_t u, double t, queue::FlavorInjection injected);
   /// Takes admitted unit u back to kQueued at t (Kueue preempted or evicted it): a running job stops
   /// and keeps the work up to its last checkpoint (its pods count as evictions), a pending one leaves
   /// the pending queue.
