@@ -43,7 +43,7 @@ gpufleet_layer(autoscaling      SOURCES autoscaling
 
 # The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
 # Plain types the readers build, apart from the engine so that the readers need no engine.
-gpufleet_layer(sim_inputs       SOURCES sim/config sim/workload sim/workload_generator sim/openb_trace sim/inference_service
+gpufleet_layer(sim_inputs       SOURCES sim/config sim/faults sim/workload sim/workload_generator sim/openb_trace sim/inference_service
                                 PUBLIC model util inference autoscaling queue)
 
 # The pack experiment's inputs: the FGD artifact's reference curves.

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "model/node_pool.h"
+#include "sim/faults.h"
 
 namespace gpufleet::sim {
 
@@ -56,6 +57,10 @@ struct PoolSettings {
   double spot_interruptions_per_hour = 0;
   /// Spot pools: seconds between the interruption notice and the reclaim. >= 0.
   double spot_notice_s = kSpotNoticeS;
+  /// Seconds from Ready until the device plugin advertises the node's GPUs (GPU allocatable 0 in
+  /// between: the NVIDIA device plugin and driver start after the kubelet; kubernetes/autoscaler
+  /// cluster-autoscaler/cloudprovider/aws/README.md "GPU node groups"). >= 0; 0 = at once.
+  double gpu_advertise_delay_s = 0;
 };
 
 /// A node pool as the simulator uses it: the pool-file data plus the settings.
@@ -118,6 +123,8 @@ struct ClusterConfig {
   std::vector<SimPool> pools;
   AutoscalerSettings autoscaler;
   ConsolidationSettings consolidation;
+  /// Faults, capacity outages, NodePool limit changes and driver upgrades (sim/faults.h); empty = none.
+  FaultSchedule faults;
 };
 
 /// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,7 +41,16 @@ namespace gpufleet::sim {
 
 struct SimResult;
 
-enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned };
+/// kNotReady: a failed node (Fleet::fail_node): still billed, in the state but unschedulable, no
+/// pods, until recover_node.
+enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned, kNotReady };
+
+/// Why a GPU of a node in the state is out of its allocatable (Fleet::withhold_gpu).
+enum class GpuWithheld : uint8_t {
+  kNone,
+  kNotAdvertised,  ///< the device plugin does not (yet) advertise it: booting, or the plugin failed
+  kUnhealthy,      ///< the device plugin marked it unhealthy (an XID that needs a GPU reset)
+};
 
 /// Hears of node lifecycle changes; the default does nothing. Listeners run in the order added.
 class NodeListener {
@@ -54,6 +64,15 @@ class NodeListener {
   virtual void on_node_interrupted(NodeId /*n*/, double /*t*/) {}
   /// Node n was removed at t; it is already absent (and had no pods).
   virtual void on_node_removed(NodeId /*n*/, double /*t*/) {}
+  /// A launch of node n failed at t (the cloud had no capacity: `reason`, e.g. EC2's
+  /// "InsufficientInstanceCapacity"); n is absent again and was never billed.
+  virtual void on_launch_failed(NodeId /*n*/, double /*t*/, const std::string& /*reason*/) {}
+  /// GPU g of node n is about to leave allocatable at t: the pods holding it must stop now (the
+  /// workloads do). Called before the GPU is withheld.
+  virtual void on_gpu_lost(NodeId /*n*/, int32_t /*g*/, double /*t*/) {}
+  /// Capacity came back on node n at t (a GPU restored or advertised, a node recovered or
+  /// uncordoned): pending pods may fit now.
+  virtual void on_capacity_returned(NodeId /*n*/, double /*t*/) {}
 };
 
 class Fleet {
@@ -122,6 +141,37 @@ class Fleet {
   void cordon(NodeId n);
   void uncordon(NodeId n);
 
+  // ---- health: faults and late devices (sim/faults.h; the fault injector drives them)
+  /// Takes GPU g of node n (in the state: ready, cordoned or not ready) out of allocatable at t:
+  /// listeners stop the pods holding it (on_gpu_lost), then a placeholder reservation holds the whole
+  /// GPU (all its replicas or MIG devices) so that nothing binds to it. The placeholder is not a pod:
+  /// it counts in withheld_gpu_milli(), not in allocation or chargeback. Already withheld: only
+  /// `why` is updated (kUnhealthy wins over kNotAdvertised).
+  void withhold_gpu(NodeId n, int32_t g, GpuWithheld why, double t);
+  /// Puts GPU g of node n back into allocatable at t (listeners: on_capacity_returned). Ignored when
+  /// it is not withheld.
+  void restore_gpu(NodeId n, int32_t g, double t);
+  GpuWithheld gpu_withheld(NodeId n, int32_t g) const;
+  /// GPUs of node n withheld for `why` (kNone: for any reason).
+  int32_t withheld_gpus(NodeId n, GpuWithheld why = GpuWithheld::kNone) const;
+  /// Milli-GPUs withheld over all nodes (capacity billed but not allocatable).
+  int64_t withheld_gpu_milli() const { return withheld_gpu_milli_; }
+  /// Node n fails at t (NotReady: kubelet stopped reporting): listeners stop its pods
+  /// (on_node_interrupted), it takes no pods (unschedulable in the state) and stays billed.
+  /// Ignored unless n is Ready or cordoned.
+  void fail_node(NodeId n, double t);
+  /// Failed node n is Ready again at t (cordoned again if it was cordoned when it failed);
+  /// listeners: on_capacity_returned. Ignored unless n is kNotReady.
+  void recover_node(NodeId n, double t);
+  /// Seconds since node n's launch (its current incarnation); for provisioning-time limits.
+  double launched_at_s(NodeId n) const { return nodes_[n].launched_s; }
+  /// Makes launches of pool p fail while `blocked(pool index, t)` says so: a launch at t that is
+  /// blocked fails launch_failure_s later (the node goes provisioning, then absent, never billed;
+  /// listeners: on_launch_failed with "InsufficientInstanceCapacity"). Default: no launch fails.
+  void set_launch_gate(std::function<bool(size_t pool, double t)> blocked, double launch_failure_s);
+  /// Launches that failed so far.
+  int64_t launch_failures() const { return launch_failures_; }
+
   // ---- pods (ClusterState reservations and the per-node pod lists)
   /// Reserves `pod` with `devices` on node n (ClusterState::allocate: whole or fractional
   /// GPUs, time-slicing replicas, MIG devices, as the scheduler chose them) and records pod id `id`
@@ -147,7 +197,10 @@ class Fleet {
     uint32_t incarnation = 0;
     int32_t not_safe_to_evict = 0;
     double last_pod_change_s = 0;
+    double launched_s = 0;
+    bool cordoned_before_failure = false;
     std::vector<uint32_t> pods;
+    std::vector<GpuWithheld> withheld;  // per GPU; empty = none withheld
   };
   struct PoolRecord {
     std::vector<NodeId> nodes;
@@ -173,7 +226,11 @@ class Fleet {
   GoRand spot_rng_;
   int64_t live_gpu_capacity_milli_ = 0;
   int64_t interruptions_ = 0;
-  EventKind node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0;
+  int64_t withheld_gpu_milli_ = 0;
+  int64_t launch_failures_ = 0;
+  std::function<bool(size_t, double)> launch_blocked_;
+  double launch_failure_s_ = 0;
+  EventKind node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0, launch_failed_ = 0, gpus_advertised_ = 0;
 };
 
 }  // namespace gpufleet::sim
