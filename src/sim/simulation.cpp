@@ -56,13 +56,15 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
     throw std::invalid_argument("topology: one slowdown per level is needed");
 }
 
-// The fleet's node events that other modules act on: a node became Ready (capacity: retry the
-// pending units), a node was interrupted (its units stop).
+// The fleet's node events that other modules act on: a node became Ready or capacity came back
+// (retry the pending units), a node was interrupted or failed, or a GPU was lost (its units stop).
 class NodeEventWiring final : public NodeListener {
  public:
   NodeEventWiring(PendingQueue& pending, Workloads& workloads) : pending_(pending), workloads_(workloads) {}
   void on_node_ready(NodeId /*n*/, double t) override { pending_.request_retry(t); }
   void on_node_interrupted(NodeId n, double t) override { workloads_.evict_node(n, t); }
+  void on_gpu_lost(NodeId n, int32_t g, double t) override { workloads_.evict_gpu(n, g, t); }
+  void on_capacity_returned(NodeId /*n*/, double t) override { pending_.request_retry(t); }
 
  private:
   PendingQueue& pending_;

@@ -1,8 +1,12 @@
 #include "sim/engine/fleet.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <map>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "model/node_pool.h"
 #include "model/resources.h"
@@ -13,6 +17,10 @@ namespace gpufleet::sim {
 namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
+
+// The reason a failed launch reports: EC2's error code for a launch without capacity (AWS EC2 API
+// reference, "Error codes": InsufficientInstanceCapacity).
+constexpr const char* kNoCapacityReason = "InsufficientInstanceCapacity";
 
 }  // namespace
 
@@ -49,6 +57,9 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
   node_ready_ = loop_.register_event("node-ready", [this](const Event& e) { on_ready_event(e); }, node_name);
   spot_notice_ = loop_.register_event("spot-notice", [this](const Event& e) { on_notice_event(e); }, node_name);
   spot_reclaim_ = loop_.register_event("spot-reclaim", [this](const Event& e) { on_reclaim_event(e); }, node_name);
+  launch_failed_ = loop_.register_event("launch-failed", [this](const Event& e) { on_launch_failed_event(e); }, node_name);
+  gpus_advertised_ =
+      loop_.register_event("gpus-advertised", [this](const Event& e) { on_gpus_advertised_event(e); }, node_name);
 }
 
 std::string Fleet::name(NodeId n) const {
@@ -80,6 +91,15 @@ void Fleet::launch_node(NodeId n, double t, bool ready_now) {
   PoolRecord& pool = pools_[node.pool];
   const SimPool& sp = cluster_.pools[node.pool];
   ++node.incarnation;
+  node.launched_s = t;
+  if (!ready_now && launch_blocked_ && launch_blocked_(node.pool, t)) {
+    // The cloud refuses the launch: the node is provisioning until the failure is known, never
+    // billed and never Ready.
+    node.phase = NodePhase::kProvisioning;
+    ++pool.provisioning;
+    loop_.schedule(t + launch_failure_s_, launch_failed_, n, node.incarnation);
+    return;
+  }
   ++pool.live;
   live_gpu_capacity_milli_ += int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
   for (NodeListener* l : listeners_) l->on_node_launched(n, t);
@@ -101,6 +121,10 @@ void Fleet::make_ready(NodeId n, double t) {
   added.name = name(n);
   set_topology_labels(sp.pool, static_cast<int32_t>(n - pools_[node.pool].nodes.front()), added.labels);
   state_->add_node(std::move(added), n);
+  if (sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0) {
+    for (int32_t g = 0; g < sp.pool.gpus_per_node; ++g) withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
+    loop_.schedule(t + sp.settings.gpu_advertise_delay_s, gpus_advertised_, n, node.incarnation);
+  }
   if (sp.settings.capacity_type == CapacityType::kSpot && sp.settings.spot_interruptions_per_hour > 0) {
     // Exponential time to interruption by inversion: -ln(1 - U) / rate, U uniform in [0, 1).
     const double hours = -std::log(1.0 - spot_rng_.float64()) / sp.settings.spot_interruptions_per_hour;
@@ -114,8 +138,14 @@ void Fleet::remove(NodeId n, double t) {
   PoolRecord& pool = pools_[node.pool];
   const SimPool& sp = cluster_.pools[node.pool];
   if (!node.pods.empty()) throw std::logic_error("removing a node that still has pods");
-  if (node.phase == NodePhase::kProvisioning) --pool.provisioning;
-  else state_->remove_node(n);  // ready or cordoned: in the state since Ready
+  if (node.phase == NodePhase::kProvisioning) {
+    --pool.provisioning;
+  } else {  // ready, cordoned or not ready: in the state since Ready
+    for (size_t g = 0; g < node.withheld_milli.size(); ++g) withheld_gpu_milli_ -= node.withheld_milli[g];
+    node.withheld.clear();
+    node.withheld_milli.clear();
+    state_->remove_node(n);
+  }
   --pool.live;
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
   node.phase = NodePhase::kAbsent;
@@ -134,13 +164,158 @@ void Fleet::interrupt(NodeId n, double t) {
 }
 
 void Fleet::cordon(NodeId n) {
+  if (nodes_[n].phase == NodePhase::kNotReady) {
+    nodes_[n].cordoned_before_failure = true;
+    return;
+  }
   nodes_[n].phase = NodePhase::kCordoned;
   state_->set_unschedulable(n, true);
 }
 
 void Fleet::uncordon(NodeId n) {
+  if (nodes_[n].phase == NodePhase::kNotReady) {
+    nodes_[n].cordoned_before_failure = false;
+    return;
+  }
   nodes_[n].phase = NodePhase::kReady;
   state_->set_unschedulable(n, false);
+  notify_capacity(n, loop_.now_s());
+}
+
+void Fleet::notify_capacity(NodeId n, double t) {
+  for (NodeListener* l : listeners_) l->on_capacity_returned(n, t);
+}
+
+// ---- health
+
+Pod Fleet::withheld_placeholder(NodeId n, int32_t g, DeviceAssignment& devices) const {
+  const Node& node = state_->node(n);
+  Pod pod;
+  pod.name = fmt::format("gpufleet-withheld-gpu-{}", g);
+  pod.namespace_name = "kube-system";
+  pod.priority = INT32_MAX;  // never a preemption victim
+  devices = {};
+  switch (state_->gpu_kind(n, g)) {
+    case GpuKind::kPlain:
+      pod.num_gpu = 1;
+      pod.gpu_milli = kGpuMilliPerGpu;
+      devices.gpus = {g};
+      break;
+    case GpuKind::kTimeSliced: {
+      const int32_t replicas = node.time_slicing->replicas;
+      if (node.time_slicing->renamed) {
+        pod.shared_replicas = replicas;
+        devices.shared_replicas.assign(static_cast<size_t>(replicas), g);
+      } else {
+        pod.num_gpu = replicas;
+        pod.gpu_milli = kGpuMilliPerGpu;
+        devices.gpus.assign(static_cast<size_t>(replicas), g);
+      }
+      break;
+    }
+    case GpuKind::kMig: {
+      std::map<std::string, int> counts;
+      for (const MigInstance& i : node.mig[static_cast<size_t>(g)].instances) {
+        devices.mig.push_back({g, i.start, i.profile});
+        ++counts[i.profile];
+      }
+      for (const auto& [profile, count] : counts) pod.mig_requests.push_back({profile, count});
+      break;
+    }
+  }
+  return pod;
+}
+
+void Fleet::withhold_gpu(NodeId n, int32_t g, GpuWithheld why, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.phase == NodePhase::kAbsent || node.phase == NodePhase::kProvisioning || why == GpuWithheld::kNone) return;
+  const int32_t gpus = cluster_.pools[node.pool].pool.gpus_per_node;
+  if (g < 0 || g >= gpus) throw std::invalid_argument(fmt::format("node {} has no GPU {}", name(n), g));
+  if (node.withheld.empty()) {
+    node.withheld.assign(static_cast<size_t>(gpus), GpuWithheld::kNone);
+    node.withheld_milli.assign(static_cast<size_t>(gpus), 0);
+  }
+  GpuWithheld& state = node.withheld[static_cast<size_t>(g)];
+  if (state != GpuWithheld::kNone) {
+    if (why == GpuWithheld::kUnhealthy) state = why;
+    return;
+  }
+  for (NodeListener* l : listeners_) l->on_gpu_lost(n, g, t);
+  DeviceAssignment devices;
+  const Pod placeholder = withheld_placeholder(n, g, devices);
+  const int64_t before = state_->gpu_used_milli();
+  state_->allocate(n, placeholder, devices);  // throws InvariantViolation if a pod still holds it
+  const auto milli = static_cast<int32_t>(state_->gpu_used_milli() - before);
+  node.withheld_milli[static_cast<size_t>(g)] = milli;
+  withheld_gpu_milli_ += milli;
+  state = why;
+}
+
+void Fleet::restore_gpu(NodeId n, int32_t g, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.withheld.empty() || g < 0 || static_cast<size_t>(g) >= node.withheld.size() ||
+      node.withheld[static_cast<size_t>(g)] == GpuWithheld::kNone)
+    return;
+  DeviceAssignment devices;
+  state_->release(n, withheld_placeholder(n, g, devices));
+  withheld_gpu_milli_ -= node.withheld_milli[static_cast<size_t>(g)];
+  node.withheld_milli[static_cast<size_t>(g)] = 0;
+  node.withheld[static_cast<size_t>(g)] = GpuWithheld::kNone;
+  notify_capacity(n, t);
+}
+
+GpuWithheld Fleet::gpu_withheld(NodeId n, int32_t g) const {
+  const NodeRecord& node = nodes_[n];
+  if (node.withheld.empty() || g < 0 || static_cast<size_t>(g) >= node.withheld.size()) return GpuWithheld::kNone;
+  return node.withheld[static_cast<size_t>(g)];
+}
+
+int32_t Fleet::withheld_gpus(NodeId n, GpuWithheld why) const {
+  int32_t count = 0;
+  for (GpuWithheld w : nodes_[n].withheld)
+    if (w != GpuWithheld::kNone && (why == GpuWithheld::kNone || w == why)) ++count;
+  return count;
+}
+
+void Fleet::fail_node(NodeId n, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.phase != NodePhase::kReady && node.phase != NodePhase::kCordoned) return;
+  node.cordoned_before_failure = node.phase == NodePhase::kCordoned;
+  node.phase = NodePhase::kNotReady;
+  state_->set_unschedulable(n, true);
+  for (NodeListener* l : listeners_) l->on_node_interrupted(n, t);
+}
+
+void Fleet::recover_node(NodeId n, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.phase != NodePhase::kNotReady) return;
+  node.phase = node.cordoned_before_failure ? NodePhase::kCordoned : NodePhase::kReady;
+  if (node.phase == NodePhase::kReady) state_->set_unschedulable(n, false);
+  node.last_pod_change_s = t;
+  notify_capacity(n, t);
+}
+
+void Fleet::set_launch_gate(std::function<bool(size_t pool, double t)> blocked, double launch_failure_s) {
+  launch_blocked_ = std::move(blocked);
+  launch_failure_s_ = launch_failure_s;
+}
+
+void Fleet::on_launch_failed_event(const Event& e) {
+  NodeRecord& node = nodes_[e.subject];
+  if (node.incarnation != e.generation || node.phase != NodePhase::kProvisioning) return;
+  --pools_[node.pool].provisioning;
+  node.phase = NodePhase::kAbsent;
+  ++node.incarnation;
+  ++launch_failures_;
+  const std::string reason = kNoCapacityReason;
+  for (NodeListener* l : listeners_) l->on_launch_failed(e.subject, e.time_s, reason);
+}
+
+void Fleet::on_gpus_advertised_event(const Event& e) {
+  NodeRecord& node = nodes_[e.subject];
+  if (node.incarnation != e.generation) return;
+  for (size_t g = 0; g < node.withheld.size(); ++g)
+    if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(e.subject, static_cast<int32_t>(g), e.time_s);
 }
 
 void Fleet::on_ready_event(const Event& e) {
@@ -158,7 +333,8 @@ void Fleet::on_notice_event(const Event& e) {
 
 void Fleet::on_reclaim_event(const Event& e) {
   const NodeRecord& node = nodes_[e.subject];
-  if (node.incarnation != e.generation || node.phase != NodePhase::kCordoned) return;
+  if (node.incarnation != e.generation || (node.phase != NodePhase::kCordoned && node.phase != NodePhase::kNotReady))
+    return;
   // A pod that tolerates node.kubernetes.io/unschedulable may have been bound after the notice
   // (kube's NodeUnschedulable admits it): the reclaimed node takes it down too.
   if (!node.pods.empty())

@@ -156,6 +156,8 @@ class Fleet {
   int32_t withheld_gpus(NodeId n, GpuWithheld why = GpuWithheld::kNone) const;
   /// Milli-GPUs withheld over all nodes (capacity billed but not allocatable).
   int64_t withheld_gpu_milli() const { return withheld_gpu_milli_; }
+  /// Milli-GPUs held by pods (the state's usage without the withheld GPUs' placeholders).
+  int64_t gpu_allocated_milli() const { return state_->gpu_used_milli() - withheld_gpu_milli_; }
   /// Node n fails at t (NotReady: kubelet stopped reporting): listeners stop its pods
   /// (on_node_interrupted), it takes no pods (unschedulable in the state) and stays billed.
   /// Ignored unless n is Ready or cordoned.
@@ -201,6 +203,7 @@ class Fleet {
     bool cordoned_before_failure = false;
     std::vector<uint32_t> pods;
     std::vector<GpuWithheld> withheld;  // per GPU; empty = none withheld
+    std::vector<int32_t> withheld_milli;  // per GPU: what its placeholder counts as used
   };
   struct PoolRecord {
     std::vector<NodeId> nodes;
@@ -214,6 +217,11 @@ class Fleet {
   void on_ready_event(const Event& e);
   void on_notice_event(const Event& e);
   void on_reclaim_event(const Event& e);
+  void on_launch_failed_event(const Event& e);
+  void on_gpus_advertised_event(const Event& e);
+  // The placeholder that holds GPU g of node n while it is withheld, and its devices.
+  Pod withheld_placeholder(NodeId n, int32_t g, DeviceAssignment& devices) const;
+  void notify_capacity(NodeId n, double t);
 
   const ClusterConfig& cluster_;
   EventLoop& loop_;

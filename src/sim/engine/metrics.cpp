@@ -41,7 +41,7 @@ void Metrics::advance_to(double t) {
   }
   const double dt = t - now_s_;
   if (dt > 0) {
-    gpu_alloc_milli_s_ += static_cast<double>(fleet_.state().gpu_used_milli()) * dt;
+    gpu_alloc_milli_s_ += static_cast<double>(fleet_.gpu_allocated_milli()) * dt;
     gpu_capacity_milli_s_ += static_cast<double>(fleet_.live_gpu_capacity_milli()) * dt;
   }
   now_s_ = t;
@@ -51,7 +51,7 @@ void Metrics::emit_sample(double t) {
   TimeseriesRow row;
   row.time_s = t;
   for (size_t p = 0; p < fleet_.pool_count(); ++p) row.nodes_per_pool.push_back(fleet_.live(p));
-  row.gpu_allocated_milli = fleet_.state().gpu_used_milli();
+  row.gpu_allocated_milli = fleet_.gpu_allocated_milli();
   row.gpu_capacity_milli = fleet_.live_gpu_capacity_milli();
   row.pending_pods = pending_.pods();
   row.cost_usd_per_hour = billing_.cost_rate_usd_per_hour();

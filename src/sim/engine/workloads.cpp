@@ -438,6 +438,21 @@ void Workloads::evict_node(NodeId n, double t) {
   for (uint32_t u : units_on(n)) interrupt(u, t);
 }
 
+void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
+  std::vector<uint32_t> units;
+  for (uint32_t p : fleet_.pods_on(n)) {
+    const Pod& pod = pods_[p].pod;
+    for (const gpufleet::BoundPod& b : fleet_.state().pods_on(n)) {
+      if (b.pod.name != pod.name || b.pod.namespace_name != pod.namespace_name) continue;
+      const bool holds = std::find(b.gpus.begin(), b.gpus.end(), g) != b.gpus.end() ||
+                         std::find(b.shared_replicas.begin(), b.shared_replicas.end(), g) != b.shared_replicas.end() ||
+                         std::any_of(b.mig.begin(), b.mig.end(), [g](const MigDevice& d) { return d.gpu == g; });
+      if (holds && std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
+    }
+  }
+  for (uint32_t u : units) interrupt(u, t);
+}
+
 void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, double t) {
   for (size_t i = 0; i < pods.size(); ++i) {
     unbind(pods[i], t);

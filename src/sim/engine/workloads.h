@@ -188,6 +188,9 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   /// Node n was interrupted at t: every unit with a pod there stops (a job on every node: it keeps
   /// the work up to its last checkpoint) and is queued again.
   void evict_node(NodeId n, double t);
+  /// GPU g of node n is lost at t (Fleet::withhold_gpu): every unit with a pod holding it (a whole
+  /// GPU, a share, a replica or a MIG device of it) stops as evict_node stops them.
+  void evict_gpu(NodeId n, int32_t g, double t);
   /// Moves bound service pods to `placed` (Placement::dry_run_moves of the same pods), one by one;
   /// they lose nothing. Counts evictions and requests a retry pass.
   void move_pods(std::span<const uint32_t> pods, Placements placed, double t);
