@@ -5,6 +5,7 @@
 #include <string>
 
 #include "expect_input_error.h"
+#include "io/karpenter_nodepool.h"
 #include "io/sim_pools.h"
 #include "model/resources.h"
 

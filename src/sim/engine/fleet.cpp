@@ -144,7 +144,12 @@ void Fleet::remove(NodeId n, double t) {
   if (node.phase == NodePhase::kProvisioning) {
     --pool.provisioning;
   } else {  // ready, cordoned or not ready: in the state since Ready
-    for (size_t g = 0; g < node.withheld_milli.size(); ++g) withheld_gpu_milli_ -= node.withheld_milli[g];
+    for (size_t g = 0; g < node.withheld.size(); ++g) {
+      if (node.withheld[g] == GpuWithheld::kNone) continue;
+      DeviceAssignment devices;  // the placeholder holds the GPU in the state: release it first
+      state_->release(n, withheld_placeholder(n, static_cast<int32_t>(g), devices));
+      withheld_gpu_milli_ -= node.withheld_milli[g];
+    }
     node.withheld.clear();
     node.withheld_milli.clear();
     state_->remove_node(n);
