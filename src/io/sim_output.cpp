@@ -66,6 +66,20 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   j["evictions"] = r.evictions;
   j["nodes_scaled_up"] = r.nodes_scaled_up;
   j["nodes_scaled_down"] = r.nodes_scaled_down;
+  if (r.provisioning_report) {  // runs with Karpenter NodePools or a fault schedule (docs/karpenter.md)
+    j["failed_scale_ups"] = r.failed_scale_ups;
+    j["launch_failures"] = r.launch_failures;
+    j["karpenter_nodes_launched"] = r.karpenter_nodes_launched;
+    const auto list = [](const std::vector<sim::PendingPod>& pods) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const sim::PendingPod& p : pods)
+        a.push_back({{"unit", p.unit}, {"pods", p.pods}, {"priority", p.priority},
+                     {"pending_since_s", round_to(p.pending_since_s, 1e3)}, {"reason", p.reason}});
+      return a;
+    };
+    j["pending_at_horizon"] = list(r.pending_at_horizon);
+    j["pending_peak"] = {{"time_s", round_to(r.pending_peak_s, 1e3)}, {"pods", r.pending_peak_pods}, {"units", list(r.pending_at_peak)}};
+  }
   j["nodes_consolidated"] = r.nodes_consolidated;
   j["consolidation_restarts"] = r.consolidation_restarts;
   j["consolidation_moved_pods"] = r.consolidation_moved_pods;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "io/karpenter_nodepool.h"
 #include "io/pool_file.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -126,6 +127,7 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     const Field root(doc, "", src);
     if (root["apiVersion"].str() != kSimApiVersion) continue;
     const Field kind = root["kind"];
+    if (kind.str() == kInstanceTypesKind) continue;  // io/karpenter_nodepool.h
     if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kSimApiVersion, kKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
@@ -140,6 +142,7 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
       f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
     });
   }
+  read_karpenter_documents(docs, src, config);
   return config;
 }
 

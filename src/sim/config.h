@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "model/node_pool.h"
+#include "model/pod_disruption_budget.h"
 #include "sim/faults.h"
 
 namespace gpufleet::sim {
@@ -61,6 +62,11 @@ struct PoolSettings {
   /// between: the NVIDIA device plugin and driver start after the kubelet; kubernetes/autoscaler
   /// cluster-autoscaler/cloudprovider/aws/README.md "GPU node groups"). >= 0; 0 = at once.
   double gpu_advertise_delay_s = 0;
+  /// The Karpenter NodePool (ClusterConfig::node_pools) this pool is one offering of (an instance
+  /// type in a zone with a capacity type); empty = a Cluster Autoscaler node group. The Cluster
+  /// Autoscaler leaves Karpenter's pools alone; the Karpenter provisioner
+  /// (sim/controllers/karpenter_provisioner.h) launches their nodes.
+  std::string karpenter_node_pool;
 };
 
 /// A node pool as the simulator uses it: the pool-file data plus the settings.
@@ -102,6 +108,62 @@ struct AutoscalerSettings {
   /// --scale-down-utilization-threshold (CPU/memory nodes) and --scale-down-gpu-utilization-threshold
   /// (GPU nodes), both 0.5.
   double utilization_threshold = 0.5;
+  /// Seconds from a node's launch until it must be Ready with its GPUs advertised; a node not there
+  /// by then is given up: removed, and its node group's scale-up counts as failed (backoff). CA
+  /// --max-node-provision-time (15m). > 0.
+  double max_node_provision_s = 900;
+  /// Backoff of a node group after a failed scale-up (a launch the cloud refused, or a node given up
+  /// at max_node_provision_s): no scale-up of the group for initial_backoff_s, doubled at each
+  /// further failure up to max_backoff_s, back to initial_backoff_s after backoff_reset_s without a
+  /// failure. CA's exponential backoff (kubernetes/autoscaler cluster-autoscaler/utils/backoff/
+  /// exponential_backoff.go; clusterstate InitialNodeGroupBackoffDuration 5m,
+  /// MaxNodeGroupBackoffDuration 30m, NodeGroupBackoffResetTimeout 3h). >= 0.
+  double initial_backoff_s = 300;
+  double max_backoff_s = 1800;
+  double backoff_reset_s = 10800;
+  /// Seconds from a launch the cloud refuses (a capacity outage, sim/faults.h) until the Cluster
+  /// Autoscaler knows it failed: the AWS provider polls the Auto Scaling group's scaling activities
+  /// and aborts early on a "Failed" one (kubernetes/autoscaler#4489) instead of waiting
+  /// max_node_provision_s. 60 is gpufleet's choice (the activity fails within about a minute; the
+  /// next scan sees it). >= 0.
+  double launch_failure_s = 60;
+};
+
+/// Karpenter's provisioner (sim/controllers/karpenter_provisioner.h): batching, the
+/// unavailable-offerings cache and how fast a refused launch is known.
+struct KarpenterSettings {
+  /// A batch of pending pods closes when no new pod came for batch_idle_s, or batch_max_s after it
+  /// opened (kubernetes-sigs/karpenter settings BATCH_IDLE_DURATION 1s, BATCH_MAX_DURATION 10s).
+  double batch_idle_s = 1;
+  double batch_max_s = 10;
+  /// An offering whose launch failed for lack of capacity is skipped this long
+  /// (aws/karpenter-provider-aws pkg/cache/cache.go UnavailableOfferingsTTL = 3 * time.Minute).
+  double unavailable_offerings_ttl_s = 180;
+  /// Seconds from a refused launch until Karpenter knows: EC2 CreateFleet returns the
+  /// InsufficientInstanceCapacity error in its response, so the NodeClaim fails at once; 5 s is
+  /// gpufleet's allowance for the call and the NodeClaim's deletion.
+  double launch_failure_s = 5;
+};
+
+/// A Karpenter NodePool as the simulator uses it (karpenter.sh/v1 NodePool; the reader is
+/// io/karpenter_nodepool.h, the format docs/karpenter.md). Its offerings are pools of
+/// ClusterConfig::pools whose PoolSettings::karpenter_node_pool names it.
+struct KarpenterNodePool {
+  std::string name;
+  /// spec.weight: NodePools with a higher weight are tried first (0..100; default 0).
+  int32_t weight = 0;
+  /// spec.limits: resource name ("cpu", "memory", "nvidia.com/gpu") -> the most capacity (not
+  /// requests) all the NodePool's nodes may have together, in model/resources.h units (milli-cores,
+  /// bytes, GPUs). Absent = no limit.
+  std::vector<std::pair<std::string, int64_t>> limits;
+  /// spec.disruption.consolidationPolicy: true for WhenEmpty (only empty nodes are consolidated),
+  /// false for WhenEmptyOrUnderutilized (the default).
+  bool consolidate_when_empty_only = false;
+  /// spec.disruption.consolidateAfter, seconds (default 0).
+  double consolidate_after_s = 0;
+  /// spec.disruption.budgets[].nodes ("N" or "N%"); none = Karpenter's implicit "10%". The most
+  /// restrictive wins.
+  std::vector<IntOrPercent> budgets;
 };
 
 /// Karpenter-style consolidation (WhenUnderutilized), driven by its own tick; independent of the
@@ -125,6 +187,9 @@ struct ClusterConfig {
   ConsolidationSettings consolidation;
   /// Faults, capacity outages, NodePool limit changes and driver upgrades (sim/faults.h); empty = none.
   FaultSchedule faults;
+  /// Karpenter NodePools (empty: none; then no Karpenter provisioner runs).
+  std::vector<KarpenterNodePool> node_pools;
+  KarpenterSettings karpenter;
 };
 
 /// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row

@@ -13,6 +13,7 @@
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
 #include "sim/controllers/inference_services.h"
+#include "sim/controllers/karpenter_provisioner.h"
 #include "sim/controllers/kueue_admission.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
@@ -28,6 +29,9 @@ namespace {
 // The spot generator's seed is the run seed XOR this constant, so spot draws do not depend on how
 // many numbers the placement policy drew (an arbitrary odd 64-bit constant, the golden ratio's).
 constexpr uint64_t kSpotSeedSalt = 0x9e3779b97f4a7c15ULL;
+
+// The well-known node label of a node's zone (a pool's labels carry it), which capacity outages name.
+constexpr const char* kZoneLabel = "topology.kubernetes.io/zone";
 
 void validate(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
   const double horizon_s = workload.horizon_s;
@@ -52,6 +56,15 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
         std::find(workload.topology.levels.begin(), workload.topology.levels.end(), s.topology.level) == workload.topology.levels.end())
       throw std::invalid_argument(fmt::format("job {}: topology level {} is not one of the workload's levels", s.name, s.topology.level));
   }
+  for (const SimPool& p : cluster.pools) {
+    const std::string& np = p.settings.karpenter_node_pool;
+    if (!np.empty() && std::none_of(cluster.node_pools.begin(), cluster.node_pools.end(),
+                                    [&](const KarpenterNodePool& k) { return k.name == np; }))
+      throw std::invalid_argument(fmt::format("pool {}: Karpenter NodePool '{}' is not defined", p.pool.name, np));
+  }
+  for (const LimitChange& c : cluster.faults.limit_changes)
+    if (std::none_of(cluster.node_pools.begin(), cluster.node_pools.end(), [&](const KarpenterNodePool& k) { return k.name == c.node_pool; }))
+      throw std::invalid_argument(fmt::format("limit change at {} s: NodePool '{}' is not defined", c.at_s, c.node_pool));
   if (workload.topology.slowdown.size() != workload.topology.levels.size())
     throw std::invalid_argument("topology: one slowdown per level is needed");
 }
@@ -92,7 +105,10 @@ struct Simulation::Parts {
     // Through the caller's object: a progress callback may keep state (util/progress.h counts steps).
     if (options.progress) loop.set_progress([&options](double fraction) { options.progress(fraction); });
     const SimulationModules modules{loop, fleet, placement, pending, workloads, billing};
+    if (!cluster.faults.outages.empty()) wire_capacity_outages();
     if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
+    if (!cluster.node_pools.empty()) controllers.push_back(std::make_unique<KarpenterProvisioner>(cluster, modules));
+    loop.add_clock_observer([this](double t) { watch_pending(t); });
     if (cluster.consolidation.enabled) controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.inference.empty()) {
@@ -101,6 +117,43 @@ struct Simulation::Parts {
       controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
                                                                 options.sample_interval_s, modules));
     }
+  }
+
+  // Capacity outages make launches fail (Fleet::set_launch_gate); how soon the provisioner knows
+  // depends on which one owns the pool (a Karpenter offering or a Cluster Autoscaler node group).
+  void wire_capacity_outages() {
+    fleet.set_launch_gate(
+        [this](size_t p, double t) {
+          const SimPool& sp = cluster.pools[p];
+          std::string zone;
+          for (const auto& [key, value] : sp.pool.labels)
+            if (key == kZoneLabel) zone = value;
+          return launch_blocked(cluster.faults, sp.pool.name, zone, std::string(capacity_type_name(sp.settings.capacity_type)), t);
+        },
+        cluster.autoscaler.launch_failure_s);
+    for (size_t p = 0; p < cluster.pools.size(); ++p)
+      if (!cluster.pools[p].settings.karpenter_node_pool.empty()) fleet.set_launch_failure_s(p, cluster.karpenter.launch_failure_s);
+  }
+
+  // The pending units now, with their reasons, in queue order.
+  std::vector<PendingPod> pending_list() const {
+    std::vector<PendingPod> list;
+    for (const PendingUnit& e : pending.units()) {
+      const Workloads::Unit& u = workloads.unit(e.unit);
+      list.push_back({workloads.unit_name(e.unit), static_cast<int32_t>(u.pod_count), e.priority, e.since_s, pending.reason(e.unit)});
+    }
+    return list;
+  }
+
+  // The clock observer sees t before the event at t runs: the state it sees held since the previous
+  // observation, so a new peak is dated then.
+  void watch_pending(double t) {
+    if (pending.pods() > result.pending_peak_pods) {
+      result.pending_peak_pods = pending.pods();
+      result.pending_peak_s = last_observed_s;
+      result.pending_at_peak = pending_list();
+    }
+    last_observed_s = t;
   }
 
   const ClusterConfig& cluster;
@@ -116,6 +169,7 @@ struct Simulation::Parts {
   std::vector<std::unique_ptr<Controller>> controllers;
   SimResult result;
   bool ran = false;
+  double last_observed_s = 0;
 };
 
 Simulation::Simulation(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
@@ -140,6 +194,7 @@ SimResult Simulation::run() {
   result.policy = p.options.policy;
   result.seed = p.options.seed;
   result.horizon_s = h;
+  result.provisioning_report = !p.cluster.node_pools.empty() || !p.cluster.faults.empty();
   for (const SimPool& pool : p.cluster.pools) result.pools.push_back(pool.pool.name);
 
   p.fleet.start();      // the pools' initial nodes, Ready at 0
@@ -151,6 +206,8 @@ SimResult Simulation::run() {
   p.metrics.finish(p.workloads, result);
   p.workloads.report(result);
   p.fleet.report(result);
+  p.watch_pending(h);
+  result.pending_at_horizon = p.pending_list();
   for (const auto& c : p.controllers) c->report(result);
   if (p.options.progress) p.options.progress(1.0);
   return std::move(result);

@@ -141,6 +141,29 @@ struct TimeseriesRow {
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
+/// A pod (unit) waiting for capacity at a moment, and why (SimResult::pending_at_horizon).
+struct PendingPod {
+  std::string unit;           ///< job name, or <service>-<replica>
+  int32_t pods = 0;
+  int32_t priority = 0;
+  double pending_since_s = 0;
+  /// A provisioner's reason ("pool limit reached (NodePool gpu: cpu)", "no offering available
+  /// (insufficient capacity)", "max nodes reached (<pool>)", "node group in backoff (<pool>)"), else
+  /// the scheduler's last "0/N nodes are available: ..." message, else "".
+  std::string reason;
+};
+
+/// One node Karpenter's provisioner requested (a NodeClaim), and how it ended.
+struct NodeClaimRecord {
+  std::string node;            ///< the simulated node, <pool>-<index>
+  std::string node_pool;       ///< the Karpenter NodePool
+  std::string offering;        ///< the pool of the offering (instance type, zone, capacity type)
+  std::string capacity_type;   ///< "spot" or "on-demand"
+  double requested_s = 0;
+  double failed_s = -1;        ///< the launch was refused (insufficient capacity): when it was known
+  double ready_s = -1;         ///< became Ready
+};
+
 enum class UnitState { kWaiting, kPending, kRunning, kCompleted, kFailed, kRemoved, kQueued };
 
 /// "waiting" (not arrived), "pending", "running", "completed", "failed", "removed" (a service replica
@@ -193,6 +216,21 @@ struct SimResult {
   int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
   int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
+  /// Cluster Autoscaler scale-ups that failed: a launch the cloud refused, or a node given up at
+  /// max_node_provision_s (each puts its node group in backoff).
+  int64_t failed_scale_ups = 0;
+  int64_t launch_failures = 0;        ///< launches the cloud refused (capacity outages), any provisioner
+  int64_t karpenter_nodes_launched = 0;  ///< nodes requested by Karpenter's provisioner
+  std::vector<NodeClaimRecord> node_claims;  ///< Karpenter's, in request order
+  /// Whether the run had Karpenter NodePools or a fault schedule: the outputs then show the
+  /// provisioning figures and pending lists below (other runs' outputs stay as they were).
+  bool provisioning_report = false;
+  /// Pending units at the horizon, in queue order, with their reasons.
+  std::vector<PendingPod> pending_at_horizon;
+  /// The first time the most pods were pending (-1: never any), how many, and the units then.
+  double pending_peak_s = -1;
+  int64_t pending_peak_pods = 0;
+  std::vector<PendingPod> pending_at_peak;
   int64_t nodes_consolidated = 0;     ///< nodes removed by consolidation (empty or emptied)
   /// Pods consolidation stopped and started again elsewhere: the pods of the removed nodes plus the
   /// other pods of their gang jobs.

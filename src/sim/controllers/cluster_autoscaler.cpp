@@ -1,5 +1,7 @@
 #include "sim/controllers/cluster_autoscaler.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 
 #include "sim/autoscaler.h"
@@ -17,6 +19,46 @@ ClusterAutoscaler::ClusterAutoscaler(const AutoscalerSettings& settings, const S
       workloads_(m.workloads),
       billing_(m.billing) {
   tick_ = loop_.register_event("autoscaler-tick", [this](const Event& e) { on_tick(e.time_s); });
+  backoff_.resize(fleet_.pool_count());
+  fleet_.add_listener(*this);
+}
+
+bool ClusterAutoscaler::in_backoff(size_t p, double t) const { return t < backoff_[p].until_s; }
+
+void ClusterAutoscaler::scale_up_failed(size_t p, double t) {
+  Backoff& b = backoff_[p];
+  // utils/backoff/exponential_backoff.go: the first failure (or one after the reset timeout) backs
+  // off the initial duration, each further one twice the last, capped.
+  if (b.duration_s <= 0 || t - b.last_failure_s >= settings_.backoff_reset_s) b.duration_s = settings_.initial_backoff_s;
+  else b.duration_s = std::min(2 * b.duration_s, settings_.max_backoff_s);
+  b.last_failure_s = t;
+  b.until_s = t + b.duration_s;
+  ++failed_scale_ups_;
+}
+
+void ClusterAutoscaler::on_launch_failed(NodeId n, double t, const std::string& /*reason*/) {
+  const size_t p = fleet_.pool_of(n);
+  if (managed(p)) scale_up_failed(p, t);
+}
+
+bool ClusterAutoscaler::upcoming(NodeId n) const {
+  const NodePhase phase = fleet_.phase(n);
+  return phase == NodePhase::kProvisioning ||
+         (phase == NodePhase::kReady && fleet_.withheld_gpus(n, GpuWithheld::kNotAdvertised) > 0);
+}
+
+// CA --max-node-provision-time: a node of a managed pool still provisioning, or Ready without its
+// GPUs, that long after its launch is given up. A refused launch is not waited for here: the fleet
+// reports it (on_launch_failed).
+void ClusterAutoscaler::give_up_late_nodes(double t) {
+  for (NodeId n = 0; n < fleet_.node_count(); ++n) {
+    if (!upcoming(n) || !managed(fleet_.pool_of(n))) continue;
+    if (t - fleet_.launched_at_s(n) < settings_.max_node_provision_s) continue;
+    if (fleet_.phase(n) == NodePhase::kReady && !fleet_.pods_on(n).empty()) workloads_.evict_node(n, t);
+    const size_t p = fleet_.pool_of(n);
+    fleet_.remove(n, t);
+    scale_up_failed(p, t);
+  }
 }
 
 void ClusterAutoscaler::start() { loop_.schedule(0, tick_); }
@@ -24,6 +66,7 @@ void ClusterAutoscaler::start() { loop_.schedule(0, tick_); }
 void ClusterAutoscaler::report(SimResult& result) const {
   result.nodes_scaled_up = scaled_up_;
   result.nodes_scaled_down = scaled_down_;
+  result.failed_scale_ups = failed_scale_ups_;
 }
 
 ClusterAutoscaler::NodeTimers& ClusterAutoscaler::timers(NodeId n) {
@@ -35,6 +78,7 @@ ClusterAutoscaler::NodeTimers& ClusterAutoscaler::timers(NodeId n) {
 
 void ClusterAutoscaler::on_tick(double t) {
   if (t + settings_.scan_interval_s <= loop_.horizon_s()) loop_.schedule(t + settings_.scan_interval_s, tick_);
+  give_up_late_nodes(t);
   scale_up(t);
   if (settings_.scale_down) scale_down(t);
 }
@@ -42,12 +86,17 @@ void ClusterAutoscaler::on_tick(double t) {
 void ClusterAutoscaler::scale_up(double t) {
   std::vector<const Pod*> pods;
   std::vector<uint32_t> shapes;
+  std::vector<uint32_t> units;  // the unit of each pod
   for (const PendingUnit& entry : pending_.units()) {
     const Workloads::Unit& unit = workloads_.unit(entry.unit);
     if (unit.pending_since_s > t - settings_.scale_up_delay_s) continue;
+    bool any_managed = false;
+    for (size_t p = 0; p < fleet_.pool_count() && !any_managed; ++p) any_managed = managed(p) && placement_.pool_admits(unit.shape, p);
+    if (!any_managed) continue;  // only Karpenter's pools (or none) could take it
     for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) {
       pods.push_back(&workloads_.pod(p));
       shapes.push_back(unit.shape);
+      units.push_back(entry.unit);
     }
   }
   if (pods.empty()) return;
@@ -57,40 +106,70 @@ void ClusterAutoscaler::scale_up(double t) {
   {
     const std::vector<uint8_t> fits = placement_.fits_ready_nodes(pods);
     std::vector<const Pod*> left;
-    std::vector<uint32_t> left_shapes;
+    std::vector<uint32_t> left_shapes, left_units;
     for (size_t i = 0; i < pods.size(); ++i)
       if (!fits[i]) {
         left.push_back(pods[i]);
         left_shapes.push_back(shapes[i]);
+        left_units.push_back(units[i]);
       }
     pods = std::move(left);
     shapes = std::move(left_shapes);
+    units = std::move(left_units);
   }
   if (pods.empty()) return;
 
-  // Pods that fit a node already being provisioned do not count again (CA's upcoming nodes).
+  // Pods that fit a node already being provisioned, or a Ready node whose GPUs are not advertised
+  // yet, do not count again (CA's upcoming nodes; the GPU processor's unready nodes).
   const size_t pool_count = fleet_.pool_count();
+  std::vector<int32_t> upcoming_nodes(pool_count, 0);
+  for (NodeId n = 0; n < fleet_.node_count(); ++n)
+    if (upcoming(n)) ++upcoming_nodes[fleet_.pool_of(n)];
   std::vector<TemplateNodes> upcoming;
   upcoming.reserve(pool_count);
   for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p]);
   std::vector<const Pod*> rest;
-  std::vector<uint32_t> rest_shapes;
+  std::vector<uint32_t> rest_shapes, rest_units;
   for (size_t i = 0; i < pods.size(); ++i) {
     bool helped = false;
     for (size_t p = 0; p < pool_count && !helped; ++p) {
-      if (fleet_.provisioning(p) == 0 || !placement_.pool_admits(shapes[i], p)) continue;
-      helped = upcoming[p].add_first_fit(*pods[i], fleet_.provisioning(p));
+      if (!managed(p) || upcoming_nodes[p] == 0 || !placement_.pool_admits(shapes[i], p)) continue;
+      helped = upcoming[p].add_first_fit(*pods[i], upcoming_nodes[p]);
     }
     if (!helped) {
       rest.push_back(pods[i]);
       rest_shapes.push_back(shapes[i]);
+      rest_units.push_back(units[i]);
     }
   }
   if (rest.empty()) return;
 
+  // Why the units no managed pool can grow for wait (the pending list's reasons).
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (i > 0 && rest_units[i] == rest_units[i - 1]) continue;
+    bool growable = false, backoff = false, at_max = false;
+    std::string pool_name;
+    for (size_t p = 0; p < pool_count; ++p) {
+      if (!managed(p) || !placement_.pool_admits(rest_shapes[i], p)) continue;
+      if (fleet_.live(p) >= fleet_.pool(p).pool.max_nodes) {
+        at_max = true;
+        if (pool_name.empty()) pool_name = fleet_.pool(p).pool.name;
+      } else if (in_backoff(p, t)) {
+        backoff = true;
+        pool_name = fleet_.pool(p).pool.name;
+      } else {
+        growable = true;
+      }
+    }
+    if (growable) pending_.set_provisioning_reason(rest_units[i], "");
+    else if (backoff) pending_.set_provisioning_reason(rest_units[i], "node group in backoff (" + pool_name + ")");
+    else if (at_max) pending_.set_provisioning_reason(rest_units[i], "max nodes reached (" + pool_name + ")");
+  }
+
   std::vector<ScaleUpOption> options;
   for (size_t p = 0; p < pool_count; ++p) {
     const SimPool& sp = fleet_.pool(p);
+    if (!managed(p) || in_backoff(p, t)) continue;
     const int32_t room = sp.pool.max_nodes - fleet_.live(p);
     if (room <= 0) continue;
     std::vector<const Pod*> fitting;
@@ -112,7 +191,7 @@ void ClusterAutoscaler::scale_up(double t) {
 void ClusterAutoscaler::scale_down(double t) {
   const size_t node_count = fleet_.node_count();
   for (NodeId n = 0; n < node_count; ++n) {
-    if (fleet_.phase(n) != NodePhase::kReady) continue;
+    if (fleet_.phase(n) != NodePhase::kReady || !managed(fleet_.pool_of(n)) || upcoming(n)) continue;
     NodeTimers& node = timers(n);
     // CA lists a node as unneeded only while it could be removed: utilization below the threshold,
     // no pod that blocks eviction (job pods, as safe-to-evict "false"), and not inside the recheck
@@ -125,7 +204,7 @@ void ClusterAutoscaler::scale_down(double t) {
   if (t < last_scale_up_s_ + settings_.scale_down_delay_after_add_s) return;
   int moved_nodes = 0;
   for (NodeId n = 0; n < node_count; ++n) {
-    if (fleet_.phase(n) != NodePhase::kReady) continue;
+    if (fleet_.phase(n) != NodePhase::kReady || !managed(fleet_.pool_of(n)) || upcoming(n)) continue;
     NodeTimers& node = timers(n);
     if (node.unneeded_since_s < 0 || t - node.unneeded_since_s < settings_.scale_down_unneeded_s) continue;
     const size_t pool = fleet_.pool_of(n);

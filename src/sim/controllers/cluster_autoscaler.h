@@ -15,9 +15,30 @@
 // at most one node with pods per tick, whose service pods move, if their disruption budgets allow
 // (a node whose pods cannot move is not considered again for unremovable_recheck_s). Nothing is
 // removed within scale_down_delay_after_add_s of a scale-up.
+//
+// Failed scale-ups (docs/simulate.md "Provisioning failures"). A launch the cloud refuses (a capacity
+// outage, sim/faults.h) is known launch_failure_s later (the AWS provider's early abort on a failed
+// scaling activity, kubernetes/autoscaler#4489); a node not Ready with its GPUs advertised
+// max_node_provision_s after its launch is given up (removed; CA --max-node-provision-time). Either
+// puts its node group in backoff (initial_backoff_s, doubling up to max_backoff_s; CA's
+// clusterstate backoff), during which scale-up skips the group.
+//
+// GPUs advertised late. A Ready node of a GPU pool whose GPUs the device plugin does not advertise
+// yet (Fleet::withheld_gpus(n, kNotAdvertised) > 0) counts as upcoming, like a node still being
+// provisioned, until its GPUs appear or max_node_provision_s runs out: CA's GPU processor marks such
+// a node unready (kubernetes/autoscaler cluster-autoscaler/processors/customresources/
+// gpu_processor.go FilterOutNodesWithUnreadyResources, for nodes carrying the GPU label), so a
+// scale-up does not add nodes for pods that wait for those GPUs. New nodes' shape comes from the
+// pool (Fleet::template_nodes), never from a live node, so a node whose plugin failed does not
+// change what a scale-up expects.
+//
+// Karpenter's pools (PoolSettings::karpenter_node_pool) are left alone: no scale-up, scale-down or
+// give-up there. Pending units get a reason (PendingQueue::set_provisioning_reason) when every pool
+// that could take them is at max_nodes ("max nodes reached") or in backoff ("node group in backoff").
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/config.h"
@@ -27,14 +48,18 @@
 
 namespace gpufleet::sim {
 
-class ClusterAutoscaler final : public Controller {
+class ClusterAutoscaler final : public Controller, public NodeListener {
  public:
   /// Registers "autoscaler-tick" on `loop`. `settings` must be valid (validate_autoscaler_settings).
   ClusterAutoscaler(const AutoscalerSettings& settings, const SimulationModules& modules);
   /// The first tick at 0.
   void start() override;
-  /// nodes_scaled_up, nodes_scaled_down.
+  /// nodes_scaled_up, nodes_scaled_down, failed_scale_ups.
   void report(SimResult& result) const override;
+  /// A refused launch of one of its pools: a failed scale-up (backoff).
+  void on_launch_failed(NodeId n, double t, const std::string& reason) override;
+  /// Whether pool p is in backoff at t.
+  bool in_backoff(size_t p, double t) const;
 
  private:
   // A node's scale-down timers; they start afresh with every incarnation of the node.
@@ -48,12 +73,17 @@ class ClusterAutoscaler final : public Controller {
   void scale_up(double t);
   void scale_down(double t);
   bool try_move_pods(NodeId n, double t);
+  // Whether node n counts as upcoming: provisioning, or Ready with GPUs not advertised yet.
+  bool upcoming(NodeId n) const;
+  void give_up_late_nodes(double t);
+  void scale_up_failed(size_t p, double t);
+  bool managed(size_t p) const { return fleet_.pool(p).settings.karpenter_node_pool.empty(); }
 
   const AutoscalerSettings& settings_;
   EventLoop& loop_;
   Fleet& fleet_;
   Placement& placement_;
-  const PendingQueue& pending_;
+  PendingQueue& pending_;
   Workloads& workloads_;
   const Billing& billing_;
   EventKind tick_ = 0;
@@ -61,6 +91,13 @@ class ClusterAutoscaler final : public Controller {
   double last_scale_up_s_ = -1e300;
   int64_t scaled_up_ = 0;
   int64_t scaled_down_ = 0;
+  int64_t failed_scale_ups_ = 0;
+  struct Backoff {
+    double until_s = -1;
+    double last_failure_s = -1e300;
+    double duration_s = 0;
+  };
+  std::vector<Backoff> backoff_;  // per pool
 };
 
 }  // namespace gpufleet::sim

@@ -97,7 +97,10 @@ void Fleet::launch_node(NodeId n, double t, bool ready_now) {
     // billed and never Ready.
     node.phase = NodePhase::kProvisioning;
     ++pool.provisioning;
-    loop_.schedule(t + launch_failure_s_, launch_failed_, n, node.incarnation);
+    const double delay_s = node.pool < pool_launch_failure_s_.size() && pool_launch_failure_s_[node.pool] >= 0
+                               ? pool_launch_failure_s_[node.pool]
+                               : launch_failure_s_;
+    loop_.schedule(t + delay_s, launch_failed_, n, node.incarnation);
     return;
   }
   ++pool.live;
@@ -141,7 +144,12 @@ void Fleet::remove(NodeId n, double t) {
   if (node.phase == NodePhase::kProvisioning) {
     --pool.provisioning;
   } else {  // ready, cordoned or not ready: in the state since Ready
-    for (size_t g = 0; g < node.withheld_milli.size(); ++g) withheld_gpu_milli_ -= node.withheld_milli[g];
+    for (size_t g = 0; g < node.withheld.size(); ++g) {
+      if (node.withheld[g] == GpuWithheld::kNone) continue;
+      DeviceAssignment devices;  // the placeholder holds the GPU in the state: release it first
+      state_->release(n, withheld_placeholder(n, static_cast<int32_t>(g), devices));
+      withheld_gpu_milli_ -= node.withheld_milli[g];
+    }
     node.withheld.clear();
     node.withheld_milli.clear();
     state_->remove_node(n);
@@ -300,6 +308,11 @@ void Fleet::set_launch_gate(std::function<bool(size_t pool, double t)> blocked, 
   launch_failure_s_ = launch_failure_s;
 }
 
+void Fleet::set_launch_failure_s(size_t p, double launch_failure_s) {
+  if (pool_launch_failure_s_.size() < pools_.size()) pool_launch_failure_s_.resize(pools_.size(), -1);
+  pool_launch_failure_s_.at(p) = launch_failure_s;
+}
+
 void Fleet::on_launch_failed_event(const Event& e) {
   NodeRecord& node = nodes_[e.subject];
   if (node.incarnation != e.generation || node.phase != NodePhase::kProvisioning) return;
@@ -373,6 +386,9 @@ std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Profile policy) c
   return std::make_unique<sched::Scheduler>(std::move(policy), std::vector<uint32_t>{});  // ranks = node ids
 }
 
-void Fleet::report(SimResult& result) const { result.spot_interruptions = interruptions_; }
+void Fleet::report(SimResult& result) const {
+  result.spot_interruptions = interruptions_;
+  result.launch_failures = launch_failures_;
+}
 
 }  // namespace gpufleet::sim

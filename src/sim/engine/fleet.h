@@ -171,6 +171,10 @@ class Fleet {
   /// blocked fails launch_failure_s later (the node goes provisioning, then absent, never billed;
   /// listeners: on_launch_failed with "InsufficientInstanceCapacity"). Default: no launch fails.
   void set_launch_gate(std::function<bool(size_t pool, double t)> blocked, double launch_failure_s);
+  /// Pool p's refused launches fail launch_failure_s after the launch instead of the gate's delay
+  /// (how soon a provisioner learns of it differs: sim/config.h AutoscalerSettings,
+  /// KarpenterSettings). Call after set_launch_gate.
+  void set_launch_failure_s(size_t p, double launch_failure_s);
   /// Launches that failed so far.
   int64_t launch_failures() const { return launch_failures_; }
 
@@ -189,7 +193,7 @@ class Fleet {
   /// A scheduler running `policy` over state(), ties to the lower node id.
   std::unique_ptr<sched::Scheduler> make_scheduler(sched::Profile policy) const;
 
-  /// Writes the fleet's counters (spot_interruptions).
+  /// Writes the fleet's counters (spot_interruptions, launch_failures).
   void report(SimResult& result) const;
 
  private:
@@ -238,6 +242,7 @@ class Fleet {
   int64_t launch_failures_ = 0;
   std::function<bool(size_t, double)> launch_blocked_;
   double launch_failure_s_ = 0;
+  std::vector<double> pool_launch_failure_s_;  // per pool; empty or < 0: launch_failure_s_
   EventKind node_ready_ = 0, spot_notice_ = 0, spot_reclaim_ = 0, launch_failed_ = 0, gpus_advertised_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "sim/engine/pending_queue.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace gpufleet::sim {
 
@@ -17,6 +18,21 @@ void PendingQueue::add(const PendingUnit& unit, int32_t pods) {
 void PendingQueue::remove(const PendingUnit& unit, int32_t pods) {
   queue_.erase(unit);
   pods_ -= pods;
+  provisioning_reasons_.erase(unit.unit);
+  scheduling_reasons_.erase(unit.unit);
+}
+
+void PendingQueue::set_provisioning_reason(uint32_t unit, std::string reason) {
+  if (reason.empty()) provisioning_reasons_.erase(unit);
+  else provisioning_reasons_[unit] = std::move(reason);
+}
+
+void PendingQueue::set_scheduling_reason(uint32_t unit, std::string reason) { scheduling_reasons_[unit] = std::move(reason); }
+
+std::string PendingQueue::reason(uint32_t unit) const {
+  if (auto it = provisioning_reasons_.find(unit); it != provisioning_reasons_.end()) return it->second;
+  if (auto it = scheduling_reasons_.find(unit); it != scheduling_reasons_.end()) return it->second;
+  return {};
 }
 
 void PendingQueue::request_retry(double t) {

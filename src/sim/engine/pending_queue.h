@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/engine/event_loop.h"
@@ -64,6 +66,16 @@ class PendingQueue {
   /// Runs the pass now; a retry event already scheduled still runs its own pass.
   void retry(double t);
 
+  // ---- why units wait: the one place both provisioners (the Cluster Autoscaler, Karpenter) and the
+  // scheduler write to; SimResult's pending lists read it (sim/simulator.h PendingPod).
+  /// What a provisioner last said about pending unit u (e.g. "pool limit reached (NodePool gpu:
+  /// cpu)", "no offering available", "max nodes reached", "node group in backoff"); "" clears it.
+  void set_provisioning_reason(uint32_t unit, std::string reason);
+  /// The scheduler's message from unit u's last failed attempt ("0/N nodes are available: ...").
+  void set_scheduling_reason(uint32_t unit, std::string reason);
+  /// The provisioner's reason if any, else the scheduler's, else "".
+  std::string reason(uint32_t unit) const;
+
  private:
   EventLoop& loop_;
   EventKind retry_kind_ = 0;
@@ -72,6 +84,8 @@ class PendingQueue {
   int64_t pods_ = 0;
   uint32_t shape_limit_ = 0;  // 1 + the largest shape queued so far
   bool retry_queued_ = false;
+  std::unordered_map<uint32_t, std::string> provisioning_reasons_;
+  std::unordered_map<uint32_t, std::string> scheduling_reasons_;
 };
 
 }  // namespace gpufleet::sim
