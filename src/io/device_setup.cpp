@@ -264,7 +264,7 @@ std::optional<TimeSlicing> NodeSetup::time_slicing_from(const TimeSlicingConfig&
       continue;
     }
     if (!r.devices.empty())
-      fail_config(c.origin, field + ".devices", fmt::format("{} of a subset of the GPUs (devices) is not modelled", what));
+      fail_config(c.origin, field + ".devices", fmt::format("{} a subset of the GPUs (devices) is not modelled", what));
     bool renamed = c.rename_by_default;
     if (!r.rename.empty()) {
       if (r.rename != kGpuSharedResource)
