@@ -75,6 +75,29 @@ TEST(Mps, EightGpusFourReplicasAdvertise32) {
   EXPECT_EQ(mps_active_thread_percentage(3), 33);
 }
 
+TEST(Mps, RenamedAndExplicitlyRelaxed) {
+  // renameByDefault: the replicas are nvidia.com/gpu.shared (8 GPUs x 4 = 32); an explicit
+  // failRequestsGreaterThanOne: false is honoured (api/config/v1/config.go only defaults it).
+  const io::K8sObjects k = setup(R"(version: v1
+sharing:
+  mps:
+    renameByDefault: true
+    failRequestsGreaterThanOne: false
+    resources:
+    - {name: nvidia.com/gpu, replicas: 4}
+---
+kind: Node
+metadata:
+  name: r
+  labels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-SHARED, nvidia.com/gpu.count: "8"}
+status: {allocatable: {cpu: "96", memory: 1000Gi, nvidia.com/gpu.shared: "32"}}
+)");
+  EXPECT_EQ(k.nodes[0].gpu_count, 8);
+  EXPECT_EQ(*k.nodes[0].time_slicing, (TimeSlicing{4, true, false, GpuSharingStrategy::kMps}));
+  const ClusterState state(k.nodes);
+  EXPECT_EQ(state.replicas_free(0), 32);
+}
+
 TEST(Mps, FromFeatureDiscoveryLabelsWithoutAConfig) {
   const io::K8sObjects k = setup(mps_node("a", 32));
   ASSERT_TRUE(k.nodes[0].time_slicing);
