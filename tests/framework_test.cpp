@@ -84,7 +84,7 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {FilterCode::kInsufficientMig, Code::kUnschedulable, "Insufficient nvidia.com/mig-<profile>"},
       {FilterCode::kInsufficientGpuShared, Code::kUnschedulable, "Insufficient nvidia.com/gpu.shared"},
       {FilterCode::kSharedRequestAboveOne, Code::kUnschedulableAndUnresolvable,
-       "node(s) refuse more than one time-sliced GPU replica per pod (failRequestsGreaterThanOne)"},
+       "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)"},
       {FilterCode::kAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't match pod anti-affinity rules"},
       {FilterCode::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
       {FilterCode::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},

@@ -335,12 +335,12 @@ TEST_P(GpuSharingPolicy, FailRequestsGreaterThanOneRefusesTwo) {
   EXPECT_EQ(shared_two.rejected[static_cast<size_t>(sched::FilterCode::kSharedRequestAboveOne)], 1);
   EXPECT_EQ(testing::fit_error_of(shared_two, a, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/gpu.shared, 1 node(s) refuse more than one "
-            "time-sliced GPU replica per pod (failRequestsGreaterThanOne).");
+            "shared GPU replica per pod (failRequestsGreaterThanOne).");
   const Pod b = whole_pod("b", 2);
   const auto gpu_two = schedule(s, b, state);
   EXPECT_EQ(testing::fit_error_of(gpu_two, b, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) refuse more than one "
-            "time-sliced GPU replica per pod (failRequestsGreaterThanOne).");
+            "shared GPU replica per pod (failRequestsGreaterThanOne).");
   // One replica is fine on both.
   EXPECT_EQ(schedule(s, shared_pod("c", 1), state).node, 0u);
   EXPECT_EQ(schedule(s, whole_pod("d", 1), state).node, 1u);

@@ -285,7 +285,7 @@ TEST(PlaceOutput, JsonHasTheDocumentedShape) {
   place::PlaceResult r;
   r.policy = "gpufleet";
   r.node_count = 2;
-  r.placements = {{"ml/a", "n0", {0, 1}, std::nullopt, {"dev/x"}, 100, false}, {"ml/b", "n1", {2}, "3g.40gb", {}, 0, false}};
+  r.placements = {{"ml/a", "n0", {0, 1}, std::nullopt, {"dev/x"}, 100, false, std::nullopt}, {"ml/b", "n1", {2}, "3g.40gb", {}, 0, false, std::nullopt}};
   r.pending = {{"ml/c", "0/2 nodes are available: 2 Insufficient cpu.", 0}};
   r.quota_rejected = {{"ml/d", "pods \"d\" is forbidden: ...", 0}};
   r.gpu_capacity_milli = 16000;

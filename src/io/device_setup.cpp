@@ -23,6 +23,7 @@ constexpr std::string_view kCountLabel = "nvidia.com/gpu.count";
 constexpr std::string_view kReplicasLabel = "nvidia.com/gpu.replicas";
 constexpr std::string_view kMigConfigLabel = "nvidia.com/mig.config";
 constexpr std::string_view kDevicePluginConfigLabel = "nvidia.com/device-plugin.config";
+constexpr std::string_view kSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
 constexpr size_t kWarningNodes = 3;  // nodes named per warning line
 
 // PCI device ids (device id + vendor 10DE) of the MIG-capable catalog models, for mig-parted's
@@ -97,8 +98,9 @@ struct Inputs {
 // One node being set up.
 class NodeSetup {
  public:
-  NodeSetup(Node& node, const K8sNodeExtras* extras, const K8sNodeSource* source, const Inputs& in, Warnings& w)
-      : node_(node), extras_(extras), source_(source), in_(in), w_(w) {}
+  NodeSetup(Node& node, const K8sNodeExtras* extras, const K8sNodeSource* source, const Inputs& in, Warnings& w,
+            std::vector<NodeCountMismatch>& mismatches)
+      : node_(node), extras_(extras), source_(source), in_(in), w_(w), mismatches_(mismatches) {}
 
   void run();
 
@@ -132,6 +134,8 @@ class NodeSetup {
   std::optional<TimeSlicing> time_slicing_from(const TimeSlicingConfig& c);
   void choose_time_slicing();
   void count_gpus(bool mig_config);
+  void check_sharing_labels();
+  void check_mps_mig() const;
   void apply_mig_config(const MigPartedConfig& parted, const MigConfig& config);
   void check_advertised_mig() const;  // the model has MIG and every advertised profile
   void spread_advertised_mig();
@@ -142,6 +146,7 @@ class NodeSetup {
   const K8sNodeSource* source_;
   const Inputs& in_;
   Warnings& w_;
+  std::vector<NodeCountMismatch>& mismatches_;
 
   const GpuModelInfo* model_ = nullptr;
   std::map<std::string, int> advertised_mig_;
@@ -193,12 +198,33 @@ void NodeSetup::run() {
   if (mig_config != nullptr) apply_mig_config(*mig_config->first, *mig_config->second);
   else if (node_.mig.empty() && !advertised_mig_.empty()) spread_advertised_mig();
   if (ts_config_ != nullptr && !node_.mig.empty() && !ts_config_->mig_strategy.empty() &&
-      ts_config_->mig_strategy != "mixed")
+      ts_config_->mig_strategy != "mixed" && !(ts_ && ts_->mps()))
     warn(fmt::format("device-plugin migStrategy '{}' is not modelled: MIG devices are counted as migStrategy mixed "
                      "advertises them (nvidia.com/mig-<profile>)",
                      ts_config_->mig_strategy));
 
+  check_mps_mig();
   node_.time_slicing = ts_;
+}
+
+void NodeSetup::check_mps_mig() const {
+  if (!ts_ || !ts_->mps() || std::none_of(node_.mig.begin(), node_.mig.end(), [](const GpuMig& g) { return g.enabled; }))
+    return;
+  const std::string message = "sharing using MPS is not supported for MIG devices (the node has MIG enabled)";
+  if (ts_config_ != nullptr) fail_config(ts_config_->origin, "sharing.mps", message);
+  fail_node(message);
+}
+
+void NodeSetup::check_sharing_labels() {
+  if (!from_yaml() || ts_config_ == nullptr) return;
+  const int32_t replicas = ts_ ? ts_->replicas : 1;
+  const std::string_view strategy = ts_ ? gpu_sharing_strategy_name(ts_->strategy) : std::string_view("none");
+  if (const std::string* r = find_label(node_.labels, kReplicasLabel); r != nullptr && *r != std::to_string(replicas))
+    warn(fmt::format("label {}={} disagrees with the device-plugin config's {} replicas per GPU; the config wins",
+                     kReplicasLabel, *r, replicas));
+  if (const std::string* st = find_label(node_.labels, kSharingStrategyLabel); st != nullptr && *st != strategy)
+    warn(fmt::format("label {}={} disagrees with the device-plugin config's sharing strategy {}; the config wins",
+                     kSharingStrategyLabel, *st, strategy));
 }
 
 void NodeSetup::resolve_model() {
@@ -228,14 +254,17 @@ std::optional<TimeSlicing> NodeSetup::time_slicing_from(const TimeSlicingConfig&
   std::optional<TimeSlicing> out;
   for (size_t i = 0; i < c.resources.size(); ++i) {
     const TimeSlicingResource& r = c.resources[i];
-    const std::string field = fmt::format("sharing.timeSlicing.resources[{}]", i);
+    const bool mps = c.strategy == GpuSharingStrategy::kMps;
+    const std::string field = fmt::format("sharing.{}.resources[{}]", mps ? "mps" : "timeSlicing", i);
+    const std::string_view what = mps ? "MPS sharing" : "time-slicing";
     if (r.name != kGpuResource) {
-      warn(fmt::format("time-slicing of {} (device-plugin config at {}:{}) is not modelled; ignored", r.name,
-                       c.origin.file, c.origin.line));
+      // MPS: "The only supported resource type is nvidia.com/gpu" (GPU Operator, gpu-sharing-mps).
+      warn(fmt::format("{} of {} (device-plugin config at {}:{}) is not modelled; ignored", what, r.name, c.origin.file,
+                       c.origin.line));
       continue;
     }
     if (!r.devices.empty())
-      fail_config(c.origin, field + ".devices", "time-slicing a subset of the GPUs (devices) is not modelled");
+      fail_config(c.origin, field + ".devices", fmt::format("{} a subset of the GPUs (devices) is not modelled", what));
     bool renamed = c.rename_by_default;
     if (!r.rename.empty()) {
       if (r.rename != kGpuSharedResource)
@@ -243,7 +272,7 @@ std::optional<TimeSlicing> NodeSetup::time_slicing_from(const TimeSlicingConfig&
                     fmt::format("rename to '{}' is not modelled (only {})", r.rename, kGpuSharedResource));
       renamed = true;
     }
-    out = TimeSlicing{r.replicas, renamed, c.fail_requests_greater_than_one};
+    out = TimeSlicing{r.replicas, renamed, c.fail_requests_greater_than_one, c.strategy};
   }
   return out;
 }
@@ -273,6 +302,10 @@ void NodeSetup::choose_time_slicing() {
     if (node_.time_slicing && ts_ && node_.time_slicing->replicas != ts_->replicas)
       warn(fmt::format("the device-plugin config gives {} time-slicing replicas, the node pool {}; the config wins",
                        ts_->replicas, node_.time_slicing->replicas));
+    if (node_.time_slicing && ts_ && node_.time_slicing->strategy != ts_->strategy)
+      warn(fmt::format("the device-plugin config shares GPUs by {}, the node pool by {}; the config wins",
+                       gpu_sharing_strategy_name(ts_->strategy), gpu_sharing_strategy_name(node_.time_slicing->strategy)));
+    check_sharing_labels();
     return;
   }
   // Rule 4d: the pool's, else GPU feature discovery's labels.
@@ -282,8 +315,12 @@ void NodeSetup::choose_time_slicing() {
   }
   if (!from_yaml()) return;
   const std::optional<int32_t> replicas = int_label(kReplicasLabel, 1, 1 << 20);
-  if (replicas && *replicas > 1 && find_label(node_.labels, kCountLabel) != nullptr)
-    ts_ = TimeSlicing{*replicas, advertised(kGpuSharedResource) > 0, false};
+  if (replicas && *replicas > 1 && find_label(node_.labels, kCountLabel) != nullptr) {
+    const std::string* strategy = find_label(node_.labels, kSharingStrategyLabel);
+    const bool mps = strategy != nullptr && *strategy == "mps";
+    ts_ = TimeSlicing{*replicas, advertised(kGpuSharedResource) > 0, mps,
+                      mps ? GpuSharingStrategy::kMps : GpuSharingStrategy::kTimeSlicing};
+  }
 }
 
 void NodeSetup::count_gpus(bool mig_config) {
@@ -301,19 +338,36 @@ void NodeSetup::count_gpus(bool mig_config) {
   int64_t non_mig = gpu;
   if (ts_ && !ts_->renamed && ts_->replicas > 1) {
     if (gpu % ts_->replicas != 0)
-      fail_node(fmt::format("advertises {} {}, not a multiple of its {} time-slicing replicas", gpu, kGpuResource,
-                            ts_->replicas));
+      fail_node(fmt::format("advertises {} {}, not a multiple of its {} {} replicas", gpu, kGpuResource,
+                            ts_->replicas, gpu_sharing_strategy_name(ts_->strategy)));
     non_mig = gpu / ts_->replicas;
   } else if (ts_ && ts_->renamed && shared > 0) {
     if (shared % ts_->replicas != 0)
-      fail_node(fmt::format("advertises {} {}, not a multiple of its {} time-slicing replicas", shared,
-                            kGpuSharedResource, ts_->replicas));
+      fail_node(fmt::format("advertises {} {}, not a multiple of its {} {} replicas", shared,
+                            kGpuSharedResource, ts_->replicas, gpu_sharing_strategy_name(ts_->strategy)));
     non_mig = gpu + shared / ts_->replicas;
   }
   if (non_mig > kMaxGpusPerNode) fail_node(fmt::format("{} GPUs is more than {} per node", non_mig, kMaxGpusPerNode));
   non_mig_gpus_ = static_cast<int32_t>(non_mig);
   mig_gpus_ = 0;
   const bool uses_mig = mig_config || !advertised_mig_.empty();
+  if (!uses_mig && count && non_mig != *count) {
+    // Rule 5: what the device plugin advertises against what the labels and the sharing imply.
+    NodeCountMismatch m;
+    m.node = node_.name;
+    m.gpus = *count;
+    m.replicas = ts_ ? ts_->replicas : 1;
+    m.strategy = ts_ ? std::string(gpu_sharing_strategy_name(ts_->strategy)) : "none";
+    const bool renamed = ts_ && ts_->renamed;
+    m.resource = std::string(renamed ? kGpuSharedResource : kGpuResource);
+    m.advertised = renamed ? shared : gpu;
+    m.expected = int64_t{renamed ? *count - gpu : *count} * m.replicas;
+    m.message = fmt::format("node {} advertises {} {} but its labels imply {} ({} {} x {} {} replica{}); placing on the "
+                            "advertised {} ({} GPUs)",
+                            m.node, m.advertised, m.resource, m.expected, renamed ? *count - gpu : *count, kCountLabel,
+                            m.replicas, m.strategy, m.replicas == 1 ? "" : "s", m.advertised, non_mig);
+    mismatches_.push_back(std::move(m));
+  }
   if (uses_mig && count) {
     if (*count < non_mig)
       fail_label(kCountLabel, fmt::format("nvidia.com/gpu.count {} is below the {} GPUs without MIG it advertises", *count, non_mig));
@@ -474,13 +528,17 @@ DeviceSetupReport apply_device_setup(std::vector<Node>& nodes, const std::vector
   std::map<std::string, const K8sNodeExtras*> extras_of;
   for (const K8sNodeExtras& e : advertised) extras_of[e.node] = &e;
   Warnings warnings;
+  std::vector<NodeCountMismatch> mismatches;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto e = extras_of.find(nodes[i].name);
     NodeSetup(nodes[i], e == extras_of.end() ? nullptr : e->second, source_per_node.empty() ? nullptr : source_per_node[i],
-              in, warnings)
+              in, warnings, mismatches)
         .run();
   }
-  return DeviceSetupReport{warnings.lines()};
+  DeviceSetupReport report{warnings.lines(), {}};
+  for (const NodeCountMismatch& m : mismatches) report.warnings.push_back(m.message);
+  report.count_mismatches = std::move(mismatches);
+  return report;
 }
 
 DeviceSetupReport apply_device_setup(K8sObjects& objects) {

@@ -1,4 +1,4 @@
-// GPU sharing set-up of Kubernetes nodes: applies the NVIDIA device-plugin (time-slicing) and
+// GPU sharing set-up of Kubernetes nodes: applies the NVIDIA device-plugin (time-slicing, MPS) and
 // mig-parted configs read by io/k8s_yaml.h to Nodes, as the GPU Operator's device plugin and MIG
 // manager would, and checks each node's GPU model against the catalog. Sources: gpu-sharing.md s.1-3
 // and 5 ([dp], [parted], [gfd]).
@@ -68,6 +68,22 @@
 //    time-sliced without renaming advertises R x its GPUs as nvidia.com/gpu, so its GPUs without MIG
 //    are that count / R; a renamed one advertises them only as nvidia.com/gpu.shared, so it gets
 //    gpu.shared / R GPUs more (an InputError at the node when R does not divide the count).
+//    e. MPS (sharing.mps, TimeSlicing::strategy kMps) takes the same steps with the config's
+//       sharing.mps section (fields at sharing.mps...); without a config, GFD's label
+//       nvidia.com/gpu.sharing-strategy=mps makes the replicas of d MPS replicas (failRequestsGreaterThanOne
+//       then true, the device plugin's MPS default). MPS on a node with a MIG-enabled GPU is an
+//       InputError at the config's sharing.mps (else at the node): "sharing using MPS is not supported
+//       for MIG devices" (k8s-device-plugin cmd/nvidia-device-plugin/plugin-manager getMPSOptions).
+//       A nvidia.com/gpu.replicas or nvidia.com/gpu.sharing-strategy label that disagrees with the
+//       applied config gives a warning (GFD relabels after the config changes); the config wins.
+// 5. Advertised count versus labels. For a node read from YAML without MIG and with a
+//    nvidia.com/gpu.count label G: the sharing set-up above gives R replicas per GPU (1 without
+//    sharing), so the device plugin should advertise G x R of nvidia.com/gpu (nvidia.com/gpu.shared
+//    when renamed). When the node's status.allocatable says otherwise (a GPU marked unhealthy, a
+//    config not yet applied, stale labels), it is reported (DeviceSetupReport::count_mismatches and a
+//    warning naming the node and both numbers) and placement uses the advertised number, as
+//    kube-scheduler would: the node gets advertised / R GPUs (an advertised count that R does not
+//    divide stays the InputError of 4).
 // Labels are not rewritten (GFD would update nvidia.com/gpu.replicas and the product's -SHARED).
 //
 // The result is valid for ClusterState (its constructor re-checks every layout).
@@ -81,10 +97,27 @@
 
 namespace gpufleet::io {
 
+/// A Kubernetes Node whose advertised GPU resource (status.allocatable) is not what its GPU feature
+/// discovery labels and its sharing set-up imply (rule 5). Placement uses the advertised number, as
+/// kube-scheduler does.
+struct NodeCountMismatch {
+  std::string node;
+  std::string resource;        ///< nvidia.com/gpu, or nvidia.com/gpu.shared when the replicas are renamed
+  int64_t advertised = 0;      ///< the node's status.allocatable of `resource`
+  int64_t expected = 0;        ///< gpus x replicas
+  int32_t gpus = 0;            ///< the nvidia.com/gpu.count label (GPUs without MIG)
+  int32_t replicas = 1;        ///< per GPU, from the applied sharing set-up (1 without sharing)
+  std::string strategy;        ///< "none", "time-slicing" or "mps"
+  std::string message;         ///< the warning line, naming the node and both numbers
+};
+
 /// What apply_device_setup reports besides changing the nodes.
 struct DeviceSetupReport {
   /// One line per kind of event, naming the nodes concerned (the first few and how many more).
+  /// Holds each count mismatch's message too.
   std::vector<std::string> warnings;
+  /// Rule 5, one per node, in node order.
+  std::vector<NodeCountMismatch> count_mismatches;
 };
 
 /// Applies the rules above to `nodes`, in place. `advertised` (a node's extended resources, matched

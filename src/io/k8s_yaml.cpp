@@ -561,7 +561,9 @@ void Reader::node(const Val& v) {
     std::from_chars(replicas_label->data(), replicas_label->data() + replicas_label->size(), replicas);
     std::from_chars(count_label->data(), count_label->data() + count_label->size(), count);
   }
-  if (replicas > 1 && count > 0 && gpus % count == 0 && gpus / count == replicas) {  // gpus == replicas x count, no overflow
+  // The advertised replicas are kept for io/device_setup.h, which converts them to GPUs with the
+  // replicas the sharing set-up gives and reports a count that disagrees with the labels (rule 5).
+  if (replicas > 1 && count > 0 && count <= kMaxGpusPerNode) {
     extras.extended[kGpu] = gpus;
     gpus = count;
   }
@@ -893,7 +895,9 @@ bool Reader::embedded_config(const Val& value, const std::string& ns, const std:
     docs = detail::load_documents(text, src, value.path());
   } catch (const InputError&) {
     // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
-    if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos) return false;
+    if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos &&
+        text.find("mps") == std::string::npos)
+      return false;
     throw;
   }
   if (docs.empty()) return false;
@@ -936,10 +940,21 @@ void Reader::device_plugin_config(const Val& v, ConfigOrigin origin) {
   if (!c.mig_strategy.empty() && !one_of(c.mig_strategy, {"none", "single", "mixed"}))
     strategy.fail(fmt::format("unknown migStrategy '{}' (expected none, single or mixed)", c.mig_strategy));
   const Val sharing = v["sharing"];
-  if (sharing["mps"].present()) feature("device-plugin sharing.mps");
-  const Val ts = sharing["timeSlicing"];
+  // sharing.timeSlicing and sharing.mps share one shape (ReplicatedResources); the device plugin
+  // (api/config/v1/sharing.go SharingStrategy) silently prefers MPS when both have resources, its
+  // README calls them mutually exclusive: gpufleet refuses the pair.
+  const Val mps = sharing["mps"];
+  const Val ts = mps.present() ? mps : sharing["timeSlicing"];
+  if (mps.present()) {
+    if (sharing["timeSlicing"]["resources"].size() > 0)
+      mps.fail("sharing.timeSlicing and sharing.mps are mutually exclusive (the device plugin would use MPS only)");
+    c.strategy = GpuSharingStrategy::kMps;
+    // cmd/nvidia-device-plugin/main.go validateFlags: "using --mig-strategy=mixed is not supported with MPS".
+    if (c.mig_strategy == "mixed") strategy.fail("using migStrategy mixed is not supported with MPS (sharing.mps)");
+  }
   c.rename_by_default = ts["renameByDefault"].boolean(false);
-  c.fail_requests_greater_than_one = ts["failRequestsGreaterThanOne"].boolean(false);
+  // Under MPS the device plugin defaults failRequestsGreaterThanOne to true (api/config/v1/config.go).
+  c.fail_requests_greater_than_one = ts["failRequestsGreaterThanOne"].boolean(mps.present());
   const Val resources = ts["resources"];
   for (size_t i = 0, n = resources.size(); i < n; ++i) {
     const Val r = resources.at(i);

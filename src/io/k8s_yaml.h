@@ -117,7 +117,7 @@ struct ConfigOrigin {
   std::string data_key;             ///< the ConfigMap data key, e.g. "any" or "tesla-t4"; empty if standalone
 };
 
-/// One sharing.timeSlicing.resources[] entry of an NVIDIA device-plugin config.
+/// One sharing.timeSlicing.resources[] (or sharing.mps.resources[]) entry of an NVIDIA device-plugin config.
 struct TimeSlicingResource {
   std::string name;                  ///< e.g. nvidia.com/gpu
   int32_t replicas = 1;              ///< >= 1
@@ -125,11 +125,16 @@ struct TimeSlicingResource {
   std::vector<std::string> devices;  ///< GPU indices / UUIDs; empty = all
 };
 
-/// An NVIDIA k8s-device-plugin config (version v1). `resources` is empty when it has no time-slicing.
+/// An NVIDIA k8s-device-plugin config (version v1). `resources` is empty when it has no sharing.
+/// With `sharing.mps` present, strategy is kMps and the other fields come from sharing.mps (a config
+/// with both sharing.mps and sharing.timeSlicing resources is an InputError at sharing.mps: the two
+/// are mutually exclusive); else from sharing.timeSlicing.
 struct TimeSlicingConfig {
   ConfigOrigin origin;
   std::string mig_strategy;  ///< flags.migStrategy (none, single, mixed); empty when absent
+  GpuSharingStrategy strategy = GpuSharingStrategy::kTimeSlicing;
   bool rename_by_default = false;
+  /// Default false under time-slicing, true under MPS (the device plugin's defaults).
   bool fail_requests_greater_than_one = false;
   std::vector<TimeSlicingResource> resources;
 };

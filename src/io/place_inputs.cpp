@@ -73,8 +73,10 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
       apply_device_setup(pool_nodes, out.objects.time_slicing_configs, out.objects.mig_parted_configs, {}, pool_sources);
   out.input.nodes = std::move(pool_nodes);
   out.warnings = out.objects.warnings;
-  for (auto* report : {&devices, &pool_devices})
+  for (auto* report : {&devices, &pool_devices}) {
     out.warnings.insert(out.warnings.end(), report->warnings.begin(), report->warnings.end());
+    out.node_warnings.insert(out.node_warnings.end(), report->count_mismatches.begin(), report->count_mismatches.end());
+  }
   for (Node& node : out.objects.nodes) {
     if (!names.try_emplace(node.name, SIZE_MAX).second) {
       SourcePosition at{"", 0, 0, "metadata.name"};

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "io/device_setup.h"
 #include "io/k8s_yaml.h"
 #include "model/node_pool.h"
 #include "place/place_workload.h"
@@ -20,6 +21,9 @@ struct PlaceInputs {
   /// from Kubernetes (admit::quota_differences): everything decided differently from Kubernetes or
   /// left out, one line each.
   std::vector<std::string> warnings;
+  /// Nodes whose advertised GPU count disagrees with their labels and sharing (io/device_setup.h
+  /// rule 5); each also has its line in `warnings`.
+  std::vector<NodeCountMismatch> node_warnings;
 };
 
 /// Reads the cluster and workload paths (files or directories) together, so a workload may name the

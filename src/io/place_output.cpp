@@ -33,7 +33,8 @@ std::string gpu_list(const std::vector<int32_t>& gpus) {
 
 }  // namespace
 
-std::string place_result_json(const place::PlaceResult& r, const std::vector<std::string>& warnings) {
+std::string place_result_json(const place::PlaceResult& r, const std::vector<std::string>& warnings,
+                              const std::vector<NodeCountMismatch>& node_warnings) {
   nlohmann::ordered_json doc;
   doc["policy"] = r.policy;
   doc["nodes"] = r.node_count;
@@ -47,6 +48,10 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
     j["preempted"] = p.preempted;
     j["priority"] = p.priority;
     j["prebound"] = p.prebound;
+    if (p.mps)
+      j["mps"] = {{"replicas", p.mps->replicas},
+                  {"pinned_device_mem_limit_mib", p.mps->pinned_device_mem_limit_mib},
+                  {"active_thread_percentage", p.mps->active_thread_percentage}};
     placements.push_back(std::move(j));
   }
   doc["placements"] = std::move(placements);
@@ -59,6 +64,13 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
   }
   doc["gpu_allocation_pct"] = allocation_pct(r);
   doc["warnings"] = warnings;
+  if (!node_warnings.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const NodeCountMismatch& m : node_warnings)
+      list.push_back({{"node", m.node}, {"resource", m.resource}, {"advertised", m.advertised}, {"expected", m.expected},
+                      {"gpus", m.gpus}, {"replicas", m.replicas}, {"strategy", m.strategy}, {"message", m.message}});
+    doc["node_warnings"] = std::move(list);
+  }
   // Names are not guaranteed UTF-8 (YAML may carry any bytes): replace invalid sequences (U+FFFD).
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
@@ -73,6 +85,11 @@ std::string place_result_text(const place::PlaceResult& r) {
     out += fmt::format("{:<{}}  -> {}", p.pod, width, p.node);
     if (p.mig) out += fmt::format("  mig {} on gpu {}", *p.mig, gpu_list(p.gpus));
     else if (!p.gpus.empty()) out += fmt::format("  gpu{} {}", p.gpus.size() > 1 ? "s" : "", gpu_list(p.gpus));
+    if (p.mps) {
+      // Replicas held: one per GPU index listed.
+      out += fmt::format("  mps {}/{}", p.gpus.empty() ? 1 : p.gpus.size(), p.mps->replicas);
+      if (p.mps->pinned_device_mem_limit_mib > 0) out += fmt::format(" ({} MiB, {}% SMs per replica)", p.mps->pinned_device_mem_limit_mib, p.mps->active_thread_percentage);
+    }
     if (p.prebound) out += "  (spec.nodeName)";
     if (!p.preempted.empty()) out += fmt::format("  preempted {}", fmt::join(p.preempted, ", "));
     out += "\n";

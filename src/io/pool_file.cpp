@@ -52,7 +52,7 @@ SourcePosition position_of(const Field& f) {
 // One pool; its positions go to `source` (see read_pool_file).
 NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
-               "mig", "timeSlicing", "topology", "numa"});
+               "mig", "timeSlicing", "mps", "topology", "numa"});
   NodePool pool;
   const Field name = p["name"];
   pool.name = name.required_str();
@@ -168,6 +168,17 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     ts.only_keys({"replicas"});
     if (model == nullptr) ts.fail("time-slicing needs a GPU (pool has no gpu)");
     pool.time_slicing_replicas = static_cast<int32_t>(ts["replicas"].integer(1, 1024));
+  }
+  // MPS (k8s-device-plugin sharing.mps): mutually exclusive with time-slicing and with MIG.
+  const Field mps = p["mps"];
+  if (mps.present()) {
+    mps.require_map();
+    mps.only_keys({"replicas"});
+    if (model == nullptr) mps.fail("MPS needs a GPU (pool has no gpu)");
+    if (ts.present()) mps.fail("MPS and time-slicing are mutually exclusive (give timeSlicing or mps)");
+    if (pool.mig_devices) mps.fail("sharing using MPS is not supported for MIG devices (give mig or mps)");
+    pool.time_slicing_replicas = static_cast<int32_t>(mps["replicas"].integer(1, 1024));
+    pool.gpu_sharing_strategy = GpuSharingStrategy::kMps;
   }
 
   const Field numa = p["numa"];

@@ -21,6 +21,9 @@
 //     prices: {onDemand: 0.80, spot: 0.35, reserved: 0.50}   # USD per node-hour; onDemand required
 //     mig: {"3g.40gb": 1, "4g.40gb": 1}   # optional; MIG devices per GPU (mig-parted mig-devices)
 //     timeSlicing: {replicas: 4}          # optional; device-plugin time-slicing replicas per GPU, >= 1
+//     mps: {replicas: 4}                  # optional; device-plugin MPS replicas per GPU (1..1024), each
+//                                 # client limited to 1/replicas of the GPU's memory and SMs; not
+//                                 # with timeSlicing or mig (errors at mps)
 //     topology: {example.com/rack: 8, nvidia.com/gpu.clique: 4}   # optional; label -> nodes per
 //                                 # domain (1..100000): node i gets the value <name>-<i / size>
 //

@@ -58,6 +58,8 @@ std::string ClusterState::check_node(const Node& node, std::vector<int32_t>& mig
   if (std::string why = check_capacity(node); !why.empty()) return why;
   if (node.time_slicing && node.time_slicing->replicas < 1)
     return fmt::format("node {}: time-slicing replicas {} is below 1", node.name, node.time_slicing->replicas);
+  if (node.time_slicing && node.time_slicing->mps() && std::any_of(node.mig.begin(), node.mig.end(), [](const GpuMig& g) { return g.enabled; }))
+    return fmt::format("node {}: sharing using MPS is not supported for MIG devices", node.name);
   if (!node.mig.empty() && node.mig.size() != static_cast<size_t>(node.gpu_count))
     return fmt::format("node {}: MIG set-up for {} GPUs, the node has {}", node.name, node.mig.size(), node.gpu_count);
   if (!node.gpu_numa_node.empty() && node.gpu_numa_node.size() != static_cast<size_t>(node.gpu_count))

@@ -141,7 +141,7 @@ class ClusterState {
   ClusterState();
   /// Slots 0..N-1 hold the nodes, in order; GPU models are registered in first-seen order. Throws
   /// std::invalid_argument for a node with negative capacity or more than kMaxGpusPerNode GPUs, or
-  /// a bad GPU sharing set-up: time-slicing replicas below 1, a `mig` list whose size is neither 0
+  /// a bad GPU sharing set-up: time-slicing replicas below 1, MPS on a node with a MIG-enabled GPU, a `mig` list whose size is neither 0
   /// nor gpu_count, MIG instances on a GPU without MIG enabled, MIG on a model that
   /// find_gpu_model() does not know or that is not MIG-capable, or instances that break the MIG
   /// placement rules (mig.h; replayed with MigLayout::place_at).

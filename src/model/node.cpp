@@ -2,6 +2,10 @@
 
 namespace gpufleet {
 
+std::string_view gpu_sharing_strategy_name(GpuSharingStrategy strategy) {
+  return strategy == GpuSharingStrategy::kMps ? "mps" : "time-slicing";
+}
+
 std::string_view topology_manager_policy_name(TopologyManagerPolicy policy) {
   switch (policy) {
     case TopologyManagerPolicy::kNone: return "none";

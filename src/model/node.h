@@ -20,18 +20,49 @@ struct Taint {
   std::string effect;
 };
 
-/// Time-slicing of a node's GPUs by the NVIDIA device plugin (sharing.timeSlicing, gpu-sharing.md
-/// s.3). It applies to every GPU of the node that has no MIG enabled (time-slicing of MIG devices and
-/// of a subset of the GPUs is not modelled).
+/// The NVIDIA device plugin's GPU sharing strategy (k8s-device-plugin api/config/v1/sharing.go,
+/// SharingStrategy; the value of GPU feature discovery's label nvidia.com/gpu.sharing-strategy).
+///  - kTimeSlicing (sharing.timeSlicing): CUDA time-slices the GPU among its clients; no memory or
+///    fault isolation.
+///  - kMps (sharing.mps): the MPS control daemon (cmd/mps-control-daemon/mps/daemon.go) starts one
+///    MPS server per GPU and limits each client to 1/replicas of the GPU's memory
+///    (set_default_device_pinned_mem_limit, see mps_pinned_device_mem_limit_mib) and of its SMs
+///    (set_default_active_thread_percentage, mps_active_thread_percentage). Only full GPUs:
+///    "sharing using MPS is not supported for MIG devices" (cmd/nvidia-device-plugin/plugin-manager
+///    getMPSOptions) and "--mig-strategy=mixed is not supported with MPS" (main.go validateFlags).
+enum class GpuSharingStrategy : uint8_t { kTimeSlicing, kMps };
+
+/// "time-slicing", "mps" (the label's and the device plugin's spelling).
+std::string_view gpu_sharing_strategy_name(GpuSharingStrategy strategy);
+
+/// The device plugin's replicated GPUs (ReplicatedResources, api/config/v1/replicas.go), under either
+/// sharing strategy: one replica accounting for time-slicing and MPS. It applies to every GPU of the
+/// node that has no MIG enabled (sharing MIG devices and a subset of the GPUs is not modelled). The
+/// name is historical: `strategy` says whether the replicas are time-slices or MPS clients.
 struct TimeSlicing {
   int32_t replicas = 1;  ///< R >= 1: each GPU is advertised R times
   /// The replicas are advertised as nvidia.com/gpu.shared (renameByDefault, or rename) instead of
   /// nvidia.com/gpu; the node then advertises no nvidia.com/gpu for these GPUs.
   bool renamed = false;
   /// failRequestsGreaterThanOne: a request for more than one replica is refused (see GpuShareFit).
+  /// The device plugin defaults it to true under MPS (api/config/v1/config.go NewConfig: "Preserve
+  /// the historical MPS behavior unless the config explicitly relaxes it"), false under time-slicing.
   bool fail_requests_greater_than_one = false;
+  GpuSharingStrategy strategy = GpuSharingStrategy::kTimeSlicing;
   bool operator==(const TimeSlicing&) const = default;
+  bool mps() const { return strategy == GpuSharingStrategy::kMps; }
 };
+
+/// The device memory one MPS client may pin on a GPU of `gpu_memory_mib` MiB shared `replicas` ways:
+/// floor(gpu_memory_mib / replicas), the limit the device plugin's MPS control daemon sets per GPU
+/// (`set_default_device_pinned_mem_limit <gpu> <limit>M`, cmd/mps-control-daemon/mps/daemon.go).
+/// A client allocating more gets a CUDA out-of-memory error. 0 when either argument is below 1.
+inline int64_t mps_pinned_device_mem_limit_mib(int64_t gpu_memory_mib, int32_t replicas) {
+  return gpu_memory_mib < 1 || replicas < 1 ? 0 : gpu_memory_mib / replicas;
+}
+/// The share of a GPU's SMs one MPS client may use, percent: floor(100 / replicas), as the daemon's
+/// `set_default_active_thread_percentage` (same source). 0 when replicas is below 1.
+inline int32_t mps_active_thread_percentage(int32_t replicas) { return replicas < 1 ? 0 : 100 / replicas; }
 
 /// MIG mode of one GPU and its GPU instances, as the mig-parted config applied by the MIG manager
 /// left it. With the device plugin's migStrategy mixed (the one gpufleet models), each instance is
@@ -86,8 +117,9 @@ struct Node {
   bool unschedulable = false;  ///< spec.unschedulable (cordoned): see sched/plugins/node_unschedulable.h
 
   // GPU sharing set-up (none for the openb trace). Each GPU is exactly one of: a MIG GPU
-  // (mig[g].enabled), a time-sliced GPU (time_slicing set, no MIG), or a plain GPU.
-  /// Device-plugin time-slicing of the GPUs without MIG; nullopt = not time-sliced.
+  // (mig[g].enabled), a time-sliced GPU (time_slicing set, no MIG), or a plain GPU. "Time-sliced"
+  // covers both sharing strategies (TimeSlicing::strategy): a replicated GPU.
+  /// Device-plugin replicas (time-slicing or MPS) of the GPUs without MIG; nullopt = not shared.
   std::optional<TimeSlicing> time_slicing;
   /// Per GPU index: empty = no GPU has MIG enabled; otherwise exactly gpu_count entries. A node with
   /// MIG needs a gpu_model that find_gpu_model() knows and that is MIG-capable.

@@ -75,6 +75,8 @@ void validate_pool(const NodePool& pool) {
     if (*pool.time_slicing_replicas < 1)
       invalid(pool, fmt::format("time-slicing replicas {} is below 1", *pool.time_slicing_replicas));
     if (model == nullptr) invalid(pool, "time-slicing on a pool without GPUs");
+    if (pool.gpu_sharing_strategy == GpuSharingStrategy::kMps && pool.mig_devices)
+      invalid(pool, "sharing using MPS is not supported for MIG devices");
   }
   if (pool.numa_nodes < 0 || pool.numa_nodes > kMaxNumaNodesPerNode)
     invalid(pool, fmt::format("{} NUMA nodes, outside 0..{}", pool.numa_nodes, kMaxNumaNodesPerNode));
@@ -103,6 +105,10 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     set_label(labels, kGpuProductLabel, model->product_labels.front());
     set_label(labels, kGpuCountLabel, std::to_string(pool.gpus_per_node));
     if (pool.time_slicing_replicas) set_label(labels, kGpuReplicasLabel, std::to_string(*pool.time_slicing_replicas));
+    if (pool.time_slicing_replicas && pool.gpu_sharing_strategy == GpuSharingStrategy::kMps) {
+      set_label(labels, kGpuSharingStrategyLabel, "mps");
+      set_label(labels, kMpsCapableLabel, "true");
+    }
   }
   if (!pool.instance_type.empty()) set_label(labels, kInstanceTypeLabel, pool.instance_type);
   set_label(labels, kPoolLabel, pool.name);
@@ -114,7 +120,10 @@ std::vector<Node> expand_pool(const NodePool& pool) {
   std::vector<GpuMig> mig;
   if (pool.mig_devices) mig.assign(static_cast<size_t>(pool.gpus_per_node), GpuMig{true, *layout_for_counts(*model, *pool.mig_devices)});
   std::optional<TimeSlicing> time_slicing;
-  if (pool.time_slicing_replicas) time_slicing = TimeSlicing{*pool.time_slicing_replicas, false, false};
+  if (pool.time_slicing_replicas) {
+    const bool mps = pool.gpu_sharing_strategy == GpuSharingStrategy::kMps;
+    time_slicing = TimeSlicing{*pool.time_slicing_replicas, false, mps, pool.gpu_sharing_strategy};
+  }
 
   std::vector<Node> nodes;
   nodes.reserve(static_cast<size_t>(pool.node_count));

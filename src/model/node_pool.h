@@ -33,8 +33,12 @@ struct NodePool {
   /// MIG devices per GPU (mig-parted `mig-devices`, profile -> count), applied to every GPU of every
   /// node; nullopt = MIG disabled. Must fit one GPU of the model (layout_for_counts).
   std::optional<std::map<std::string, int>> mig_devices;
-  /// Device-plugin time-slicing replicas per GPU (>= 1); nullopt = no time-slicing.
+  /// Device-plugin replicas per GPU (>= 1) under gpu_sharing_strategy (pool key `timeSlicing` or
+  /// `mps`); nullopt = no sharing. The name is historical: it counts MPS replicas too.
   std::optional<int32_t> time_slicing_replicas;
+  /// How the replicas share a GPU: time-slicing (the default) or MPS (Node's TimeSlicing::strategy).
+  /// MPS and mig_devices together are invalid (the device plugin refuses MPS on MIG devices).
+  GpuSharingStrategy gpu_sharing_strategy = GpuSharingStrategy::kTimeSlicing;
   /// Topology domains: (node label key, nodes per domain > 0). Node i of the pool gets the label with
   /// the value "<name>-<i / nodes per domain>", e.g. {nvidia.com/gpu.clique, 4} puts nodes 0-3 in the
   /// NVLink domain "<name>-0" (an NVL72-style rack shares one clique), {example.com/rack, 8} nodes 0-7
@@ -60,12 +64,16 @@ inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-t
 inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGpuCountLabel = "nvidia.com/gpu.count";
 inline constexpr const char* kGpuReplicasLabel = "nvidia.com/gpu.replicas";
+/// GPU feature discovery's sharing labels (k8s-device-plugin docs/gpu-feature-discovery/README.md),
+/// set by expand_pool on MPS pools only: nvidia.com/gpu.sharing-strategy=mps, nvidia.com/mps.capable=true.
+inline constexpr const char* kGpuSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
+inline constexpr const char* kMpsCapableLabel = "nvidia.com/mps.capable";
 
 /// Checks a pool; throws std::invalid_argument naming the problem: min_nodes > max_nodes, negative
 /// bounds, node_count outside [min_nodes, max_nodes], GPUs without a model or a model without GPUs,
 /// an unknown model, more than kMaxGpusPerNode GPUs, negative CPU/memory/prices, MIG on a model that
 /// is not MIG-capable, a MIG layout that does not fit one GPU (naming the profiles), time-slicing
-/// replicas < 1, or a pool label that conflicts with a label expand_pool sets.
+/// replicas < 1, MPS with MIG devices, or a pool label that conflicts with a label expand_pool sets.
 void validate_pool(const NodePool& pool);
 
 /// The pool's node_count nodes, after validate_pool (which may throw std::invalid_argument):
@@ -79,8 +87,10 @@ void validate_pool(const NodePool& pool);
 ///  - taints copied;
 ///  - devices: with mig_devices, every GPU has MIG enabled with the layout layout_for_counts() returns
 ///    (Node::mig); with time_slicing_replicas, Node::time_slicing = {replicas, not renamed,
-///    failRequestsGreaterThanOne false}, the device plugin's defaults (it then applies only to GPUs
-///    without MIG, i.e. to none when both are set). A device-plugin config selected by the node's
+///    failRequestsGreaterThanOne false under time-slicing and true under MPS, the strategy}, the
+///    device plugin's defaults (time-slicing then applies only to GPUs without MIG, i.e. to none when
+///    both are set); MPS pools also get the labels nvidia.com/gpu.sharing-strategy=mps and
+///    nvidia.com/mps.capable=true, as GPU feature discovery sets them. A device-plugin config selected by the node's
 ///    labels can change these later (io/device_setup.h).
 std::vector<Node> expand_pool(const NodePool& pool);
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "model/cluster_state.h"
+#include "model/gpu_catalog.h"
 #include "sched/fit_error.h"
 #include "sched/fragmentation.h"
 #include "sched/framework/filter_cycle.h"
@@ -61,6 +62,17 @@ std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId 
   }
 }
 
+// The MPS share of `pod` on `node` (Placement::mps): set when the node shares its GPUs by MPS and the
+// pod asks for the resource the replicas are advertised under.
+std::optional<MpsShare> mps_share(const Pod& pod, const Node& node) {
+  if (!node.time_slicing || !node.time_slicing->mps()) return std::nullopt;
+  const TimeSlicing& ts = *node.time_slicing;
+  if (ts.renamed ? pod.shared_replicas == 0 : !pod.is_gpu_pod()) return std::nullopt;
+  const GpuModelInfo* model = find_gpu_model(node.gpu_model);
+  return MpsShare{ts.replicas, mps_pinned_device_mem_limit_mib(model != nullptr ? model->memory_mib : 0, ts.replicas),
+                  mps_active_thread_percentage(ts.replicas)};
+}
+
 }  // namespace
 
 std::string pod_key(const Pod& pod) { return sched::pod_key(pod); }
@@ -99,7 +111,8 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     placement_of[i] = result.placements.size();
     std::optional<std::string> mig;
     if (!r.mig.empty()) mig = r.mig_profiles();
-    result.placements.push_back(Placement{pod_key(pod), state.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound});
+    result.placements.push_back(Placement{pod_key(pod), state.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
+                                          mps_share(pod, state.node(r.node))});
     removed.push_back(false);
     return result.placements.back();
   };
@@ -165,7 +178,8 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     gang_pods[gp.gang].push_back(pod_key(gp.pod));
     gang_pod[pod_key(gp.pod)] = &gp.pod;
     result.placements.push_back(Placement{pod_key(gp.pod), state.node(gp.node).name, gp.gpus,
-                                          gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false});
+                                          gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
+                                          mps_share(gp.pod, state.node(gp.node))});
     removed.push_back(false);
   }
   std::unordered_map<std::string, std::string> gang_of_pod;

@@ -64,6 +64,15 @@ struct PlaceOptions {
 };
 
 /// A bound pod.
+/// The MPS share a pod got (k8s-device-plugin sharing.mps): each replica it holds is one MPS client
+/// limited to 1/replicas of its GPU (model/node.h mps_pinned_device_mem_limit_mib,
+/// mps_active_thread_percentage). Reported, not enforced: a pod states no GPU memory need.
+struct MpsShare {
+  int32_t replicas = 1;                          ///< per GPU on the node
+  int64_t pinned_device_mem_limit_mib = 0;       ///< per client; 0 = the GPU model's memory is unknown
+  int32_t active_thread_percentage = 0;          ///< per client, percent of the GPU's SMs
+};
+
 struct Placement {
   std::string pod;                 ///< "namespace/name"
   std::string node;
@@ -72,6 +81,9 @@ struct Placement {
   std::vector<std::string> preempted;  ///< pods evicted to make room, "namespace/name"
   int32_t priority = 0;
   bool prebound = false;           ///< bound by spec.nodeName, not scheduled
+  /// Set when the pod holds MPS replicas (its node shares GPUs by MPS); nullopt otherwise, also under
+  /// time-slicing.
+  std::optional<MpsShare> mps;
 };
 
 /// A pod that is not running, and why (kube's wording).

@@ -24,7 +24,8 @@
 // GPU sharing: the GPU term charges the slice a pod holds, gpus_held / gpus_per_node instead of
 // gpu_milli_req / gpu_milli_node (pod_gpus_held):
 //   - a fraction of a plain GPU (openb gpu_milli): gpu_milli / 1000 of a GPU;
-//   - a time-sliced replica (nvidia.com/gpu on a pool with timeSlicing replicas R): 1 / R of a GPU.
+//   - a time-sliced or MPS replica (nvidia.com/gpu on a pool with timeSlicing or mps replicas R):
+//     1 / R of a GPU (an MPS client is also limited to 1 / R of its memory and SMs).
 //     This is OpenCost's rule: opencost/opencost pkg/costmodel/costmodel.go getGPUCount counts a
 //     time-sliced node's GPUs (label nvidia.com/gpu.count) apart from its vGPUs (the advertised
 //     nvidia.com/gpu, GPUs x R), and a request is priced per vGPU (github.com/opencost/opencost
@@ -72,7 +73,7 @@ inline double zero_if_residue(double usd) { return std::abs(usd) < kUsdResidue ?
 PriceSplit price_split(const NodePool& pool);
 
 /// GPUs a pod with this request holds on a node of the pool (see GPU sharing above): the sum of
-///  - nvidia.com/gpu: num_gpu / R on a time-sliced pool (time_slicing_replicas R, no MIG), else
+///  - nvidia.com/gpu: num_gpu / R on a time-sliced or MPS pool (time_slicing_replicas R, no MIG), else
 ///    num_gpu x gpu_milli / 1000;
 ///  - nvidia.com/gpu.shared: shared_replicas / R (0 on a pool that is not time-sliced);
 ///  - nvidia.com/mig-<profile>: count x compute_slices / 7, the slices of the profile on the pool's

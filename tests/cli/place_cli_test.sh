@@ -165,4 +165,24 @@ expect_bad "kueue: quota for a resource not covered" "resource 'pods' is not in 
 kueue_set 's/podset-preferred-topology: cloud.provider.com\/topology-rack/podset-preferred-topology: example.com\/nowhere/' > "$T/kq-level.yaml"
 expect_bad "kueue: a topology level no Topology defines" "example.com/nowhere" "$T/kq-level.yaml"
 
+# MPS (docs/place.md "MPS"): examples/mps places 6 one-replica pods with their share, refuses the pod
+# asking for 2 replicas, and reports the node advertising 28 of 32 (warning and JSON node_warnings).
+M="$EXAMPLES/mps"
+if "$BIN" place --cluster "$M/device-plugin-config.yaml" "$M/nodes.yaml" --workload "$M/workload.yaml" --json "$T/mps.json" \
+     > "$T/mps.txt" 2> "$T/err.txt"; then ok; else bad "mps example exited $?: $(cat "$T/err.txt")"; fi
+[ "$(grep -c 'mps 1/4 (20480 MiB, 25% SMs per replica)' "$T/mps.txt")" = 6 ] && ok || bad "mps shares: $(cat "$T/mps.txt")"
+grep -q 'serving/big .*pending: .*refuse more than one shared GPU replica per pod' "$T/mps.txt" && ok || bad "2-replica pod not refused: $(cat "$T/mps.txt")"
+grep -qx 'gpufleet: warning: node a100-mps-1 advertises 28 nvidia.com/gpu but its labels imply 32 (8 nvidia.com/gpu.count x 4 mps replicas); placing on the advertised 28 (7 GPUs)' "$T/err.txt" && ok || bad "mismatch warning: $(cat "$T/err.txt")"
+python3 - "$T/mps.json" <<'PY' && ok || bad "mps JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["node_warnings"] == [{"node": "a100-mps-1", "resource": "nvidia.com/gpu", "advertised": 28, "expected": 32, "gpus": 8,
+                               "replicas": 4, "strategy": "mps", "message": d["node_warnings"][0]["message"]}], d["node_warnings"]
+assert all(p["mps"] == {"replicas": 4, "pinned_device_mem_limit_mib": 20480, "active_thread_percentage": 25} for p in d["placements"])
+assert d["gpu_allocation_pct"] == 10.0, d["gpu_allocation_pct"]
+PY
+printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, replicas: 2}\n  mps:\n    resources:\n    - {name: nvidia.com/gpu, replicas: 4}\n' > "$T/both.yaml"
+"$BIN" place --cluster "$T/both.yaml" "$M/nodes.yaml" --workload "$M/workload.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -q "both.yaml:7:5: field 'sharing.mps': sharing.timeSlicing and sharing.mps are mutually exclusive" "$T/err.txt" && ok || bad "time-slicing and MPS together: $(cat "$T/err.txt")"
+
 finish

@@ -244,4 +244,10 @@ printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 7200\nse
 "$BIN" simulate --pools "$T/tol-pools.yaml" --workload "$T/tol-workload.yaml" -q > "$T/tol.txt" 2> "$T/err.txt"
 [ $? = 0 ] && grep -q 'spot interruptions [1-9]' "$T/tol.txt" && ok || bad "blanket toleration on interrupted spot nodes: $(cat "$T/err.txt")"
 
+# MPS pool (docs/node-pools.md "MPS pools"): 6 one-replica services for 14190 s each, a replica
+# charged as 1/4 of an L4: 6 x 0.253504 USD/h x 3.941667 h = 5.995368 USD.
+"$BIN" simulate --pools "$EXAMPLES/../mps/pools.yaml" --workload "$EXAMPLES/../mps/sim-workload.yaml" -q --json "$T/mps.json" > "$T/mps.txt" 2> "$T/err.txt"
+[ $? = 0 ] && grep -qx '  chargeback: serving 6.00' "$T/mps.txt" && ok || bad "mps simulate: $(cat "$T/mps.txt" "$T/err.txt")"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["chargeback"]["serving"] - 5.995368) < 1e-6, d["chargeback"]' "$T/mps.json" && ok || bad "mps chargeback JSON"
+
 finish

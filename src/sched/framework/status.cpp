@@ -36,7 +36,7 @@ std::string_view filter_reason(FilterCode code) {
     case FilterCode::kInsufficientMig: return "Insufficient nvidia.com/mig-<profile>";
     case FilterCode::kInsufficientGpuShared: return "Insufficient nvidia.com/gpu.shared";
     case FilterCode::kSharedRequestAboveOne:
-      return "node(s) refuse more than one time-sliced GPU replica per pod (failRequestsGreaterThanOne)";
+      return "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)";
     case FilterCode::kAntiAffinityRulesNotMatch: return "node(s) didn't match pod anti-affinity rules";
     case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
     case FilterCode::kNodeUnschedulable: return "node(s) were unschedulable";

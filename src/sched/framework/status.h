@@ -86,7 +86,7 @@ enum class FilterCode : uint8_t {
   /// spells the profiles each node lacks.
   kInsufficientMig,
   kInsufficientGpuShared,  ///< "Insufficient nvidia.com/gpu.shared" (GpuShareFit): too few free renamed replicas
-  /// GpuShareFit: more than one time-slicing replica on a node whose device plugin sets
+  /// GpuShareFit: more than one time-slicing or MPS replica on a node whose device plugin sets
   /// failRequestsGreaterThanOne. kube binds such a pod and the kubelet then fails it with
   /// UnexpectedAdmissionError; gpufleet refuses the node instead (see gpu_share_fit.h).
   kSharedRequestAboveOne,

@@ -17,6 +17,8 @@
 //    "Insufficient nvidia.com/gpu.shared".
 //  - nvidia.com/mig-<profile> (mig_requests): the free MIG devices of that profile, for each profile
 //    requested, else "Insufficient nvidia.com/mig-<profile>" (FilterCode::kInsufficientMig).
+//  - MPS replicas (TimeSlicing::strategy kMps) are counted exactly as time-slicing replicas; the
+//    device plugin sets failRequestsGreaterThanOne by default under MPS, so the rule below applies.
 //  - failRequestsGreaterThanOne (TimeSlicing::fail_requests_greater_than_one): a pod asking for more
 //    than one replica (of nvidia.com/gpu or nvidia.com/gpu.shared, whichever the node time-slices)
 //    is refused with FilterCode::kSharedRequestAboveOne. Divergence from kube: kube-scheduler binds
