@@ -13,7 +13,9 @@
 
 #include <fmt/format.h>
 
+#include "expect_input_error.h"
 #include "io/sim_output.h"
+#include "io/sim_workload.h"
 #include "model/resources.h"
 #include "sim/checkpointing.h"
 #include "sim/controllers/controller.h"
@@ -176,6 +178,22 @@ TEST(CheckpointCost, AdviceCountsEveryNodeOfAGang) {
   EXPECT_NEAR(c.daly_interval_s, daly_interval_s(60, 8560), 1e-9);
   // The lost work: 2 pods x 2 GPUs x 340 s.
   EXPECT_NEAR(r.lost_gpu_hours, 4 * 340.0 / 3600, 1e-12);
+}
+
+TEST(CheckpointCost, WorkloadFileFields) {
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\njobs:\n- name: j\n  durationSeconds: 50\n";
+  const io::SimWorkloadFile f =
+      io::parse_sim_workload_text(head + "  checkpointIntervalSeconds: 10\n  checkpointCostSeconds: 2.5\n  checkpointOnNotice: true\n", "w.yaml", {});
+  ASSERT_EQ(f.workload.items.size(), 1u);
+  EXPECT_DOUBLE_EQ(f.workload.items[0].checkpoint_cost_s, 2.5);
+  EXPECT_TRUE(f.workload.items[0].checkpoint_on_notice);
+  const io::SimWorkloadFile d = io::parse_sim_workload_text(head, "w.yaml", {});
+  EXPECT_DOUBLE_EQ(d.workload.items[0].checkpoint_cost_s, 0);
+  EXPECT_FALSE(d.workload.items[0].checkpoint_on_notice);
+  testing::expect_input_error([&] { io::parse_sim_workload_text(head + "  checkpointCostSeconds: -1\n", "w.yaml", {}); }, "w.yaml", 7, 26,
+                              "jobs[0].checkpointCostSeconds", "-1");
+  testing::expect_input_error([&] { io::parse_sim_workload_text(head + "  checkpointOnNotice: maybe\n", "w.yaml", {}); }, "w.yaml", 7, 23,
+                              "jobs[0].checkpointOnNotice", "not a boolean");
 }
 
 // ------------------------------------------------------------------ the interval sweep

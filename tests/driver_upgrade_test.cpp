@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 
 #include "io/sim_output.h"
 #include "model/resources.h"
+#include "sim/controllers/controller.h"
+#include "sim/simulation.h"
 #include "sim/simulator.h"
 
 namespace gpufleet::sim {
@@ -140,6 +143,41 @@ TEST(DriverUpgrade, ABudgetHoldsTheDrainUntilTheTimeout) {
   EXPECT_NEAR(u.capacity_lost_gpu_hours, 8 * 900 / 3600.0, 1e-9);
   EXPECT_EQ(r.units.at(0).interruptions, 1);
   EXPECT_EQ(r.units.at(0).state, UnitState::kRunning);  // back on the upgraded node
+}
+
+// Gives a node an interruption notice at a fixed time.
+class NoticeAt final : public Controller {
+ public:
+  NoticeAt(const ControllerPorts& ports, double at_s, NodeId node) : ports_(ports), at_s_(at_s), node_(node) {
+    kind_ = ports_.events.register_event("fault", [this](const Event& e) { ports_.fleet.interrupt(e.subject, e.time_s); });
+  }
+  void start() override { ports_.events.schedule(at_s_, kind_, node_); }
+
+ private:
+  ControllerPorts ports_;
+  double at_s_;
+  NodeId node_;
+  EventKind kind_ = 0;
+};
+
+TEST(DriverUpgrade, ANodeGoneBeforeItsTurnIsSkipped) {
+  // 4 empty nodes, one at a time from 1000: train-3 gets a notice at 1200 (cordoned: the pool has two
+  // unavailable nodes until its reclaim at 1320) and is gone when its turn comes. train-0, 1, 2 are
+  // upgraded 1000-1600, 1600-2200, 2200-2800; done at 2800 with 3 nodes, 1 skipped.
+  ClusterConfig c = h100_pool(4);
+  c.faults.upgrades = {upgrade({1, false}, 0)};
+  Workload w;
+  w.horizon_s = 5000;
+  SimOptions o;
+  o.policy = "leastallocated";
+  Simulation sim(c, w, o);
+  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<NoticeAt>(ports, 1200, 3); });
+  const SimResult r = sim.run();
+  const DriverUpgradeResult& u = r.driver_upgrades.at(0);
+  EXPECT_DOUBLE_EQ(u.finish_s, 2800);
+  EXPECT_EQ(u.nodes_upgraded, 3);
+  EXPECT_EQ(u.nodes_skipped, 1);
+  EXPECT_NEAR(u.capacity_lost_gpu_hours, 3 * 8 * 600 / 3600.0, 1e-9);
 }
 
 TEST(DriverUpgrade, RefusesAnUnknownPool) {

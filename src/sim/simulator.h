@@ -9,7 +9,8 @@
 // arrivals, completions, node ready, spot notice and reclaim, autoscaler ticks, consolidation ticks,
 // and retries of the pending pods. Checkpoints are not events: a job's
 // last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
-// queue small. Same input and seed, same result, bit for bit.
+// queue small; a checkpoint cost (WorkloadSpec::checkpoint_cost_s) lengthens the run by the writes
+// before its end (sim/checkpointing.h). Same input and seed, same result, bit for bit.
 //
 // Scheduling. One sched::Scheduler with the policy's profile from sched::make_policy (sim/engine/placement.h).
 // The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
@@ -51,7 +52,8 @@
 // Spot (pools with capacity type spot): each node's time to interruption from Ready is exponential
 // with the pool's rate per node-hour, drawn from the simulator's spot generator. At the notice the
 // node is cordoned and its pods are evicted (Karpenter drains on the warning); a job stops on every
-// node, keeps the work up to its last checkpoint and is queued again; a service replica is queued
+// node, keeps the work up to its last checkpoint (all of it with checkpoint_on_notice when the write
+// fits in the notice window) and is queued again; a service replica is queued
 // again. The node is reclaimed (removed, billing stops) spot_notice_s later.
 //
 // Pod outcomes at the horizon: completed (its job finished), running, pending (waiting for capacity
