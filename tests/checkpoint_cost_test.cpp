@@ -15,6 +15,7 @@
 
 #include "expect_input_error.h"
 #include "io/sim_output.h"
+#include "io/sim_report.h"
 #include "io/sim_workload.h"
 #include "model/resources.h"
 #include "sim/checkpointing.h"
@@ -137,6 +138,8 @@ TEST(CheckpointCost, LostWorkAtAFixedInterruption) {
   EXPECT_NEAR(r.checkpoint_gpu_hours, 480.0 / 3600, 1e-12);
   ASSERT_EQ(r.checkpoint_jobs.size(), 1u);
   EXPECT_NEAR(r.checkpoint_jobs[0].checkpoint_s, 480, 1e-9);
+  EXPECT_NE(io::sim_summary_text(r).find("checkpoints: 480 s writing, 0.13 GPU-hours"), std::string::npos);
+  EXPECT_NE(io::sim_report_html("w", {io::CompareEntry{"c", "p", r}}).find("<h2>Checkpoints</h2>"), std::string::npos);
   // Lost work <= the work since the last checkpoint (340 s) + the notice window (120 s).
   EXPECT_LE(r.lost_gpu_hours * 3600, 340 + 120 + 1e-9);
 
@@ -160,6 +163,8 @@ TEST(CheckpointCost, LostWorkAtAFixedInterruption) {
   const SimResult f = run_interrupted(free, 2, 8000);
   EXPECT_FALSE(f.checkpoint_costs);
   EXPECT_EQ(io::sim_result_json(f).find("checkpoints"), std::string::npos);
+  EXPECT_EQ(io::sim_summary_text(f).find("checkpoints"), std::string::npos);
+  EXPECT_EQ(io::sim_report_html("w", {io::CompareEntry{"c", "p", f}}).find("<h2>Checkpoints</h2>"), std::string::npos);
   EXPECT_NEAR(f.lost_gpu_hours, 400.0 / 3600, 1e-12);  // 1000 s run, 600 s kept
   EXPECT_DOUBLE_EQ(f.units[0].completion_s, 5000 - 600 + 1000);
 }
