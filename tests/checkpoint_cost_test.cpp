@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "expect_input_error.h"
 #include "io/sim_output.h"
+#include "io/sim_pools.h"
 #include "io/sim_report.h"
 #include "io/sim_workload.h"
 #include "model/resources.h"
@@ -199,6 +201,23 @@ TEST(CheckpointCost, WorkloadFileFields) {
                               "jobs[0].checkpointCostSeconds", "-1");
   testing::expect_input_error([&] { io::parse_sim_workload_text(head + "  checkpointOnNotice: maybe\n", "w.yaml", {}); }, "w.yaml", 7, 23,
                               "jobs[0].checkpointOnNotice", "not a boolean");
+}
+
+TEST(CheckpointCost, Example) {
+  // examples/faults/checkpoints: one 16 h job on spot, every 900 s at 60 s each; it completes, and
+  // the writes are the checkpoints of its runs (at least the 63 of an uninterrupted run).
+  const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "faults" / "checkpoints";
+  const ClusterConfig c = io::read_sim_cluster_file((dir / "pools.yaml").string());
+  const io::SimWorkloadFile w = io::read_sim_workload_file((dir / "workload.yaml").string(), {"train-spot"});
+  ASSERT_EQ(w.workload.items.size(), 1u);
+  EXPECT_DOUBLE_EQ(w.workload.items[0].checkpoint_cost_s, 60);
+  SimOptions o;
+  o.seed = 42;
+  const SimResult r = simulate(c, w.workload, o);
+  EXPECT_EQ(r.units.at(0).state, UnitState::kCompleted);
+  ASSERT_EQ(r.checkpoint_jobs.size(), 1u);
+  EXPECT_GE(r.checkpoint_jobs[0].checkpoint_s, 63 * 60);
+  EXPECT_GT(r.checkpoint_jobs[0].daly_interval_s, 0);
 }
 
 // ------------------------------------------------------------------ the interval sweep
