@@ -184,6 +184,26 @@ TEST(DriverUpgrade, ANodeGoneBeforeItsTurnIsSkipped) {
   EXPECT_NEAR(u.capacity_lost_gpu_hours, 3 * 8 * 600 / 3600.0, 1e-9);
 }
 
+TEST(DriverUpgrade, WaitsWhileAnotherNodeIsUnavailable) {
+  // 2 empty nodes, maxUnavailable 1: train-1 gets a notice at 900 (cordoned, so not among the nodes
+  // to upgrade at 1000, and it holds the one slot); at its reclaim at 1020 the upgrade goes on:
+  // train-0 from 1020 to 1620.
+  ClusterConfig c = h100_pool(2);
+  c.faults.upgrades = {upgrade({1, false}, 0)};
+  Workload w;
+  w.horizon_s = 5000;
+  SimOptions o;
+  o.policy = "leastallocated";
+  Simulation sim(c, w, o);
+  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<NoticeAt>(ports, 900, 1); });
+  const SimResult r = sim.run();
+  const DriverUpgradeResult& u = r.driver_upgrades.at(0);
+  EXPECT_DOUBLE_EQ(u.finish_s, 1620);
+  EXPECT_EQ(u.nodes_upgraded, 1);
+  EXPECT_EQ(u.nodes_skipped, 0);
+  EXPECT_NEAR(u.capacity_lost_gpu_hours, 8 * 600 / 3600.0, 1e-9);
+}
+
 TEST(DriverUpgrade, RefusesAnUnknownPool) {
   ClusterConfig c = h100_pool(1);
   DriverUpgrade u = upgrade({1, false}, 0);

@@ -101,9 +101,18 @@ void DriverUpgradeController::end_capacity_loss(Run& run, const NodeUpgrade& nod
   run.result.capacity_lost_gpu_hours += fleet_.pool(run.pool).pool.gpus_per_node * (t - node.cordoned_s) / kSecondsPerHour;
 }
 
+void DriverUpgradeController::on_capacity_returned(NodeId n, double t) {
+  for (uint32_t r = 0; r < runs_.size(); ++r)
+    if (runs_[r].blocked && runs_[r].pool == fleet_.pool_of(n)) loop_.schedule(t, step_, r, ++runs_[r].step_generation);
+}
+
 void DriverUpgradeController::on_node_removed(NodeId n, double t) {
   for (uint32_t r = 0; r < runs_.size(); ++r) {
     Run& run = runs_[r];
+    if (run.blocked && run.pool == fleet_.pool_of(n)) {
+      loop_.schedule(t, step_, r, ++run.step_generation);
+      continue;
+    }
     for (NodeUpgrade& node : run.nodes) {
       if (node.node != n || (node.stage != Stage::kDraining && node.stage != Stage::kUpgrading)) continue;
       end_capacity_loss(run, node, t);
@@ -178,7 +187,8 @@ void DriverUpgradeController::step(uint32_t r, double t) {
     if (node.stage == Stage::kUpgrading) next = std::min(next, node.until_s);
     if (node.stage == Stage::kDraining) next = std::min(next, std::min(t + kDrainRetryS, node.until_s));
   }
-  if (!std::isfinite(next) && left) next = t + kDrainRetryS;  // waiting for other unavailable nodes to come back
+  run.blocked = !std::isfinite(next) && left;
+  if (run.blocked) next = t + kBlockedRecheckS;  // waiting for other unavailable nodes to come back
   if (std::isfinite(next)) {
     if (next <= loop_.horizon_s()) loop_.schedule(next, step_, r, ++run.step_generation);
   } else {

@@ -16,9 +16,10 @@
 // keeps the work up to its last checkpoint, a service replica is queued again), the others are
 // retried every kDrainRetryS seconds until drain_timeout_s after the cordon, then deleted whatever
 // their budget. Once empty, the node stays cordoned upgrade_s, then is uncordoned (pending pods are
-// retried). A node that is no
-// longer Ready when its turn comes (interrupted, failed, removed) or is removed meanwhile is skipped;
-// nodes that join the pool after at_s (the autoscaler's) run the new driver already.
+// retried). A node that is no longer Ready when its turn comes (interrupted, failed, removed) or is
+// removed meanwhile is skipped; nodes that join the pool after at_s (the autoscaler's) run the new
+// driver already. While other unavailable nodes hold every slot, the upgrade waits (checked every
+// kBlockedRecheckS and at the pool's node removals and recoveries).
 //
 // Capacity lost: the node's GPUs x the seconds from its cordon to its uncordon (or removal).
 #pragma once
@@ -34,6 +35,9 @@ namespace gpufleet::sim {
 /// Seconds between eviction retries of a node being drained (kubectl drain retries refused
 /// evictions every 5 s: k8s.io/kubectl pkg/drain).
 inline constexpr double kDrainRetryS = 5;
+/// Seconds between checks while an upgrade waits with nothing in progress because other nodes of the
+/// pool are unavailable (cordoned or NotReady); node removals and recoveries also trigger a check.
+inline constexpr double kBlockedRecheckS = 60;
 
 /// Throws std::invalid_argument naming the problem: a pool not in `cluster`, a negative or non-finite
 /// time, a negative max_unavailable or one above 100%, a negative max_parallel_upgrades.
@@ -48,6 +52,7 @@ class DriverUpgradeController final : public Controller, public NodeListener {
   /// SimResult::driver_upgrades, one per upgrade in input order.
   void report(SimResult& result) const override;
   void on_node_removed(NodeId n, double t) override;
+  void on_capacity_returned(NodeId n, double t) override;
 
  private:
   enum class Stage : uint8_t { kWaiting, kDraining, kUpgrading, kDone, kSkipped };
@@ -65,6 +70,7 @@ class DriverUpgradeController final : public Controller, public NodeListener {
     DriverUpgradeResult result;
     uint32_t step_generation = 0;
     bool started = false;
+    bool blocked = false;  // nodes wait, none in progress: other unavailable nodes hold the slots
   };
   void on_start(uint32_t r, double t);
   void step(uint32_t r, double t);
