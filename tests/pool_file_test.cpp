@@ -401,10 +401,10 @@ TEST(Examples, EveryFileIsCovered) {
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
-                                          "openb", "serving", "queues", "topology", "mps"}));
+                                          "openb", "serving", "queues", "topology", "mps", "faults"}));
   // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp; serving/: k8s_serving_test.cpp;
   // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp; mps/: mps_test.cpp, place_cli_test.sh,
-  // simulate_cli_test.sh
+  // simulate_cli_test.sh; faults/checkpoints/: checkpoint_cost_test.cpp; faults/*.yaml: sim_provisioning_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {

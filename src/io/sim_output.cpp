@@ -35,6 +35,42 @@ std::string fmt_opt(const std::optional<double>& v) { return v ? fmt::format("{:
 
 namespace {
 
+nlohmann::ordered_json checkpoints_json(const sim::SimResult& r) {
+  nlohmann::ordered_json j;
+  j["checkpoint_s"] = round_to(r.checkpoint_s, 1e3);
+  j["checkpoint_gpu_hours"] = round_to(r.checkpoint_gpu_hours, 1e6);
+  nlohmann::ordered_json jobs = nlohmann::ordered_json::array();
+  for (const sim::CheckpointJobResult& c : r.checkpoint_jobs)
+    jobs.push_back({{"name", c.name},
+                    {"interval_s", round_to(c.interval_s, 1e3)},
+                    {"cost_s", round_to(c.cost_s, 1e3)},
+                    {"checkpoint_s", round_to(c.checkpoint_s, 1e3)},
+                    {"interruptions", c.interruptions},
+                    {"interruptions_per_hour", round_to(c.interruptions_per_hour, 1e6)},
+                    {"mtbi_s", round_to(c.mtbi_s, 1e3)},
+                    {"young_interval_s", round_to(c.young_interval_s, 1e3)},
+                    {"recommended_interval_s", round_to(c.daly_interval_s, 1e3)}});
+  j["jobs"] = jobs;
+  return j;
+}
+
+nlohmann::ordered_json driver_upgrades_json(const sim::SimResult& r) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const sim::DriverUpgradeResult& u : r.driver_upgrades)
+    list.push_back({{"pool", u.pool},
+                    {"start_s", round_to(u.start_s, 1e3)},
+                    {"finish_s", u.finish_s < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(round_to(u.finish_s, 1e3))},
+                    {"max_unavailable", u.max_unavailable},
+                    {"nodes_upgraded", u.nodes_upgraded},
+                    {"nodes_skipped", u.nodes_skipped},
+                    {"capacity_lost_gpu_hours", round_to(u.capacity_lost_gpu_hours, 1e6)},
+                    {"jobs_interrupted", u.jobs_interrupted},
+                    {"pods_evicted", u.pods_evicted},
+                    {"pods_deleted", u.pods_deleted},
+                    {"lost_gpu_hours", round_to(u.lost_gpu_hours, 1e6)}});
+  return list;
+}
+
 nlohmann::ordered_json result_object(const sim::SimResult& r) {
   nlohmann::ordered_json j;
   j["policy"] = r.policy;
@@ -92,6 +128,8 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   if (!r.inference.empty()) j["inference"] = inference_results_json(r.inference);
   if (!r.admission.empty()) j["queues"] = queue_results_json(r);
   if (r.topology_levels > 0) j["topology"] = topology_result_json(r);
+  if (r.checkpoint_costs) j["checkpoints"] = checkpoints_json(r);
+  if (!r.driver_upgrades.empty()) j["driver_upgrades"] = driver_upgrades_json(r);
   return j;
 }
 
@@ -196,6 +234,23 @@ std::string sim_summary_text(const sim::SimResult& r) {
                      r.consolidation_moved_pods, r.consolidation_restarts, r.consolidation_lost_gpu_hours);
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
                      r.pods_failed);
+  if (r.checkpoint_costs) {
+    out += fmt::format("checkpoints: {:.0f} s writing, {:.2f} GPU-hours\n", r.checkpoint_s, r.checkpoint_gpu_hours);
+    for (const sim::CheckpointJobResult& c : r.checkpoint_jobs) {
+      out += fmt::format("  {}: every {:g} s at {:g} s each, {:.0f} s writing, {} interruptions", c.name, c.interval_s, c.cost_s,
+                         c.checkpoint_s, c.interruptions);
+      if (c.mtbi_s > 0)
+        out += fmt::format("; MTBI {:.0f} s, recommended interval {:.0f} s (Daly; Young {:.0f} s)", c.mtbi_s, c.daly_interval_s,
+                           c.young_interval_s);
+      out += "\n";
+    }
+  }
+  for (const sim::DriverUpgradeResult& u : r.driver_upgrades)
+    out += fmt::format("driver upgrade {}: from {:.0f} s to {}, {} nodes upgraded ({} skipped, max unavailable {}), capacity lost {:.2f} GPU-hours, "
+                       "{} job interruptions, {} pods evicted, {} deleted, lost {:.2f} GPU-hours\n",
+                       u.pool, u.start_s, u.finish_s < 0 ? std::string("not done") : fmt::format("{:.0f} s", u.finish_s), u.nodes_upgraded,
+                       u.nodes_skipped, u.max_unavailable, u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted, u.pods_deleted,
+                       u.lost_gpu_hours);
   out += inference_summary_text(r.inference);
   out += queue_summary_text(r);
   return out;

@@ -112,10 +112,11 @@ constexpr std::string_view kInferenceScript = R"js(
 
 std::string opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("&ndash;"); }
 
-// The Kueue queues and the topology counters of the runs that have them (SimResult::queues,
-// topology_levels): static tables, no chart.
+// The Kueue queues, the topology counters, the checkpoints and the driver upgrades of the runs that
+// have them (SimResult::queues, topology_levels, checkpoint_jobs, driver_upgrades): static tables, no
+// chart.
 std::string queue_sections(const std::vector<CompareEntry>& entries) {
-  std::string queues, topology;
+  std::string queues, topology, checkpoints, upgrades;
   const auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); };
   for (const CompareEntry& e : entries) {
     const sim::SimResult& r = e.result;
@@ -130,6 +131,16 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
                               r.job_starts, r.split_job_starts,
                               r.job_starts > 0 ? 100.0 * static_cast<double>(r.split_job_starts) / static_cast<double>(r.job_starts) : 0.0,
                               r.topology_slowdown_gpu_hours);
+    for (const sim::CheckpointJobResult& c : r.checkpoint_jobs)
+      checkpoints += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                                 html_escape(e.label), html_escape(c.name), c.interval_s, c.cost_s, c.checkpoint_s, c.interruptions,
+                                 c.mtbi_s > 0 ? fmt::format("{:.0f}", c.mtbi_s) : std::string("-"),
+                                 c.daly_interval_s > 0 ? fmt::format("{:.0f}", c.daly_interval_s) : std::string("-"));
+    for (const sim::DriverUpgradeResult& u : r.driver_upgrades)
+      upgrades += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
+                              html_escape(e.label), html_escape(u.pool), u.start_s,
+                              u.finish_s < 0 ? std::string("-") : fmt::format("{:.0f}", u.finish_s), u.nodes_upgraded,
+                              u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted + u.pods_deleted, u.lost_gpu_hours);
   }
   std::string html;
   if (!queues.empty())
@@ -146,6 +157,20 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
             "<tr><th>con&shy;figu&shy;ration</th><th>job starts</th><th>split</th><th>split share</th><th>slowdown GPU-hours</th>"
             "</tr>\n</thead>\n<tbody>\n" +
             topology + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!checkpoints.empty())
+    html += "<section>\n<h2>Checkpoints</h2>\n<p class=\"note\">Jobs whose checkpoints cost time: seconds spent writing, "
+            "interruptions, the mean time between interruptions observed on their pools and the interval Daly's formula "
+            "recommends for it (docs/checkpoints-and-upgrades.md).</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>job</th><th>interval s</th><th>cost s</th><th>writing s</th>"
+            "<th>inter&shy;ruptions</th><th>MTBI s</th><th>recom&shy;mended s</th></tr>\n</thead>\n<tbody>\n" +
+            checkpoints + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!upgrades.empty())
+    html += "<section>\n<h2>Driver upgrades</h2>\n<p class=\"note\">Rolling driver upgrades: start and finish (s), nodes "
+            "upgraded, GPU-hours of capacity cordoned, job stops, pods evicted or deleted, job work lost (GPU-hours).</p>\n"
+            "<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>pool</th><th>start</th>"
+            "<th>finish</th><th>nodes</th><th>capacity lost</th><th>job stops</th><th>pods</th><th>work lost</th></tr>\n"
+            "</thead>\n<tbody>\n" +
+            upgrades + "</tbody>\n</table>\n</div>\n</section>\n";
   return html;
 }
 

@@ -144,14 +144,14 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   f.require_map();
   static const std::initializer_list<const char*> job_keys = {
       "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
-      "checkpointIntervalSeconds", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget",
+      "checkpointIntervalSeconds", "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget",
       "queueName", "topology"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
       "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "inference"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
-      "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "queueName", "topology"};
+      "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "queueName", "topology"};
   f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
   sim::WorkloadSpec s;
   s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
@@ -179,6 +179,8 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
       s.duration_s = positive_seconds(f["durationSeconds"]);
     }
     if (const Field c = f["checkpointIntervalSeconds"]; c.present()) s.checkpoint_interval_s = seconds(c);
+    if (const Field c = f["checkpointCostSeconds"]; c.present()) s.checkpoint_cost_s = seconds(c);
+    s.checkpoint_on_notice = f["checkpointOnNotice"].boolean(false);
   }
   if (kind == Item::kTemplate) {  // name and duration come from the generator; these only pass validate_spec
     s.name = "template";

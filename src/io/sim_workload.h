@@ -16,6 +16,9 @@
 //     memory: 256Gi                    # per pod, Kubernetes quantity; default 0
 //     durationSeconds: 7200            # required, > 0: running time to complete
 //     checkpointIntervalSeconds: 600   # default 0 = never checkpoints
+//     checkpointCostSeconds: 60        # seconds to write one checkpoint (no progress meanwhile); default 0
+//     checkpointOnNotice: true         # write a checkpoint on a spot notice when the cost fits in the
+//                                      # notice window (then nothing is lost); default false
 //     priority: 100                    # default 0
 //     capacity: spot-ok                # on-demand (default) | spot-ok | spot
 //     pools: [training-h100]           # optional; names from the pools file
@@ -31,7 +34,7 @@
 //   - name: chat                       # same fields as a job, except:
 //     replicas: 3                      #   replicas instead of pods (each scheduled alone)
 //     startSeconds: 0                  #   instead of arrivalSeconds
-//                                      #   no durationSeconds / checkpointIntervalSeconds
+//                                      #   no durationSeconds / checkpoint* fields
 //     inference: {...}                 #   optional: the replicas serve LLM requests (io/sim_inference.h)
 //   queues:                            # optional: Kueue admission of the jobs with a queueName
 //     objects: [kueue.yaml]            # files or folders of Kueue objects (ResourceFlavor, ClusterQueue,

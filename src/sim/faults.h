@@ -93,13 +93,20 @@ struct LimitChange {
 /// nodes in batches of at most max_unavailable at a time are cordoned, drained (evictions respect
 /// PodDisruptionBudgets, up to drain_timeout_s, then the pods are deleted), upgraded for upgrade_s,
 /// and made schedulable again. Defaults: ClusterPolicy driver.upgradePolicy (maxUnavailable 25%,
-/// drain.timeoutSeconds 300); upgrade_s is gpufleet's choice (driver pod restart and reload).
+/// maxParallelUpgrades 1, drain.timeoutSeconds 300); upgrade_s is gpufleet's choice (driver pod
+/// restart and reload). Semantics: sim/controllers/driver_upgrade.h.
 struct DriverUpgrade {
   std::string pool;
   double at_s = 0;
+  /// Nodes of the pool unavailable (cordoned or NotReady, for any reason) at once: a count >= 0 or a
+  /// percentage 0..100 of the pool's nodes, rounded up (NVIDIA/k8s-operator-libs: intstr
+  /// GetScaledValueFromIntOrPercent(maxUnavailable, totalNodes, true)).
   IntOrPercent max_unavailable{25, true};
-  double upgrade_s = 600;
-  double drain_timeout_s = 300;
+  /// Nodes upgrading at once, >= 0; 0 = no limit but max_unavailable (upgradePolicy
+  /// maxParallelUpgrades, default 1).
+  int32_t max_parallel_upgrades = 1;
+  double upgrade_s = 600;          ///< seconds a drained node stays out for the upgrade, >= 0
+  double drain_timeout_s = 300;    ///< seconds evictions are retried before the pods are deleted, >= 0
 };
 
 /// Everything of a run's faults. Empty = none (the run is as without a schedule).

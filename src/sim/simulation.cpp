@@ -12,6 +12,7 @@
 #include "model/node_pool.h"
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
+#include "sim/controllers/driver_upgrade.h"
 #include "sim/controllers/inference_services.h"
 #include "sim/controllers/karpenter_provisioner.h"
 #include "sim/controllers/kueue_admission.h"
@@ -42,6 +43,7 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
     throw std::invalid_argument("sample interval must be positive");
   validate_autoscaler_settings(cluster.autoscaler);
   validate_consolidation_settings(cluster.consolidation);
+  validate_driver_upgrades(cluster);
   for (const SimPool& p : cluster.pools) {
     validate_pool(p.pool);
     validate_pool_settings(p);
@@ -71,17 +73,53 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
 
 // The fleet's node events that other modules act on: a node became Ready or capacity came back
 // (retry the pending units), a node was interrupted or failed, or a GPU was lost (its units stop).
+// An interruption of a cordoned node is a spot notice (Fleet::interrupt cordons first; a failed node
+// is NotReady): the units get what is left of the pool's notice window, and the pool's notices are
+// counted for the checkpoint advice.
 class NodeEventWiring final : public NodeListener {
  public:
-  NodeEventWiring(PendingQueue& pending, Workloads& workloads) : pending_(pending), workloads_(workloads) {}
+  NodeEventWiring(const ClusterConfig& cluster, const Fleet& fleet, PendingQueue& pending, Workloads& workloads)
+      : cluster_(cluster), fleet_(fleet), pending_(pending), workloads_(workloads), pool_notices_(cluster.pools.size(), 0) {}
   void on_node_ready(NodeId /*n*/, double t) override { pending_.request_retry(t); }
-  void on_node_interrupted(NodeId n, double t) override { workloads_.evict_node(n, t); }
+  void on_node_interrupted(NodeId n, double t) override {
+    double notice_s = 0;
+    if (fleet_.phase(n) == NodePhase::kCordoned) {
+      if (notices_.size() < fleet_.node_count()) notices_.resize(fleet_.node_count(), Notice{});
+      Notice& notice = notices_[n];
+      const double window_s = cluster_.pools[fleet_.pool_of(n)].settings.spot_notice_s;
+      if (notice.at_s < 0 || notice.incarnation != fleet_.incarnation(n)) {  // the notice itself
+        notice = Notice{t, fleet_.incarnation(n)};
+        ++pool_notices_[fleet_.pool_of(n)];
+      }
+      notice_s = std::max(0.0, notice.at_s + window_s - t);  // 0 at the reclaim
+    }
+    workloads_.evict_node(n, t, notice_s);
+  }
   void on_gpu_lost(NodeId n, int32_t g, double t) override { workloads_.evict_gpu(n, g, t); }
   void on_capacity_returned(NodeId /*n*/, double t) override { pending_.request_retry(t); }
+  /// Spot notices per node-hour of each pool's billed nodes over the run (`nodes`: the billing
+  /// segments), pool order; 0 for a pool without node-hours.
+  std::vector<double> pool_interruptions_per_hour(const std::vector<NodeLifetime>& nodes) const {
+    std::vector<double> hours(cluster_.pools.size(), 0);
+    for (const NodeLifetime& l : nodes)
+      for (size_t p = 0; p < cluster_.pools.size(); ++p)
+        if (cluster_.pools[p].pool.name == l.pool) hours[p] += (l.end_s - l.start_s) / 3600.0;
+    std::vector<double> rate(cluster_.pools.size(), 0);
+    for (size_t p = 0; p < rate.size(); ++p) rate[p] = hours[p] > 0 ? static_cast<double>(pool_notices_[p]) / hours[p] : 0.0;
+    return rate;
+  }
 
  private:
+  struct Notice {
+    double at_s = -1;
+    uint32_t incarnation = 0;
+  };
+  const ClusterConfig& cluster_;
+  const Fleet& fleet_;
   PendingQueue& pending_;
   Workloads& workloads_;
+  std::vector<int64_t> pool_notices_;
+  std::vector<Notice> notices_;  // per node, once one got a notice
 };
 
 }  // namespace
@@ -97,7 +135,7 @@ struct Simulation::Parts {
         metrics(options, workload.horizon_s, fleet, billing, pending),
         placement(fleet, options.policy, Workloads::pod_mix(workload), options.seed),
         workloads(workload, loop, fleet, placement, billing, pending, metrics),
-        wiring(pending, workloads) {
+        wiring(cluster, fleet, pending, workloads) {
     fleet.add_listener(billing);
     fleet.add_listener(wiring);
     loop.add_clock_observer([this](double t) { metrics.advance_to(t); });
@@ -110,6 +148,7 @@ struct Simulation::Parts {
     if (!cluster.node_pools.empty()) controllers.push_back(std::make_unique<KarpenterProvisioner>(cluster, modules));
     loop.add_clock_observer([this](double t) { watch_pending(t); });
     if (cluster.consolidation.enabled) controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, modules));
+    if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)
@@ -205,6 +244,7 @@ SimResult Simulation::run() {
   p.billing.finish(h, result);
   p.metrics.finish(p.workloads, result);
   p.workloads.report(result);
+  p.workloads.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));
   p.fleet.report(result);
   p.watch_pending(h);
   result.pending_at_horizon = p.pending_list();

@@ -11,7 +11,8 @@
 //   engine/workloads     units and pods from arrival to the horizon; try_start, evictions, restarts,
 //                        moves, scale(service, replicas)
 //   engine/metrics       time series, pending-time samples, outcomes
-//   controllers/cluster_autoscaler, controllers/consolidation: the built-in controllers
+//   controllers/cluster_autoscaler, controllers/consolidation: the built-in controllers;
+//   controllers/driver_upgrade when ClusterConfig::faults.upgrades is not empty
 // The simulation wires the fleet's node events to the queue (a node became ready: retry) and to the
 // workloads (a node was interrupted: its units stop). Nothing else is shared.
 #pragma once

@@ -9,7 +9,8 @@
 // arrivals, completions, node ready, spot notice and reclaim, autoscaler ticks, consolidation ticks,
 // and retries of the pending pods. Checkpoints are not events: a job's
 // last checkpoint is computed when it is interrupted (nothing else reacts to one), which keeps the
-// queue small. Same input and seed, same result, bit for bit.
+// queue small; a checkpoint cost (WorkloadSpec::checkpoint_cost_s) lengthens the run by the writes
+// before its end (sim/checkpointing.h). Same input and seed, same result, bit for bit.
 //
 // Scheduling. One sched::Scheduler with the policy's profile from sched::make_policy (sim/engine/placement.h).
 // The fleet (sim/engine/fleet.h) keeps each node's lifecycle (absent -> provisioning -> ready ->
@@ -51,7 +52,8 @@
 // Spot (pools with capacity type spot): each node's time to interruption from Ready is exponential
 // with the pool's rate per node-hour, drawn from the simulator's spot generator. At the notice the
 // node is cordoned and its pods are evicted (Karpenter drains on the warning); a job stops on every
-// node, keeps the work up to its last checkpoint and is queued again; a service replica is queued
+// node, keeps the work up to its last checkpoint (all of it with checkpoint_on_notice when the write
+// fits in the notice window) and is queued again; a service replica is queued
 // again. The node is reclaimed (removed, billing stops) spot_notice_s later.
 //
 // Pod outcomes at the horizon: completed (its job finished), running, pending (waiting for capacity
@@ -185,6 +187,39 @@ struct UnitOutcome {
   double removed_s = -1;              ///< removed replicas: when
 };
 
+/// One job's checkpoints over the run (jobs with a checkpoint cost or checkpoint-on-notice;
+/// sim/checkpointing.h, docs/checkpoints-and-upgrades.md).
+struct CheckpointJobResult {
+  std::string name;
+  double interval_s = 0;              ///< WorkloadSpec::checkpoint_interval_s
+  double cost_s = 0;                  ///< WorkloadSpec::checkpoint_cost_s
+  double checkpoint_s = 0;            ///< seconds spent writing checkpoints (periodic and on notice)
+  int32_t interruptions = 0;          ///< times it was stopped (UnitOutcome::interruptions)
+  /// Interruptions per hour of running expected for the job: the sum, over the distinct nodes its
+  /// pods held at its last start, of their pool's observed rate (spot notices per node-hour of the
+  /// pool's nodes over the run); 0 when not started or no pool it ran on was interrupted.
+  double interruptions_per_hour = 0;
+  double mtbi_s = 0;                  ///< 3600 / interruptions_per_hour; 0 when the rate is 0
+  double young_interval_s = 0;        ///< sim/checkpointing.h young_interval_s(cost, mtbi); 0 without
+  double daly_interval_s = 0;         ///< daly_interval_s(cost, mtbi): the recommended interval; 0 without
+};
+
+/// One rolling driver upgrade (sim/faults.h DriverUpgrade; sim/controllers/driver_upgrade.h).
+struct DriverUpgradeResult {
+  std::string pool;
+  double start_s = 0;
+  double finish_s = -1;               ///< the last node made schedulable again; -1: not done by the horizon
+  int32_t max_unavailable = 0;        ///< max_unavailable scaled against the pool's nodes at the start
+  int32_t nodes_upgraded = 0;
+  int32_t nodes_skipped = 0;          ///< removed (or interrupted) before or during their upgrade
+  /// GPUs x seconds each node spent cordoned for the upgrade (drain and upgrade), GPU-hours.
+  double capacity_lost_gpu_hours = 0;
+  int32_t jobs_interrupted = 0;       ///< job stops by the drains (a job stopped twice counts twice)
+  int64_t pods_evicted = 0;           ///< pods stopped by evictions the budgets allowed (a job's pods on other nodes too)
+  int64_t pods_deleted = 0;           ///< pods deleted at the drain timeout, their budget refusing
+  double lost_gpu_hours = 0;          ///< job work lost by the drains (part of SimResult::lost_gpu_hours)
+};
+
 struct SimResult {
   std::string policy;
   uint64_t seed = 0;
@@ -237,6 +272,14 @@ struct SimResult {
   int64_t consolidation_restarts = 0;
   int64_t consolidation_moved_pods = 0;      ///< pods that were on the nodes consolidation emptied
   double consolidation_lost_gpu_hours = 0;   ///< the part of lost_gpu_hours due to consolidation
+
+  /// Checkpoints that cost something: any job with a checkpoint cost or checkpoint-on-notice (else
+  /// false, and none of these is output).
+  bool checkpoint_costs = false;
+  double checkpoint_s = 0;               ///< seconds jobs spent writing checkpoints (each job's time once)
+  double checkpoint_gpu_hours = 0;       ///< GPU-hours jobs held while writing checkpoints
+  std::vector<CheckpointJobResult> checkpoint_jobs;  ///< those jobs, input order
+  std::vector<DriverUpgradeResult> driver_upgrades;  ///< ClusterConfig::faults.upgrades order
 
   std::vector<UnitOutcome> units;     ///< input order; a service's replicas in replica order
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)

@@ -64,6 +64,8 @@ void validate_spec(const WorkloadSpec& s) {
     bad(fmt::format("duration {} s is not positive", s.duration_s));
   if (!std::isfinite(s.checkpoint_interval_s) || s.checkpoint_interval_s < 0)
     bad(fmt::format("checkpoint interval {} s is negative", s.checkpoint_interval_s));
+  if (!std::isfinite(s.checkpoint_cost_s) || s.checkpoint_cost_s < 0)
+    bad(fmt::format("checkpoint cost {} s is negative", s.checkpoint_cost_s));
   if (const auto& b = s.disruption_budget) {
     if (b->min_available.has_value() == b->max_unavailable.has_value())
       bad("a disruption budget needs exactly one of minAvailable and maxUnavailable");

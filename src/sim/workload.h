@@ -74,6 +74,15 @@ struct WorkloadSpec {
   std::vector<MigRequest> mig_requests;
   double duration_s = 0;                  ///< job: running time needed; services: unused
   double checkpoint_interval_s = 0;       ///< job: seconds of running between checkpoints; 0 = none
+  /// Job: seconds to write one checkpoint (>= 0; default 0). The job makes no progress while writing
+  /// and its GPUs stay held; a checkpoint being written when the job stops is lost
+  /// (sim/checkpointing.h).
+  double checkpoint_cost_s = 0;
+  /// Job: on a spot interruption notice the job writes a checkpoint when checkpoint_cost_s fits in the
+  /// notice window (the pool's spot_notice_s) and loses nothing; otherwise (and on node failures,
+  /// drains, consolidation, Kueue preemption) it loses the work since its last checkpoint. Default
+  /// false.
+  bool checkpoint_on_notice = false;
   int32_t priority = 0;                   ///< pod priority (higher is scheduled first)
   CapacityPreference capacity = CapacityPreference::kOnDemand;
   std::vector<std::string> pools;         ///< allowed pools (affinity gpufleet.io/pool In ...); empty = any
@@ -140,7 +149,7 @@ Pod make_pod(const WorkloadSpec& spec, int32_t index);
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with
 /// num_gpu > 1, MIG requests together with GPUs, for more than one profile, for a profile no catalog
 /// model has or with a count outside [1, kMaxMigDevicesPerPod], a job with a non-positive or
-/// non-finite duration, negative checkpoint interval or
+/// non-finite duration, negative checkpoint interval or checkpoint cost, or
 /// arrival time, a disruption budget without exactly one of its fields or with a negative count or
 /// a percentage above 100.
 void validate_spec(const WorkloadSpec& spec);

@@ -14,6 +14,7 @@
 #include "sched/fit_error.h"
 #include "sched/gang_placement.h"
 #include "sched/topology_domains.h"
+#include "sim/checkpointing.h"
 #include "sim/cost.h"
 #include "sim/engine/metrics.h"
 
@@ -22,9 +23,8 @@ namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
 
-// Work a job keeps when stopped after `ran_s` seconds of its current run: whole checkpoint intervals.
-double checkpointed_s(const WorkloadSpec& spec, double ran_s) {
-  return spec.checkpoint_interval_s > 0 ? std::floor(ran_s / spec.checkpoint_interval_s) * spec.checkpoint_interval_s : 0.0;
+bool has_checkpoint_costs(const WorkloadSpec& s) {
+  return s.kind == WorkloadKind::kJob && (s.checkpoint_cost_s > 0 || s.checkpoint_on_notice);
 }
 
 // Everything that decides where a unit's pods may go and whether they fit: units with equal keys
@@ -195,7 +195,45 @@ double Workloads::work_lost_if_restarted(uint32_t u, double t) const {
   const WorkloadSpec& s = spec(u);
   if (s.kind != WorkloadKind::kJob) return 0;
   const double ran = (t - unit.run_start_s) / unit.slowdown;
-  return gpu_milli_s(u, (ran - checkpointed_s(s, ran)) * unit.slowdown);
+  const double done = checkpoint_work_done_s(s.checkpoint_interval_s, s.checkpoint_cost_s, ran);
+  return gpu_milli_s(u, (done - checkpoint_work_kept_s(s.checkpoint_interval_s, s.checkpoint_cost_s, ran)) * unit.slowdown);
+}
+
+double Workloads::end_job_run(uint32_t u, double t, double notice_s) {
+  Unit& unit = units_[u];
+  const WorkloadSpec& s = spec(u);
+  // Wall time of this run at slowdown 1; checkpoints every checkpoint_interval_s of work keep whole
+  // intervals of it, each written in checkpoint_cost_s (none without checkpoints).
+  const double ran = (t - unit.run_start_s) / unit.slowdown;
+  const double done = checkpoint_work_done_s(s.checkpoint_interval_s, s.checkpoint_cost_s, ran);
+  double kept = checkpoint_work_kept_s(s.checkpoint_interval_s, s.checkpoint_cost_s, ran);
+  double writing = checkpoint_time_s(s.checkpoint_interval_s, s.checkpoint_cost_s, ran);
+  if (s.checkpoint_on_notice && s.checkpoint_cost_s <= notice_s) {  // one more, in the notice window
+    kept = done;
+    writing += s.checkpoint_cost_s;
+  }
+  if (writing > 0) {
+    unit.checkpoint_s += writing * unit.slowdown;
+    checkpoint_gpu_milli_s_ += gpu_milli_s(u, writing * unit.slowdown);
+  }
+  const double lost = gpu_milli_s(u, (done - kept) * unit.slowdown);
+  lost_gpu_milli_s_ += lost;
+  end_run_segment(u, t);
+  unit.saved_s += kept;
+  ++unit.run_generation;  // its completion event is now stale
+  return lost;
+}
+
+void Workloads::note_run_pools(uint32_t u) {
+  Unit& unit = units_[u];
+  if (!has_checkpoint_costs(spec(u))) return;
+  unit.run_pools.clear();
+  std::vector<NodeId> nodes;
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p)
+    if (pods_[p].node != sched::kNoNode && std::find(nodes.begin(), nodes.end(), pods_[p].node) == nodes.end()) {
+      nodes.push_back(pods_[p].node);
+      unit.run_pools.push_back(fleet_.pool_of(pods_[p].node));
+    }
 }
 
 double Workloads::gpu_milli_s(uint32_t u, double seconds) const {
@@ -347,7 +385,9 @@ bool Workloads::try_start(uint32_t u, double t) {
   if (job) {
     ++job_starts_;
     unit.slowdown = placement_slowdown(u);
-    loop_.schedule(t + (s.duration_s - unit.saved_s) * unit.slowdown, completion_, u, ++unit.run_generation);
+    loop_.schedule(t + checkpoint_run_time_s(s.checkpoint_interval_s, s.checkpoint_cost_s, s.duration_s - unit.saved_s) * unit.slowdown,
+                   completion_, u, ++unit.run_generation);
+    note_run_pools(u);
     if (gate_ != nullptr && !s.queue_name.empty()) gate_->on_started(u, t);
   }
   return true;
@@ -368,13 +408,7 @@ bool Workloads::admit_and_start(uint32_t u, double t, queue::FlavorInjection inj
 void Workloads::suspend(uint32_t u, double t) {
   Unit& unit = units_[u];
   if (unit.state == UnitState::kRunning) {
-    const WorkloadSpec& s = spec(u);
-    const double ran = (t - unit.run_start_s) / unit.slowdown;  // work done in this run
-    const double kept = checkpointed_s(s, ran);
-    lost_gpu_milli_s_ += gpu_milli_s(u, (ran - kept) * unit.slowdown);
-    end_run_segment(u, t);
-    unit.saved_s += kept;
-    ++unit.run_generation;  // its completion event is now stale
+    if (spec(u).kind == WorkloadKind::kJob) end_job_run(u, t, 0);
     evictions_ += unit.pod_count;
     stop_unit(u, t);
   } else if (unit.state == UnitState::kPending) {
@@ -386,19 +420,9 @@ void Workloads::suspend(uint32_t u, double t) {
   unit.pending_since_s = t;
 }
 
-void Workloads::interrupt(uint32_t u, double t) {
+void Workloads::interrupt(uint32_t u, double t, double notice_s) {
   Unit& unit = units_[u];
-  const WorkloadSpec& s = spec(u);
-  if (s.kind == WorkloadKind::kJob) {
-    // Work since the run started; checkpoints every checkpoint_interval_s of running keep
-    // floor(ran / interval) intervals of it (none without checkpoints).
-    const double ran = (t - unit.run_start_s) / unit.slowdown;  // work done in this run
-    const double kept = checkpointed_s(s, ran);
-    lost_gpu_milli_s_ += gpu_milli_s(u, (ran - kept) * unit.slowdown);
-    end_run_segment(u, t);
-    unit.saved_s += kept;
-    ++unit.run_generation;  // its completion event is now stale
-  }
+  if (spec(u).kind == WorkloadKind::kJob) end_job_run(u, t, notice_s);
   ++unit.interruptions;
   evictions_ += unit.pod_count;
   stop_unit(u, t);
@@ -429,6 +453,12 @@ void Workloads::on_arrival(uint32_t u, double t) {
 void Workloads::on_completion(uint32_t u, uint32_t generation, double t) {
   Unit& unit = units_[u];
   if (unit.state != UnitState::kRunning || unit.run_generation != generation) return;
+  const WorkloadSpec& s = spec(u);
+  if (s.checkpoint_cost_s > 0) {  // the checkpoints of this run, none at its end
+    const double writing = checkpoints_before_s(s.checkpoint_interval_s, s.duration_s - unit.saved_s) * s.checkpoint_cost_s * unit.slowdown;
+    unit.checkpoint_s += writing;
+    checkpoint_gpu_milli_s_ += gpu_milli_s(u, writing);
+  }
   end_run_segment(u, t);
   stop_unit(u, t);
   unit.state = UnitState::kCompleted;
@@ -439,8 +469,15 @@ void Workloads::on_completion(uint32_t u, uint32_t generation, double t) {
 
 // ---- disruptions --------------------------------------------------------------------------------
 
-void Workloads::evict_node(NodeId n, double t) {
-  for (uint32_t u : units_on(n)) interrupt(u, t);
+void Workloads::evict_node(NodeId n, double t, double notice_s) {
+  for (uint32_t u : units_on(n)) interrupt(u, t, notice_s);
+}
+
+double Workloads::evict(uint32_t u, double t) {
+  if (units_[u].state != UnitState::kRunning) return 0;
+  const double before = lost_gpu_milli_s_;
+  interrupt(u, t, 0);
+  return lost_gpu_milli_s_ - before;
 }
 
 void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
@@ -455,7 +492,7 @@ void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
       if (holds && std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
     }
   }
-  for (uint32_t u : units) interrupt(u, t);
+  for (uint32_t u : units) interrupt(u, t, 0);
 }
 
 void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, double t) {
@@ -470,18 +507,8 @@ void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, dou
 std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::span<const uint32_t> pods, Placements placed,
                                        double t) {
   std::vector<double> lost_by_job;
-  for (uint32_t u : units) {  // jobs keep the work up to their last checkpoint
-    Unit& unit = units_[u];
-    const WorkloadSpec& s = spec(u);
-    if (s.kind != WorkloadKind::kJob) continue;
-    const double ran = (t - unit.run_start_s) / unit.slowdown;
-    const double kept = checkpointed_s(s, ran);
-    const double lost = gpu_milli_s(u, (ran - kept) * unit.slowdown);
-    lost_gpu_milli_s_ += lost;
-    lost_by_job.push_back(lost);
-    end_run_segment(u, t);
-    unit.saved_s += kept;
-  }
+  for (uint32_t u : units)  // jobs keep the work up to their last checkpoint
+    if (spec(u).kind == WorkloadKind::kJob) lost_by_job.push_back(end_job_run(u, t, 0));
   // All off first, then all on: a gang pod may land on GPUs another moving pod held.
   for (uint32_t p : pods) unbind(p, t);
   for (size_t i = 0; i < pods.size(); ++i) bind(pods[i], placed[i].first, std::move(placed[i].second), t);
@@ -493,7 +520,9 @@ std::vector<double> Workloads::restart(std::span<const uint32_t> units, std::spa
     ++unit.consolidations;
     if (s.kind == WorkloadKind::kJob) {
       unit.slowdown = placement_slowdown(u);
-      loop_.schedule(t + (s.duration_s - unit.saved_s) * unit.slowdown, completion_, u, ++unit.run_generation);
+      loop_.schedule(t + checkpoint_run_time_s(s.checkpoint_interval_s, s.checkpoint_cost_s, s.duration_s - unit.saved_s) * unit.slowdown,
+                     completion_, u, ++unit.run_generation);
+      note_run_pools(u);
     }
   }
   evictions_ += static_cast<int64_t>(pods.size());
@@ -563,6 +592,43 @@ void Workloads::report(SimResult& result) const {
       running += gpu_milli_s(u, (loop_.horizon_s() - unit.run_start_s) * (1 - 1 / unit.slowdown));
   }
   result.topology_slowdown_gpu_hours = (slowdown_gpu_milli_s_ + running) / kGpuMilliPerGpu / kSecondsPerHour;
+}
+
+void Workloads::report_checkpoints(SimResult& result, std::span<const double> pool_interruptions_per_hour) const {
+  const auto it = std::find_if(workload_.items.begin(), workload_.items.end(), has_checkpoint_costs);
+  if (it == workload_.items.end()) return;
+  result.checkpoint_costs = true;
+  double total_s = 0, gpu_milli_s_total = checkpoint_gpu_milli_s_;
+  for (uint32_t i = 0; i < workload_.items.size(); ++i) {
+    const WorkloadSpec& s = workload_.items[i];
+    if (!has_checkpoint_costs(s)) continue;
+    const uint32_t u = item_first_unit_[i];
+    const Unit& unit = units_[u];
+    double seconds = unit.checkpoint_s;
+    if (unit.state == UnitState::kRunning) {  // a run still going at the horizon: its writes so far
+      const double writing =
+          checkpoint_time_s(s.checkpoint_interval_s, s.checkpoint_cost_s, (loop_.horizon_s() - unit.run_start_s) / unit.slowdown) * unit.slowdown;
+      seconds += writing;
+      gpu_milli_s_total += gpu_milli_s(u, writing);
+    }
+    total_s += seconds;
+    CheckpointJobResult r;
+    r.name = s.name;
+    r.interval_s = s.checkpoint_interval_s;
+    r.cost_s = s.checkpoint_cost_s;
+    r.checkpoint_s = seconds;
+    r.interruptions = unit.interruptions;
+    // A gang on k nodes is stopped when any of them is interrupted: the rates add up.
+    for (uint32_t pool : unit.run_pools) r.interruptions_per_hour += pool_interruptions_per_hour[pool];
+    if (r.interruptions_per_hour > 0) {
+      r.mtbi_s = kSecondsPerHour / r.interruptions_per_hour;
+      r.young_interval_s = young_interval_s(s.checkpoint_cost_s, r.mtbi_s);
+      r.daly_interval_s = daly_interval_s(s.checkpoint_cost_s, r.mtbi_s);
+    }
+    result.checkpoint_jobs.push_back(std::move(r));
+  }
+  result.checkpoint_s = total_s;
+  result.checkpoint_gpu_hours = gpu_milli_s_total / kGpuMilliPerGpu / kSecondsPerHour;
 }
 
 }  // namespace gpufleet::sim

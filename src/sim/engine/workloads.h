@@ -103,6 +103,10 @@ class Workloads final : public UnitStarter, public ServiceScaler {
     /// Running time multiplier of the current run from the topology its pods span (>= 1;
     /// Workload::topology): work progresses at 1 / slowdown per second.
     double slowdown = 1;
+    double checkpoint_s = 0;           ///< seconds spent writing checkpoints, all runs so far
+    /// Pools of the distinct nodes its pods held at its last start (jobs with a checkpoint cost or
+    /// checkpoint-on-notice only; for the advice on their interval).
+    std::vector<uint32_t> run_pools;
     std::string reason;                ///< failed: why
     /// What Kueue's admission added to the pods (the flavors' nodeLabels and tolerations).
     queue::FlavorInjection injected;
@@ -186,10 +190,17 @@ class Workloads final : public UnitStarter, public ServiceScaler {
 
   // ---- disruptions
   /// Node n was interrupted at t: every unit with a pod there stops (a job on every node: it keeps
-  /// the work up to its last checkpoint) and is queued again.
-  void evict_node(NodeId n, double t);
+  /// the work up to its last checkpoint) and is queued again. `notice_s`: seconds until the node goes
+  /// away (a spot notice's window; 0 for a failure): a job with checkpoint_on_notice whose
+  /// checkpoint_cost_s fits in it writes a checkpoint and keeps all its work.
+  void evict_node(NodeId n, double t, double notice_s = 0);
+  /// Evicts unit u at t (a drain: kube's eviction API, the budget already checked by the caller):
+  /// a running job stops every pod and keeps the work up to its last checkpoint, a replica stops;
+  /// either is queued again (an interruption). Returns the GPU-milli-seconds of job work lost. Not
+  /// running: nothing happens, 0.
+  double evict(uint32_t u, double t);
   /// GPU g of node n is lost at t (Fleet::withhold_gpu): every unit with a pod holding it (a whole
-  /// GPU, a share, a replica or a MIG device of it) stops as evict_node stops them.
+  /// GPU, a share, a replica or a MIG device of it) stops as evict_node stops them (no notice).
   void evict_gpu(NodeId n, int32_t g, double t);
   /// Moves bound service pods to `placed` (Placement::dry_run_moves of the same pods), one by one;
   /// they lose nothing. Counts evictions and requests a retry pass.
@@ -206,6 +217,10 @@ class Workloads final : public UnitStarter, public ServiceScaler {
 
   /// Writes evictions and lost_gpu_hours.
   void report(SimResult& result) const;
+  /// Writes the checkpoint results (SimResult::checkpoint_costs and what goes with it) when any job
+  /// has a checkpoint cost or checkpoint-on-notice; `pool_interruptions_per_hour` is each pool's
+  /// observed spot notices per node-hour, pool order.
+  void report_checkpoints(SimResult& result, std::span<const double> pool_interruptions_per_hour) const;
 
  private:
   struct PodRecord {
@@ -226,7 +241,13 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   void unbind(uint32_t p, double t);
   void stop_unit(uint32_t u, double t);
   void make_pending(uint32_t u, double t);
-  void interrupt(uint32_t u, double t);
+  void interrupt(uint32_t u, double t, double notice_s);
+  // Ends running job u's run at t: counts the work lost since its last checkpoint (none when it
+  // writes one in a notice window of notice_s) and the time spent writing checkpoints, keeps the rest
+  // in saved_s and makes its completion event stale. Returns the GPU-milli-seconds lost.
+  double end_job_run(uint32_t u, double t, double notice_s);
+  // Records the pools of the nodes job u's pods hold (Unit::run_pools), for jobs with checkpoint costs.
+  void note_run_pools(uint32_t u);
   void remove_unit(uint32_t u, double t);
   int32_t expected_pods(uint32_t item) const;
   PendingUnit pending_key(uint32_t u) const;
@@ -258,6 +279,7 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   std::unordered_map<uint32_t, ScaledService> scaled_;  // by item
   int64_t evictions_ = 0;
   double lost_gpu_milli_s_ = 0;
+  double checkpoint_gpu_milli_s_ = 0;
   std::vector<ReplicaListener*> replica_listeners_;
   AdmissionGate* gate_ = nullptr;
   double slowdown_gpu_milli_s_ = 0;
