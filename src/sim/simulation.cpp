@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -10,8 +11,10 @@
 #include <fmt/format.h>
 
 #include "model/node_pool.h"
+#include "sim/controllers/alerting.h"
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
+#include "sim/controllers/fault_injector.h"
 #include "sim/controllers/inference_services.h"
 #include "sim/controllers/kueue_admission.h"
 #include "sim/engine/billing.h"
@@ -54,6 +57,9 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
   }
   if (workload.topology.slowdown.size() != workload.topology.levels.size())
     throw std::invalid_argument("topology: one slowdown per level is needed");
+  for (size_t i = 0; i < cluster.faults.faults.size(); ++i)
+    if (std::optional<std::string> error = fault_error(cluster.faults.faults[i], cluster.pools))
+      throw std::invalid_argument(fmt::format("faults[{}].{}", i, *error));
 }
 
 // The fleet's node events that other modules act on: a node became Ready or capacity came back
@@ -100,6 +106,12 @@ struct Simulation::Parts {
         throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");
       controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
                                                                 options.sample_interval_s, modules));
+    }
+    if (!cluster.faults.faults.empty()) {  // inert without faults: no events, no alerts
+      auto alerting = std::make_unique<Alerting>(modules);
+      Alerting& alerts = *alerting;
+      controllers.push_back(std::move(alerting));
+      controllers.push_back(std::make_unique<FaultInjector>(cluster.faults, options.seed, alerts, modules));
     }
   }
 

@@ -145,6 +145,7 @@ void Fleet::remove(NodeId n, double t) {
     node.withheld.clear();
     node.withheld_milli.clear();
     state_->remove_node(n);
+    node.plugin_down = false;
   }
   --pool.live;
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
@@ -311,9 +312,28 @@ void Fleet::on_launch_failed_event(const Event& e) {
   for (NodeListener* l : listeners_) l->on_launch_failed(e.subject, e.time_s, reason);
 }
 
+void Fleet::set_device_plugin_down(NodeId n, bool down, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.phase == NodePhase::kAbsent || node.phase == NodePhase::kProvisioning || node.plugin_down == down) return;
+  node.plugin_down = down;
+  if (down) {
+    withhold_free_gpus(n, t);
+    return;
+  }
+  for (size_t g = 0; g < node.withheld.size(); ++g)
+    if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(n, static_cast<int32_t>(g), t);
+}
+
+void Fleet::withhold_free_gpus(NodeId n, double t) {
+  const int32_t gpus = cluster_.pools[nodes_[n].pool].pool.gpus_per_node;
+  for (int32_t g = 0; g < gpus; ++g)
+    if (gpu_withheld(n, g) == GpuWithheld::kNone && state_->gpu_used_milli(n, g) == 0)
+      withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
+}
+
 void Fleet::on_gpus_advertised_event(const Event& e) {
   NodeRecord& node = nodes_[e.subject];
-  if (node.incarnation != e.generation) return;
+  if (node.incarnation != e.generation || node.plugin_down) return;
   for (size_t g = 0; g < node.withheld.size(); ++g)
     if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(e.subject, static_cast<int32_t>(g), e.time_s);
 }
@@ -360,6 +380,7 @@ void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment
   NodeRecord& node = nodes_[n];
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), id));
   node.last_pod_change_s = t;
+  if (node.plugin_down) withhold_free_gpus(n, t);
 }
 
 void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s) {

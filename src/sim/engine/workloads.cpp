@@ -439,6 +439,29 @@ void Workloads::evict_node(NodeId n, double t) {
 }
 
 void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
+  for (uint32_t u : units_holding_gpu(n, g)) interrupt(u, t);
+}
+
+std::vector<uint32_t> Workloads::restart_in_place(NodeId n, int32_t g, double t) {
+  const std::vector<uint32_t> units = units_holding_gpu(n, g);
+  for (uint32_t u : units) {
+    Unit& unit = units_[u];
+    const WorkloadSpec& s = spec(u);
+    if (s.kind == WorkloadKind::kJob) {
+      const double ran = (t - unit.run_start_s) / unit.slowdown;
+      const double kept = checkpointed_s(s, ran);
+      lost_gpu_milli_s_ += gpu_milli_s(u, (ran - kept) * unit.slowdown);
+      end_run_segment(u, t);
+      unit.saved_s += kept;
+      loop_.schedule(t + (s.duration_s - unit.saved_s) * unit.slowdown, completion_, u, ++unit.run_generation);
+    }
+    unit.run_start_s = t;
+    ++unit.starts;
+  }
+  return units;
+}
+
+std::vector<uint32_t> Workloads::units_holding_gpu(NodeId n, int32_t g) const {
   std::vector<uint32_t> units;
   for (uint32_t p : fleet_.pods_on(n)) {
     const Pod& pod = pods_[p].pod;
@@ -450,7 +473,7 @@ void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
       if (holds && std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
     }
   }
-  for (uint32_t u : units) interrupt(u, t);
+  return units;
 }
 
 void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, double t) {
