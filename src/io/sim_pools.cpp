@@ -1,9 +1,12 @@
 #include "io/sim_pools.h"
 
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "io/fault_schedule.h"
 #include "io/pool_file.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -126,7 +129,8 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     const Field root(doc, "", src);
     if (root["apiVersion"].str() != kSimApiVersion) continue;
     const Field kind = root["kind"];
-    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kSimApiVersion, kKind));
+    if (kind.str() == kFaultScheduleKind) continue;  // read below, once the pools' settings are known
+    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {}, {})", kind.str(), kSimApiVersion, kKind, kFaultScheduleKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
     root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
@@ -140,6 +144,8 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
       f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
     });
   }
+  if (std::optional<sim::FaultSchedule> faults = parse_fault_schedule_text(text, source_name, config.pools, false))
+    config.faults = std::move(*faults);
   return config;
 }
 
