@@ -66,7 +66,7 @@ void Alerting::on_evaluation(const Event& e) {
     if (!pending_alerted_.insert({p.unit, p.since_s}).second) continue;
     const std::string name = workloads_.unit_name(p.unit);
     fire(e.time_s, "KubePodPendingTooLong", "warning", name,
-         fmt::format("{} has been pending for {:g} min", name, (e.time_s - p.since_s) / 60));
+         fmt::format("{} has been pending for longer than {:g} min", name, kPodPendingForS / 60));
   }
   const double next = e.time_s + kEvaluationIntervalS;
   if (next <= loop_.horizon_s()) loop_.schedule(next, evaluation_);

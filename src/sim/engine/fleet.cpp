@@ -141,7 +141,13 @@ void Fleet::remove(NodeId n, double t) {
   if (node.phase == NodePhase::kProvisioning) {
     --pool.provisioning;
   } else {  // ready, cordoned or not ready: in the state since Ready
-    for (size_t g = 0; g < node.withheld_milli.size(); ++g) withheld_gpu_milli_ -= node.withheld_milli[g];
+    // The withheld GPUs' placeholders are reservations in the state: release them first.
+    for (size_t g = 0; g < node.withheld.size(); ++g) {
+      if (node.withheld[g] == GpuWithheld::kNone) continue;
+      DeviceAssignment devices;
+      state_->release(n, withheld_placeholder(n, static_cast<int32_t>(g), devices));
+      withheld_gpu_milli_ -= node.withheld_milli[g];
+    }
     node.withheld.clear();
     node.withheld_milli.clear();
     state_->remove_node(n);
