@@ -401,9 +401,10 @@ TEST(Examples, EveryFileIsCovered) {
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
-                                          "openb", "serving", "queues", "topology"}));
+                                          "openb", "serving", "queues", "topology", "faults"}));
   // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp; serving/: k8s_serving_test.cpp;
-  // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp
+  // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp; faults/: faults_cli_test.sh,
+  // fault_schedule_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {
