@@ -345,6 +345,28 @@ TEST(SimFaultSchedule, PoolWidePluginFailureLeavesTheTemplateAlone) {
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 1480);
 }
 
+// A spot node with a GPU out for a reset (XID 79 at 10, never reset) is interrupted at 20 and
+// reclaimed 120 s later (spotNoticeSeconds): the removal releases the withheld GPU; billing ends at 140.
+TEST(SimFaultSchedule, ANodeWithAWithheldGpuIsRemoved) {
+  Workload w;
+  w.horizon_s = 1000;
+  ClusterConfig c = pool_of("s", 1, 1, "L4", 1);
+  c.pools[0].pool.spot_usd_per_hour = 1.0;
+  c.pools[0].settings.capacity_type = CapacityType::kSpot;
+  c.pools[0].settings.spot_notice_s = 120;
+  Fault spot;
+  spot.kind = FaultKind::kSpotInterruption;
+  spot.target.node = "s-0";
+  spot.at_s = 20;
+  c.faults.faults = {xid_on("s-0", 10, 79, 0), spot};
+  const SimOptions o = options();
+  const SimResult r = simulate(c, w, o);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.nodes[0].end_s, 140);
+  EXPECT_EQ(r.faults.gpus_reset, 1);
+  EXPECT_EQ(r.faults.spot_interruptions, 1);
+}
+
 // Rate faults: node failures at 2 per node-hour on a 2-node pool over 2 h. Same seed, same run;
 // another run seed, other faults; a schedule seed makes them independent of the run seed.
 TEST(SimFaultSchedule, RateFaultsAreSeeded) {
