@@ -8,6 +8,7 @@
 
 #include "expect_input_error.h"
 #include "io/fault_schedule.h"
+#include "io/input_limits.h"
 #include "io/sim_pools.h"
 #include "model/resources.h"
 #include "util/input_error.h"
@@ -154,6 +155,13 @@ TEST(FaultScheduleReader, ErrorsNameTheField) {
                      "capacityOutages[0].capacityType", "unknown capacity type 'reserved' (expected on-demand, spot)");
   expect_input_error([] { parse(kHead + "driverUpgrades:\n- {pool: h100, at: 0, maxUnavailable: 0}\n"); }, "f.yaml", 4, 39,
                      "driverUpgrades[0].maxUnavailable", "must be at least 1 node or 1%");
+}
+
+TEST(FaultScheduleReader, EntriesAreBounded) {
+  std::string text = kHead + "capacityOutages:\n";
+  for (size_t i = 0; i <= kFaultScheduleLimits.max_capacity_outages; ++i) text += "- {from: 0, to: 1}\n";
+  expect_input_error([&] { parse(text); }, "f.yaml", 4, 1, "capacityOutages",
+                     "more than 10000 capacity outages (limit FaultScheduleLimits::max_capacity_outages, docs/input-limits.md)");
 }
 
 TEST(FaultScheduleReader, LimitChangeNodePoolsAreCheckedOnceKnown) {
