@@ -202,6 +202,20 @@ TEST(SimFaultSchedule, ResetXidGpuComesBackAfterTheReset) {
   EXPECT_DOUBLE_EQ(outcome(r, "q").completion_s, 3660);
 }
 
+// A plugin that fails and is back before the node's GPUs were first advertised leaves them to the
+// advertisement: GPU advertised 300 s after Ready (0), plugin down 10-60; job a (100 s) starts at 300.
+TEST(SimFaultSchedule, PluginBackBeforeTheGpusAreAdvertised) {
+  Workload w;
+  w.horizon_s = 1000;
+  w.items = {job("a", 0, 100)};
+  ClusterConfig c = pool_of("p", 1, 1);
+  c.pools[0].settings.gpu_advertise_delay_s = 300;
+  c.faults.faults = {at_node(FaultKind::kDevicePluginFailure, "p-0", 10, 50)};
+  const SimOptions o = options();
+  const SimResult r = simulate(c, w, o);
+  EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 400);
+}
+
 // A device-plugin failure on node p-0 (2 GPUs) at 60, back 540 s later (600). Job a (GPU 0, 0-300)
 // keeps running and completes at 300; GPU 1 is withheld at once (free), GPU 0 when a leaves at 300.
 // Job b (1 GPU, 100 s) arrives at 120 and waits for the plugin: starts at 600, done at 700.

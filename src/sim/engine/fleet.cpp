@@ -121,6 +121,7 @@ void Fleet::make_ready(NodeId n, double t) {
   added.name = name(n);
   set_topology_labels(sp.pool, static_cast<int32_t>(n - pools_[node.pool].nodes.front()), added.labels);
   state_->add_node(std::move(added), n);
+  node.gpus_advertised = !(sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0);
   if (sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0) {
     for (int32_t g = 0; g < sp.pool.gpus_per_node; ++g) withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
     loop_.schedule(t + sp.settings.gpu_advertise_delay_s, gpus_advertised_, n, node.incarnation);
@@ -326,6 +327,7 @@ void Fleet::set_device_plugin_down(NodeId n, bool down, double t) {
     withhold_free_gpus(n, t);
     return;
   }
+  if (!node.gpus_advertised) return;  // the late advertisement (gpus-advertised) restores them
   for (size_t g = 0; g < node.withheld.size(); ++g)
     if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(n, static_cast<int32_t>(g), t);
 }
@@ -339,7 +341,9 @@ void Fleet::withhold_free_gpus(NodeId n, double t) {
 
 void Fleet::on_gpus_advertised_event(const Event& e) {
   NodeRecord& node = nodes_[e.subject];
-  if (node.incarnation != e.generation || node.plugin_down) return;
+  if (node.incarnation != e.generation) return;
+  node.gpus_advertised = true;
+  if (node.plugin_down) return;
   for (size_t g = 0; g < node.withheld.size(); ++g)
     if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(e.subject, static_cast<int32_t>(g), e.time_s);
 }

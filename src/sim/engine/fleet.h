@@ -180,8 +180,8 @@ class Fleet {
   /// kNotAdvertised is restored (kUnhealthy ones stay). A GPU shared by fractional pods keeps its
   /// free share until all of them leave (gpufleet's simplification). The flag is the node's
   /// incarnation's: removal clears it; the late advertisement of a new node's GPUs
-  /// (gpu_advertise_delay_s) does not restore them while it is down. Ignored for a node not in the
-  /// state.
+  /// (gpu_advertise_delay_s) does not restore them while it is down, and a plugin back before that
+  /// delay has passed leaves them to it. Ignored for a node not in the state.
   void set_device_plugin_down(NodeId n, bool down, double t);
   bool device_plugin_down(NodeId n) const { return nodes_[n].plugin_down; }
 
@@ -213,6 +213,7 @@ class Fleet {
     double launched_s = 0;
     bool cordoned_before_failure = false;
     bool plugin_down = false;
+    bool gpus_advertised = true;  // false from Ready until gpu_advertise_delay_s has passed
     std::vector<uint32_t> pods;
     std::vector<GpuWithheld> withheld;  // per GPU; empty = none withheld
     std::vector<int32_t> withheld_milli;  // per GPU: what its placeholder counts as used
