@@ -56,7 +56,7 @@ gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_tabl
                                         io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
                                         io/sim_pools io/sim_workload io/sim_inference io/request_trace
                                         io/inference_catalog io/k8s_serving io/step_profile io/kueue_yaml
-                                        io/node_resource_topology io/karpenter_nodepool
+                                        io/node_resource_topology io/karpenter_nodepool io/fault_schedule
                                 PUBLIC model admit queue sim_inputs pack_inputs inference autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)

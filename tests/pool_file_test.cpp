@@ -404,7 +404,8 @@ TEST(Examples, EveryFileIsCovered) {
                                           "openb", "serving", "queues", "topology", "mps", "faults"}));
   // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp; serving/: k8s_serving_test.cpp;
   // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp; mps/: mps_test.cpp, place_cli_test.sh,
-  // simulate_cli_test.sh; faults/checkpoints/: checkpoint_cost_test.cpp; faults/*.yaml: sim_provisioning_test.cpp
+  // simulate_cli_test.sh; faults/checkpoints/: checkpoint_cost_test.cpp; faults/*.yaml: sim_provisioning_test.cpp,
+  // faults_cli_test.sh, fault_schedule_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {

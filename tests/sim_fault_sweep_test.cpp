@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,6 +63,10 @@ ClusterConfig cluster() {
   SimPool sliced = pool("ts", "L4", 2, 1, 2, 2.0);
   sliced.pool.time_slicing_replicas = 4;
   c.pools.push_back(sliced);
+  SimPool mps = pool("mps", "L4", 2, 1, 2, 2.0);
+  mps.pool.time_slicing_replicas = 4;
+  mps.pool.gpu_sharing_strategy = GpuSharingStrategy::kMps;
+  c.pools.push_back(mps);
   for (SimPool& p : c.pools) p.pool.labels.emplace_back("topology.kubernetes.io/zone", p.pool.name == "od" ? "z1" : "z2");
   return c;
 }
@@ -75,9 +80,10 @@ WorkloadSpec item(GoRand& rng, int i) {
   s.arrival_s = static_cast<double>(rng.intn(7200));
   s.kind = rng.intn(4) == 0 ? WorkloadKind::kService : WorkloadKind::kJob;
   s.pods = 1 + static_cast<int32_t>(rng.intn(s.kind == WorkloadKind::kJob ? 3 : 2));
-  switch (rng.intn(4)) {
+  switch (rng.intn(5)) {
     case 0: s.mig_requests = {{"1g.10gb", 1 + static_cast<int32_t>(rng.intn(2))}}; break;
     case 1: s.num_gpu = 1, s.gpu_milli = 1000, s.pools = {"ts"}; break;
+    case 2: s.num_gpu = 1, s.gpu_milli = 1000, s.pools = {"mps"}; break;
     default: s.num_gpu = 1 + static_cast<int32_t>(rng.intn(2)), s.gpu_milli = 1000; break;
   }
   if (s.num_gpu > 0 && s.pools.empty() && rng.intn(2) == 0) s.capacity = CapacityPreference::kSpotOk;
@@ -171,7 +177,9 @@ class Invariants final : public Controller {
 
 TEST(SimFaultSweep, ThousandRandomScheduleKeepTheInvariants) {
   const ClusterConfig base = cluster();
-  int64_t interruptions = 0, runs_with_faults = 0, launch_failures_total = 0;
+  int64_t interruptions = 0, runs_with_faults = 0;
+  FaultCounts total;
+  int64_t launch_failures = 0, alerts = 0, pending_at_end = 0, completed = 0;
   for (uint64_t seed = 1; seed <= 1000; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     GoRand rng(static_cast<int64_t>(seed));
@@ -191,9 +199,27 @@ TEST(SimFaultSweep, ThousandRandomScheduleKeepTheInvariants) {
       inv = p.get();
       return p;
     });
-    const SimResult r = sim.run();
+    SimResult r;
+    try {
+      r = sim.run();
+    } catch (const std::exception& e) {
+      for (const Fault& f : c.faults.faults)
+        fprintf(stderr, "fault %s node=%s pool=%s at=%g rate=%g xid=%d gpu=%d rec=%g\n", fault_kind_name(f.kind), f.target.node.c_str(),
+                f.target.pool.c_str(), f.at_s, f.rate_per_node_hour, f.xid, f.gpu, f.recover_after_s);
+      FAIL() << "seed " << seed << ": " << e.what();
+    }
     ASSERT_EQ(inv->first_violation, "");
     ASSERT_GT(inv->checks, 0);
+    total.node_failures += r.faults.node_failures;
+    total.xid_errors += r.faults.xid_errors;
+    total.gpus_reset += r.faults.gpus_reset;
+    total.container_restarts += r.faults.container_restarts;
+    total.device_plugin_failures += r.faults.device_plugin_failures;
+    total.spot_interruptions += r.faults.spot_interruptions;
+    launch_failures += r.launch_failures;
+    alerts += static_cast<int64_t>(r.alerts.size());
+    pending_at_end += r.pods_pending;
+    completed += r.pods_completed;
 
     // Every unit in a stated state; failed ones say why.
     double lost_bound_gpu_s = 0;
@@ -231,7 +257,21 @@ TEST(SimFaultSweep, ThousandRandomScheduleKeepTheInvariants) {
   }
   EXPECT_GT(runs_with_faults, 800);
   EXPECT_GT(interruptions, 0);
-  (void)launch_failures_total;
+  // Every kind of fault happened somewhere in the sweep.
+  EXPECT_GT(total.node_failures, 0);
+  EXPECT_GT(total.gpus_reset, 0);
+  EXPECT_GT(total.container_restarts, 0);
+  EXPECT_GT(total.device_plugin_failures, 0);
+  EXPECT_GT(total.spot_interruptions, 0);
+  EXPECT_GT(launch_failures, 0);
+  std::printf("fault sweep, 1000 runs: %lld with faults; node failures %lld, XIDs %lld (GPUs reset %lld, containers restarted %lld), "
+              "device-plugin failures %lld, injected spot notices %lld, failed launches %lld, unit interruptions %lld, alerts %lld; "
+              "pods completed %lld, pending at the horizon %lld\n",
+              static_cast<long long>(runs_with_faults), static_cast<long long>(total.node_failures), static_cast<long long>(total.xid_errors),
+              static_cast<long long>(total.gpus_reset), static_cast<long long>(total.container_restarts),
+              static_cast<long long>(total.device_plugin_failures), static_cast<long long>(total.spot_interruptions),
+              static_cast<long long>(launch_failures), static_cast<long long>(interruptions), static_cast<long long>(alerts),
+              static_cast<long long>(completed), static_cast<long long>(pending_at_end));
 }
 
 }  // namespace

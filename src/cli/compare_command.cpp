@@ -61,7 +61,8 @@ int run_compare_command(const CompareCommandOptions& o) {
     check_workload_source(o.workload);
   std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path},
                                   {"--openb-pods", o.workload.openb_pods_path},
-                                  {"--serving-catalog", o.workload.serving_catalog_path}};
+                                  {"--serving-catalog", o.workload.serving_catalog_path},
+                                  {"--faults", o.faults_path}};
   for (const CompareConfig& c : configs) {
     inputs.push_back({"--config", c.pools_path});
     if (!c.workload_path.empty()) inputs.push_back({"--config", c.workload_path});
@@ -72,7 +73,7 @@ int run_compare_command(const CompareCommandOptions& o) {
   std::vector<sim::ClusterConfig> clusters;
   std::vector<sim::Workload> workloads;
   for (const CompareConfig& c : configs) {
-    clusters.push_back(io::read_sim_cluster_file(c.pools_path));
+    clusters.push_back(load_cluster(c.pools_path, o.faults_path));
     WorkloadSource source = o.workload;
     if (!c.workload_path.empty()) {
       source = WorkloadSource{};

@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
       "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
   add_workload_options(simulate_cmd, simulate.workload, simulate.production_priority);
+  simulate_cmd->add_option("--faults", simulate.faults_path, "fault schedule file: node failures, XIDs, device-plugin failures, spot notices (docs/faults.md)");
   simulate_cmd->add_option("--policy", simulate.policy, "placement policy (see pack --help)")->capture_default_str();
   simulate_cmd->add_option("--seed", simulate.seed, "seed for the policy, spot interruptions and the workload generator")->check(kSeed)->capture_default_str();
   simulate_cmd->add_option("--json", simulate.json_path, "write the result as JSON to FILE");
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
       "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
   compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
   add_workload_options(compare_cmd, compare.workload, compare.production_priority);
+  compare_cmd->add_option("--faults", compare.faults_path, "fault schedule file applied to every configuration (docs/faults.md)");
   compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
   compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "io/fault_schedule.h"
+#include "io/sim_pools.h"
 #include "io/openb_csv.h"
 #include "io/inference_catalog.h"
 #include "io/sim_workload.h"
@@ -17,6 +19,14 @@
 #include "util/input_error.h"
 
 namespace gpufleet::cli {
+
+sim::ClusterConfig load_cluster(const std::string& pools_path, const std::string& faults_path) {
+  sim::ClusterConfig cluster = io::read_sim_cluster_file(pools_path);
+  if (faults_path.empty()) return cluster;
+  const std::vector<std::string> node_pools = io::node_pool_names(cluster);
+  cluster.faults = io::read_fault_schedule_file(faults_path, cluster.pools, &node_pools);
+  return cluster;
+}
 
 void check_workload_source(const WorkloadSource& s) {
   if (s.workload_path.empty() == s.openb_pods_path.empty())

@@ -46,6 +46,12 @@ sim::Workload load_workload(const WorkloadSource& source, const sim::ClusterConf
 /// catalog.yaml). Throws InputError.
 inference::ServingCatalog load_serving_catalog(const WorkloadSource& source);
 
+/// The cluster of a run: the pools file (io/sim_pools.h, with its Autoscaling and FaultSchedule
+/// documents) and, when faults_path is not empty, the FaultSchedule of that file
+/// (io/fault_schedule.h, `--faults`), which replaces a FaultSchedule document of the pools file (the
+/// same pools under another schedule). Throws InputError.
+sim::ClusterConfig load_cluster(const std::string& pools_path, const std::string& faults_path);
+
 /// One line describing the source, for summaries ("workload.yaml", or the trace with its mapping).
 std::string describe_workload_source(const WorkloadSource& source);
 

@@ -26,12 +26,13 @@ int run_simulate_command(const SimulateCommandOptions& o) {
                       {"--serving-timeseries", o.serving_timeseries_path},
                       {"--report", o.report_path}},
                      {{"--pools", o.pools_path},
+                      {"--faults", o.faults_path},
                       {"--workload", o.workload.workload_path},
                       {"--openb-pods", o.workload.openb_pods_path},
                       {"--serving-catalog", o.workload.serving_catalog_path}});
 
   check_workload_source(o.workload);
-  const sim::ClusterConfig cluster = io::read_sim_cluster_file(o.pools_path);
+  const sim::ClusterConfig cluster = load_cluster(o.pools_path, o.faults_path);
   const inference::ServingCatalog catalog = load_serving_catalog(o.workload);
   const sim::Workload workload = load_workload(o.workload, cluster, o.seed, catalog);
   if (!o.serving_timeseries_path.empty() && workload.inference.empty())

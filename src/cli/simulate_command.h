@@ -10,7 +10,8 @@
 namespace gpufleet::cli {
 
 struct SimulateCommandOptions {
-  std::string pools_path;       ///< node-pool file, optionally with an Autoscaling document (io/sim_pools.h)
+  std::string pools_path;
+  std::string faults_path;       ///< --faults: a FaultSchedule file (io/fault_schedule.h); empty = none       ///< node-pool file, optionally with an Autoscaling document (io/sim_pools.h)
   WorkloadSource workload;      ///< workload file or openb trace
   std::string policy = "gpufleet";
   uint64_t seed = 42;

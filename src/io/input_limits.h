@@ -116,6 +116,15 @@ struct StepProfileLimits {
   double max_step_s = 3600;
 };
 
+/// Limits of a fault schedule (io/fault_schedule.h), per document. A week of rate faults is one
+/// entry each; these bound hand-written or generated lists of timed events.
+struct FaultScheduleLimits {
+  size_t max_faults = 100'000;           ///< entries of faults (timed and rate faults)
+  size_t max_capacity_outages = 10'000;  ///< entries of capacityOutages
+  size_t max_limit_changes = 10'000;     ///< entries of limitChanges
+  size_t max_driver_upgrades = 10'000;   ///< entries of driverUpgrades
+};
+
 /// The limits in force (the defaults above). One place, so that tests and the docs agree.
 inline constexpr CsvLimits kCsvLimits{};
 inline constexpr YamlLimits kYamlLimits{};
@@ -123,6 +132,7 @@ inline constexpr ObjectLimits kObjectLimits{};
 inline constexpr JsonRequestLimits kJsonRequestLimits{};
 inline constexpr RequestTraceLimits kRequestTraceLimits{};
 inline constexpr StepProfileLimits kStepProfileLimits{};
+inline constexpr FaultScheduleLimits kFaultScheduleLimits{};
 
 /// The message of a limit error: "more than <limit> <what> (limit <name>, docs/input-limits.md)",
 /// e.g. "more than 65536 bytes in a line (limit CsvLimits::max_line_bytes, docs/input-limits.md)".

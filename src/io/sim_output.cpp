@@ -1,6 +1,7 @@
 #include "io/sim_output.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -130,7 +131,50 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   if (r.topology_levels > 0) j["topology"] = topology_result_json(r);
   if (r.checkpoint_costs) j["checkpoints"] = checkpoints_json(r);
   if (!r.driver_upgrades.empty()) j["driver_upgrades"] = driver_upgrades_json(r);
+  if (r.faults_enabled) {
+    const sim::FaultCounts& f = r.faults;
+    j["faults"] = {{"node_failures", f.node_failures},
+                   {"xid_errors", f.xid_errors},
+                   {"gpus_reset", f.gpus_reset},
+                   {"container_restarts", f.container_restarts},
+                   {"device_plugin_failures", f.device_plugin_failures},
+                   {"spot_interruptions", f.spot_interruptions},
+                   {"skipped", f.skipped}};
+    nlohmann::ordered_json alerts = nlohmann::ordered_json::array();
+    for (const sim::Alert& a : r.alerts) {
+      nlohmann::ordered_json one;
+      one["time_s"] = round_to(a.time_s, 1e6);
+      one["alert"] = a.alert;
+      one["severity"] = a.severity;
+      one["subject"] = a.subject;
+      one["message"] = a.message;
+      alerts.push_back(std::move(one));
+    }
+    j["alerts"] = std::move(alerts);
+  }
   return j;
+}
+
+// The fault counts and the alerts (the first kSummaryAlerts of them), for runs with a fault schedule.
+constexpr size_t kSummaryAlerts = 20;
+std::string faults_summary_text(const sim::SimResult& r) {
+  if (!r.faults_enabled) return {};
+  const sim::FaultCounts& f = r.faults;
+  std::string out = fmt::format(
+      "faults: {} node failures, {} XIDs ({} GPUs out for a reset, {} restarts in place), {} device-plugin failures, {} spot "
+      "notices, {} skipped\n",
+      f.node_failures, f.xid_errors, f.gpus_reset, f.container_restarts, f.device_plugin_failures, f.spot_interruptions, f.skipped);
+  std::map<std::string, int64_t> by_rule;
+  for (const sim::Alert& a : r.alerts) ++by_rule[a.alert];
+  out += fmt::format("alerts: {}", r.alerts.size());
+  for (const auto& [rule, count] : by_rule) out += fmt::format(" {} {}", rule, count);
+  out += "\n";
+  for (size_t i = 0; i < r.alerts.size() && i < kSummaryAlerts; ++i) {
+    const sim::Alert& a = r.alerts[i];
+    out += fmt::format("  {:.0f}s {} {} {}: {}\n", a.time_s, a.alert, a.severity, a.subject, a.message);
+  }
+  if (r.alerts.size() > kSummaryAlerts) out += fmt::format("  ... {} more (--json)\n", r.alerts.size() - kSummaryAlerts);
+  return out;
 }
 
 const char* const kCapacityTypes[] = {"on-demand", "spot", "reserved"};
@@ -253,6 +297,7 @@ std::string sim_summary_text(const sim::SimResult& r) {
                        u.lost_gpu_hours);
   out += inference_summary_text(r.inference);
   out += queue_summary_text(r);
+  out += faults_summary_text(r);
   return out;
 }
 

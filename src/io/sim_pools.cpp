@@ -1,10 +1,13 @@
 #include "io/sim_pools.h"
 
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "io/karpenter_nodepool.h"
+#include "io/fault_schedule.h"
 #include "io/pool_file.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
@@ -128,7 +131,10 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     if (root["apiVersion"].str() != kSimApiVersion) continue;
     const Field kind = root["kind"];
     if (kind.str() == kInstanceTypesKind) continue;  // io/karpenter_nodepool.h
-    if (kind.str() != kKind) kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {})", kind.str(), kSimApiVersion, kKind));
+    if (kind.str() == kFaultScheduleKind) continue;  // read below, once the pools' settings are known
+    if (kind.str() != kKind)
+      kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {}, {} or {})", kind.str(), kSimApiVersion, kKind,
+                            kFaultScheduleKind, kInstanceTypesKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
     root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
@@ -143,6 +149,9 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     });
   }
   read_karpenter_documents(docs, src, config);
+  const std::vector<std::string> node_pools = node_pool_names(config);
+  if (std::optional<sim::FaultSchedule> faults = parse_fault_schedule_text(text, source_name, config.pools, false, &node_pools))
+    config.faults = std::move(*faults);
   return config;
 }
 

@@ -27,6 +27,9 @@
 //       spotInterruptionsPerNodeHour: 0.002  # 0..60
 //       spotNoticeSeconds: 120
 //
+// It may also hold one FaultSchedule document (the same apiVersion; io/fault_schedule.h,
+// docs/faults.md), read into ClusterConfig::faults after the pools and their settings.
+//
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
 // documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). A kind
 // Autoscaling document with another apiVersion (or none), or a sim.gpufleet.io/ document of another

@@ -142,7 +142,29 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
                               u.finish_s < 0 ? std::string("-") : fmt::format("{:.0f}", u.finish_s), u.nodes_upgraded,
                               u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted + u.pods_deleted, u.lost_gpu_hours);
   }
+  // Alerts (runs with a fault schedule), at most kReportAlerts rows per configuration.
+  constexpr size_t kReportAlerts = 1000;
+  std::string alerts;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    if (!r.faults_enabled) continue;
+    for (size_t i = 0; i < r.alerts.size() && i < kReportAlerts; ++i) {
+      const sim::Alert& a = r.alerts[i];
+      alerts += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(e.label),
+                            a.time_s, html_escape(a.alert), html_escape(a.severity), html_escape(a.subject), html_escape(a.message));
+    }
+    if (r.alerts.size() > kReportAlerts)
+      alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">{} more alerts (see --json)</td></tr>\n", html_escape(e.label),
+                            r.alerts.size() - kReportAlerts);
+    if (r.alerts.empty()) alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">no alert fired</td></tr>\n", html_escape(e.label));
+  }
   std::string html;
+  if (!alerts.empty())
+    html += "<section>\n<h2>Alerts</h2>\n<p class=\"note\">Alerts the fault schedule raised (rules in docs/faults.md): "
+            "time in seconds, rule, severity, subject and message.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>time s</th><th>alert</th><th>severity</th><th>subject</th><th>message</th>"
+            "</tr>\n</thead>\n<tbody>\n" +
+            alerts + "</tbody>\n</table>\n</div>\n</section>\n";
   if (!queues.empty())
     html += "<section>\n<h2>Queues</h2>\n<p class=\"note\">Kueue ClusterQueues: workloads admitted, still pending at the end, "
             "preempted and evicted (PodsReadyTimeout); nvidia.com/gpu quota reserved in GPU-hours and the share above nominal "

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "model/node_pool.h"
 #include "model/resources.h"
 #include "model/pod_disruption_budget.h"
 
@@ -120,6 +121,28 @@ struct FaultSchedule {
   std::vector<DriverUpgrade> upgrades;
   bool empty() const { return faults.empty() && outages.empty() && limit_changes.empty() && upgrades.empty(); }
 };
+
+struct SimPool;  // sim/config.h
+
+/// The label that names a node's zone: topology.kubernetes.io/zone.
+inline constexpr const char* kZoneLabel = "topology.kubernetes.io/zone";
+
+/// The zone of node `index` of `pool` (its labels or topology domains, as the fleet labels it;
+/// model/node_pool.h set_topology_labels), "" when it has none.
+std::string node_zone(const NodePool& pool, int32_t index);
+
+/// The pool and index of the simulated node named `name` (<pool>-<index> as Fleet names it, the
+/// index zero-padded for max_nodes), nullopt when no pool has such a node.
+std::optional<std::pair<size_t, int32_t>> find_pool_node(const std::vector<SimPool>& pools, const std::string& name);
+
+/// What is wrong with `fault` for these pools, nullopt when nothing: the target names no node, pool
+/// or zone of them (or more than one of the three), an XID outside model/xid.h's catalog or a GPU
+/// index outside the node's GPUs, an XID or plugin failure on a pool without GPUs, a spot
+/// interruption on a pool that is not spot, a time or rate that is negative or not finite, a rate
+/// window that ends before it starts. The message names the field at fault first ("xid.code: ...")
+/// and lists what exists (pools, zones, known XIDs). The reader reports it with a position; the
+/// simulation calls it as a backstop.
+std::optional<std::string> fault_error(const Fault& fault, const std::vector<SimPool>& pools);
 
 /// Whether a launch in `pool` (its zone and capacity type) at t falls in an outage window.
 bool launch_blocked(const FaultSchedule& schedule, const std::string& pool, const std::string& zone,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_set>
@@ -10,9 +11,11 @@
 #include <fmt/format.h>
 
 #include "model/node_pool.h"
+#include "sim/controllers/alerting.h"
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
 #include "sim/controllers/driver_upgrade.h"
+#include "sim/controllers/fault_injector.h"
 #include "sim/controllers/inference_services.h"
 #include "sim/controllers/karpenter_provisioner.h"
 #include "sim/controllers/kueue_admission.h"
@@ -30,9 +33,6 @@ namespace {
 // The spot generator's seed is the run seed XOR this constant, so spot draws do not depend on how
 // many numbers the placement policy drew (an arbitrary odd 64-bit constant, the golden ratio's).
 constexpr uint64_t kSpotSeedSalt = 0x9e3779b97f4a7c15ULL;
-
-// The well-known node label of a node's zone (a pool's labels carry it), which capacity outages name.
-constexpr const char* kZoneLabel = "topology.kubernetes.io/zone";
 
 void validate(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
   const double horizon_s = workload.horizon_s;
@@ -69,6 +69,9 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
       throw std::invalid_argument(fmt::format("limit change at {} s: NodePool '{}' is not defined", c.at_s, c.node_pool));
   if (workload.topology.slowdown.size() != workload.topology.levels.size())
     throw std::invalid_argument("topology: one slowdown per level is needed");
+  for (size_t i = 0; i < cluster.faults.faults.size(); ++i)
+    if (std::optional<std::string> error = fault_error(cluster.faults.faults[i], cluster.pools))
+      throw std::invalid_argument(fmt::format("faults[{}].{}", i, *error));
 }
 
 // The fleet's node events that other modules act on: a node became Ready or capacity came back
@@ -156,6 +159,12 @@ struct Simulation::Parts {
       controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
                                                                 options.sample_interval_s, modules));
     }
+    if (!cluster.faults.faults.empty()) {  // inert without faults: no events, no alerts
+      auto alerting = std::make_unique<Alerting>(modules);
+      Alerting& alerts = *alerting;
+      controllers.push_back(std::move(alerting));
+      controllers.push_back(std::make_unique<FaultInjector>(cluster.faults, options.seed, alerts, modules));
+    }
   }
 
   // Capacity outages make launches fail (Fleet::set_launch_gate); how soon the provisioner knows
@@ -164,9 +173,7 @@ struct Simulation::Parts {
     fleet.set_launch_gate(
         [this](size_t p, double t) {
           const SimPool& sp = cluster.pools[p];
-          std::string zone;
-          for (const auto& [key, value] : sp.pool.labels)
-            if (key == kZoneLabel) zone = value;
+          const std::string zone = node_zone(sp.pool, 0);  // a pool's nodes share its zone label
           return launch_blocked(cluster.faults, sp.pool.name, zone, std::string(capacity_type_name(sp.settings.capacity_type)), t);
         },
         cluster.autoscaler.launch_failure_s);

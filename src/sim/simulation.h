@@ -12,7 +12,10 @@
 //                        moves, scale(service, replicas)
 //   engine/metrics       time series, pending-time samples, outcomes
 //   controllers/cluster_autoscaler, controllers/consolidation: the built-in controllers;
-//   controllers/driver_upgrade when ClusterConfig::faults.upgrades is not empty
+//   controllers/karpenter_provisioner: with Karpenter NodePools (ClusterConfig::node_pools);
+//   controllers/driver_upgrade when ClusterConfig::faults.upgrades is not empty;
+//   controllers/alerting, controllers/fault_injector: with a fault schedule (ClusterConfig::faults
+//                        with faults) only: the alerts, and the faults carried out
 // The simulation wires the fleet's node events to the queue (a node became ready: retry) and to the
 // workloads (a node was interrupted: its units stop). Nothing else is shared.
 #pragma once

@@ -220,6 +220,27 @@ struct DriverUpgradeResult {
   double lost_gpu_hours = 0;          ///< job work lost by the drains (part of SimResult::lost_gpu_hours)
 };
 
+/// An alert that fired during the run, as the Prometheus rules of docs/faults.md would fire it
+/// (sim/controllers/alerting.h evaluates them). Only runs with a fault schedule evaluate alerts.
+struct Alert {
+  double time_s = 0;
+  std::string alert;     ///< rule name: DCGMXidError, KubeNodeNotReady, KubePodPendingTooLong, SpotInterruptionStorm
+  std::string severity;  ///< "warning" or "critical"
+  std::string subject;   ///< what it is about: a node, <node>/gpu<g>, a pod (unit) or a pool
+  std::string message;
+};
+
+/// What the fault injector did (sim/controllers/fault_injector.h); all 0 without a fault schedule.
+struct FaultCounts {
+  int64_t node_failures = 0;           ///< nodes made NotReady
+  int64_t xid_errors = 0;              ///< XIDs raised on a GPU
+  int64_t gpus_reset = 0;              ///< of those, GPUs taken out of allocatable (reset-level XIDs)
+  int64_t container_restarts = 0;      ///< units restarted in place by application-level XIDs
+  int64_t device_plugin_failures = 0;  ///< nodes whose device plugin stopped
+  int64_t spot_interruptions = 0;      ///< interruption notices injected (also in spot_interruptions)
+  int64_t skipped = 0;                 ///< faults with no node to hit (none Ready, not spot, ...)
+};
+
 struct SimResult {
   std::string policy;
   uint64_t seed = 0;
@@ -296,6 +317,11 @@ struct SimResult {
   int64_t job_starts = 0;
   int64_t split_job_starts = 0;
   double topology_slowdown_gpu_hours = 0;
+  /// A fault schedule was given (ClusterConfig::faults non-empty): `faults` and `alerts` are
+  /// written by the run and shown by the outputs; false: both empty and not shown.
+  bool faults_enabled = false;
+  FaultCounts faults;
+  std::vector<Alert> alerts;           ///< in time order (equal times: in the order fired)
 };
 
 /// Runs the simulation. Throws UsageError for an unknown policy, std::invalid_argument for an

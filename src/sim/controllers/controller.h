@@ -1,6 +1,6 @@
 // A controller: a part of the simulated control plane that acts at events of its own (the Cluster
 // Autoscaler's scan, Karpenter's consolidation, the inference services with their replica
-// autoscalers; next a fault injector). It registers its event kinds on the event loop and reaches the
+// autoscalers; the fault injector and the alerts). It registers its event kinds on the event loop and reaches the
 // cluster only through the modules it is given: the built-in ones get SimulationModules (and keep
 // what their rules need), a plug-in gets ControllerPorts (sim/simulation.h, Simulation::add_controller).
 #pragma once

@@ -124,6 +124,7 @@ void Fleet::make_ready(NodeId n, double t) {
   added.name = name(n);
   set_topology_labels(sp.pool, static_cast<int32_t>(n - pools_[node.pool].nodes.front()), added.labels);
   state_->add_node(std::move(added), n);
+  node.gpus_advertised = !(sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0);
   if (sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0) {
     for (int32_t g = 0; g < sp.pool.gpus_per_node; ++g) withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
     loop_.schedule(t + sp.settings.gpu_advertise_delay_s, gpus_advertised_, n, node.incarnation);
@@ -144,15 +145,17 @@ void Fleet::remove(NodeId n, double t) {
   if (node.phase == NodePhase::kProvisioning) {
     --pool.provisioning;
   } else {  // ready, cordoned or not ready: in the state since Ready
+    // The withheld GPUs' placeholders are reservations in the state: release them first.
     for (size_t g = 0; g < node.withheld.size(); ++g) {
       if (node.withheld[g] == GpuWithheld::kNone) continue;
-      DeviceAssignment devices;  // the placeholder holds the GPU in the state: release it first
+      DeviceAssignment devices;
       state_->release(n, withheld_placeholder(n, static_cast<int32_t>(g), devices));
       withheld_gpu_milli_ -= node.withheld_milli[g];
     }
     node.withheld.clear();
     node.withheld_milli.clear();
     state_->remove_node(n);
+    node.plugin_down = false;
   }
   --pool.live;
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
@@ -249,6 +252,10 @@ void Fleet::withhold_gpu(NodeId n, int32_t g, GpuWithheld why, double t) {
     return;
   }
   for (NodeListener* l : listeners_) l->on_gpu_lost(n, g, t);
+  if (state != GpuWithheld::kNone) {  // the pods leaving withheld it already (a device plugin that is down)
+    if (why == GpuWithheld::kUnhealthy) state = why;
+    return;
+  }
   DeviceAssignment devices;
   const Pod placeholder = withheld_placeholder(n, g, devices);
   const int64_t before = state_->gpu_used_milli();
@@ -324,9 +331,31 @@ void Fleet::on_launch_failed_event(const Event& e) {
   for (NodeListener* l : listeners_) l->on_launch_failed(e.subject, e.time_s, reason);
 }
 
+void Fleet::set_device_plugin_down(NodeId n, bool down, double t) {
+  NodeRecord& node = nodes_[n];
+  if (node.phase == NodePhase::kAbsent || node.phase == NodePhase::kProvisioning || node.plugin_down == down) return;
+  node.plugin_down = down;
+  if (down) {
+    withhold_free_gpus(n, t);
+    return;
+  }
+  if (!node.gpus_advertised) return;  // the late advertisement (gpus-advertised) restores them
+  for (size_t g = 0; g < node.withheld.size(); ++g)
+    if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(n, static_cast<int32_t>(g), t);
+}
+
+void Fleet::withhold_free_gpus(NodeId n, double t) {
+  const int32_t gpus = cluster_.pools[nodes_[n].pool].pool.gpus_per_node;
+  for (int32_t g = 0; g < gpus; ++g)
+    if (gpu_withheld(n, g) == GpuWithheld::kNone && state_->gpu_used_milli(n, g) == 0)
+      withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
+}
+
 void Fleet::on_gpus_advertised_event(const Event& e) {
   NodeRecord& node = nodes_[e.subject];
   if (node.incarnation != e.generation) return;
+  node.gpus_advertised = true;
+  if (node.plugin_down) return;
   for (size_t g = 0; g < node.withheld.size(); ++g)
     if (node.withheld[g] == GpuWithheld::kNotAdvertised) restore_gpu(e.subject, static_cast<int32_t>(g), e.time_s);
 }
@@ -373,6 +402,7 @@ void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment
   NodeRecord& node = nodes_[n];
   node.pods.erase(std::find(node.pods.begin(), node.pods.end(), id));
   node.last_pod_change_s = t;
+  if (node.plugin_down) withhold_free_gpus(n, t);
 }
 
 void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s) {

@@ -177,6 +177,17 @@ class Fleet {
   void set_launch_failure_s(size_t p, double launch_failure_s);
   /// Launches that failed so far.
   int64_t launch_failures() const { return launch_failures_; }
+  /// The NVIDIA device plugin of node n (in the state) stops (down) or runs again (!down) at t.
+  /// While it is down no new pod gets a GPU of n: each GPU no pod holds is withheld kNotAdvertised at
+  /// once, and each GPU a pod holds is withheld when its last pod leaves it (kubelet keeps running
+  /// containers that already hold devices: they do not stop). Back up: every GPU withheld
+  /// kNotAdvertised is restored (kUnhealthy ones stay). A GPU shared by fractional pods keeps its
+  /// free share until all of them leave (gpufleet's simplification). The flag is the node's
+  /// incarnation's: removal clears it; the late advertisement of a new node's GPUs
+  /// (gpu_advertise_delay_s) does not restore them while it is down, and a plugin back before that
+  /// delay has passed leaves them to it. Ignored for a node not in the state.
+  void set_device_plugin_down(NodeId n, bool down, double t);
+  bool device_plugin_down(NodeId n) const { return nodes_[n].plugin_down; }
 
   // ---- pods (ClusterState reservations and the per-node pod lists)
   /// Reserves `pod` with `devices` on node n (ClusterState::allocate: whole or fractional
@@ -205,6 +216,8 @@ class Fleet {
     double last_pod_change_s = 0;
     double launched_s = 0;
     bool cordoned_before_failure = false;
+    bool plugin_down = false;
+    bool gpus_advertised = true;  // false from Ready until gpu_advertise_delay_s has passed
     std::vector<uint32_t> pods;
     std::vector<GpuWithheld> withheld;  // per GPU; empty = none withheld
     std::vector<int32_t> withheld_milli;  // per GPU: what its placeholder counts as used
@@ -226,6 +239,8 @@ class Fleet {
   // The placeholder that holds GPU g of node n while it is withheld, and its devices.
   Pod withheld_placeholder(NodeId n, int32_t g, DeviceAssignment& devices) const;
   void notify_capacity(NodeId n, double t);
+  // With the device plugin down: withholds every GPU of node n that no pod holds.
+  void withhold_free_gpus(NodeId n, double t);
 
   const ClusterConfig& cluster_;
   EventLoop& loop_;

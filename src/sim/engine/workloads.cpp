@@ -481,6 +481,27 @@ double Workloads::evict(uint32_t u, double t) {
 }
 
 void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
+  for (uint32_t u : units_holding_gpu(n, g)) interrupt(u, t, 0);
+}
+
+std::vector<uint32_t> Workloads::restart_in_place(NodeId n, int32_t g, double t) {
+  const std::vector<uint32_t> units = units_holding_gpu(n, g);
+  for (uint32_t u : units) {
+    Unit& unit = units_[u];
+    const WorkloadSpec& s = spec(u);
+    if (s.kind == WorkloadKind::kJob) {
+      end_job_run(u, t, 0);  // the work since the last checkpoint is lost; the pods stay bound
+      loop_.schedule(t + checkpoint_run_time_s(s.checkpoint_interval_s, s.checkpoint_cost_s, s.duration_s - unit.saved_s) * unit.slowdown,
+                     completion_, u, ++unit.run_generation);
+    }
+    unit.run_start_s = t;
+    ++unit.starts;
+    ++unit.interruptions;  // its containers were stopped (and started again at once)
+  }
+  return units;
+}
+
+std::vector<uint32_t> Workloads::units_holding_gpu(NodeId n, int32_t g) const {
   std::vector<uint32_t> units;
   for (uint32_t p : fleet_.pods_on(n)) {
     const Pod& pod = pods_[p].pod;
@@ -492,7 +513,7 @@ void Workloads::evict_gpu(NodeId n, int32_t g, double t) {
       if (holds && std::find(units.begin(), units.end(), pods_[p].unit) == units.end()) units.push_back(pods_[p].unit);
     }
   }
-  for (uint32_t u : units) interrupt(u, t, 0);
+  return units;
 }
 
 void Workloads::move_pods(std::span<const uint32_t> pods, Placements placed, double t) {

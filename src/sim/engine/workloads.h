@@ -202,6 +202,13 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   /// GPU g of node n is lost at t (Fleet::withhold_gpu): every unit with a pod holding it (a whole
   /// GPU, a share, a replica or a MIG device of it) stops as evict_node stops them (no notice).
   void evict_gpu(NodeId n, int32_t g, double t);
+  /// An application-level fault on GPU g of node n at t (an XID whose catalog effect is to restart
+  /// the application, model/xid.h): every unit with a pod holding the GPU restarts in place (kubelet
+  /// restarts the crashed container; the pods stay bound, nothing is rescheduled). A job loses the
+  /// work since its last checkpoint (lost_gpu_hours) and runs again for the rest, on the same
+  /// devices; a service replica loses nothing. Each counts a start and an interruption. Returns the
+  /// units restarted.
+  std::vector<uint32_t> restart_in_place(NodeId n, int32_t g, double t);
   /// Moves bound service pods to `placed` (Placement::dry_run_moves of the same pods), one by one;
   /// they lose nothing. Counts evictions and requests a retry pass.
   void move_pods(std::span<const uint32_t> pods, Placements placed, double t);
@@ -251,6 +258,8 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   void remove_unit(uint32_t u, double t);
   int32_t expected_pods(uint32_t item) const;
   PendingUnit pending_key(uint32_t u) const;
+  // Units with a pod holding GPU g of node n (a whole GPU, a share, a replica or a MIG device of it).
+  std::vector<uint32_t> units_holding_gpu(NodeId n, int32_t g) const;
   // Places unit u's pods (all or none) for the constraints `extra` adds to each pod (a topology
   // domain's node selector; empty = none).
   bool place_pods(uint32_t u, double t, const Labels& extra);
