@@ -200,7 +200,9 @@ TEST(SimFaultSweep, ThousandRandomScheduleKeepTheInvariants) {
     for (size_t i = 0; i < r.units.size(); ++i) {
       const UnitOutcome& u = r.units[i];
       ASSERT_NE(u.state, UnitState::kWaiting) << u.name;  // every arrival is before the horizon
-      if (u.state == UnitState::kFailed) EXPECT_FALSE(u.reason.empty()) << u.name;
+      if (u.state == UnitState::kFailed) {
+        EXPECT_FALSE(u.reason.empty()) << u.name;
+      }
       interruptions += u.interruptions;
     }
     // Lost work: at each interruption a job loses at most the work since its last checkpoint (its

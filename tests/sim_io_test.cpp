@@ -77,6 +77,34 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 60}\n"), "no error");
 }
 
+TEST(SimPoolsReader, ProvisioningFailureSettings) {
+  const std::string head = std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
+  const sim::ClusterConfig bare = io::parse_sim_cluster_text(kPools, "p.yaml");
+  EXPECT_DOUBLE_EQ(bare.autoscaler.max_node_provision_s, 900);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.initial_backoff_s, 300);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.max_backoff_s, 1800);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.backoff_reset_s, 10800);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.launch_failure_s, 60);
+  EXPECT_DOUBLE_EQ(bare.pools[0].settings.gpu_advertise_delay_s, 0);
+  const sim::ClusterConfig c = io::parse_sim_cluster_text(
+      head + "autoscaler: {maxNodeProvisionSeconds: 600, initialBackoffSeconds: 60, maxBackoffSeconds: 240, "
+             "backoffResetSeconds: 3600, launchFailureSeconds: 30}\npools:\n  a: {gpuAdvertiseDelaySeconds: 90}\n",
+      "p.yaml");
+  EXPECT_DOUBLE_EQ(c.autoscaler.max_node_provision_s, 600);
+  EXPECT_DOUBLE_EQ(c.autoscaler.initial_backoff_s, 60);
+  EXPECT_DOUBLE_EQ(c.autoscaler.max_backoff_s, 240);
+  EXPECT_DOUBLE_EQ(c.autoscaler.backoff_reset_s, 3600);
+  EXPECT_DOUBLE_EQ(c.autoscaler.launch_failure_s, 30);
+  EXPECT_DOUBLE_EQ(c.pools[0].settings.gpu_advertise_delay_s, 90);
+  auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
+  EXPECT_EQ(err("autoscaler: {maxNodeProvisionSeconds: 0}\n"),
+            "p.yaml:14:39: field 'autoscaler.maxNodeProvisionSeconds': 0 must be positive");
+  EXPECT_EQ(err("autoscaler: {maxBackoffSeconds: 100}\n"),
+            "p.yaml:14:33: field 'autoscaler.maxBackoffSeconds': maxBackoffSeconds 100 is below initialBackoffSeconds 300");
+  EXPECT_EQ(err("autoscaler: {launchFailureSeconds: -1}\n"), "p.yaml:14:36: field 'autoscaler.launchFailureSeconds': -1 is negative");
+  EXPECT_EQ(err("pools:\n  a: {gpuAdvertiseDelaySeconds: -5}\n"), "p.yaml:15:33: field 'pools.a.gpuAdvertiseDelaySeconds': -5 is negative");
+}
+
 TEST(SimPoolsReader, SettingsUnderAnotherApiVersionAreAnError) {
   // Skipped, such a document would leave the default settings in force without a word.
   auto err = [](const std::string& doc) {
