@@ -167,7 +167,7 @@ std::string pending_section(const std::vector<CompareEntry>& entries) {
     if (r.pending_peak_s >= 0) add(fmt::format("peak ({:.2f} h)", r.pending_peak_s / 3600.0), r.pending_at_peak);
   }
   if (rows.empty()) return "";
-  return "<section>\n<h2>Pending pods</h2>\n<p class=\"note\">Units waiting for capacity at the horizon and at the first "
+  return "<section>\n<h2>Pending units and reasons</h2>\n<p class=\"note\">Units waiting for capacity at the horizon and at the first "
          "moment the most pods were pending, with the provisioner's or the scheduler's reason; pending since: seconds from "
          "the start.</p>\n<div class=\"table-scroll\">\n<table id=\"pending-pods\">\n<thead>\n<tr><th>con&shy;figu&shy;ration</th>"
          "<th>when</th><th>unit</th><th>pods</th><th>prio&shy;rity</th><th>pending since (s)</th><th>reason</th></tr>\n"
