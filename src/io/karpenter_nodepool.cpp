@@ -222,7 +222,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
         p.pool.memory_bytes = it.memory_bytes;
         p.pool.labels = {{"topology.kubernetes.io/zone", o.zone}, {"karpenter.sh/nodepool", np.name}};
         p.pool.taints = taints;
-        p.pool.on_demand_usd_per_hour = o.on_demand.value_or(*o.spot);
+        p.pool.on_demand_usd_per_hour = o.on_demand ? *o.on_demand : *o.spot;  // not value_or(*o.spot): it reads spot eagerly
         if (o.spot) p.pool.spot_usd_per_hour = *o.spot;
         int64_t slots = np.limits.empty() ? kDefaultOfferingSlots : kMaxOfferingSlots;
         for (const auto& [resource, value] : np.limits) {
