@@ -77,6 +77,34 @@ TEST(SimPoolsReader, ErrorsNameTheField) {
   EXPECT_EQ(with("pools:\n  a: {capacityType: spot, spotInterruptionsPerNodeHour: 60}\n"), "no error");
 }
 
+TEST(SimPoolsReader, ProvisioningFailureSettings) {
+  const std::string head = std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
+  const sim::ClusterConfig bare = io::parse_sim_cluster_text(kPools, "p.yaml");
+  EXPECT_DOUBLE_EQ(bare.autoscaler.max_node_provision_s, 900);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.initial_backoff_s, 300);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.max_backoff_s, 1800);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.backoff_reset_s, 10800);
+  EXPECT_DOUBLE_EQ(bare.autoscaler.launch_failure_s, 60);
+  EXPECT_DOUBLE_EQ(bare.pools[0].settings.gpu_advertise_delay_s, 0);
+  const sim::ClusterConfig c = io::parse_sim_cluster_text(
+      head + "autoscaler: {maxNodeProvisionSeconds: 600, initialBackoffSeconds: 60, maxBackoffSeconds: 240, "
+             "backoffResetSeconds: 3600, launchFailureSeconds: 30}\npools:\n  a: {gpuAdvertiseDelaySeconds: 90}\n",
+      "p.yaml");
+  EXPECT_DOUBLE_EQ(c.autoscaler.max_node_provision_s, 600);
+  EXPECT_DOUBLE_EQ(c.autoscaler.initial_backoff_s, 60);
+  EXPECT_DOUBLE_EQ(c.autoscaler.max_backoff_s, 240);
+  EXPECT_DOUBLE_EQ(c.autoscaler.backoff_reset_s, 3600);
+  EXPECT_DOUBLE_EQ(c.autoscaler.launch_failure_s, 30);
+  EXPECT_DOUBLE_EQ(c.pools[0].settings.gpu_advertise_delay_s, 90);
+  auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
+  EXPECT_EQ(err("autoscaler: {maxNodeProvisionSeconds: 0}\n"),
+            "p.yaml:14:39: field 'autoscaler.maxNodeProvisionSeconds': 0 must be positive");
+  EXPECT_EQ(err("autoscaler: {maxBackoffSeconds: 100}\n"),
+            "p.yaml:14:33: field 'autoscaler.maxBackoffSeconds': maxBackoffSeconds 100 is below initialBackoffSeconds 300");
+  EXPECT_EQ(err("autoscaler: {launchFailureSeconds: -1}\n"), "p.yaml:14:36: field 'autoscaler.launchFailureSeconds': -1 is negative");
+  EXPECT_EQ(err("pools:\n  a: {gpuAdvertiseDelaySeconds: -5}\n"), "p.yaml:15:33: field 'pools.a.gpuAdvertiseDelaySeconds': -5 is negative");
+}
+
 TEST(SimPoolsReader, SettingsUnderAnotherApiVersionAreAnError) {
   // Skipped, such a document would leave the default settings in force without a word.
   auto err = [](const std::string& doc) {
@@ -126,6 +154,26 @@ TEST(SimPoolsReader, ConsolidationBlock) {
   EXPECT_EQ(err("consolidation: {consolidateAfterSeconds: -1}\n"),
             "p.yaml:14:42: field 'consolidation.consolidateAfterSeconds': -1 is negative");
   EXPECT_NE(err("consolidation: {policy: x}\n").find("unknown key 'policy'"), std::string::npos);
+}
+
+TEST(SimWorkloadReader, DoNotDisrupt) {
+  const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\n";
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(
+      head + "services:\n- {name: a, doNotDisrupt: true}\n- {name: b}\njobs:\n- {name: j, durationSeconds: 10, doNotDisrupt: true}\n",
+      "w.yaml", {});
+  ASSERT_EQ(f.workload.items.size(), 3u);
+  const auto marked = [&](const std::string& name) {
+    for (const sim::WorkloadSpec& s : f.workload.items)
+      if (s.name == name) return s.do_not_disrupt;
+    ADD_FAILURE() << "no item " << name;
+    return false;
+  };
+  EXPECT_TRUE(marked("a"));
+  EXPECT_FALSE(marked("b"));
+  EXPECT_TRUE(marked("j"));
+  EXPECT_EQ(error_of([&] { io::parse_sim_workload_text(head + "services:\n- {name: a, doNotDisrupt: maybe}\n", "w.yaml", {}); })
+                .find("w.yaml:5:27: field 'services[0].doNotDisrupt'"),
+            0u);
 }
 
 TEST(SimWorkloadReader, DisruptionBudget) {
@@ -225,6 +273,33 @@ TEST(SimOutput, JsonHasTheIssueKeys) {
   EXPECT_EQ(j["cost_by_capacity_type"].size(), 3u);
   EXPECT_EQ(io::sim_timeseries_csv(r), "time_s,nodes_a,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour\n"
                                        "0,0,0.000,0.000,0,0.0000\n60,0,0.000,0.000,0,0.0000\n");
+}
+
+
+// Runs with a provisioning report: a provisioning line and the pods pending at the horizon per
+// reason, most pods first; other runs' summaries have neither.
+TEST(SimOutput, SummaryCountsPendingPodsByReason) {
+  sim::SimResult r;
+  r.horizon_s = 3600;
+  EXPECT_EQ(io::sim_summary_text(r).find("provisioning:"), std::string::npos);
+  r.provisioning_report = true;
+  r.karpenter_nodes_launched = 2;
+  r.launch_failures = 1;
+  r.pending_at_horizon = {{"a", 2, 0, 10, "pool limit reached (NodePool gpu: cpu)"}, {"b", 1, 0, 20, ""},
+                          {"c", 1, 5, 30, "pool limit reached (NodePool gpu: cpu)"}};
+  const std::vector<io::PendingReasonCount> counts = io::pending_by_reason(r.pending_at_horizon);
+  ASSERT_EQ(counts.size(), 2u);
+  EXPECT_EQ(counts[0].reason, "pool limit reached (NodePool gpu: cpu)");
+  EXPECT_EQ(counts[0].units, 2);
+  EXPECT_EQ(counts[0].pods, 3);
+  EXPECT_EQ(counts[1].reason, "");
+  const std::string text = io::sim_summary_text(r);
+  EXPECT_NE(text.find("provisioning: 2 Karpenter nodes launched, 1 launches refused, 0 failed scale-ups\n"
+                      "pending at the horizon by reason:\n"
+                      "  3 pods (2 units): pool limit reached (NodePool gpu: cpu)\n"
+                      "  1 pod (1 unit): (no reason recorded)\n"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

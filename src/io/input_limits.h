@@ -6,6 +6,10 @@
 // The figures are far above any real input (the Alibaba openb trace is 1 MB of CSV; a Kubernetes
 // object is at most 1.5 MiB in etcd; `kubectl get pods -A -o yaml` of a 5,000-node cluster is tens of
 // MiB) and far below what exhausts this machine. Raise one here and in docs/input-limits.md together.
+//
+// Limits inside one object live with their reader and are listed in docs/input-limits.md too: e.g.
+// io/pool_file.h kMaxPoolNodes / kMaxTotalPoolNodes (node pools, Karpenter offerings included),
+// io/karpenter_nodepool.h kMaxOfferingSlots and kMaxDisruptionBudgets (Karpenter NodePools).
 #pragma once
 
 #include <cstddef>

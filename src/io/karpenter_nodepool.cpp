@@ -1,12 +1,15 @@
 #include "io/karpenter_nodepool.h"
 
 #include <algorithm>
+#include <cctype>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "io/pool_file.h"
 #include "model/node_pool.h"
 #include "model/quantity.h"
 #include "util/input_error.h"
@@ -144,7 +147,9 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
     if (policy != "WhenEmptyOrUnderutilized" && policy != "WhenEmpty")
       d["consolidationPolicy"].fail(fmt::format("unknown consolidationPolicy '{}' (expected WhenEmptyOrUnderutilized, WhenEmpty)", policy));
     np.consolidate_when_empty_only = policy == "WhenEmpty";
-    if (const Field a = d["consolidateAfter"]; a.present() && a.scalar() != "Never") {
+    if (const Field a = d["consolidateAfter"]; a.present() && a.scalar() == "Never") {
+      np.consolidate_after_s = std::numeric_limits<double>::infinity();
+    } else if (a.present()) {
       const std::string s = a.scalar();
       double mult = 1;
       std::string num = s;
@@ -152,39 +157,56 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
         mult = s.back() == 'h' ? 3600 : s.back() == 'm' ? 60 : 1;
         num = s.substr(0, s.size() - 1);
       }
+      const bool digits = !num.empty() && std::all_of(num.begin(), num.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; });
       try {
         size_t used = 0;
+        if (!digits) throw std::invalid_argument("bad");
         np.consolidate_after_s = std::stod(num, &used) * mult;
-        if (used != num.size() || np.consolidate_after_s < 0) throw std::invalid_argument("bad");
+        if (used != num.size() || !(np.consolidate_after_s >= 0 && np.consolidate_after_s <= sim::kMaxHorizonSeconds))
+          throw std::invalid_argument("bad");
       } catch (const std::exception&) {
-        a.fail(fmt::format("'{}' is not a duration (e.g. 30s, 5m, 1h)", s));
+        a.fail(fmt::format("'{}' is not a duration of at most {:g} s (e.g. 30s, 5m, 1h, Never)", s, sim::kMaxHorizonSeconds));
       }
     }
     const Field budgets = d["budgets"];
+    if (budgets.size() > kMaxDisruptionBudgets)
+      budgets.fail(fmt::format("{} budgets (at most {})", budgets.size(), kMaxDisruptionBudgets));
     for (size_t i = 0; i < budgets.size(); ++i) {
       const Field b = budgets.at(i);
       b.only_keys({"nodes", "schedule", "duration", "reasons"});
       const Field n = b["nodes"];
-      std::string v = n.required_str();
+      std::string v = n.present() ? n.scalar() : std::string("10%");  // +kubebuilder:default:="10%"
       IntOrPercent ip;
       if (!v.empty() && v.back() == '%') {
         ip.percent = true;
         v.pop_back();
       }
-      try {
-        size_t used = 0;
-        ip.value = std::stoi(v, &used);
-        if (used != v.size() || ip.value < 0 || (ip.percent && ip.value > 100)) throw std::invalid_argument("bad");
-      } catch (const std::exception&) {
-        n.fail(fmt::format("'{}' is not a node count or percentage", n.scalar()));
+      const bool digits = !v.empty() && v.size() <= 9 && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); });
+      if (!digits || (ip.percent && std::stoi(v) > 100)) n.fail(fmt::format("'{}' is not a node count or percentage (N or 0..100%)", n.scalar()));
+      ip.value = std::stoi(v);
+      sim::KarpenterDisruptionBudget budget;
+      budget.nodes = ip;
+      const Field reasons = b["reasons"];
+      for (size_t r = 0; r < reasons.size(); ++r) {
+        const Field reason = reasons.at(r);
+        const std::string name = reason.scalar();
+        if (name == "Empty") budget.reasons.push_back(sim::KarpenterDisruptionReason::kEmpty);
+        else if (name == "Underutilized") budget.reasons.push_back(sim::KarpenterDisruptionReason::kUnderutilized);
+        else if (name == "Drifted") budget.reasons.push_back(sim::KarpenterDisruptionReason::kDrifted);
+        else reason.fail(fmt::format("unknown disruption reason '{}' (expected Underutilized, Empty, Drifted)", name));
       }
-      np.budgets.push_back(ip);
+      if (b["schedule"].present() != b["duration"].present())
+        b.fail("schedule and duration go together (a budget with one needs the other)");
+      budget.scheduled = b["schedule"].present();
+      np.budgets.push_back(budget);
     }
   }
   const auto allowed = [&](const std::string& key, const std::string& value) {
     return std::all_of(reqs.begin(), reqs.end(), [&](const Requirement& r) { return r.key != key || r.allows(value); });
   };
   size_t added = 0;
+  int64_t total_max = 0;  // of every pool so far (the NodePoolSet's and the offerings), against kMaxTotalPoolNodes
+  for (const sim::SimPool& p : config.pools) total_max += p.pool.max_nodes;
   for (const InstanceType& it : types) {
     if (!allowed(kInstanceTypeLabel, it.name)) continue;
     for (const Offering& o : it.offerings) {
@@ -200,7 +222,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
         p.pool.memory_bytes = it.memory_bytes;
         p.pool.labels = {{"topology.kubernetes.io/zone", o.zone}, {"karpenter.sh/nodepool", np.name}};
         p.pool.taints = taints;
-        p.pool.on_demand_usd_per_hour = o.on_demand.value_or(*o.spot);
+        p.pool.on_demand_usd_per_hour = o.on_demand ? *o.on_demand : *o.spot;  // not value_or(*o.spot): it reads spot eagerly
         if (o.spot) p.pool.spot_usd_per_hour = *o.spot;
         int64_t slots = np.limits.empty() ? kDefaultOfferingSlots : kMaxOfferingSlots;
         for (const auto& [resource, value] : np.limits) {
@@ -208,6 +230,10 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
           if (per_node > 0) slots = std::min(slots, value / per_node);
         }
         p.pool.max_nodes = static_cast<int32_t>(std::max<int64_t>(slots, 0));
+        total_max += p.pool.max_nodes;
+        if (total_max > kMaxTotalPoolNodes)
+          name_field.fail(fmt::format("the pools' max add up to {} nodes with the offerings of NodePool {}, above the maximum of {} in a file",
+                                      total_max, np.name, kMaxTotalPoolNodes));
         p.settings.capacity_type = spot ? sim::CapacityType::kSpot : sim::CapacityType::kOnDemand;
         p.settings.provision_s = sim::kProvisionKarpenterS;
         p.settings.karpenter_node_pool = np.name;

@@ -23,7 +23,12 @@
 //             operator: In                # In, NotIn, Exists, DoesNotExist
 //             values: [spot, on-demand]
 //         taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
-//     disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 30s, budgets: [{nodes: "10%"}]}
+//     disruption:                         # consolidation of the NodePool's nodes (docs/karpenter.md)
+//       consolidationPolicy: WhenEmptyOrUnderutilized   # or WhenEmpty
+//       consolidateAfter: 30s             # s, m, h or Never; default 0s
+//       budgets:                          # at most kMaxDisruptionBudgets; none = [{nodes: "10%"}]
+//         - {nodes: "10%"}                # N or 0..100%
+//         - {nodes: "0", reasons: [Underutilized], schedule: "0 9 * * mon-fri", duration: 8h}
 //
 // Each NodePool expands to one sim::SimPool per offering it allows (instance type x zone x capacity
 // type with a price), named <nodepool>-<instance type with '.' as '-'>-<zone>-<od|spot>, marked with
@@ -36,9 +41,15 @@
 // Errors (InputError with file, line, column, field): a negative limit, a limit on another resource
 // than cpu, memory, nvidia.com/gpu, an instance type the NodePool names that no InstanceTypes
 // document lists, a requirement on another key, an unknown operator, a NodePool that allows no
-// offering, a weight outside 0..100, a duplicate name, everything validate_pool checks.
+// offering, a weight outside 0..100, a duplicate name, an unknown consolidationPolicy, a
+// consolidateAfter that is not a duration (or above kMaxHorizonSeconds), a budget's nodes that is not
+// N or 0..100%, an unknown disruption reason, a schedule without a duration or the reverse, more than
+// kMaxDisruptionBudgets budgets, offerings whose slots bring the file's pools above
+// kMaxTotalPoolNodes (io/pool_file.h) in all, everything validate_pool checks. A budget's schedule
+// is read, not evaluated: the budget counts as always active.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "io/yaml_field.h"
@@ -52,6 +63,9 @@ inline constexpr const char* kKarpenterApiVersion = "karpenter.sh/v1";
 inline constexpr int32_t kDefaultOfferingSlots = 16;
 /// The most slots of one offering.
 inline constexpr int32_t kMaxOfferingSlots = 256;
+/// The most spec.disruption.budgets of a NodePool (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go
+/// Budgets +kubebuilder:validation:MaxItems=50).
+inline constexpr size_t kMaxDisruptionBudgets = 50;
 
 /// Reads the InstanceTypes documents and karpenter.sh/v1 NodePools of `docs`; appends the offerings'
 /// pools and the NodePools to `config`. Nothing when there is no NodePool. Throws InputError.

@@ -252,6 +252,20 @@ std::string sim_timeseries_csv(const sim::SimResult& r) {
   return out;
 }
 
+std::vector<PendingReasonCount> pending_by_reason(const std::vector<sim::PendingPod>& pending) {
+  std::vector<PendingReasonCount> out;
+  for (const sim::PendingPod& p : pending) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const PendingReasonCount& c) { return c.reason == p.reason; });
+    if (it == out.end()) it = out.insert(out.end(), PendingReasonCount{p.reason, 0, 0});
+    ++it->units;
+    it->pods += p.pods;
+  }
+  std::sort(out.begin(), out.end(), [](const PendingReasonCount& a, const PendingReasonCount& b) {
+    return a.pods != b.pods ? a.pods > b.pods : a.reason < b.reason;
+  });
+  return out;
+}
+
 std::string sim_summary_text(const sim::SimResult& r) {
   std::string out = fmt::format("simulated {:.1f} h, policy {}, seed {}\n", r.horizon_s / 3600.0, r.policy, r.seed);
   out += fmt::format("cost: {:.2f} USD ({:.2f} USD/h), idle {:.2f} USD ({:.1f}%)\n", r.cost_usd, r.cost_usd / (r.horizon_s / 3600.0),
@@ -295,6 +309,16 @@ std::string sim_summary_text(const sim::SimResult& r) {
                        u.pool, u.start_s, u.finish_s < 0 ? std::string("not done") : fmt::format("{:.0f} s", u.finish_s), u.nodes_upgraded,
                        u.nodes_skipped, u.max_unavailable, u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted, u.pods_deleted,
                        u.lost_gpu_hours);
+  if (r.provisioning_report) {  // runs with Karpenter NodePools or a fault schedule (docs/karpenter.md)
+    out += fmt::format("provisioning: {} Karpenter nodes launched, {} launches refused, {} failed scale-ups\n", r.karpenter_nodes_launched,
+                       r.launch_failures, r.failed_scale_ups);
+    if (!r.pending_at_horizon.empty()) {
+      out += "pending at the horizon by reason:\n";
+      for (const PendingReasonCount& c : pending_by_reason(r.pending_at_horizon))
+        out += fmt::format("  {} pod{} ({} unit{}): {}\n", c.pods, c.pods == 1 ? "" : "s", c.units, c.units == 1 ? "" : "s",
+                           c.reason.empty() ? "(no reason recorded)" : c.reason);
+    }
+  }
   out += inference_summary_text(r.inference);
   out += queue_summary_text(r);
   out += faults_summary_text(r);

@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,20 @@ nlohmann::json pending_stats_json(const sim::PendingStats& stats);
 /// The CSV above, header first, one row per simulated minute.
 std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
-/// pending percentiles, spot and consolidation figures and pod outcomes.
+/// pending percentiles, spot and consolidation figures and pod outcomes. Runs with a provisioning
+/// report (SimResult::provisioning_report) add a provisioning line and, when pods are pending at the
+/// horizon, one line per reason (pending_by_reason).
 std::string sim_summary_text(const sim::SimResult& result);
+
+/// Pending pods of one reason (SimResult::pending_at_horizon grouped by PendingPod::reason).
+struct PendingReasonCount {
+  std::string reason;  ///< "" when none was recorded
+  int64_t units = 0;
+  int64_t pods = 0;
+};
+
+/// `pending` grouped by reason: most pods first, then reason.
+std::vector<PendingReasonCount> pending_by_reason(const std::vector<sim::PendingPod>& pending);
 
 /// One configuration of `gpufleet compare`: its label, the pools file it came from and its run.
 struct CompareEntry {

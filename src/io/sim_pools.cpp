@@ -49,7 +49,8 @@ void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
   if (!a.present()) return;
   a.require_map();
   a.only_keys({"enabled", "scaleDown", "expander", "scanIntervalSeconds", "scaleUpDelaySeconds", "scaleDownUnneededSeconds",
-               "scaleDownDelayAfterAddSeconds", "unremovableRecheckSeconds", "utilizationThreshold"});
+               "scaleDownDelayAfterAddSeconds", "unremovableRecheckSeconds", "utilizationThreshold", "maxNodeProvisionSeconds",
+               "initialBackoffSeconds", "maxBackoffSeconds", "backoffResetSeconds", "launchFailureSeconds"});
   s.enabled = a["enabled"].boolean(s.enabled);
   s.scale_down = a["scaleDown"].boolean(s.scale_down);
   if (const Field e = a["expander"]; e.present()) {
@@ -67,6 +68,18 @@ void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
     s.utilization_threshold = f.number();
     if (s.utilization_threshold < 0 || s.utilization_threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
   }
+  if (const Field f = a["maxNodeProvisionSeconds"]; f.present()) {
+    s.max_node_provision_s = seconds(f);
+    if (s.max_node_provision_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  }
+  if (const Field f = a["initialBackoffSeconds"]; f.present()) s.initial_backoff_s = seconds(f);
+  if (const Field f = a["maxBackoffSeconds"]; f.present()) s.max_backoff_s = seconds(f);
+  if (s.max_backoff_s < s.initial_backoff_s) {
+    const Field f = a["maxBackoffSeconds"].present() ? a["maxBackoffSeconds"] : a["initialBackoffSeconds"];
+    f.fail(fmt::format("maxBackoffSeconds {:g} is below initialBackoffSeconds {:g}", s.max_backoff_s, s.initial_backoff_s));
+  }
+  if (const Field f = a["backoffResetSeconds"]; f.present()) s.backoff_reset_s = seconds(f);
+  if (const Field f = a["launchFailureSeconds"]; f.present()) s.launch_failure_s = seconds(f);
 }
 
 void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
@@ -84,7 +97,8 @@ void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
 
 void parse_pool_settings(const Field& f, sim::SimPool& pool) {
   f.require_map();
-  f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds"});
+  f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds",
+                "gpuAdvertiseDelaySeconds"});
   sim::PoolSettings& s = pool.settings;
   if (const Field p = f["provisioner"]; p.present()) {
     const std::string v = p.scalar();
@@ -109,6 +123,7 @@ void parse_pool_settings(const Field& f, sim::SimPool& pool) {
   }
   if (const Field r = f["spotInterruptionsPerNodeHour"]; r.present()) s.spot_interruptions_per_hour = per_node_hour(r);
   if (const Field n = f["spotNoticeSeconds"]; n.present()) s.spot_notice_s = seconds(n);
+  if (const Field g = f["gpuAdvertiseDelaySeconds"]; g.present()) s.gpu_advertise_delay_s = seconds(g);
   try {
     sim::validate_pool_settings(pool);  // checked above with positions; a safety net
   } catch (const std::invalid_argument& e) {

@@ -196,6 +196,32 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
   return html;
 }
 
+// The pending pods at the horizon and at the peak of the runs with a provisioning report
+// (SimResult::provisioning_report: Karpenter NodePools or a fault schedule), with their reasons.
+std::string pending_section(const std::vector<CompareEntry>& entries) {
+  std::string rows;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    if (!r.provisioning_report) continue;
+    const auto add = [&](const std::string& when, const std::vector<sim::PendingPod>& pods) {
+      for (const sim::PendingPod& p : pods)
+        rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
+                            "<td style=\"white-space:normal\">{}</td></tr>\n",
+                            html_escape(e.label), when, html_escape(p.unit), p.pods, p.priority, p.pending_since_s,
+                            html_escape(p.reason.empty() ? "(no reason recorded)" : p.reason));
+    };
+    add("horizon", r.pending_at_horizon);
+    if (r.pending_peak_s >= 0) add(fmt::format("peak ({:.2f} h)", r.pending_peak_s / 3600.0), r.pending_at_peak);
+  }
+  if (rows.empty()) return "";
+  return "<section>\n<h2>Pending units and reasons</h2>\n<p class=\"note\">Units waiting for capacity at the horizon and at the first "
+         "moment the most pods were pending, with the provisioner's or the scheduler's reason; pending since: seconds from "
+         "the start.</p>\n<div class=\"table-scroll\">\n<table id=\"pending-pods\">\n<thead>\n<tr><th>con&shy;figu&shy;ration</th>"
+         "<th>when</th><th>unit</th><th>pods</th><th>prio&shy;rity</th><th>pending since (s)</th><th>reason</th></tr>\n"
+         "</thead>\n<tbody>\n" +
+         rows + "</tbody>\n</table>\n</div>\n</section>\n";
+}
+
 }  // namespace
 
 std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
@@ -335,6 +361,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
   html += rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += queue_sections(entries);
+  html += pending_section(entries);
   if (!serving) {
     html += report_page_end("gpufleet", data_json, kRenderScript);
     return html;

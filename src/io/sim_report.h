@@ -6,7 +6,9 @@
 // nodes): billed nodes per pool; GPUs allocated and billed; pending pods; cost rate in USD per hour
 // (billed nodes plus unused reservations). A series of more than kMaxReportPoints rows is thinned to
 // every k-th row (k = ceil(rows / kMaxReportPoints)), deterministically. Below the charts, the
-// comparison table (static HTML, readable without JavaScript).
+// comparison table (static HTML, readable without JavaScript); for runs with a provisioning report
+// (Karpenter NodePools or a fault schedule) and pending pods, the table "Pending units and
+// reasons" (id pending-pods): the units pending at the horizon and at the peak with their reasons.
 //
 // The page sets document.body.dataset.rendered = "ok" once every chart is drawn; script errors go to
 // the visible <pre id="errors"> and set it to "error".

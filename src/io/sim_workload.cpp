@@ -144,20 +144,21 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   f.require_map();
   static const std::initializer_list<const char*> job_keys = {
       "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
-      "checkpointIntervalSeconds", "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget",
+      "checkpointIntervalSeconds", "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt",
       "queueName", "topology"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
-      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "inference"};
+      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "inference"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
-      "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "queueName", "topology"};
+      "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "queueName", "topology"};
   f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
   sim::WorkloadSpec s;
   s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
   if (kind != Item::kTemplate) s.name = f["name"].required_str();
   parse_common(f, s, pool_names);
   if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
+  s.do_not_disrupt = f["doNotDisrupt"].boolean(false);
   if (kind != Item::kService) {
     s.queue_name = f["queueName"].str();
     if (const Field t = f["topology"]; t.present()) {

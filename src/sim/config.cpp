@@ -1,6 +1,8 @@
 #include "sim/config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -38,6 +40,8 @@ void validate_pool_settings(const SimPool& p) {
     invalid(p, fmt::format("spot interruption rate {} is above the maximum of {:g} per node-hour", s.spot_interruptions_per_hour,
                            kMaxSpotInterruptionsPerNodeHour));
   if (bad_time(s.spot_notice_s)) invalid(p, fmt::format("spot notice {} s is negative or not finite", s.spot_notice_s));
+  if (bad_time(s.gpu_advertise_delay_s))
+    invalid(p, fmt::format("GPU advertise delay {} s is negative or not finite", s.gpu_advertise_delay_s));
 }
 
 void validate_autoscaler_settings(const AutoscalerSettings& s) {
@@ -46,10 +50,24 @@ void validate_autoscaler_settings(const AutoscalerSettings& s) {
   if (s.scan_interval_s < kMinTickIntervalSeconds)
     throw std::invalid_argument(fmt::format("autoscaler scan interval {} s is below the minimum of {:g} s", s.scan_interval_s,
                                             kMinTickIntervalSeconds));
-  for (double v : {s.scale_up_delay_s, s.scale_down_unneeded_s, s.scale_down_delay_after_add_s, s.unremovable_recheck_s})
+  for (double v : {s.scale_up_delay_s, s.scale_down_unneeded_s, s.scale_down_delay_after_add_s, s.unremovable_recheck_s,
+                   s.initial_backoff_s, s.max_backoff_s, s.backoff_reset_s, s.launch_failure_s})
     if (bad_time(v)) throw std::invalid_argument(fmt::format("autoscaler delay {} s is negative or not finite", v));
+  if (!std::isfinite(s.max_node_provision_s) || s.max_node_provision_s <= 0)
+    throw std::invalid_argument(fmt::format("max node provision time {} s must be positive", s.max_node_provision_s));
+  if (s.max_backoff_s < s.initial_backoff_s)
+    throw std::invalid_argument(fmt::format("max backoff {} s is below the initial backoff {} s", s.max_backoff_s, s.initial_backoff_s));
   if (!(s.utilization_threshold >= 0 && s.utilization_threshold <= 1))
     throw std::invalid_argument(fmt::format("utilization threshold {} is outside [0, 1]", s.utilization_threshold));
+}
+
+int32_t allowed_disruptions(const KarpenterNodePool& np, int32_t nodes, KarpenterDisruptionReason reason) {
+  if (np.budgets.empty()) return scaled_value_round_up(IntOrPercent{10, true}, nodes);
+  int32_t allowed = std::numeric_limits<int32_t>::max();
+  for (const KarpenterDisruptionBudget& b : np.budgets)
+    if (b.reasons.empty() || std::find(b.reasons.begin(), b.reasons.end(), reason) != b.reasons.end())
+      allowed = std::min(allowed, scaled_value_round_up(b.nodes, nodes));
+  return allowed;
 }
 
 void validate_consolidation_settings(const ConsolidationSettings& s) {

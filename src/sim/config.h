@@ -17,6 +17,12 @@
 //                                        --scale-down-gpu-utilization-threshold
 //   expander                least-waste  --expander (current flags.go default)
 //   spot notice_s                  120   AWS Spot interruption warning, 2 minutes
+//   max_node_provision_s           900   --max-node-provision-time 15m
+//   initial_backoff_s              300   clusterstate InitialNodeGroupBackoffDuration 5m
+//   max_backoff_s                 1800   clusterstate MaxNodeGroupBackoffDuration 30m
+//   backoff_reset_s              10800   clusterstate NodeGroupBackoffResetTimeout 3h
+//   launch_failure_s                60   gpufleet's choice (AWS early abort, kubernetes/autoscaler#4489)
+//   gpu_advertise_delay_s            0   gpufleet's choice (GPUs advertised when the node is Ready)
 // Consolidation (section 4; kubernetes-sigs/karpenter pkg/controllers/disruption):
 //   enabled                      false   off unless the Autoscaling document turns it on
 //   threshold                      0.4   gpufleet's choice: nodes below 40% of their GPUs requested
@@ -145,6 +151,20 @@ struct KarpenterSettings {
   double launch_failure_s = 5;
 };
 
+/// Why Karpenter disrupts a node (karpenter.sh/v1 DisruptionReason). Drifted is read (a budget may
+/// name it) but nothing drifts in the simulation.
+enum class KarpenterDisruptionReason { kEmpty, kUnderutilized, kDrifted };
+
+/// One entry of a NodePool's spec.disruption.budgets.
+struct KarpenterDisruptionBudget {
+  /// nodes: "N" or "N%" (0..100%) of the NodePool's nodes that may be disrupted at once.
+  IntOrPercent nodes{10, true};
+  /// reasons: the disruption reasons it applies to; empty = all.
+  std::vector<KarpenterDisruptionReason> reasons;
+  /// Whether it had a schedule (cron) and duration; read, treated as always active.
+  bool scheduled = false;
+};
+
 /// A Karpenter NodePool as the simulator uses it (karpenter.sh/v1 NodePool; the reader is
 /// io/karpenter_nodepool.h, the format docs/karpenter.md). Its offerings are pools of
 /// ClusterConfig::pools whose PoolSettings::karpenter_node_pool names it.
@@ -159,16 +179,28 @@ struct KarpenterNodePool {
   /// spec.disruption.consolidationPolicy: true for WhenEmpty (only empty nodes are consolidated),
   /// false for WhenEmptyOrUnderutilized (the default).
   bool consolidate_when_empty_only = false;
-  /// spec.disruption.consolidateAfter, seconds (default 0).
+  /// spec.disruption.consolidateAfter, seconds (default 0): a node is a consolidation candidate this
+  /// long after its last pod change. "Never" = +infinity (no consolidation, not even of empty nodes).
   double consolidate_after_s = 0;
-  /// spec.disruption.budgets[].nodes ("N" or "N%"); none = Karpenter's implicit "10%". The most
-  /// restrictive wins.
-  std::vector<IntOrPercent> budgets;
+  /// spec.disruption.budgets; none = Karpenter's implicit {nodes: "10%"}. The most restrictive
+  /// budget that applies to a disruption's reason wins (allowed_disruptions).
+  std::vector<KarpenterDisruptionBudget> budgets;
 };
+
+/// How many nodes of a NodePool with `nodes` Ready nodes may be disrupted at once for `reason`:
+/// the smallest scaled budget among those whose reasons include it (or list none; INT32_MAX when
+/// none does), a percentage rounded up (intstr.GetScaledValueFromIntOrPercent with roundUp = true: 10% of 3 nodes is 1);
+/// without budgets the implicit "10%". Source: kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go
+/// GetAllowedDisruptionsByReason and Budget.GetAllowedDisruptions. Budgets with a schedule count as
+/// always active (gpufleet reads no cron schedule; the fail-safe direction).
+int32_t allowed_disruptions(const KarpenterNodePool& node_pool, int32_t nodes, KarpenterDisruptionReason reason);
 
 /// Karpenter-style consolidation (WhenUnderutilized), driven by its own tick; independent of the
 /// Cluster Autoscaler settings (sim/simulator.h and docs/simulate.md give the rules).
 struct ConsolidationSettings {
+  /// Consolidation of the Cluster Autoscaler's pools. The nodes of Karpenter NodePools are
+  /// consolidated whenever the cluster has NodePools, by their spec.disruption
+  /// (sim/controllers/consolidation.h).
   bool enabled = false;
   /// A ready node is a candidate while its utilization (node_utilization: GPUs requested / GPUs on
   /// a GPU node) is strictly below this. 0..1.
@@ -210,11 +242,12 @@ inline constexpr double kMaxSpotInterruptionsPerNodeHour = 60;
 /// Checks settings against their pool; throws std::invalid_argument naming the pool and the
 /// problem: negative times or rates, a spot interruption rate above kMaxSpotInterruptionsPerNodeHour,
 /// reserved_nodes outside [0, max_nodes] or without a reserved price, reserved nodes on a spot pool,
-/// a spot pool without a spot price.
+/// a spot pool without a spot price, a negative GPU advertise delay.
 void validate_pool_settings(const SimPool& pool);
 
 /// Checks the autoscaler parameters (scan interval at least kMinTickIntervalSeconds, non-negative
-/// delays, threshold in [0, 1]); throws std::invalid_argument.
+/// delays and backoffs, max_backoff_s >= initial_backoff_s, a positive max_node_provision_s,
+/// threshold in [0, 1]); throws std::invalid_argument.
 void validate_autoscaler_settings(const AutoscalerSettings& settings);
 
 /// Checks the consolidation parameters (threshold in [0, 1], interval at least

@@ -150,7 +150,7 @@ struct Simulation::Parts {
     if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
     if (!cluster.node_pools.empty()) controllers.push_back(std::make_unique<KarpenterProvisioner>(cluster, modules));
     loop.add_clock_observer([this](double t) { watch_pending(t); });
-    if (cluster.consolidation.enabled) controllers.push_back(std::make_unique<Consolidation>(cluster.consolidation, modules));
+    if (cluster.consolidation.enabled || !cluster.node_pools.empty()) controllers.push_back(std::make_unique<Consolidation>(cluster, modules));
     if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.inference.empty()) {

@@ -47,7 +47,10 @@
 // emptied and removed; one such node per tick (Karpenter's single-node consolidation). A service
 // replica restarts on its new node and loses nothing; a job restarts all its pods (also those on other
 // nodes) from its last checkpoint, losing the work since it (lost_gpu_hours). Moved pods do not add
-// pending samples: they never wait.
+// pending samples: they never wait. The nodes of Karpenter NodePools are consolidated whenever the
+// cluster has NodePools, by their spec.disruption (consolidateAfter, WhenEmpty, budgets;
+// sim/controllers/consolidation.h). Nodes holding a do_not_disrupt pod are never scaled down or
+// consolidated.
 //
 // Spot (pools with capacity type spot): each node's time to interruption from Ready is exponential
 // with the pool's rate per node-hour, drawn from the simulator's spot generator. At the notice the

@@ -91,6 +91,11 @@ struct WorkloadSpec {
   /// Voluntary disruptions (consolidation, scale-down moves) must leave disruptions_allowed >= the
   /// pods they stop at once; spot interruptions ignore it. None = no limit.
   std::optional<DisruptionBudget> disruption_budget;
+  /// The pods carry karpenter.sh/do-not-disrupt: "true" (and, for the Cluster Autoscaler,
+  /// cluster-autoscaler.kubernetes.io/safe-to-evict: "false"): no voluntary disruption (consolidation,
+  /// scale-down moves) of a node holding one of them; spot interruptions and faults ignore it.
+  /// Source: kubernetes-sigs/karpenter docs "Disruption" (Pod-Level Controls). Default false.
+  bool do_not_disrupt = false;
   /// Kueue: the LocalQueue (in namespace_name) the job queues in, as the label
   /// kueue.x-k8s.io/queue-name; empty = not queued (the job goes straight to the scheduler). Needs
   /// Workload::queues. Jobs only.

@@ -68,6 +68,47 @@ TP="$2/topology"
 check_page_basics topology "$T/topology.html"
 grep -q "<h2>Topology</h2>" "$T/topology.html.dom" && ok || bad "topology: no Topology section"
 
+# 3c. A Karpenter NodePool limited to 2 GPUs and 3 one-GPU jobs: the third waits to the horizon, and
+#     the report lists it at the horizon and at the peak with the limit as its reason.
+cat > "$T/np-pools.yaml" <<'YAML'
+apiVersion: gpufleet.io/v1
+kind: NodePoolSet
+pools: []
+---
+apiVersion: sim.gpufleet.io/v1
+kind: InstanceTypes
+instanceTypes:
+  - name: g6.xlarge
+    gpu: {model: L4, count: 1}
+    cpu: "4"
+    memory: 16Gi
+    offerings: [{zone: us-east-1a, onDemand: 0.805}, {zone: us-east-1b, onDemand: 0.805}]
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  limits: {nvidia.com/gpu: "2"}
+YAML
+cat > "$T/np-workload.yaml" <<'YAML'
+apiVersion: sim.gpufleet.io/v1
+kind: Workload
+horizonSeconds: 3600
+jobs:
+- {name: a, gpus: 1, cpu: "1", memory: 1Gi, durationSeconds: 7200}
+- {name: b, gpus: 1, cpu: "1", memory: 1Gi, durationSeconds: 7200}
+- {name: c, gpus: 1, cpu: "1", memory: 1Gi, durationSeconds: 7200}
+YAML
+"$BIN" simulate --pools "$T/np-pools.yaml" --workload "$T/np-workload.yaml" -q --report "$T/pending.html" > /dev/null 2> "$T/err.txt" \
+  && ok || bad "simulate --report with a NodePool failed: $(cat "$T/err.txt")"
+check_page_basics pending "$T/pending.html"
+grep -q "<h2>Pending units and reasons</h2>" "$T/pending.html.dom" && ok || bad "pending: no Pending units and reasons section"
+grep -q "<td>simulate</td><td>horizon</td><td>c</td><td>1</td><td>0</td><td>0</td><td style=\"white-space:normal\">pool limit reached (NodePool gpu: nvidia.com/gpu)</td>" \
+  "$T/pending.html.dom" && ok || bad "pending: the table lacks c at the horizon with the limit"
+grep -q "<td>simulate</td><td>peak (" "$T/pending.html.dom" && ok || bad "pending: the table lacks the peak"
+check_tables_in_cards pending "$T/pending.html" 1400 fit
+grep -q "<h2>Pending units and reasons</h2>" "$T/s.html.dom" && bad "simulate: a Pending units and reasons section without NodePools or faults" || ok
+
 # 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 

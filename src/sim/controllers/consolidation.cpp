@@ -20,8 +20,9 @@ double eviction_cost(int32_t priority) { return std::clamp(1.0 + static_cast<dou
 
 }  // namespace
 
-Consolidation::Consolidation(const ConsolidationSettings& settings, const SimulationModules& m)
-    : settings_(settings),
+Consolidation::Consolidation(const ClusterConfig& cluster, const SimulationModules& m)
+    : settings_(cluster.consolidation),
+      node_pools_(cluster.node_pools),
       loop_(m.events),
       fleet_(m.fleet),
       placement_(m.placement),
@@ -29,6 +30,10 @@ Consolidation::Consolidation(const ConsolidationSettings& settings, const Simula
       workloads_(m.workloads),
       billing_(m.billing) {
   tick_ = loop_.register_event("consolidation-tick", [this](const Event& e) { on_tick(e.time_s); });
+  node_pool_of_.assign(cluster.pools.size(), -1);
+  for (size_t p = 0; p < cluster.pools.size(); ++p)
+    for (size_t k = 0; k < node_pools_.size(); ++k)
+      if (node_pools_[k].name == cluster.pools[p].settings.karpenter_node_pool) node_pool_of_[p] = static_cast<int32_t>(k);
 }
 
 void Consolidation::start() { loop_.schedule(0, tick_); }
@@ -60,18 +65,34 @@ void Consolidation::consolidate(double t) {
         if (!wanted[p] && placement_.pool_admits(entry.shape, p)) wanted[p] = 1;
     }
   }
+  // Karpenter's budgets, per NodePool: its Ready nodes as the tick starts, and the nodes this tick
+  // already disrupted (removal is instant, so no node is still being disrupted from an earlier tick).
+  std::vector<int32_t> ready(node_pools_.size(), 0), disrupted(node_pools_.size(), 0);
+  for (NodeId n = 0; n < fleet_.node_count(); ++n)
+    if (const int32_t np = node_pool_of_[fleet_.pool_of(n)]; np >= 0 && fleet_.phase(n) == NodePhase::kReady) ++ready[np];
+  const auto budget_allows = [&](int32_t np, KarpenterDisruptionReason reason) {
+    return np < 0 || disrupted[np] < allowed_disruptions(node_pools_[np], ready[np], reason);
+  };
   // (Karpenter disruption cost, job GPU-milli-seconds lost, node): the order candidates are tried in.
   std::vector<std::tuple<double, double, NodeId>> candidates;
   for (NodeId n = 0; n < fleet_.node_count(); ++n) {
     const size_t pool = fleet_.pool_of(n);
-    if (fleet_.phase(n) != NodePhase::kReady || wanted[pool] || t - fleet_.last_pod_change_s(n) < settings_.consolidate_after_s) continue;
+    const int32_t np = node_pool_of_[pool];
+    if (np < 0 && !settings_.enabled) continue;  // only the NodePools' nodes
+    const double after_s = np < 0 ? settings_.consolidate_after_s : node_pools_[np].consolidate_after_s;
+    if (fleet_.phase(n) != NodePhase::kReady || wanted[pool] || !(t - fleet_.last_pod_change_s(n) >= after_s)) continue;
     if (fleet_.live(pool) <= fleet_.pool(pool).pool.min_nodes) continue;
-    if (!(node_utilization(fleet_.state(), n) < settings_.threshold) || !billing_.removal_saves_money(n)) continue;
-    if (fleet_.pods_on(n).empty()) {  // emptiness: nothing to move, any number per tick
+    const bool empty = fleet_.pods_on(n).empty();
+    // Karpenter's emptiness needs no threshold.
+    if (!((np >= 0 && empty) || node_utilization(fleet_.state(), n) < settings_.threshold) || !billing_.removal_saves_money(n)) continue;
+    if (empty) {  // emptiness: nothing to move, any number per tick within the NodePool's budget
+      if (!budget_allows(np, KarpenterDisruptionReason::kEmpty)) continue;
       fleet_.remove(n, t);
       ++consolidated_;
+      if (np >= 0) ++disrupted[np];
       continue;
     }
+    if (np >= 0 && node_pools_[np].consolidate_when_empty_only) continue;
     double cost = 0, lost = 0;
     for (uint32_t u : workloads_.units_on(n)) {
       const Workloads::Unit& unit = workloads_.unit(u);
@@ -85,6 +106,7 @@ void Consolidation::consolidate(double t) {
   for (const auto& [cost, lost, n] : candidates) {
     const size_t pool = fleet_.pool_of(n);
     if (fleet_.live(pool) <= fleet_.pool(pool).pool.min_nodes) continue;
+    if (!budget_allows(node_pool_of_[pool], KarpenterDisruptionReason::kUnderutilized)) continue;
     if (try_consolidate(n, t)) return;  // single-node consolidation: one node per tick
   }
 }

@@ -14,10 +14,23 @@
 // nodes (a dry run with the scheduler, gangs whole) and whose moves keep every item's disruption
 // budget is emptied and removed; one such node per tick (Karpenter's single-node consolidation). A
 // service replica restarts on its new node and loses nothing; a job restarts all its pods (also
-// those on other nodes) from its last checkpoint. Moved pods add no pending-time samples.
+// those on other nodes) from its last checkpoint. Moved pods add no pending-time samples. A node
+// holding a do_not_disrupt pod (karpenter.sh/do-not-disrupt) is never emptied (Workloads::budgets_allow).
+//
+// Karpenter NodePools (ClusterConfig::node_pools). The controller runs when consolidation is enabled
+// or the cluster has NodePools (Karpenter always consolidates its nodes); without
+// ConsolidationSettings::enabled only the NodePools' nodes are candidates. For a node of a NodePool
+// the NodePool's spec.disruption applies instead of the settings: consolidateAfter (Never: never a
+// candidate), consolidationPolicy WhenEmpty (only empty nodes), an empty node is a candidate whatever
+// the threshold, and its budgets: per tick, the NodePool's nodes removed (empty ones for reason Empty,
+// the single-node consolidation for Underutilized) stay within allowed_disruptions (sim/config.h) of
+// its Ready nodes as the tick starts (kubernetes-sigs/karpenter pkg/controllers/disruption
+// BuildDisruptionBudgetMapping; removal is instant, so no node is still being disrupted). The
+// threshold stays gpufleet's (Karpenter consolidates whenever the pods fit elsewhere for less).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/config.h"
 #include "sim/controllers/controller.h"
@@ -28,9 +41,9 @@ namespace gpufleet::sim {
 
 class Consolidation final : public Controller {
  public:
-  /// Registers "consolidation-tick" on `loop`. `settings` must be valid
-  /// (validate_consolidation_settings).
-  Consolidation(const ConsolidationSettings& settings, const SimulationModules& modules);
+  /// Registers "consolidation-tick" on `loop`. cluster.consolidation must be valid
+  /// (validate_consolidation_settings); `cluster` must outlive the controller.
+  Consolidation(const ClusterConfig& cluster, const SimulationModules& modules);
   /// The first tick at 0.
   void start() override;
   /// nodes_consolidated, consolidation_restarts, consolidation_moved_pods,
@@ -43,6 +56,8 @@ class Consolidation final : public Controller {
   bool try_consolidate(NodeId n, double t);
 
   const ConsolidationSettings& settings_;
+  const std::vector<KarpenterNodePool>& node_pools_;
+  std::vector<int32_t> node_pool_of_;  // per pool: index into node_pools_, -1 = not a NodePool's
   EventLoop& loop_;
   Fleet& fleet_;
   Placement& placement_;

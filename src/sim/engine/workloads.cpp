@@ -171,6 +171,7 @@ bool Workloads::budgets_allow(std::span<const uint32_t> units) const {
   std::vector<std::pair<uint32_t, int32_t>> stopped;  // (item, pods stopped), first-seen order
   for (uint32_t u : units) {
     const Unit& unit = units_[u];
+    if (workload_.items[unit.item].do_not_disrupt) return false;
     int32_t bound = 0;
     for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) bound += pods_[p].node != sched::kNoNode ? 1 : 0;
     auto it = std::find_if(stopped.begin(), stopped.end(), [&](const auto& e) { return e.first == unit.item; });

@@ -151,7 +151,8 @@ class Workloads final : public UnitStarter, public ServiceScaler {
   std::vector<uint32_t> bound_pods(std::span<const uint32_t> units) const;
   /// Whether stopping every bound pod of `units` at once keeps each item's disruption budget: per
   /// item, the pods stopped must not exceed disruptions_allowed (counted before any of them stops;
-  /// kube's eviction API would refuse the evictions beyond it one by one).
+  /// kube's eviction API would refuse the evictions beyond it one by one), and no unit's item is
+  /// do_not_disrupt (WorkloadSpec::do_not_disrupt). The one gate of every voluntary disruption.
   bool budgets_allow(std::span<const uint32_t> units) const;
   /// GPU-milli-seconds of job work a restart of running unit u at t would lose (the work since the
   /// last checkpoint, all its pods; gpu_milli_s); 0 for a service replica.
