@@ -156,11 +156,6 @@ sim::LimitChange parse_limit_change(const Field& f, const std::vector<std::strin
   sim::LimitChange c;
   c.at_s = seconds(f["at"]);
   c.node_pool = f["nodePool"].required_str();
-  if (node_pools != nullptr && std::find(node_pools->begin(), node_pools->end(), c.node_pool) == node_pools->end()) {
-    std::string known;
-    for (const std::string& n : *node_pools) known += (known.empty() ? "" : ", ") + n;
-    f["nodePool"].fail(fmt::format("no NodePool '{}' (NodePools: {})", c.node_pool, known.empty() ? "none" : known));
-  }
   const Field limits = f["limits"];
   limits.require_map();
   limits.each_entry([&](const std::string& name, const Field& v) {
@@ -176,6 +171,11 @@ sim::LimitChange parse_limit_change(const Field& f, const std::vector<std::strin
     }
     c.limits.emplace_back(name, value);
   });
+  if (node_pools != nullptr && std::find(node_pools->begin(), node_pools->end(), c.node_pool) == node_pools->end()) {
+    std::string known;
+    for (const std::string& n : *node_pools) known += (known.empty() ? "" : ", ") + n;
+    f["nodePool"].fail(fmt::format("no NodePool '{}' (NodePools: {})", c.node_pool, known.empty() ? "none" : known));
+  }
   return c;
 }
 

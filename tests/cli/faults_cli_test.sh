@@ -27,6 +27,22 @@ grep -q '60s DCGMXidError critical h100-0/gpu0: .*drain and reset the GPU' "$T/b
 "$BIN" compare --config "$EX/pools.yaml" --faults "$EX/xid79.yaml" --workload "$EX/workload.yaml" --json "$T/c.json" -q > /dev/null 2> "$T/err.txt" \
   && grep -q '"gpus_reset": 1' "$T/c.json" && ok || bad "compare --faults: $(cat "$T/err.txt")"
 
+# The spot shortage (docs/karpenter.md): with on-demand in the NodePool the reclaimed jobs wait 73 s,
+# without it they wait out the outage; the same work is lost in both.
+for f in spot-first-karpenter spot-only-karpenter; do
+  "$BIN" simulate --pools "$EX/$f.yaml" --workload "$EX/spot-shortage-workload.yaml" --faults "$EX/spot-outage.yaml" \
+    --json "$T/$f.json" -q > "$T/$f.txt" 2> "$T/err.txt" && ok || bad "$f exited $?: $(cat "$T/err.txt")"
+done
+python3 - "$T/spot-first-karpenter.json" "$T/spot-only-karpenter.json" <<'PY' && ok || bad "spot shortage figures"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["pending_s"]["production"]["p99"] == 73, a["pending_s"]["production"]
+assert b["pending_s"]["production"]["p99"] == 3781, b["pending_s"]["production"]
+assert abs(a["lost_gpu_hours"] - 4 * 1739 / 3600) < 1e-5 and abs(b["lost_gpu_hours"] - a["lost_gpu_hours"]) < 1e-9
+assert a["launch_failures"] == 16 and b["launch_failures"] == 240
+assert a["cost_by_capacity_type"]["on-demand"] > 0 and b["cost_by_capacity_type"]["on-demand"] == 0
+PY
+
 # 2. Rate faults: same seed, same JSON; another seed, another JSON.
 cat > "$T/rate.yaml" <<'YAML'
 apiVersion: sim.gpufleet.io/v1
@@ -121,6 +137,22 @@ limitChanges:
 expect_bad "negative limit" "field 'limitChanges[0].limits.cpu': '-1' is negative" "$H
 limitChanges:
 - {at: 0, nodePool: default, limits: {cpu: -1}}"
+# A limit change for a NodePool the run does not have (the pools file has none).
+expect_bad "limit change NodePool" "bad.yaml:4:21: field 'limitChanges[0].nodePool': no NodePool 'gpu' (NodePools: none)" "$H
+limitChanges:
+- {at: 0, nodePool: gpu, limits: {cpu: 16}}"
+# A Karpenter NodePool's spec.limits: negative, or a resource Karpenter does not limit.
+expect_bad_nodepool() {  # name, expected substring, limits line
+  sed "s|  limits: {nvidia.com/gpu: \"16\"}|$3|" "$EX/spot-first-karpenter.yaml" > "$T/badpools.yaml"
+  rm -f "$T/out.json"
+  "$BIN" simulate --pools "$T/badpools.yaml" --workload "$EX/spot-shortage-workload.yaml" --json "$T/out.json" -q > /dev/null 2> "$T/err.txt"
+  local rc=$?
+  [ "$rc" = 2 ] && ok || bad "$1: exit $rc, want 2 ($(cat "$T/err.txt"))"
+  [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -qF -- "$2" "$T/err.txt" && ok || bad "$1: error lacks '$2': $(cat "$T/err.txt")"
+  [ ! -e "$T/out.json" ] && ok || bad "$1: an output file was written"
+}
+expect_bad_nodepool "negative NodePool limit" "badpools.yaml:22:28: field 'spec.limits.nvidia.com/gpu': '-1' is negative" '  limits: {nvidia.com/gpu: "-1"}'
+expect_bad_nodepool "unknown NodePool limit" "badpools.yaml:22:18: field 'spec.limits.pods': unknown resource 'pods' in limits (expected cpu, memory, nvidia.com/gpu)" '  limits: {pods: "10"}'
 expect_bad "upgrade pool" "field 'driverUpgrades[0].pool': no pool 'a100' (pools: h100)" "$H
 driverUpgrades:
 - {pool: a100, at: 0}"
