@@ -99,6 +99,8 @@ TEST(FaultScheduleReader, ReadsCapacityLimitsAndUpgrades) {
   EXPECT_FALSE(s.upgrades[1].max_unavailable.percent);
   EXPECT_DOUBLE_EQ(s.upgrades[1].upgrade_s, 600);        // default
   EXPECT_DOUBLE_EQ(s.upgrades[1].drain_timeout_s, 300);  // default: ClusterPolicy drain.timeoutSeconds
+  EXPECT_EQ(s.upgrades[0].max_parallel_upgrades, 1);     // default: ClusterPolicy maxParallelUpgrades
+  EXPECT_EQ(s.upgrades[1].max_parallel_upgrades, 0);     // no limit but maxUnavailable
 }
 
 TEST(FaultScheduleReader, FuzzSeedsReplay) {

@@ -181,7 +181,7 @@ sim::LimitChange parse_limit_change(const Field& f, const std::vector<std::strin
 
 sim::DriverUpgrade parse_upgrade(const Field& f, const std::vector<sim::SimPool>& pools) {
   f.require_map();
-  f.only_keys({"pool", "at", "maxUnavailable", "upgradeSeconds", "drainTimeoutSeconds"});
+  f.only_keys({"pool", "at", "maxUnavailable", "maxParallelUpgrades", "upgradeSeconds", "drainTimeoutSeconds"});
   sim::DriverUpgrade u;
   const Field p = f["pool"];
   u.pool = p.required_str();
@@ -192,6 +192,9 @@ sim::DriverUpgrade parse_upgrade(const Field& f, const std::vector<sim::SimPool>
     u.max_unavailable = detail::int_or_percent(m, pool->pool.max_nodes);
     if (u.max_unavailable.value == 0) m.fail("must be at least 1 node or 1%");
   }
+  // 0 = no limit but maxUnavailable; above the pool's nodes it limits nothing more.
+  if (const Field m = f["maxParallelUpgrades"]; m.present())
+    u.max_parallel_upgrades = static_cast<int32_t>(m.integer(0, std::max<int64_t>(pool->pool.max_nodes, 1)));
   if (const Field s = f["upgradeSeconds"]; s.present()) u.upgrade_s = seconds(s);
   if (const Field s = f["drainTimeoutSeconds"]; s.present()) u.drain_timeout_s = seconds(s);
   return u;

@@ -43,6 +43,16 @@ assert a["launch_failures"] == 16 and b["launch_failures"] == 240
 assert a["cost_by_capacity_type"]["on-demand"] > 0 and b["cost_by_capacity_type"]["on-demand"] == 0
 PY
 
+# The rolling driver upgrade of 32 nodes (docs/checkpoints-and-upgrades.md): finish time and capacity
+# lost per maxUnavailable, as the test DriverUpgradeFigures computes them in code.
+U="$EX/driver-upgrade"
+for case in "1 22800 41.33" "4 8400 37.33" "25pct 6000 32.00"; do
+  set -- $case
+  "$BIN" simulate --pools "$U/pools.yaml" --workload "$U/workload.yaml" --faults "$U/upgrade-$1.yaml" -q > "$T/u.txt" 2> "$T/err.txt" \
+    && grep -q "to $2 s, 32 nodes upgraded .*capacity lost 42.67 GPU-hours, 32 job interruptions, .*lost $3 GPU-hours" "$T/u.txt" \
+    && ok || bad "driver upgrade $1: $(cat "$T/u.txt" "$T/err.txt")"
+done
+
 # 2. Rate faults: same seed, same JSON; another seed, another JSON.
 cat > "$T/rate.yaml" <<'YAML'
 apiVersion: sim.gpufleet.io/v1
