@@ -128,4 +128,19 @@ std::optional<std::string> fault_error(const Fault& f, const std::vector<SimPool
   return std::nullopt;
 }
 
+double expected_rate_faults(const Fault& f, const std::vector<SimPool>& pools, double horizon_s) {
+  if (f.rate_per_node_hour <= 0) return 0;
+  const double to = f.to_s < 0 ? horizon_s : std::min(f.to_s, horizon_s);
+  if (to <= f.from_s) return 0;
+  double nodes = 0;
+  if (!f.target.node.empty()) {
+    nodes = 1;
+  } else {
+    for (const SimPool& p : pools)
+      for (int32_t i = 0; i < p.pool.max_nodes; ++i)
+        if (f.target.pool.empty() ? node_zone(p.pool, i) == f.target.zone : p.pool.name == f.target.pool) nodes += 1;
+  }
+  return f.rate_per_node_hour * nodes * (to - f.from_s) / 3600.0;
+}
+
 }  // namespace gpufleet::sim

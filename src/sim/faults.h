@@ -144,6 +144,17 @@ std::optional<std::pair<size_t, int32_t>> find_pool_node(const std::vector<SimPo
 /// simulation calls it as a backstop.
 std::optional<std::string> fault_error(const Fault& fault, const std::vector<SimPool>& pools);
 
+/// The most rate-fault events a run may expect (sum over rate faults of rate x the target's nodes up to
+/// their pools' max x the window in hours, the window ending at the horizon at the latest): every
+/// event is an entry of the event queue, a fault carried out and often an alert, so 60 per node-hour
+/// over a 3-year horizon would fill memory (1.7 million events per node). The simulation refuses more
+/// (std::invalid_argument naming the fault) before any work.
+inline constexpr double kMaxExpectedRateFaults = 1'000'000;
+
+/// The number of events rate fault `f` is expected to draw over [0, horizon_s] on `pools` (0 for a
+/// timed fault): rate_per_node_hour x the nodes it can hit (pools' max_nodes) x its window in hours.
+double expected_rate_faults(const Fault& f, const std::vector<SimPool>& pools, double horizon_s);
+
 /// Whether a launch in `pool` (its zone and capacity type) at t falls in an outage window.
 bool launch_blocked(const FaultSchedule& schedule, const std::string& pool, const std::string& zone,
                     const std::string& capacity_type, double t);

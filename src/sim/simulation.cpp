@@ -69,9 +69,17 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
       throw std::invalid_argument(fmt::format("limit change at {} s: NodePool '{}' is not defined", c.at_s, c.node_pool));
   if (workload.topology.slowdown.size() != workload.topology.levels.size())
     throw std::invalid_argument("topology: one slowdown per level is needed");
-  for (size_t i = 0; i < cluster.faults.faults.size(); ++i)
-    if (std::optional<std::string> error = fault_error(cluster.faults.faults[i], cluster.pools))
-      throw std::invalid_argument(fmt::format("faults[{}].{}", i, *error));
+  double expected = 0;
+  for (size_t i = 0; i < cluster.faults.faults.size(); ++i) {
+    const Fault& f = cluster.faults.faults[i];
+    if (std::optional<std::string> error = fault_error(f, cluster.pools)) throw std::invalid_argument(fmt::format("faults[{}].{}", i, *error));
+    expected += expected_rate_faults(f, cluster.pools, horizon_s);
+    if (expected > kMaxExpectedRateFaults)
+      throw std::invalid_argument(fmt::format(
+          "faults[{}].rate: the rate faults up to this one would draw about {:.0f} faults over the run (rate x nodes x hours), more "
+          "than {:.0f} (kMaxExpectedRateFaults, docs/input-limits.md)",
+          i, expected, kMaxExpectedRateFaults));
+  }
 }
 
 // The fleet's node events that other modules act on: a node became Ready or capacity came back
