@@ -114,6 +114,53 @@ TEST(KarpenterNodePool, Errors) {
 }
 
 
+// Template labels and taints reach the offering pools (so nodeSelectors and tolerations act on
+// them); the checks of metadata.name, requirements and taints.
+TEST(KarpenterNodePool, TemplateLabelsAndTaintsReachThePools) {
+  const sim::ClusterConfig c = parse(
+      "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: ml.gpu}\nspec:\n  template:\n"
+      "    metadata: {labels: {team: ml}}\n    spec:\n      taints: [{key: dedicated, value: ml, effect: PreferNoSchedule}]\n");
+  ASSERT_EQ(c.pools.size(), 2u);
+  EXPECT_EQ(c.pools[0].pool.name, "ml-gpu-g6-xlarge-z1-od");  // '.' of the subdomain as '-'
+  const Labels want = {{"topology.kubernetes.io/zone", "z1"}, {"karpenter.sh/nodepool", "ml.gpu"}, {"team", "ml"}};
+  EXPECT_EQ(c.pools[0].pool.labels, want);
+  ASSERT_EQ(c.pools[1].pool.taints.size(), 1u);
+  EXPECT_EQ(c.pools[1].pool.taints[0].key, "dedicated");
+  EXPECT_EQ(c.pools[1].pool.taints[0].value, "ml");
+  EXPECT_EQ(c.pools[1].pool.taints[0].effect, "PreferNoSchedule");
+}
+
+TEST(KarpenterNodePool, NameRequirementTaintAndLabelErrors) {
+  using testing::expect_input_error;
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: karpenter.sh/capacity-type, operator: In, values: [spot], minValues: 2}\n"); },
+                     "pools.yaml", 23, 86, "spec.template.spec.requirements[0].minValues", "minValues is not modelled by gpufleet");
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      requirements:\n        - {key: topology.kubernetes.io/zone, operator: Exists, values: [z1]}\n"); },
+                     "pools.yaml", 23, 72, "spec.template.spec.requirements[0].values", "operator Exists takes no values");
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      taints: [{key: a, effect: Sometimes}]\n"); },
+                     "pools.yaml", 22, 33, "spec.template.spec.taints[0].effect", "unknown taint effect 'Sometimes'");
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: GPU_pool}\n"); },
+                     "pools.yaml", 18, 18, "metadata.name", "is not a DNS-1123 subdomain");
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}\n"); },
+                     "pools.yaml", 18, 18, "metadata.name", "DNS labels of at most 63 characters");
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    metadata: {labels: {karpenter.sh/nodepool: x}}\n"); },
+                     "pools.yaml", 21, 48, "spec.template.metadata.labels.karpenter.sh/nodepool", "set by Karpenter");
+}
+
+TEST(KarpenterNodePool, DuplicateZoneOrInstanceType) {
+  using testing::expect_input_error;
+  const std::string types = "apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools: []\n---\napiVersion: sim.gpufleet.io/v1\nkind: InstanceTypes\ninstanceTypes:\n"
+                            "  - name: g6.xlarge\n    cpu: \"4\"\n    memory: 16Gi\n    offerings:\n"
+                            "      - {zone: z1, onDemand: 0.8}\n      - {zone: z1, spot: 0.3}\n";
+  expect_input_error([&] { io::parse_sim_cluster_text(types, "pools.yaml"); }, "pools.yaml", 13, 16,
+                     "instanceTypes[0].offerings[1].zone", "duplicate zone 'z1' in the offerings of instance type 'g6.xlarge'");
+  expect_input_error(
+      [] {
+        parse("apiVersion: sim.gpufleet.io/v1\nkind: InstanceTypes\ninstanceTypes:\n  - name: g6.xlarge\n    cpu: \"4\"\n"
+              "    memory: 16Gi\n");
+      },
+      "pools.yaml", 19, 11, "instanceTypes[0].name", "duplicate instance type 'g6.xlarge'");
+}
+
 // spec.disruption: the policy, consolidateAfter, and budgets with their reasons; allowed_disruptions
 // takes the smallest budget that applies, percentages rounded up (kubernetes-sigs/karpenter
 // pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason).

@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "io/kueue_yaml.h"
 #include "io/pool_file.h"
+#include "model/dns_name.h"
 #include "model/node_pool.h"
 #include "model/quantity.h"
 #include "util/input_error.h"
@@ -76,6 +78,9 @@ void read_instance_types(const Field& root, std::vector<InstanceType>& types) {
       o.only_keys({"zone", "onDemand", "spot"});
       Offering off;
       off.zone = o["zone"].required_str();
+      for (const Offering& other : it.offerings)
+        if (other.zone == off.zone)  // two offerings in one zone would make two pools of one name
+          o["zone"].fail(fmt::format("duplicate zone '{}' in the offerings of instance type '{}'", off.zone, it.name));
       if (const Field p = o["onDemand"]; p.present()) off.on_demand = price(p);
       if (const Field p = o["spot"]; p.present()) off.spot = price(p);
       it.offerings.push_back(off);
@@ -95,6 +100,11 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
   const Field name_field = root["metadata"]["name"];
   sim::KarpenterNodePool np;
   np.name = name_field.required_str();
+  // metadata.name is a DNS-1123 subdomain (validation.IsDNS1123Subdomain); the offering pools are
+  // named <name>-<instance type>-<zone>-<od|spot> with '.' as '-', and pool names are DNS labels.
+  if (!dns1123_subdomain_ok(np.name))
+    name_field.fail(fmt::format("'{}' is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', "
+                                "starting and ending with a letter or digit)", np.name));
   for (const sim::KarpenterNodePool& o : config.node_pools)
     if (o.name == np.name) name_field.fail(fmt::format("duplicate NodePool '{}'", np.name));
   const Field spec = root["spec"];
@@ -109,6 +119,15 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
   });
   const Field tspec = spec["template"]["spec"];
   if (spec["template"].present()) spec["template"].only_keys({"metadata", "spec"});
+  Labels template_labels;
+  if (const Field tmeta = spec["template"]["metadata"]; tmeta.present()) {
+    tmeta.only_keys({"labels", "annotations"});
+    template_labels = detail::read_labels(tmeta["labels"]);
+    for (const auto& [k, v] : template_labels)
+      if (k == "topology.kubernetes.io/zone" || k == "karpenter.sh/nodepool" || k == "karpenter.sh/capacity-type" ||
+          k == kInstanceTypeLabel || k == kPoolLabel)
+        tmeta["labels"][k].fail(fmt::format("label {} is set by Karpenter from the offering and must not be given", k));
+  }
   if (tspec.present()) tspec.only_keys({"requirements", "taints", "nodeClassRef", "expireAfter", "terminationGracePeriod"});
   std::vector<Requirement> reqs;
   const Field rl = tspec["requirements"];
@@ -116,6 +135,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
     const Field r = rl.at(i);
     r.require_map();
     r.only_keys({"key", "operator", "values", "minValues"});
+    if (r["minValues"].present()) r["minValues"].fail("minValues is not modelled by gpufleet (remove it)");
     Requirement req;
     req.key = r["key"].required_str();
     if (req.key != kInstanceTypeLabel && req.key != "karpenter.sh/capacity-type" && req.key != "topology.kubernetes.io/zone")
@@ -126,6 +146,9 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
       r["operator"].fail(fmt::format("unknown operator '{}' (expected In, NotIn, Exists, DoesNotExist)", req.op));
     const Field vals = r["values"];
     for (size_t k = 0; k < vals.size(); ++k) req.values.push_back(vals.at(k).scalar());
+    // Kubernetes validation (labels.NewRequirement): In/NotIn need values, Exists/DoesNotExist take none.
+    if ((req.op == "Exists" || req.op == "DoesNotExist") && !req.values.empty())
+      vals.fail(fmt::format("operator {} takes no values", req.op));
     if (req.key == kInstanceTypeLabel && req.op == "In")
       for (size_t k = 0; k < req.values.size(); ++k)
         if (std::none_of(types.begin(), types.end(), [&](const InstanceType& t) { return t.name == req.values[k]; }))
@@ -138,8 +161,9 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
   const Field tl = tspec["taints"];
   for (size_t i = 0; i < tl.size(); ++i) {
     const Field t = tl.at(i);
+    t.require_map();
     t.only_keys({"key", "value", "effect"});
-    taints.push_back({t["key"].required_str(), t["value"].str(), t["effect"].required_str()});
+    taints.push_back(detail::read_taint(t));  // effect NoSchedule, PreferNoSchedule or NoExecute
   }
   if (const Field d = spec["disruption"]; d.present()) {
     d.only_keys({"consolidationPolicy", "consolidateAfter", "budgets"});
@@ -214,13 +238,18 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
       for (const bool spot : {false, true}) {
         if (!(spot ? o.spot : o.on_demand) || !allowed("karpenter.sh/capacity-type", spot ? "spot" : "on-demand")) continue;
         sim::SimPool p;
-        p.pool.name = fmt::format("{}-{}-{}-{}", np.name, dns(it.name), dns(o.zone), spot ? "spot" : "od");
+        p.pool.name = fmt::format("{}-{}-{}-{}", dns(np.name), dns(it.name), dns(o.zone), spot ? "spot" : "od");
+        if (p.pool.name.size() > 63)
+          name_field.fail(fmt::format("NodePool name '{}' makes the offering pool name '{}' of {} characters; pool names are "
+                                      "DNS labels of at most 63 characters (shorten the NodePool or instance type name)",
+                                      np.name, p.pool.name, p.pool.name.size()));
         p.pool.instance_type = it.name;
         p.pool.gpu_model = it.gpu_model;
         p.pool.gpus_per_node = it.gpus;
         p.pool.cpu_milli = it.cpu_milli;
         p.pool.memory_bytes = it.memory_bytes;
         p.pool.labels = {{"topology.kubernetes.io/zone", o.zone}, {"karpenter.sh/nodepool", np.name}};
+        p.pool.labels.insert(p.pool.labels.end(), template_labels.begin(), template_labels.end());
         p.pool.taints = taints;
         p.pool.on_demand_usd_per_hour = o.on_demand ? *o.on_demand : *o.spot;  // not value_or(*o.spot): it reads spot eagerly
         if (o.spot) p.pool.spot_usd_per_hour = *o.spot;

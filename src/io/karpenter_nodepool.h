@@ -17,11 +17,12 @@
 //     weight: 10                          # 0..100
 //     limits: {cpu: "64", memory: 256Gi, nvidia.com/gpu: "8"}
 //     template:
+//       metadata: {labels: {team: ml}}    # put on the offering pools' nodes (nodeSelector, affinity)
 //       spec:
 //         requirements:                   # keys: node.kubernetes.io/instance-type,
 //           - key: karpenter.sh/capacity-type   # karpenter.sh/capacity-type, topology.kubernetes.io/zone
 //             operator: In                # In, NotIn, Exists, DoesNotExist
-//             values: [spot, on-demand]
+//             values: [spot, on-demand]     # none with Exists, DoesNotExist; minValues is refused
 //         taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
 //     disruption:                         # consolidation of the NodePool's nodes (docs/karpenter.md)
 //       consolidationPolicy: WhenEmptyOrUnderutilized   # or WhenEmpty
@@ -33,14 +34,20 @@
 // Each NodePool expands to one sim::SimPool per offering it allows (instance type x zone x capacity
 // type with a price), named <nodepool>-<instance type with '.' as '-'>-<zone>-<od|spot>, marked with
 // PoolSettings::karpenter_node_pool, provisionSeconds 60 (kProvisionKarpenterS), labels
-// topology.kubernetes.io/zone and karpenter.sh/nodepool, the template's taints. Its slots
+// topology.kubernetes.io/zone and karpenter.sh/nodepool plus the template's labels, and the
+// template's taints (so tolerations and nodeSelectors act on them). Its slots
 // (max_nodes): the most nodes of the offering the NodePool's limits allow (the smallest
 // limit / node capacity), at most kMaxOfferingSlots; without limits kDefaultOfferingSlots. Without a
 // capacity-type requirement a NodePool gets on-demand only (Karpenter v1's default).
 //
 // Errors (InputError with file, line, column, field): a negative limit, a limit on another resource
 // than cpu, memory, nvidia.com/gpu, an instance type the NodePool names that no InstanceTypes
-// document lists, a requirement on another key, an unknown operator, a NodePool that allows no
+// document lists, a duplicate instance type name, two offerings of one instance type in one zone, a
+// metadata.name that is not a DNS-1123 subdomain or that makes an offering pool name longer than a
+// DNS label (63 characters), a requirement on another key, an unknown operator, Exists or
+// DoesNotExist with values, minValues (not modelled), a taint effect other than NoSchedule,
+// PreferNoSchedule, NoExecute, an invalid template label or one Karpenter sets (zone, nodepool,
+// capacity type, instance type), a NodePool that allows no
 // offering, a weight outside 0..100, a duplicate name, an unknown consolidationPolicy, a
 // consolidateAfter that is not a duration (or above kMaxHorizonSeconds), a budget's nodes that is not
 // N or 0..100%, an unknown disruption reason, a schedule without a duration or the reverse, more than

@@ -1,4 +1,5 @@
 #include "model/scheduling_constraints.h"
+#include "model/dns_name.h"
 
 #include <algorithm>
 #include <limits>
@@ -23,6 +24,8 @@ bool label_name_chars_ok(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
+}  // namespace
+
 // validation.IsDNS1123Subdomain: at most 253 characters, lower-case alphanumerics, '-' and '.',
 // starting and ending with an alphanumeric.
 bool dns1123_subdomain_ok(std::string_view s) {
@@ -31,8 +34,6 @@ bool dns1123_subdomain_ok(std::string_view s) {
   if (!lower_alnum(s.front()) || !lower_alnum(s.back())) return false;
   return std::all_of(s.begin(), s.end(), [&](char c) { return lower_alnum(c) || c == '-' || c == '.'; });
 }
-
-}  // namespace
 
 std::optional<int64_t> parse_go_int64(std::string_view s) {
   bool negative = false;
