@@ -138,9 +138,9 @@ TEST(KarpenterNodePool, NameRequirementTaintAndLabelErrors) {
                      "pools.yaml", 23, 72, "spec.template.spec.requirements[0].values", "operator Exists takes no values");
   expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    spec:\n      taints: [{key: a, effect: Sometimes}]\n"); },
                      "pools.yaml", 22, 33, "spec.template.spec.taints[0].effect", "unknown taint effect 'Sometimes'");
-  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: GPU_pool}\n"); },
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: GPU_pool}\nspec: {}\n"); },
                      "pools.yaml", 18, 18, "metadata.name", "is not a DNS-1123 subdomain");
-  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}\n"); },
+  expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa}\nspec: {}\n"); },
                      "pools.yaml", 18, 18, "metadata.name", "DNS labels of at most 63 characters");
   expect_input_error([] { parse("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: gpu}\nspec:\n  template:\n    metadata: {labels: {karpenter.sh/nodepool: x}}\n"); },
                      "pools.yaml", 21, 48, "spec.template.metadata.labels.karpenter.sh/nodepool", "set by Karpenter");
