@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,9 +20,9 @@
 #include "io/sim_workload.h"
 #include "model/resources.h"
 #include "sim/checkpointing.h"
-#include "sim/controllers/controller.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -63,40 +62,15 @@ TEST(Checkpointing, YoungAndDaly) {
 
 // ------------------------------------------------------------------ a fixed interruption (S15)
 
-// Interrupts a node (a spot notice) at a fixed time.
-class InterruptAt final : public Controller {
- public:
-  InterruptAt(const ControllerPorts& ports, double at_s, NodeId node) : ports_(ports), at_s_(at_s), node_(node) {
-    kind_ = ports_.events.register_event("fault", [this](const Event& e) { ports_.fleet.interrupt(e.subject, e.time_s); });
-  }
-  void start() override { ports_.events.schedule(at_s_, kind_, node_); }
-
- private:
-  ControllerPorts ports_;
-  double at_s_;
-  NodeId node_;
-  EventKind kind_ = 0;
-};
-
-// `nodes` static spot nodes with 2 L4 GPUs each, no random interruptions, notice 120 s.
+// `nodes` static spot nodes with 2 L4 GPUs each (4 vCPU, 16 GiB), 3.6 USD/h, no random
+// interruptions, notice 120 s.
 ClusterConfig spot_pool(int32_t nodes) {
-  ClusterConfig c;
-  SimPool p;
-  p.pool.name = "spot";
-  p.pool.gpu_model = "L4";
-  p.pool.gpus_per_node = 2;
-  p.pool.cpu_milli = 4000;
-  p.pool.memory_bytes = 16384 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = nodes;
-  p.pool.max_nodes = nodes;
-  p.pool.on_demand_usd_per_hour = 3.6;
+  SimPool p = testing::gpu_pool(
+      {.name = "spot", .gpus_per_node = 2, .cpu_milli = 4000, .memory_mib = 16384, .node_count = nodes, .min_nodes = nodes, .max_nodes = nodes});
   p.pool.spot_usd_per_hour = 3.6;
   p.settings.capacity_type = CapacityType::kSpot;
   p.settings.spot_notice_s = 120;
-  c.pools = {p};
-  c.autoscaler.enabled = false;
-  return c;
+  return testing::one_pool_cluster(p);
 }
 
 WorkloadSpec training(int32_t pods, int32_t gpus, double duration_s, double interval_s, double cost_s, bool on_notice) {
@@ -118,11 +92,7 @@ SimResult run_interrupted(const WorkloadSpec& job, int32_t nodes, double horizon
   Workload w;
   w.horizon_s = horizon_s;
   w.items = {job};
-  SimOptions o;
-  o.policy = "leastallocated";
-  Simulation sim(c, w, o);
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptAt>(ports, 1000, 0); });
-  return sim.run();
+  return testing::run_least_allocated(c, w, {testing::interrupt_at(1000, 0)});  // spot-0's notice at 1000 s
 }
 
 TEST(CheckpointCost, LostWorkAtAFixedInterruption) {
@@ -228,16 +198,8 @@ TEST(CheckpointCost, Example) {
 // (-1 if the job did not complete).
 double job_cost(double work_s, double rate_per_hour, double cost_s, double interval_s, uint64_t seed) {
   ClusterConfig c;
-  SimPool p;
-  p.pool.name = "spot";
-  p.pool.gpu_model = "H100-80GB";
-  p.pool.gpus_per_node = 8;
-  p.pool.cpu_milli = 192000;
-  p.pool.memory_bytes = 2048LL * 1024 * kBytesPerMib;
-  p.pool.node_count = 1;
-  p.pool.min_nodes = 0;
-  p.pool.max_nodes = 2;
-  p.pool.on_demand_usd_per_hour = 1;
+  SimPool p = testing::gpu_pool({.name = "spot", .gpu_model = "H100-80GB", .gpus_per_node = 8, .cpu_milli = 192000,
+                                 .memory_mib = 2048LL * 1024, .node_count = 1, .on_demand_usd_per_hour = 1});
   p.pool.spot_usd_per_hour = 1;
   p.settings.capacity_type = CapacityType::kSpot;
   p.settings.spot_interruptions_per_hour = rate_per_hour;
@@ -245,8 +207,7 @@ double job_cost(double work_s, double rate_per_hour, double cost_s, double inter
   Workload w;
   w.horizon_s = 4 * work_s;
   w.items = {training(1, 8, work_s, interval_s, cost_s, false)};
-  SimOptions o;
-  o.policy = "leastallocated";
+  SimOptions o = testing::least_allocated_options();
   o.seed = seed;
   const SimResult r = simulate(c, w, o);
   const double done = r.units[0].completion_s;

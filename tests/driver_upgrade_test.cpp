@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,30 +11,18 @@
 
 #include "io/sim_output.h"
 #include "io/sim_report.h"
-#include "model/resources.h"
-#include "sim/controllers/controller.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
-// `nodes` static on-demand nodes with 8 H100 GPUs each, autoscaler off.
+// `nodes` static on-demand nodes with 8 H100 GPUs each (192 vCPU, 2 TiB), 98 USD/h, autoscaler off.
 ClusterConfig h100_pool(int32_t nodes) {
-  ClusterConfig c;
-  SimPool p;
-  p.pool.name = "train";
-  p.pool.gpu_model = "H100-80GB";
-  p.pool.gpus_per_node = 8;
-  p.pool.cpu_milli = 192000;
-  p.pool.memory_bytes = 2048LL * 1024 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = nodes;
-  p.pool.max_nodes = nodes;
-  p.pool.on_demand_usd_per_hour = 98;
-  c.pools = {p};
-  c.autoscaler.enabled = false;
-  return c;
+  return testing::one_pool_cluster(testing::gpu_pool({.name = "train", .gpu_model = "H100-80GB", .gpus_per_node = 8, .cpu_milli = 192000,
+                                                      .memory_mib = 2048LL * 1024, .node_count = nodes, .min_nodes = nodes,
+                                                      .max_nodes = nodes, .on_demand_usd_per_hour = 98}));
 }
 
 // `count` jobs of one 8-GPU pod, checkpointing every `interval_s`, long enough to outlast the run.
@@ -65,10 +52,8 @@ DriverUpgrade upgrade(IntOrPercent max_unavailable, int32_t max_parallel) {
   return u;
 }
 
-SimResult run(ClusterConfig c, const Workload& w) {
-  SimOptions o;
-  o.policy = "leastallocated";
-  return simulate(c, w, o);
+SimResult run(const ClusterConfig& c, const Workload& w, const std::vector<Simulation::ControllerFactory>& controllers = {}) {
+  return testing::run_least_allocated(c, w, controllers);
 }
 
 TEST(DriverUpgrade, OneNodeAtATimeOnAFullPool) {
@@ -149,21 +134,6 @@ TEST(DriverUpgrade, ABudgetHoldsTheDrainUntilTheTimeout) {
   EXPECT_EQ(r.units.at(0).state, UnitState::kRunning);  // back on the upgraded node
 }
 
-// Gives a node an interruption notice at a fixed time.
-class NoticeAt final : public Controller {
- public:
-  NoticeAt(const ControllerPorts& ports, double at_s, NodeId node) : ports_(ports), at_s_(at_s), node_(node) {
-    kind_ = ports_.events.register_event("fault", [this](const Event& e) { ports_.fleet.interrupt(e.subject, e.time_s); });
-  }
-  void start() override { ports_.events.schedule(at_s_, kind_, node_); }
-
- private:
-  ControllerPorts ports_;
-  double at_s_;
-  NodeId node_;
-  EventKind kind_ = 0;
-};
-
 TEST(DriverUpgrade, ANodeGoneBeforeItsTurnIsSkipped) {
   // 4 empty nodes, one at a time from 1000: train-3 gets a notice at 1200 (cordoned: the pool has two
   // unavailable nodes until its reclaim at 1320) and is gone when its turn comes. train-0, 1, 2 are
@@ -172,11 +142,7 @@ TEST(DriverUpgrade, ANodeGoneBeforeItsTurnIsSkipped) {
   c.faults.upgrades = {upgrade({1, false}, 0)};
   Workload w;
   w.horizon_s = 5000;
-  SimOptions o;
-  o.policy = "leastallocated";
-  Simulation sim(c, w, o);
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<NoticeAt>(ports, 1200, 3); });
-  const SimResult r = sim.run();
+  const SimResult r = run(c, w, {testing::interrupt_at(1200, 3)});
   const DriverUpgradeResult& u = r.driver_upgrades.at(0);
   EXPECT_DOUBLE_EQ(u.finish_s, 2800);
   EXPECT_EQ(u.nodes_upgraded, 3);
@@ -192,11 +158,7 @@ TEST(DriverUpgrade, WaitsWhileAnotherNodeIsUnavailable) {
   c.faults.upgrades = {upgrade({1, false}, 0)};
   Workload w;
   w.horizon_s = 5000;
-  SimOptions o;
-  o.policy = "leastallocated";
-  Simulation sim(c, w, o);
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<NoticeAt>(ports, 900, 1); });
-  const SimResult r = sim.run();
+  const SimResult r = run(c, w, {testing::interrupt_at(900, 1)});
   const DriverUpgradeResult& u = r.driver_upgrades.at(0);
   EXPECT_DOUBLE_EQ(u.finish_s, 1620);
   EXPECT_EQ(u.nodes_upgraded, 1);

@@ -5,7 +5,6 @@
 // interruption storms, seeded rate faults. Each timeline is computed by hand in the comment above it.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,52 +17,24 @@
 #include "sim/engine/fleet.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
-// Runs the given probes on the fleet at their times.
-class At final : public Controller {
- public:
-  using Action = std::function<void(Fleet&, double)>;
-  At(const ControllerPorts& ports, std::vector<std::pair<double, Action>> actions) : ports_(ports), actions_(std::move(actions)) {
-    kind_ = ports_.events.register_event("test-probe", [this](const Event& e) { actions_[e.subject].second(ports_.fleet, e.time_s); });
-  }
-  void start() override {
-    for (uint32_t i = 0; i < actions_.size(); ++i) ports_.events.schedule(actions_[i].first, kind_, i);
-  }
-
- private:
-  ControllerPorts ports_;
-  std::vector<std::pair<double, At::Action>> actions_;
-  EventKind kind_ = 0;
-};
+using testing::actions_at;
+using testing::least_allocated_options;
+using testing::outcome;
 
 // One static pool "name" of `nodes` nodes (max `max_nodes`) with `gpus` GPUs of `model` each.
 ClusterConfig pool_of(const std::string& name, int32_t nodes, int32_t gpus, const std::string& model = "L4", int32_t max_nodes = 2) {
-  ClusterConfig c;
-  SimPool p;
-  p.pool.name = name;
-  p.pool.gpu_model = model;
-  p.pool.gpus_per_node = gpus;
-  p.pool.cpu_milli = 192000;
-  p.pool.memory_bytes = int64_t{2048} * 1024 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = 0;
-  p.pool.max_nodes = max_nodes;
-  p.pool.on_demand_usd_per_hour = 3.6;
-  c.pools = {p};
-  c.autoscaler.enabled = false;
-  return c;
+  return testing::one_pool_cluster(testing::gpu_pool({.name = name, .gpu_model = model, .gpus_per_node = gpus, .cpu_milli = 192000,
+                                                      .memory_mib = int64_t{2048} * 1024, .node_count = nodes, .max_nodes = max_nodes}));
 }
 
+// gpu_job with 1 vCPU and 1 GiB per pod and a checkpoint every `checkpoint_s` of work (0: none).
 WorkloadSpec job(std::string name, double arrival_s, double duration_s, int32_t gpus = 1, double checkpoint_s = 0) {
-  WorkloadSpec s;
-  s.name = std::move(name);
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
-  s.num_gpu = gpus;
-  s.gpu_milli = 1000;
+  WorkloadSpec s = testing::gpu_job(std::move(name), arrival_s, duration_s, gpus);
   s.cpu_milli = 1000;
   s.memory_bytes = 1024 * kBytesPerMib;
   s.checkpoint_interval_s = checkpoint_s;
@@ -84,18 +55,6 @@ Fault xid_on(const std::string& node, double at_s, int32_t code, int32_t gpu, do
   f.xid = code;
   f.gpu = gpu;
   return f;
-}
-
-const UnitOutcome& outcome(const SimResult& r, const std::string& name) {
-  for (const UnitOutcome& u : r.units)
-    if (u.name == name) return u;
-  throw std::runtime_error("no unit " + name);
-}
-
-SimOptions options() {
-  SimOptions o;
-  o.policy = "leastallocated";
-  return o;
 }
 
 void expect_alert(const Alert& a, double time_s, const std::string& alert, const std::string& severity, const std::string& subject,
@@ -132,12 +91,10 @@ TEST(SimFaultSchedule, S28ApplicationXidRestartsThePodAndKeepsTheGpu) {
   w.items = {job("r", 0, 1800), job("q", 60, 1800, 8)};
   ClusterConfig c = pool_of("h", 1, 8, "H100-80GB", 1);
   c.faults.faults = {xid_on("h-0", 60, 94, 0)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   int32_t withheld_at_120 = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{{120, [&](Fleet& f, double) { withheld_at_120 = f.withheld_gpus(0); }}});
-  });
+  sim.add_controller(actions_at({{120, [&](Fleet& f, double) { withheld_at_120 = f.withheld_gpus(0); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(withheld_at_120, 0);
   EXPECT_DOUBLE_EQ(outcome(r, "r").completion_s, 1860);
@@ -163,12 +120,10 @@ TEST(SimFaultSchedule, S28ControlResetXidTakesTheGpuAway) {
   w.items = {job("r", 0, 1800), job("q", 60, 1800, 8)};
   ClusterConfig c = pool_of("h", 1, 8, "H100-80GB", 1);
   c.faults.faults = {xid_on("h-0", 60, 79, 0)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   GpuWithheld gpu0 = GpuWithheld::kNone;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{{7000, [&](Fleet& f, double) { gpu0 = f.gpu_withheld(0, 0); }}});
-  });
+  sim.add_controller(actions_at({{7000, [&](Fleet& f, double) { gpu0 = f.gpu_withheld(0, 0); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(gpu0, GpuWithheld::kUnhealthy);
   EXPECT_DOUBLE_EQ(outcome(r, "r").completion_s, 1860);
@@ -188,14 +143,12 @@ TEST(SimFaultSchedule, ResetXidGpuComesBackAfterTheReset) {
   w.items = {job("r", 0, 1800), job("q", 60, 1800, 8)};
   ClusterConfig c = pool_of("h", 1, 8, "H100-80GB", 1);
   c.faults.faults = {xid_on("h-0", 60, 79, 0, 600)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   int32_t withheld_at_600 = -1, withheld_at_700 = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {600, [&](Fleet& f, double) { withheld_at_600 = f.withheld_gpus(0); }},
-        {700, [&](Fleet& f, double) { withheld_at_700 = f.withheld_gpus(0); }}});
-  });
+  sim.add_controller(actions_at({
+    {600, [&](Fleet& f, double) { withheld_at_600 = f.withheld_gpus(0); }},
+    {700, [&](Fleet& f, double) { withheld_at_700 = f.withheld_gpus(0); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(withheld_at_600, 1);
   EXPECT_EQ(withheld_at_700, 0);
@@ -211,7 +164,7 @@ TEST(SimFaultSchedule, PluginBackBeforeTheGpusAreAdvertised) {
   ClusterConfig c = pool_of("p", 1, 1);
   c.pools[0].settings.gpu_advertise_delay_s = 300;
   c.faults.faults = {at_node(FaultKind::kDevicePluginFailure, "p-0", 10, 50)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   const SimResult r = simulate(c, w, o);
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 400);
 }
@@ -225,15 +178,13 @@ TEST(SimFaultSchedule, DevicePluginFailureKeepsRunningPodsAndTakesNoNewOnes) {
   w.items = {job("a", 0, 300), job("b", 120, 100)};
   ClusterConfig c = pool_of("p", 1, 2);
   c.faults.faults = {at_node(FaultKind::kDevicePluginFailure, "p-0", 60, 540)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   int32_t at_200 = -1, at_400 = -1, at_650 = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {200, [&](Fleet& f, double) { at_200 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }},
-        {400, [&](Fleet& f, double) { at_400 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }},
-        {650, [&](Fleet& f, double) { at_650 = f.withheld_gpus(0); }}});
-  });
+  sim.add_controller(actions_at({
+    {200, [&](Fleet& f, double) { at_200 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }},
+    {400, [&](Fleet& f, double) { at_400 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }},
+    {650, [&](Fleet& f, double) { at_650 = f.withheld_gpus(0); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(at_200, 1);
   EXPECT_EQ(at_400, 2);
@@ -255,12 +206,10 @@ TEST(SimFaultSchedule, NodeFailureAndRecoveryTimeline) {
   w.items = {job("a", 0, 1000, 1, 200)};
   ClusterConfig c = pool_of("p", 1, 1);
   c.faults.faults = {at_node(FaultKind::kNodeFailure, "p-0", 500, 1200)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   NodePhase at_1000 = NodePhase::kAbsent;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{{1000, [&](Fleet& f, double) { at_1000 = f.phase(0); }}});
-  });
+  sim.add_controller(actions_at({{1000, [&](Fleet& f, double) { at_1000 = f.phase(0); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(at_1000, NodePhase::kNotReady);
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 2300);
@@ -279,7 +228,7 @@ TEST(SimFaultSchedule, ShortNodeFailureRaisesNoAlert) {
   w.items = {job("a", 0, 1000)};
   ClusterConfig c = pool_of("p", 1, 1);
   c.faults.faults = {at_node(FaultKind::kNodeFailure, "p-0", 500, 300)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   const SimResult r = simulate(c, w, o);
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 1800);
   EXPECT_TRUE(r.alerts.empty());
@@ -299,7 +248,7 @@ TEST(SimFaultSchedule, SpotInterruptionStorm) {
     f.at_s = t;
     c.faults.faults.push_back(f);
   }
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   const SimResult r = simulate(c, w, o);
   EXPECT_EQ(r.spot_interruptions, 3);
   EXPECT_EQ(r.faults.spot_interruptions, 3);
@@ -325,26 +274,24 @@ TEST(SimFaultSchedule, PoolWidePluginFailureLeavesTheTemplateAlone) {
   f.at_s = 0;
   f.recover_after_s = 1200;
   c.faults.faults = {f};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   int32_t ready_at_1100 = 0, unadvertised_at_1100 = 0, template_gpus = -1, live_after_removal = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {1100,
-         [&](Fleet& fl, double) {
-           for (NodeId n : fl.pool_nodes(0))
-             if (fl.phase(n) == NodePhase::kReady) {
-               ++ready_at_1100;
-               unadvertised_at_1100 += fl.withheld_gpus(n, GpuWithheld::kNotAdvertised);
-             }
-           template_gpus = fl.template_nodes()[0].gpu_count;
-         }},
-        {1200, [&](Fleet& fl, double t) {
-           for (NodeId n : fl.pool_nodes(0))
-             if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t);
-           live_after_removal = fl.live(0);
-         }}});
-  });
+  sim.add_controller(actions_at({
+    {1100,
+     [&](Fleet& fl, double) {
+       for (NodeId n : fl.pool_nodes(0))
+         if (fl.phase(n) == NodePhase::kReady) {
+           ++ready_at_1100;
+           unadvertised_at_1100 += fl.withheld_gpus(n, GpuWithheld::kNotAdvertised);
+         }
+       template_gpus = fl.template_nodes()[0].gpu_count;
+     }},
+    {1200, [&](Fleet& fl, double t) {
+       for (NodeId n : fl.pool_nodes(0))
+         if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t);
+       live_after_removal = fl.live(0);
+     }}}));
   const SimResult r = sim.run();
   // The autoscaler launches g-0 for a at 30 (after scaleUpDelaySeconds); it is Ready at 210 without its
   // GPU, which counts as upcoming (no second node), until max-node-provision-time (900 s after the
@@ -375,7 +322,7 @@ TEST(SimFaultSchedule, ANodeWithAWithheldGpuIsRemoved) {
   spot.target.node = "s-0";
   spot.at_s = 20;
   c.faults.faults = {xid_on("s-0", 10, 79, 0), spot};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   const SimResult r = simulate(c, w, o);
   ASSERT_EQ(r.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(r.nodes[0].end_s, 140);
@@ -396,7 +343,7 @@ TEST(SimFaultSchedule, RateFaultsAreSeeded) {
   f.rate_per_node_hour = 2;
   f.recover_after_s = 300;
   c.faults.faults = {f};
-  SimOptions o = options();
+  SimOptions o = least_allocated_options();
   o.seed = 1;
   const std::string a = io::sim_result_json(simulate(c, w, o));
   const std::string b = io::sim_result_json(simulate(c, w, o));
@@ -420,7 +367,7 @@ TEST(SimFaultSchedule, InertWithoutASchedule) {
   w.horizon_s = 3000;
   w.items = {job("a", 0, 1000)};
   const ClusterConfig c = pool_of("p", 1, 1);
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   const SimResult r = simulate(c, w, o);
   EXPECT_FALSE(r.faults_enabled);
   EXPECT_TRUE(r.alerts.empty());
@@ -433,7 +380,7 @@ TEST(SimFaultSchedule, SimulationRejectsAFaultOnAnUnknownNode) {
   w.horizon_s = 100;
   ClusterConfig c = pool_of("p", 1, 1);
   c.faults.faults = {at_node(FaultKind::kNodeFailure, "p-7", 0)};
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   EXPECT_THROW(simulate(c, w, o), std::invalid_argument);
 }
 

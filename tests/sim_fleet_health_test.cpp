@@ -3,76 +3,28 @@
 // hand; the comment above each test gives the timeline.
 #include <gtest/gtest.h>
 
-#include <functional>
+#include <algorithm>
 #include <memory>
-#include <string>
-#include <utility>
 #include <vector>
 
-#include "model/resources.h"
-#include "sim/controllers/controller.h"
 #include "sim/engine/fleet.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
-// Runs the given actions on the fleet at their times (a fault injector of the test's own).
-class At final : public Controller {
- public:
-  using Action = std::function<void(Fleet&, double)>;
-  At(const ControllerPorts& ports, std::vector<std::pair<double, Action>> actions) : ports_(ports), actions_(std::move(actions)) {
-    kind_ = ports_.events.register_event("test-action", [this](const Event& e) { actions_[e.subject].second(ports_.fleet, e.time_s); });
-  }
-  void start() override {
-    for (uint32_t i = 0; i < actions_.size(); ++i) ports_.events.schedule(actions_[i].first, kind_, i);
-  }
+using testing::At;
+using testing::actions_at;
+using testing::gpu_job;
+using testing::least_allocated_options;
+using testing::outcome;
 
- private:
-  ControllerPorts ports_;
-  std::vector<std::pair<double, At::Action>> actions_;
-  EventKind kind_ = 0;
-};
-
-// One static pool of `nodes` nodes with `gpus` L4 GPUs each, 3.6 USD/h (0.001 USD/s).
+// One static pool "p" of `nodes` nodes with `gpus` L4 GPUs each (8 vCPU, 32 GiB), at most
+// max(nodes, 2), 3.6 USD/h (0.001 USD/s).
 ClusterConfig pool_of(int32_t nodes, int32_t gpus) {
-  ClusterConfig c;
-  SimPool p;
-  p.pool.name = "p";
-  p.pool.gpu_model = "L4";
-  p.pool.gpus_per_node = gpus;
-  p.pool.cpu_milli = 8000;
-  p.pool.memory_bytes = 32768 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = 0;
-  p.pool.max_nodes = std::max(nodes, 2);
-  p.pool.on_demand_usd_per_hour = 3.6;
-  c.pools = {p};
-  c.autoscaler.enabled = false;
-  return c;
-}
-
-WorkloadSpec job(std::string name, double arrival_s, double duration_s, int32_t gpus = 1) {
-  WorkloadSpec s;
-  s.name = std::move(name);
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
-  s.num_gpu = gpus;
-  s.gpu_milli = 1000;
-  return s;
-}
-
-const UnitOutcome& outcome(const SimResult& r, const std::string& name) {
-  for (const UnitOutcome& u : r.units)
-    if (u.name == name) return u;
-  throw std::runtime_error("no unit " + name);
-}
-
-SimOptions options() {
-  SimOptions o;
-  o.policy = "leastallocated";
-  return o;
+  return testing::one_pool_cluster(testing::gpu_pool({.gpus_per_node = gpus, .node_count = nodes, .max_nodes = std::max(nodes, 2)}));
 }
 
 TEST(SimFleetHealth, AWithheldGpuStopsItsPodAndTakesNoneUntilRestored) {
@@ -80,18 +32,16 @@ TEST(SimFleetHealth, AWithheldGpuStopsItsPodAndTakesNoneUntilRestored) {
   // 100 s, and waits; at 400 the GPU is restored and a starts again: done at 1400.
   Workload w;
   w.horizon_s = 2000;
-  w.items = {job("a", 0, 1000)};
+  w.items = {gpu_job("a", 0, 1000)};
   ClusterConfig c = pool_of(1, 1);
-  const SimOptions o = options();
+  const SimOptions o = least_allocated_options();
   Simulation sim(c, w, o);
   int32_t withheld_seen = -1;
   int64_t allocated_seen = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {100, [](Fleet& f, double t) { f.withhold_gpu(0, 0, GpuWithheld::kUnhealthy, t); }},
-        {200, [&](Fleet& f, double) { withheld_seen = f.withheld_gpus(0); allocated_seen = f.gpu_allocated_milli(); }},
-        {400, [](Fleet& f, double t) { f.restore_gpu(0, 0, t); }}});
-  });
+  sim.add_controller(actions_at({
+    {100, [](Fleet& f, double t) { f.withhold_gpu(0, 0, GpuWithheld::kUnhealthy, t); }},
+    {200, [&](Fleet& f, double) { withheld_seen = f.withheld_gpus(0); allocated_seen = f.gpu_allocated_milli(); }},
+    {400, [](Fleet& f, double t) { f.restore_gpu(0, 0, t); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(withheld_seen, 1);
   EXPECT_EQ(allocated_seen, 0);  // the placeholder is not allocation
@@ -107,17 +57,15 @@ TEST(SimFleetHealth, OnlyThePodsOnTheLostGpuStop) {
   // stops; it cannot restart (one GPU left, held by a) until a completes at 1000; b done at 2000.
   Workload w;
   w.horizon_s = 3000;
-  w.items = {job("a", 0, 1000), job("b", 0, 1000)};
+  w.items = {gpu_job("a", 0, 1000), gpu_job("b", 0, 1000)};
   ClusterConfig c = pool_of(1, 2);
-  const SimOptions o = options();  // the simulation keeps a reference
+  const SimOptions o = least_allocated_options();  // the simulation keeps a reference
   Simulation sim(c, w, o);
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {100, [](Fleet& f, double t) {
-           // b was bound second; leastallocated puts it on GPU 1 of the node (a holds GPU 0).
-           f.withhold_gpu(0, 1, GpuWithheld::kUnhealthy, t);
-         }}});
-  });
+  sim.add_controller(actions_at({
+    {100, [](Fleet& f, double t) {
+       // b was bound second; leastallocated puts it on GPU 1 of the node (a holds GPU 0).
+       f.withhold_gpu(0, 1, GpuWithheld::kUnhealthy, t);
+     }}}));
   const SimResult r = sim.run();
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 1000);
   EXPECT_EQ(outcome(r, "a").interruptions, 0);
@@ -130,18 +78,16 @@ TEST(SimFleetHealth, GpusAdvertisedAfterReady) {
   // 60 + 120 = 180: job a (arrives 0, 100 s) starts at 180, done at 280.
   Workload w;
   w.horizon_s = 1000;
-  w.items = {job("a", 0, 100)};
+  w.items = {gpu_job("a", 0, 100)};
   ClusterConfig c = pool_of(0, 1);
   c.pools[0].settings.provision_s = 60;
   c.pools[0].settings.gpu_advertise_delay_s = 120;
-  const SimOptions o = options();  // the simulation keeps a reference
+  const SimOptions o = least_allocated_options();  // the simulation keeps a reference
   Simulation sim(c, w, o);
   int32_t not_advertised_at_100 = -1;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {0, [](Fleet& f, double t) { f.launch(0, 1, t); }},
-        {100, [&](Fleet& f, double) { not_advertised_at_100 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }}});
-  });
+  sim.add_controller(actions_at({
+    {0, [](Fleet& f, double t) { f.launch(0, 1, t); }},
+    {100, [&](Fleet& f, double) { not_advertised_at_100 = f.withheld_gpus(0, GpuWithheld::kNotAdvertised); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(not_advertised_at_100, 1);
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 280);
@@ -152,17 +98,15 @@ TEST(SimFleetHealth, AFailedNodeStopsItsPodsAndComesBack) {
   // 500: a restarts at 500, done at 1500. The node is billed all along: 2000 s x 0.001 = 2 USD.
   Workload w;
   w.horizon_s = 2000;
-  w.items = {job("a", 0, 1000)};
+  w.items = {gpu_job("a", 0, 1000)};
   ClusterConfig c = pool_of(1, 1);
-  const SimOptions o = options();  // the simulation keeps a reference
+  const SimOptions o = least_allocated_options();  // the simulation keeps a reference
   Simulation sim(c, w, o);
   NodePhase at_400 = NodePhase::kAbsent;
-  sim.add_controller([&](const ControllerPorts& ports) {
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
-        {300, [](Fleet& f, double t) { f.fail_node(0, t); }},
-        {400, [&](Fleet& f, double) { at_400 = f.phase(0); }},
-        {500, [](Fleet& f, double t) { f.recover_node(0, t); }}});
-  });
+  sim.add_controller(actions_at({
+    {300, [](Fleet& f, double t) { f.fail_node(0, t); }},
+    {400, [&](Fleet& f, double) { at_400 = f.phase(0); }},
+    {500, [](Fleet& f, double t) { f.recover_node(0, t); }}}));
   const SimResult r = sim.run();
   EXPECT_EQ(at_400, NodePhase::kNotReady);
   EXPECT_DOUBLE_EQ(outcome(r, "a").completion_s, 1500);
@@ -176,16 +120,16 @@ TEST(SimFleetHealth, ABlockedLaunchFailsAndIsNeverBilled) {
   // Billed 150-1000: 850 s x 0.001 USD/s.
   Workload w;
   w.horizon_s = 1000;
-  w.items = {job("a", 0, 100)};
+  w.items = {gpu_job("a", 0, 100)};
   ClusterConfig c = pool_of(0, 1);
   c.pools[0].settings.provision_s = 60;
-  const SimOptions o = options();  // the simulation keeps a reference
+  const SimOptions o = least_allocated_options();  // the simulation keeps a reference
   Simulation sim(c, w, o);
   NodePhase at_10 = NodePhase::kAbsent, at_30 = NodePhase::kReady;
   int64_t failures = -1;
   sim.add_controller([&](const ControllerPorts& ports) {
     ports.fleet.set_launch_gate([](size_t, double t) { return t < 100; }, 20);
-    return std::make_unique<At>(ports, std::vector<std::pair<double, At::Action>>{
+    return std::make_unique<At>(ports, At::Actions{
         {0, [](Fleet& f, double t) { EXPECT_EQ(f.launch(0, 1, t), 1); }},
         {10, [&](Fleet& f, double) { at_10 = f.phase(0); }},
         {30, [&](Fleet& f, double) { at_30 = f.phase(0); failures = f.launch_failures(); }},

@@ -10,27 +10,19 @@
 #include <utility>
 #include <vector>
 
-#include "model/resources.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
 using R = KarpenterDisruptionReason;
+using testing::run_least_allocated;
 
 // An on-demand offering of NodePool "gpu": `nodes` nodes Ready at 0, `gpus` L4 GPUs each, 1 USD/h.
 SimPool offering(int32_t nodes, int32_t gpus = 1) {
-  SimPool p;
-  p.pool.name = "gpu-l4-z1-od";
-  p.pool.gpu_model = "L4";
-  p.pool.gpus_per_node = gpus;
-  p.pool.cpu_milli = 8000;
-  p.pool.memory_bytes = 32768 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = 0;
-  p.pool.max_nodes = 16;
-  p.pool.on_demand_usd_per_hour = 1.0;
+  SimPool p = testing::gpu_pool({.name = "gpu-l4-z1-od", .gpus_per_node = gpus, .node_count = nodes, .max_nodes = 16, .on_demand_usd_per_hour = 1.0});
   p.pool.labels.emplace_back("topology.kubernetes.io/zone", "z1");
   p.settings.karpenter_node_pool = "gpu";
   p.settings.provision_s = 60;
@@ -49,11 +41,13 @@ KarpenterDisruptionBudget budget(int32_t value, bool percent, std::vector<R> rea
   return KarpenterDisruptionBudget{IntOrPercent{value, percent}, std::move(reasons), false};
 }
 
-SimResult run(const ClusterConfig& c, const Workload& w) {
-  SimOptions o;
-  o.policy = "leastallocated";
-  Simulation sim(c, w, o);
-  return sim.run();
+// The service "chat": 2 replicas of one GPU and 2 vCPU each, from 0.
+WorkloadSpec chat_service() {
+  WorkloadSpec s = testing::gpu_job("chat", 0, 0);
+  s.kind = WorkloadKind::kService;
+  s.pods = 2;
+  s.cpu_milli = 2000;
+  return s;
 }
 
 Workload idle(double horizon_s) {
@@ -74,7 +68,7 @@ TEST(SimKarpenterDisruption, ImplicitBudgetRemovesTenPercentRoundedUpPerTick) {
   ca.settings.karpenter_node_pool.clear();
   c.pools = {offering(10), ca};
   c.node_pools = {node_pool()};
-  const SimResult r = run(c, idle(45));
+  const SimResult r = run_least_allocated(c, idle(45));
   EXPECT_EQ(r.nodes_consolidated, 5);
   EXPECT_EQ(r.nodes_scaled_down, 0);
 }
@@ -85,9 +79,9 @@ TEST(SimKarpenterDisruption, PercentRoundsUpAndTheMostRestrictiveBudgetWins) {
   ClusterConfig c;
   c.pools = {offering(10)};
   c.node_pools = {node_pool({budget(50, true)})};
-  EXPECT_EQ(run(c, idle(15)).nodes_consolidated, 8);
+  EXPECT_EQ(run_least_allocated(c, idle(15)).nodes_consolidated, 8);
   c.node_pools = {node_pool({budget(50, true), budget(2, false)})};
-  EXPECT_EQ(run(c, idle(15)).nodes_consolidated, 4);
+  EXPECT_EQ(run_least_allocated(c, idle(15)).nodes_consolidated, 4);
 }
 
 // Budgets by reason: "0" for Empty stops the removal of empty nodes; "0" for Underutilized only
@@ -97,11 +91,11 @@ TEST(SimKarpenterDisruption, BudgetsApplyToTheirReasons) {
   ClusterConfig c;
   c.pools = {offering(10)};
   c.node_pools = {node_pool({budget(0, false, {R::kEmpty})})};
-  EXPECT_EQ(run(c, idle(45)).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, idle(45)).nodes_consolidated, 0);
   c.node_pools = {node_pool({budget(0, false, {R::kUnderutilized})})};
-  EXPECT_EQ(run(c, idle(5)).nodes_consolidated, 10);
+  EXPECT_EQ(run_least_allocated(c, idle(5)).nodes_consolidated, 10);
   c.node_pools = {node_pool({budget(0, false, {R::kDrifted})})};
-  EXPECT_EQ(run(c, idle(5)).nodes_consolidated, 10);
+  EXPECT_EQ(run_least_allocated(c, idle(5)).nodes_consolidated, 10);
 }
 
 // consolidateAfter 25 s: the nodes (Ready at 0, no pod change since) are candidates from the tick
@@ -110,10 +104,10 @@ TEST(SimKarpenterDisruption, ConsolidateAfterAndNever) {
   ClusterConfig c;
   c.pools = {offering(10)};
   c.node_pools = {node_pool({budget(100, true)}, 25)};
-  EXPECT_EQ(run(c, idle(25)).nodes_consolidated, 0);
-  EXPECT_EQ(run(c, idle(35)).nodes_consolidated, 10);
+  EXPECT_EQ(run_least_allocated(c, idle(25)).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, idle(35)).nodes_consolidated, 10);
   c.node_pools = {node_pool({budget(100, true)}, std::numeric_limits<double>::infinity())};
-  EXPECT_EQ(run(c, idle(100)).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, idle(100)).nodes_consolidated, 0);
 }
 
 // Two nodes of 4 GPUs, a service of 2 one-GPU replicas at 0 (leastallocated: one per node, each node
@@ -128,28 +122,21 @@ TEST(SimKarpenterDisruption, UnderutilizedNodeAndWhatBlocksIt) {
   c.node_pools = {node_pool({}, 60)};
   Workload w;
   w.horizon_s = 120;
-  WorkloadSpec s;
-  s.name = "chat";
-  s.kind = WorkloadKind::kService;
-  s.pods = 2;
-  s.num_gpu = 1;
-  s.gpu_milli = 1000;
-  s.cpu_milli = 2000;
-  w.items = {s};
+  w.items = {chat_service()};
   {
-    const SimResult r = run(c, w);
+    const SimResult r = run_least_allocated(c, w);
     EXPECT_EQ(r.nodes_consolidated, 1);
     EXPECT_EQ(r.consolidation_moved_pods, 1);
   }
   w.items[0].do_not_disrupt = true;
-  EXPECT_EQ(run(c, w).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, w).nodes_consolidated, 0);
   w.items[0].do_not_disrupt = false;
   c.node_pools[0].consolidate_when_empty_only = true;
-  EXPECT_EQ(run(c, w).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, w).nodes_consolidated, 0);
   c.node_pools = {node_pool({budget(0, false, {R::kUnderutilized})}, 60)};
-  EXPECT_EQ(run(c, w).nodes_consolidated, 0);
+  EXPECT_EQ(run_least_allocated(c, w).nodes_consolidated, 0);
   c.node_pools = {node_pool({budget(0, false, {R::kEmpty})}, 60)};
-  EXPECT_EQ(run(c, w).nodes_consolidated, 1);
+  EXPECT_EQ(run_least_allocated(c, w).nodes_consolidated, 1);
 }
 
 // do-not-disrupt also holds the Cluster Autoscaler's scale-down moves: a CA pool of two 4-GPU nodes
@@ -166,17 +153,10 @@ TEST(SimKarpenterDisruption, DoNotDisruptHoldsClusterAutoscalerScaleDown) {
   c.autoscaler.scale_down_delay_after_add_s = 0;
   Workload w;
   w.horizon_s = 120;
-  WorkloadSpec s;
-  s.name = "chat";
-  s.kind = WorkloadKind::kService;
-  s.pods = 2;
-  s.num_gpu = 1;
-  s.gpu_milli = 1000;
-  s.cpu_milli = 2000;
-  w.items = {s};
-  EXPECT_EQ(run(c, w).nodes_scaled_down, 1);
+  w.items = {chat_service()};
+  EXPECT_EQ(run_least_allocated(c, w).nodes_scaled_down, 1);
   w.items[0].do_not_disrupt = true;
-  EXPECT_EQ(run(c, w).nodes_scaled_down, 0);
+  EXPECT_EQ(run_least_allocated(c, w).nodes_scaled_down, 0);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "sim/engine/fleet.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -70,40 +71,27 @@ TEST(SimEventLoop, RefusesBadKindsAndEventsInThePast) {
 
 // ------------------------------------------------------------------------------------ scale()
 
+using testing::interrupt_at;
+using testing::outcome;
+
 // A pool of `nodes` static nodes with 2 L4 GPUs, 4 vCPU and 16 GiB each, at 3.6 USD/h (0.001 USD/s).
 ClusterConfig static_pool(int32_t nodes) {
-  ClusterConfig c;
-  SimPool p;
-  p.pool.name = "p";
-  p.pool.gpu_model = "L4";
-  p.pool.gpus_per_node = 2;
-  p.pool.cpu_milli = 4000;
-  p.pool.memory_bytes = 16384 * kBytesPerMib;
-  p.pool.node_count = nodes;
-  p.pool.min_nodes = nodes;
-  p.pool.max_nodes = nodes;
-  p.pool.on_demand_usd_per_hour = 3.6;
-  c.pools = {p};
-  c.autoscaler.enabled = false;
-  return c;
+  return testing::one_pool_cluster(testing::gpu_pool(
+      {.gpus_per_node = 2, .cpu_milli = 4000, .memory_mib = 16384, .node_count = nodes, .min_nodes = nodes, .max_nodes = nodes}));
 }
 
+// gpu_job of `pods` one-GPU pods of `kind` in namespace `ns`.
 WorkloadSpec one_gpu(std::string name, std::string ns, WorkloadKind kind, int32_t pods, double arrival_s, double duration_s = 0) {
-  WorkloadSpec s;
-  s.name = std::move(name);
+  WorkloadSpec s = testing::gpu_job(std::move(name), arrival_s, duration_s);
   s.namespace_name = std::move(ns);
   s.kind = kind;
   s.pods = pods;
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
-  s.num_gpu = 1;
-  s.gpu_milli = 1000;
   return s;
 }
 
+// least_allocated_options with the trace on.
 SimOptions traced() {
-  SimOptions o;
-  o.policy = "leastallocated";
+  SimOptions o = testing::least_allocated_options();
   o.trace = true;
   return o;
 }
@@ -132,12 +120,6 @@ class ScaleWeb final : public Controller {
   std::vector<int32_t>* seen_;
   EventKind kind_ = 0;
 };
-
-const UnitOutcome& outcome(const SimResult& r, const std::string& name) {
-  for (const UnitOutcome& u : r.units)
-    if (u.name == name) return u;
-  throw std::runtime_error("no unit " + name);
-}
 
 TEST(SimScale, ReplicasAddedAndRemovedMidRun) {
   // Two static 2-GPU nodes; "web" (team-a) has 2 one-GPU replicas from 0, "batch" (team-b) is a
@@ -213,7 +195,8 @@ TEST(SimScale, ReplicasRemovedBeforeTheyArriveNeverRunAndNewOnesGetNewOrdinals) 
   Workload w;
   w.horizon_s = 1000;
   w.items = {one_gpu("web", "team-a", WorkloadKind::kService, 1, 0)};
-  Simulation sim(c, w, traced());
+  const SimOptions o = traced();  // the simulation keeps a reference
+  Simulation sim(c, w, o);
   std::vector<int32_t> seen;
   sim.add_controller([&](const ControllerPorts& ports) {
     return std::make_unique<ScaleWeb>(ports, std::vector<std::pair<double, uint32_t>>{{100, 3}, {100, 2}, {200, 1}, {300, 2}}, &seen);
@@ -247,7 +230,8 @@ TEST(SimScale, RefusesJobsUnknownNamesAndNegativeCounts) {
   for (const Case& k : std::vector<Case>{{"batch", 2, "'batch' is not a service of the workload"},
                                          {"nope", 2, "'nope' is not a service of the workload"},
                                          {"web", -1, "service 'web': replicas -1 is negative"}}) {
-    Simulation sim(c, w, traced());
+    const SimOptions o = traced();  // the simulation keeps a reference
+    Simulation sim(c, w, o);
     sim.add_controller([&](const ControllerPorts& ports) {
       struct Once final : Controller {
         Once(const ControllerPorts& p, const Case& k) : ports(p), k(k) {}
@@ -271,22 +255,6 @@ TEST(SimScale, RefusesJobsUnknownNamesAndNegativeCounts) {
 
 // ------------------------------------------------------------------------------------ faults
 
-// A fault injector as a plug-in: at its own event it interrupts a node through the fleet.
-class InterruptNode final : public Controller {
- public:
-  InterruptNode(const ControllerPorts& ports, double at_s, NodeId node) : ports_(ports), at_s_(at_s), node_(node) {
-    kind_ = ports_.events.register_event("fault", [this](const Event& e) { ports_.fleet.interrupt(e.subject, e.time_s); },
-                                         [this](uint32_t n) { return ports_.fleet.name(n); });
-  }
-  void start() override { ports_.events.schedule(at_s_, kind_, node_); }
-
- private:
-  ControllerPorts ports_;
-  double at_s_;
-  NodeId node_;
-  EventKind kind_ = 0;
-};
-
 TEST(SimFaults, AControllerInterruptsANode) {
   // Two static 2-GPU on-demand nodes; job j (1 GPU, 1000 s, no checkpoints) starts at 0 on p-0. The
   // injector interrupts p-0 at 300: j loses its 300 s, is queued again and restarts at once on p-1
@@ -295,8 +263,9 @@ TEST(SimFaults, AControllerInterruptsANode) {
   Workload w;
   w.horizon_s = 2000;
   w.items = {one_gpu("j", "a", WorkloadKind::kJob, 1, 0, 1000)};
-  Simulation sim(c, w, traced());
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptNode>(ports, 300, 0); });
+  const SimOptions o = traced();  // the simulation keeps a reference
+  Simulation sim(c, w, o);
+  sim.add_controller(interrupt_at(300, 0));  // the fault injector as a plug-in: an interruption notice to p-0
   const SimResult r = sim.run();
   EXPECT_DOUBLE_EQ(outcome(r, "j").completion_s, 1300);
   EXPECT_EQ(outcome(r, "j").interruptions, 1);
@@ -323,8 +292,9 @@ TEST(SimFaults, AGangBelowItsMinimumIsTornDownAndRestoredWhole) {
   w.horizon_s = 2000;
   w.items = {one_gpu("g", "a", WorkloadKind::kJob, 2, 0, 1000)};
   w.items[0].num_gpu = 2;
-  Simulation sim(c, w, traced());
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptNode>(ports, 300, 0); });
+  const SimOptions o = traced();  // the simulation keeps a reference
+  Simulation sim(c, w, o);
+  sim.add_controller(interrupt_at(300, 0));
   const SimResult r = sim.run();
   EXPECT_DOUBLE_EQ(outcome(r, "g").completion_s, 1300);
   EXPECT_EQ(outcome(r, "g").interruptions, 1);
@@ -417,9 +387,10 @@ TEST(SimNodeLifecycle, ACordonedNodeStaysInTheStateUnschedulableUntilRemoved) {
   Workload w;
   w.horizon_s = 2000;
   w.items = {one_gpu("j", "a", WorkloadKind::kJob, 1, 0, 1000)};
-  Simulation sim(c, w, traced());
+  const SimOptions o = traced();  // the simulation keeps a reference
+  Simulation sim(c, w, o);
   std::vector<size_t> live;
-  sim.add_controller([](const ControllerPorts& ports) { return std::make_unique<InterruptNode>(ports, 300, 0); });
+  sim.add_controller(interrupt_at(300, 0));
   sim.add_controller([&live](const ControllerPorts& ports) {
     return std::make_unique<SampleFleet>(ports, std::vector<double>{200, 350, 500}, &live);
   });

@@ -16,49 +16,47 @@
 #include "sim/engine/fleet.h"
 #include "sim/simulation.h"
 #include "sim/simulator.h"
+#include "sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
-// Runs actions on the fleet at their times, and on the first node of `pool` that becomes Ready.
-class TestFaults final : public Controller, public NodeListener {
+using testing::actions_at;
+using testing::outcome;
+using testing::run_least_allocated;
+
+// Runs `action` once, on the first node of pool `pool` (index into ClusterConfig::pools) that
+// becomes Ready after provisioning.
+class OnFirstReady final : public Controller, public NodeListener {
  public:
   using Action = std::function<void(Fleet&, NodeId, double)>;
-  TestFaults(const ControllerPorts& ports, std::vector<std::pair<double, std::function<void(Fleet&, double)>>> at, size_t pool,
-             Action on_first_ready)
-      : ports_(ports), at_(std::move(at)), pool_(pool), on_first_ready_(std::move(on_first_ready)) {
-    kind_ = ports_.events.register_event("test-action", [this](const Event& e) { at_[e.subject].second(ports_.fleet, e.time_s); });
+  OnFirstReady(const ControllerPorts& ports, size_t pool, Action action) : ports_(ports), pool_(pool), action_(std::move(action)) {
     ports_.fleet.add_listener(*this);
   }
-  void start() override {
-    for (uint32_t i = 0; i < at_.size(); ++i) ports_.events.schedule(at_[i].first, kind_, i);
-  }
+  void start() override {}
   void on_node_ready(NodeId n, double t) override {
-    if (done_ || !on_first_ready_ || ports_.fleet.pool_of(n) != pool_) return;
+    if (done_ || ports_.fleet.pool_of(n) != pool_) return;
     done_ = true;
-    on_first_ready_(ports_.fleet, n, t);
+    action_(ports_.fleet, n, t);
   }
 
  private:
   ControllerPorts ports_;
-  std::vector<std::pair<double, std::function<void(Fleet&, double)>>> at_;
   size_t pool_;
-  Action on_first_ready_;
+  Action action_;
   bool done_ = false;
-  EventKind kind_ = 0;
 };
 
+// The first node of pool 0 that becomes Ready never advertises its GPU (withheld, not advertised,
+// with no end).
+std::unique_ptr<Controller> first_node_never_advertises(const ControllerPorts& ports) {
+  return std::make_unique<OnFirstReady>(ports, 0, [](Fleet& f, NodeId n, double t) { f.withhold_gpu(n, 0, GpuWithheld::kNotAdvertised, t); });
+}
+
+// A pool of 1-GPU L4 nodes (8 vCPU, 32 GiB), none at the start, 0..max_nodes, on demand at
+// `on_demand_usd` per hour.
 SimPool l4_pool(std::string name, int32_t max_nodes, double on_demand_usd = 1.0) {
-  SimPool p;
-  p.pool.name = std::move(name);
-  p.pool.gpu_model = "L4";
-  p.pool.gpus_per_node = 1;
-  p.pool.cpu_milli = 8000;
-  p.pool.memory_bytes = 32768 * kBytesPerMib;
-  p.pool.min_nodes = 0;
-  p.pool.max_nodes = max_nodes;
-  p.pool.on_demand_usd_per_hour = on_demand_usd;
-  return p;
+  return testing::gpu_pool({.name = std::move(name), .max_nodes = max_nodes, .on_demand_usd_per_hour = on_demand_usd});
 }
 
 // An offering of NodePool `node_pool`: zone label, capacity type, spot price 0.4 USD/h.
@@ -72,34 +70,12 @@ SimPool offering(std::string name, const std::string& node_pool, const std::stri
   return p;
 }
 
+// gpu_job of `pods` one-GPU pods (a gang) with 2 vCPU each.
 WorkloadSpec job(std::string name, double arrival_s, double duration_s, int32_t pods = 1) {
-  WorkloadSpec s;
-  s.name = std::move(name);
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
+  WorkloadSpec s = testing::gpu_job(std::move(name), arrival_s, duration_s);
   s.pods = pods;
-  s.num_gpu = 1;
-  s.gpu_milli = 1000;
   s.cpu_milli = 2000;
   return s;
-}
-
-SimOptions options() {
-  SimOptions o;
-  o.policy = "leastallocated";
-  return o;
-}
-
-const UnitOutcome& outcome(const SimResult& r, const std::string& name) {
-  for (const UnitOutcome& u : r.units)
-    if (u.name == name) return u;
-  throw std::runtime_error("no unit " + name);
-}
-
-SimResult run(const ClusterConfig& c, const Workload& w, const Simulation::ControllerFactory& extra = {}) {
-  Simulation sim(c, w, options());
-  if (extra) sim.add_controller(extra);
-  return sim.run();
 }
 
 // S11. Pool g (0..10 nodes, 1 GPU), Ready 60 s after the launch, GPUs advertised 120 s later. A job
@@ -116,7 +92,7 @@ TEST(SimProvisioning, GpusAdvertisedLateCountAsUpcomingNotMissing) {
   Workload w;
   w.horizon_s = 3600;
   w.items = {job("train", 0, 7200, 3)};
-  const SimResult r = run(c, w);
+  const SimResult r = run_least_allocated(c, w);
   EXPECT_EQ(r.nodes_scaled_up, 3);
   EXPECT_EQ(r.nodes_scaled_down, 0);
   EXPECT_EQ(r.failed_scale_ups, 0);
@@ -144,12 +120,7 @@ TEST(SimProvisioning, ANodeWhoseGpusNeverAppearIsGivenUpAndDoesNotPoisonThePool)
   Workload w;
   w.horizon_s = 3600;
   w.items = {job("a", 0, 7200), job("b", 1500, 7200)};
-  Simulation sim(c, w, options());
-  sim.add_controller([](const ControllerPorts& ports) {
-    return std::make_unique<TestFaults>(ports, std::vector<std::pair<double, std::function<void(Fleet&, double)>>>{
-        {1000, [](Fleet&, double) {}}}, 0, [](Fleet& f, NodeId n, double t) { f.withhold_gpu(n, 0, GpuWithheld::kNotAdvertised, t); });
-  });
-  const SimResult r = sim.run();
+  const SimResult r = run_least_allocated(c, w, {first_node_never_advertises});
   EXPECT_EQ(r.failed_scale_ups, 1);
   EXPECT_EQ(r.nodes_scaled_up, 3);
   ASSERT_EQ(r.nodes.size(), 3u);
@@ -175,12 +146,7 @@ TEST(SimProvisioning, BackoffIsThePendingReason) {
   Workload w;
   w.horizon_s = 1000;
   w.items = {job("a", 0, 7200)};
-  Simulation sim(c, w, options());
-  sim.add_controller([](const ControllerPorts& ports) {
-    return std::make_unique<TestFaults>(ports, std::vector<std::pair<double, std::function<void(Fleet&, double)>>>{}, 0,
-                                        [](Fleet& f, NodeId n, double t) { f.withhold_gpu(n, 0, GpuWithheld::kNotAdvertised, t); });
-  });
-  const SimResult r = sim.run();
+  const SimResult r = run_least_allocated(c, w, {first_node_never_advertises});
   ASSERT_EQ(r.pending_at_horizon.size(), 1u);
   EXPECT_EQ(r.pending_at_horizon[0].unit, "a");
   EXPECT_EQ(r.pending_at_horizon[0].reason, "node group in backoff (g)");
@@ -201,7 +167,7 @@ TEST(SimProvisioning, KarpenterLimitsCountNodeCapacityNotRequests) {
   w.horizon_s = 300;
   w.items = {job("a", 0, 7200), job("b", 30, 7200)};
   {
-    const SimResult r = run(c, w);
+    const SimResult r = run_least_allocated(c, w);
     ASSERT_EQ(r.pending_at_horizon.size(), 1u);
     EXPECT_EQ(r.pending_at_horizon[0].unit, "b");
     EXPECT_EQ(r.pending_at_horizon[0].reason, "pool limit reached (NodePool gpu: cpu)");
@@ -209,7 +175,7 @@ TEST(SimProvisioning, KarpenterLimitsCountNodeCapacityNotRequests) {
     EXPECT_EQ(r.nodes_scaled_up, 0);  // the Cluster Autoscaler leaves Karpenter's pools alone
   }
   w.horizon_s = 3600;
-  const SimResult r = run(c, w);
+  const SimResult r = run_least_allocated(c, w);
   ASSERT_EQ(r.node_claims.size(), 2u);
   EXPECT_EQ(r.node_claims[0].requested_s, 1);
   EXPECT_EQ(r.node_claims[0].ready_s, 61);
@@ -235,7 +201,7 @@ TEST(SimProvisioning, SpotFailuresFallBackToOnDemandThroughUnavailableOfferings)
   w.horizon_s = 3600;
   w.items = {job("p", 0, 7200)};
   w.items[0].capacity = CapacityPreference::kSpotOk;
-  const SimResult r = run(c, w);
+  const SimResult r = run_least_allocated(c, w);
   EXPECT_EQ(r.launch_failures, 2);
   ASSERT_EQ(r.node_claims.size(), 3u);
   EXPECT_EQ(r.node_claims[0].offering, "spot-z1");
@@ -263,7 +229,7 @@ TEST(SimProvisioning, SpotOnlyNodePoolWaitsWithNoOfferingReason) {
   w.horizon_s = 100;
   w.items = {job("p", 0, 7200)};
   w.items[0].capacity = CapacityPreference::kSpot;
-  const SimResult r = run(c, w);
+  const SimResult r = run_least_allocated(c, w);
   EXPECT_EQ(r.launch_failures, 2);
   ASSERT_EQ(r.pending_at_horizon.size(), 1u);
   EXPECT_EQ(r.pending_at_horizon[0].reason, "no offering available (insufficient capacity)");
@@ -286,12 +252,8 @@ TEST(SimProvisioning, FailedReplacementReleasesThePodAtOnce) {
   w.items = {job("T", 0, 7200)};
   w.items[0].capacity = CapacityPreference::kSpot;
   w.items[0].checkpoint_interval_s = 600;
-  Simulation sim(c, w, options());
-  sim.add_controller([](const ControllerPorts& ports) {
-    return std::make_unique<TestFaults>(ports, std::vector<std::pair<double, std::function<void(Fleet&, double)>>>{
-        {300, [](Fleet& f, double t) { f.interrupt(f.pool_nodes(0)[0], t); }}}, 0, nullptr);
-  });
-  const SimResult r = sim.run();
+  const SimResult r =
+      run_least_allocated(c, w, {actions_at({{300, [](Fleet& f, double t) { f.interrupt(f.pool_nodes(0)[0], t); }}})});
   ASSERT_EQ(r.node_claims.size(), 2u);
   EXPECT_EQ(r.node_claims[0].offering, "spot-z1");
   EXPECT_EQ(r.node_claims[0].requested_s, 301);
@@ -337,15 +299,10 @@ SimResult spot_shortage(bool on_demand_fallback) {
     s.capacity = CapacityPreference::kSpotOk;
     w.items.push_back(s);
   }
-  Simulation sim(c, w, options());
-  sim.add_controller([](const ControllerPorts& ports) {
-    return std::make_unique<TestFaults>(ports, std::vector<std::pair<double, std::function<void(Fleet&, double)>>>{
-        {3600, [](Fleet& f, double t) {
-           for (NodeId n = 0; n < f.node_count(); ++n)
-             if (f.pool(f.pool_of(n)).settings.capacity_type == CapacityType::kSpot) f.interrupt(n, t);
-         }}}, 0, nullptr);
-  });
-  return sim.run();
+  return run_least_allocated(c, w, {actions_at({{3600, [](Fleet& f, double t) {
+                                        for (NodeId n = 0; n < f.node_count(); ++n)
+                                          if (f.pool(f.pool_of(n)).settings.capacity_type == CapacityType::kSpot) f.interrupt(n, t);
+                                      }}})});
 }
 
 // Hand-computed: the 4 spot nodes (Ready at 61) are reclaimed at 3600; each job has 1739 s of work
