@@ -178,6 +178,17 @@ sharing:
     - {name: nvidia.com/gpu, replicas: 4}
 )"); },
                               "in.yaml", 2, 22, "flags.migStrategy", "using migStrategy mixed is not supported with MPS");
+  // One MPS replica: the device plugin refuses it at config load (NVIDIA/k8s-device-plugin#1548).
+  testing::expect_input_error([] { setup(R"(version: v1
+sharing:
+  mps:
+    resources:
+    - {name: nvidia.com/gpu, replicas: 1}
+)"); },
+                              "in.yaml", 5, 40, "sharing.mps.resources[0].replicas", "MPS needs at least 2 replicas");
+  // sharing.mps without resources.
+  testing::expect_input_error([] { setup("version: v1\nsharing:\n  mps: {}\n"); }, "in.yaml", 3, 8, "sharing.mps",
+                              "sharing.mps needs resources");
   // MPS on a node with MIG enabled: an error at the config's sharing.mps.
   const std::string mig = R"(---
 kind: ConfigMap
@@ -238,6 +249,12 @@ pools:
   Pod two = one;
   two.num_gpu = 2;
   EXPECT_DOUBLE_EQ(sim::pod_gpus_held(pools[0], two), 0.5);
+
+  // One replica is refused, as the device plugin refuses it (NVIDIA/k8s-device-plugin#1548).
+  testing::expect_input_error([] {
+    io::parse_pool_text("apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: l4\n  gpu: {model: L4, count: 4}\n"
+                        "  cpu: \"48\"\n  memory: 180Gi\n  nodes: 1\n  prices: {onDemand: 4.6}\n  mps: {replicas: 1}\n", "p.yaml");
+  }, "p.yaml", 10, 19, "pools[0].mps.replicas", "");
 
   const std::string head = "apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n- name: l4\n  gpu: {model: A100-80GB, count: 4}\n"
                            "  cpu: \"48\"\n  memory: 180Gi\n  nodes: 1\n  prices: {onDemand: 4.6016}\n";

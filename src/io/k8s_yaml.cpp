@@ -956,6 +956,7 @@ void Reader::device_plugin_config(const Val& v, ConfigOrigin origin) {
   // Under MPS the device plugin defaults failRequestsGreaterThanOne to true (api/config/v1/config.go).
   c.fail_requests_greater_than_one = ts["failRequestsGreaterThanOne"].boolean(mps.present());
   const Val resources = ts["resources"];
+  if (mps.present() && resources.size() == 0) mps.fail("sharing.mps needs resources (e.g. [{name: nvidia.com/gpu, replicas: 4}])");
   for (size_t i = 0, n = resources.size(); i < n; ++i) {
     const Val r = resources.at(i);
     TimeSlicingResource res;
@@ -963,6 +964,8 @@ void Reader::device_plugin_config(const Val& v, ConfigOrigin origin) {
     const Val replicas = r["replicas"];
     if (!replicas.present()) replicas.fail("required field is missing");
     res.replicas = static_cast<int32_t>(replicas.integer(1, 1 << 20));
+    // The device plugin refuses fewer than 2 MPS replicas at config load (NVIDIA/k8s-device-plugin#1548).
+    if (mps.present() && res.replicas < 2) replicas.fail("MPS needs at least 2 replicas (the device plugin refuses 1)");
     res.rename = r["rename"].str();
     const Val devices = r["devices"];
     if (devices.is_scalar()) {

@@ -177,7 +177,8 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     if (model == nullptr) mps.fail("MPS needs a GPU (pool has no gpu)");
     if (ts.present()) mps.fail("MPS and time-slicing are mutually exclusive (give timeSlicing or mps)");
     if (pool.mig_devices) mps.fail("sharing using MPS is not supported for MIG devices (give mig or mps)");
-    pool.time_slicing_replicas = static_cast<int32_t>(mps["replicas"].integer(1, 1024));
+    // The device plugin refuses fewer than 2 MPS replicas (NVIDIA/k8s-device-plugin#1548).
+    pool.time_slicing_replicas = static_cast<int32_t>(mps["replicas"].integer(2, 1024));
     pool.gpu_sharing_strategy = GpuSharingStrategy::kMps;
   }
 
