@@ -14,10 +14,15 @@
 #include "model/dns_name.h"
 #include "model/node_pool.h"
 #include "model/quantity.h"
+#include "sim/faults.h"
+#include "sim/workload.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
 namespace {
+
+// The well-known label Karpenter puts on a NodePool's nodes (karpenter.sh/v1 well-known labels).
+constexpr const char* kNodePoolLabel = "karpenter.sh/nodepool";
 
 using detail::Field;
 
@@ -124,7 +129,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
     tmeta.only_keys({"labels", "annotations"});
     template_labels = detail::read_labels(tmeta["labels"]);
     for (const auto& [k, v] : template_labels)
-      if (k == "topology.kubernetes.io/zone" || k == "karpenter.sh/nodepool" || k == "karpenter.sh/capacity-type" ||
+      if (k == sim::kZoneLabel || k == kNodePoolLabel || k == sim::kCapacityTypeLabel ||
           k == kInstanceTypeLabel || k == kPoolLabel)
         tmeta["labels"][k].fail(fmt::format("label {} is set by Karpenter from the offering and must not be given", k));
   }
@@ -138,7 +143,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
     if (r["minValues"].present()) r["minValues"].fail("minValues is not modelled by gpufleet (remove it)");
     Requirement req;
     req.key = r["key"].required_str();
-    if (req.key != kInstanceTypeLabel && req.key != "karpenter.sh/capacity-type" && req.key != "topology.kubernetes.io/zone")
+    if (req.key != kInstanceTypeLabel && req.key != sim::kCapacityTypeLabel && req.key != sim::kZoneLabel)
       r["key"].fail(fmt::format("requirement on unknown key '{}' (expected node.kubernetes.io/instance-type, "
                                 "karpenter.sh/capacity-type, topology.kubernetes.io/zone)", req.key));
     req.op = r["operator"].required_str();
@@ -155,8 +160,8 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
           vals.at(k).fail(fmt::format("unknown instance type '{}' (not in an {} document)", req.values[k], kInstanceTypesKind));
     reqs.push_back(std::move(req));
   }
-  if (std::none_of(reqs.begin(), reqs.end(), [](const Requirement& r) { return r.key == "karpenter.sh/capacity-type"; }))
-    reqs.push_back({"karpenter.sh/capacity-type", "In", {"on-demand"}});  // Karpenter v1's default
+  if (std::none_of(reqs.begin(), reqs.end(), [](const Requirement& r) { return r.key == sim::kCapacityTypeLabel; }))
+    reqs.push_back({sim::kCapacityTypeLabel, "In", {"on-demand"}});  // Karpenter v1's default
   std::vector<Taint> taints;
   const Field tl = tspec["taints"];
   for (size_t i = 0; i < tl.size(); ++i) {
@@ -234,9 +239,9 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
   for (const InstanceType& it : types) {
     if (!allowed(kInstanceTypeLabel, it.name)) continue;
     for (const Offering& o : it.offerings) {
-      if (!allowed("topology.kubernetes.io/zone", o.zone)) continue;
+      if (!allowed(sim::kZoneLabel, o.zone)) continue;
       for (const bool spot : {false, true}) {
-        if (!(spot ? o.spot : o.on_demand) || !allowed("karpenter.sh/capacity-type", spot ? "spot" : "on-demand")) continue;
+        if (!(spot ? o.spot : o.on_demand) || !allowed(sim::kCapacityTypeLabel, spot ? "spot" : "on-demand")) continue;
         sim::SimPool p;
         p.pool.name = fmt::format("{}-{}-{}-{}", dns(np.name), dns(it.name), dns(o.zone), spot ? "spot" : "od");
         if (p.pool.name.size() > 63)
@@ -248,7 +253,7 @@ void read_node_pool(const Field& root, const std::vector<InstanceType>& types, s
         p.pool.gpus_per_node = it.gpus;
         p.pool.cpu_milli = it.cpu_milli;
         p.pool.memory_bytes = it.memory_bytes;
-        p.pool.labels = {{"topology.kubernetes.io/zone", o.zone}, {"karpenter.sh/nodepool", np.name}};
+        p.pool.labels = {{sim::kZoneLabel, o.zone}, {kNodePoolLabel, np.name}};
         p.pool.labels.insert(p.pool.labels.end(), template_labels.begin(), template_labels.end());
         p.pool.taints = taints;
         p.pool.on_demand_usd_per_hour = o.on_demand ? *o.on_demand : *o.spot;  // not value_or(*o.spot): it reads spot eagerly

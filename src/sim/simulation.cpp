@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -90,20 +91,12 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
 class NodeEventWiring final : public NodeListener {
  public:
   NodeEventWiring(const ClusterConfig& cluster, const Fleet& fleet, PendingQueue& pending, Workloads& workloads)
-      : cluster_(cluster), fleet_(fleet), pending_(pending), workloads_(workloads), pool_notices_(cluster.pools.size(), 0) {}
+      : cluster_(cluster), fleet_(fleet), pending_(pending), workloads_(workloads) {}
   void on_node_ready(NodeId /*n*/, double t) override { pending_.request_retry(t); }
   void on_node_interrupted(NodeId n, double t) override {
-    double notice_s = 0;
-    if (fleet_.phase(n) == NodePhase::kCordoned) {
-      if (notices_.size() < fleet_.node_count()) notices_.resize(fleet_.node_count(), Notice{});
-      Notice& notice = notices_[n];
-      const double window_s = cluster_.pools[fleet_.pool_of(n)].settings.spot_notice_s;
-      if (notice.at_s < 0 || notice.incarnation != fleet_.incarnation(n)) {  // the notice itself
-        notice = Notice{t, fleet_.incarnation(n)};
-        ++pool_notices_[fleet_.pool_of(n)];
-      }
-      notice_s = std::max(0.0, notice.at_s + window_s - t);  // 0 at the reclaim
-    }
+    // Under a notice the units get what is left of its window (0 at the reclaim); a failure gives none.
+    const double reclaim_at_s = fleet_.reclaim_at_s(n);
+    const double notice_s = fleet_.phase(n) == NodePhase::kCordoned && reclaim_at_s >= 0 ? std::max(0.0, reclaim_at_s - t) : 0.0;
     workloads_.evict_node(n, t, notice_s);
   }
   void on_gpu_lost(NodeId n, int32_t g, double t) override { workloads_.evict_gpu(n, g, t); }
@@ -111,26 +104,21 @@ class NodeEventWiring final : public NodeListener {
   /// Spot notices per node-hour of each pool's billed nodes over the run (`nodes`: the billing
   /// segments), pool order; 0 for a pool without node-hours.
   std::vector<double> pool_interruptions_per_hour(const std::vector<NodeLifetime>& nodes) const {
+    std::map<std::string, size_t> index;
+    for (size_t p = 0; p < cluster_.pools.size(); ++p) index.emplace(cluster_.pools[p].pool.name, p);
     std::vector<double> hours(cluster_.pools.size(), 0);
     for (const NodeLifetime& l : nodes)
-      for (size_t p = 0; p < cluster_.pools.size(); ++p)
-        if (cluster_.pools[p].pool.name == l.pool) hours[p] += (l.end_s - l.start_s) / 3600.0;
+      if (auto it = index.find(l.pool); it != index.end()) hours[it->second] += (l.end_s - l.start_s) / 3600.0;
     std::vector<double> rate(cluster_.pools.size(), 0);
-    for (size_t p = 0; p < rate.size(); ++p) rate[p] = hours[p] > 0 ? static_cast<double>(pool_notices_[p]) / hours[p] : 0.0;
+    for (size_t p = 0; p < rate.size(); ++p) rate[p] = hours[p] > 0 ? static_cast<double>(fleet_.notices(p)) / hours[p] : 0.0;
     return rate;
   }
 
  private:
-  struct Notice {
-    double at_s = -1;
-    uint32_t incarnation = 0;
-  };
   const ClusterConfig& cluster_;
   const Fleet& fleet_;
   PendingQueue& pending_;
   Workloads& workloads_;
-  std::vector<int64_t> pool_notices_;
-  std::vector<Notice> notices_;  // per node, once one got a notice
 };
 
 }  // namespace

@@ -9,7 +9,6 @@ namespace gpufleet::sim {
 Alerting::Alerting(const SimulationModules& modules)
     : loop_(modules.events), fleet_(modules.fleet), pending_(modules.pending), workloads_(modules.workloads) {
   failures_.assign(fleet_.node_count(), 0);
-  notice_counted_.assign(fleet_.node_count(), 0);
   not_ready_ = loop_.register_event("alert-node-not-ready", [this](const Event& e) { on_not_ready_check(e); }, {}, false);
   evaluation_ = loop_.register_event("alert-evaluation", [this](const Event& e) { on_evaluation(e); }, {}, false);
   fleet_.add_listener(*this);
@@ -34,14 +33,12 @@ void Alerting::on_node_interrupted(NodeId n, double t) {
     ++failures_[n];
     const double at = t + kNodeNotReadyForS;
     if (at <= loop_.horizon_s()) loop_.schedule(at, not_ready_, n, failures_[n]);
-    return;
   }
-  // A spot notice cordons the node (Fleet::interrupt); a reclaim calls again for pods bound after
-  // the notice: count each node's notice once per incarnation.
+}
+
+void Alerting::on_spot_notice(NodeId n, double t, double /*reclaim_at_s*/) {
   const SimPool& pool = fleet_.pool(fleet_.pool_of(n));
-  if (fleet_.phase(n) != NodePhase::kCordoned || pool.settings.capacity_type != CapacityType::kSpot) return;
-  if (notice_counted_[n] == fleet_.incarnation(n)) return;
-  notice_counted_[n] = fleet_.incarnation(n);
+  if (pool.settings.capacity_type != CapacityType::kSpot) return;
   std::vector<double>& times = storm_[fleet_.pool_of(n)];
   std::erase_if(times, [t](double s) { return s <= t - kStormWindowS; });
   bool& firing = storm_firing_[fleet_.pool_of(n)];

@@ -48,7 +48,8 @@ class Alerting final : public Controller, public NodeListener {
   void on_xid(NodeId n, int32_t g, const XidInfo& xid, double t);
 
   // NodeListener
-  void on_node_interrupted(NodeId n, double t) override;
+  void on_node_interrupted(NodeId n, double t) override;  // a failure (NotReady)
+  void on_spot_notice(NodeId n, double t, double reclaim_at_s) override;
 
  private:
   void fire(double t, const char* alert, const char* severity, std::string subject, std::string message);
@@ -61,7 +62,6 @@ class Alerting final : public Controller, public NodeListener {
   const Workloads& workloads_;
   EventKind not_ready_ = 0, evaluation_ = 0;
   std::vector<uint32_t> failures_;                 // per node: NotReady episodes so far
-  std::vector<uint32_t> notice_counted_;           // per node: the incarnation whose notice counted
   std::set<std::pair<uint32_t, double>> pending_alerted_;  // (unit, pending since)
   std::map<uint32_t, std::vector<double>> storm_;  // pool -> notice times in the window
   std::map<uint32_t, bool> storm_firing_;

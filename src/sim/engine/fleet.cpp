@@ -92,6 +92,7 @@ void Fleet::launch_node(NodeId n, double t, bool ready_now) {
   const SimPool& sp = cluster_.pools[node.pool];
   ++node.incarnation;
   node.launched_s = t;
+  node.reclaim_at_s = -1;
   if (!ready_now && launch_blocked_ && launch_blocked_(node.pool, t)) {
     // The cloud refuses the launch: the node is provisioning until the failure is known, never
     // billed and never Ready.
@@ -168,10 +169,13 @@ void Fleet::interrupt(NodeId n, double t) {
   NodeRecord& node = nodes_[n];
   if (node.phase != NodePhase::kReady) return;
   ++interruptions_;
+  ++pools_[node.pool].notices;
   node.phase = NodePhase::kCordoned;
+  node.reclaim_at_s = t + cluster_.pools[node.pool].settings.spot_notice_s;
   state_->set_unschedulable(n, true);
+  for (NodeListener* l : listeners_) l->on_spot_notice(n, t, node.reclaim_at_s);
   for (NodeListener* l : listeners_) l->on_node_interrupted(n, t);
-  loop_.schedule(t + cluster_.pools[node.pool].settings.spot_notice_s, spot_reclaim_, n, node.incarnation);
+  loop_.schedule(node.reclaim_at_s, spot_reclaim_, n, node.incarnation);
 }
 
 void Fleet::cordon(NodeId n) {

@@ -62,6 +62,9 @@ class NodeListener {
   virtual void on_node_ready(NodeId /*n*/, double /*t*/) {}
   /// Ready node n got an interruption notice at t and is cordoned: its pods must stop now.
   virtual void on_node_interrupted(NodeId /*n*/, double /*t*/) {}
+  /// Ready node n got an interruption notice at t (Fleet::interrupt), once per notice, before
+  /// on_node_interrupted; it is reclaimed at reclaim_at_s (t + the pool's spot_notice_s).
+  virtual void on_spot_notice(NodeId /*n*/, double /*t*/, double /*reclaim_at_s*/) {}
   /// Node n was removed at t; it is already absent (and had no pods).
   virtual void on_node_removed(NodeId /*n*/, double /*t*/) {}
   /// A launch of node n failed at t (the cloud had no capacity: `reason`, e.g. EC2's
@@ -175,6 +178,10 @@ class Fleet {
   /// (how soon a provisioner learns of it differs: sim/config.h AutoscalerSettings,
   /// KarpenterSettings). Call after set_launch_gate.
   void set_launch_failure_s(size_t p, double launch_failure_s);
+  /// When node n, under an interruption notice, is reclaimed (seconds); < 0 when it has none.
+  double reclaim_at_s(NodeId n) const { return nodes_[n].reclaim_at_s; }
+  /// Interruption notices given to pool p's nodes so far (Fleet::interrupt).
+  int64_t notices(size_t p) const { return pools_[p].notices; }
   /// Launches that failed so far.
   int64_t launch_failures() const { return launch_failures_; }
   /// The NVIDIA device plugin of node n (in the state) stops (down) or runs again (!down) at t.
@@ -215,6 +222,7 @@ class Fleet {
     int32_t not_safe_to_evict = 0;
     double last_pod_change_s = 0;
     double launched_s = 0;
+    double reclaim_at_s = -1;  // under a notice: the reclaim time
     bool cordoned_before_failure = false;
     bool plugin_down = false;
     bool gpus_advertised = true;  // false from Ready until gpu_advertise_delay_s has passed
@@ -226,6 +234,7 @@ class Fleet {
     std::vector<NodeId> nodes;
     int32_t live = 0;
     int32_t provisioning = 0;
+    int64_t notices = 0;
   };
   void launch_node(NodeId n, double t, bool ready_now);
   // The one release of a bound pod's reservation (unbind and undo_bind).
