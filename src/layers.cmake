@@ -57,6 +57,7 @@ gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_tabl
                                         io/sim_pools io/sim_workload io/sim_inference io/request_trace
                                         io/inference_catalog io/k8s_serving io/step_profile io/kueue_yaml
                                         io/node_resource_topology io/karpenter_nodepool io/fault_schedule
+                                        io/extender_args io/kube_watch io/kubeconfig io/scaler_observation
                                 PUBLIC model admit queue sim_inputs pack_inputs inference autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
@@ -89,8 +90,8 @@ gpufleet_layer(pack             SOURCES pack
 
 # Placement of Kubernetes objects (`gpufleet place`).
 gpufleet_layer(place            SOURCES place
-                                PUBLIC model admit queue
-                                PRIVATE sched sched_plugins util)
+                                PUBLIC model admit queue sched util
+                                PRIVATE sched_plugins)
 
 # The simulator's engine (`gpufleet simulate` / `compare`).
 gpufleet_layer(sim              SOURCES sim
@@ -102,7 +103,21 @@ gpufleet_layer(io               SOURCES io
                                 PUBLIC io_readers pack place sim
                                 PRIVATE util)
 
+# The live server's state and decisions, no network: the cluster cache and its snapshots, the
+# extender verbs' answers, the Prometheus text of gpufleet's view, the replica recommendation for
+# inference services. Kueue's split: state and decision here, I/O in `server`.
+gpufleet_layer(live             SOURCES live
+                                PUBLIC io_readers place sched model util autoscaling
+                                PRIVATE io)
+
+# The live server's I/O: the HTTP server (cpp-httplib) and its routes, the API-server list/watch
+# client, the KEDA external scaler (gRPC), replay.
+gpufleet_layer(server           SOURCES server
+                                PUBLIC live
+                                PRIVATE io sim util
+                                EXTERNAL PkgConfig::HTTPLIB)
+
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet
                                 SOURCES cli
-                                PRIVATE io pack place sim sched workload util)
+                                PRIVATE io pack place sim sched workload util server live)

@@ -74,6 +74,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/device_assignment.h"
 #include "model/gpu_catalog.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -81,30 +82,6 @@
 namespace gpufleet {
 
 using NodeId = uint32_t;
-
-/// One MIG device of a node: the GPU instance of `profile` starting at memory slice `start` on GPU
-/// `gpu` (an entry of Node::mig[gpu].instances).
-struct MigDevice {
-  int32_t gpu = 0;
-  int32_t start = 0;
-  std::string profile;  ///< e.g. "3g.40gb"
-  bool operator==(const MigDevice&) const = default;
-};
-
-/// The devices a pod takes on a node (the argument of allocate and can_allocate), e.g.
-/// {.gpus = {2}} for a whole or fractional GPU, {.mig = {{0, 4, "3g.40gb"}}} for a MIG device,
-/// {.shared_replicas = {1}} for one renamed time-slicing replica; {} for a pod without GPUs.
-struct DeviceAssignment {
-  /// nvidia.com/gpu, num_gpu entries (none for a pod without GPUs): on plain GPUs, distinct GPU
-  /// indices each given gpu_milli; on a node time-sliced without renaming, the GPU index of each
-  /// replica (an index repeats when a GPU gives the pod several replicas).
-  std::vector<int32_t> gpus{};
-  /// nvidia.com/gpu.shared, shared_replicas entries: the GPU index of each replica (may repeat).
-  std::vector<int32_t> shared_replicas{};
-  /// nvidia.com/mig-<profile>: one entry per device, as many per profile as the pod requests.
-  std::vector<MigDevice> mig{};
-  bool operator==(const DeviceAssignment&) const = default;
-};
 
 /// A pod bound to a node and the devices it holds there.
 struct BoundPod {

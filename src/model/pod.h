@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "model/device_assignment.h"
 
 #include "model/resources.h"
 #include "model/scheduling_constraints.h"
@@ -47,6 +50,11 @@ struct Pod {
   bool preempt_lower_priority = true;  ///< preemptionPolicy: PreemptLowerPriority (true) or Never
   PodConstraints constraints;
   std::string node_name;         ///< spec.nodeName: the node it is already bound to; empty = to schedule
+  std::string uid;               ///< metadata.uid ("" when the input gives none)
+  /// The devices a bind chose for it on node_name (gpufleet's device annotations, docs/live.md:
+  /// gpufleet.io/gpu-index, gpufleet.io/gpu-shared-index, gpufleet.io/mig-devices); nullopt = none
+  /// recorded, the pod takes the lowest free devices (Scheduler::bind_node_name).
+  std::optional<DeviceAssignment> assigned_devices;
 
   // Device-plugin resources besides nvidia.com/gpu (empty/0 for the openb trace).
   /// nvidia.com/mig-<profile> requests, one entry per profile, sorted by profile, counts >= 1.

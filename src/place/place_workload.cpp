@@ -1,4 +1,5 @@
 #include "place/place_workload.h"
+#include "place/prepared_cluster.h"
 
 #include <numeric>
 #include <map>
@@ -27,41 +28,6 @@
 namespace gpufleet::place {
 namespace {
 
-/// The kubelet's admission of a pod bound by spec.nodeName (pkg/kubelet/lifecycle/predicate.go
-/// generalFilter): scheduler.AdmissionCheck (resources, including the device plugins' extended
-/// resources; required node affinity and nodeSelector), then NoExecute taints only. NoSchedule taints
-/// and inter-pod affinity belong to the scheduler, which such a pod bypasses. Returns the rejection
-/// reason, empty when the pod is admitted: "OutOf" + resource name (OutOfcpu, OutOfnvidia.com/gpu,
-/// ...) for resources, else "Predicate <plugin> failed: <reason>", the kubelet's first failure.
-std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
-  static const std::vector<std::shared_ptr<const sched::FilterPlugin>> kAdmission = {
-      std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(), std::make_shared<sched::NodeAffinity>()};
-  const sched::FilterCode code = sched::FilterCycle(kAdmission, pod, state).run(state, n);
-  if (code == sched::FilterCode::kFits) {
-    if (const Taint* taint = sched::find_untolerated_no_execute_taint(state.node(n).taints, pod.constraints.tolerations))
-      return "Predicate TaintToleration failed: " + sched::untolerated_taint_reason(*taint);
-    return {};
-  }
-  switch (code) {
-    case sched::FilterCode::kFits: return {};
-    case sched::FilterCode::kInsufficientCpu: return "OutOfcpu";
-    case sched::FilterCode::kInsufficientMemory: return "OutOfmemory";
-    case sched::FilterCode::kTooManyPods: return "OutOfpods";
-    case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
-    case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
-    case sched::FilterCode::kInsufficientMig: {
-      // The first profile the node lacks (node_reasons: "Insufficient nvidia.com/mig-<profile>").
-      const std::string reason = sched::node_reasons(code, pod, state, n).front();
-      constexpr std::string_view kInsufficient = "Insufficient ";
-      return "OutOf" + (reason.starts_with(kInsufficient) ? reason.substr(kInsufficient.size()) : reason);
-    }
-    case sched::FilterCode::kNodeAffinityMismatch: return "Predicate NodeAffinity failed: " + std::string(sched::filter_reason(code));
-    // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
-    case sched::FilterCode::kSharedRequestAboveOne: return "UnexpectedAdmissionError";
-    default: return fmt::format("node {} cannot run the pod: {}", state.node(n).name, sched::filter_reason(code));
-  }
-}
-
 // The MPS share of `pod` on `node` (Placement::mps): set when the node shares its GPUs by MPS and the
 // pod asks for the resource the replicas are advertised under.
 std::optional<MpsShare> mps_share(const Pod& pod, const Node& node) {
@@ -82,20 +48,11 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   result.policy = options.policy;
   result.node_count = input.nodes.size();
 
-  ClusterState state(input.nodes);
-  std::unordered_map<std::string, NodeId> node_by_name;
-  for (NodeId n = 0; n < state.node_count(); ++n) node_by_name.emplace(state.node(n).name, n);
-
-  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
-  // The policy's profile with kube's DefaultPreemption as its PostFilter.
-  sched::ProfileConfig config = sched::policy_profile(options.policy);
-  config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
-  sched::Profile profile = sched::build_profile(
-      config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
-  std::vector<uint32_t> rank(state.node_count());
-  std::iota(rank.begin(), rank.end(), 0u);
-  sched::Scheduler scheduler(std::move(profile), std::move(rank));
-  GoRand rng(static_cast<int64_t>(options.seed));
+  PreparedCluster prepared = prepare_cluster(input, options);
+  ClusterState& state = *prepared.state;
+  const std::unordered_map<std::string, NodeId>& node_by_name = prepared.node_by_name;
+  sched::Scheduler& scheduler = *prepared.scheduler;
+  GoRand& rng = prepared.rng;
   admit::QuotaTracker quotas(input.quotas);
 
   const size_t pod_count = input.pods.size();
@@ -117,24 +74,24 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
     return result.placements.back();
   };
 
-  // 1. Pods already bound by spec.nodeName, in input order. Quota counts every such pod that is not
-  // terminal (they exist already; admission does not run again): a pod on a missing node stays
-  // Pending and counts; one the kubelet refuses is Failed and does not.
-  for (size_t i = 0; i < pod_count; ++i) {
-    const Pod& pod = input.pods[i];
-    if (pod.node_name.empty()) continue;
-    auto it = node_by_name.find(pod.node_name);
-    if (it == node_by_name.end()) {
-      quotas.charge_existing(pod);
-      result.pending.push_back({pod_key(pod), fmt::format("node \"{}\" not found", pod.node_name), pod.priority});
-      continue;
+  const auto refuse = [&](const RefusedPod& r) {
+    const Pod& pod = input.pods[r.pod];
+    if (node_by_name.count(pod.node_name) == 0) quotas.charge_existing(pod);  // Pending on a missing node
+    result.pending.push_back({pod_key(pod), r.reason, pod.priority});
+  };
+
+  // 1. Pods already bound by spec.nodeName (prepare_cluster bound them). Quota counts every such pod
+  // that is not terminal (they exist already; admission does not run again): a pod on a missing node
+  // stays Pending and counts; one the kubelet refuses is Failed and does not. Reported in input order.
+  {
+    size_t next_refused = 0;
+    for (const PreboundPod& bound : prepared.prebound) {
+      for (; next_refused < prepared.refused.size() && prepared.refused[next_refused].pod < bound.pod; ++next_refused)
+        refuse(prepared.refused[next_refused]);
+      quotas.charge_existing(input.pods[bound.pod]);
+      record(bound.pod, bound.result, true);
     }
-    if (std::string why = kubelet_rejection(pod, state, it->second); !why.empty()) {
-      result.pending.push_back({pod_key(pod), std::move(why), pod.priority});
-      continue;
-    }
-    quotas.charge_existing(pod);
-    record(i, scheduler.bind_node_name(pod, state, it->second, rng), true);
+    for (; next_refused < prepared.refused.size(); ++next_refused) refuse(prepared.refused[next_refused]);
   }
 
   // 2. ResourceQuota admission in creation order; 3. the queue, in the profile's QueueSort order
@@ -267,5 +224,73 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
   result.gpu_used_milli = state.gpu_used_milli();
   return result;
 }
+
+PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options) {
+  PreparedCluster out;
+  out.state = std::make_unique<ClusterState>(input.nodes);
+  ClusterState& state = *out.state;
+  for (NodeId n = 0; n < state.node_count(); ++n) out.node_by_name.emplace(state.node(n).name, n);
+  auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
+  // The policy's profile with kube's DefaultPreemption as its PostFilter.
+  sched::ProfileConfig config = sched::policy_profile(options.policy);
+  config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
+  sched::Profile profile = sched::build_profile(
+      config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
+  std::vector<uint32_t> rank(state.node_count());
+  std::iota(rank.begin(), rank.end(), 0u);
+  out.scheduler = std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
+  out.rng = GoRand(static_cast<int64_t>(options.seed));
+  for (size_t i = 0; i < input.pods.size(); ++i) {
+    const Pod& pod = input.pods[i];
+    if (pod.node_name.empty()) continue;
+    const auto it = out.node_by_name.find(pod.node_name);
+    if (it == out.node_by_name.end()) {
+      out.refused.push_back({i, fmt::format("node \"{}\" not found", pod.node_name)});
+      continue;
+    }
+    if (std::string why = kubelet_rejection(pod, state, it->second); !why.empty()) {
+      out.refused.push_back({i, std::move(why)});
+      continue;
+    }
+    out.prebound.push_back({i, out.scheduler->bind_node_name(pod, state, it->second, out.rng)});
+  }
+  return out;
+}
+
+/// The kubelet's admission of a pod bound by spec.nodeName (pkg/kubelet/lifecycle/predicate.go
+/// generalFilter): scheduler.AdmissionCheck (resources, including the device plugins' extended
+/// resources; required node affinity and nodeSelector), then NoExecute taints only. NoSchedule taints
+/// and inter-pod affinity belong to the scheduler, which such a pod bypasses. Returns the rejection
+/// reason, empty when the pod is admitted: "OutOf" + resource name (OutOfcpu, OutOfnvidia.com/gpu,
+/// ...) for resources, else "Predicate <plugin> failed: <reason>", the kubelet's first failure.
+std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
+  static const std::vector<std::shared_ptr<const sched::FilterPlugin>> kAdmission = {
+      std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(), std::make_shared<sched::NodeAffinity>()};
+  const sched::FilterCode code = sched::FilterCycle(kAdmission, pod, state).run(state, n);
+  if (code == sched::FilterCode::kFits) {
+    if (const Taint* taint = sched::find_untolerated_no_execute_taint(state.node(n).taints, pod.constraints.tolerations))
+      return "Predicate TaintToleration failed: " + sched::untolerated_taint_reason(*taint);
+    return {};
+  }
+  switch (code) {
+    case sched::FilterCode::kFits: return {};
+    case sched::FilterCode::kInsufficientCpu: return "OutOfcpu";
+    case sched::FilterCode::kInsufficientMemory: return "OutOfmemory";
+    case sched::FilterCode::kTooManyPods: return "OutOfpods";
+    case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
+    case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
+    case sched::FilterCode::kInsufficientMig: {
+      // The first profile the node lacks (node_reasons: "Insufficient nvidia.com/mig-<profile>").
+      const std::string reason = sched::node_reasons(code, pod, state, n).front();
+      constexpr std::string_view kInsufficient = "Insufficient ";
+      return "OutOf" + (reason.starts_with(kInsufficient) ? reason.substr(kInsufficient.size()) : reason);
+    }
+    case sched::FilterCode::kNodeAffinityMismatch: return "Predicate NodeAffinity failed: " + std::string(sched::filter_reason(code));
+    // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
+    case sched::FilterCode::kSharedRequestAboveOne: return "UnexpectedAdmissionError";
+    default: return fmt::format("node {} cannot run the pod: {}", state.node(n).name, sched::filter_reason(code));
+  }
+}
+
 
 }  // namespace gpufleet::place

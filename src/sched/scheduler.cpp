@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <numeric>
 #include <climits>
 #include <cmath>
 #include <functional>
@@ -345,6 +346,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
+  if (evaluation_ != nullptr) {
+    // Every node's code: the memo's (cached filters), then the non-cacheable filters' rejections.
+    auto& codes = evaluation_->codes;
+    codes.assign(node_count, FilterCode::kFits);
+    for (NodeId n = 0; n < node_count; ++n)
+      if (const int32_t v = entries[n].value; v < kMinScore) codes[n] = static_cast<FilterCode>(static_cast<size_t>(v - INT32_MIN));
+    for (const auto& [n, code] : uncached_rejects_) codes[n] = code;
+  }
   if (feasible_.empty()) {
     result.status = Status(Code::kUnschedulable);
     result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
@@ -381,18 +390,33 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
     return true;
   };
-  if (memo_lexicographic_ && only_memo()) {
+  if (memo_lexicographic_ && only_memo() && evaluation_ == nullptr) {
     result.node = memo_best;
     result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
   } else {
-    select_host(pod, state, shape, result);
-    if (!result.status.is_success()) return result;
+    select_host(pod, state, shape, result, evaluation_ != nullptr ? &evaluation_->ranked : nullptr);
+    if (!result.status.is_success()) {
+      if (evaluation_ != nullptr) evaluation_->ranked.clear();
+      return result;
+    }
   }
   select_gpus(result, pod, state, rng);
   return result;
 }
 
-void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result) {
+ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation) {
+  evaluation.codes.clear();
+  evaluation.ranked.clear();
+  evaluation_ = &evaluation;
+  struct Reset {
+    NodeEvaluation*& slot;
+    ~Reset() { slot = nullptr; }
+  } reset{evaluation_};
+  return decide(pod, state, rng);
+}
+
+void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result,
+                            std::vector<NodeId>* ranked) {
   const auto& entries = cache_[shape];
   auto& columns = score_columns_;
   columns.clear();
@@ -452,6 +476,20 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
         if (cmp > 0 || (cmp == 0 && rank_wins(j))) best = j;
       }
     }
+    if (ranked != nullptr) {
+      // j before k: a higher value at the first column where they differ, else the lower rank.
+      std::vector<size_t> order(feasible_.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::sort(order.begin(), order.end(), [&](size_t j, size_t k) {
+        for (const Column& c : columns) {
+          const int64_t a = value(c, j, feasible_[j]), b = value(c, k, feasible_[k]);
+          if (a != b) return a > b;
+        }
+        return rank_of(feasible_[j]) < rank_of(feasible_[k]);
+      });
+      ranked->clear();
+      for (size_t j : order) ranked->push_back(feasible_[j]);
+    }
     const bool last_scored = !columns.empty() && columns.back().plugin + 1 == profile_.scores.size();
     result.score = last_scored ? value(columns.back(), best, feasible_[best]) : 0;
   } else {
@@ -475,6 +513,15 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
     for (size_t j = 1; j < feasible_.size(); ++j)
       if (total[j] > total[best] || (total[j] == total[best] && rank_wins(j))) best = j;
     result.score = total[best];
+    if (ranked != nullptr) {
+      std::vector<size_t> order(feasible_.size());
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::sort(order.begin(), order.end(), [&](size_t j, size_t k) {
+        return total[j] != total[k] ? total[j] > total[k] : rank_of(feasible_[j]) < rank_of(feasible_[k]);
+      });
+      ranked->clear();
+      for (size_t j : order) ranked->push_back(feasible_[j]);
+    }
   }
   result.node = feasible_[best];
 }
@@ -641,7 +688,13 @@ ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, No
   observe(pod, state);
   ScheduleResult result;
   result.node = n;
-  select_gpus(result, pod, state, rng);
+  if (pod.assigned_devices && state.can_allocate(n, pod, *pod.assigned_devices)) {
+    result.gpus = pod.assigned_devices->gpus;
+    result.shared_replicas = pod.assigned_devices->shared_replicas;
+    result.mig = pod.assigned_devices->mig;
+  } else {
+    select_gpus(result, pod, state, rng);
+  }
   assume(pod, state, result);
   return result;
 }

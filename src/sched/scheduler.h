@@ -115,6 +115,15 @@ struct PermitOutcome {
   Status status;
 };
 
+/// Every node's answer for one pod (Scheduler::evaluate).
+struct NodeEvaluation {
+  /// Per node (index = NodeId): kFits when every filter admits the pod (and for an empty slot),
+  /// else the first rejecting filter's code.
+  std::vector<FilterCode> codes;
+  /// The feasible nodes, best first (score ties broken by the node rank, as decide()).
+  std::vector<NodeId> ranked;
+};
+
 class Scheduler final : public Handle {
  public:
   /// `node_rank[n]` breaks score ties (lower wins) for slot n; it must have one entry per slot of
@@ -130,6 +139,12 @@ class Scheduler final : public Handle {
   void set_node_rank(NodeId n, uint32_t rank);
   Scheduler& operator=(const Scheduler&) = delete;
 
+  /// decide() for an extender (kube-scheduler's filter and prioritize verbs), which answers for
+  /// every node it is sent: also fills `evaluation` with every node's filter code and the feasible
+  /// nodes ranked best first by the profile's node order (the order decide() takes the best of:
+  /// ranked.front() is the returned node). A pod decide() finds no node for has ranked empty; a
+  /// PreFilter or PreScore error leaves both empty (result.status says why).
+  ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation);
   /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
   /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
@@ -147,8 +162,9 @@ class Scheduler final : public Handle {
   /// kube's assume: takes the devices `result` names on its node (ClusterState::allocate, which
   /// throws InvariantViolation if they are not free). No-op for a result without a node.
   static void assume(const Pod& pod, ClusterState& state, const ScheduleResult& result);
-  /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices a cycle
-  /// would pick there (see ScheduleResult), running no plugin but the GPU choice (the scheduler never
+  /// A pod bound by spec.nodeName: observe() it and reserve it on node n with the devices its bind
+  /// recorded (Pod::assigned_devices) when those are free there, else the devices a cycle would pick
+  /// there (see ScheduleResult), running no plugin but the GPU choice (the scheduler never
   /// sees such a pod; the kubelet's own admission is the caller's check). Throws
   /// std::invalid_argument for n out of range or an empty slot, InvariantViolation when the pod's
   /// devices are not free on n.
@@ -222,7 +238,9 @@ class Scheduler final : public Handle {
   size_t shape_for(const Pod& pod, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
-  void select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result);
+  // With `ranked` set, also writes every feasible node to it, best first.
+  void select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result,
+                   std::vector<NodeId>* ranked = nullptr);
   // Unreserve on every Reserve plugin in reverse order, then releases the allocation.
   void roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n);
   // Binds or rolls back the waiting pods whose status is settled; repeats while that settles more.
@@ -255,6 +273,7 @@ class Scheduler final : public Handle {
   CycleState cycle_;                                 // this cycle's state
   uint64_t generation_ = 0;                          // sum of the Score plugins' generations the memo was filled at
   double now_seconds_ = 0;
+  NodeEvaluation* evaluation_ = nullptr;             // set during evaluate()
   std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
   std::vector<PermitOutcome> outcomes_;
 };
