@@ -57,7 +57,7 @@ gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_tabl
                                         io/sim_pools io/sim_workload io/sim_inference io/request_trace
                                         io/inference_catalog io/k8s_serving io/step_profile io/kueue_yaml
                                         io/node_resource_topology io/karpenter_nodepool io/fault_schedule
-                                        io/extender_args io/kube_watch io/kubeconfig io/scaler_observation
+                                        io/extender_args io/kube_watch io/kubeconfig io/scaler_observation io/k8s_json
                                 PUBLIC model admit queue sim_inputs pack_inputs inference autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
@@ -107,8 +107,7 @@ gpufleet_layer(io               SOURCES io
 # extender verbs' answers, the Prometheus text of gpufleet's view, the replica recommendation for
 # inference services. Kueue's split: state and decision here, I/O in `server`.
 gpufleet_layer(live             SOURCES live
-                                PUBLIC io_readers place sched model util autoscaling
-                                PRIVATE io)
+                                PUBLIC io io_readers place sched model util autoscaling)
 
 # The live server's I/O: the HTTP server (cpp-httplib) and its routes, the API-server list/watch
 # client, the KEDA external scaler (gRPC), replay.

@@ -14,6 +14,7 @@
 #include "cli/bench_serve_command.h"
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
+#include "cli/serve_command.h"
 #include "cli/compare_command.h"
 #include "cli/simulate_command.h"
 #include "sched/policy_registry.h"
@@ -139,6 +140,22 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->capture_default_str();
   bench_cmd->add_option("--json", bench.json_path, "write the result JSON (vLLM's keys) to FILE");
 
+  gpufleet::cli::ServeCommandOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve", "Serve beside kube-scheduler: extender verbs (filter, prioritize, preempt, bind), /metrics, health; or --replay a workload through them");
+  serve_cmd->add_option("--listen", serve.listen, "HOST:PORT to listen on (port 0: any free port)")->capture_default_str();
+  serve_cmd->add_option("--tls-cert", serve.tls_cert_path, "PEM certificate: serve HTTPS (with --tls-key)");
+  serve_cmd->add_option("--tls-key", serve.tls_key_path, "PEM private key of --tls-cert");
+  serve_cmd->add_option("--policy", serve.policy, "placement policy (see pack --help)")->capture_default_str();
+  serve_cmd->add_option("--seed", serve.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
+  serve_cmd->add_option("--cluster-config", serve.cluster_config_paths, "device-plugin / mig-parted configs, PriorityClasses, ResourceQuotas, PDBs for every snapshot (files or directories)");
+  serve_cmd->add_option("--snapshot", serve.snapshot_path, "start from a `kubectl get nodes,pods -o json` file (more can be POSTed to /snapshot)");
+  serve_cmd->add_option("--threads", serve.threads, "worker threads (one per open connection)")->capture_default_str()->check(CLI::Range(1, 4096));
+  serve_cmd->add_flag("--replay", serve.replay, "drive the server with --cluster and --workload as kube-scheduler would and compare with place");
+  serve_cmd->add_option("--cluster", serve.cluster_paths, "--replay: Node files (YAML or JSON)");
+  serve_cmd->add_option("--workload", serve.workload_paths, "--replay: Pod files (YAML or JSON)");
+  serve_cmd->add_option("--json", serve.json_path, "--replay: write the decisions as JSON to FILE");
+  serve_cmd->add_flag("-q,--quiet", serve.quiet, "no messages on stderr");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -157,6 +174,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
     if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);
     if (app.got_subcommand(compare_cmd)) return gpufleet::cli::run_compare_command(compare);
+    if (app.got_subcommand(serve_cmd)) return gpufleet::cli::run_serve_command(serve);
   } catch (const gpufleet::InputError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
     return 2;

@@ -134,6 +134,10 @@ inline constexpr CsvLimits kCsvLimits{};
 inline constexpr YamlLimits kYamlLimits{};
 inline constexpr ObjectLimits kObjectLimits{};
 inline constexpr JsonRequestLimits kJsonRequestLimits{};
+/// The live server's POST /snapshot (a `kubectl get nodes,pods -o json` List): 10,000 Nodes and
+/// 150,000 Pods are about 300 MB of JSON as kubectl prints it (indented); compact JSON about a third.
+inline constexpr JsonRequestLimits kSnapshotRequestLimits{.max_body_bytes = 512 * kMiB, .max_depth = 64,
+                                                          .max_values = 60'000'000, .max_string_bytes = 1 * kMiB};
 inline constexpr RequestTraceLimits kRequestTraceLimits{};
 inline constexpr StepProfileLimits kStepProfileLimits{};
 inline constexpr FaultScheduleLimits kFaultScheduleLimits{};

@@ -18,7 +18,6 @@
 namespace gpufleet::io {
 
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
-  PlaceInputs out;
   // A path given twice (e.g. one folder as both --cluster and --workload) is read once.
   std::vector<std::string> paths;
   std::set<std::filesystem::path> seen;
@@ -28,7 +27,12 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
       const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
       if (seen.insert(ec ? std::filesystem::path(path) : canonical).second) paths.push_back(path);
     }
-  out.objects = read_k8s_inputs(paths);
+  return place_inputs_from_objects(read_k8s_inputs(paths));
+}
+
+PlaceInputs place_inputs_from_objects(K8sObjects objects) {
+  PlaceInputs out;
+  out.objects = std::move(objects);
 
   // GPU sharing of the YAML nodes (device-plugin and mig-parted configs by node label; unknown GPU
   // models are errors at the label), then of the pool nodes.

@@ -35,4 +35,9 @@ struct PlaceInputs {
 /// cluster paths hold no node at all.
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
 
+/// read_place_inputs' second half, on objects already read (the live server's cache reads them from
+/// the API server's JSON): pools expanded, device set-up applied, quotas, PDBs and queues moved to
+/// the input. Same errors.
+PlaceInputs place_inputs_from_objects(K8sObjects objects);
+
 }  // namespace gpufleet::io

@@ -1,23 +1,303 @@
 #include "live/cluster_cache.h"
 
-#include <stdexcept>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "io/k8s_yaml.h"
+#include "model/device_annotations.h"
+#include "util/input_error.h"
 
 namespace gpufleet::live {
 
 const char* kind_name(ResourceKind kind) { return kind == ResourceKind::kNode ? "Node" : "Pod"; }
 const char* resource_path_name(ResourceKind kind) { return kind == ResourceKind::kNode ? "nodes" : "pods"; }
 
-struct ClusterCache::Impl {};
+namespace {
 
-ClusterCache::ClusterCache(CacheOptions) : impl_(std::make_unique<Impl>()) {}
+constexpr size_t kKinds = 2;
+size_t index_of(ResourceKind kind) { return kind == ResourceKind::kNode ? 0 : 1; }
+
+// The cache's key of an object: metadata.name for a Node, namespace/name for a Pod ("default" when
+// the namespace is empty, as every reader of gpufleet does). Empty when the object has no name.
+std::string object_key(ResourceKind kind, const nlohmann::json& object) {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return {};
+  const auto name = meta->find("name");
+  if (name == meta->end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return {};
+  if (kind == ResourceKind::kNode) return name->get<std::string>();
+  std::string ns = "default";
+  if (const auto n = meta->find("namespace"); n != meta->end() && n->is_string() && !n->get_ref<const std::string&>().empty())
+    ns = n->get<std::string>();
+  return ns + "/" + name->get<std::string>();
+}
+
+std::string string_at(const nlohmann::json& object, const char* a, const char* b) {
+  const auto x = object.find(a);
+  if (x == object.end() || !x->is_object()) return {};
+  const auto y = x->find(b);
+  return y != x->end() && y->is_string() ? y->get<std::string>() : std::string();
+}
+
+// kube-scheduler's pod informer leaves out terminal pods (status.phase Succeeded or Failed): they
+// hold nothing on their node (pkg/scheduler/eventhandlers.go, the assigned-pod informer's field
+// selector).
+bool terminal(const nlohmann::json& pod) {
+  const std::string phase = string_at(pod, "status", "phase");
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+struct ClusterCache::Impl {
+  CacheOptions options;
+  std::string static_text;  // the static files' documents, "---"-joined
+
+  mutable std::mutex mutex;  // guards everything below
+  std::map<std::string, nlohmann::json> objects[kKinds];
+  std::map<std::string, std::string> refused[kKinds];  // key -> why the reader refused it
+  std::string resource_version[kKinds];
+  bool listed[kKinds] = {false, false};
+  bool posted = false;
+  struct Assumed {
+    std::string node;
+    DeviceAssignment devices;
+  };
+  std::map<std::string, Assumed> assumed;  // pod key -> this server's bind, until the API shows it bound
+  bool dirty = true;
+  uint64_t generation = 0;
+  std::shared_ptr<const Snapshot> current;
+
+  std::mutex build_mutex;  // one rebuild at a time
+
+  // The reader's verdict on one object alone (with the static objects): "" when it reads.
+  std::string check(ResourceKind kind, const nlohmann::json& object) const {
+    nlohmann::json copy = object;
+    copy["kind"] = kind_name(kind);
+    copy["apiVersion"] = "v1";
+    try {
+      io::K8sObjects read = io::parse_k8s_text(static_text + "\n---\n" + copy.dump(), "object");
+      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read));
+    } catch (const InputError& e) {
+      return e.what();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return {};
+  }
+
+  // Inserts or replaces (under mutex).
+  void put(ResourceKind kind, const std::string& key, nlohmann::json object) {
+    const size_t k = index_of(kind);
+    if (kind == ResourceKind::kPod) {
+      if (terminal(object)) {
+        objects[k].erase(key);
+        refused[k].erase(key);
+        assumed.erase(key);
+        return;
+      }
+      if (!string_at(object, "spec", "nodeName").empty()) assumed.erase(key);
+    }
+    if (std::string why = check(kind, object); !why.empty()) {
+      objects[k].erase(key);
+      refused[k][key] = std::move(why);
+      return;
+    }
+    refused[k].erase(key);
+    objects[k][key] = std::move(object);
+  }
+
+  void erase(ResourceKind kind, const std::string& key) {
+    const size_t k = index_of(kind);
+    objects[k].erase(key);
+    refused[k].erase(key);
+    if (kind == ResourceKind::kPod) assumed.erase(key);
+  }
+
+  // The List text of every object, assumptions applied (under mutex).
+  std::string list_text() const {
+    nlohmann::json items = nlohmann::json::array();
+    for (size_t k = 0; k < kKinds; ++k)
+      for (const auto& [key, object] : objects[k]) {
+        nlohmann::json item = object;
+        item["kind"] = k == 0 ? "Node" : "Pod";
+        item["apiVersion"] = "v1";
+        if (k == 1) {
+          if (const auto a = assumed.find(key); a != assumed.end()) {
+            item["spec"]["nodeName"] = a->second.node;
+            for (const auto& [name, value] : device_annotation_values(a->second.devices)) item["metadata"]["annotations"][name] = value;
+          }
+        }
+        items.push_back(std::move(item));
+      }
+    return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}.dump();
+  }
+
+  std::shared_ptr<Snapshot> build(const std::string& text, std::vector<std::string> refused_lines, uint64_t gen,
+                                  std::map<std::string, std::string> versions) const {
+    auto snapshot = std::make_shared<Snapshot>();
+    snapshot->generation = gen;
+    snapshot->seed = options.place.seed;
+    snapshot->resource_versions = std::move(versions);
+    snapshot->refused = std::move(refused_lines);
+    io::K8sObjects read;
+    try {
+      read = io::parse_k8s_text(static_text + "\n---\n" + text, "cluster cache");
+    } catch (const std::exception& e) {
+      snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
+      return snapshot;
+    }
+    if (read.nodes.empty()) {
+      // No node yet: the pods alone, nothing bound.
+      snapshot->inputs.objects = std::move(read);
+      snapshot->inputs.input.pods = snapshot->inputs.objects.pods;
+    } else {
+      try {
+        snapshot->inputs = io::place_inputs_from_objects(std::move(read));
+      } catch (const std::exception& e) {
+        snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
+        return snapshot;
+      }
+    }
+    snapshot->cluster = place::prepare_cluster(snapshot->inputs.input, options.place);
+    const auto& pods = snapshot->inputs.input.pods;
+    for (size_t i = 0; i < pods.size(); ++i) {
+      snapshot->pod_by_key.emplace(sched_key(pods[i]), i);
+      if (!pods[i].uid.empty()) snapshot->pod_by_uid.emplace(pods[i].uid, i);
+    }
+    return snapshot;
+  }
+
+  static std::string sched_key(const Pod& pod) { return (pod.namespace_name.empty() ? "default" : pod.namespace_name) + "/" + pod.name; }
+};
+
+ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  if (!impl_->options.static_paths.empty()) {
+    const io::K8sObjects read = io::read_k8s_inputs(impl_->options.static_paths);  // validates, with positions
+    if (!read.nodes.empty() || !read.pods.empty())
+      throw UsageError("--cluster-config: Nodes and Pods come from the API server or a posted snapshot, not from these files");
+    for (const std::string& file : io::k8s_input_files(impl_->options.static_paths))
+      impl_->static_text += read_file(file) + "\n---\n";
+  }
+}
+
 ClusterCache::~ClusterCache() = default;
-void ClusterCache::replace(ResourceKind, std::vector<nlohmann::json>, const std::string&) { throw std::logic_error("not yet"); }
-void ClusterCache::apply(ResourceKind, WatchEventType, const nlohmann::json&) { throw std::logic_error("not yet"); }
-std::string ClusterCache::resource_version(ResourceKind) const { return {}; }
-void ClusterCache::replace_all(const nlohmann::json&, const std::string&) { throw std::logic_error("not yet"); }
-bool ClusterCache::assume_bound(const std::string&, const std::string&, const DeviceAssignment&) { return false; }
-std::shared_ptr<const Snapshot> ClusterCache::snapshot() { return std::make_shared<Snapshot>(); }
-bool ClusterCache::synced() const { return false; }
-size_t ClusterCache::object_count(ResourceKind) const { return 0; }
+
+void ClusterCache::replace(ResourceKind kind, std::vector<nlohmann::json> items, const std::string& resource_version) {
+  std::lock_guard lock(impl_->mutex);
+  const size_t k = index_of(kind);
+  impl_->objects[k].clear();
+  impl_->refused[k].clear();
+  std::map<std::string, Impl::Assumed> assumed;
+  for (nlohmann::json& item : items) {
+    const std::string key = object_key(kind, item);
+    if (key.empty()) continue;
+    if (kind == ResourceKind::kPod)
+      if (const auto a = impl_->assumed.find(key); a != impl_->assumed.end()) assumed.insert(*a);  // kept while the pod exists
+    impl_->put(kind, key, std::move(item));
+  }
+  if (kind == ResourceKind::kPod) {
+    for (auto it = assumed.begin(); it != assumed.end();)  // put() dropped those the API shows bound
+      it = impl_->objects[k].count(it->first) != 0 && string_at(impl_->objects[k][it->first], "spec", "nodeName").empty() ? std::next(it)
+                                                                                                                          : assumed.erase(it);
+    impl_->assumed = std::move(assumed);
+  }
+  impl_->resource_version[k] = resource_version;
+  impl_->listed[k] = true;
+  impl_->dirty = true;
+}
+
+void ClusterCache::apply(ResourceKind kind, WatchEventType type, const nlohmann::json& object) {
+  std::lock_guard lock(impl_->mutex);
+  const size_t k = index_of(kind);
+  if (const std::string rv = string_at(object, "metadata", "resourceVersion"); !rv.empty()) impl_->resource_version[k] = rv;
+  if (type == WatchEventType::kBookmark) return;
+  const std::string key = object_key(kind, object);
+  if (key.empty()) return;
+  if (type == WatchEventType::kDeleted)
+    impl_->erase(kind, key);
+  else
+    impl_->put(kind, key, object);
+  impl_->dirty = true;
+}
+
+std::string ClusterCache::resource_version(ResourceKind kind) const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->resource_version[index_of(kind)];
+}
+
+void ClusterCache::replace_all(const nlohmann::json& list, const std::string& source) {
+  const auto items = list.is_object() ? list.find("items") : list.end();
+  if (!list.is_object() || items == list.end() || !items->is_array())
+    throw InputError(source, 0, "items", "expected a Kubernetes List (kubectl get nodes,pods -o json) with an items array");
+  std::vector<nlohmann::json> nodes, pods;
+  const std::string list_kind = list.value("kind", std::string());
+  for (size_t i = 0; i < items->size(); ++i) {
+    const nlohmann::json& item = (*items)[i];
+    if (!item.is_object()) throw InputError(source, 0, fmt::format("items[{}]", i), "expected an object");
+    std::string kind = item.value("kind", std::string());
+    if (kind.empty()) kind = list_kind == "NodeList" ? "Node" : list_kind == "PodList" ? "Pod" : "";
+    if (kind == "Node" || kind == "Pod") {
+      if (object_key(kind == "Node" ? ResourceKind::kNode : ResourceKind::kPod, item).empty())
+        throw InputError(source, 0, fmt::format("items[{}].metadata.name", i), "missing");
+      (kind == "Node" ? nodes : pods).push_back(item);
+    }
+  }
+  const std::string rv = string_at(list, "metadata", "resourceVersion");
+  replace(ResourceKind::kNode, std::move(nodes), rv);
+  replace(ResourceKind::kPod, std::move(pods), rv);
+  std::lock_guard lock(impl_->mutex);
+  impl_->posted = true;
+}
+
+bool ClusterCache::assume_bound(const std::string& key, const std::string& node, const DeviceAssignment& devices) {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->objects[1].count(key) == 0) return false;
+  impl_->assumed[key] = Impl::Assumed{node, devices};
+  impl_->dirty = true;
+  return true;
+}
+
+std::shared_ptr<const Snapshot> ClusterCache::snapshot() {
+  std::lock_guard build(impl_->build_mutex);
+  std::string text;
+  std::vector<std::string> refused;
+  std::map<std::string, std::string> versions;
+  uint64_t gen = 0;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (!impl_->dirty && impl_->current) return impl_->current;
+    text = impl_->list_text();
+    for (size_t k = 0; k < kKinds; ++k)
+      for (const auto& [key, why] : impl_->refused[k]) refused.push_back(fmt::format("{} {}: {}", k == 0 ? "Node" : "Pod", key, why));
+    versions = {{"Node", impl_->resource_version[0]}, {"Pod", impl_->resource_version[1]}};
+    gen = ++impl_->generation;
+    impl_->dirty = false;
+  }
+  std::shared_ptr<const Snapshot> built = impl_->build(text, std::move(refused), gen, std::move(versions));
+  std::lock_guard lock(impl_->mutex);
+  impl_->current = built;
+  return built;
+}
+
+bool ClusterCache::synced() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->posted || (impl_->listed[0] && impl_->listed[1]);
+}
+
+size_t ClusterCache::object_count(ResourceKind kind) const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->objects[index_of(kind)].size();
+}
 
 }  // namespace gpufleet::live

@@ -70,7 +70,11 @@ struct CacheOptions {
 struct Snapshot {
   uint64_t generation = 0;                   ///< 1 for the first snapshot, +1 per rebuild
   io::PlaceInputs inputs;                    ///< nodes and pods as `place` reads them (pods in key order)
-  place::PreparedCluster cluster;            ///< bound pods on their devices, the policy's scheduler
+  /// Bound pods on their devices and the policy's scheduler: used under decide_mutex only.
+  mutable place::PreparedCluster cluster;
+  /// PlaceOptions::seed: each decision draws from a generator seeded with it afresh, so an answer
+  /// depends on the snapshot and the request only, not on the requests before it.
+  uint64_t seed = 42;
   std::unordered_map<std::string, size_t> pod_by_uid;  ///< metadata.uid -> index in inputs.input.pods
   std::unordered_map<std::string, size_t> pod_by_key;  ///< "namespace/name" -> index in inputs.input.pods
   std::vector<std::string> refused;          ///< one line per object left out: kind, key and the reader's error

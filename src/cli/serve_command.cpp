@@ -1,0 +1,109 @@
+#include "cli/serve_command.h"
+
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <pthread.h>
+
+#include <fmt/format.h>
+
+#include "io/k8s_json.h"
+#include "live/cluster_cache.h"
+#include "server/http_server.h"
+#include "server/replay.h"
+#include "util/atomic_file.h"
+#include "util/input_error.h"
+
+namespace gpufleet::cli {
+namespace {
+
+// HOST:PORT (HOST may be empty: every address); the port 0..65535.
+std::pair<std::string, int> split_listen(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos) {
+    const std::string p = listen.substr(colon + 1);
+    if (!p.empty() && p.size() <= 5 && p.find_first_not_of("0123456789") == std::string::npos) port = std::stoi(p);
+  }
+  if (port < 0 || port > 65535) throw UsageError(fmt::format("--listen: '{}' is not HOST:PORT with a port from 0 to 65535", listen));
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return {host.empty() ? "0.0.0.0" : host, port};
+}
+
+int run_replay(const ServeCommandOptions& o) {
+  if (o.cluster_paths.empty()) throw UsageError("--replay: --cluster is required (Node files)");
+  std::vector<std::string> paths = o.cluster_paths;
+  paths.insert(paths.end(), o.workload_paths.begin(), o.workload_paths.end());
+  const std::vector<nlohmann::json> objects = io::read_k8s_json_objects(paths);
+  server::ReplayOptions options;
+  options.place.policy = o.policy;
+  options.place.seed = o.seed;
+  options.cluster_config_paths = o.cluster_config_paths;
+  server::ReplayResult result = server::run_replay(objects, options);
+  options.node_cache_capable = false;
+  const server::ReplayResult with_node_list = server::run_replay(objects, options);
+  std::string text = "nodeCacheCapable: true\n" + server::replay_text(result) + "nodeCacheCapable: false\n" + server::replay_text(with_node_list);
+  if (!o.json_path.empty()) {
+    write_file_atomically(o.json_path, nlohmann::json{{"node_cache_capable", server::replay_json(result)},
+                                                      {"node_list", server::replay_json(with_node_list)}}
+                                           .dump(2) +
+                                           "\n");
+    text += fmt::format("json: {}\n", o.json_path);
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return result.mismatches() + with_node_list.mismatches() == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_serve_command(const ServeCommandOptions& o) {
+  if (o.tls_cert_path.empty() != o.tls_key_path.empty()) throw UsageError("--tls-cert and --tls-key go together");
+  if (o.replay) return run_replay(o);
+  if (!o.cluster_paths.empty() || !o.workload_paths.empty() || !o.json_path.empty())
+    throw UsageError("--cluster, --workload and --json are options of --replay");
+  const auto [host, port] = split_listen(o.listen);
+
+  live::ClusterCache cache(live::CacheOptions{place::PlaceOptions{o.policy, o.seed}, o.cluster_config_paths});
+  if (!o.snapshot_path.empty()) {
+    nlohmann::json items = nlohmann::json::array();
+    for (nlohmann::json& object : io::read_k8s_json_objects({o.snapshot_path})) items.push_back(std::move(object));
+    cache.replace_all(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}, o.snapshot_path);
+    for (const std::string& line : cache.snapshot()->refused) std::fprintf(stderr, "gpufleet serve: warning: %s\n", line.c_str());
+  }
+
+  // SIGTERM and SIGINT go to one thread, which stops the server gracefully.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  server::ServerOptions options;
+  options.host = host;
+  options.port = port;
+  options.tls_cert_file = o.tls_cert_path;
+  options.tls_key_file = o.tls_key_path;
+  options.threads = o.threads;
+  server::ServerHooks hooks;
+  server::HttpServer http(options, cache, nullptr, std::move(hooks));
+  const int bound = http.bind();
+  if (!o.quiet)
+    std::fprintf(stderr, "gpufleet serve: listening on %s://%s:%d (policy %s; extender verbs /filter /prioritize /preempt /bind, /metrics, /healthz, /readyz)\n",
+                 o.tls_cert_path.empty() ? "http" : "https", host.c_str(), bound, o.policy.c_str());
+  std::fflush(stderr);
+  std::thread signal_thread([&http, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    http.stop();
+  });
+  http.serve();
+  // serve() returned (stopped by a signal, or failed): make sure the signal thread ends.
+  pthread_kill(signal_thread.native_handle(), SIGTERM);
+  signal_thread.join();
+  if (!o.quiet) std::fprintf(stderr, "gpufleet serve: stopped\n");
+  return 0;
+}
+
+}  // namespace gpufleet::cli

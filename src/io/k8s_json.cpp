@@ -1,0 +1,82 @@
+#include "io/k8s_json.h"
+
+#include <fmt/format.h>
+
+#include "io/input_limits.h"
+#include "io/k8s_yaml.h"
+#include "io/text_file.h"
+#include "io/yaml_field.h"
+#include "io/yaml_tree.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::YamlNode;
+using detail::YamlType;
+
+nlohmann::json to_json(const YamlNode& node, const detail::Source& src, const std::string& path) {
+  switch (node.type) {
+    case YamlType::kNull: return nullptr;
+    case YamlType::kScalar: return node.scalar;
+    case YamlType::kSequence: {
+      nlohmann::json out = nlohmann::json::array();
+      for (size_t i = 0; i < node.items.size(); ++i) out.push_back(to_json(node.items[i], src, fmt::format("{}[{}]", path, i)));
+      return out;
+    }
+    case YamlType::kMapping: {
+      nlohmann::json out = nlohmann::json::object();
+      for (const detail::YamlEntry& e : node.entries) {
+        if (e.key.type != YamlType::kScalar) src.fail(e.key.mark, path, "a mapping key must be a scalar");
+        const std::string field = path.empty() ? e.key.scalar : path + "." + e.key.scalar;
+        out[e.key.scalar] = to_json(e.value, src, field);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+bool is_list(const nlohmann::json& object) {
+  const auto kind = object.find("kind");
+  if (kind == object.end() || !kind->is_string()) return false;
+  const std::string& k = kind->get_ref<const std::string&>();
+  return k == "List" || (k.size() > 4 && k.ends_with("List"));
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>& paths) {
+  std::vector<nlohmann::json> out;
+  const size_t max_objects = kObjectLimits.max_nodes + kObjectLimits.max_pods;
+  for (const std::string& file : k8s_input_files(paths)) {
+    const std::string text = read_yaml_file(file);
+    detail::Source src;
+    src.file = file;
+    for (const YamlNode& doc : detail::parse_yaml_stream(text, src, "")) {
+      if (doc.type == YamlType::kNull) continue;
+      if (doc.type != YamlType::kMapping) src.fail(doc.mark, "", "expected a Kubernetes object (a mapping)");
+      nlohmann::json object = to_json(doc, src, "");
+      std::vector<nlohmann::json> items;
+      if (is_list(object)) {
+        // The API's typed lists (NodeList, PodList) leave their items' kind out.
+        const std::string list_kind = object["kind"].get<std::string>();
+        const std::string item_kind = list_kind == "List" ? "" : list_kind.substr(0, list_kind.size() - 4);
+        const auto it = object.find("items");
+        if (it != object.end() && it->is_array()) items = std::move(*it);
+        for (nlohmann::json& item : items)
+          if (item.is_object() && !item.contains("kind") && !item_kind.empty()) item["kind"] = item_kind;
+      } else {
+        items.push_back(std::move(object));
+      }
+      for (nlohmann::json& item : items) {
+        if (out.size() >= max_objects)
+          src.fail(doc.mark, "", limit_message(max_objects, "objects", "ObjectLimits::max_nodes + max_pods"));
+        out.push_back(std::move(item));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace gpufleet::io

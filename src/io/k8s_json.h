@@ -1,0 +1,23 @@
+// Kubernetes objects in YAML or JSON files as JSON values: what the live server's cache takes
+// (live/cluster_cache.h), for `gpufleet serve --replay` and a --snapshot file, which start from
+// files rather than from the API server.
+//
+// Input: files or directories as io/k8s_yaml.h takes them (k8s_input_files); every document, and
+// every item of a List (`kind: List`, NodeList, PodList, ...), is one object. Scalars become JSON
+// strings (the YAML tree keeps no types: `8` and `"8"` read the same through io/k8s_yaml.h, which
+// takes quantities and integers from their text), a null scalar JSON null. Limits: YamlLimits per
+// file, ObjectLimits::max_nodes + max_pods objects in all. Errors: InputError at the document
+// (syntax, limits, a document that is not a mapping, a mapping key that is not a scalar).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpufleet::io {
+
+/// The objects of `paths`, in file order, then document order.
+std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>& paths);
+
+}  // namespace gpufleet::io

@@ -1,0 +1,203 @@
+#include "live/extender.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "sched/fit_error.h"
+#include "sched/framework/filter_cycle.h"
+#include "sched/framework/status.h"
+#include "sched/scheduler.h"
+
+namespace gpufleet::live {
+namespace {
+
+constexpr int64_t kMaxExtenderPriority = 10;  // k8s.io/kube-scheduler/extender/v1 MaxExtenderPriority
+
+std::string key_of(const Pod& pod) { return sched::pod_key(pod); }
+
+// While alive, the snapshot's copy of `pod` (when bound) is off its node: a request's pod is
+// decided as unbound. Holds snapshot.decide_mutex.
+class Decision {
+ public:
+  Decision(const Snapshot& snapshot, const Pod& pod)
+      : lock_(snapshot.decide_mutex), snapshot_(snapshot), state_(*snapshot.cluster.state), fork_(state_.fork()) {
+    const auto it = snapshot.pod_by_key.find(key_of(pod));
+    if (it == snapshot.pod_by_key.end()) return;
+    const Pod& known = snapshot.inputs.input.pods[it->second];
+    if (known.node_name.empty()) return;
+    const auto node = snapshot.cluster.node_by_name.find(known.node_name);
+    if (node == snapshot.cluster.node_by_name.end()) return;
+    for (const BoundPod& b : state_.pods_on(node->second))
+      if (b.pod.name == known.name && b.pod.namespace_name == known.namespace_name) {
+        state_.release(node->second, b.pod);
+        break;
+      }
+  }
+  ~Decision() { fork_.discard(); }
+  ClusterState& state() { return state_; }
+  sched::Scheduler& scheduler() { return *snapshot_.cluster.scheduler; }
+  GoRand& rng() { return rng_; }
+  std::optional<NodeId> node(const std::string& name) const {
+    const auto it = snapshot_.cluster.node_by_name.find(name);
+    if (it == snapshot_.cluster.node_by_name.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+  const Snapshot& snapshot_;
+  ClusterState& state_;
+  ClusterState::Fork fork_;
+  GoRand rng_{static_cast<int64_t>(snapshot_.seed)};
+};
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+}  // namespace
+
+FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names) {
+  FilterAnswer answer;
+  Decision d(snapshot, pod);
+  sched::Scheduler& scheduler = d.scheduler();
+  scheduler.observe(pod, d.state());
+  sched::NodeEvaluation evaluation;
+  const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation);
+  if (evaluation.codes.empty()) {  // a PreFilter error or rejection before any node was looked at
+    if (result.status.code() == sched::Code::kError) {
+      answer.error = result.status.message();
+      return answer;
+    }
+    for (const std::string& name : node_names) answer.failed_unresolvable.emplace(name, result.status.message());
+    return answer;
+  }
+  for (const std::string& name : node_names) {
+    const std::optional<NodeId> n = d.node(name);
+    if (!n) {
+      answer.failed_unresolvable.emplace(name, "node(s) not in gpufleet's cache");
+      continue;
+    }
+    const sched::FilterCode code = evaluation.codes[*n];
+    if (code == sched::FilterCode::kFits) {
+      answer.passed.push_back(name);
+      continue;
+    }
+    std::string reason = join(sched::node_reasons(code, pod, d.state(), *n));
+    (sched::filter_code_resolvable(code) ? answer.failed : answer.failed_unresolvable).emplace(name, std::move(reason));
+  }
+  return answer;
+}
+
+std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names) {
+  std::vector<HostScore> scores;
+  scores.reserve(node_names.size());
+  Decision d(snapshot, pod);
+  sched::Scheduler& scheduler = d.scheduler();
+  scheduler.observe(pod, d.state());
+  sched::NodeEvaluation evaluation;
+  scheduler.evaluate(pod, d.state(), d.rng(), evaluation);
+  // The sent nodes in the policy's order.
+  std::unordered_map<NodeId, size_t> sent;  // NodeId -> index in node_names
+  for (size_t i = 0; i < node_names.size(); ++i)
+    if (const std::optional<NodeId> n = d.node(node_names[i])) sent.emplace(*n, i);
+  std::vector<size_t> order;
+  for (NodeId n : evaluation.ranked)
+    if (const auto it = sent.find(n); it != sent.end()) order.push_back(it->second);
+  std::vector<int64_t> value(node_names.size(), 0);
+  const size_t count = order.size();
+  for (size_t k = 0; k < count; ++k)
+    value[order[k]] = k == 0 ? kMaxExtenderPriority
+                             : static_cast<int64_t>((kMaxExtenderPriority - 1) * (count - 1 - k) / (count - 1));
+  for (size_t i = 0; i < node_names.size(); ++i) scores.push_back({node_names[i], value[i]});
+  return scores;
+}
+
+std::map<std::string, NodeVictims> extender_preempt(const Snapshot& snapshot, const Pod& pod,
+                                                    const std::map<std::string, NodeVictims>& candidates) {
+  std::map<std::string, NodeVictims> accepted;
+  Decision d(snapshot, pod);
+  ClusterState& state = d.state();
+  const sched::Profile& profile = d.scheduler().profile();
+  for (const auto& [node_name, victims] : candidates) {
+    const std::optional<NodeId> n = d.node(node_name);
+    if (!n) continue;
+    // The victims as bound on the node.
+    std::vector<BoundPod> bound;
+    bool known = true;
+    for (const std::string& uid : victims.pod_uids) {
+      const auto it = snapshot.pod_by_uid.find(uid);
+      if (it == snapshot.pod_by_uid.end()) {
+        known = false;
+        break;
+      }
+      const Pod& victim = snapshot.inputs.input.pods[it->second];
+      const auto on = std::find_if(state.pods_on(*n).begin(), state.pods_on(*n).end(), [&](const BoundPod& b) {
+        return b.pod.name == victim.name && b.pod.namespace_name == victim.namespace_name;
+      });
+      if (on == state.pods_on(*n).end()) {
+        known = false;
+        break;
+      }
+      bound.push_back(*on);
+    }
+    if (!known) continue;
+    ClusterState::Fork fork = state.fork();
+    for (const BoundPod& b : bound) state.release(*n, b.pod);
+    const auto fits = [&] { return sched::FilterCycle(profile.filters, pod, state).run(state, *n) == sched::FilterCode::kFits; };
+    if (!fits()) {
+      fork.discard();
+      continue;
+    }
+    // Reprieve: give back the highest-priority victims first while the pod still fits.
+    std::vector<size_t> order(bound.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return bound[a].pod.priority > bound[b].pod.priority; });
+    std::vector<bool> kept_victim(bound.size(), true);
+    for (size_t i : order) {
+      ClusterState::Fork trial = state.fork();
+      state.rebind(*n, bound[i]);
+      if (fits()) {
+        trial.commit();
+        kept_victim[i] = false;
+      } else {
+        trial.discard();
+      }
+    }
+    fork.discard();
+    NodeVictims out;
+    out.num_pdb_violations = victims.num_pdb_violations;
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (kept_victim[i]) out.pod_uids.push_back(victims.pod_uids[i]);
+    accepted.emplace(node_name, std::move(out));
+  }
+  return accepted;
+}
+
+DeviceChoice choose_devices(const Snapshot& snapshot, const Pod& pod, const std::string& node) {
+  DeviceChoice choice;
+  Decision d(snapshot, pod);
+  const std::optional<NodeId> n = d.node(node);
+  if (!n) {
+    choice.error = fmt::format("node {} is not in gpufleet's cache", node);
+    return choice;
+  }
+  sched::Scheduler& scheduler = d.scheduler();
+  scheduler.observe(pod, d.state());
+  const sched::ScheduleResult result = scheduler.decide(pod, d.state(), d.rng(), *n);
+  if (result.node != *n) {
+    choice.error = fmt::format("pod {} does not fit node {}: {}", key_of(pod), node,
+                               join(sched::node_reasons(sched::FilterCycle(scheduler.profile().filters, pod, d.state()).run(d.state(), *n), pod,
+                                                        d.state(), *n)));
+    return choice;
+  }
+  choice.devices = result.devices();
+  return choice;
+}
+
+}  // namespace gpufleet::live
