@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Load on `gpufleet serve`'s extender verbs with wrk (Debian package wrk): a cluster of N 8-GPU nodes
+# (two pods bound on each) is posted as a snapshot; wrk then sends one verb's request (a 1-GPU pod and
+# every node, as kube-scheduler sends it) for SECONDS at saturation over CONNECTIONS connections, and
+# prints requests/s, the latency distribution (p50, p90, p99) and non-2xx responses; the server's RSS
+# is sampled every 10 s (flat memory: the same at the end as after warm-up).
+#
+#   bench/live/wrk_extender.sh BINARY NODES VERB [SECONDS] [CONNECTIONS] [THREADS] [MODE]
+#     VERB: filter or prioritize; MODE: names (nodeCacheCapable, default) or nodelist
+# Example: bench/live/wrk_extender.sh build/gpufleet 1000 filter 60 16 2
+set -euo pipefail
+bin=$(realpath "$1"); nodes=$2; verb=$3; seconds=${4:-60}; conns=${5:-16}; threads=${6:-2}; mode=${7:-names}
+command -v wrk >/dev/null || { echo "wrk is not installed (Debian package wrk)"; exit 77; }
+dir=$(mktemp -d); trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+# The snapshot and the request body.
+awk -v n="$nodes" 'BEGIN {
+  printf "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
+  for (i = 0; i < n; i++) {
+    r = "{\"cpu\":\"96\",\"memory\":\"1024Gi\",\"nvidia.com/gpu\":\"8\",\"pods\":\"110\"}"
+    printf "%s{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\"}},\"status\":{\"allocatable\":%s,\"capacity\":%s}}", (i ? "," : ""), i, r, r
+    for (k = 0; k < 2; k++)
+      printf ",{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"p%d-%d\",\"namespace\":\"default\",\"uid\":\"u%d-%d\"},\"spec\":{\"nodeName\":\"node-%d\",\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"4\",\"memory\":\"16Gi\",\"nvidia.com/gpu\":\"%d\"},\"limits\":{\"nvidia.com/gpu\":\"%d\"}}}]}}", i, k, i, k, i, 1 + (i + k) % 4, 1 + (i + k) % 4
+  }
+  printf "]}\n" }' > "$dir/snapshot.json"
+pod='{"kind":"Pod","apiVersion":"v1","metadata":{"name":"incoming","namespace":"default","uid":"u-in"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"4","memory":"16Gi","nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]}}'
+if [ "$mode" = names ]; then
+  awk -v n="$nodes" -v pod="$pod" 'BEGIN { printf "{\"Pod\":%s,\"Nodes\":null,\"NodeNames\":[", pod; for (i = 0; i < n; i++) printf "%s\"node-%d\"", (i ? "," : ""), i; printf "]}" }' > "$dir/body.json"
+else
+  awk -v n="$nodes" -v pod="$pod" 'BEGIN { r = "{\"cpu\":\"96\",\"memory\":\"1024Gi\",\"nvidia.com/gpu\":\"8\",\"pods\":\"110\"}"
+    printf "{\"Pod\":%s,\"NodeNames\":null,\"Nodes\":{\"metadata\":{},\"items\":[", pod
+    for (i = 0; i < n; i++) printf "%s{\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\"}},\"status\":{\"allocatable\":%s,\"capacity\":%s}}", (i ? "," : ""), i, r, r
+    printf "]}}" }' > "$dir/body.json"
+fi
+cat > "$dir/post.lua" <<LUA
+local f = io.open("$dir/body.json", "rb"); wrk.body = f:read("*a"); f:close()
+wrk.method = "POST"; wrk.headers["Content-Type"] = "application/json"
+done = function(summary, latency, requests)
+  io.write(string.format("requests/s %.0f  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  non-2xx %d  errors %d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+LUA
+"$bin" serve --listen 127.0.0.1:0 --threads $((conns + 8)) > "$dir/serve.log" 2>&1 & pid=$!
+for _ in $(seq 100); do port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$dir/serve.log"); [ -n "$port" ] && break; sleep 0.1; done
+curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/snapshot.json" "http://127.0.0.1:$port/snapshot"
+curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/body.json" "http://127.0.0.1:$port/$verb"  # warm-up
+rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
+echo "nodes $nodes, verb $verb ($mode), $seconds s, $conns connections, $threads wrk threads; RSS after warm-up $(rss)"
+( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) &
+wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1
+wait
