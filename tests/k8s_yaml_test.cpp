@@ -1193,5 +1193,60 @@ TEST(K8sYamlErrors, DocumentWithoutKindOrNotAMapping) {
   expect_error("version: v2\nmig-configs: {}\n", 1, 10, "version", "unsupported version 'v2'");
 }
 
+
+// ------------------------------------------------------------------- uid and device annotations
+
+// metadata.uid is read for every Pod; the device annotations only for a Pod with spec.nodeName.
+TEST(K8sYaml, PodUidAndDeviceAnnotations) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata:
+  name: bound
+  uid: 6a1f-0001
+  annotations:
+    gpufleet.io/gpu-index: "1,3"
+    gpufleet.io/gpu-shared-index: "2,2"
+    gpufleet.io/mig-devices: "0:4:3g.40gb"
+    gpufleet.io/assume-time: "1764650000000000000"
+    other: "x"
+spec:
+  nodeName: n1
+  containers: [{name: c}]
+---
+kind: Pod
+metadata:
+  name: pending
+  uid: 6a1f-0002
+  annotations: {gpufleet.io/gpu-index: "not-an-index"}
+spec:
+  containers: [{name: c}]
+---
+kind: Pod
+metadata: {name: bare}
+spec: {nodeName: n1, containers: [{name: c}]}
+)",
+                                      "pods.yaml");
+  ASSERT_EQ(k.pods.size(), 3u);
+  EXPECT_EQ(k.pods[0].uid, "6a1f-0001");
+  ASSERT_TRUE(k.pods[0].assigned_devices.has_value());
+  EXPECT_EQ(k.pods[0].assigned_devices->gpus, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(k.pods[0].assigned_devices->shared_replicas, (std::vector<int32_t>{2, 2}));
+  EXPECT_EQ(k.pods[0].assigned_devices->mig, (std::vector<MigDevice>{{0, 4, "3g.40gb"}}));
+  // Not bound: the malformed annotation is not read at all.
+  EXPECT_EQ(k.pods[1].uid, "6a1f-0002");
+  EXPECT_FALSE(k.pods[1].assigned_devices.has_value());
+  // Bound, no annotations: no uid, no devices recorded.
+  EXPECT_EQ(k.pods[2].uid, "");
+  EXPECT_FALSE(k.pods[2].assigned_devices.has_value());
+}
+
+TEST(K8sYamlErrors, MalformedDeviceAnnotationOfABoundPod) {
+  expect_error("kind: Pod\nmetadata:\n  name: p\n  annotations:\n    gpufleet.io/gpu-index: \"0,,1\"\n"
+               "spec: {nodeName: n1, containers: [{name: c}]}\n",
+               5, 28, "metadata.annotations.gpufleet.io/gpu-index", "'' is not a device index 0..1023");
+  expect_error("kind: Pod\nmetadata:\n  name: p\n  annotations: {gpufleet.io/mig-devices: \"0:4\"}\n"
+               "spec: {nodeName: n1, containers: [{name: c}]}\n",
+               4, 42, "metadata.annotations.gpufleet.io/mig-devices", "'0:4' is not gpu:start:profile");
+}
+
 }  // namespace
 }  // namespace gpufleet::io

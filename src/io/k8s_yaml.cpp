@@ -18,6 +18,7 @@
 #include "io/node_resource_topology.h"
 #include "io/text_file.h"
 #include "io/yaml_field.h"
+#include "model/device_annotations.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
 #include "model/node_pool.h"
@@ -342,6 +343,23 @@ std::string metadata_name(const Val& obj) { return obj["metadata"]["name"].requi
 std::string metadata_namespace(const Val& obj) {
   std::string ns = obj["metadata"]["namespace"].str();
   return ns.empty() ? "default" : ns;
+}
+
+// The devices a bound pod's annotations name (model/device_annotations.h); a malformed value fails
+// at metadata.annotations.<key>.
+std::optional<DeviceAssignment> device_annotations(const Val& annotations) {
+  std::map<std::string, std::string> values;
+  annotations.each_entry([&](const std::string& key, const Val& value) {
+    if (key != kGpuIndexAnnotation && key != kSharedGpuIndexAnnotation && key != kMigDevicesAnnotation) return;
+    std::string text = value.str();
+    try {
+      parse_device_annotations({{key, text}});
+    } catch (const std::invalid_argument& e) {
+      value.fail(e.what());
+    }
+    values.emplace(key, std::move(text));
+  });
+  return parse_device_annotations(values);
 }
 
 bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
@@ -713,8 +731,12 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
 
 void Reader::pod(const Val& v) {
   const std::string name = metadata_name(v);
-  const PodTemplate t = pod_template(v["metadata"], v["spec"], metadata_namespace(v));
-  add_pod(t, name, v["metadata"]["name"]);
+  const Val meta = v["metadata"];
+  PodTemplate t = pod_template(meta, v["spec"], metadata_namespace(v));
+  t.pod.uid = meta["uid"].str();
+  // The devices a bind recorded; a pod not yet bound has none to hold, whatever it carries.
+  if (!t.pod.node_name.empty()) t.pod.assigned_devices = device_annotations(meta["annotations"]);
+  add_pod(t, name, meta["name"]);
 }
 
 void Reader::workload(const Val& v, const std::string& kind) {

@@ -19,7 +19,11 @@
 //    and uses K8sNodeSource to report positions.
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
-//    <owner>-0 .. <owner>-(N-1). spec.nodeName (of a Pod or a template) is kept as Pod::node_name: bound to that node. Requests as kube computes a pod's effective request: the sum over
+//    <owner>-0 .. <owner>-(N-1). spec.nodeName (of a Pod or a template) is kept as Pod::node_name: bound to that node.
+//    A Pod's metadata.uid -> Pod::uid. A Pod with spec.nodeName: its device annotations
+//    (gpufleet.io/gpu-index, gpufleet.io/gpu-shared-index, gpufleet.io/mig-devices, model/
+//    device_annotations.h: the devices a bind chose) -> Pod::assigned_devices; a pod without
+//    spec.nodeName holds no devices, and its annotations are not read. Requests as kube computes a pod's effective request: the sum over
 //    containers (plus restartPolicy: Always init containers, i.e. sidecars), the max with each
 //    ordinary init container, plus spec.overhead; a resource with a limit but no request requests
 //    the limit. cpu -> cpu_milli, memory -> memory_mib, nvidia.com/gpu N -> num_gpu = N and
@@ -73,7 +77,8 @@
 // profile no catalog model has (at the request or limit), more than kMaxGpusPerNode x
 // kMigMaxInstances MIG devices of a profile, or more than 1,000,000 nvidia.com/gpu or
 // nvidia.com/gpu.shared per pod (Kubernetes has no per-pod GPU limit: kMaxGpusPerPod is the openb
-// trace's, not applied here); a missing
+// trace's, not applied here); a malformed device annotation of a Pod with spec.nodeName (at
+// metadata.annotations.<key>: parse_device_annotations's message); a missing
 // metadata.name, cpu or memory of a node, or pod container; unknown operators and effects; a
 // duplicate node, pod (per namespace) or PriorityClass; a PriorityClass value above 1000000000 or a
 // name starting with "system-" other than the built-in classes with their values (as the API server
