@@ -93,7 +93,7 @@ struct HttpServer::Impl {
   void preempt(const httplib::Request& req, httplib::Response& res) {
     const io::ExtenderPreemptionArgs args = io::parse_extender_preemption_args(req.body, "request body");
     std::map<std::string, live::NodeVictims> candidates;
-    for (const auto& [node, victims] : args.victims) candidates[node] = live::NodeVictims{victims.pod_uids, victims.num_pdb_violations};
+    for (const auto& [node, victims] : args.node_victims) candidates[node] = live::NodeVictims{victims.pod_uids, victims.num_pdb_violations};
     const auto snapshot = cache.snapshot();
     nlohmann::json meta = nlohmann::json::object();
     for (const auto& [node, victims] : live::extender_preempt(*snapshot, args.pod, candidates)) {
