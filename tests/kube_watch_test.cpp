@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -399,11 +400,12 @@ constexpr live::ResourceKind kPod = live::ResourceKind::kPod;
 // watches stream from.
 class FakeApiServer {
  public:
-  explicit FakeApiServer(std::string token = "test-token") : token_(std::move(token)) {
-    server_.Get("/api/v1/nodes", [this](const httplib::Request& q, httplib::Response& r) { handle(0, q, r); });
-    server_.Get("/api/v1/pods", [this](const httplib::Request& q, httplib::Response& r) { handle(1, q, r); });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  explicit FakeApiServer(std::string token = "test-token", std::unique_ptr<httplib::Server> server = nullptr)
+      : token_(std::move(token)), server_(server ? std::move(server) : std::make_unique<httplib::Server>()) {
+    server_->Get("/api/v1/nodes", [this](const httplib::Request& q, httplib::Response& r) { handle(0, q, r); });
+    server_->Get("/api/v1/pods", [this](const httplib::Request& q, httplib::Response& r) { handle(1, q, r); });
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
   }
   ~FakeApiServer() {
     {
@@ -411,7 +413,7 @@ class FakeApiServer {
       stopping_ = true;
     }
     cv_.notify_all();
-    server_.stop();
+    server_->stop();
     thread_.join();
   }
   int port() const { return port_; }
@@ -582,7 +584,7 @@ class FakeApiServer {
   }
 
   std::string token_;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
   mutable std::mutex mu_;
@@ -771,6 +773,76 @@ TEST(KubeWatcher, UnauthorizedIsAnErrorNotASync) {
   EXPECT_NE(watcher.last_error(kNode).find("HTTP 401 Unauthorized"), std::string::npos) << watcher.last_error(kNode);
   watcher.stop();
   EXPECT_EQ(sink.replaces(kNode), 0);
+}
+
+// TLS: the server's certificate verified against the CA given as data, a client certificate and key
+// from files (the server requires one), and no verification against roots that do not sign it.
+// Certificates are made with the openssl command (Debian package openssl).
+struct Pki {
+  TempDir dir;
+  bool ok = false;
+  Pki() {
+    const std::string d = dir.path.string();
+    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    dir.write("san.ext", "subjectAltName=IP:127.0.0.1\n");
+    const std::string cmd =
+        "cd " + d + " && openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 1 -subj /CN=test-ca" +
+        " && openssl req " + key + " -keyout server.key -out server.csr -subj /CN=127.0.0.1" +
+        " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile san.ext" +
+        " && openssl req " + key + " -keyout client.key -out client.csr -subj /CN=admin/O=system:masters" +
+        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1" +
+        " && openssl req -x509 " + key + " -keyout other.key -out other.crt -days 1 -subj /CN=other-ca";
+    ok = std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()) == 0;
+  }
+  std::string path(const char* name) const { return (dir.path / name).string(); }
+};
+
+TEST(KubeWatcherTls, VerifiesTheServerAndPresentsTheClientCertificate) {
+  Pki pki;
+  if (!pki.ok) GTEST_SKIP() << "the openssl command could not make test certificates";
+  FakeApiServer api("test-token", std::make_unique<httplib::SSLServer>(pki.path("server.crt").c_str(), pki.path("server.key").c_str(),
+                                                                        pki.path("ca.crt").c_str()));
+  api.put(kNode, node("gpu-0"));
+  io::KubeRestConfig c = local_config(api.port());
+  c.server = "https://127.0.0.1:" + std::to_string(api.port());
+  c.url = io::parse_server_url(c.server, "test", "server");
+  c.certificate_authority_data = io::read_text_file(pki.path("ca.crt"), io::kMiB, "test");
+  c.client_certificate = pki.path("client.crt");
+  c.client_key = pki.path("client.key");
+  {
+    RecordingSink sink;
+    server::KubeWatcher watcher(c, sink, fast_options());
+    watcher.start();
+    expect_converged(sink, api, kNode);
+    EXPECT_EQ(watcher.counters(kNode).errors, 0u) << watcher.last_error(kNode);
+  }
+  {  // A CA that did not sign the server's certificate: never synced.
+    io::KubeRestConfig other = c;
+    other.certificate_authority_data.clear();
+    other.certificate_authority = pki.path("other.crt");
+    RecordingSink sink;
+    server::KubeWatcher watcher(other, sink, fast_options());
+    watcher.start();
+    ASSERT_TRUE(eventually([&] { return watcher.counters(kNode).errors >= 1; }));
+    EXPECT_FALSE(watcher.synced(kNode));
+    EXPECT_NE(watcher.last_error(kNode).find("SSL"), std::string::npos) << watcher.last_error(kNode);
+  }
+  {  // insecure-skip-tls-verify: the same untrusted server is accepted.
+    io::KubeRestConfig insecure = c;
+    insecure.certificate_authority_data.clear();
+    insecure.insecure_skip_tls_verify = true;
+    RecordingSink sink;
+    server::KubeWatcher watcher(insecure, sink, fast_options());
+    watcher.start();
+    expect_converged(sink, api, kNode);
+  }
+  {  // A key that is not the certificate's is refused before any connection.
+    io::KubeRestConfig mismatched = c;
+    mismatched.client_key = pki.path("other.key");
+    RecordingSink sink;
+    server::KubeWatcher watcher(mismatched, sink, fast_options());
+    expect_input_error([&] { watcher.start(); }, pki.path("other.key"), 0, 0, "client-key", "does not match the client certificate");
+  }
 }
 
 }  // namespace
