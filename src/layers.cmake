@@ -107,8 +107,7 @@ gpufleet_layer(io               SOURCES io
 # extender verbs' answers, the Prometheus text of gpufleet's view, the replica recommendation for
 # inference services. Kueue's split: state and decision here, I/O in `server`.
 gpufleet_layer(live             SOURCES live
-                                PUBLIC io_readers place sched model util autoscaling
-                                PRIVATE io)
+                                PUBLIC io_readers io place sched model util autoscaling)
 
 # The live server's I/O: the HTTP server (cpp-httplib) and its routes, the API-server list/watch
 # client, the KEDA external scaler (gRPC), replay.

@@ -26,6 +26,7 @@
 #include "io/kube_watch.h"
 #include "io/kubeconfig.h"
 #include "io/text_file.h"
+#include "live/cluster_cache.h"
 #include "server/kube_watch.h"
 #include "util/go_rand.h"
 

@@ -15,6 +15,7 @@
 #include <openssl/x509.h>
 
 #include "io/kube_watch.h"
+#include "live/cluster_cache.h"
 #include "io/text_file.h"
 #include "util/input_error.h"
 

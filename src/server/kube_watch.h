@@ -43,8 +43,14 @@
 
 #include "io/input_limits.h"
 #include "io/kubeconfig.h"
-#include "live/cluster_cache.h"
 #include "util/go_rand.h"
+
+// live/cluster_cache.h (declared there; not included, so that this header does not carry that
+// header's includes to its users).
+namespace gpufleet::live {
+class ObjectSink;
+enum class ResourceKind;
+}  // namespace gpufleet::live
 
 namespace gpufleet::server {
 
