@@ -82,6 +82,18 @@ struct JsonRequestLimits {
   size_t max_string_bytes = 1 * kMiB;
 };
 
+/// Limits of the API-server list/watch client (io/kube_watch.h, server/kube_watch.h): each watch line
+/// and each list page is parsed with JsonRequestLimits' depth, value and string limits and these sizes.
+struct KubeWatchLimits {
+  /// Longest watch line, bytes: one event, i.e. one object and its envelope. etcd stores objects of
+  /// at most 1.5 MiB (the API server's default --max-request-bytes is 3 MiB), so 4 MiB holds any.
+  size_t max_event_bytes = 4 * kMiB;
+  /// Largest list page, bytes: a page of 500 Pods (the list's limit) is typically 2-10 MB.
+  size_t max_list_page_bytes = 256 * kMiB;
+  /// Most pages of one list (continue tokens followed): 150,000 Pods are 300 pages of 500.
+  size_t max_list_pages = 10'000;
+};
+
 /// Limits of the LLM request-trace readers (io/request_trace.h): the Azure LLM inference CSV and
 /// Mooncake JSON Lines. The real traces are 0.3-3 MiB with 4,000-20,000 rows; a week of Azure 2024
 /// traffic or BurstGPT's 3.8 million rows are still far below these.
@@ -138,6 +150,7 @@ inline constexpr JsonRequestLimits kJsonRequestLimits{};
 /// 150,000 Pods are about 300 MB of JSON as kubectl prints it (indented); compact JSON about a third.
 inline constexpr JsonRequestLimits kSnapshotRequestLimits{.max_body_bytes = 512 * kMiB, .max_depth = 64,
                                                           .max_values = 60'000'000, .max_string_bytes = 1 * kMiB};
+inline constexpr KubeWatchLimits kKubeWatchLimits{};
 inline constexpr RequestTraceLimits kRequestTraceLimits{};
 inline constexpr StepProfileLimits kStepProfileLimits{};
 inline constexpr FaultScheduleLimits kFaultScheduleLimits{};
