@@ -133,6 +133,13 @@ TEST(ClusterMetrics, PendingPodsGiveTheBoundedReasonAndKubesMessage) {
   EXPECT_EQ(snapshot->inputs.input.pods[pending[0].pod].name, "big");
   EXPECT_EQ(pending[0].reason, "Insufficient cpu");
   EXPECT_EQ(pending[0].message, "0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu.");
+  const std::vector<live::PendingPod> capped = live::pending_pods(*snapshot, 0);
+  ASSERT_EQ(capped.size(), 1u);
+  EXPECT_EQ(capped[0].reason, "not evaluated");
+  EXPECT_EQ(capped[0].message, "");
+  Rendered r;
+  r.options.max_pending_decisions = 0;
+  EXPECT_EQ(samples(live::render_cluster_metrics(*r.snapshot, r.options)).at(R"(gpufleet_pending_pods{namespace="team-a",reason="not evaluated"})"), 1);
   // The metrics decide on a copy of the snapshot's generator and change no allocation.
   EXPECT_EQ(snapshot->cluster.state->gpu_used_milli(), 3000);
 }

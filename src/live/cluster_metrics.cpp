@@ -60,7 +60,7 @@ std::string_view pool_of(const Node& node, const MetricsOptions& options) {
   return {};
 }
 
-std::vector<PendingPod> pending_locked(const Snapshot& snapshot) {
+std::vector<PendingPod> pending_locked(const Snapshot& snapshot, size_t max_decisions) {
   std::vector<PendingPod> out;
   const ClusterState& state = *snapshot.cluster.state;
   sched::Scheduler& scheduler = *snapshot.cluster.scheduler;
@@ -69,6 +69,12 @@ std::vector<PendingPod> pending_locked(const Snapshot& snapshot) {
   for (size_t i = 0; i < pods.size(); ++i) {
     if (!pods[i].node_name.empty()) continue;
     PendingPod p{i, {}, {}};
+    if (max_decisions == 0) {
+      p.reason = kNotEvaluatedReason;
+      out.push_back(std::move(p));
+      continue;
+    }
+    --max_decisions;
     if (state.live_node_count() == 0) {
       p.message = sched::fit_error_message({}, 0);
       p.reason = p.message;
@@ -135,9 +141,9 @@ std::map<std::string, InstancePrice, std::less<>> instance_prices(const std::vec
   return out;
 }
 
-std::vector<PendingPod> pending_pods(const Snapshot& snapshot) {
+std::vector<PendingPod> pending_pods(const Snapshot& snapshot, size_t max_decisions) {
   const std::lock_guard lock(snapshot.decide_mutex);
-  return pending_locked(snapshot);
+  return pending_locked(snapshot, max_decisions);
 }
 
 std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOptions& options) {
@@ -206,7 +212,7 @@ std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOption
     nodes.push_back(f);
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeFigures& a, const NodeFigures& b) { return a.name < b.name; });
-  const std::vector<PendingPod> pending = pending_locked(snapshot);
+  const std::vector<PendingPod> pending = pending_locked(snapshot, options.max_pending_decisions);
 
   PrometheusTextWriter w;
   const auto per_node = [&](const char* name, const char* help, auto value, bool priced_only) {

@@ -27,7 +27,8 @@
 // bounded label: "schedulable" when a node fits now (kube-scheduler has not bound it yet), else the
 // kube-scheduler reason (sched::filter_reason) of the filter code that rejected the most nodes (ties:
 // the lower code), e.g. "Insufficient nvidia.com/gpu"; "no nodes available to schedule pods" without
-// nodes; "error" when the cycle ended with an error status. The pod's full FitError message
+// nodes; "error" when the cycle ended with an error status; "not evaluated" beyond
+// MetricsOptions::max_pending_decisions. The pod's full FitError message
 // (sched/fit_error.h) is in pending_pods()' result, not in a label (it is unbounded).
 // Snapshot: its generation and the objects the reader refused.
 //
@@ -47,6 +48,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -71,7 +73,14 @@ struct MetricsOptions {
   std::map<std::string, InstancePrice, std::less<>> prices;
   /// Node label keys naming a node's pool, the first present wins (see the top of this file).
   std::vector<std::string> pool_labels = {kKarpenterNodePoolLabel, kPoolLabel};
+  /// Most pending pods decided per render, in input order; the rest count under reason
+  /// kNotEvaluatedReason. Bounds the time decide_mutex is held (and the extender kept waiting) when
+  /// many pods are pending; pods of one shape share the scheduler's memo, so most decisions are cheap.
+  size_t max_pending_decisions = 1000;
 };
+
+/// The reason label of pending pods beyond MetricsOptions::max_pending_decisions.
+inline constexpr const char* kNotEvaluatedReason = "not evaluated";
 
 /// The price table of pool-file pools (io/pool_file.h read_pool_file): instanceType -> prices.onDemand
 /// and prices.spot. Pools without an instance type are skipped; for an instance type given by several
@@ -85,9 +94,10 @@ struct PendingPod {
   std::string message;   ///< kube's FitError message (sched::fit_error_message); empty when a node fits
 };
 
-/// Every pod of the snapshot without spec.nodeName, in input order, decided by the snapshot's
-/// scheduler. Takes snapshot.decide_mutex.
-std::vector<PendingPod> pending_pods(const Snapshot& snapshot);
+/// Every pod of the snapshot without spec.nodeName, in input order; the first `max_decisions`
+/// decided by the snapshot's scheduler, the others with reason kNotEvaluatedReason and no message.
+/// Takes snapshot.decide_mutex.
+std::vector<PendingPod> pending_pods(const Snapshot& snapshot, size_t max_decisions = SIZE_MAX);
 
 /// The metrics text of the snapshot (see the top of this file): HELP and TYPE lines, one family after
 /// the other, ending with a newline. Takes snapshot.decide_mutex.
