@@ -41,6 +41,8 @@ std::map<std::string, double> samples(const std::string& text) {
   return out;
 }
 
+void expect_well_formed(const std::string& text);
+
 struct Rendered {
   std::unique_ptr<live::Snapshot> snapshot = testing::snapshot_of_file(kDir + "cluster.yaml");
   live::MetricsOptions options;
@@ -164,6 +166,17 @@ TEST(ClusterMetrics, UnknownInstanceTypeAndPoolLabels) {
   EXPECT_EQ(values.at(R"(gpufleet_pool_nodes{pool=""})"), 2);
   EXPECT_EQ(values.at(R"(gpufleet_pool_cost_usd_per_hour{pool=""})"), 8.0);  // priced nodes only
   EXPECT_EQ(values.at(R"(gpufleet_namespace_chargeback_usd_per_hour{namespace="team-b"})"), 0);
+}
+
+TEST(ClusterMetrics, EmptySnapshot) {
+  live::Snapshot empty;  // before any object: no prepared cluster
+  empty.inputs.input.pods.push_back(Pod{});
+  const std::string text = live::render_cluster_metrics(empty, {});
+  expect_well_formed(text);
+  const auto v = samples(text);
+  EXPECT_EQ(v.at(R"(gpufleet_pending_pods{namespace="",reason="no nodes available to schedule pods"})"), 1);
+  EXPECT_EQ(v.at("gpufleet_snapshot_generation"), 0);
+  EXPECT_EQ(v.size(), 3u);  // pending, generation, refused
 }
 
 TEST(ClusterMetrics, InstancePricesFromAPoolFile) {

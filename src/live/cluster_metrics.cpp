@@ -19,6 +19,12 @@
 namespace gpufleet::live {
 namespace {
 
+// A snapshot without a prepared cluster (a default Snapshot, before any object) reads as no nodes.
+const ClusterState& state_of(const Snapshot& snapshot) {
+  static const ClusterState kEmpty;
+  return snapshot.cluster.state ? *snapshot.cluster.state : kEmpty;
+}
+
 constexpr const char* kSchedulableReason = "schedulable";
 constexpr const char* kErrorReason = "error";
 
@@ -62,8 +68,7 @@ std::string_view pool_of(const Node& node, const MetricsOptions& options) {
 
 std::vector<PendingPod> pending_locked(const Snapshot& snapshot, size_t max_decisions) {
   std::vector<PendingPod> out;
-  const ClusterState& state = *snapshot.cluster.state;
-  sched::Scheduler& scheduler = *snapshot.cluster.scheduler;
+  const ClusterState& state = state_of(snapshot);
   GoRand rng = snapshot.cluster.rng;  // a copy: the metrics draw nothing from the snapshot's generator
   const std::vector<Pod>& pods = snapshot.inputs.input.pods;
   for (size_t i = 0; i < pods.size(); ++i) {
@@ -75,13 +80,13 @@ std::vector<PendingPod> pending_locked(const Snapshot& snapshot, size_t max_deci
       continue;
     }
     --max_decisions;
-    if (state.live_node_count() == 0) {
+    if (state.live_node_count() == 0 || !snapshot.cluster.scheduler) {
       p.message = sched::fit_error_message({}, 0);
       p.reason = p.message;
       out.push_back(std::move(p));
       continue;
     }
-    const sched::ScheduleResult r = scheduler.decide(pods[i], state, rng);
+    const sched::ScheduleResult r = snapshot.cluster.scheduler->decide(pods[i], state, rng);
     if (r.scheduled()) {
       p.reason = kSchedulableReason;
     } else if (r.status.code() == sched::Code::kError || r.node_codes.empty()) {
@@ -148,7 +153,7 @@ std::vector<PendingPod> pending_pods(const Snapshot& snapshot, size_t max_decisi
 
 std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOptions& options) {
   const std::lock_guard lock(snapshot.decide_mutex);
-  const ClusterState& state = *snapshot.cluster.state;
+  const ClusterState& state = state_of(snapshot);
   const std::vector<Pod>& pods = snapshot.inputs.input.pods;
 
   // The workload's ratios for S(n) and the typical pod mix for F(n), from every pod of the snapshot.
