@@ -16,6 +16,7 @@
 // (fits() in plugins/node_resources_fit.h, which also counts memory and the pod slots).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -57,6 +58,24 @@ struct PodShapeKey {
 /// The selection step of typical_pod_mix on weighted shapes: sort by weight descending, ties by key
 /// descending, keep the shortest prefix whose weight reaches `coverage` of the total, renormalize.
 std::vector<TypicalPod> select_typical_pods(std::vector<std::pair<PodShapeKey, double>> weighted, double coverage);
+
+/// GPUs stranded by exhausted CPU or memory, in gpu_milli: the free GPU capacity that a node's
+/// remaining CPU or memory cannot feed at the workload's own CPU-per-GPU and memory-per-GPU ratio
+/// (gpufleet's measure, term 2 of sched/plugins/gpufleet_score.h; docs/fgd-reproduction.md "Online
+/// policies"):
+///   S = min(G, max(G - cpu_free / r_cpu, G - memory_free / r_mem, 0))
+/// with G = gpu_free_milli, r_cpu = CPU milli and r_mem = memory bytes the GPU pods request per
+/// gpu_milli (sum of non-zero CPU requests, resp. memory requests, over sum of gpu_milli). A ratio of 0
+/// (no GPU pod known) drops its term; both 0 gives 0.
+inline double stranded_gpu_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_bytes,
+                                 double cpu_milli_per_gpu_milli, double memory_bytes_per_gpu_milli) {
+  const auto g = static_cast<double>(gpu_free_milli);
+  double stranded = 0.0;
+  if (cpu_milli_per_gpu_milli > 0) stranded = std::max(stranded, g - static_cast<double>(cpu_free_milli) / cpu_milli_per_gpu_milli);
+  if (memory_bytes_per_gpu_milli > 0)
+    stranded = std::max(stranded, g - static_cast<double>(memory_free_bytes) / memory_bytes_per_gpu_milli);
+  return std::min(g, stranded);
+}
 
 /// F(n) bound to one cluster's GPU models (model access is precomputed per model id).
 class FragmentationMeasure {

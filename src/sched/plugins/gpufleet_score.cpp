@@ -217,11 +217,7 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
 }
 
 double GpufleetScore::stranded_milli(int64_t gpu_free_milli, int64_t cpu_free_milli, int64_t memory_free_bytes) const {
-  const auto g = static_cast<double>(gpu_free_milli);
-  double stranded = 0.0;
-  if (r_cpu_ > 0) stranded = std::max(stranded, g - static_cast<double>(cpu_free_milli) / r_cpu_);
-  if (r_memory_ > 0) stranded = std::max(stranded, g - static_cast<double>(memory_free_bytes) / r_memory_);
-  return std::min(g, stranded);
+  return stranded_gpu_milli(gpu_free_milli, cpu_free_milli, memory_free_bytes, r_cpu_, r_memory_);
 }
 
 double GpufleetScore::model_pressure(int32_t model_id, std::string_view gpu_spec) const {
