@@ -115,7 +115,7 @@ gpufleet_layer(live             SOURCES live
 gpufleet_layer(server           SOURCES server
                                 PUBLIC live
                                 PRIVATE io sim util
-                                EXTERNAL PkgConfig::HTTPLIB)
+                                EXTERNAL PkgConfig::HTTPLIB gpufleet_externalscaler_proto)
 
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet
