@@ -44,7 +44,7 @@ struct ScalerObservation {
 /// Limits of the observation body (listed in docs/input-limits.md). The JSON parser's own limits are
 /// JsonRequestLimits with max_body_bytes = this max_body_bytes.
 struct ScalerObservationLimits {
-  /// Largest body, bytes: 10,000 observations of about 120 bytes each.
+  /// Largest body, bytes: max_observations of about 100 bytes each.
   size_t max_body_bytes = 2 * kMiB;
   /// Most observations in one body: a week of one per minute is 10,080 (the predictive scaler keeps a
   /// week and a day of history).
