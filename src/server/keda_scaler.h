@@ -8,7 +8,8 @@
 // The RPCs (keda-docs content/docs/2.x/concepts/external-scalers.md):
 //   IsActive         {result: Recommendation::active}
 //   StreamIsActive   the same, sent when the stream opens and then whenever it changes, re-evaluated
-//                    every stream_poll_interval_s; ends with OK on shutdown() or when the client cancels
+//                    every stream_poll_interval_s; ends with OK on shutdown(), CANCELLED when the
+//                    client goes away, or the error below once the service has no fresh observation
 //   GetMetricSpec    one MetricSpec {metricName: kMetricName, targetSizeFloat: 1, targetSize: 1}: the
 //                    metric is the desired replica count itself, so the HPA KEDA creates (AverageValue
 //                    target 1) computes ceil(value / 1) = the recommendation. Needs no observation.
