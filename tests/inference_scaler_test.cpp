@@ -12,6 +12,8 @@
 
 #include "expect_input_error.h"
 #include "io/scaler_observation.h"
+#include "io/yaml_field.h"
+#include "io/yaml_tree.h"
 
 namespace gpufleet {
 namespace {
@@ -214,6 +216,50 @@ TEST(ScalerTrigger, Metadata) {
   EXPECT_EQ(message({{"targetRequestRatePerReplica", "4"}, {"service", "Bad_Name"}}),
             "metadata service: 'Bad_Name' is not a Kubernetes name or namespace/name");
   EXPECT_EQ(message({{"targetRequestRatePerReplica", "nan"}}), "metadata targetRequestRatePerReplica: 'nan' is not a number");
+}
+
+// examples/live/keda-scaledobject.yaml: the external trigger's metadata and the metrics-api URL's
+// query are both triggers gpufleet accepts, with the values the comments there state.
+TEST(ScalerTrigger, Example) {
+  const std::string path = std::string(GPUFLEET_SOURCE_DIR) + "/examples/live/keda-scaledobject.yaml";
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  io::detail::Source src;
+  src.file = path;
+  const std::vector<io::detail::YamlNode> docs = io::detail::parse_yaml_stream(ss.str(), src, "");
+  ASSERT_EQ(docs.size(), 2u);
+  auto trigger_metadata = [](const io::detail::YamlNode& doc) {
+    std::map<std::string, std::string> m;
+    for (const io::detail::YamlEntry& e : doc.find("spec")->find("triggers")->items[0].find("metadata")->entries)
+      m[e.key.scalar] = e.value.scalar;
+    return m;
+  };
+  const ScalerTrigger external = live::parse_scaler_trigger(trigger_metadata(docs[0]), "prod/chat", "prod");
+  EXPECT_EQ(external.service, "prod/chat");
+  EXPECT_DOUBLE_EQ(*external.target_request_rate_per_replica, 8);
+  EXPECT_DOUBLE_EQ(external.headroom, 1.2);
+  EXPECT_DOUBLE_EQ(external.lead_time_s, 240);
+  EXPECT_DOUBLE_EQ(external.activation_threshold, 0.5);
+  EXPECT_EQ(external.max_replicas, 20);
+  EXPECT_EQ(docs[0].find("spec")->find("maxReplicaCount")->scalar, "20");  // repeated in the metadata
+
+  const std::map<std::string, std::string> api = trigger_metadata(docs[1]);
+  EXPECT_EQ(api.at("valueLocation"), "desiredReplicas");
+  EXPECT_EQ(api.at("targetValue"), "1");
+  const std::string& url = api.at("url");
+  const std::string prefix = "http://gpufleet.gpufleet-system.svc:8080/v1/services/prod/chat-queue/scale?";
+  ASSERT_EQ(url.substr(0, prefix.size()), prefix);
+  std::map<std::string, std::string> query;
+  std::stringstream q(url.substr(prefix.size()));
+  for (std::string kv; std::getline(q, kv, '&');) query[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  const ScalerTrigger queue = live::parse_scaler_trigger(query, "prod/chat-queue", "prod");
+  EXPECT_FALSE(queue.target_request_rate_per_replica.has_value());
+  EXPECT_DOUBLE_EQ(*queue.target_requests_waiting_per_replica, 5);
+  EXPECT_DOUBLE_EQ(*queue.target_requests_running_per_replica, 40);
+  EXPECT_EQ(queue.min_replicas, 1);
+  EXPECT_EQ(queue.max_replicas, 32);
+  EXPECT_EQ(docs[1].find("spec")->find("maxReplicaCount")->scalar, "32");
 }
 
 // --- the observation body ---

@@ -401,11 +401,11 @@ TEST(Examples, EveryFileIsCovered) {
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
-                                          "openb", "serving", "queues", "topology", "mps", "faults"}));
+                                          "openb", "serving", "queues", "topology", "mps", "faults", "live"}));
   // simulate/: sim_cli_test.sh; openb/: openb_trace_test.cpp; serving/: k8s_serving_test.cpp;
   // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp; mps/: mps_test.cpp, place_cli_test.sh,
   // simulate_cli_test.sh; faults/checkpoints/: checkpoint_cost_test.cpp; faults/*.yaml: sim_provisioning_test.cpp,
-  // faults_cli_test.sh, fault_schedule_test.cpp
+  // faults_cli_test.sh, fault_schedule_test.cpp; live/keda-scaledobject.yaml: inference_scaler_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {
