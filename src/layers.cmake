@@ -114,7 +114,7 @@ gpufleet_layer(live             SOURCES live
 gpufleet_layer(server           SOURCES server
                                 PUBLIC live
                                 PRIVATE io sim util
-                                EXTERNAL PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto)
+                                EXTERNAL PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
 
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet

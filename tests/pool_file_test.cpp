@@ -406,7 +406,7 @@ TEST(Examples, EveryFileIsCovered) {
   // queues/: kueue_yaml_test.cpp; topology/: sim_topology_test.cpp; mps/: mps_test.cpp, place_cli_test.sh,
   // simulate_cli_test.sh; faults/checkpoints/: checkpoint_cost_test.cpp; faults/*.yaml: sim_provisioning_test.cpp,
   // faults_cli_test.sh, fault_schedule_test.cpp; live/prometheus-rules.yaml, live/grafana-dashboard.json:
-  // cluster_metrics_test.cpp, live/promtool_test.sh
+  // cluster_metrics_test.cpp, live/promtool_test.sh; live/keda-scaledobject.yaml: inference_scaler_test.cpp
 }
 
 TEST(Examples, PoolsExpand) {

@@ -1,0 +1,35 @@
+// The KEDA metrics-api routes of `gpufleet serve` (cpp-httplib): observations of inference services
+// in, the live replica recommendation (live/inference_scaler.h) out, as JSON for KEDA's `metrics-api`
+// trigger (keda-docs content/docs/2.x/scalers/metrics-api.md). docs/live.md "KEDA external scaler and
+// metrics-api" has the ScaledObject.
+//
+//   POST /v1/services/<namespace>/<name>/observations
+//        body: io/scaler_observation.h (one observation or {"observations": [...]}, oldest first)
+//        200 {"service": "<ns>/<name>", "accepted": <n>, "observations": <total>}
+//        400 one line: the reader's InputError ("<source>:line:column: field 'f': ..."), an invalid
+//            namespace or name, or time going backwards
+//   GET  /v1/services/<namespace>/<name>/scale?targetRequestRatePerReplica=8&maxReplicaCount=20...
+//        query: the trigger keys of live::parse_scaler_trigger, except `service` (the path names it)
+//        200 {"service", "basis": "request_rate"|"queue_depth", "active", "desiredReplicas", "value",
+//             "forecastRequestRate" (null for the queue basis), "rateReplicas", "queueReplicas",
+//             "observation": {"time_s", "request_rate_rps", "num_requests_waiting",
+//             "num_requests_running", "current_replicas", "age_s"}, "observations"}
+//        The trigger reads valueLocation `desiredReplicas` with targetValue 1 (metricType
+//        AverageValue, KEDA's default): the HPA computes ceil(desiredReplicas / 1).
+//        400 bad query (one line), 404 no observation, 503 stale observation (live::unavailable_reason).
+// Error bodies are text/plain, one line ending in "\n".
+#pragma once
+
+#include <functional>
+
+#include <httplib.h>
+
+#include "live/inference_scaler.h"
+
+namespace gpufleet::server {
+
+/// Registers the two routes on `server`. `scaler` must outlive the server. `clock` gives now in
+/// seconds on the observations' time base (default: Unix time from the system clock).
+void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock = {});
+
+}  // namespace gpufleet::server
