@@ -9,9 +9,17 @@
 #include <fmt/format.h>
 
 #include "io/k8s_json.h"
+#include "io/kubeconfig.h"
+#include "io/pool_file.h"
 #include "live/cluster_cache.h"
+#include "live/cluster_metrics.h"
+#include "live/inference_scaler.h"
+#include "live/request_stats.h"
 #include "server/http_server.h"
+#include "server/keda_scaler.h"
+#include "server/kube_watch.h"
 #include "server/replay.h"
+#include "server/scaler_routes.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 
@@ -61,6 +69,10 @@ int run_replay(const ServeCommandOptions& o) {
 int run_serve_command(const ServeCommandOptions& o) {
   if (o.tls_cert_path.empty() != o.tls_key_path.empty()) throw UsageError("--tls-cert and --tls-key go together");
   if (o.replay) return run_replay(o);
+  if (!o.kubeconfig_path.empty() && o.in_cluster) throw UsageError("--kubeconfig and --in-cluster: give one");
+  if (!o.kube_context.empty() && o.kubeconfig_path.empty()) throw UsageError("--context needs --kubeconfig");
+  if ((!o.kubeconfig_path.empty() || o.in_cluster) && !o.snapshot_path.empty())
+    throw UsageError("--snapshot: the state comes from the API server (--kubeconfig / --in-cluster) or from snapshots, not both");
   if (!o.cluster_paths.empty() || !o.workload_paths.empty() || !o.json_path.empty())
     throw UsageError("--cluster, --workload and --json are options of --replay");
   const auto [host, port] = split_listen(o.listen);
@@ -86,9 +98,35 @@ int run_serve_command(const ServeCommandOptions& o) {
   options.tls_cert_file = o.tls_cert_path;
   options.tls_key_file = o.tls_key_path;
   options.threads = o.threads;
+  live::MetricsOptions metrics;
+  if (!o.prices_path.empty()) metrics.prices = live::instance_prices(io::read_pool_file(o.prices_path));
+  live::RequestStats stats({"filter", "prioritize", "preempt", "bind"});
+  live::InferenceScaler scaler;
   server::ServerHooks hooks;
+  hooks.on_request = [&stats](std::string_view route, int status, double seconds) { stats.observe(route, status, seconds); };
+  hooks.metrics = [&cache, &metrics, &stats] { return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render(); };
+  hooks.add_routes = [&scaler](httplib::Server& http) { server::add_scaler_routes(http, scaler); };
+
+  // The API server: a kubeconfig or the pod's service account.
+  std::unique_ptr<server::KubeWatcher> watcher;
+  if (!o.kubeconfig_path.empty() || o.in_cluster) {
+    io::KubeRestConfig api = o.in_cluster ? io::in_cluster_config_from_env() : io::read_kubeconfig_file(o.kubeconfig_path, o.kube_context);
+    watcher = std::make_unique<server::KubeWatcher>(api, cache);
+  }
   server::HttpServer http(options, cache, nullptr, std::move(hooks));
-  const int bound = http.bind();
+  int bound = 0;
+  try {
+    bound = http.bind();
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("--listen: {} (in use, or not an address of this host)", e.what()));
+  }
+  std::unique_ptr<server::KedaScaler> keda;
+  if (!o.keda_grpc_listen.empty()) {
+    keda = std::make_unique<server::KedaScaler>(scaler);
+    const int keda_port = keda->start(o.keda_grpc_listen);
+    if (!o.quiet) std::fprintf(stderr, "gpufleet serve: KEDA external scaler (gRPC) on port %d\n", keda_port);
+  }
+  if (watcher) watcher->start();
   if (!o.quiet)
     std::fprintf(stderr, "gpufleet serve: listening on %s://%s:%d (policy %s; extender verbs /filter /prioritize /preempt /bind, /metrics, /healthz, /readyz)\n",
                  o.tls_cert_path.empty() ? "http" : "https", host.c_str(), bound, o.policy.c_str());
@@ -99,6 +137,8 @@ int run_serve_command(const ServeCommandOptions& o) {
     http.stop();
   });
   http.serve();
+  if (keda) keda->shutdown();
+  if (watcher) watcher->stop();
   // serve() returned (stopped by a signal, or failed): make sure the signal thread ends.
   pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();

@@ -19,6 +19,11 @@ struct ServeCommandOptions {
   /// ResourceQuotas, PodDisruptionBudgets (not Nodes or Pods).
   std::vector<std::string> cluster_config_paths;
   std::string snapshot_path;                 ///< a `kubectl get nodes,pods -o json` List to start from
+  std::string prices_path;                   ///< a gpufleet pool file: instance type -> USD per hour (/metrics costs)
+  std::string kubeconfig_path;               ///< list and watch the API server named by this kubeconfig
+  std::string kube_context;                  ///< its context ("" = current-context)
+  bool in_cluster = false;                   ///< the pod's service account instead (KUBERNETES_SERVICE_HOST)
+  std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
   size_t threads = 64;
   bool quiet = false;
   // --replay: place's inputs driven through the server (docs/live.md).

@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <stdexcept>
 
@@ -159,6 +161,12 @@ HttpServer::HttpServer(ServerOptions options, live::ClusterCache& cache, PodBind
   http.set_payload_max_length(s.options.max_body_bytes);
   http.set_read_timeout(std::chrono::duration<double>(s.options.read_timeout_s));
   http.set_write_timeout(std::chrono::duration<double>(s.options.write_timeout_s));
+  // cpp-httplib sets SO_REUSEPORT, which lets a second server take the same port silently (and
+  // share its connections); SO_REUSEADDR alone restarts fast after a stop and refuses a port in use.
+  http.set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http.set_keep_alive_max_count(100'000);
   http.set_keep_alive_timeout(10);
   // cpp-httplib answers an oversized body 413 and an unreadable one 400 without a handler; say why.
