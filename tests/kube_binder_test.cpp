@@ -3,6 +3,11 @@
 // then the Binding, with their exact paths, content types, bodies and bearer token; the API's
 // Status message in the error of a refused request; a failed patch that stops before the binding.
 // Also KubeClient (server/kube_client.h): paths under a prefix, headers, TLS material errors.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <httplib.h>
 
 #include <cstdlib>
@@ -195,11 +200,19 @@ TEST(KubeBinder, AnErrorBodyThatIsNotAStatusIsQuoted) {
 }
 
 TEST(KubeBinder, NoServerIsAConnectionError) {
-  httplib::Server closed;  // bound, never listening: connections are refused
-  const int port = closed.bind_to_any_port("127.0.0.1");
-  server::KubeBinder binder(local_config(port), fast_options());
+  // A port bound but not listening: connections to it are refused (ECONNREFUSED).
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  server::KubeBinder binder(local_config(ntohs(addr.sin_port)), fast_options());
   EXPECT_EQ(binder.bind("team-a", "train-0", "u-1", "gpu-node-3", kAnnotations),
             "patch pod team-a/train-0 annotations: Connection");
+  close(fd);
 }
 
 TEST(KubeBinder, BindsFromManyThreadsAtOnce) {
