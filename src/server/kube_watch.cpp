@@ -1,22 +1,15 @@
 #include "server/kube_watch.h"
 
-#include <unistd.h>
-
-#include <cctype>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <optional>
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 
 #include "io/kube_watch.h"
 #include "live/cluster_cache.h"
-#include "io/text_file.h"
+#include "server/kube_client.h"
 #include "util/input_error.h"
 
 namespace gpufleet::server {
@@ -28,16 +21,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// RFC 3986 percent-encoding of a query value (continue tokens are base64 with '=', '+', '/').
-std::string query_escape(std::string_view s) {
-  std::string out;
-  for (const unsigned char c : s) {
-    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') out.push_back(static_cast<char>(c));
-    else out += fmt::format("%{:02X}", c);
-  }
-  return out;
-}
-
 live::WatchEventType to_live(io::KubeWatchType t) {
   switch (t) {
     case io::KubeWatchType::kAdded: return live::WatchEventType::kAdded;
@@ -45,13 +28,6 @@ live::WatchEventType to_live(io::KubeWatchType t) {
     case io::KubeWatchType::kDeleted: return live::WatchEventType::kDeleted;
     default: return live::WatchEventType::kBookmark;
   }
-}
-
-void set_timeout(httplib::ClientImpl& c, double seconds, bool read) {
-  const auto sec = static_cast<time_t>(seconds);
-  const auto usec = static_cast<time_t>((seconds - static_cast<double>(sec)) * 1e6);
-  if (read) c.set_read_timeout(sec, usec);
-  else c.set_connection_timeout(sec, usec);
 }
 
 // What ended one list or watch.
@@ -81,30 +57,6 @@ double ReflectorBackoff::next(double now) {
   return d;
 }
 
-// TLS material loaded once: the CA as a file (CA data goes to a private temporary file, so that it
-// is the only trusted root), the client certificate and key in memory.
-struct KubeWatcher::Tls {
-  std::string ca_path;
-  std::string temp_ca_path;  // removed on destruction
-  X509* cert = nullptr;
-  EVP_PKEY* key = nullptr;
-  ~Tls() {
-    if (cert != nullptr) X509_free(cert);
-    if (key != nullptr) EVP_PKEY_free(key);
-    if (!temp_ca_path.empty()) std::remove(temp_ca_path.c_str());
-  }
-};
-
-namespace {
-
-std::string pem_of(const std::string& path, const std::string& data) {
-  return path.empty() ? data : io::read_text_file(path, io::kMiB, "PEM file size");
-}
-
-std::string source_of(const std::string& path, const char* data_field) { return path.empty() ? data_field : path; }
-
-}  // namespace
-
 struct KubeWatcher::Reflector {
   ResourceKind kind;
   GoRand rng;
@@ -127,7 +79,7 @@ struct KubeWatcher::Reflector {
 };
 
 KubeWatcher::KubeWatcher(io::KubeRestConfig config, live::ObjectSink& sink, KubeWatchOptions options)
-    : config_(std::move(config)), sink_(sink), options_(std::move(options)), tls_(std::make_unique<Tls>()) {
+    : config_(std::move(config)), sink_(sink), options_(std::move(options)) {
   reflectors_[0] = std::make_unique<Reflector>(ResourceKind::kNode, options_.seed);
   reflectors_[1] = std::make_unique<Reflector>(ResourceKind::kPod, options_.seed + 1);
 }
@@ -136,49 +88,7 @@ KubeWatcher::~KubeWatcher() { stop(); }
 
 void KubeWatcher::start() {
   if (started_) return;
-  if (config_.url.scheme == "https") {
-    Tls& t = *tls_;
-    if (!config_.certificate_authority.empty() || !config_.certificate_authority_data.empty()) {
-      const std::string pem = pem_of(config_.certificate_authority, config_.certificate_authority_data);
-      const std::string src = source_of(config_.certificate_authority, "certificate-authority-data");
-      BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-      X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-      BIO_free(bio);
-      if (ca == nullptr) throw InputError(src, 0, "certificate-authority", "no PEM certificate in the CA bundle");
-      X509_free(ca);
-      if (!config_.certificate_authority.empty()) {
-        t.ca_path = config_.certificate_authority;
-      } else {
-        std::string templ = (std::filesystem::temp_directory_path() / "gpufleet-ca-XXXXXX").string();
-        const int fd = mkstemp(templ.data());
-        if (fd < 0) throw InputError(templ, 0, "certificate-authority-data", "cannot create a temporary file for the CA");
-        const bool ok = write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size());
-        close(fd);
-        t.temp_ca_path = templ;
-        if (!ok) throw InputError(templ, 0, "certificate-authority-data", "cannot write the CA to a temporary file");
-        t.ca_path = templ;
-      }
-    }
-    const bool has_cert = !config_.client_certificate.empty() || !config_.client_certificate_data.empty();
-    if (has_cert) {
-      const std::string cert_pem = pem_of(config_.client_certificate, config_.client_certificate_data);
-      const std::string key_pem = pem_of(config_.client_key, config_.client_key_data);
-      BIO* bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
-      t.cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-      BIO_free(bio);
-      if (t.cert == nullptr)
-        throw InputError(source_of(config_.client_certificate, "client-certificate-data"), 0, "client-certificate",
-                         "no PEM certificate");
-      bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
-      t.key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-      BIO_free(bio);
-      if (t.key == nullptr)
-        throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key", "no PEM private key");
-      if (X509_check_private_key(t.cert, t.key) != 1)
-        throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key",
-                         "the private key does not match the client certificate");
-    }
-  }
+  client_ = std::make_unique<KubeClient>(config_);  // throws InputError for TLS material that does not load
   started_ = true;
   for (auto& r : reflectors_) {
     Reflector* p = r.get();
@@ -235,25 +145,13 @@ std::string KubeWatcher::last_error(ResourceKind kind) const {
 
 void KubeWatcher::run(Reflector& r) {
   const std::string resource = live::resource_path_name(r.kind);
-  const std::string base = config_.url.path_prefix + "/api/v1/" + resource;
+  const std::string base = client_->path("/api/v1/" + resource);
   const size_t max_items = r.kind == ResourceKind::kNode ? io::kObjectLimits.max_nodes : io::kObjectLimits.max_pods;
   ReflectorBackoff backoff(options_, r.rng);
 
   // A client for one request (or one list's pages), registered for stop(); nullptr when stopping.
   auto make_client = [&](double read_timeout_s) -> std::unique_ptr<httplib::ClientImpl> {
-    std::unique_ptr<httplib::ClientImpl> c;
-    if (config_.url.scheme == "https") {
-      std::unique_ptr<httplib::SSLClient> s;
-      if (tls_->cert != nullptr) s = std::make_unique<httplib::SSLClient>(config_.url.host, config_.url.port, tls_->cert, tls_->key);
-      else s = std::make_unique<httplib::SSLClient>(config_.url.host, config_.url.port);
-      if (!tls_->ca_path.empty()) s->set_ca_cert_path(tls_->ca_path.c_str());
-      s->enable_server_certificate_verification(!config_.insecure_skip_tls_verify);
-      c = std::move(s);
-    } else {
-      c = std::make_unique<httplib::ClientImpl>(config_.url.host, config_.url.port);
-    }
-    set_timeout(*c, options_.connect_timeout_s, false);
-    set_timeout(*c, read_timeout_s, true);
+    std::unique_ptr<httplib::ClientImpl> c = client_->make_client(options_.connect_timeout_s, read_timeout_s);
     c->set_keep_alive(true);
     std::lock_guard lock(r.client_mutex);
     if (stopping_) return nullptr;
@@ -264,16 +162,7 @@ void KubeWatcher::run(Reflector& r) {
     std::lock_guard lock(r.client_mutex);
     r.active = nullptr;
   };
-  auto headers = [&]() {
-    httplib::Headers h{{"Accept", "application/json"}};
-    const std::string token = io::current_bearer_token(config_);
-    if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-    return h;
-  };
-  auto http_failure = [&](const std::string& what, int status, const std::string& body) {
-    const io::KubeStatus st = io::parse_status_body(body, status);
-    return fmt::format("{}: HTTP {} {} {}", what, status, st.reason, st.message);
-  };
+  auto headers = [&] { return client_->headers(); };
 
   // One complete list into the sink; `rv` gets its resourceVersion.
   auto list = [&](std::string& rv) -> Outcome {
@@ -291,7 +180,7 @@ void KubeWatcher::run(Reflector& r) {
         break;
       }
       std::string path = fmt::format("{}?limit={}", base, options_.list_page_size);
-      if (!token.empty()) path += "&continue=" + query_escape(token);
+      if (!token.empty()) path += "&continue=" + kube_url_escape(token);
       std::string body;
       int status = 0;
       bool too_big = false;
@@ -335,12 +224,12 @@ void KubeWatcher::run(Reflector& r) {
       }
       if (status == 410) {  // the continue token expired: list again from the start
         ++r.expired;
-        r.fail(http_failure("list " + resource, status, body));
+        r.fail(kube_http_failure("list " + resource, status, body));
         outcome = Outcome::kExpired;
         break;
       }
       if (status != 200) {
-        r.fail(http_failure("list " + resource, status, body));
+        r.fail(kube_http_failure("list " + resource, status, body));
         outcome = Outcome::kError;
         break;
       }
@@ -382,7 +271,7 @@ void KubeWatcher::run(Reflector& r) {
     if (!client) return Outcome::kStopped;
     ++r.watches;
     const std::string path = fmt::format("{}?watch=1&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds={}", base,
-                                         query_escape(rv), timeout_s);
+                                         kube_url_escape(rv), timeout_s);
     const std::string source = "watch " + resource;
     std::string buf;
     std::string error_body;
@@ -467,11 +356,11 @@ void KubeWatcher::run(Reflector& r) {
     if (status == 410) {
       ++r.expired;
       std::lock_guard lock(r.error_mutex);
-      r.last_error = http_failure(source, status, error_body);
+      r.last_error = kube_http_failure(source, status, error_body);
       return Outcome::kExpired;
     }
     if (status != 200) {
-      r.fail(http_failure(source, status, error_body));
+      r.fail(kube_http_failure(source, status, error_body));
       return Outcome::kError;
     }
     if (!buf.empty() && !handle_line(buf)) return outcome;  // a last line without its newline

@@ -23,7 +23,7 @@
 // more than 2 min passed since the previous backoff. Randomness (jitter, watch timeouts) comes from
 // GoRand seeded with KubeWatchOptions::seed (+1 for Pods), so a run is reproducible.
 //
-// Auth (io/kubeconfig.h KubeRestConfig): a bearer token (token_file read again before every request:
+// Auth (io/kubeconfig.h KubeRestConfig, loaded by server/kube_client.h KubeClient): a bearer token (token_file read again before every request:
 // projected service-account tokens rotate), a client certificate and key, the CA (file or data) as
 // the only trusted roots, or no verification with insecure_skip_tls_verify.
 //
@@ -53,6 +53,8 @@ enum class ResourceKind;
 }  // namespace gpufleet::live
 
 namespace gpufleet::server {
+
+class KubeClient;  // server/kube_client.h
 
 struct KubeWatchOptions {
   /// Backoff after a failure (client-go reflector.go: 800 ms initial, x2, 30 s cap, jitter 1.0, reset
@@ -134,8 +136,7 @@ class KubeWatcher {
   io::KubeRestConfig config_;
   live::ObjectSink& sink_;
   KubeWatchOptions options_;
-  struct Tls;
-  std::unique_ptr<Tls> tls_;
+  std::unique_ptr<KubeClient> client_;  // made by start(): the TLS material and credentials
   std::unique_ptr<Reflector> reflectors_[2];
   std::atomic<bool> stopping_{false};
   std::mutex stop_mutex_;

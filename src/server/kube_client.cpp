@@ -1,0 +1,145 @@
+#include "server/kube_client.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "io/input_limits.h"
+#include "io/kube_watch.h"
+#include "io/text_file.h"
+#include "util/input_error.h"
+
+namespace gpufleet::server {
+
+// TLS material loaded once: the CA as a file (CA data goes to a private temporary file, so that it
+// is the only trusted root), the client certificate and key in memory.
+struct KubeClient::Tls {
+  std::string ca_path;
+  std::string temp_ca_path;  // removed on destruction
+  X509* cert = nullptr;
+  EVP_PKEY* key = nullptr;
+  ~Tls() {
+    if (cert != nullptr) X509_free(cert);
+    if (key != nullptr) EVP_PKEY_free(key);
+    if (!temp_ca_path.empty()) std::remove(temp_ca_path.c_str());
+  }
+};
+
+namespace {
+
+std::string pem_of(const std::string& path, const std::string& data) {
+  return path.empty() ? data : io::read_text_file(path, io::kMiB, "PEM file size");
+}
+
+std::string source_of(const std::string& path, const char* data_field) { return path.empty() ? data_field : path; }
+
+void set_timeout(httplib::ClientImpl& c, double seconds, bool read) {
+  const auto sec = static_cast<time_t>(seconds);
+  const auto usec = static_cast<time_t>((seconds - static_cast<double>(sec)) * 1e6);
+  if (read) c.set_read_timeout(sec, usec);
+  else c.set_connection_timeout(sec, usec);
+}
+
+}  // namespace
+
+KubeClient::KubeClient(io::KubeRestConfig config) : config_(std::move(config)), tls_(std::make_unique<Tls>()) {
+  if (config_.url.scheme != "https") return;
+  Tls& t = *tls_;
+  if (!config_.certificate_authority.empty() || !config_.certificate_authority_data.empty()) {
+    const std::string pem = pem_of(config_.certificate_authority, config_.certificate_authority_data);
+    const std::string src = source_of(config_.certificate_authority, "certificate-authority-data");
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (ca == nullptr) throw InputError(src, 0, "certificate-authority", "no PEM certificate in the CA bundle");
+    X509_free(ca);
+    if (!config_.certificate_authority.empty()) {
+      t.ca_path = config_.certificate_authority;
+    } else {
+      std::string templ = (std::filesystem::temp_directory_path() / "gpufleet-ca-XXXXXX").string();
+      const int fd = mkstemp(templ.data());
+      if (fd < 0) throw InputError(templ, 0, "certificate-authority-data", "cannot create a temporary file for the CA");
+      const bool ok = write(fd, pem.data(), pem.size()) == static_cast<ssize_t>(pem.size());
+      close(fd);
+      t.temp_ca_path = templ;
+      if (!ok) throw InputError(templ, 0, "certificate-authority-data", "cannot write the CA to a temporary file");
+      t.ca_path = templ;
+    }
+  }
+  const bool has_cert = !config_.client_certificate.empty() || !config_.client_certificate_data.empty();
+  if (has_cert) {
+    const std::string cert_pem = pem_of(config_.client_certificate, config_.client_certificate_data);
+    const std::string key_pem = pem_of(config_.client_key, config_.client_key_data);
+    BIO* bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
+    t.cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (t.cert == nullptr)
+      throw InputError(source_of(config_.client_certificate, "client-certificate-data"), 0, "client-certificate",
+                       "no PEM certificate");
+    bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
+    t.key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (t.key == nullptr)
+      throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key", "no PEM private key");
+    if (X509_check_private_key(t.cert, t.key) != 1)
+      throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key",
+                       "the private key does not match the client certificate");
+  }
+}
+
+KubeClient::~KubeClient() = default;
+
+std::string KubeClient::path(std::string_view api_path) const {
+  std::string p = config_.url.path_prefix;
+  p += api_path;
+  return p;
+}
+
+std::unique_ptr<httplib::ClientImpl> KubeClient::make_client(double connect_timeout_s, double read_timeout_s) const {
+  std::unique_ptr<httplib::ClientImpl> c;
+  if (config_.url.scheme == "https") {
+    // SSLClient takes its own references to the certificate and key (SSL_CTX_use_certificate,
+    // SSL_CTX_use_PrivateKey), so clients made at once from several threads share them safely.
+    std::unique_ptr<httplib::SSLClient> s;
+    if (tls_->cert != nullptr) s = std::make_unique<httplib::SSLClient>(config_.url.host, config_.url.port, tls_->cert, tls_->key);
+    else s = std::make_unique<httplib::SSLClient>(config_.url.host, config_.url.port);
+    if (!tls_->ca_path.empty()) s->set_ca_cert_path(tls_->ca_path.c_str());
+    s->enable_server_certificate_verification(!config_.insecure_skip_tls_verify);
+    c = std::move(s);
+  } else {
+    c = std::make_unique<httplib::ClientImpl>(config_.url.host, config_.url.port);
+  }
+  set_timeout(*c, connect_timeout_s, false);
+  set_timeout(*c, read_timeout_s, true);
+  c->set_keep_alive(false);
+  return c;
+}
+
+httplib::Headers KubeClient::headers() const {
+  httplib::Headers h{{"Accept", "application/json"}};
+  const std::string token = io::current_bearer_token(config_);
+  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
+  return h;
+}
+
+std::string kube_url_escape(std::string_view s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '~') out.push_back(static_cast<char>(c));
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+std::string kube_http_failure(const std::string& what, int status, const std::string& body) {
+  const io::KubeStatus st = io::parse_status_body(body, status);
+  return fmt::format("{}: HTTP {} {} {}", what, status, st.reason, st.message);
+}
+
+}  // namespace gpufleet::server
