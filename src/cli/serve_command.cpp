@@ -17,6 +17,7 @@
 #include "live/request_stats.h"
 #include "server/http_server.h"
 #include "server/keda_scaler.h"
+#include "server/kube_binder.h"
 #include "server/kube_watch.h"
 #include "server/replay.h"
 #include "server/scaler_routes.h"
@@ -108,12 +109,15 @@ int run_serve_command(const ServeCommandOptions& o) {
   hooks.add_routes = [&scaler](httplib::Server& http) { server::add_scaler_routes(http, scaler); };
 
   // The API server: a kubeconfig or the pod's service account.
+  // With the API server, bind writes the device annotations and the Binding there.
   std::unique_ptr<server::KubeWatcher> watcher;
+  std::unique_ptr<server::KubeBinder> binder;
   if (!o.kubeconfig_path.empty() || o.in_cluster) {
     io::KubeRestConfig api = o.in_cluster ? io::in_cluster_config_from_env() : io::read_kubeconfig_file(o.kubeconfig_path, o.kube_context);
+    binder = std::make_unique<server::KubeBinder>(api);
     watcher = std::make_unique<server::KubeWatcher>(api, cache);
   }
-  server::HttpServer http(options, cache, nullptr, std::move(hooks));
+  server::HttpServer http(options, cache, binder.get(), std::move(hooks));
   int bound = 0;
   try {
     bound = http.bind();

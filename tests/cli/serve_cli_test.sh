@@ -38,7 +38,7 @@ grep -q '"Score":10' "$T/prio.json" && grep -q '"Score":0' "$T/prio.json" && ok 
 code=$(curl -s -o "$T/bad.txt" -w '%{http_code}' -H 'Content-Type: application/json' -d '{"Pod": 7}' "$U/filter")
 [ "$code" = 400 ] && [ "$(wc -l < "$T/bad.txt")" = 1 ] && grep -q 'Pod' "$T/bad.txt" && ok || bad "bad body: $code $(cat "$T/bad.txt")"
 curl -s "$U/metrics" > "$T/metrics.txt"
-grep -q '^gpufleet_node_gpu_capacity_milli{node="h100-a"' "$T/metrics.txt" && grep -q '^gpufleet_http_requests_total{code="400",verb="filter"} 1' "$T/metrics.txt" \
+grep -q '^gpufleet_node_gpu_capacity_milli{node="h100-a"' "$T/metrics.txt" && grep -q '^gpufleet_http_requests_total{verb="filter",code="400"} 1' "$T/metrics.txt" \
   && ok || bad "metrics: $(grep -c . "$T/metrics.txt") lines"
 if command -v promtool > /dev/null; then promtool check metrics < "$T/metrics.txt" > "$T/promtool.txt" 2>&1 && ok || bad "promtool: $(cat "$T/promtool.txt")"; fi
 # KEDA metrics-api: an observation, then the recommendation.
