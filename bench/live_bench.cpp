@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/extender_args.h"
+#include "io/json_request.h"
 #include "live/cluster_cache.h"
 #include "live/extender.h"
 
@@ -99,4 +100,21 @@ void LiveSnapshotRebuild(benchmark::State& state) {
 }
 BENCHMARK(LiveSnapshotRebuild)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 
+}  // namespace
+
+namespace {
+// The filter body's parse alone (io/extender_args.h): the pod through the Kubernetes reader and the
+// node names.
+void LiveParseFilterArgs(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::io::parse_extender_args(f.body, "bench"));
+}
+BENCHMARK(LiveParseFilterArgs)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// The JSON parse alone (io/json_request.h), with its limits.
+void LiveParseJson(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::io::parse_json_request(f.body, "bench"));
+}
+BENCHMARK(LiveParseJson)->Arg(1000)->Unit(benchmark::kMicrosecond);
 }  // namespace

@@ -4,7 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/json_request.h"
+#include "io/k8s_json.h"
+#include "io/k8s_yaml.h"
 #include "live/cluster_cache.h"
+#include "util/input_error.h"
 #include "live/extender.h"
 #include "place/place_workload.h"
 
@@ -181,6 +189,40 @@ TEST(LiveExtender, PreemptKeepsNodesWhereTheVictimsFreeAGpuFitAndReprieves) {
   EXPECT_TRUE(extender_preempt(*s, r, {{"b", {{"uid-nobody"}, 0}}}).empty());
   // Victims that do not free enough: dropped.
   EXPECT_TRUE(extender_preempt(*s, r, {{"b", {{"uid-p4"}, 0}}}).empty());
+}
+
+// The seeds of fuzz/corpus/snapshot_fuzz (POST /snapshot bodies): valid-* lists are read, item by
+// item, as the cache reads them; bad-* ones are InputErrors.
+TEST(LiveCache, SnapshotFuzzSeeds) {
+  const std::filesystem::path dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "fuzz" / "corpus" / "snapshot_fuzz";
+  int valid = 0, bad = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string name = entry.path().filename().string();
+    const auto read = [&] {
+      size_t objects = 0;
+      for (json& item : io::k8s_list_items(io::parse_json_request(text.str(), name, io::kSnapshotRequestLimits), name)) {
+        item["apiVersion"] = "v1";
+        objects += io::parse_k8s_text(item.dump(), name).nodes.size() + io::parse_k8s_text(item.dump(), name).pods.size();
+      }
+      return objects;
+    };
+    if (name.starts_with("bad-")) {
+      EXPECT_THROW(read(), InputError) << name;
+      ++bad;
+    } else {
+      EXPECT_GT(read(), 0u) << name;
+      ++valid;
+    }
+  }
+  EXPECT_EQ(valid, 3);
+  EXPECT_EQ(bad, 4);
+  // A PodList's items are Pods; other kinds are skipped.
+  EXPECT_EQ(io::k8s_list_items(json::parse(R"({"kind":"PodList","items":[{"metadata":{"name":"p"}},{"kind":"Service","metadata":{"name":"s"}}]})"), "t")
+                .size(),
+            1u);
 }
 
 }  // namespace

@@ -46,6 +46,6 @@ curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/s
 curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/body.json" "http://127.0.0.1:$port/$verb"  # warm-up
 rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
 echo "nodes $nodes, verb $verb ($mode), $seconds s, $conns connections, $threads wrk threads; RSS after warm-up $(rss)"
-( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) &
+( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) & sampler=$!
 wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1
-wait
+wait $sampler

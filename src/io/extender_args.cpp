@@ -1,5 +1,10 @@
 #include "io/extender_args.h"
 
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 #include <limits>
 #include <set>
 #include <utility>
@@ -85,6 +90,43 @@ std::string message_of(const InputError& e) {
   return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
 }
 
+// The last kRecentPods pods read, by their JSON text: kube-scheduler sends the same pod to filter and
+// to prioritize (and to every extender), and the Kubernetes reader costs more than the rest of a
+// request. A reading is a pure function of the text, so this changes nothing but speed.
+struct PodReading {
+  Pod pod;
+  std::vector<std::string> warnings;
+};
+class RecentPods {
+ public:
+  static constexpr size_t kRecentPods = 256;
+  std::optional<PodReading> find(const std::string& text) {
+    std::lock_guard lock(mutex_);
+    const auto it = by_text_.find(text);
+    if (it == by_text_.end()) return std::nullopt;
+    return it->second;
+  }
+  void add(std::string text, PodReading reading) {
+    std::lock_guard lock(mutex_);
+    if (by_text_.count(text) != 0) return;
+    if (order_.size() == kRecentPods) {  // the oldest goes
+      by_text_.erase(order_.front());
+      order_.pop_front();
+    }
+    order_.push_back(text);
+    by_text_.emplace(std::move(text), std::move(reading));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, PodReading> by_text_;
+  std::deque<std::string> order_;
+};
+RecentPods& recent_pods() {
+  static RecentPods recent;
+  return recent;
+}
+
 // "Pod": the embedded v1.Pod through the Kubernetes reader, as `gpufleet place` reads it.
 Pod read_pod(const json& root, const Body& b, std::vector<std::string>& warnings) {
   json pod = b.object(b.member(root, "Pod"), "Pod");
@@ -97,19 +139,25 @@ Pod read_pod(const json& root, const Body& b, std::vector<std::string>& warnings
   if (const auto api = pod.find("apiVersion"); api == pod.end() || api->is_null() ||
                                                (api->is_string() && api->get_ref<const std::string&>().empty()))
     pod["apiVersion"] = "v1";
+  std::string text = pod.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (std::optional<PodReading> seen = recent_pods().find(text)) {
+    warnings = std::move(seen->warnings);
+    return std::move(seen->pod);
+  }
   K8sObjects objects;
   try {
-    objects = parse_k8s_text(pod.dump(-1, ' ', false, json::error_handler_t::replace), b.source);
+    objects = parse_k8s_text(text, b.source);
   } catch (const InputError& e) {
     // Positions in the re-serialized text are not positions in the body: the field path says where.
     b.fail(e.field().empty() ? "Pod" : "Pod." + e.field(), message_of(e));
   }
   if (objects.pods.size() != 1) b.fail("Pod", fmt::format("expected one pod, read {}", objects.pods.size()));
   warnings = std::move(objects.warnings);
+  recent_pods().add(std::move(text), PodReading{objects.pods.front(), warnings});
   return std::move(objects.pods.front());
 }
 
-void add_node_name(std::vector<std::string>& names, std::set<std::string>& seen, std::string name, const Body& b,
+void add_node_name(std::vector<std::string>& names, std::unordered_set<std::string>& seen, std::string name, const Body& b,
                    const std::string& field) {
   if (!seen.insert(name).second) b.fail(field, fmt::format("duplicate node '{}'", name));
   names.push_back(std::move(name));
@@ -159,15 +207,20 @@ ExtenderArgs parse_extender_args(std::string_view body, const std::string& sourc
   json root = parse_body(body, b, json_limits);
   ExtenderArgs out;
   out.pod = read_pod(root, b, out.warnings);
-  std::set<std::string> seen;
+  std::unordered_set<std::string> seen;
   if (const json* names = b.array(b.member(root, "NodeNames"), "NodeNames")) {
     out.node_cache_capable = true;
     if (names->size() > object_limits.max_nodes)
       b.fail("NodeNames", limit_message(object_limits.max_nodes, "node names", "ObjectLimits::max_nodes"));
     out.node_names.reserve(names->size());
+    seen.reserve(names->size());
     for (size_t i = 0; i < names->size(); ++i) {
-      const std::string field = fmt::format("NodeNames[{}]", i);
       const json& name = (*names)[i];
+      if (name.is_string() && !name.get_ref<const std::string&>().empty() && seen.insert(name.get_ref<const std::string&>()).second) {
+        out.node_names.push_back(name.get_ref<const std::string&>());  // the usual case, without a field path
+        continue;
+      }
+      const std::string field = fmt::format("NodeNames[{}]", i);
       add_node_name(out.node_names, seen, b.required_string(name.is_null() ? nullptr : &name, field), b, field);
     }
   } else if (const json* nodes = b.member(root, "Nodes")) {

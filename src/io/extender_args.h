@@ -17,7 +17,10 @@
 // parse_k8s_text) on the object re-serialized, with "kind": "Pod" and "apiVersion": "v1" added when
 // absent (Go marshals an informer's objects with an empty TypeMeta): the same requests, constraints,
 // priority (spec.priority, which admission always sets on a real pod), metadata.uid, and for a pod
-// with spec.nodeName the device annotations (model/device_annotations.h).
+// with spec.nodeName the device annotations (model/device_annotations.h). The last 256 distinct pods
+// read are remembered by their JSON text (kube-scheduler sends the same pod to filter, then to
+// prioritize): a reading depends on the text only, so this saves time and changes no answer.
+// Thread-safe.
 //
 // Limits: the body's (io/input_limits.h JsonRequestLimits: size, depth, values, string length,
 // checked while parsing); at most ObjectLimits::max_nodes node names (NodeNames, Nodes.items, or the

@@ -24,31 +24,46 @@ nlohmann::json parse_json(std::string_view body, const std::string& source, cons
   using nlohmann::json;
   if (body.size() > limits.max_body_bytes)
     throw InputError(source, line_no, "", limit_message(limits.max_body_bytes, "bytes in the body", "JsonRequestLimits::max_body_bytes"));
-  size_t values = 0;
-  // Called as the parser goes: `depth` is the nesting of the event (0 at the top). Throwing stops it.
-  const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (static_cast<size_t>(depth) >= limits.max_depth)
-          throw InputError(source, line_no, "", limit_message(limits.max_depth, "levels of nesting", "JsonRequestLimits::max_depth"));
-        [[fallthrough]];
-      case json::parse_event_t::value:
-        if (++values > limits.max_values)
-          throw InputError(source, line_no, "", limit_message(limits.max_values, "values", "JsonRequestLimits::max_values"));
-        if (parsed.is_string() && parsed.get_ref<const std::string&>().size() > limits.max_string_bytes)
-          throw InputError(source, line_no, "", limit_message(limits.max_string_bytes, "bytes in a string", "JsonRequestLimits::max_string_bytes"));
-        break;
-      case json::parse_event_t::key:
-        if (parsed.get_ref<const std::string&>().size() > limits.max_string_bytes)
-          throw InputError(source, line_no, "", limit_message(limits.max_string_bytes, "bytes in a string", "JsonRequestLimits::max_string_bytes"));
-        break;
-      default: break;
+  // The DOM parser, checking each limit at the event that would cross it (a SAX handler: faster than
+  // the parser callback, which re-checks every value it builds). Throwing stops the parse.
+  struct Checked : nlohmann::detail::json_sax_dom_parser<json> {
+    using Base = nlohmann::detail::json_sax_dom_parser<json>;
+    Checked(json& root, const JsonRequestLimits& l, const std::string& s, int n) : Base(root), limits(l), source(s), line_no(n) {}
+    const JsonRequestLimits& limits;
+    const std::string& source;
+    int line_no;
+    size_t values = 0, depth = 0;
+    void value() {
+      if (++values > limits.max_values)
+        throw InputError(source, line_no, "", limit_message(limits.max_values, "values", "JsonRequestLimits::max_values"));
     }
-    return true;
+    void string_size(size_t n) const {
+      if (n > limits.max_string_bytes)
+        throw InputError(source, line_no, "", limit_message(limits.max_string_bytes, "bytes in a string", "JsonRequestLimits::max_string_bytes"));
+    }
+    void open() {
+      if (depth++ >= limits.max_depth)
+        throw InputError(source, line_no, "", limit_message(limits.max_depth, "levels of nesting", "JsonRequestLimits::max_depth"));
+      value();
+    }
+    bool null() { return value(), Base::null(); }
+    bool boolean(bool v) { return value(), Base::boolean(v); }
+    bool number_integer(json::number_integer_t v) { return value(), Base::number_integer(v); }
+    bool number_unsigned(json::number_unsigned_t v) { return value(), Base::number_unsigned(v); }
+    bool number_float(json::number_float_t v, const std::string& text) { return value(), Base::number_float(v, text); }
+    bool string(std::string& v) { return value(), string_size(v.size()), Base::string(v); }
+    bool binary(json::binary_t& v) { return value(), Base::binary(v); }
+    bool key(std::string& v) { return string_size(v.size()), Base::key(v); }
+    bool start_object(std::size_t n) { return open(), Base::start_object(n); }
+    bool start_array(std::size_t n) { return open(), Base::start_array(n); }
+    bool end_object() { return --depth, Base::end_object(); }
+    bool end_array() { return --depth, Base::end_array(); }
   };
   try {
-    return json::parse(body.begin(), body.end(), check);
+    json root;
+    Checked handler(root, limits, source, line_no);
+    json::sax_parse(body.begin(), body.end(), &handler);
+    return root;
   } catch (const json::parse_error& e) {
     auto [line, column] = position_of(body, e.byte > 0 ? e.byte - 1 : 0);
     if (line_no > 0) line += line_no - 1;

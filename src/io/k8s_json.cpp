@@ -79,4 +79,33 @@ std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>
   return out;
 }
 
+std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::string& source) {
+  const auto items = list.is_object() ? list.find("items") : list.end();
+  if (!list.is_object() || items == list.end() || !items->is_array())
+    throw InputError(source, 0, "items", "expected a Kubernetes List (kubectl get nodes,pods -o json) with an items array");
+  const size_t max_objects = kObjectLimits.max_nodes + kObjectLimits.max_pods;
+  if (items->size() > max_objects)
+    throw InputError(source, 0, "items", limit_message(max_objects, "objects", "ObjectLimits::max_nodes + max_pods"));
+  const auto list_kind = list.find("kind");
+  const std::string typed = list_kind != list.end() && list_kind->is_string() ? list_kind->get<std::string>() : "";
+  const std::string item_kind = typed == "NodeList" ? "Node" : typed == "PodList" ? "Pod" : "";
+  std::vector<nlohmann::json> out;
+  for (size_t i = 0; i < items->size(); ++i) {
+    nlohmann::json& item = (*items)[i];
+    if (!item.is_object()) throw InputError(source, 0, fmt::format("items[{}]", i), "expected an object");
+    const auto kind = item.find("kind");
+    std::string k = kind != item.end() && kind->is_string() ? kind->get<std::string>() : item_kind;
+    if (k != "Node" && k != "Pod") continue;
+    const auto meta = item.find("metadata");
+    const nlohmann::json* name = nullptr;
+    if (meta != item.end() && meta->is_object())
+      if (const auto n = meta->find("name"); n != meta->end()) name = &*n;
+    if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty())
+      throw InputError(source, 0, fmt::format("items[{}].metadata.name", i), "a Node or Pod needs a name");
+    item["kind"] = k;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 }  // namespace gpufleet::io

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "io/k8s_json.h"
 #include "io/k8s_yaml.h"
 #include "model/device_annotations.h"
 #include "util/input_error.h"
@@ -237,22 +238,8 @@ std::string ClusterCache::resource_version(ResourceKind kind) const {
 }
 
 void ClusterCache::replace_all(const nlohmann::json& list, const std::string& source) {
-  const auto items = list.is_object() ? list.find("items") : list.end();
-  if (!list.is_object() || items == list.end() || !items->is_array())
-    throw InputError(source, 0, "items", "expected a Kubernetes List (kubectl get nodes,pods -o json) with an items array");
   std::vector<nlohmann::json> nodes, pods;
-  const std::string list_kind = list.value("kind", std::string());
-  for (size_t i = 0; i < items->size(); ++i) {
-    const nlohmann::json& item = (*items)[i];
-    if (!item.is_object()) throw InputError(source, 0, fmt::format("items[{}]", i), "expected an object");
-    std::string kind = item.value("kind", std::string());
-    if (kind.empty()) kind = list_kind == "NodeList" ? "Node" : list_kind == "PodList" ? "Pod" : "";
-    if (kind == "Node" || kind == "Pod") {
-      if (object_key(kind == "Node" ? ResourceKind::kNode : ResourceKind::kPod, item).empty())
-        throw InputError(source, 0, fmt::format("items[{}].metadata.name", i), "missing");
-      (kind == "Node" ? nodes : pods).push_back(item);
-    }
-  }
+  for (nlohmann::json& item : io::k8s_list_items(list, source)) (item["kind"] == "Node" ? nodes : pods).push_back(std::move(item));
   const std::string rv = string_at(list, "metadata", "resourceVersion");
   replace(ResourceKind::kNode, std::move(nodes), rv);
   replace(ResourceKind::kPod, std::move(pods), rv);

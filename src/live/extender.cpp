@@ -68,7 +68,7 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
   sched::Scheduler& scheduler = d.scheduler();
   scheduler.observe(pod, d.state());
   sched::NodeEvaluation evaluation;
-  const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation);
+  const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/false);
   if (evaluation.codes.empty()) {  // a PreFilter error or rejection before any node was looked at
     if (result.status.code() == sched::Code::kError) {
       answer.error = result.status.message();

@@ -390,13 +390,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
       if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
     return true;
   };
-  if (memo_lexicographic_ && only_memo() && evaluation_ == nullptr) {
+  const bool ranking = evaluation_ != nullptr && rank_;
+  if (memo_lexicographic_ && only_memo() && !ranking) {
     result.node = memo_best;
     result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
   } else {
-    select_host(pod, state, shape, result, evaluation_ != nullptr ? &evaluation_->ranked : nullptr);
+    select_host(pod, state, shape, result, ranking ? &evaluation_->ranked : nullptr);
     if (!result.status.is_success()) {
-      if (evaluation_ != nullptr) evaluation_->ranked.clear();
+      if (ranking) evaluation_->ranked.clear();
       return result;
     }
   }
@@ -404,10 +405,11 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   return result;
 }
 
-ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation) {
+ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank) {
   evaluation.codes.clear();
   evaluation.ranked.clear();
   evaluation_ = &evaluation;
+  rank_ = rank;
   struct Reset {
     NodeEvaluation*& slot;
     ~Reset() { slot = nullptr; }

@@ -144,7 +144,8 @@ class Scheduler final : public Handle {
   /// nodes ranked best first by the profile's node order (the order decide() takes the best of:
   /// ranked.front() is the returned node). A pod decide() finds no node for has ranked empty; a
   /// PreFilter or PreScore error leaves both empty (result.status says why).
-  ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation);
+  /// With `rank` false, `ranked` is left empty and the cycle costs what decide() costs.
+  ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true);
   /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
   /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
@@ -274,6 +275,7 @@ class Scheduler final : public Handle {
   uint64_t generation_ = 0;                          // sum of the Score plugins' generations the memo was filled at
   double now_seconds_ = 0;
   NodeEvaluation* evaluation_ = nullptr;             // set during evaluate()
+  bool rank_ = false;                                // evaluate(): rank the feasible nodes
   std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
   std::vector<PermitOutcome> outcomes_;
 };
