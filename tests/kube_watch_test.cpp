@@ -76,7 +76,7 @@ TEST(KubeWatchReader, ErrorsNameLineAndField) {
   expect_input_error([] { io::parse_watch_event(R"({"type":"RESYNC","object":{}})", "w", 1); }, "w", 1, 0, "type",
                      "unknown watch event type 'RESYNC'");
   expect_input_error([] { io::parse_watch_event(R"({"type":"ADDED","object":[1]})", "w", 1); }, "w", 1, 0, "object",
-                     "expected an object, got a list");
+                     "expected an object, got an array");
   expect_input_error([] { io::parse_watch_event(R"({"type":"ERROR","object":{"code":"410"}})", "w", 1); }, "w", 1, 0,
                      "object.code", "expected an integer, got a string");
   expect_input_error([] { io::parse_watch_event(R"({"type":"ADDED","object":{"metadata":{"name":"a","namespace":3,"resourceVersion":"1"}}})", "w", 1); },

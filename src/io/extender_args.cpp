@@ -20,20 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-// "an object", "a string", ... for messages.
-const char* type_of(const json& v) {
-  switch (v.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "a number";
-    default: return "null";
-  }
-}
-
 bool equal_fold(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -59,27 +45,27 @@ struct Body {
   }
   const json& object(const json* v, const std::string& field) const {
     if (v == nullptr) fail(field, "required field is missing");
-    if (!v->is_object()) fail(field, fmt::format("expected an object, got {}", type_of(*v)));
+    if (!v->is_object()) fail(field, fmt::format("expected an object, got {}", json_type_name(*v)));
     return *v;
   }
   // A non-empty string. `v` nullptr: missing.
   std::string required_string(const json* v, const std::string& field) const {
     if (v == nullptr) fail(field, "required field is missing");
-    if (!v->is_string()) fail(field, fmt::format("expected a string, got {}", type_of(*v)));
+    if (!v->is_string()) fail(field, fmt::format("expected a string, got {}", json_type_name(*v)));
     const auto& s = v->get_ref<const std::string&>();
     if (s.empty()) fail(field, "must not be empty");
     return s;
   }
   // An array, or nullptr for an absent or null one.
   const json* array(const json* v, const std::string& field) const {
-    if (v != nullptr && !v->is_array()) fail(field, fmt::format("expected an array, got {}", type_of(*v)));
+    if (v != nullptr && !v->is_array()) fail(field, fmt::format("expected an array, got {}", json_type_name(*v)));
     return v;
   }
 };
 
 json parse_body(std::string_view body, const Body& b, const JsonRequestLimits& limits) {
   json root = parse_json_request(body, b.source, limits);
-  if (!root.is_object()) b.fail("", fmt::format("expected a JSON object, got {}", type_of(root)));
+  if (!root.is_object()) b.fail("", fmt::format("expected a JSON object, got {}", json_type_name(root)));
   return root;
 }
 
@@ -134,7 +120,7 @@ Pod read_pod(const json& root, const Body& b, std::vector<std::string>& warnings
   if (kind == pod.end() || kind->is_null() || (kind->is_string() && kind->get_ref<const std::string&>().empty())) {
     pod["kind"] = "Pod";
   } else if (!kind->is_string() || kind->get_ref<const std::string&>() != "Pod") {
-    b.fail("Pod.kind", fmt::format("expected \"Pod\", got {}", kind->is_string() ? kind->get_ref<const std::string&>() : type_of(*kind)));
+    b.fail("Pod.kind", fmt::format("expected \"Pod\", got {}", kind->is_string() ? kind->get_ref<const std::string&>() : json_type_name(*kind)));
   }
   if (const auto api = pod.find("apiVersion"); api == pod.end() || api->is_null() ||
                                                (api->is_string() && api->get_ref<const std::string&>().empty()))
@@ -193,7 +179,7 @@ ExtenderVictims read_victims(const json& v, bool meta, const Body& b, const std:
       out.num_pdb_violations = n->get<int64_t>();
       if (out.num_pdb_violations < 0) b.fail(at, fmt::format("{} is negative", out.num_pdb_violations));
     } else {
-      b.fail(at, fmt::format("expected an integer, got {}", n->is_number_float() ? n->dump() : type_of(*n)));
+      b.fail(at, fmt::format("expected an integer, got {}", n->is_number_float() ? n->dump() : json_type_name(*n)));
     }
   }
   return out;
@@ -274,7 +260,7 @@ ExtenderBindingArgs parse_extender_binding_args(std::string_view body, const std
   out.pod_name = b.required_string(b.member(root, "PodName"), "PodName");
   const json* ns = b.member(root, "PodNamespace");
   if (ns == nullptr) b.fail("PodNamespace", "required field is missing");
-  if (!ns->is_string()) b.fail("PodNamespace", fmt::format("expected a string, got {}", type_of(*ns)));
+  if (!ns->is_string()) b.fail("PodNamespace", fmt::format("expected a string, got {}", json_type_name(*ns)));
   out.pod_namespace = ns->get<std::string>();
   if (out.pod_namespace.empty()) out.pod_namespace = "default";  // as the API server defaults metadata.namespace
   out.pod_uid = b.required_string(b.member(root, "PodUID"), "PodUID");

@@ -79,6 +79,19 @@ nlohmann::json parse_json(std::string_view body, const std::string& source, cons
 
 }  // namespace
 
+const char* json_type_name(const nlohmann::json& value) {
+  using nlohmann::json;
+  switch (value.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "an object";
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::discarded: return "nothing";
+    default: return "a number";
+  }
+}
+
 nlohmann::json parse_json_request(std::string_view body, const std::string& source, const JsonRequestLimits& limits) {
   return parse_json(body, source, limits, 0);
 }

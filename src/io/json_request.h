@@ -23,6 +23,10 @@ namespace gpufleet::io {
 nlohmann::json parse_json_request(std::string_view body, const std::string& source,
                                   const JsonRequestLimits& limits = kJsonRequestLimits);
 
+/// How messages name a value's type: "null", "an object", "an array" (JSON's word), "a string", "a boolean",
+/// "a number" (as in "expected an object, got a number").
+const char* json_type_name(const nlohmann::json& value);
+
 /// parse_json_request for one line of a JSON Lines file (jsonlines.org), line `line_no` (1-based) of
 /// `source`: the same checks and messages, every error at that line (a syntax error also at its
 /// 1-based column within the line).

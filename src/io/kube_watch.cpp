@@ -16,18 +16,6 @@ JsonRequestLimits json_limits(size_t max_bytes) {
   return l;
 }
 
-const char* json_type(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "a boolean";
-    case json::value_t::discarded: return "nothing";
-    default: return "a number";
-  }
-}
-
 // Checks of one parsed value, errors at `source`:`line` with the field path.
 struct Checker {
   const std::string& source;
@@ -37,7 +25,7 @@ struct Checker {
     throw InputError(source, line, field, message);
   }
   const json& object(const json& j, const std::string& field) const {
-    if (!j.is_object()) fail(field, fmt::format("expected an object, got {}", json_type(j)));
+    if (!j.is_object()) fail(field, fmt::format("expected an object, got {}", json_type_name(j)));
     return j;
   }
   // The member `key` of object `j` (at `field`); nullptr when absent.
@@ -49,7 +37,7 @@ struct Checker {
   std::string opt_string(const json& j, const char* key, const std::string& field) const {
     const json* m = member(j, key);
     if (m == nullptr || m->is_null()) return {};
-    if (!m->is_string()) fail(field, fmt::format("expected a string, got {}", json_type(*m)));
+    if (!m->is_string()) fail(field, fmt::format("expected a string, got {}", json_type_name(*m)));
     return m->get<std::string>();
   }
   std::string required_string(const json& j, const char* key, const std::string& field) const {
@@ -112,7 +100,7 @@ KubeWatchEvent parse_watch_event(std::string_view line, const std::string& sourc
   if (event.type == KubeWatchType::kError) {
     if (const json* code = Checker::member(*obj, "code"); code != nullptr && !code->is_null()) {
       if (!code->is_number_integer())
-        c.fail("object.code", fmt::format("expected an integer, got {}", code->is_number() ? "a fraction" : json_type(*code)));
+        c.fail("object.code", fmt::format("expected an integer, got {}", code->is_number() ? "a fraction" : json_type_name(*code)));
       event.status.code = code->get<int64_t>();
     }
     event.status.reason = c.opt_string(*obj, "reason", "object.reason");
@@ -139,7 +127,7 @@ KubeListPage parse_list_page(std::string_view body, const std::string& source, c
   page.resource_version = c.required_string(*meta, "resourceVersion", "metadata.resourceVersion");
   page.continue_token = c.opt_string(*meta, "continue", "metadata.continue");
   if (auto it = root.find("items"); it != root.end() && !it->is_null()) {
-    if (!it->is_array()) c.fail("items", fmt::format("expected a list, got {}", json_type(*it)));
+    if (!it->is_array()) c.fail("items", fmt::format("expected a list, got {}", json_type_name(*it)));
     page.items.reserve(it->size());
     for (size_t i = 0; i < it->size(); ++i) {
       const std::string field = fmt::format("items[{}]", i);
