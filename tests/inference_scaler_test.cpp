@@ -248,7 +248,7 @@ TEST(ScalerTrigger, Example) {
   EXPECT_EQ(api.at("valueLocation"), "desiredReplicas");
   EXPECT_EQ(api.at("targetValue"), "1");
   const std::string& url = api.at("url");
-  const std::string prefix = "http://gpufleet.gpufleet-system.svc:8080/v1/services/prod/chat-queue/scale?";
+  const std::string prefix = "http://gpufleet.gpufleet-system.svc:8888/v1/services/prod/chat-queue/scale?";
   ASSERT_EQ(url.substr(0, prefix.size()), prefix);
   std::map<std::string, std::string> query;
   std::stringstream q(url.substr(prefix.size()));

@@ -142,6 +142,11 @@ TEST_F(LiveServer, VerbsAnswerInKubeSchedulersJson) {
   b = post("/bind", json{{"PodName", "p"}, {"PodNamespace", "default"}, {"PodUID", "uid-p"}, {"Node", "a"}}.dump());
   EXPECT_EQ(json::parse(b->body)["Error"], "");
   EXPECT_EQ(cache_.snapshot()->inputs.input.pods[cache_.snapshot()->pod_by_key.at("default/p")].node_name, "a");
+  // A second bind, or another UID: refused, as the API server refuses a second Binding.
+  b = post("/bind", json{{"PodName", "p"}, {"PodNamespace", "default"}, {"PodUID", "uid-p"}, {"Node", "a"}}.dump());
+  EXPECT_EQ(json::parse(b->body)["Error"], "pod default/p is already bound to node a");
+  b = post("/bind", json{{"PodName", "busy"}, {"PodNamespace", "default"}, {"PodUID", "uid-other"}, {"Node", "a"}}.dump());
+  EXPECT_EQ(json::parse(b->body)["Error"], "pod default/busy has UID uid-busy, not uid-other");
   // Preempt: MetaVictims in, the accepted ones out.
   auto e = post("/preempt", json{{"Pod", pod("big", 2)},
                                  {"NodeNameToMetaVictims", {{"b", {{"Pods", json::array({{{"UID", "uid-busy"}}})}, {"NumPDBViolations", 0}}}}}}
@@ -172,7 +177,7 @@ TEST_F(LiveServer, BadBodiesGet400WithAReasonAndTheServerKeepsServing) {
   const auto big = post("/filter", std::string(2 << 20, ' '));
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 400);
-  EXPECT_NE(big->body.find("exceed the limit of 1048576 bytes"), std::string::npos) << big->body;
+  EXPECT_NE(big->body.find("request body of 2097152 bytes is over the limit of 1048576 bytes"), std::string::npos) << big->body;
   // A body shorter than its Content-Length: the read times out, 400, connection closed.
   const std::string reply = raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"Pod\":");
   EXPECT_TRUE(reply.empty() || reply.starts_with("HTTP/1.1 400")) << reply;

@@ -1,6 +1,7 @@
 #include "cli/serve_command.h"
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <thread>
 
@@ -8,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_checks.h"
 #include "io/k8s_json.h"
+#include "io/place_inputs.h"
 #include "io/kubeconfig.h"
 #include "io/pool_file.h"
 #include "live/cluster_cache.h"
@@ -28,14 +31,14 @@ namespace gpufleet::cli {
 namespace {
 
 // HOST:PORT (HOST may be empty: every address); the port 0..65535.
-std::pair<std::string, int> split_listen(const std::string& listen) {
+std::pair<std::string, int> split_listen(const std::string& listen, const char* option = "--listen") {
   const size_t colon = listen.rfind(':');
   int port = -1;
   if (colon != std::string::npos) {
     const std::string p = listen.substr(colon + 1);
     if (!p.empty() && p.size() <= 5 && p.find_first_not_of("0123456789") == std::string::npos) port = std::stoi(p);
   }
-  if (port < 0 || port > 65535) throw UsageError(fmt::format("--listen: '{}' is not HOST:PORT with a port from 0 to 65535", listen));
+  if (port < 0 || port > 65535) throw UsageError(fmt::format("{}: '{}' is not HOST:PORT with a port from 0 to 65535", option, listen));
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   return {host.empty() ? "0.0.0.0" : host, port};
@@ -43,6 +46,16 @@ std::pair<std::string, int> split_listen(const std::string& listen) {
 
 int run_replay(const ServeCommandOptions& o) {
   if (o.cluster_paths.empty()) throw UsageError("--replay: --cluster is required (Node files)");
+  if (!o.snapshot_path.empty() || !o.kubeconfig_path.empty() || o.in_cluster || !o.keda_grpc_listen.empty() || !o.tls_cert_path.empty() ||
+      !o.prices_path.empty())
+    throw UsageError("--replay runs its own server on a free local port: --snapshot, --kubeconfig, --in-cluster, --keda-grpc, --tls-* "
+                     "and --prices are options of serving");
+  std::vector<InputArg> input_paths;
+  for (const std::string& p : o.cluster_paths) input_paths.push_back({"--cluster", p, true});
+  for (const std::string& p : o.workload_paths) input_paths.push_back({"--workload", p, true});
+  check_output_paths({{"--json", o.json_path}}, input_paths);
+  // The files as `place` reads them first: their errors name the file, line and field.
+  io::read_place_inputs(o.cluster_paths, o.workload_paths);
   std::vector<std::string> paths = o.cluster_paths;
   paths.insert(paths.end(), o.workload_paths.begin(), o.workload_paths.end());
   const std::vector<nlohmann::json> objects = io::read_k8s_json_objects(paths);
@@ -80,6 +93,8 @@ int run_serve_command(const ServeCommandOptions& o) {
 
   live::ClusterCache cache(live::CacheOptions{place::PlaceOptions{o.policy, o.seed}, o.cluster_config_paths});
   if (!o.snapshot_path.empty()) {
+    // The file as `place` reads it first: its errors name the file, line and field (exit 2).
+    io::read_place_inputs({o.snapshot_path}, {});
     nlohmann::json items = nlohmann::json::array();
     for (nlohmann::json& object : io::read_k8s_json_objects({o.snapshot_path})) items.push_back(std::move(object));
     cache.replace_all(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}, o.snapshot_path);
@@ -117,7 +132,14 @@ int run_serve_command(const ServeCommandOptions& o) {
     binder = std::make_unique<server::KubeBinder>(api);
     watcher = std::make_unique<server::KubeWatcher>(api, cache);
   }
-  server::HttpServer http(options, cache, binder.get(), std::move(hooks));
+  options.accept_snapshots = watcher == nullptr;
+  std::unique_ptr<server::HttpServer> http_owner;
+  try {
+    http_owner = std::make_unique<server::HttpServer>(options, cache, binder.get(), std::move(hooks));
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("--tls-cert / --tls-key: {}", e.what()));
+  }
+  server::HttpServer& http = *http_owner;
   int bound = 0;
   try {
     bound = http.bind();
@@ -126,8 +148,15 @@ int run_serve_command(const ServeCommandOptions& o) {
   }
   std::unique_ptr<server::KedaScaler> keda;
   if (!o.keda_grpc_listen.empty()) {
+    const auto [keda_host, keda_port_wanted] = split_listen(o.keda_grpc_listen, "--keda-grpc");
+    setenv("GRPC_VERBOSITY", "NONE", 0);  // gRPC's own log lines on stderr (a bind failure is reported below)
     keda = std::make_unique<server::KedaScaler>(scaler);
-    const int keda_port = keda->start(o.keda_grpc_listen);
+    int keda_port = 0;
+    try {
+      keda_port = keda->start(fmt::format("{}:{}", keda_host, keda_port_wanted));
+    } catch (const std::runtime_error& e) {
+      throw UsageError(fmt::format("--keda-grpc: {} (in use, or not an address of this host)", e.what()));
+    }
     if (!o.quiet) std::fprintf(stderr, "gpufleet serve: KEDA external scaler (gRPC) on port %d\n", keda_port);
   }
   if (watcher) watcher->start();

@@ -1,5 +1,7 @@
 #include "io/k8s_json.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "io/input_limits.h"
@@ -90,6 +92,7 @@ std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::strin
   const std::string typed = list_kind != list.end() && list_kind->is_string() ? list_kind->get<std::string>() : "";
   const std::string item_kind = typed == "NodeList" ? "Node" : typed == "PodList" ? "Pod" : "";
   std::vector<nlohmann::json> out;
+  std::set<std::string> seen;  // "Node/name", "Pod/namespace/name"
   for (size_t i = 0; i < items->size(); ++i) {
     nlohmann::json& item = (*items)[i];
     if (!item.is_object()) throw InputError(source, 0, fmt::format("items[{}]", i), "expected an object");
@@ -102,6 +105,14 @@ std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::strin
       if (const auto n = meta->find("name"); n != meta->end()) name = &*n;
     if (name == nullptr || !name->is_string() || name->get_ref<const std::string&>().empty())
       throw InputError(source, 0, fmt::format("items[{}].metadata.name", i), "a Node or Pod needs a name");
+    std::string key = k + "/";
+    if (k == "Pod") {
+      const auto ns = meta->find("namespace");
+      key += (ns != meta->end() && ns->is_string() && !ns->get_ref<const std::string&>().empty() ? ns->get<std::string>() : "default") + "/";
+    }
+    key += name->get<std::string>();
+    if (!seen.insert(key).second)
+      throw InputError(source, 0, fmt::format("items[{}].metadata.name", i), fmt::format("duplicate {} '{}'", k, key.substr(k.size() + 1)));
     item["kind"] = k;
     out.push_back(std::move(item));
   }

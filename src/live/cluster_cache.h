@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -80,6 +81,9 @@ struct Snapshot {
   std::vector<std::string> refused;          ///< one line per object left out: kind, key and the reader's error
   std::map<std::string, std::string> resource_versions;  ///< "Node"/"Pod" -> resourceVersion it reflects
   mutable std::mutex decide_mutex;           ///< held while cluster.scheduler or cluster.state is used
+  /// Pods ("namespace/name") the scheduler's Score plugins were told of (Scheduler::observe), once
+  /// each, as `place` tells them of each pod it schedules; under decide_mutex.
+  mutable std::unordered_set<std::string> observed;
 };
 
 class ClusterCache final : public ObjectSink {

@@ -38,6 +38,11 @@ class Decision {
   }
   ~Decision() { fork_.discard(); }
   ClusterState& state() { return state_; }
+  // Scheduler::observe for the pod being scored, once per pod and snapshot: `place` tells the Score
+  // plugins of each pod when it schedules it, and the pods bound before were told of at set-up.
+  void observe(const Pod& pod) {
+    if (snapshot_.observed.insert(key_of(pod)).second) snapshot_.cluster.scheduler->observe(pod, state_);
+  }
   sched::Scheduler& scheduler() { return *snapshot_.cluster.scheduler; }
   GoRand& rng() { return rng_; }
   std::optional<NodeId> node(const std::string& name) const {
@@ -66,7 +71,6 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
   FilterAnswer answer;
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
-  scheduler.observe(pod, d.state());
   sched::NodeEvaluation evaluation;
   const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/false);
   if (evaluation.codes.empty()) {  // a PreFilter error or rejection before any node was looked at
@@ -74,7 +78,10 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
       answer.error = result.status.message();
       return answer;
     }
-    for (const std::string& name : node_names) answer.failed_unresolvable.emplace(name, result.status.message());
+    const std::string why = !result.status.message().empty() ? result.status.message()
+                            : snapshot.inputs.input.nodes.empty() ? "gpufleet's cache has no nodes yet (not listed, no snapshot)"
+                                                                  : "rejected by a PreFilter plugin";
+    for (const std::string& name : node_names) answer.failed_unresolvable.emplace(name, why);
     return answer;
   }
   for (const std::string& name : node_names) {
@@ -99,7 +106,7 @@ std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& 
   scores.reserve(node_names.size());
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
-  scheduler.observe(pod, d.state());
+  d.observe(pod);
   sched::NodeEvaluation evaluation;
   scheduler.evaluate(pod, d.state(), d.rng(), evaluation);
   // The sent nodes in the policy's order.
@@ -188,7 +195,7 @@ DeviceChoice choose_devices(const Snapshot& snapshot, const Pod& pod, const std:
     return choice;
   }
   sched::Scheduler& scheduler = d.scheduler();
-  scheduler.observe(pod, d.state());
+  d.observe(pod);
   const sched::ScheduleResult result = scheduler.decide(pod, d.state(), d.rng(), *n);
   if (result.node != *n) {
     choice.error = fmt::format("pod {} does not fit node {}: {}", key_of(pod), node,

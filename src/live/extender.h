@@ -4,6 +4,9 @@
 // (server/http_server.h) parses the bodies (io/extender_args.h) and writes the JSON.
 //
 // Every function takes snapshot.decide_mutex for the time it uses the scheduler or the state.
+// Prioritize and bind tell the policy's Score plugins that the pod arrived (Scheduler::observe), once
+// per pod and snapshot, as `place` does when it schedules the pod; filter does not (it scores
+// nothing), so pods that kube-scheduler only filters (one feasible node) leave the scores alone.
 //
 // The pod in a request is the request's own object (its spec is what kube-scheduler schedules). When
 // the snapshot holds the same pod (namespace/name) bound, the snapshot is stale for it: it is decided

@@ -2,7 +2,10 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -41,6 +44,9 @@ struct HttpServer::Impl {
   PodBinder* binder;
   ServerHooks hooks;
   std::unique_ptr<httplib::Server> http;
+  std::mutex run_mutex;  // serve() and stop()
+  bool serving = false, stopping = false;
+  std::atomic<bool> done{false};
 
   Impl(ServerOptions o, live::ClusterCache& c, PodBinder* b, ServerHooks h) : options(std::move(o)), cache(c), binder(b), hooks(std::move(h)) {}
 
@@ -116,6 +122,14 @@ struct HttpServer::Impl {
       return;
     }
     const Pod& pod = snapshot->inputs.input.pods[it->second];
+    if (!pod.uid.empty() && pod.uid != args.pod_uid) {
+      reply_json(res, {{"Error", fmt::format("pod {} has UID {}, not {}", key, pod.uid, args.pod_uid)}});
+      return;
+    }
+    if (!pod.node_name.empty()) {  // the API server refuses a second Binding (409 Conflict)
+      reply_json(res, {{"Error", fmt::format("pod {} is already bound to node {}", key, pod.node_name)}});
+      return;
+    }
     const live::DeviceChoice choice = live::choose_devices(*snapshot, pod, args.node);
     if (!choice.devices) {
       reply_json(res, {{"Error", choice.error}});
@@ -135,6 +149,11 @@ struct HttpServer::Impl {
   }
 
   void snapshot_post(const httplib::Request& req, httplib::Response& res) {
+    if (!options.accept_snapshots) {
+      res.status = 409;
+      res.set_content("the state comes from the API server (--kubeconfig / --in-cluster); POST /snapshot is for offline use\n", "text/plain");
+      return;
+    }
     const nlohmann::json list = io::parse_json_request(req.body, "request body", io::kSnapshotRequestLimits);
     cache.replace_all(list, "request body");
     const auto snapshot = cache.snapshot();
@@ -176,12 +195,18 @@ HttpServer::HttpServer(ServerOptions options, live::ClusterCache& cache, PodBind
   http.set_error_handler([max = s.options.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 413) {
       res.status = 400;
-      res.set_content(fmt::format("request body: {} bytes exceed the limit of {} bytes\n", req.get_header_value("Content-Length"), max),
-                      "text/plain");
+      const std::string length = req.get_header_value("Content-Length");
+      if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
+        res.set_content("request body: a form-encoded body is limited to 8192 bytes; send Content-Type: application/json\n", "text/plain");
+      else
+        res.set_content(fmt::format("request body{} is over the limit of {} bytes\n", length.empty() ? "" : " of " + length + " bytes", max),
+                        "text/plain");
     } else if (res.status == 400 && res.body.empty()) {
       res.set_content("request: malformed or truncated HTTP request\n", "text/plain");
     } else if (res.status == 404 && res.body.empty()) {
-      res.set_content(fmt::format("no route {} {}\n", req.method, req.path), "text/plain");
+      std::string path;  // printable, so that the reason stays one line
+      for (const char ch : req.path.substr(0, 200)) path += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+      res.set_content(fmt::format("no route {} {}\n", req.method, path), "text/plain");
     }
   });
   const auto route = [&s](std::string_view name, void (Impl::*fn)(const httplib::Request&, httplib::Response&)) {
@@ -230,10 +255,28 @@ int HttpServer::bind() {
   return port_;
 }
 
-void HttpServer::serve() { impl_->http->listen_after_bind(); }
+void HttpServer::serve() {
+  {
+    std::lock_guard lock(impl_->run_mutex);
+    if (impl_->stopping) return;
+    impl_->serving = true;
+  }
+  impl_->http->listen_after_bind();
+  impl_->done = true;
+}
 
 void HttpServer::stop() {
-  if (impl_ && impl_->http) impl_->http->stop();
+  if (!impl_ || !impl_->http) return;
+  bool serving = false;
+  {
+    std::lock_guard lock(impl_->run_mutex);
+    impl_->stopping = true;
+    serving = impl_->serving;
+  }
+  // serve() may be between its start and the listen loop: wait for it, or its loop would miss the stop.
+  if (serving)
+    while (!impl_->http->is_running() && !impl_->done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http->stop();
 }
 
 }  // namespace gpufleet::server

@@ -16,8 +16,8 @@
 // it is read when Content-Length says so); the server keeps serving. Handlers never let an exception escape: anything unexpected is
 // a 500 with its message (none is expected: the load test asserts zero 5xx).
 // Threads: a pool of `threads` workers (cpp-httplib gives each connection one worker for its
-// keep-alive life); a client that sends slowly holds one worker until read_timeout_s, never the
-// others.
+// keep-alive life); a client that sends slowly holds one worker (read_timeout_s bounds each read,
+// not the whole request), never the others.
 #pragma once
 
 #include <atomic>
@@ -46,6 +46,9 @@ struct ServerOptions {
   size_t max_body_bytes = size_t{512} << 20;
   double read_timeout_s = 5;            ///< kube-scheduler's default extender httpTimeout is 5 s
   double write_timeout_s = 5;
+  /// POST /snapshot replaces the state (offline use); false when the state comes from the API server
+  /// (the route answers 409).
+  bool accept_snapshots = true;
 };
 
 /// Writes the bind to the API server: patches the pod's annotations, then creates its Binding.

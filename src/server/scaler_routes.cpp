@@ -59,12 +59,20 @@ void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, s
   if (!clock)
     clock = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
 
-  server.Post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler](const httplib::Request& req, httplib::Response& res) {
+  server.Post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler, clock](const httplib::Request& req, httplib::Response& res) {
     const std::string service = path_service(req, res);
     if (service.empty()) return;
     try {
       const std::vector<io::ScalerObservation> batch =
           io::parse_scaler_observations(req.body, fmt::format("POST /v1/services/{}/observations", service));
+      // An observation from the future would hold the service's clock there: every later real one would
+      // be "before the last observation" and the recommendation never stale. A minute of clock skew passes.
+      constexpr double kMaxClockSkewSeconds = 60;
+      const double now = clock();
+      for (const io::ScalerObservation& o : batch)
+        if (o.time_s > now + kMaxClockSkewSeconds)
+          throw std::invalid_argument(fmt::format("time_s {} is more than {} s ahead of this server's clock ({})", o.time_s,
+                                                  kMaxClockSkewSeconds, now));
       const size_t total = scaler.observe(service, batch);
       const nlohmann::json body{{"service", service}, {"accepted", batch.size()}, {"observations", total}};
       res.set_content(body.dump() + "\n", "application/json");

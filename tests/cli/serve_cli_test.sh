@@ -69,4 +69,12 @@ expect2 "bad snapshot" serve --listen 127.0.0.1:0 --snapshot "$T/bad.yaml"
 expect2 "replay without cluster" serve --replay
 printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n' > "$T/deploy.yaml"
 expect2 "replay of a Deployment" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/deploy.yaml"
+# Replay with nothing pending ends at once (no server left waiting).
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: default, uid: u-r}\nspec:\n  nodeName: h100-a\n  containers: [{name: c}]\n' > "$T/bound.yaml"
+timeout 20 "$BIN" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/bound.yaml" > "$T/r0.txt" 2>&1 \
+  && grep -q '0 pods to schedule' "$T/r0.txt" && ok || bad "replay with nothing pending: $(cat "$T/r0.txt")"
+# A snapshot file that place refuses (a node twice) is refused, naming the file.
+cat "$EX/replay/nodes.yaml" "$EX/replay/nodes.yaml" > "$T/dup.yaml"
+expect2 "duplicate nodes" serve --listen 127.0.0.1:0 --snapshot "$T/dup.yaml"
+grep -q 'dup.yaml:' "$T/e.txt" && ok || bad "duplicate nodes: no file in $(cat "$T/e.txt")"
 finish

@@ -164,6 +164,10 @@ class PrefixProxy {
       }
       res.status = answer->status;
       res.set_content(out.dump(), "application/json");
+      if (const char* trace = std::getenv("GPUFLEET_EXTENDER_TRACE")) {  // debugging: every exchange, appended
+        std::ofstream log(trace, std::ios::app);
+        log << req.path << " " << body["Pod"]["metadata"]["name"] << " " << body["NodeNames"].dump() << " -> " << answer->body << "\n";
+      }
     };
     http_.Post("/filter", forward);
     http_.Post("/prioritize", forward);
