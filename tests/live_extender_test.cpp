@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -189,6 +190,31 @@ TEST(LiveExtender, PreemptKeepsNodesWhereTheVictimsFreeAGpuFitAndReprieves) {
   EXPECT_TRUE(extender_preempt(*s, r, {{"b", {{"uid-nobody"}, 0}}}).empty());
   // Victims that do not free enough: dropped.
   EXPECT_TRUE(extender_preempt(*s, r, {{"b", {{"uid-p4"}, 0}}}).empty());
+}
+
+// Two replicas (or one restarted, relisting) fed the same objects, in another order and after
+// different histories, give the same answers: the cache keys objects by name, and each decision depends
+// on the snapshot and the request only.
+TEST(LiveExtender, TwoReplicasGiveTheSameAnswers) {
+  ClusterCache a(CacheOptions{}), b(CacheOptions{});
+  a.replace_all(cluster_list(), "test");
+  json reversed = cluster_list();
+  std::reverse(reversed["items"].begin(), reversed["items"].end());
+  b.apply(ResourceKind::kPod, WatchEventType::kAdded, pod("old", 1));  // a history the relist replaces
+  b.replace_all(reversed, "test");
+  const auto sa = a.snapshot(), sb = b.snapshot();
+  extender_prioritize(*sa, find(*sa, "default/r"), {"a", "b"});  // an earlier request on replica a only
+  for (const std::string q : {"default/q", "default/r"}) {
+    const FilterAnswer fa = extender_filter(*sa, find(*sa, q), {"a", "b", "c"}), fb = extender_filter(*sb, find(*sb, q), {"a", "b", "c"});
+    EXPECT_EQ(fa.passed, fb.passed) << q;
+    EXPECT_EQ(fa.failed, fb.failed) << q;
+    EXPECT_EQ(fa.failed_unresolvable, fb.failed_unresolvable) << q;
+    const auto pa = extender_prioritize(*sa, find(*sa, q), {"a", "b"}), pb = extender_prioritize(*sb, find(*sb, q), {"a", "b"});
+    ASSERT_EQ(pa.size(), pb.size());
+    for (size_t i = 0; i < pa.size(); ++i) EXPECT_EQ(pa[i].score, pb[i].score) << q << " " << pa[i].host;
+    const DeviceChoice da = choose_devices(*sa, find(*sa, q), "a"), db = choose_devices(*sb, find(*sb, q), "a");
+    EXPECT_EQ(da.devices, db.devices) << q;
+  }
 }
 
 // The seeds of fuzz/corpus/snapshot_fuzz (POST /snapshot bodies): valid-* lists are read, item by
