@@ -8,6 +8,8 @@
 
 #include "io/k8s_json.h"
 #include "io/k8s_yaml.h"
+#include "io/kube_watch.h"
+#include "sched/framework/interface.h"
 #include "model/device_annotations.h"
 #include "util/input_error.h"
 
@@ -20,20 +22,6 @@ namespace {
 
 constexpr size_t kKinds = 2;
 size_t index_of(ResourceKind kind) { return kind == ResourceKind::kNode ? 0 : 1; }
-
-// The cache's key of an object: metadata.name for a Node, namespace/name for a Pod ("default" when
-// the namespace is empty, as every reader of gpufleet does). Empty when the object has no name.
-std::string object_key(ResourceKind kind, const nlohmann::json& object) {
-  const auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return {};
-  const auto name = meta->find("name");
-  if (name == meta->end() || !name->is_string() || name->get_ref<const std::string&>().empty()) return {};
-  if (kind == ResourceKind::kNode) return name->get<std::string>();
-  std::string ns = "default";
-  if (const auto n = meta->find("namespace"); n != meta->end() && n->is_string() && !n->get_ref<const std::string&>().empty())
-    ns = n->get<std::string>();
-  return ns + "/" + name->get<std::string>();
-}
 
 std::string string_at(const nlohmann::json& object, const char* a, const char* b) {
   const auto x = object.find(a);
@@ -58,6 +46,12 @@ std::string read_file(const std::string& path) {
 }
 
 }  // namespace
+
+std::string object_key(ResourceKind kind, const nlohmann::json& object) {
+  std::string key = io::kube_object_key(object);
+  if (kind == ResourceKind::kPod && !key.empty() && key.find('/') == std::string::npos) key = "default/" + key;
+  return key;
+}
 
 struct ClusterCache::Impl {
   CacheOptions options;
@@ -172,13 +166,12 @@ struct ClusterCache::Impl {
     snapshot->cluster = place::prepare_cluster(snapshot->inputs.input, options.place);
     const auto& pods = snapshot->inputs.input.pods;
     for (size_t i = 0; i < pods.size(); ++i) {
-      snapshot->pod_by_key.emplace(sched_key(pods[i]), i);
+      snapshot->pod_by_key.emplace(sched::pod_key(pods[i]), i);
       if (!pods[i].uid.empty()) snapshot->pod_by_uid.emplace(pods[i].uid, i);
     }
     return snapshot;
   }
 
-  static std::string sched_key(const Pod& pod) { return (pod.namespace_name.empty() ? "default" : pod.namespace_name) + "/" + pod.name; }
 };
 
 ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>()) {

@@ -42,6 +42,11 @@ enum class ResourceKind { kNode, kPod };
 const char* kind_name(ResourceKind kind);
 const char* resource_path_name(ResourceKind kind);
 
+/// The cache's key of an API object: metadata.name for a Node, "namespace/name" for a Pod, the
+/// namespace "default" when absent or empty (as every gpufleet reader and sched::pod_key spell it);
+/// "" when the object has no name. Built on io::kube_object_key (client-go's MetaNamespaceKeyFunc).
+std::string object_key(ResourceKind kind, const nlohmann::json& object);
+
 /// A watch event's type (k8s.io/apimachinery pkg/watch: ADDED, MODIFIED, DELETED, BOOKMARK).
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark };
 

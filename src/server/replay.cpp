@@ -9,13 +9,14 @@
 #include <httplib.h>
 
 #include "live/cluster_cache.h"
+#include "sched/framework/interface.h"
 #include "server/http_server.h"
 #include "util/input_error.h"
 
 namespace gpufleet::server {
 namespace {
 
-std::string key_of(const Pod& pod) { return (pod.namespace_name.empty() ? "default" : pod.namespace_name) + "/" + pod.name; }
+std::string key_of(const Pod& pod) { return sched::pod_key(pod); }
 
 std::vector<int32_t> distinct_gpus(const DeviceAssignment& d) {
   std::vector<int32_t> out = d.gpus;
@@ -57,8 +58,7 @@ ReplayResult run_replay(const std::vector<nlohmann::json>& objects, const Replay
     if (kind != "Node" && kind != "Pod")
       throw UsageError(fmt::format("--replay: {} {}: give Nodes and Pods (other kinds with --cluster-config)", kind.empty() ? "an object without kind" : kind, name));
     if (kind == "Pod") {
-      const std::string ns = meta.is_object() && meta.value("namespace", std::string()) != "" ? meta.value("namespace", std::string()) : "default";
-      pod_objects[ns + "/" + name] = object;
+      pod_objects[live::object_key(live::ResourceKind::kPod, object)] = object;
     } else {
       node_objects.push_back(object);
     }
