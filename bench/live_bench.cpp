@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/extender_args.h"
-#include "io/json_request.h"
+#include "readers/kube_api/extender_args.h"
+#include "readers/formats/json_request.h"
 #include "live/cluster_cache.h"
 #include "live/extender.h"
 
@@ -103,7 +103,7 @@ BENCHMARK(LiveSnapshotRebuild)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterat
 }  // namespace
 
 namespace {
-// The filter body's parse alone (io/extender_args.h): the pod through the Kubernetes reader and the
+// The filter body's parse alone (readers/kube_api/extender_args.h): the pod through the Kubernetes reader and the
 // node names.
 void LiveParseFilterArgs(benchmark::State& state) {
   Fixture& f = fixture(static_cast<int>(state.range(0)));
@@ -111,7 +111,7 @@ void LiveParseFilterArgs(benchmark::State& state) {
 }
 BENCHMARK(LiveParseFilterArgs)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
-// The JSON parse alone (io/json_request.h), with its limits.
+// The JSON parse alone (readers/formats/json_request.h), with its limits.
 void LiveParseJson(benchmark::State& state) {
   Fixture& f = fixture(static_cast<int>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(gpufleet::io::parse_json_request(f.body, "bench"));

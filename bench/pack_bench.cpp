@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "io/openb_csv.h"
+#include "readers/traces/openb_csv.h"
 #include "model/cluster_state.h"
 #include "pack/pack_experiment.h"
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
-#include "test_support.h"
-#include "workload/synthetic_openb.h"
+#include "support/test_support.h"
+#include "synthetic/openb.h"
 
 namespace {
 
@@ -37,8 +37,8 @@ const Trace& trace() {
       out.pods = io::read_openb_pods(dir + "/csv/openb_pod_list_default.csv");
       out.label = "openb";
     } else {
-      out.nodes = workload::synthetic_openb_nodes(1);
-      out.pods = workload::synthetic_openb_pods(8152, 1);
+      out.nodes = synthetic::synthetic_openb_nodes(1);
+      out.pods = synthetic::synthetic_openb_pods(8152, 1);
       out.label = "synthetic";
     }
     return out;

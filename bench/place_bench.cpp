@@ -1,4 +1,4 @@
-// `gpufleet place` at scale: the synthetic Kubernetes cluster and workload (workload/synthetic_k8s.h)
+// `gpufleet place` at scale: the synthetic Kubernetes cluster and workload (synthetic/k8s.h)
 // with every filter on (taints, nodeSelector, required/preferred node affinity, pod anti-affinity,
 // resources, GPUs), priorities and the pending-reason diagnosis, single-threaded. The bar:
 // 100,000 pods on 10,000 nodes in at most 10 s on one core.
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "place/place_workload.h"
-#include "workload/synthetic_k8s.h"
+#include "synthetic/k8s.h"
 
 namespace {
 
@@ -16,8 +16,8 @@ using namespace gpufleet;
 
 void BM_Place(benchmark::State& st, const std::string& policy, int32_t nodes, int64_t pods) {
   place::PlaceInput input;
-  input.nodes = workload::synthetic_k8s_nodes(nodes);
-  input.pods = workload::synthetic_k8s_pods(pods, 42);
+  input.nodes = synthetic::synthetic_k8s_nodes(nodes);
+  input.pods = synthetic::synthetic_k8s_pods(pods, 42);
   size_t placed = 0, pending = 0;
   for (auto _ : st) {
     const place::PlaceResult r = place::place_workload(input, {policy, 42});

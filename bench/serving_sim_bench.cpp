@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "io/inference_catalog.h"
-#include "io/sim_pools.h"
-#include "io/sim_workload.h"
+#include "readers/serving/inference_catalog.h"
+#include "readers/sim/sim_pools.h"
+#include "readers/sim/workload_file.h"
 #include "sim/simulator.h"
 
 namespace {

@@ -16,7 +16,7 @@
 
 #include "model/node_pool.h"
 #include "sim/simulator.h"
-#include "sim/workload_generator.h"
+#include "inputs/sim/job_generator.h"
 #include "util/go_rand.h"
 
 namespace {

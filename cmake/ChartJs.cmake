@@ -1,4 +1,4 @@
-# The HTML report of `gpufleet pack --report` (src/io/html_report.cpp) draws its charts with Chart.js and
+# The HTML report of `gpufleet pack --report` (src/report/pack_report.cpp; the page parts all reports share: src/report/html_page.cpp) draws its charts with Chart.js and
 # must open without network access, so the library is embedded in the binary. It comes from the Debian
 # package libjs-chart.js (installed by scripts/install-deps); the repository holds no copy of it.
 #
@@ -8,7 +8,7 @@
 #    only checks that the file exists, so it stays fast.
 #  - run as `cmake -DINPUT=... -DOUTPUT=... -P ChartJs.cmake` (build time): writes the .cpp. The file is
 #    split into 16 KiB chunks, each its own string literal of \xNN escapes (no literal gets near g++'s or
-#    the standard's limits, and any byte is safe); html_report.cpp concatenates the chunks.
+#    the standard's limits, and any byte is safe); html_page.cpp concatenates the chunks.
 
 if(CMAKE_SCRIPT_MODE_FILE)
   if(NOT INPUT OR NOT OUTPUT)

@@ -6,10 +6,9 @@
 #
 # The table: gpufleet_layer(<name> [EXECUTABLE <target>] SOURCES <entry>... [PUBLIC <layer>...]
 #                           [PRIVATE <layer>...] [EXTERNAL <target>...]), lowest layer first.
-#   SOURCES   an entry is a folder of src/ (e.g. sched/plugins: its files and those of its subfolders)
-#             or one concept, a path without extension (e.g. sched/device_select: sched/device_select.h
-#             and sched/device_select.cpp). A file belongs to the layer that names its concept, else to the
-#             layer that names the deepest folder holding it. Every file of src/ must belong to one.
+#   SOURCES   folders of src/ only (e.g. sched/plugins: its files and those of its subfolders), so that
+#             the tree shows the layers. A file belongs to the layer that names the deepest folder
+#             holding it. Every file of src/ must belong to one.
 #   PUBLIC    earlier layers that this layer's headers include (its users see them too).
 #   PRIVATE   earlier layers that only its .cpp files include.
 #   EXTERNAL  targets outside src/ it links privately (GLPK, libyaml, ...).
@@ -67,20 +66,14 @@ macro(gpufleet_layers_assign src_dir)
   foreach(_layer IN LISTS GPUFLEET_LAYERS)
     set(GPUFLEET_LAYER_${_layer}_HEADERS "")
     set(GPUFLEET_LAYER_${_layer}_CPP "")
-    foreach(_entry IN LISTS GPUFLEET_LAYER_${_layer}_ENTRIES)
-      set(_used_${_entry} OFF)
-    endforeach()
   endforeach()
   foreach(_file IN LISTS GPUFLEET_LAYER_FILES)
-    string(REGEX REPLACE "\\.(h|cpp)$" "" _stem "${_file}")
     set(_owner "")
-    set(_owner_depth -1)  # -1: none; 1000: a concept entry; else the folder's depth
+    set(_owner_depth -1)  # -1: none; else the depth of the folder that claims it
     foreach(_layer IN LISTS GPUFLEET_LAYERS)
       foreach(_entry IN LISTS GPUFLEET_LAYER_${_layer}_ENTRIES)
         set(_depth -1)
-        if(_entry STREQUAL _stem)
-          set(_depth 1000)
-        elseif(_file MATCHES "^${_entry}/")
+        if(_file MATCHES "^${_entry}/")
           string(REGEX MATCHALL "/" _slashes "${_entry}/")
           list(LENGTH _slashes _depth)
         endif()
@@ -92,7 +85,6 @@ macro(gpufleet_layers_assign src_dir)
             set(_owner "${_layer}")
             set(_owner_depth ${_depth})
           endif()
-          set(_used_${_entry} ON)
         endif()
       endforeach()
     endforeach()
@@ -109,9 +101,9 @@ macro(gpufleet_layers_assign src_dir)
   endforeach()
   foreach(_layer IN LISTS GPUFLEET_LAYERS)
     foreach(_entry IN LISTS GPUFLEET_LAYER_${_layer}_ENTRIES)
-      if(NOT _used_${_entry} AND NOT IS_DIRECTORY "${src_dir}/${_entry}")
-        message(FATAL_ERROR "src/layers.cmake: layer ${_layer}: '${_entry}' is neither a folder of src/ nor a "
-                            "file (src/${_entry}.h or .cpp); was it moved?")
+      if(NOT IS_DIRECTORY "${src_dir}/${_entry}")
+        message(FATAL_ERROR "src/layers.cmake: layer ${_layer}: '${_entry}' is not a folder of src/ (a layer "
+                            "names folders only; was it moved?)")
       endif()
     endforeach()
   endforeach()

@@ -1,6 +1,6 @@
 # The built-in serving catalog: data/inference/catalog.yaml embedded at configure time as a string
 # constant in ${GPUFLEET_GENERATED_DIR}/serving_catalog_yaml.h (target gpufleet_generated), read by
-# io/inference_catalog.cpp (builtin_serving_catalog). Editing the YAML file reconfigures the build.
+# readers/serving/inference_catalog.cpp (builtin_serving_catalog). Editing the YAML file reconfigures the build.
 # Needs GPUFLEET_GENERATED_DIR (cmake/GoRandTable.cmake sets it).
 set(GPUFLEET_SERVING_CATALOG "${CMAKE_CURRENT_SOURCE_DIR}/data/inference/catalog.yaml")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${GPUFLEET_SERVING_CATALOG}")

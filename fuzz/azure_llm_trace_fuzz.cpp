@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/request_trace.h"
+#include "readers/traces/request_trace.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/extender_args.h"
+#include "readers/kube_api/extender_args.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -6,15 +6,15 @@
 #include <cstdint>
 #include <string>
 
-#include "io/fault_schedule.h"
-#include "io/sim_pools.h"
+#include "readers/sim/fault_schedule.h"
+#include "readers/sim/sim_pools.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;
 
 namespace {
 
-// The pools the schedules name (the same as tests/fault_schedule_test.cpp's kPools).
+// The pools the schedules name (the same as tests/readers/fault_schedule_test.cpp's kPools).
 constexpr const char* kPools = R"(apiVersion: gpufleet.io/v1
 kind: NodePoolSet
 pools:

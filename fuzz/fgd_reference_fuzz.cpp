@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/fgd_reference.h"
+#include "readers/traces/fgd_reference.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

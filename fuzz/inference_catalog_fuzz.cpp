@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/inference_catalog.h"
+#include "readers/serving/inference_catalog.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/json_request.h"
+#include "readers/formats/json_request.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/k8s_serving.h"
+#include "readers/serving/k8s_serving.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -4,12 +4,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/k8s_yaml.h"
+#include "readers/k8s/k8s_yaml.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;
 
-// Object limits far below the real ones (io/input_limits.h): a few bytes can ask for a Job of
+// Object limits far below the real ones (readers/formats/input_limits.h): a few bytes can ask for a Job of
 // 150,000 pods, which is legitimate input but only costs memory; the fuzzer looks for wrong answers
 // and crashes, and this keeps each input within its 512 MB under AddressSanitizer.
 constexpr io::ObjectLimits kFuzzObjectLimits{1'000, 10'000};

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "io/karpenter_nodepool.h"
+#include "readers/karpenter/karpenter_nodepool.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -1,11 +1,11 @@
-// libFuzzer target: the API server's watch streams and list pages (io/kube_watch.h). The input is
+// libFuzzer target: the API server's watch streams and list pages (readers/kube_api/kube_watch.h). The input is
 // read both ways: line by line as a watch stream, and whole as a list page.
 // Build and run: scripts/fuzz (fuzz/CMakeLists.txt). InputError is the expected rejection; anything
 // else is a finding.
 #include <cstddef>
 #include <cstdint>
 
-#include "io/kube_watch.h"
+#include "readers/kube_api/kube_watch.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -1,10 +1,10 @@
-// libFuzzer target: kubeconfig files (io/kubeconfig.h parse_kubeconfig_text; no file is read).
+// libFuzzer target: kubeconfig files (readers/kube_api/kubeconfig.h parse_kubeconfig_text; no file is read).
 // Build and run: scripts/fuzz (fuzz/CMakeLists.txt). InputError is the expected rejection; anything
 // else is a finding.
 #include <cstddef>
 #include <cstdint>
 
-#include "io/kubeconfig.h"
+#include "readers/kube_api/kubeconfig.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

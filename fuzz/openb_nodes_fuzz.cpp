@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/openb_csv.h"
+#include "readers/traces/openb_csv.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "io/pool_file.h"
+#include "readers/k8s/pool_file.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

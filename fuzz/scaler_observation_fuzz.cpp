@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/scaler_observation.h"
+#include "readers/kube_api/scaler_observation.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "io/sim_pools.h"
+#include "readers/sim/sim_pools.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -5,7 +5,7 @@
 // A workload's inference block names files by path (a request trace, a Kubernetes autoscaler file),
 // resolved against the workload file's folder. The source name is in an empty folder of its own, so
 // a relative path resolves to nothing; and the readers of the fuzz build read no file at all
-// (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, io/text_file.h), so an absolute one (/dev/zero,
+// (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION, readers/formats/text_file.h), so an absolute one (/dev/zero,
 // /proc/...) is refused too.
 #include <cstddef>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "io/sim_workload.h"
+#include "readers/sim/workload_file.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "fuzz_support.h"
-#include "io/json_request.h"
-#include "io/k8s_json.h"
-#include "io/k8s_yaml.h"
+#include "readers/formats/json_request.h"
+#include "readers/kube_api/k8s_json.h"
+#include "readers/k8s/k8s_yaml.h"
 
 namespace io = gpufleet::io;
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "inference/step_time.h"
-#include "io/step_profile.h"
+#include "readers/serving/step_profile.h"
 #include "fuzz_support.h"
 
 namespace io = gpufleet::io;

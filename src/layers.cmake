@@ -3,8 +3,8 @@
 # cmake/Layers.cmake; the why and how to add a folder: docs/architecture.md. Check the include graph:
 # scripts/include-graph.
 #
-# A folder names every file under it (subfolders included) unless a deeper folder or a single
-# concept (path without extension) is named by another layer: new files join their folder's layer.
+# Each row names folders only: a layer is a folder of src/ (its files and those of its subfolders that
+# no deeper row names), so the tree shows the layers. New files join their folder's layer.
 
 # Foundations: errors, seeded random numbers, atomic files, progress, the thread pool.
 gpufleet_layer(util             SOURCES util
@@ -26,7 +26,7 @@ gpufleet_layer(queue            SOURCES queue
                                 PRIVATE util)
 
 # Synthetic clusters and workloads shaped on the openb trace and on Kubernetes examples.
-gpufleet_layer(workload         SOURCES workload
+gpufleet_layer(synthetic        SOURCES synthetic
                                 PUBLIC model
                                 PRIVATE util)
 
@@ -38,42 +38,44 @@ gpufleet_layer(inference        SOURCES inference
 
 # Replica autoscalers' rules, no I/O: HorizontalPodAutoscaler (autoscaling/v2), KEDA ScaledObject,
 # a predictive scaler. The simulator's controllers and the live server call them.
-gpufleet_layer(autoscaling      SOURCES autoscaling
+gpufleet_layer(replica_autoscaling SOURCES replica_autoscaling
                                 PUBLIC util)
 
-# The simulator's inputs: pools, jobs and services, the workload generator, the openb trace mapping.
-# Plain types the readers build, apart from the engine so that the readers need no engine.
-gpufleet_layer(sim_inputs       SOURCES sim/config sim/faults sim/workload sim/workload_generator sim/openb_trace sim/inference_service
-                                PUBLIC model util inference autoscaling queue)
+# The simulator's inputs: pools, jobs and services, the job generator, the openb trace mapping, the
+# run's options. Plain types the readers build, apart from the engine so that the readers need none.
+gpufleet_layer(sim_inputs       SOURCES inputs/sim
+                                PUBLIC model util inference replica_autoscaling queue)
 
 # The pack experiment's inputs: the FGD artifact's reference curves.
-gpufleet_layer(pack_inputs      SOURCES pack/reference_run)
+gpufleet_layer(pack_inputs      SOURCES inputs/pack)
+
+# What `place` takes in: nodes, pods, quotas, disruption budgets, Kueue objects, pod groups.
+gpufleet_layer(place_inputs     SOURCES inputs/place
+                                PUBLIC model admit queue)
 
 # Readers: inputs at the edge (openb CSV, Kubernetes YAML/JSON, pool and simulator files, the FGD
-# reference, LLM request traces, the serving catalog), each building domain types. The fuzz targets
-# (fuzz/) build this layer and those below.
-gpufleet_layer(io_readers       SOURCES io/input_limits io/text_file io/csv_table io/yaml_tree io/yaml_field
-                                        io/json_request io/openb_csv io/fgd_reference io/k8s_yaml io/pool_file
-                                        io/sim_pools io/sim_workload io/sim_inference io/request_trace
-                                        io/inference_catalog io/k8s_serving io/step_profile io/kueue_yaml
-                                        io/node_resource_topology io/karpenter_nodepool io/fault_schedule
-                                        io/extender_args io/kube_watch io/kubeconfig io/scaler_observation io/k8s_json
-                                PUBLIC model admit queue sim_inputs pack_inputs inference autoscaling
+# reference, LLM request traces, the serving catalog, the live server's API bodies), each building
+# domain types. The fuzz targets (fuzz/) build this layer and those below.
+gpufleet_layer(readers          SOURCES readers
+                                PUBLIC model admit queue sim_inputs pack_inputs place_inputs inference replica_autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
 
-# The scheduling framework (extension points, profiles, the registry type), fragmentation, device
-# selection: what plugins build on.
-gpufleet_layer(sched_framework  SOURCES sched/framework sched/fragmentation sched/pod_mix_estimator sched/device_select
+# The scheduling framework: extension points, Status, CycleState, profiles, the registry type.
+gpufleet_layer(sched_framework  SOURCES sched/framework
                                 PUBLIC model util)
+
+# What GPU-aware plugins build on: FGD's fragmentation measure, the pod-mix estimate, device selection.
+gpufleet_layer(sched_gpu        SOURCES sched/gpu
+                                PUBLIC sched_framework model)
 
 # The plugins (Filter, Score, PostFilter DefaultPreemption, ...) and the in-tree registry.
 gpufleet_layer(sched_plugins    SOURCES sched/plugins
-                                PUBLIC sched_framework)
+                                PUBLIC sched_framework sched_gpu)
 
 # The scheduler, fit errors and the policy registry (the policies' profiles), on top of the plugins.
 gpufleet_layer(sched            SOURCES sched
-                                PUBLIC sched_framework
+                                PUBLIC sched_framework sched_gpu
                                 PRIVATE sched_plugins util)
 
 # Upper bounds on allocation (LP, GLPK); a pod fits a node type by the scheduler's own fit test
@@ -90,33 +92,56 @@ gpufleet_layer(pack             SOURCES pack
 
 # Placement of Kubernetes objects (`gpufleet place`).
 gpufleet_layer(place            SOURCES place
-                                PUBLIC model admit queue sched util
+                                PUBLIC place_inputs model admit queue sched util
                                 PRIVATE sched_plugins)
 
-# The simulator's engine (`gpufleet simulate` / `compare`).
-gpufleet_layer(sim              SOURCES sim
-                                PUBLIC sim_inputs
-                                PRIVATE sched queue util)
+# What a simulation returns: the result types, plain data.
+gpufleet_layer(sim_results      SOURCES sim/results
+                                PUBLIC sim_inputs queue)
 
-# Writers (JSON, CSV, HTML reports) and the assembly of inputs for the commands.
-gpufleet_layer(io               SOURCES io
-                                PUBLIC io_readers pack place sim
+# The simulator's decision rules as pure functions: the Cluster Autoscaler's, cost and chargeback,
+# checkpoint intervals.
+gpufleet_layer(sim_rules        SOURCES sim/rules
+                                PUBLIC sim_inputs model
+                                PRIVATE sched_gpu)
+
+# The simulator's engine: the event loop (one clock), the fleet, billing, placement, the pending queue,
+# the units (jobs and service replicas), metrics.
+gpufleet_layer(sim_engine       SOURCES sim/engine
+                                PUBLIC sim_inputs sim_results sim_rules sched queue
+                                PRIVATE util)
+
+# The simulator's controllers, one module each: Cluster Autoscaler, Karpenter provisioner,
+# consolidation, inference services, Kueue admission, fault injector, alerting, driver upgrade.
+gpufleet_layer(sim_controllers  SOURCES sim/controllers
+                                PUBLIC sim_engine
+                                PRIVATE util)
+
+# The simulator's front door (`gpufleet simulate` / `compare`) and the wiring of its parts.
+gpufleet_layer(sim              SOURCES sim
+                                PUBLIC sim_inputs sim_results
+                                PRIVATE sim_engine sim_controllers util)
+
+# Writers: JSON, CSV, HTML reports and Prometheus text of the engines' results.
+gpufleet_layer(report           SOURCES report
+                                PUBLIC readers pack place sim_results
                                 PRIVATE util)
 
 # The live server's state and decisions, no network: the cluster cache and its snapshots, the
-# extender verbs' answers, the Prometheus text of gpufleet's view, the replica recommendation for
-# inference services. Kueue's split: state and decision here, I/O in `server`.
+# extender verbs' answers, gpufleet's view as metrics, the inference services' replica
+# recommendation. Kueue's split: state and decision here, I/O in `server`.
 gpufleet_layer(live             SOURCES live
-                                PUBLIC io io_readers place sched model util autoscaling)
+                                PUBLIC readers report place sched model util replica_autoscaling
+                                PRIVATE sim_rules)
 
 # The live server's I/O: the HTTP server (cpp-httplib) and its routes, the API-server list/watch
 # client, the KEDA external scaler (gRPC), replay.
 gpufleet_layer(server           SOURCES server
                                 PUBLIC live
-                                PRIVATE io sim util
+                                PRIVATE report sim util
                                 EXTERNAL PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
 
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet
                                 SOURCES cli
-                                PRIVATE io pack place sim sched workload util server live)
+                                PRIVATE report readers pack place sim sched synthetic util server live)

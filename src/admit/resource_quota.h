@@ -49,7 +49,7 @@
 //    ignored and listed as untracked in usage(). Terminal pods are not modelled: release() them.
 //
 // Two types, both domain data: ResourceQuotaSpec is a quota as the Kubernetes reader builds it
-// (io/k8s_yaml.h; known spec.hard entries as integers in gpufleet's units), ResourceQuota is
+// (readers/k8s/k8s_yaml.h; known spec.hard entries as integers in gpufleet's units), ResourceQuota is
 // spec.hard as Kubernetes writes it (name -> quantity text), what admission works on. from_spec()
 // converts the first into the second. Admission never depends on a reader.
 #pragma once
@@ -68,7 +68,7 @@
 
 namespace gpufleet::admit {
 
-/// A v1 ResourceQuota as the Kubernetes reader builds it (io/k8s_yaml.h): spec.hard, each known
+/// A v1 ResourceQuota as the Kubernetes reader builds it (readers/k8s/k8s_yaml.h): spec.hard, each known
 /// limit optional (absent = not limited), in gpufleet's units: cpu in milli-cores, memory in bytes,
 /// the rest whole counts. Every other spec.hard entry is kept raw in `other` (the reader has checked
 /// that it is a quantity).

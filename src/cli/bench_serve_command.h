@@ -1,6 +1,6 @@
 // `gpufleet bench-serve`: vLLM's serving benchmark (`vllm bench serve`) against one simulated vLLM
 // replica or a deployment of several (inference/bench_serve.h); prints vLLM's result block
-// (io/bench_serve_output.h). docs/bench-serve.md.
+// (report/bench_serve_output.h). docs/bench-serve.md.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ struct BenchServeCommandOptions {
   int32_t max_model_len = 0;             ///< 0 = the model's context
   int32_t num_replicas = 1;
   std::string serving_catalog_path;      ///< empty = built in
-  std::string step_profile_path;         ///< a measured step-time table instead of the roofline (io/step_profile.h)
+  std::string step_profile_path;         ///< a measured step-time table instead of the roofline (readers/serving/step_profile.h)
   // The client (vllm bench serve).
   int64_t num_prompts = 1000;
   double request_rate = std::numeric_limits<double>::infinity();

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "io/k8s_yaml.h"
+#include "readers/k8s/k8s_yaml.h"
 #include "sched/policy_registry.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"

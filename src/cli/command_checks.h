@@ -15,7 +15,7 @@ namespace gpufleet::cli {
 using PathArg = std::pair<std::string_view, std::string_view>;
 
 /// An input path that the outputs must leave alone; `reads_directory`: a directory given there is
-/// read for its *.yaml, *.yml and *.json files (place's --cluster and --workload, io/k8s_yaml.h).
+/// read for its *.yaml, *.yml and *.json files (place's --cluster and --workload, readers/k8s/k8s_yaml.h).
 struct InputArg {
   std::string_view flag;
   std::string_view path;
@@ -31,7 +31,7 @@ struct InputArg {
 ///  3. an output that is an input file (it would be overwritten):
 ///     "<flag> <path>: would overwrite the <input flag> input <input path>";
 ///  4. an output directly in a `reads_directory` input directory, with a name the directory reader
-///     reads (*.yaml, *.yml, *.json: io/k8s_yaml.h is_k8s_input_name; the next run would read it):
+///     reads (*.yaml, *.yml, *.json: readers/k8s/k8s_yaml.h is_k8s_input_name; the next run would read it):
 ///     "<flag> <path>: is in the <input flag> directory <dir>, whose *.yaml, *.yml and *.json
 ///     files are read as input".
 /// Two paths are the same file when std::filesystem::equivalent says so (both exist), else when their

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/sim_inputs.h"
+#include "cli/workload_source.h"
 
 namespace gpufleet::cli {
 
@@ -17,7 +17,7 @@ struct CompareCommandOptions {
   /// empty) to gpufleet, WORKLOAD to --workload (a workload file for this configuration alone, e.g.
   /// the same services with another autoscaler).
   std::vector<std::string> configs;
-  /// --faults: a FaultSchedule file (io/fault_schedule.h) applied to every configuration; empty = none.
+  /// --faults: a FaultSchedule file (readers/sim/fault_schedule.h) applied to every configuration; empty = none.
   std::string faults_path;
   uint64_t seed = 42;
   int32_t production_priority = 1000;

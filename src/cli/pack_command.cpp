@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
-#include "io/fgd_reference.h"
-#include "io/html_report.h"
-#include "io/openb_csv.h"
-#include "io/pack_output.h"
+#include "readers/traces/fgd_reference.h"
+#include "report/pack_report.h"
+#include "readers/traces/openb_csv.h"
+#include "report/pack_output.h"
 #include "pack/pack_experiment.h"
 #include "pack/reference_check.h"
 #include "sched/policy_registry.h"
@@ -19,7 +19,7 @@
 #include "util/input_error.h"
 #include "util/parallel.h"
 #include "util/progress.h"
-#include "workload/synthetic_openb.h"
+#include "synthetic/openb.h"
 
 #ifndef GPUFLEET_SOURCE_DIR
 #define GPUFLEET_SOURCE_DIR "."
@@ -104,12 +104,12 @@ int run_pack_command(const PackCommandOptions& o) {
   check_output_paths({{"--json", o.json_path}, {"--csv", o.csv_path}, {"--report", o.report_path}},
                      {{"--nodes", nodes_path}, {"--pods", pods_path}, {"--reference", o.reference_path}});
   if (!nodes_path.empty()) nodes = io::read_openb_nodes(nodes_path);
-  else nodes = workload::synthetic_openb_nodes(1);
+  else nodes = synthetic::synthetic_openb_nodes(1);
   if (!pods_path.empty()) {
     pods = io::read_openb_pods(pods_path);
     workload_name = fs::path(pods_path).stem().string();
   } else {
-    pods = workload::synthetic_openb_pods(8152, 1);
+    pods = synthetic::synthetic_openb_pods(8152, 1);
     workload_name = "synthetic";
   }
   source_label = fmt::format("nodes: {}\npods:  {}\n",

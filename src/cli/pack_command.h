@@ -17,7 +17,7 @@ struct PackCommandOptions {
   int jobs = 0;                ///< parallel runs; 0 = number of cores
   std::string json_path;
   std::string csv_path;
-  std::string report_path;     ///< self-contained HTML report (io/html_report.h)
+  std::string report_path;     ///< self-contained HTML report (report/pack_report.h)
   std::string reference_path;  ///< FGD analysis_allo_discrete.csv to compare against
   bool quiet = false;
   bool timings = false;        ///< put wall times into the JSON (makes it non-reproducible)

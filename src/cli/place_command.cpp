@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
-#include "io/place_inputs.h"
-#include "io/place_output.h"
+#include "readers/k8s/place_inputs.h"
+#include "report/place_output.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 

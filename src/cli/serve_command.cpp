@@ -10,10 +10,10 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
-#include "io/k8s_json.h"
-#include "io/place_inputs.h"
-#include "io/kubeconfig.h"
-#include "io/pool_file.h"
+#include "readers/kube_api/k8s_json.h"
+#include "readers/k8s/place_inputs.h"
+#include "readers/kube_api/kubeconfig.h"
+#include "readers/k8s/pool_file.h"
 #include "live/cluster_cache.h"
 #include "live/cluster_metrics.h"
 #include "live/inference_scaler.h"

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
-#include "io/inference_output.h"
-#include "io/sim_output.h"
-#include "io/sim_pools.h"
-#include "io/sim_report.h"
+#include "report/inference_output.h"
+#include "report/sim_output.h"
+#include "readers/sim/sim_pools.h"
+#include "report/sim_report.h"
 #include "sim/simulator.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"

@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <string>
 
-#include "cli/sim_inputs.h"
+#include "cli/workload_source.h"
 
 namespace gpufleet::cli {
 
 struct SimulateCommandOptions {
   std::string pools_path;
-  std::string faults_path;       ///< --faults: a FaultSchedule file (io/fault_schedule.h); empty = none       ///< node-pool file, optionally with an Autoscaling document (io/sim_pools.h)
+  std::string faults_path;       ///< --faults: a FaultSchedule file (readers/sim/fault_schedule.h); empty = none       ///< node-pool file, optionally with an Autoscaling document (readers/sim/sim_pools.h)
   WorkloadSource workload;      ///< workload file or openb trace
   std::string policy = "gpufleet";
   uint64_t seed = 42;

@@ -1,7 +1,7 @@
 // `gpufleet bench-serve`: the load that vLLM's own serving benchmark generates (`vllm bench serve`,
 // vllm-project/vllm vllm/benchmarks/serve.py and vllm/benchmarks/datasets.py), run against simulated
 // replicas (inference/deployment.h), and the metrics that benchmark prints. No I/O: the text and
-// JSON writers are io/bench_serve_output.h, the command src/cli/bench_serve_command.h.
+// JSON writers are report/bench_serve_output.h, the command src/cli/bench_serve_command.h.
 //
 // Load
 //  - Random dataset (datasets.py RandomDataset, _get_sampling_params): prompt lengths uniform on

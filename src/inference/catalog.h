@@ -1,6 +1,6 @@
 // The serving catalog: what the LLM replica model knows about models and GPUs, and the constants
 // of its latency model. Plain data, no I/O: the figures live in data/inference/catalog.yaml (each
-// with its source), which the build embeds and io/inference_catalog.h reads; a user may pass an
+// with its source), which the build embeds and readers/serving/inference_catalog.h reads; a user may pass an
 // edited copy instead (`--serving-catalog FILE`).
 #pragma once
 

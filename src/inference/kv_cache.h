@@ -15,7 +15,7 @@
 //   kv         = usable - weights - activation - non_torch
 //   per token  = 2 x layers x max(1, kv_heads / TP) x head_dim x bytes(kv_cache_dtype): KV heads shard
 //                over TP and are replicated when TP exceeds them (vLLM's get_num_kv_heads)
-// The figures are checked against vLLM's own split on H100 in tests/kv_cache_test.cpp and
+// The figures are checked against vLLM's own split on H100 in tests/inference/kv_cache_test.cpp and
 // docs/inference-model.md.
 #pragma once
 

@@ -31,7 +31,7 @@ const char* request_status_name(RequestStatus s) {
 
 namespace testing {
 // The pure-decode fast path can be switched off to check that it changes nothing
-// (tests/replica_engine_test.cpp declares this; not part of the public interface).
+// (tests/inference/replica_engine_test.cpp declares this; not part of the public interface).
 bool decode_fast_path = true;
 }  // namespace testing
 

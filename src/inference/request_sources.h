@@ -1,7 +1,7 @@
 // Request sources: a recorded trace replayed faster, slower, denser or in part (TraceSource), and a
 // seeded generator with a daily and weekly rate and token lengths fitted to a trace
 // (GeneratedSource); the statistics both are judged by (trace_stats). No I/O: the traces are read by
-// io/request_trace.h. Each source draws its randomness from its own GoRand (util/go_rand.h) seeded
+// readers/traces/request_trace.h. Each source draws its randomness from its own GoRand (util/go_rand.h) seeded
 // from its `seed`: the same inputs and seed give the same requests, on every platform.
 #pragma once
 

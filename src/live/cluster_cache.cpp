@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "io/k8s_json.h"
-#include "io/k8s_yaml.h"
-#include "io/kube_watch.h"
+#include "readers/kube_api/k8s_json.h"
+#include "readers/k8s/k8s_yaml.h"
+#include "readers/kube_api/kube_watch.h"
 #include "sched/framework/interface.h"
 #include "model/device_annotations.h"
 #include "util/input_error.h"

@@ -4,7 +4,7 @@
 //
 // Objects are kept as the API's JSON (one per Node name, one per Pod namespace/name) with their
 // resourceVersion. A Snapshot is built from all of them exactly as `gpufleet place` reads its input
-// (the same reader, io/k8s_yaml.h, and the same set-up, place/prepared_cluster.h), together with the
+// (the same reader, readers/k8s/k8s_yaml.h, and the same set-up, place/prepared_cluster.h), together with the
 // static objects given at start (device-plugin and mig-parted configs, PriorityClasses, quotas,
 // PodDisruptionBudgets): two caches fed the same objects give the same answers, and a restarted
 // server rebuilds the same state by listing again. An object the reader refuses is left out of the
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/place_inputs.h"
+#include "readers/k8s/place_inputs.h"
 #include "model/device_assignment.h"
 #include "place/place_workload.h"
 #include "place/prepared_cluster.h"
@@ -68,7 +68,7 @@ class ObjectSink {
 struct CacheOptions {
   place::PlaceOptions place;                 ///< policy and seed, as `gpufleet place --policy --seed`
   /// Kubernetes files read once at start and added to every snapshot (configs, PriorityClasses,
-  /// ResourceQuotas, PodDisruptionBudgets; io/k8s_yaml.h). Nodes and Pods among them are refused.
+  /// ResourceQuotas, PodDisruptionBudgets; readers/k8s/k8s_yaml.h). Nodes and Pods among them are refused.
   std::vector<std::string> static_paths;
 };
 

@@ -6,15 +6,15 @@
 #include <set>
 #include <utility>
 
-#include "live/prometheus_text.h"
+#include "report/prometheus_text.h"
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "model/scheduling_constraints.h"
 #include "sched/fit_error.h"
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/scheduler.h"
-#include "sim/cost.h"
-#include "sim/workload.h"
+#include "sim/rules/cost.h"
+#include "inputs/sim/workload.h"
 
 namespace gpufleet::live {
 namespace {
@@ -28,7 +28,7 @@ const ClusterState& state_of(const Snapshot& snapshot) {
 constexpr const char* kSchedulableReason = "schedulable";
 constexpr const char* kErrorReason = "error";
 
-// The node as a one-node pool, for sim/cost.h's rules, which read a pool's GPU model, GPU count,
+// The node as a one-node pool, for sim/rules/cost.h's rules, which read a pool's GPU model, GPU count,
 // allocatable CPU and memory, and sharing (time-slicing / MPS replicas, MIG).
 NodePool node_as_pool(const Node& node) {
   NodePool pool;

@@ -12,14 +12,14 @@
 //                          gpufleet's definition; docs/fgd-reproduction.md). The ratios are those of
 //                          every GPU pod of the snapshot, bound and pending (sum of non-zero CPU
 //                          requests, resp. memory requests, over sum of GPU milli requested).
-//   gpu_fragmentation_milli FGD's F(n) (sched/fragmentation.h) with the typical pod mix of every pod of
+//   gpu_fragmentation_milli FGD's F(n) (sched/gpu/fragmentation.h) with the typical pod mix of every pod of
 //                          the snapshot, the measure `gpufleet place` and the extender score with
 //                          (place/prepared_cluster.h).
 //   price_usd_per_hour     the node's price (see Prices), with labels instance_type and capacity_type.
 //   idle_cost_usd_per_hour the node's price minus what its pods are charged (OpenCost's idle cost).
 // Per pool (label pool): the node figures summed, the node count and the pool's cost per hour.
 // Per namespace (label namespace): GPU milli allocated to its bound pods and their chargeback, USD per
-// hour, by OpenCost's allocation rule as the simulator applies it (sim/cost.h pod_price_share: the node
+// hour, by OpenCost's allocation rule as the simulator applies it (sim/rules/cost.h pod_price_share: the node
 // price split into CPU, memory and GPU parts by OpenCost's default rates; a time-sliced or MPS
 // replica is 1 / R of a GPU, a MIG device g / 7).
 // Pending pods (labels namespace, reason): pods without spec.nodeName, each decided by the snapshot's
@@ -38,7 +38,7 @@
 //
 // Prices. USD per node-hour by the node's node.kubernetes.io/instance-type label, from
 // MetricsOptions::prices, which instance_prices() builds from the pools of a gpufleet pool file
-// (io/pool_file.h: instanceType and prices.onDemand / prices.spot). A node labelled
+// (readers/k8s/pool_file.h: instanceType and prices.onDemand / prices.spot). A node labelled
 // karpenter.sh/capacity-type=spot costs the spot price when the table has one, else the on-demand
 // price. A node without a known price has no price or idle cost series, its pods are charged nothing,
 // and it adds nothing to its pool's cost: gpufleet_nodes_without_price counts such nodes.
@@ -82,7 +82,7 @@ struct MetricsOptions {
 /// The reason label of pending pods beyond MetricsOptions::max_pending_decisions.
 inline constexpr const char* kNotEvaluatedReason = "not evaluated";
 
-/// The price table of pool-file pools (io/pool_file.h read_pool_file): instanceType -> prices.onDemand
+/// The price table of pool-file pools (readers/k8s/pool_file.h read_pool_file): instanceType -> prices.onDemand
 /// and prices.spot. Pools without an instance type are skipped; for an instance type given by several
 /// pools, the first pool's prices count.
 std::map<std::string, InstancePrice, std::less<>> instance_prices(const std::vector<NodePool>& pools);

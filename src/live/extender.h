@@ -1,7 +1,7 @@
 // The kube-scheduler extender verbs' answers (k8s.io/kube-scheduler/extender/v1; kube-scheduler's
 // pkg/scheduler/extender.go calls them), decided on a Snapshot of the cluster cache by the same
 // profile and scheduler as `gpufleet place` (place/prepared_cluster.h). No I/O: the server
-// (server/http_server.h) parses the bodies (io/extender_args.h) and writes the JSON.
+// (server/http_server.h) parses the bodies (readers/kube_api/extender_args.h) and writes the JSON.
 //
 // Every function takes snapshot.decide_mutex for the time it uses the scheduler or the state.
 // Prioritize and bind tell the policy's Score plugins that the pod arrived (Scheduler::observe), once

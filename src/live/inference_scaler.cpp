@@ -99,7 +99,7 @@ ScalerTrigger parse_scaler_trigger(const std::map<std::string, std::string>& met
 }
 
 InferenceScaler::InferenceScaler(InferenceScalerOptions options) : options_(options) {
-  autoscaling::RateForecaster check(options_.forecast);  // throws std::invalid_argument on bad options
+  replica_autoscaling::RateForecaster check(options_.forecast);  // throws std::invalid_argument on bad options
   if (!(options_.max_observation_age_s > 0)) throw std::invalid_argument("max_observation_age_s must be > 0");
 }
 
@@ -169,7 +169,7 @@ std::optional<Recommendation> InferenceScaler::recommend(const ScalerTrigger& tr
   int32_t want = 0;
   if (trigger.target_request_rate_per_replica) {
     r.basis = ScalingBasis::kRequestRate;
-    autoscaling::PredictiveSpec spec;
+    replica_autoscaling::PredictiveSpec spec;
     spec.capacity_rps_per_replica = *trigger.target_request_rate_per_replica;
     spec.headroom = trigger.headroom;
     spec.lead_time_s = trigger.lead_time_s;
@@ -177,7 +177,7 @@ std::optional<Recommendation> InferenceScaler::recommend(const ScalerTrigger& tr
     spec.max_replicas = std::numeric_limits<int32_t>::max();
     r.forecast_rate_rps = s.forecaster.forecast(now_s, trigger.lead_time_s).value_or(0.0);
     r.value = *r.forecast_rate_rps;
-    r.rate_replicas = autoscaling::replicas_for_rate(*r.forecast_rate_rps, spec);
+    r.rate_replicas = replica_autoscaling::replicas_for_rate(*r.forecast_rate_rps, spec);
     r.active = r.value > trigger.activation_threshold || queue_active;
     want = std::max(*r.rate_replicas, r.queue_replicas.value_or(0));
   } else {

@@ -1,14 +1,14 @@
 // The live replica recommendation for LLM inference services: what the KEDA external scaler
 // (server/keda_scaler.h) and the metrics-api route (server/scaler_routes.h) answer. No network code.
 //
-// Per service ("namespace/name") it keeps the observations posted to it (io/scaler_observation.h:
+// Per service ("namespace/name") it keeps the observations posted to it (readers/kube_api/scaler_observation.h:
 // time_s, request_rate_rps, num_requests_waiting, num_requests_running, current_replicas) and the
-// request rate's history in the predictive scaler's forecaster (autoscaling/predictive.h
+// request rate's history in the predictive scaler's forecaster (replica_autoscaling/predictive.h
 // RateForecaster: persistence over the last 30 minutes with less than a day of history, then seasonal
 // naive with a level correction). A trigger (ScalerTrigger, KEDA's trigger metadata) chooses the basis:
 //
 //  - request rate (targetRequestRatePerReplica given): value = the forecast rate at now +
-//    leadTimeSeconds, requests/s; replicas = autoscaling::replicas_for_rate(value) =
+//    leadTimeSeconds, requests/s; replicas = replica_autoscaling::replicas_for_rate(value) =
 //    ceil(value x headroom / targetRequestRatePerReplica). If queue targets are given too, their
 //    answer is a floor, as the predictive scaler floors at the reactive autoscaler it wraps.
 //  - queue depth (no rate target): vLLM's gauges as the HPA reads two AverageValue metrics, the larger
@@ -38,8 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#include "autoscaling/predictive.h"
-#include "io/scaler_observation.h"
+#include "replica_autoscaling/predictive.h"
+#include "readers/kube_api/scaler_observation.h"
 
 namespace gpufleet::live {
 
@@ -101,7 +101,7 @@ struct Recommendation {
 };
 
 struct InferenceScalerOptions {
-  autoscaling::ForecastOptions forecast;  ///< the forecaster's settings (autoscaling/predictive.h)
+  replica_autoscaling::ForecastOptions forecast;  ///< the forecaster's settings (replica_autoscaling/predictive.h)
   /// Oldest last observation still answered, seconds; older is `stale` (the servers answer an error,
   /// so KEDA's `fallback` applies). Default: Prometheus's staleness look-back (--query.lookback-delta,
   /// 5 minutes, prometheus/prometheus cmd/prometheus/main.go).
@@ -138,8 +138,8 @@ class InferenceScaler {
 
  private:
   struct ServiceState {
-    explicit ServiceState(const autoscaling::ForecastOptions& o) : forecaster(o) {}
-    autoscaling::RateForecaster forecaster;
+    explicit ServiceState(const replica_autoscaling::ForecastOptions& o) : forecaster(o) {}
+    replica_autoscaling::RateForecaster forecaster;
     io::ScalerObservation last;
     size_t observations = 0;
   };

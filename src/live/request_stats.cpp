@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "live/prometheus_text.h"
+#include "report/prometheus_text.h"
 
 namespace gpufleet::live {
 

@@ -1,5 +1,5 @@
 // The live server's own request metrics: a latency histogram per extender verb and a request counter
-// per verb and HTTP status code, written in the Prometheus text format (live/prometheus_text.h).
+// per verb and HTTP status code, written in the Prometheus text format (report/prometheus_text.h).
 //
 //   gpufleet_extender_request_duration_seconds{verb}   histogram, seconds from the request read to the
 //                                                      response written, buckets kDurationBucketsSeconds

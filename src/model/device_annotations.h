@@ -1,5 +1,5 @@
 // gpufleet's device annotations: the devices a bind chose for a pod, written on the pod before it is
-// bound (the live extender's bind, docs/live.md) and read back from it (io/k8s_yaml.h). The contract
+// bound (the live extender's bind, docs/live.md) and read back from it (readers/k8s/k8s_yaml.h). The contract
 // with a device plugin is the one Alibaba's gpushare-scheduler-extender and gpushare-device-plugin
 // keep with their ALIYUN_COM_GPU_MEM_IDX / ALIYUN_COM_GPU_MEM_ASSUME_TIME annotations
 // (AliyunContainerService/gpushare-scheduler-extender docs/designs/designs.md): at Allocate, the

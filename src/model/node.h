@@ -126,7 +126,7 @@ struct Node {
   std::vector<GpuMig> mig;
 
   // NUMA layout and the kubelet's Topology Manager (none for the openb trace). Sources: the NFD
-  // topology-updater's NodeResourceTopology object (io/node_resource_topology.h) or a pool's `numa` key.
+  // topology-updater's NodeResourceTopology object (readers/k8s/node_resource_topology.h) or a pool's `numa` key.
   /// Per GPU index: the NUMA node (0 .. kMaxNumaNodesPerNode-1) the GPU is attached to. Empty = the
   /// layout is unknown and the node counts as one NUMA node (no alignment constraint); otherwise
   /// exactly gpu_count entries.

@@ -1,6 +1,6 @@
 // NodePool: a group of identical nodes (one instance type, one GPU model), as a cloud node group /
 // Karpenter NodePool / GKE node pool describes it, with its size bounds and prices. Plain data, no
-// I/O; the file format is in io/pool_file.h and docs/node-pools.md.
+// I/O; the file format is in readers/k8s/pool_file.h and docs/node-pools.md.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +54,8 @@ struct NodePool {
 };
 
 /// Pod capacity of every node expand_pool makes: kubelet's default --max-pods (KubeletConfiguration
-/// maxPods, 110). Also the cap of the autoscaler's scale-up estimate (sim/autoscaler.h NodeBin) and
-/// of a Kubernetes Node without status.allocatable.pods (io/k8s_yaml.h).
+/// maxPods, 110). Also the cap of the autoscaler's scale-up estimate (sim/rules/cluster_autoscaler.h NodeBin) and
+/// of a Kubernetes Node without status.allocatable.pods (readers/k8s/k8s_yaml.h).
 inline constexpr int32_t kKubeletDefaultMaxPods = 110;
 
 /// Label keys that expand_pool sets on every node.
@@ -91,7 +91,7 @@ void validate_pool(const NodePool& pool);
 ///    device plugin's defaults (time-slicing then applies only to GPUs without MIG, i.e. to none when
 ///    both are set); MPS pools also get the labels nvidia.com/gpu.sharing-strategy=mps and
 ///    nvidia.com/mps.capable=true, as GPU feature discovery sets them. A device-plugin config selected by the node's
-///    labels can change these later (io/device_setup.h).
+///    labels can change these later (readers/k8s/device_setup.h).
 std::vector<Node> expand_pool(const NodePool& pool);
 
 /// The name expand_pool gives node `index` of a pool named `pool_name` with `node_count` nodes:

@@ -68,7 +68,7 @@ struct PdbStatus {
 };
 
 /// The disruption controller's arithmetic on counts (see the top of this file), shared by pdb_status
-/// and the simulator's per-item budgets (sim/workload.h): for a budget with `min_available` /
+/// and the simulator's per-item budgets (inputs/sim/workload.h): for a budget with `min_available` /
 /// `max_unavailable` over `expected_pods` pods of which `current_healthy` are healthy,
 ///   desired_healthy     = max(0, expected - scaled(maxUnavailable, expected)) when maxUnavailable is
 ///                         set (it wins if both are), else scaled(minAvailable, expected): a count is

@@ -1,6 +1,6 @@
 // PodGroup: a gang, pods that run all together or not at all. Plain data, no I/O.
 //
-// Read from either upstream object (the reader, io/k8s_yaml.h, maps both to this type):
+// Read from either upstream object (the reader, readers/k8s/k8s_yaml.h, maps both to this type):
 //  - scheduler-plugins scheduling.x-k8s.io/v1alpha1 PodGroup (spec.minMember,
 //    spec.scheduleTimeoutSeconds); members carry the label scheduling.x-k8s.io/pod-group: <name>
 //    (kubernetes-sigs/scheduler-plugins pkg/coscheduling, apis/scheduling/v1alpha1/types.go);

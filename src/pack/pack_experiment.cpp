@@ -9,7 +9,7 @@
 #include "bound/allocation_bound.h"
 #include "bound/work_conserving_bound.h"
 #include "model/cluster_state.h"
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "util/parallel.h"

@@ -1,4 +1,4 @@
-// Compares `gpufleet pack` runs with the FGD artifact's reference curves (pack/reference_run.h):
+// Compares `gpufleet pack` runs with the FGD artifact's reference curves (inputs/pack/reference_run.h):
 // per policy, the mean over the seeds both have of allocation % at 100% arrived, and the largest
 // absolute difference of the seed-mean curves over arrived 0..130%.
 #pragma once
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "pack/pack_experiment.h"
-#include "pack/reference_run.h"
+#include "inputs/pack/reference_run.h"
 
 namespace gpufleet::pack {
 

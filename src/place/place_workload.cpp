@@ -1,5 +1,6 @@
 #include "place/place_workload.h"
 #include "place/prepared_cluster.h"
+#include "place/queued_placement.h"
 
 #include <numeric>
 #include <map>
@@ -13,7 +14,7 @@
 #include "model/cluster_state.h"
 #include "model/gpu_catalog.h"
 #include "sched/fit_error.h"
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/framework/filter_cycle.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/node_affinity.h"

@@ -33,30 +33,10 @@
 #include <string>
 #include <vector>
 
-#include "admit/resource_quota.h"
-#include "model/node.h"
-#include "model/pod.h"
-#include "model/pod_disruption_budget.h"
-#include "model/pod_group.h"
-#include "place/queued_placement.h"
-#include "queue/kueue_objects.h"
-#include "queue/workload.h"
+#include "inputs/place/place_input.h"
+#include "queue/kueue_scheduler.h"  // EventRecord
 
 namespace gpufleet::place {
-
-/// What to place and where.
-struct PlaceInput {
-  std::vector<Node> nodes;
-  std::vector<Pod> pods;                      ///< in creation order
-  std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
-  std::vector<PodDisruptionBudget> pdbs;      ///< honoured by preemption when it can (kube: best effort)
-  /// Kueue's objects and the jobs queued in its LocalQueues (place/queued_placement.h); empty = none.
-  queue::KueueObjects kueue;
-  std::vector<queue::Workload> queued_workloads;
-  /// Gangs: pods labelled scheduling.x-k8s.io/pod-group with a group's name (same namespace) are
-  /// its members, placed all or nothing.
-  std::vector<PodGroup> pod_groups;
-};
 
 struct PlaceOptions {
   std::string policy = "gpufleet";  ///< a name from sched::policy_names()

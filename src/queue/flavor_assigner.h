@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "queue/kueue_objects.h"
-#include "queue/kueue_scheduler.h"
+#include "queue/admission.h"
 #include "queue/quota_tree.h"
 #include "queue/workload.h"
 

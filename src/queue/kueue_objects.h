@@ -1,6 +1,6 @@
 // Kueue's objects as users write them (API kueue.x-k8s.io/v1beta1; v1beta2's spec.cohortName is read
 // as spec.cohort), plus the gang and topology objects gpufleet reads beside them. Plain data, no I/O:
-// the reader is io/kueue_yaml.h, the semantics queue/kueue_scheduler.h.
+// the reader is readers/k8s/kueue_yaml.h, the semantics queue/kueue_scheduler.h.
 //
 // Upstream: kubernetes-sigs/kueue site/content/en/docs/concepts/{cluster_queue,cohort,local_queue,
 // resource_flavor,workload_priority_class,topology_aware_scheduling}.md and apis/kueue/v1beta1/*.go.
@@ -179,7 +179,7 @@ struct KueueObjects {
 /// a lendingLimit above nominalQuota, a cohort loop (a cohort its own ancestor), a LocalQueue naming
 /// an unknown ClusterQueue, a flavor naming an unknown Topology, duplicate names, quotas of one
 /// (flavor, resource) summing above kMaxQuotaTotal. Readers check the
-/// same with file positions first (io/kueue_yaml.h); this is the domain's own guard.
+/// same with file positions first (readers/k8s/kueue_yaml.h); this is the domain's own guard.
 void validate(const KueueObjects& objects);
 
 }  // namespace gpufleet::queue

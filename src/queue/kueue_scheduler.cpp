@@ -448,21 +448,6 @@ std::vector<ClusterQueueStatus> KueueScheduler::cluster_queue_status() const {
   return out;
 }
 
-FlavorInjection flavor_injection(const KueueObjects& objects, const PodSetAssignment& assignment) {
-  FlavorInjection out;
-  std::vector<std::string> seen;
-  for (const auto& [resource, flavor] : assignment.flavors) {
-    if (std::find(seen.begin(), seen.end(), flavor) != seen.end()) continue;
-    seen.push_back(flavor);
-    for (const ResourceFlavor& f : objects.flavors) {
-      if (f.name != flavor) continue;
-      for (const auto& kv : f.node_labels)
-        if (std::find(out.node_selector.begin(), out.node_selector.end(), kv) == out.node_selector.end()) out.node_selector.push_back(kv);
-      out.tolerations.insert(out.tolerations.end(), f.tolerations.begin(), f.tolerations.end());
-    }
-  }
-  return out;
-}
 
 EventRecord event_record(const KueueScheduler& scheduler, const WorkloadEvent& event, std::string workload) {
   return EventRecord{event.time_s, std::move(workload), event_type_name(event.type),
@@ -470,16 +455,5 @@ EventRecord event_record(const KueueScheduler& scheduler, const WorkloadEvent& e
                      event.message, event.by};
 }
 
-const char* event_type_name(WorkloadEvent::Type type) {
-  switch (type) {
-    case WorkloadEvent::Type::kAdmitted: return "Admitted";
-    case WorkloadEvent::Type::kPending: return "Pending";
-    case WorkloadEvent::Type::kPreempted: return "Preempted";
-    case WorkloadEvent::Type::kEvicted: return "Evicted";
-    case WorkloadEvent::Type::kRequeued: return "Requeued";
-    case WorkloadEvent::Type::kFinished: return "Finished";
-  }
-  return "";
-}
 
 }  // namespace gpufleet::queue

@@ -1,5 +1,5 @@
 // A Kueue Workload: what a job asks the queues for (kueue.x-k8s.io/v1beta1 Workload spec). The job
-// reader (io/kueue_yaml.h) builds one per batch/v1 Job, JobSet, PyTorchJob or pod group naming a
+// reader (readers/k8s/kueue_yaml.h) builds one per batch/v1 Job, JobSet, PyTorchJob or pod group naming a
 // LocalQueue with the label kueue.x-k8s.io/queue-name. Plain data, no I/O.
 #pragma once
 

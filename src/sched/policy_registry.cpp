@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "sched/device_select.h"
+#include "sched/gpu/device_select.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"

@@ -37,7 +37,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/framework/profile.h"
 #include "sched/framework/registry.h"
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "sched/device_select.h"
+#include "sched/gpu/device_select.h"
 
 namespace gpufleet::sched {
 namespace {

@@ -60,7 +60,7 @@ namespace gpufleet::sched {
 /// Devices (DeviceAssignment's fields; schedule_one reserves exactly these):
 ///  - gpus: nvidia.com/gpu. Plain GPUs: num_gpu distinct indices (whole GPUs: the lowest-index fully
 ///    free plain GPUs, of one NUMA node on a node whose kubelet aligns devices (select_whole_gpus in
-///    sched/device_select.h); a fraction: the profile's GpuSelector, or the best-fit plain GPU on a node that
+///    sched/gpu/device_select.h); a fraction: the profile's GpuSelector, or the best-fit plain GPU on a node that
 ///    also has MIG or time-sliced GPUs). On a node time-sliced without renaming: one GPU index per
 ///    replica, ascending (an index repeats when a GPU gives several replicas).
 ///  - shared_replicas: nvidia.com/gpu.shared, one GPU index per replica, ascending.

@@ -12,8 +12,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "io/extender_args.h"
-#include "io/json_request.h"
+#include "readers/kube_api/extender_args.h"
+#include "readers/formats/json_request.h"
 #include "live/extender.h"
 #include "model/device_annotations.h"
 #include "util/input_error.h"

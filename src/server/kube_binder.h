@@ -35,7 +35,7 @@
 #include <memory>
 #include <string>
 
-#include "io/kubeconfig.h"
+#include "readers/kube_api/kubeconfig.h"
 #include "server/http_server.h"
 
 namespace gpufleet::server {

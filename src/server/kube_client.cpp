@@ -10,9 +10,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include "io/input_limits.h"
-#include "io/kube_watch.h"
-#include "io/text_file.h"
+#include "readers/formats/input_limits.h"
+#include "readers/kube_api/kube_watch.h"
+#include "readers/formats/text_file.h"
 #include "util/input_error.h"
 
 namespace gpufleet::server {

@@ -21,7 +21,7 @@
 
 #include <httplib.h>
 
-#include "io/kubeconfig.h"
+#include "readers/kube_api/kubeconfig.h"
 
 namespace gpufleet::server {
 

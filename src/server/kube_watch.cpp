@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "io/kube_watch.h"
+#include "readers/kube_api/kube_watch.h"
 #include "live/cluster_cache.h"
 #include "server/kube_client.h"
 #include "util/input_error.h"

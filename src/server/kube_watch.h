@@ -9,7 +9,7 @@
 //  2. WATCHes from the last resourceVersion: GET /api/v1/<kind>?watch=1&resourceVersion=RV&
 //     allowWatchBookmarks=true&timeoutSeconds=T, with T = min_watch_timeout_s * (1 + r), r uniform in
 //     [0, 1) (reflector.go: minWatchTimeout 5 min), reading the body line by line
-//     (io/kube_watch.h) and calling sink.apply for every ADDED / MODIFIED / DELETED / BOOKMARK.
+//     (readers/kube_api/kube_watch.h) and calling sink.apply for every ADDED / MODIFIED / DELETED / BOOKMARK.
 //  3. A watch the server ends normally (timeoutSeconds) is started again at once from the last
 //     resourceVersion. 410 Gone (the HTTP status, or an ERROR event with code 410 / reason Expired or
 //     Gone) means that resourceVersion is compacted away: list again (step 1). Any other failure (the
@@ -23,7 +23,7 @@
 // more than 2 min passed since the previous backoff. Randomness (jitter, watch timeouts) comes from
 // GoRand seeded with KubeWatchOptions::seed (+1 for Pods), so a run is reproducible.
 //
-// Auth (io/kubeconfig.h KubeRestConfig, loaded by server/kube_client.h KubeClient): a bearer token (token_file read again before every request:
+// Auth (readers/kube_api/kubeconfig.h KubeRestConfig, loaded by server/kube_client.h KubeClient): a bearer token (token_file read again before every request:
 // projected service-account tokens rotate), a client certificate and key, the CA (file or data) as
 // the only trusted roots, or no verification with insecure_skip_tls_verify.
 //
@@ -41,8 +41,8 @@
 #include <string>
 #include <thread>
 
-#include "io/input_limits.h"
-#include "io/kubeconfig.h"
+#include "readers/formats/input_limits.h"
+#include "readers/kube_api/kubeconfig.h"
 #include "util/go_rand.h"
 
 // live/cluster_cache.h (declared there; not included, so that this header does not carry that

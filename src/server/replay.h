@@ -53,7 +53,7 @@ struct ReplayResult {
   size_t mismatches() const;
 };
 
-/// Runs the replay on `objects` (Nodes and Pods as JSON, io/k8s_json.h). Throws UsageError for other
+/// Runs the replay on `objects` (Nodes and Pods as JSON, readers/kube_api/k8s_json.h). Throws UsageError for other
 /// kinds, Kueue workloads or pod groups, or no node; InputError as the readers do.
 ReplayResult run_replay(const std::vector<nlohmann::json>& objects, const ReplayOptions& options);
 

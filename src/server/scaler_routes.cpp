@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "io/scaler_observation.h"
+#include "readers/kube_api/scaler_observation.h"
 #include "util/input_error.h"
 
 namespace gpufleet::server {

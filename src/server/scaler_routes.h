@@ -4,7 +4,7 @@
 // metrics-api" has the ScaledObject.
 //
 //   POST /v1/services/<namespace>/<name>/observations
-//        body: io/scaler_observation.h (one observation or {"observations": [...]}, oldest first)
+//        body: readers/kube_api/scaler_observation.h (one observation or {"observations": [...]}, oldest first)
 //        200 {"service": "<ns>/<name>", "accepted": <n>, "observations": <total>}
 //        400 one line: the reader's InputError ("<source>:line:column: field 'f': ..."), an invalid
 //            namespace or name, or time going backwards

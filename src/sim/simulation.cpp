@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "model/node_pool.h"
+#include "inputs/sim/fault_checks.h"
 #include "sim/controllers/alerting.h"
 #include "sim/controllers/cluster_autoscaler.h"
 #include "sim/controllers/consolidation.h"
@@ -26,7 +27,7 @@
 #include "sim/engine/metrics.h"
 #include "sim/engine/pending_queue.h"
 #include "sim/engine/placement.h"
-#include "sim/engine/workloads.h"
+#include "sim/engine/units.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -90,16 +91,16 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
 // counted for the checkpoint advice.
 class NodeEventWiring final : public NodeListener {
  public:
-  NodeEventWiring(const ClusterConfig& cluster, const Fleet& fleet, PendingQueue& pending, Workloads& workloads)
-      : cluster_(cluster), fleet_(fleet), pending_(pending), workloads_(workloads) {}
+  NodeEventWiring(const ClusterConfig& cluster, const Fleet& fleet, PendingQueue& pending, Units& units)
+      : cluster_(cluster), fleet_(fleet), pending_(pending), units_(units) {}
   void on_node_ready(NodeId /*n*/, double t) override { pending_.request_retry(t); }
   void on_node_interrupted(NodeId n, double t) override {
     // Under a notice the units get what is left of its window (0 at the reclaim); a failure gives none.
     const double reclaim_at_s = fleet_.reclaim_at_s(n);
     const double notice_s = fleet_.phase(n) == NodePhase::kCordoned && reclaim_at_s >= 0 ? std::max(0.0, reclaim_at_s - t) : 0.0;
-    workloads_.evict_node(n, t, notice_s);
+    units_.evict_node(n, t, notice_s);
   }
-  void on_gpu_lost(NodeId n, int32_t g, double t) override { workloads_.evict_gpu(n, g, t); }
+  void on_gpu_lost(NodeId n, int32_t g, double t) override { units_.evict_gpu(n, g, t); }
   void on_capacity_returned(NodeId /*n*/, double t) override { pending_.request_retry(t); }
   /// Spot notices per node-hour of each pool's billed nodes over the run (`nodes`: the billing
   /// segments), pool order; 0 for a pool without node-hours.
@@ -118,7 +119,7 @@ class NodeEventWiring final : public NodeListener {
   const ClusterConfig& cluster_;
   const Fleet& fleet_;
   PendingQueue& pending_;
-  Workloads& workloads_;
+  Units& units_;
 };
 
 }  // namespace
@@ -132,16 +133,16 @@ struct Simulation::Parts {
         billing(cluster, fleet),
         pending(loop),
         metrics(options, workload.horizon_s, fleet, billing, pending),
-        placement(fleet, options.policy, Workloads::pod_mix(workload), options.seed),
-        workloads(workload, loop, fleet, placement, billing, pending, metrics),
-        wiring(cluster, fleet, pending, workloads) {
+        placement(fleet, options.policy, Units::pod_mix(workload), options.seed),
+        units(workload, loop, fleet, placement, billing, pending, metrics),
+        wiring(cluster, fleet, pending, units) {
     fleet.add_listener(billing);
     fleet.add_listener(wiring);
     loop.add_clock_observer([this](double t) { metrics.advance_to(t); });
     if (options.trace) loop.set_trace(&result.trace);
     // Through the caller's object: a progress callback may keep state (util/progress.h counts steps).
     if (options.progress) loop.set_progress([&options](double fraction) { options.progress(fraction); });
-    const SimulationModules modules{loop, fleet, placement, pending, workloads, billing};
+    const SimulationModules modules{loop, fleet, placement, pending, units, billing};
     if (!cluster.faults.outages.empty()) wire_capacity_outages();
     if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
     if (!cluster.node_pools.empty()) controllers.push_back(std::make_unique<KarpenterProvisioner>(cluster, modules));
@@ -181,8 +182,8 @@ struct Simulation::Parts {
   std::vector<PendingPod> pending_list() const {
     std::vector<PendingPod> list;
     for (const PendingUnit& e : pending.units()) {
-      const Workloads::Unit& u = workloads.unit(e.unit);
-      list.push_back({workloads.unit_name(e.unit), static_cast<int32_t>(u.pod_count), e.priority, e.since_s, pending.reason(e.unit)});
+      const Units::Unit& u = units.unit(e.unit);
+      list.push_back({units.unit_name(e.unit), static_cast<int32_t>(u.pod_count), e.priority, e.since_s, pending.reason(e.unit)});
     }
     return list;
   }
@@ -206,7 +207,7 @@ struct Simulation::Parts {
   PendingQueue pending;
   Metrics metrics;
   Placement placement;
-  Workloads workloads;
+  Units units;
   NodeEventWiring wiring;
   std::vector<std::unique_ptr<Controller>> controllers;
   SimResult result;
@@ -224,7 +225,7 @@ Simulation::~Simulation() = default;
 void Simulation::add_controller(const ControllerFactory& factory) {
   Parts& p = *parts_;
   if (p.ran) throw std::logic_error("Simulation::add_controller after run()");
-  p.controllers.push_back(factory(ControllerPorts{p.loop, p.workloads, p.fleet, p.pending}));
+  p.controllers.push_back(factory(ControllerPorts{p.loop, p.units, p.fleet, p.pending}));
 }
 
 SimResult Simulation::run() {
@@ -240,14 +241,14 @@ SimResult Simulation::run() {
   for (const SimPool& pool : p.cluster.pools) result.pools.push_back(pool.pool.name);
 
   p.fleet.start();      // the pools' initial nodes, Ready at 0
-  p.workloads.start();  // arrivals
+  p.units.start();  // arrivals
   for (const auto& c : p.controllers) c->start();
   p.loop.run();
 
   p.billing.finish(h, result);
-  p.metrics.finish(p.workloads, result);
-  p.workloads.report(result);
-  p.workloads.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));
+  p.metrics.finish(p.units, result);
+  p.units.report(result);
+  p.units.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));
   p.fleet.report(result);
   p.watch_pending(h);
   result.pending_at_horizon = p.pending_list();

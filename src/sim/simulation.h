@@ -23,10 +23,11 @@
 #include <functional>
 #include <memory>
 
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/controllers/controller.h"
-#include "sim/simulator.h"
-#include "sim/workload.h"
+#include "inputs/sim/sim_options.h"
+#include "sim/results/sim_result.h"
+#include "inputs/sim/workload.h"
 
 namespace gpufleet::sim {
 

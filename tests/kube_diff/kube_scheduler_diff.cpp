@@ -50,7 +50,7 @@
 
 #include <fmt/format.h>
 
-#include "io/place_inputs.h"
+#include "readers/k8s/place_inputs.h"
 #include "place/place_workload.h"
 #include "util/input_error.h"
 

@@ -1,3 +1,3 @@
-// Layering probe: compiled as a file of layer io_readers. The readers build domain types and must not
+// Layering probe: compiled as a file of layer readers. The readers build domain types and must not
 // see the simulator's engine (the fuzz targets build them without it).
 #include "sim/simulator.h"

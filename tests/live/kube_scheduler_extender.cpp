@@ -45,7 +45,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "io/k8s_json.h"
+#include "readers/kube_api/k8s_json.h"
 #include "live/cluster_cache.h"
 #include "place/place_workload.h"
 #include "server/http_server.h"

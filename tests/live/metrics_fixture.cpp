@@ -17,9 +17,9 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "io/pool_file.h"
+#include "readers/k8s/pool_file.h"
 #include "live/cluster_metrics.h"
-#include "live/prometheus_text.h"
+#include "report/prometheus_text.h"
 #include "live/request_stats.h"
 #include "metrics_support.h"
 

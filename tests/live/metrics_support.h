@@ -1,12 +1,12 @@
 // A live::Snapshot built straight from Kubernetes files, as the cluster cache builds it from the API
-// server's objects (the same reader and set-up: io/place_inputs.h, place/prepared_cluster.h), for the
-// metrics tests (tests/cluster_metrics_test.cpp, tests/live/metrics_fixture.cpp).
+// server's objects (the same reader and set-up: readers/k8s/place_inputs.h, place/prepared_cluster.h), for the
+// metrics tests (tests/live/cluster_metrics_test.cpp, tests/live/metrics_fixture.cpp).
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "io/place_inputs.h"
+#include "readers/k8s/place_inputs.h"
 #include "live/cluster_cache.h"
 #include "place/prepared_cluster.h"
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/framework/interface.h"
 #include "sched/framework/plugin_args.h"
-#include "sched/pod_mix_estimator.h"
+#include "sched/gpu/pod_mix_estimator.h"
 
 namespace gpufleet::sched {
 

@@ -1,6 +1,6 @@
 // FGD policy: Fragmentation Gradient Descent (Weng et al., USENIX ATC'23, Algorithm 1; simulator
 // pkg/simulator/plugin/fgd_score.go calculateGpuShareFragExtendScore).
-// With F the node fragmentation of sched/fragmentation.h and sigmoid(x) = 1 / (1 + e^-x):
+// With F the node fragmentation of sched/gpu/fragmentation.h and sigmoid(x) = 1 / (1 + e^-x):
 //   sharing pod: for each GPU i with free >= gpu_milli, n'_i = node minus the pod's CPU and minus
 //                gpu_milli on GPU i;  S_i = int64(100 * sigmoid((F(n) - F(n'_i)) / 1000));
 //                score = max_i S_i, and the GPU is the first index reaching that truncated max.
@@ -12,7 +12,7 @@
 #include <memory>
 #include <span>
 
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/framework/interface.h"
 
 namespace gpufleet::sched {

@@ -5,7 +5,7 @@
 // hook) and the pod being placed. Nothing about future arrivals or the whole trace is used.
 // All terms are in gpu_milli (1000 = one GPU).
 //
-//  1. Fragmentation F(n) (FGD, Weng et al. ATC'23; sched/fragmentation.h), with the typical pod mix
+//  1. Fragmentation F(n) (FGD, Weng et al. ATC'23; sched/gpu/fragmentation.h), with the typical pod mix
 //     estimated from the pods seen so far (OnlineFragmentation, fgd_online_score.h).
 //  2. GPUs stranded by exhausted CPU or memory (the FGD paper counts a GPU as fragmented only when a
 //     typical pod's CPU no longer fits, and ignores memory):

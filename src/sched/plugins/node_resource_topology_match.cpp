@@ -1,6 +1,6 @@
 #include "sched/plugins/node_resource_topology_match.h"
 
-#include "sched/device_select.h"
+#include "sched/gpu/device_select.h"
 
 namespace gpufleet::sched {
 

@@ -2,12 +2,12 @@
 // because its Topology Manager cannot align the pod's whole GPUs to one NUMA node. Modelled on
 // kubernetes-sigs/scheduler-plugins pkg/noderesourcetopology (filter.go, Filter and its
 // single-numa-node handlers), which reads each node's NUMA zones from the NFD topology-updater's
-// NodeResourceTopology object (io/node_resource_topology.h here).
+// NodeResourceTopology object (readers/k8s/node_resource_topology.h here).
 //
 // Upstream, like here, only the single-numa-node policy is filtered (filterHandlerFromTopologyManager:
 // other policies have no handler). A node applies the rule when Node::requires_single_numa_node():
 // policy single-numa-node and a NUMA layout (Node::gpu_numa_node). The pod is refused when no NUMA node
-// has num_gpu fully free plain GPUs (sched/device_select.h single_numa_node_admits and
+// has num_gpu fully free plain GPUs (sched/gpu/device_select.h single_numa_node_admits and
 // numa_node_for_whole_gpus, the rule the scheduler's device choice and the simulator's scale-up
 // estimate use too, so a node this filter admits gets GPUs of one NUMA node).
 // Upstream's status: Unschedulable (preemption may make room), reason "cannot align pod" with scope

@@ -4,7 +4,7 @@
 #include <string>
 #include <typeinfo>
 
-#include "sched/device_select.h"
+#include "sched/gpu/device_select.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"

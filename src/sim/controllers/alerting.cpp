@@ -7,7 +7,7 @@
 namespace gpufleet::sim {
 
 Alerting::Alerting(const SimulationModules& modules)
-    : loop_(modules.events), fleet_(modules.fleet), pending_(modules.pending), workloads_(modules.workloads) {
+    : loop_(modules.events), fleet_(modules.fleet), pending_(modules.pending), units_(modules.units) {
   failures_.assign(fleet_.node_count(), 0);
   not_ready_ = loop_.register_event("alert-node-not-ready", [this](const Event& e) { on_not_ready_check(e); }, {}, false);
   evaluation_ = loop_.register_event("alert-evaluation", [this](const Event& e) { on_evaluation(e); }, {}, false);
@@ -61,7 +61,7 @@ void Alerting::on_evaluation(const Event& e) {
   for (const PendingUnit& p : pending_.units()) {
     if (e.time_s - p.since_s < kPodPendingForS) continue;
     if (!pending_alerted_.insert({p.unit, p.since_s}).second) continue;
-    const std::string name = workloads_.unit_name(p.unit);
+    const std::string name = units_.unit_name(p.unit);
     fire(e.time_s, "KubePodPendingTooLong", "warning", name,
          fmt::format("{} has been pending for longer than {:g} min", name, kPodPendingForS / 60));
   }

@@ -26,7 +26,7 @@
 
 #include "model/xid.h"
 #include "sim/controllers/controller.h"
-#include "sim/simulator.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 
@@ -59,7 +59,7 @@ class Alerting final : public Controller, public NodeListener {
   EventLoop& loop_;
   Fleet& fleet_;
   const PendingQueue& pending_;
-  const Workloads& workloads_;
+  const Units& units_;
   EventKind not_ready_ = 0, evaluation_ = 0;
   std::vector<uint32_t> failures_;                 // per node: NotReady episodes so far
   std::set<std::pair<uint32_t, double>> pending_alerted_;  // (unit, pending since)

@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "sim/autoscaler.h"
-#include "sim/cost.h"
-#include "sim/simulator.h"
+#include "sim/rules/cluster_autoscaler.h"
+#include "sim/rules/cost.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 
@@ -16,7 +16,7 @@ ClusterAutoscaler::ClusterAutoscaler(const AutoscalerSettings& settings, const S
       fleet_(m.fleet),
       placement_(m.placement),
       pending_(m.pending),
-      workloads_(m.workloads),
+      units_(m.units),
       billing_(m.billing) {
   tick_ = loop_.register_event("autoscaler-tick", [this](const Event& e) { on_tick(e.time_s); });
   backoff_.resize(fleet_.pool_count());
@@ -54,7 +54,7 @@ void ClusterAutoscaler::give_up_late_nodes(double t) {
   for (NodeId n = 0; n < fleet_.node_count(); ++n) {
     if (!upcoming(n) || !managed(fleet_.pool_of(n))) continue;
     if (t - fleet_.launched_at_s(n) < settings_.max_node_provision_s) continue;
-    if (fleet_.phase(n) == NodePhase::kReady && !fleet_.pods_on(n).empty()) workloads_.evict_node(n, t);
+    if (fleet_.phase(n) == NodePhase::kReady && !fleet_.pods_on(n).empty()) units_.evict_node(n, t);
     const size_t p = fleet_.pool_of(n);
     fleet_.remove(n, t);
     scale_up_failed(p, t);
@@ -88,13 +88,13 @@ void ClusterAutoscaler::scale_up(double t) {
   std::vector<uint32_t> shapes;
   std::vector<uint32_t> units;  // the unit of each pod
   for (const PendingUnit& entry : pending_.units()) {
-    const Workloads::Unit& unit = workloads_.unit(entry.unit);
+    const Units::Unit& unit = units_.unit(entry.unit);
     if (unit.pending_since_s > t - settings_.scale_up_delay_s) continue;
     bool any_managed = false;
     for (size_t p = 0; p < fleet_.pool_count() && !any_managed; ++p) any_managed = managed(p) && placement_.pool_admits(unit.shape, p);
     if (!any_managed) continue;  // only Karpenter's pools (or none) could take it
     for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) {
-      pods.push_back(&workloads_.pod(p));
+      pods.push_back(&units_.pod(p));
       shapes.push_back(unit.shape);
       units.push_back(entry.unit);
     }
@@ -230,11 +230,11 @@ void ClusterAutoscaler::scale_down(double t) {
 // Scale-down of a node with pods: if the budgets allow it and the dry run places all of them on
 // other nodes, they move there (the caller removes n); otherwise nothing changes.
 bool ClusterAutoscaler::try_move_pods(NodeId n, double t) {
-  if (!workloads_.budgets_allow(workloads_.units_on(n))) return false;
+  if (!units_.budgets_allow(units_.units_on(n))) return false;
   const std::vector<uint32_t> moving(fleet_.pods_on(n).begin(), fleet_.pods_on(n).end());
-  std::optional<Placements> placed = placement_.dry_run_moves(n, workloads_.bound(moving));
+  std::optional<Placements> placed = placement_.dry_run_moves(n, units_.bound(moving));
   if (!placed) return false;
-  workloads_.move_pods(moving, std::move(*placed), t);
+  units_.move_pods(moving, std::move(*placed), t);
   return true;
 }
 

@@ -1,5 +1,5 @@
 // The Cluster Autoscaler as a controller: every scan_interval_s from 0, scale-up then scale-down.
-// The rules are in sim/autoscaler.h (utilization, the binpacking estimate, the expanders); this file
+// The rules are in sim/rules/cluster_autoscaler.h (utilization, the binpacking estimate, the expanders); this file
 // applies them to the simulated cluster. Source: kubernetes/autoscaler cluster-autoscaler.
 //
 // Scale-up considers the units pending for at least scale_up_delay_s. Pods that fit the free room of
@@ -17,7 +17,7 @@
 // removed within scale_down_delay_after_add_s of a scale-up.
 //
 // Failed scale-ups (docs/simulate.md "Provisioning failures"). A launch the cloud refuses (a capacity
-// outage, sim/faults.h) is known launch_failure_s later (the AWS provider's early abort on a failed
+// outage, inputs/sim/faults.h) is known launch_failure_s later (the AWS provider's early abort on a failed
 // scaling activity, kubernetes/autoscaler#4489); a node not Ready with its GPUs advertised
 // max_node_provision_s after its launch is given up (removed; CA --max-node-provision-time). Either
 // puts its node group in backoff (initial_backoff_s, doubling up to max_backoff_s; CA's
@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/controllers/controller.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/placement.h"
@@ -84,7 +84,7 @@ class ClusterAutoscaler final : public Controller, public NodeListener {
   Fleet& fleet_;
   Placement& placement_;
   PendingQueue& pending_;
-  Workloads& workloads_;
+  Units& units_;
   const Billing& billing_;
   EventKind tick_ = 0;
   std::vector<NodeTimers> timers_;

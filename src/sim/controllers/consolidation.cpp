@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "model/resources.h"
-#include "sim/autoscaler.h"
-#include "sim/simulator.h"
+#include "sim/rules/cluster_autoscaler.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -27,7 +27,7 @@ Consolidation::Consolidation(const ClusterConfig& cluster, const SimulationModul
       fleet_(m.fleet),
       placement_(m.placement),
       pending_(m.pending),
-      workloads_(m.workloads),
+      units_(m.units),
       billing_(m.billing) {
   tick_ = loop_.register_event("consolidation-tick", [this](const Event& e) { on_tick(e.time_s); });
   node_pool_of_.assign(cluster.pools.size(), -1);
@@ -94,11 +94,11 @@ void Consolidation::consolidate(double t) {
     }
     if (np >= 0 && node_pools_[np].consolidate_when_empty_only) continue;
     double cost = 0, lost = 0;
-    for (uint32_t u : workloads_.units_on(n)) {
-      const Workloads::Unit& unit = workloads_.unit(u);
-      const WorkloadSpec& spec = workloads_.spec(u);
+    for (uint32_t u : units_.units_on(n)) {
+      const Units::Unit& unit = units_.unit(u);
+      const WorkloadSpec& spec = units_.spec(u);
       cost += eviction_cost(spec.priority) * unit.pod_count;  // a gang restarts whole
-      if (spec.kind == WorkloadKind::kJob) lost += workloads_.work_lost_if_restarted(u, t);
+      if (spec.kind == WorkloadKind::kJob) lost += units_.work_lost_if_restarted(u, t);
     }
     candidates.emplace_back(cost, lost, n);
   }
@@ -115,13 +115,13 @@ void Consolidation::consolidate(double t) {
 // (Placement::dry_run_moves). If all fit and the budgets allow it, the units restart where the dry
 // run put them and n is removed; otherwise nothing changes.
 bool Consolidation::try_consolidate(NodeId n, double t) {
-  const std::vector<uint32_t> units = workloads_.units_on(n);
-  if (!workloads_.budgets_allow(units)) return false;
-  const std::vector<uint32_t> moving = workloads_.bound_pods(units);
-  std::optional<Placements> placed = placement_.dry_run_moves(n, workloads_.bound(moving));
+  const std::vector<uint32_t> units = units_.units_on(n);
+  if (!units_.budgets_allow(units)) return false;
+  const std::vector<uint32_t> moving = units_.bound_pods(units);
+  std::optional<Placements> placed = placement_.dry_run_moves(n, units_.bound(moving));
   if (!placed) return false;
   const auto moved_here = static_cast<int64_t>(fleet_.pods_on(n).size());
-  for (double lost : workloads_.restart(units, moving, std::move(*placed), t)) lost_gpu_milli_s_ += lost;
+  for (double lost : units_.restart(units, moving, std::move(*placed), t)) lost_gpu_milli_s_ += lost;
   restarts_ += static_cast<int64_t>(moving.size());
   moved_pods_ += moved_here;
   fleet_.remove(n, t);

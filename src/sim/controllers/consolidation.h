@@ -15,7 +15,7 @@
 // budget is emptied and removed; one such node per tick (Karpenter's single-node consolidation). A
 // service replica restarts on its new node and loses nothing; a job restarts all its pods (also
 // those on other nodes) from its last checkpoint. Moved pods add no pending-time samples. A node
-// holding a do_not_disrupt pod (karpenter.sh/do-not-disrupt) is never emptied (Workloads::budgets_allow).
+// holding a do_not_disrupt pod (karpenter.sh/do-not-disrupt) is never emptied (Units::budgets_allow).
 //
 // Karpenter NodePools (ClusterConfig::node_pools). The controller runs when consolidation is enabled
 // or the cluster has NodePools (Karpenter always consolidates its nodes); without
@@ -23,7 +23,7 @@
 // the NodePool's spec.disruption applies instead of the settings: consolidateAfter (Never: never a
 // candidate), consolidationPolicy WhenEmpty (only empty nodes), an empty node is a candidate whatever
 // the threshold, and its budgets: per tick, the NodePool's nodes removed (empty ones for reason Empty,
-// the single-node consolidation for Underutilized) stay within allowed_disruptions (sim/config.h) of
+// the single-node consolidation for Underutilized) stay within allowed_disruptions (inputs/sim/cluster_config.h) of
 // its Ready nodes as the tick starts (kubernetes-sigs/karpenter pkg/controllers/disruption
 // BuildDisruptionBudgetMapping; removal is instant, so no node is still being disrupted). The
 // threshold stays gpufleet's (Karpenter consolidates whenever the pods fit elsewhere for less).
@@ -32,7 +32,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/controllers/controller.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/placement.h"
@@ -62,7 +62,7 @@ class Consolidation final : public Controller {
   Fleet& fleet_;
   Placement& placement_;
   PendingQueue& pending_;
-  Workloads& workloads_;
+  Units& units_;
   const Billing& billing_;
   EventKind tick_ = 0;
   int64_t consolidated_ = 0;

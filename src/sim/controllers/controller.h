@@ -10,7 +10,7 @@
 #include "sim/engine/fleet.h"
 #include "sim/engine/pending_queue.h"
 #include "sim/engine/placement.h"
-#include "sim/engine/workloads.h"
+#include "sim/engine/units.h"
 
 namespace gpufleet::sim {
 
@@ -33,7 +33,7 @@ struct SimulationModules {
   Fleet& fleet;
   Placement& placement;
   PendingQueue& pending;
-  Workloads& workloads;
+  Units& units;
   const Billing& billing;
 };
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/resources.h"
-#include "sim/simulator.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -38,7 +38,7 @@ void validate_driver_upgrades(const ClusterConfig& cluster) {
 }
 
 DriverUpgradeController::DriverUpgradeController(const ClusterConfig& cluster, const SimulationModules& m)
-    : loop_(m.events), fleet_(m.fleet), workloads_(m.workloads), pending_(m.pending) {
+    : loop_(m.events), fleet_(m.fleet), units_(m.units), pending_(m.pending) {
   for (const DriverUpgrade& u : cluster.faults.upgrades) {
     Run run;
     run.spec = &u;
@@ -126,14 +126,14 @@ void DriverUpgradeController::on_node_removed(NodeId n, double t) {
 // Evicts what the budgets allow on a draining node; at the timeout, deletes the rest.
 void DriverUpgradeController::drain(Run& run, NodeUpgrade& node, double t) {
   const bool timed_out = t >= node.until_s;
-  for (uint32_t u : workloads_.units_on(node.node)) {
+  for (uint32_t u : units_.units_on(node.node)) {
     const uint32_t single[] = {u};
-    const bool allowed = workloads_.budgets_allow(single);
+    const bool allowed = units_.budgets_allow(single);
     if (!allowed && !timed_out) continue;
-    const auto pods = static_cast<int64_t>(workloads_.bound_pods(single).size());
+    const auto pods = static_cast<int64_t>(units_.bound_pods(single).size());
     (allowed ? run.result.pods_evicted : run.result.pods_deleted) += pods;
-    if (workloads_.spec(u).kind == WorkloadKind::kJob) ++run.result.jobs_interrupted;
-    run.result.lost_gpu_hours += workloads_.evict(u, t) / kGpuMilliPerGpu / kSecondsPerHour;
+    if (units_.spec(u).kind == WorkloadKind::kJob) ++run.result.jobs_interrupted;
+    run.result.lost_gpu_hours += units_.evict(u, t) / kGpuMilliPerGpu / kSecondsPerHour;
   }
   if (fleet_.pods_on(node.node).empty()) {
     node.stage = Stage::kUpgrading;

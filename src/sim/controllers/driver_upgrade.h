@@ -1,4 +1,4 @@
-// Rolling driver upgrades of node pools (sim/faults.h DriverUpgrade), as the NVIDIA GPU Operator's
+// Rolling driver upgrades of node pools (inputs/sim/faults.h DriverUpgrade), as the NVIDIA GPU Operator's
 // upgrade controller carries out ClusterPolicy driver.upgradePolicy (NVIDIA/k8s-operator-libs
 // pkg/upgrade: upgrade-required -> cordon-required -> wait-for-jobs-required -> pod-deletion-required
 // -> drain-required -> pod-restart-required -> validation-required -> uncordon-required ->
@@ -12,7 +12,7 @@
 // pool's nodes in the cluster state then (ready, cordoned, NotReady), rounded up (0: no node ever
 // starts, as upstream).
 // A node starting is cordoned (Fleet::cordon) and drained: each unit with a pod there is evicted when
-// its disruption budget allows it (Workloads::budgets_allow; a job's gang stops on every node and
+// its disruption budget allows it (Units::budgets_allow; a job's gang stops on every node and
 // keeps the work up to its last checkpoint, a service replica is queued again), the others are
 // retried every kDrainRetryS seconds until drain_timeout_s after the cordon, then deleted whatever
 // their budget. Once empty, the node stays cordoned upgrade_s, then is uncordoned (pending pods are
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "sim/controllers/controller.h"
-#include "sim/faults.h"
+#include "inputs/sim/faults.h"
 
 namespace gpufleet::sim {
 
@@ -81,7 +81,7 @@ class DriverUpgradeController final : public Controller, public NodeListener {
 
   EventLoop& loop_;
   Fleet& fleet_;
-  Workloads& workloads_;
+  Units& units_;
   PendingQueue& pending_;
   std::vector<Run> runs_;
   EventKind start_ = 0, step_ = 0;

@@ -19,7 +19,7 @@ FaultInjector::FaultInjector(const FaultSchedule& schedule, uint64_t run_seed, A
       alerting_(alerting),
       loop_(modules.events),
       fleet_(modules.fleet),
-      workloads_(modules.workloads),
+      units_(modules.units),
       rng_(static_cast<int64_t>(schedule.seed ? *schedule.seed : run_seed ^ kFaultSeedSalt)) {
   zones_.resize(fleet_.node_count());
   for (size_t p = 0; p < fleet_.pool_count(); ++p) {
@@ -165,7 +165,7 @@ void FaultInjector::apply(size_t f, NodeId n, double t) {
       ++counts_.xid_errors;
       alerting_.on_xid(n, g, xid, t);
       if (xid.effect == XidEffect::kRestartApplication) {
-        counts_.container_restarts += static_cast<int64_t>(workloads_.restart_in_place(n, g, t).size());
+        counts_.container_restarts += static_cast<int64_t>(units_.restart_in_place(n, g, t).size());
         return;
       }
       if (fleet_.gpu_withheld(n, g) != GpuWithheld::kUnhealthy) ++counts_.gpus_reset;

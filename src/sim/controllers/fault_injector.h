@@ -1,4 +1,4 @@
-// The fault injector: carries out a FaultSchedule's faults (sim/faults.h; the file format
+// The fault injector: carries out a FaultSchedule's faults (inputs/sim/faults.h; the file format
 // docs/faults.md) on the simulated fleet. Capacity outages, NodePool limit changes and driver
 // upgrades are other controllers' (the provisioners, sim/controllers/driver_upgrade.h).
 //
@@ -18,7 +18,7 @@
 //                           checkpoint); Fleet::recover_node recover_after_s later (< 0: never).
 //   xid                     on GPU `gpu` (-1: one drawn). The catalog (model/xid.h) decides:
 //                           application-level: the pods on the GPU restart in place
-//                           (Workloads::restart_in_place; jobs lose the work since the last
+//                           (Units::restart_in_place; jobs lose the work since the last
 //                           checkpoint), the GPU stays allocatable; reset-level: Fleet::withhold_gpu
 //                           kUnhealthy (its pods stop), restored recover_after_s later (< 0: never).
 //                           Either way an alert (Alerting::on_xid).
@@ -36,7 +36,7 @@
 
 #include "sim/controllers/alerting.h"
 #include "sim/controllers/controller.h"
-#include "sim/faults.h"
+#include "inputs/sim/faults.h"
 #include "util/go_rand.h"
 
 namespace gpufleet::sim {
@@ -86,7 +86,7 @@ class FaultInjector final : public Controller, public NodeListener {
   Alerting& alerting_;
   EventLoop& loop_;
   Fleet& fleet_;
-  Workloads& workloads_;
+  Units& units_;
   GoRand rng_;
   EventKind fault_ = 0, recovery_ = 0, rate_ = 0;
   std::vector<std::string> zones_;            // per node: its zone

@@ -17,8 +17,8 @@
 #include "inference/replica_engine.h"
 #include "inference/step_time.h"
 #include "model/gpu_catalog.h"
-#include "sim/cost.h"
-#include "sim/engine/workloads.h"
+#include "sim/rules/cost.h"
+#include "sim/engine/units.h"
 
 namespace gpufleet::sim {
 
@@ -143,8 +143,8 @@ struct InferenceServices::Service {
   std::unique_ptr<inference::RequestSource> source;
   std::optional<inference::Request> next;
   std::unique_ptr<inference::Deployment> deployment;
-  std::unique_ptr<autoscaling::ReplicaAutoscaler> autoscaler;
-  autoscaling::MetricSnapshot snapshot;
+  std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> autoscaler;
+  replica_autoscaling::MetricSnapshot snapshot;
   int64_t arrivals_since_scrape = 0;
   double last_scrape_s = 0;
   std::vector<uint32_t> bound;         // replica indices bound now
@@ -167,7 +167,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
       catalog_(catalog),
       sample_interval_s_(sample_interval_s),
       loop_(m.events),
-      workloads_(m.workloads),
+      units_(m.units),
       fleet_(m.fleet),
       billing_(m.billing) {
   service_of_item_.assign(workload.items.size(), -1);
@@ -267,13 +267,13 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
                                  {}, /*traced=*/false);
   ready_ = loop_.register_event(
       "replica-ready", [this](const Event& e) { on_ready(e.subject, e.generation, e.time_s); },
-      [this](uint32_t r) { return workloads_.unit_name(replicas_[r].unit); });
+      [this](uint32_t r) { return units_.unit_name(replicas_[r].unit); });
   scrape_ = loop_.register_event("scrape", [this](const Event& e) { on_scrape(e.subject, e.time_s); }, {}, false);
   autoscale_ = loop_.register_event("replica-autoscale", [this](const Event& e) { on_autoscale(e.subject, e.time_s); },
                                    {}, false);
   sample_ = loop_.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
   end_ = loop_.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
-  workloads_.add_replica_listener(*this);
+  units_.add_replica_listener(*this);
 }
 
 InferenceServices::~InferenceServices() = default;
@@ -328,15 +328,15 @@ void InferenceServices::on_replica_bound(uint32_t item, uint32_t unit, uint32_t 
   s.bound.push_back(ri);
   const size_t p = fleet_.pool_of(n);
   const NodePool& pool = cluster_.pools[p].pool;
-  const Pod& request = workloads_.pod(pod);
+  const Pod& request = units_.pod(pod);
   r.gpus_held = pod_gpus_held(pool, request);
   r.cost_usd_per_hour = billing_.price_usd_per_hour(n) * pod_price_share(pool, price_split(pool), request);
 
   ColdStart log;
-  log.replica = workloads_.unit_name(unit);
+  log.replica = units_.unit_name(unit);
   log.node = fleet_.name(n);
   // A pod moved by scale-down or consolidation is a new pod, created when it is bound.
-  const Workloads::Unit& u = workloads_.unit(unit);
+  const Units::Unit& u = units_.unit(unit);
   log.created_s = u.state == UnitState::kRunning ? t : u.pending_since_s;
   log.bound_s = t;
   const PoolHardware& hw = s.hardware[p];
@@ -387,7 +387,7 @@ void InferenceServices::on_ready(uint32_t ri, uint32_t generation, double t) {
   if (hw.time_slice_replicas > 1) {
     // The GPU the pod's replica got: the replicas on one GPU share its steps.
     int32_t gpu = 0;
-    const std::string& pod_name = workloads_.pod(r.pod).name;
+    const std::string& pod_name = units_.pod(r.pod).name;
     for (const gpufleet::BoundPod& b : fleet_.state().pods_on(r.node))
       if (b.pod.name == pod_name && !b.gpus.empty()) gpu = b.gpus.front();
     const uint64_t key = (node_key(r.node, fleet_.incarnation(r.node)) << 8) ^ static_cast<uint64_t>(gpu);
@@ -408,9 +408,9 @@ void InferenceServices::on_scrape(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_) return;
   s.deployment->advance_to(t);
-  autoscaling::MetricSnapshot m;
+  replica_autoscaling::MetricSnapshot m;
   auto add = [&](const char* name, double value) {
-    autoscaling::MetricSample& x = m[name];
+    replica_autoscaling::MetricSample& x = m[name];
     x.sum += value;
     ++x.pods;
   };
@@ -443,9 +443,9 @@ void InferenceServices::on_autoscale(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_) return;
   s.deployment->advance_to(t);
-  const int32_t current = workloads_.replicas(s.name);
+  const int32_t current = units_.replicas(s.name);
   const int32_t desired = s.autoscaler->evaluate(t, current, s.deployment->ready_replicas(), s.snapshot);
-  if (desired != current) workloads_.scale(s.name, std::max(0, desired), t);
+  if (desired != current) units_.scale(s.name, std::max(0, desired), t);
   const double next = s.autoscaler->next_evaluation_s(t);
   if (next > t && next <= loop_.horizon_s()) loop_.schedule(next, autoscale_, i);
 }
@@ -455,7 +455,7 @@ void InferenceServices::record_sample(Service& s, double t) {
   const double k = std::ceil(t / sample_interval_s_) - 1;
   InferenceSample& row = s.rows[static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(s.rows.size() - 1)))];
   row.time_s = t;
-  row.desired_replicas = workloads_.replicas(s.name);
+  row.desired_replicas = units_.replicas(s.name);
   row.ready_replicas = s.deployment->ready_replicas();
   row.starting_replicas = static_cast<int32_t>(s.bound.size()) - row.ready_replicas;
   row.router_waiting = s.deployment->router_queue_length();
@@ -496,8 +496,8 @@ void InferenceServices::report(SimResult& result) const {
     r.gpu_hours = s.gpu_seconds / kSecondsPerHour;
     int64_t unschedulable = 0;
     std::string reason;
-    for (uint32_t u : workloads_.units_of(s.item)) {
-      const Workloads::Unit& unit = workloads_.unit(u);
+    for (uint32_t u : units_.units_of(s.item)) {
+      const Units::Unit& unit = units_.unit(u);
       for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) r.cost_usd += billing_.pod_charged_usd(p);
       if (unit.state == UnitState::kFailed && unschedulable++ == 0) reason = unit.reason;
     }

@@ -1,4 +1,4 @@
-// The inference services of a simulation (sim/inference_service.h): for each, a deployment of vLLM
+// The inference services of a simulation (inputs/sim/inference_service.h): for each, a deployment of vLLM
 // replicas behind a router (inference/deployment.h), fed by the service's request stream, whose
 // replicas follow the service's pods, plus its replica autoscaler and the Prometheus scrapes it reads.
 //
@@ -36,10 +36,10 @@
 #include <vector>
 
 #include "inference/catalog.h"
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/controllers/controller.h"
 #include "sim/engine/billing.h"
-#include "sim/workload.h"
+#include "inputs/sim/workload.h"
 
 namespace gpufleet::sim {
 
@@ -76,7 +76,7 @@ class InferenceServices final : public Controller, public ReplicaListener {
   const inference::ServingCatalog& catalog_;
   double sample_interval_s_;
   EventLoop& loop_;
-  Workloads& workloads_;
+  Units& units_;
   const Fleet& fleet_;
   const Billing& billing_;
   EventKind request_ = 0, ready_ = 0, scrape_ = 0, autoscale_ = 0, sample_ = 0, end_ = 0;

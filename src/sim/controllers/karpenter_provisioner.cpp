@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/autoscaler.h"
-#include "sim/simulator.h"
+#include "sim/rules/cluster_autoscaler.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -28,7 +28,7 @@ double offering_price(const SimPool& p) {
 }  // namespace
 
 KarpenterProvisioner::KarpenterProvisioner(const ClusterConfig& cluster, const SimulationModules& m)
-    : cluster_(cluster), loop_(m.events), fleet_(m.fleet), placement_(m.placement), pending_(m.pending), workloads_(m.workloads) {
+    : cluster_(cluster), loop_(m.events), fleet_(m.fleet), placement_(m.placement), pending_(m.pending), units_(m.units) {
   tick_ = loop_.register_event("karpenter-tick", [this](const Event& e) { on_tick(e.time_s); }, {}, false);
   limits_ = loop_.register_event("nodepool-limits", [this](const Event& e) {
     const LimitChange& c = cluster_.faults.limit_changes[e.subject];
@@ -120,9 +120,9 @@ std::vector<uint32_t> KarpenterProvisioner::needing_nodes(double /*t*/) {
     for (size_t p = 0; p < fleet_.pool_count() && !admitted; ++p)
       admitted = node_pool_of_[p] >= 0 && placement_.pool_admits(entry.shape, p);
     if (!admitted) continue;
-    const Workloads::Unit& unit = workloads_.unit(entry.unit);
+    const Units::Unit& unit = units_.unit(entry.unit);
     for (uint32_t q = unit.first_pod; q < unit.first_pod + unit.pod_count; ++q) {
-      pods.push_back(&workloads_.pod(q));
+      pods.push_back(&units_.pod(q));
       pod_units.push_back(entry.unit);
       shapes.push_back(entry.shape);
     }
@@ -177,10 +177,10 @@ void KarpenterProvisioner::provision(double t, const std::vector<uint32_t>& unit
   for (size_t p = 0; p < pool_count; ++p)
     for (NodeId n : fleet_.pool_nodes(p)) free_slots[p] += fleet_.phase(n) == NodePhase::kAbsent ? 1 : 0;
   for (uint32_t u : units) {
-    const Workloads::Unit& unit = workloads_.unit(u);
+    const Units::Unit& unit = units_.unit(u);
     std::string reason;
     for (uint32_t q = unit.first_pod; q < unit.first_pod + unit.pod_count; ++q) {
-      const Pod& pod = workloads_.pod(q);
+      const Pod& pod = units_.pod(q);
       bool placed = false;
       for (size_t p : opened)
         if (placement_.pool_admits(unit.shape, p) && bins[p].add_first_fit(pod, planned[p])) {

@@ -24,7 +24,7 @@
 // unavailable-offerings cache, and one more node keeps the NodePool within spec.limits, counted on
 // the capacity of its live nodes (not on pod requests; Karpenter's limits).
 //
-// Failures. A launch the cloud refuses (a capacity outage, sim/faults.h) fails launch_failure_s
+// Failures. A launch the cloud refuses (a capacity outage, inputs/sim/faults.h) fails launch_failure_s
 // later; the offering is then unavailable for unavailable_offerings_ttl_s, and the pods need a node
 // again (the next batch). Limit changes (FaultSchedule::limit_changes) apply at their time.
 //
@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/controllers/controller.h"
 
 namespace gpufleet::sim {
@@ -72,7 +72,7 @@ class KarpenterProvisioner final : public Controller, public NodeListener {
   Fleet& fleet_;
   Placement& placement_;
   PendingQueue& pending_;
-  Workloads& workloads_;
+  Units& units_;
   EventKind tick_ = 0, limits_ = 0;
   std::vector<int32_t> node_pool_of_;                     // per pool: index into node_pools, -1 = not Karpenter's
   std::vector<std::vector<std::pair<std::string, int64_t>>> limits_now_;  // per NodePool

@@ -47,16 +47,16 @@ void KueueAdmission::start() {
     if (e.subject == 0) pass_due_ = false;
     pass(e.time_s);
   }, {}, false);
-  m_.workloads.set_admission_gate(*this);
+  m_.units.set_admission_gate(*this);
   m_.fleet.add_listener(*this);
 }
 
 bool KueueAdmission::on_arrival(uint32_t u, double t) {
-  const WorkloadSpec& s = m_.workloads.spec(u);
-  const Workloads::Unit& unit = m_.workloads.unit(u);
+  const WorkloadSpec& s = m_.units.spec(u);
+  const Units::Unit& unit = m_.units.unit(u);
   queue::Workload w;
   w.namespace_name = s.namespace_name;
-  w.name = m_.workloads.unit_name(u);
+  w.name = m_.units.unit_name(u);
   w.local_queue = s.queue_name;
   w.priority = s.priority;
   w.creation_s = t;
@@ -64,7 +64,7 @@ bool KueueAdmission::on_arrival(uint32_t u, double t) {
   queue::PodSet ps;
   ps.name = "main";
   ps.count = static_cast<int32_t>(unit.pod_count);
-  ps.pod_template = m_.workloads.pod(unit.first_pod);
+  ps.pod_template = m_.units.pod(unit.first_pod);
   // No topology request here: the simulator places by the workload's topology levels, not the
   // flavors' Topology (docs/queues.md).
   w.pod_sets.push_back(std::move(ps));
@@ -107,7 +107,7 @@ void KueueAdmission::on_node_ready(NodeId /*n*/, double t) {
 std::optional<std::string> KueueAdmission::check(queue::WorkloadId id, const queue::Workload& workload,
                                                  const queue::Admission& admission) {
   const uint32_t u = unit_of_workload_[id];
-  if (m_.workloads.admit_and_start(u, now_, queue::flavor_injection(kueue_.objects(), admission.pod_sets.front()))) return std::nullopt;
+  if (m_.units.admit_and_start(u, now_, queue::flavor_injection(kueue_.objects(), admission.pod_sets.front()))) return std::nullopt;
   return fmt::format("the cluster cannot hold the {} pods of {} now", workload.pod_count(), workload.key());
 }
 
@@ -140,13 +140,13 @@ void KueueAdmission::pass(double t) {
         // Placement-aware: check() started it already. Quota-only: its pods go to the scheduler.
         // (A later cycle of the same call may have preempted it again: then its admission is gone.)
         if (!placement_aware_ && kueue_.admission(e.workload))
-          m_.workloads.admit(u, t, queue::flavor_injection(kueue_.objects(), kueue_.admission(e.workload)->pod_sets.front()));
+          m_.units.admit(u, t, queue::flavor_injection(kueue_.objects(), kueue_.admission(e.workload)->pod_sets.front()));
         break;
       case queue::WorkloadEvent::Type::kPreempted:
       case queue::WorkloadEvent::Type::kEvicted:
         charge(e.workload, -1);
         ++(e.type == queue::WorkloadEvent::Type::kPreempted ? q.preemptions : q.evictions);
-        m_.workloads.suspend(u, t);
+        m_.units.suspend(u, t);
         break;
       default:
         break;

@@ -4,7 +4,7 @@
 // decisions out on the cluster:
 //  - Admitted: quota-only admission (Kueue's) makes the job's pods pending, for the scheduler to place
 //    when it can (the Cluster Autoscaler sees them); placement-aware admission admits a job only when
-//    all its pods can be bound now, and binds them in the same step (Workloads::admit_and_start).
+//    all its pods can be bound now, and binds them in the same step (Units::admit_and_start).
 //  - Preempted / Evicted (PodsReadyTimeout): the job stops, keeping the work up to its last checkpoint,
 //    and waits in its queue again (after Kueue's requeue backoff for an eviction).
 //  - A job whose pods all run is PodsReady; a finished job releases its quota.
@@ -26,7 +26,7 @@
 
 #include "queue/kueue_scheduler.h"
 #include "sim/controllers/controller.h"
-#include "sim/simulator.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 

@@ -1,6 +1,6 @@
 // The simulator's books: what each node costs while it lives, which nodes the pools' reservations
 // cover, and what each pod is charged (chargeback by namespace). The price rules and the
-// attribution model are in sim/cost.h; this module applies them over time. It hears node launches
+// attribution model are in sim/rules/cost.h; this module applies them over time. It hears node launches
 // and removals from the fleet (NodeListener) and pod binds from the workloads (start_charge,
 // stop_charge).
 //
@@ -21,10 +21,10 @@
 #include "model/cluster_state.h"
 #include "model/pod.h"
 #include "sched/framework/interface.h"
-#include "sim/config.h"
-#include "sim/cost.h"
+#include "inputs/sim/cluster_config.h"
+#include "sim/rules/cost.h"
 #include "sim/engine/fleet.h"
-#include "sim/simulator.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 
@@ -43,7 +43,7 @@ class Billing final : public NodeListener {
   /// Makes room for the charges of pod ids below `pods` (a hint; ids beyond it work too).
   void reserve_pods(size_t pods) { charges_.resize(std::max(charges_.size(), pods)); }
   /// Pod `pod_id` (the caller's id) with request `pod` was bound to node n at t: charged from t at
-  /// the node's price x pod_price_share (sim/cost.h), to namespace `ns` (from namespace_id).
+  /// the node's price x pod_price_share (sim/rules/cost.h), to namespace `ns` (from namespace_id).
   void start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t);
   /// The pod was unbound at t: its charge since start_charge (or the last re-rate) is booked.
   void stop_charge(uint32_t pod_id, double t);

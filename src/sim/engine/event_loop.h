@@ -15,15 +15,9 @@
 #include <vector>
 
 #include "sim/engine/event_queue.h"
+#include "sim/results/trace.h"
 
 namespace gpufleet::sim {
-
-/// One event handled, as SimOptions::trace records it.
-struct TraceEntry {
-  double time_s = 0;
-  std::string event;    ///< the registered name of its kind, e.g. "arrival", "node-ready"
-  std::string subject;  ///< unit or node name ("" for ticks)
-};
 
 class EventLoop {
  public:

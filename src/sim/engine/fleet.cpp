@@ -10,8 +10,8 @@
 
 #include "model/node_pool.h"
 #include "model/resources.h"
-#include "sim/simulator.h"
-#include "sim/workload.h"
+#include "sim/results/sim_result.h"
+#include "inputs/sim/workload.h"
 
 namespace gpufleet::sim {
 namespace {

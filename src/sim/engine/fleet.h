@@ -33,7 +33,7 @@
 #include "model/cluster_state.h"
 #include "sched/framework/profile.h"
 #include "sched/scheduler.h"
-#include "sim/config.h"
+#include "inputs/sim/cluster_config.h"
 #include "sim/engine/event_loop.h"
 #include "util/go_rand.h"
 
@@ -144,7 +144,7 @@ class Fleet {
   void cordon(NodeId n);
   void uncordon(NodeId n);
 
-  // ---- health: faults and late devices (sim/faults.h; the fault injector drives them)
+  // ---- health: faults and late devices (inputs/sim/faults.h; the fault injector drives them)
   /// Takes GPU g of node n (in the state: ready, cordoned or not ready) out of allocatable at t:
   /// listeners stop the pods holding it (on_gpu_lost), then a placeholder reservation holds the whole
   /// GPU (all its replicas or MIG devices) so that nothing binds to it. The placeholder is not a pod:
@@ -175,7 +175,7 @@ class Fleet {
   /// listeners: on_launch_failed with "InsufficientInstanceCapacity"). Default: no launch fails.
   void set_launch_gate(std::function<bool(size_t pool, double t)> blocked, double launch_failure_s);
   /// Pool p's refused launches fail launch_failure_s after the launch instead of the gate's delay
-  /// (how soon a provisioner learns of it differs: sim/config.h AutoscalerSettings,
+  /// (how soon a provisioner learns of it differs: inputs/sim/cluster_config.h AutoscalerSettings,
   /// KarpenterSettings). Call after set_launch_gate.
   void set_launch_failure_s(size_t p, double launch_failure_s);
   /// When node n, under an interruption notice, is reclaimed (seconds); < 0 when it has none.

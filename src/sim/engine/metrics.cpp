@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/engine/workloads.h"
+#include "sim/engine/units.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -64,15 +64,15 @@ void Metrics::add_pending_sample(int32_t priority, double wait_s) {
   if (priority >= options_.production_priority) pending_production_.push_back(wait_s);
 }
 
-void Metrics::finish(const Workloads& workloads, SimResult& result) {
+void Metrics::finish(const Units& units, SimResult& result) {
   const double h = horizon_s_;
   result.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
-  for (uint32_t i = 0; i < workloads.item_count(); ++i) {
-    const WorkloadSpec& spec = workloads.item(i);
-    workloads.for_each_unit_of(i, [&](uint32_t u) {
-      const Workloads::Unit& unit = workloads.unit(u);
+  for (uint32_t i = 0; i < units.item_count(); ++i) {
+    const WorkloadSpec& spec = units.item(i);
+    units.for_each_unit_of(i, [&](uint32_t u) {
+      const Units::Unit& unit = units.unit(u);
       UnitOutcome out;
-      out.name = workloads.unit_name(u);
+      out.name = units.unit_name(u);
       out.state = unit.state;
       out.pods = static_cast<int32_t>(unit.pod_count);
       if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;

@@ -14,11 +14,12 @@
 #include "sim/engine/billing.h"
 #include "sim/engine/fleet.h"
 #include "sim/engine/pending_queue.h"
-#include "sim/simulator.h"
+#include "inputs/sim/sim_options.h"
+#include "sim/results/sim_result.h"
 
 namespace gpufleet::sim {
 
-class Workloads;
+class Units;
 
 /// Sample count and p50 / p95 / p99 (nearest rank) of `samples`; none without samples.
 PendingStats pending_stats(std::vector<double> samples);
@@ -37,7 +38,7 @@ class Metrics {
   /// At the horizon: the outcome of every unit (workload order; a service's replicas in replica
   /// order), the pod counts per state, the pending-time statistics (with the pods still pending),
   /// gpu_allocation_pct_mean and the time series.
-  void finish(const Workloads& workloads, SimResult& result);
+  void finish(const Units& units, SimResult& result);
 
  private:
   void emit_sample(double t);

@@ -19,7 +19,7 @@
 
 #include "model/cluster_state.h"
 #include "model/pod.h"
-#include "sched/fragmentation.h"
+#include "sched/gpu/fragmentation.h"
 #include "sched/scheduler.h"
 #include "sim/engine/fleet.h"
 #include "util/go_rand.h"

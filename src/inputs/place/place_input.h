@@ -1,0 +1,32 @@
+// What `gpufleet place` works on (place/place_workload.h): the nodes and the pods in creation order,
+// with what decides admission and preemption around them. Plain data that the readers build
+// (readers/k8s/place_inputs.h) and the live server's cache fills from the API server; no I/O.
+#pragma once
+
+#include <vector>
+
+#include "admit/resource_quota.h"
+#include "model/node.h"
+#include "model/pod.h"
+#include "model/pod_disruption_budget.h"
+#include "model/pod_group.h"
+#include "queue/kueue_objects.h"
+#include "queue/workload.h"
+
+namespace gpufleet::place {
+
+/// What to place and where.
+struct PlaceInput {
+  std::vector<Node> nodes;
+  std::vector<Pod> pods;                      ///< in creation order
+  std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
+  std::vector<PodDisruptionBudget> pdbs;      ///< honoured by preemption when it can (kube: best effort)
+  /// Kueue's objects and the jobs queued in its LocalQueues (place/queued_placement.h); empty = none.
+  queue::KueueObjects kueue;
+  std::vector<queue::Workload> queued_workloads;
+  /// Gangs: pods labelled scheduling.x-k8s.io/pod-group with a group's name (same namespace) are
+  /// its members, placed all or nothing.
+  std::vector<PodGroup> pod_groups;
+};
+
+}  // namespace gpufleet::place

@@ -1,0 +1,27 @@
+// The options of one simulation run (sim/simulator.h simulate()): the policy, the seed, the time
+// series' spacing, tracing, what counts as production, progress, the serving catalog. Plain data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "inference/catalog.h"
+
+namespace gpufleet::sim {
+
+struct SimOptions {
+  std::string policy = "gpufleet";  ///< a name from sched::policy_names()
+  uint64_t seed = 42;               ///< seeds the scheduler's generator and, derived, the spot one
+  double sample_interval_s = 60;    ///< time-series row spacing (one row per simulated minute)
+  bool trace = false;               ///< record every event handled (SimResult::trace), for tests
+  /// Pods with at least this priority are "production" (SimResult::pending_production).
+  int32_t production_priority = 1000;
+  /// Called with the simulated fraction done (0..1) about every 1%; may be empty.
+  std::function<void(double)> progress;
+  /// Models, GPU figures and latency constants for inference services (Workload::inference);
+  /// required when there are any (readers/serving/inference_catalog.h builtin_serving_catalog).
+  const inference::ServingCatalog* serving_catalog = nullptr;
+};
+
+}  // namespace gpufleet::sim

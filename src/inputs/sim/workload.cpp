@@ -1,0 +1,117 @@
+#include "inputs/sim/workload.h"
+
+#include <utility>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "model/node_pool.h"
+#include "model/resources.h"
+
+namespace gpufleet::sim {
+
+Pod pod_request(const WorkloadSpec& spec) {
+  Pod pod;
+  pod.namespace_name = spec.namespace_name;
+  pod.cpu_milli = spec.cpu_milli;
+  pod.memory_bytes = spec.memory_bytes;
+  pod.num_gpu = spec.num_gpu;
+  pod.gpu_milli = spec.gpu_milli;
+  pod.gpu_spec = spec.gpu_spec;
+  pod.mig_requests = spec.mig_requests;
+  pod.priority = spec.priority;
+  return pod;
+}
+
+Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+  Pod pod = pod_request(spec);
+  pod.name = fmt::format("{}-{}", spec.name, index);
+  pod.constraints.node_selector = spec.node_selector;
+  pod.constraints.tolerations = spec.tolerations;
+  NodeSelectorTerm term;
+  if (!spec.pools.empty()) term.match_expressions.push_back({kPoolLabel, "In", spec.pools});
+  if (spec.capacity == CapacityPreference::kOnDemand)
+    term.match_expressions.push_back({kCapacityTypeLabel, "NotIn", {"spot"}});
+  else if (spec.capacity == CapacityPreference::kSpot)
+    term.match_expressions.push_back({kCapacityTypeLabel, "In", {"spot"}});
+  if (!term.match_expressions.empty()) pod.constraints.required_node_affinity.push_back(std::move(term));
+  return pod;
+}
+
+int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods) {
+  return pdb_status_of_counts(budget.min_available, budget.max_unavailable, expected_pods, healthy_pods).disruptions_allowed;
+}
+
+void validate_spec(const WorkloadSpec& s) {
+  auto bad = [&](const std::string& what) { throw std::invalid_argument(fmt::format("{} {}: {}", s.kind == WorkloadKind::kJob ? "job" : "service", s.name, what)); };
+  if (s.name.empty()) throw std::invalid_argument("workload item without a name");
+  if (s.pods < 1) bad(fmt::format("pods {} is below 1", s.pods));
+  if (s.cpu_milli < 0 || s.memory_bytes < 0) bad("negative CPU or memory request");
+  if (s.num_gpu < 0 || s.num_gpu > kMaxGpusPerPod) bad(fmt::format("GPUs per pod {} outside [0, {}]", s.num_gpu, kMaxGpusPerPod));
+  if (s.num_gpu == 0 && s.gpu_milli != 0) bad("gpu_milli without GPUs");
+  if (s.num_gpu > 0 && (s.gpu_milli < 1 || s.gpu_milli > kGpuMilliPerGpu)) bad(fmt::format("gpu_milli {} outside [1, 1000]", s.gpu_milli));
+  if (s.num_gpu > 1 && s.gpu_milli != kGpuMilliPerGpu) bad("a fraction of a GPU needs exactly one GPU");
+  if (!s.mig_requests.empty() && s.num_gpu != 0) bad("MIG devices together with GPUs (nvidia.com/gpu)");
+  if (s.mig_requests.size() > 1) bad(fmt::format("{} MIG profiles: a pod asks for devices of one profile", s.mig_requests.size()));
+  for (const MigRequest& r : s.mig_requests) {
+    if (!catalog_has_mig_profile(r.profile)) bad(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", r.profile));
+    if (r.count < 1 || r.count > kMaxMigDevicesPerPod)
+      bad(fmt::format("MIG profile {} count {} outside [1, {}]", r.profile, r.count, kMaxMigDevicesPerPod));
+  }
+  if (!std::isfinite(s.arrival_s) || s.arrival_s < 0) bad(fmt::format("arrival {} s is negative", s.arrival_s));
+  if (s.kind == WorkloadKind::kJob && (!std::isfinite(s.duration_s) || s.duration_s <= 0))
+    bad(fmt::format("duration {} s is not positive", s.duration_s));
+  if (!std::isfinite(s.checkpoint_interval_s) || s.checkpoint_interval_s < 0)
+    bad(fmt::format("checkpoint interval {} s is negative", s.checkpoint_interval_s));
+  if (!std::isfinite(s.checkpoint_cost_s) || s.checkpoint_cost_s < 0)
+    bad(fmt::format("checkpoint cost {} s is negative", s.checkpoint_cost_s));
+  if (const auto& b = s.disruption_budget) {
+    if (b->min_available.has_value() == b->max_unavailable.has_value())
+      bad("a disruption budget needs exactly one of minAvailable and maxUnavailable");
+    const IntOrPercent v = b->min_available ? *b->min_available : *b->max_unavailable;
+    if (v.value < 0 || (v.percent && v.value > 100)) bad(fmt::format("disruption budget value {}{} is out of range", v.value, v.percent ? "%" : ""));
+  }
+}
+
+void validate_inference_service(const InferenceServiceSpec& spec, const std::vector<WorkloadSpec>& items) {
+  auto fail = [&](const std::string& what) { fail_inference_service(spec, what); };
+  bool found = false;
+  for (const WorkloadSpec& item : items)
+    if (item.name == spec.service) {
+      if (item.kind != WorkloadKind::kService) fail("is a job, not a service");
+      if (item.num_gpu == 0 && item.mig_requests.empty()) fail("its replicas request no GPU");
+      found = true;
+    }
+  if (!found) fail("no service of that name in the workload");
+  if (!spec.traffic) fail("no traffic (a trace or a generator)");
+  if (!(spec.scrape_interval_s > 0)) fail("scrape interval must be > 0 s");
+  const inference::EngineArgs& e = spec.engine;
+  if (e.model.empty()) fail("no model");
+  if (e.tensor_parallel_size < 1) fail("tensor_parallel_size must be >= 1");
+  if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) fail("gpu_memory_utilization must be in (0, 1]");
+  if (e.max_num_seqs < 1) fail("max_num_seqs must be >= 1");
+  if (e.max_num_batched_tokens < 0) fail("max_num_batched_tokens must be >= 0");
+  if (e.max_model_len < 0) fail("max_model_len must be >= 0");
+  if (e.block_size < 1) fail("block_size must be >= 1");
+  const inference::ColdStartSpec& c = spec.cold_start;
+  if (c.image_pull_s < 0 || c.engine_start_s < 0 || c.snapshot_restore_s < 0) fail("cold-start times must be >= 0");
+  if (!(c.weight_load_bandwidth_gb_s > 0) || !(c.cached_weight_load_bandwidth_gb_s > 0))
+    fail("weight load bandwidths must be > 0");
+  if (spec.router.request_timeout_s < 0) fail("request timeout must be >= 0");
+  if (spec.router.max_outstanding_per_replica < 0) fail("maxOutstandingPerReplica must be >= 0");
+  if ((spec.slo.ttft_p99_s && !(*spec.slo.ttft_p99_s > 0)) || (spec.slo.tpot_p99_s && !(*spec.slo.tpot_p99_s > 0)))
+    fail("SLO limits must be > 0");
+  if (spec.autoscaler) {
+    const std::vector<std::string>& exported = exported_serving_metrics();
+    for (const std::string& m : spec.autoscaler()->metrics()) {
+      bool ok = false;
+      for (const std::string& x : exported) ok = ok || x == m;
+      if (!ok)
+        fail(fmt::format("the autoscaler reads metric '{}', which no simulated component exports (exported: {})", m,
+                         fmt::join(exported, ", ")));
+    }
+  }
+}
+
+}  // namespace gpufleet::sim

@@ -1,0 +1,1140 @@
+#include "readers/k8s/k8s_yaml.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "admit/resource_quota.h"
+#include "readers/formats/input_limits.h"
+#include "readers/k8s/k8s_fields.h"
+#include "readers/k8s/kueue_yaml.h"
+#include "readers/k8s/node_resource_topology.h"
+#include "readers/formats/text_file.h"
+#include "readers/formats/yaml_field.h"
+#include "model/device_annotations.h"
+#include "model/gpu_catalog.h"
+#include "model/mig.h"
+#include "model/node_pool.h"
+#include "model/quantity.h"
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // absurdity guards, as in the openb reader
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 60;  // 1 EiB
+constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
+constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
+constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu and nvidia.com/gpu.shared per pod
+constexpr const char* kGpu = "nvidia.com/gpu";
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+using detail::Source;
+using detail::type_name;
+using Val = detail::Field;  // a YAML node with its field path and source (readers/formats/yaml_field.h)
+
+// ---------------------------------------------------------------------------------------------
+// Quantities and resource lists
+
+enum class ResKind { kCpu, kMemory, kDevice, kOther };
+
+ResKind resource_kind(std::string_view name) {
+  if (name == "cpu") return ResKind::kCpu;
+  if (name == "memory") return ResKind::kMemory;
+  if (starts_with(name, "nvidia.com/")) return ResKind::kDevice;  // nvidia.com/gpu, gpu.shared, mig-*
+  return ResKind::kOther;  // ephemeral-storage, hugepages-*, other vendors: validated, not kept
+}
+
+// The amount in gpufleet's unit for the resource: cpu milli-cores, memory MiB, anything else a
+// whole count.
+int64_t resource_amount(const Val& v, ResKind kind) {
+  const Quantity q = v.quantity();
+  int64_t amount = 0;
+  int64_t max = kMaxDeviceCount;
+  try {
+    switch (kind) {
+      case ResKind::kCpu: amount = q.milli(); max = kMaxCpuMilli; break;
+      case ResKind::kMemory: amount = q.value(); max = kMaxMemoryBytes; break;
+      default: amount = q.whole(); break;
+    }
+  } catch (const std::exception& e) {
+    if (kind == ResKind::kCpu || kind == ResKind::kMemory) v.fail(e.what());
+    v.fail(fmt::format("'{}' is not a whole number of devices", v.scalar()));
+  }
+  if (amount > max) v.fail(fmt::format("'{}' is absurdly large", v.scalar()));
+  return amount;
+}
+
+using Amounts = std::map<std::string, int64_t>;
+
+// A ResourceList (requests, limits, overhead, allocatable): the amounts of the resources gpufleet
+// keeps (cpu, memory, nvidia.com/*); every value is validated. The others with a positive amount go
+// to `ignored` when given.
+Amounts resource_list(const Val& list, std::set<std::string>* ignored = nullptr) {
+  Amounts out;
+  list.each_entry([&](const std::string& name, const Val& v) {
+    const ResKind kind = resource_kind(name);
+    const int64_t amount = resource_amount(v, kind);
+    if (kind != ResKind::kOther) out[name] = amount;
+    else if (ignored != nullptr && amount > 0) ignored->insert(name);
+  });
+  return out;
+}
+
+void add_into(Amounts& a, const Amounts& b) {
+  for (const auto& [k, v] : b) a[k] += v;
+}
+void max_into(Amounts& a, const Amounts& b) {
+  for (const auto& [k, v] : b) a[k] = std::max(a[k], v);
+}
+int64_t amount_of(const Amounts& a, const std::string& k) {
+  const auto it = a.find(k);
+  return it == a.end() ? 0 : it->second;
+}
+
+// The profile of a MIG resource name nvidia.com/mig-<profile>, unless it is a renamed time-sliced
+// one (<profile>.shared).
+std::optional<std::string> mig_profile_of(std::string_view name) {
+  if (!starts_with(name, kMigResourcePrefix)) return std::nullopt;
+  const std::string_view profile = name.substr(kMigResourcePrefix.size());
+  if (profile.size() >= 7 && profile.substr(profile.size() - 7) == ".shared") return std::nullopt;
+  return std::string(profile);
+}
+
+// A pod's nvidia.com/* resources (requests, limits, overhead) must be ones the engine models:
+// nvidia.com/gpu, nvidia.com/gpu.shared and nvidia.com/mig-<profile> with a profile of a catalog model.
+// Any other (a typo such as nvidia.com/gpus, a renamed time-sliced MIG device such as
+// nvidia.com/mig-1g.10gb.shared) is an error at its value: the pod would be placed without it.
+void check_pod_device_names(const Val& list) {
+  list.each_entry([&](const std::string& name, const Val& v) {
+    if (resource_kind(name) != ResKind::kDevice || name == kGpuResource || name == kGpuSharedResource) return;
+    if (const auto profile = mig_profile_of(name)) {
+      if (!catalog_has_mig_profile(*profile))
+        v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
+      return;
+    }
+    v.fail(fmt::format("unknown resource '{}': gpufleet models {}, {} and {}<profile> (a MIG device of the catalog, "
+                       "migStrategy mixed)",
+                       name, kGpuResource, kGpuSharedResource, kMigResourcePrefix));
+  });
+}
+
+struct ContainerRequests {
+  Amounts effective;          // requests, defaulted from limits
+  bool has_cpu_or_memory = false;
+  bool guaranteed = true;     // cpu and memory limits set and equal to the (defaulted) requests
+};
+
+// `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
+// other vendors' extended resources), for a warning.
+// Edit distance of two keys, ignoring case: insertions, deletions, substitutions and swaps of
+// adjacent letters (optimal string alignment), for "did you mean" on short keys.
+size_t key_distance(std::string_view a, std::string_view b) {
+  const auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// Container keys are not validated (only what gpufleet reads is), except `resources`: a misspelt
+// key there, or the key itself misspelt (resource, resouces, Resources: within 2 edits, no other
+// container field is), would silently drop the requests. kubectl's strict field validation rejects
+// both.
+ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored, bool& claims) {
+  if (c.is_map())
+    c.each_entry([&](const std::string& key, const Val&) {
+      if (key != "resources" && key_distance(key, "resources") <= 2)
+        c.fail_key(key, fmt::format("unknown key '{}': did you mean 'resources'?", key));
+    });
+  const Val res = c["resources"];
+  res.only_keys({"requests", "limits", "claims"});
+  claims |= res["claims"].present();
+  const Val req_v = res["requests"];
+  const Val lim_v = res["limits"];
+  Amounts req = resource_list(req_v, &ignored);
+  const Amounts lim = resource_list(lim_v, &ignored);
+  check_pod_device_names(req_v);
+  check_pod_device_names(lim_v);
+  for (const auto& [name, amount] : req) {
+    const auto it = lim.find(name);
+    if (resource_kind(name) == ResKind::kDevice && it != lim.end() && it->second != amount)
+      req_v[name].fail(fmt::format("request {} differs from limit {}; extended resources cannot be overcommitted, "
+                                   "requests must equal limits",
+                                   amount, it->second));
+  }
+  ContainerRequests out;
+  for (const auto& [name, amount] : lim) req.emplace(name, amount);  // kube: a missing request = the limit
+  for (const char* r : {"cpu", "memory"}) {
+    if (req.count(r)) out.has_cpu_or_memory = true;
+    const auto l = lim.find(r);
+    if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
+  }
+  out.effective = std::move(req);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Labels, selectors, taints, tolerations
+
+Labels string_map(const Val& v) {
+  Labels out;
+  v.each_entry([&](const std::string& k, const Val& val) { out.emplace_back(k, val.str()); });
+  return out;
+}
+
+std::vector<std::string> string_list(const Val& v) {
+  std::vector<std::string> out;
+  for (size_t i = 0, n = v.size(); i < n; ++i) out.push_back(v.at(i).scalar());
+  return out;
+}
+
+bool one_of(const std::string& s, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (s == o) return true;
+  return false;
+}
+
+// Labels as the API server validates them (ValidateLabels): every key and value valid.
+Labels valid_labels(const Val& v) {
+  Labels out;
+  v.each_entry([&](const std::string& k, const Val& val) {
+    if (const auto e = label_key_error(k)) v.fail_key(k, *e);
+    const std::string value = val.str();
+    if (const auto e = label_value_error(value)) val.fail(*e);
+    out.emplace_back(k, value);
+  });
+  return out;
+}
+
+// A NodeSelectorRequirement (node_selector: Gt/Lt allowed) or a LabelSelectorRequirement, checked as
+// the API server checks them (ValidateNodeSelectorRequirement / ValidateLabelSelectorRequirement:
+// operator, number of values, label key; for a label selector also every value). A node selector
+// value that kube-scheduler's parser refuses (not a label value, or a Gt/Lt value that is no integer)
+// passes the API server; the term then matches no node (node_selector_requirement_error): one
+// warning in `warnings`, naming the field.
+SelectorRequirement requirement(const Val& v, bool node_selector, std::vector<std::string>* warnings,
+                                const char* key_field = "key", std::string_view consequence = "its term matches no node") {
+  SelectorRequirement r;
+  const bool labels = std::string_view(key_field) == "key";  // not a quota's scopeSelector (scopeName)
+  const Val key = v[key_field];
+  r.key = key.required_str();
+  if (const auto e = label_key_error(r.key); e && labels) key.fail(*e);
+  const Val op = v["operator"];
+  r.operator_ = op.required_str();
+  r.values = string_list(v["values"]);
+  if (node_selector ? !one_of(r.operator_, {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+                    : !one_of(r.operator_, {"In", "NotIn", "Exists", "DoesNotExist"}))
+    op.fail(fmt::format("unknown operator '{}' (expected In, NotIn, Exists, DoesNotExist{})", r.operator_,
+                        node_selector ? ", Gt, Lt" : ""));
+  if ((r.operator_ == "In" || r.operator_ == "NotIn") && r.values.empty())
+    v["values"].fail(fmt::format("operator {} needs at least one value", r.operator_));
+  if ((r.operator_ == "Exists" || r.operator_ == "DoesNotExist") && !r.values.empty())
+    v["values"].fail(fmt::format("operator {} takes no values", r.operator_));
+  if ((r.operator_ == "Gt" || r.operator_ == "Lt") && r.values.size() != 1)
+    v["values"].fail(fmt::format("operator {} needs exactly one value", r.operator_));
+  if (!node_selector && labels) {
+    for (size_t i = 0; i < r.values.size(); ++i)
+      if (const auto e = label_value_error(r.values[i])) v["values"].at(i).fail(*e);
+  } else if (warnings != nullptr) {
+    if (const auto e = node_selector_requirement_error(r)) {
+      const auto [line, column] = v.position();
+      warnings->push_back(fmt::format("{}:{}:{}: field '{}': {}; kube-scheduler cannot parse this requirement, so {}",
+                                      v.source().file, line, column, v.path(), *e, consequence));
+    }
+  }
+  return r;
+}
+
+std::vector<SelectorRequirement> requirements(const Val& list, bool node_selector, std::vector<std::string>* warnings,
+                                              std::string_view consequence = "its term matches no node") {
+  std::vector<SelectorRequirement> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) out.push_back(requirement(list.at(i), node_selector, warnings, "key", consequence));
+  return out;
+}
+
+// A required term (consequence: it matches no node) or a preferred one (kube's scoring fails).
+NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings, bool preferred = false) {
+  NodeSelectorTerm t;
+  t.match_expressions = requirements(v["matchExpressions"], true, warnings,
+                                     preferred ? "the pod's scheduling fails whenever two or more nodes fit it (PreScore error)"
+                                               : "its term matches no node");
+  const Val fields = v["matchFields"];
+  for (size_t i = 0, n = fields.size(); i < n; ++i) {
+    SelectorRequirement r = requirement(fields.at(i), true, nullptr, "key");
+    if (r.key != "metadata.name") fields.at(i)["key"].fail(fmt::format("matchFields supports only metadata.name, not '{}'", r.key));
+    t.match_fields.push_back(std::move(r));
+  }
+  return t;
+}
+
+LabelSelector label_selector(const Val& v) {
+  LabelSelector s;
+  s.match_labels = valid_labels(v["matchLabels"]);
+  s.match_expressions = requirements(v["matchExpressions"], false, nullptr);
+  return s;
+}
+
+int32_t weight(const Val& v) { return static_cast<int32_t>(v.integer(1, 100)); }
+
+const std::initializer_list<const char*> kTaintEffects = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+Taint taint(const Val& v) {
+  Taint t;
+  t.key = v["key"].required_str();
+  t.value = v["value"].str();
+  const Val effect = v["effect"];
+  t.effect = effect.required_str();
+  if (!one_of(t.effect, kTaintEffects))
+    effect.fail(fmt::format("unknown taint effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  return t;
+}
+
+Toleration toleration(const Val& v) {
+  Toleration t;
+  t.key = v["key"].str();
+  const Val op = v["operator"];
+  t.operator_ = op.str("Equal");
+  if (t.operator_.empty()) t.operator_ = "Equal";
+  if (!one_of(t.operator_, {"Equal", "Exists"})) op.fail(fmt::format("unknown operator '{}' (expected Equal or Exists)", t.operator_));
+  t.value = v["value"].str();
+  if (t.operator_ == "Exists" && !t.value.empty()) v["value"].fail("operator Exists takes no value");
+  if (t.key.empty() && t.operator_ != "Exists") v["key"].fail("an empty key needs operator Exists");
+  const Val effect = v["effect"];
+  t.effect = effect.str();
+  if (!t.effect.empty() && !one_of(t.effect, kTaintEffects))
+    effect.fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  if (const Val s = v["tolerationSeconds"]; s.present())
+    t.toleration_seconds = s.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  return t;
+}
+
+PodAffinityTerm pod_affinity_term(const Val& v) {
+  PodAffinityTerm t;
+  t.label_selector = label_selector(v["labelSelector"]);
+  t.has_label_selector = v["labelSelector"].present();
+  t.namespaces = string_list(v["namespaces"]);
+  t.topology_key = v["topologyKey"].required_str();
+  return t;
+}
+
+SourcePosition position_of(const Val& v) {
+  const auto [line, column] = v.position();
+  return SourcePosition{v.source().file, line, column, v.path()};
+}
+
+std::string metadata_name(const Val& obj) { return obj["metadata"]["name"].required_str(); }
+std::string metadata_namespace(const Val& obj) {
+  std::string ns = obj["metadata"]["namespace"].str();
+  return ns.empty() ? "default" : ns;
+}
+
+// The devices a bound pod's annotations name (model/device_annotations.h); a malformed value fails
+// at metadata.annotations.<key>.
+std::optional<DeviceAssignment> device_annotations(const Val& annotations) {
+  std::map<std::string, std::string> values;
+  annotations.each_entry([&](const std::string& key, const Val& value) {
+    if (key != kGpuIndexAnnotation && key != kSharedGpuIndexAnnotation && key != kMigDevicesAnnotation) return;
+    std::string text = value.str();
+    try {
+      parse_device_annotations({{key, text}});
+    } catch (const std::invalid_argument& e) {
+      value.fail(e.what());
+    }
+    values.emplace(key, std::move(text));
+  });
+  return parse_device_annotations(values);
+}
+
+bool valid_preemption_policy(const std::string& s) { return s == "PreemptLowerPriority" || s == "Never"; }
+
+// The API server's built-in PriorityClasses; the only ones whose name may start with "system-" and
+// whose value may be above kMaxUserPriority (ValidatePriorityClass, IsKnownSystemPriorityClass).
+const PriorityClassSpec kSystemPriorityClasses[] = {{"system-cluster-critical", 2000000000, false, "PreemptLowerPriority"},
+                                                    {"system-node-critical", 2000001000, false, "PreemptLowerPriority"}};
+constexpr int64_t kMaxUserPriority = 1'000'000'000;  // HighestUserDefinablePriority
+
+// core/v1 ResourceQuotaScope values the API server accepts (helper.IsStandardResourceQuotaScope).
+// VolumeAttributesClass scopes PersistentVolumeClaims: a quota with it matches no pod.
+const std::initializer_list<const char*> kQuotaScopes = {
+    "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity",
+    "VolumeAttributesClass"};
+
+void check_quota_scope(const Val& at, const std::string& scope) {
+  if (one_of(scope, kQuotaScopes)) return;
+  std::string list;
+  for (const char* s : kQuotaScopes) list += list.empty() ? s : fmt::format(", {}", s);
+  at.fail(fmt::format("unsupported scope '{}' (supported: {})", scope, list));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reader
+
+// A pod template parsed once, replicated per controller replica.
+struct PodTemplate {
+  Pod pod;
+  bool explicit_priority = false;
+  bool explicit_policy = false;
+  std::pair<int, int> class_position;  // of spec.priorityClassName, for an unknown class
+  std::string class_field;
+};
+
+struct PriorityPending {
+  bool explicit_priority = false;
+  bool explicit_policy = false;
+  std::string file;
+  std::pair<int, int> class_position;
+  std::string class_field;
+};
+
+class Reader : public detail::K8sTemplateParser {
+ public:
+  explicit Reader(const ObjectLimits& limits) : kueue_(*this, limits), limits_(limits) {}
+  void parse_text(std::string_view text, const std::string& file);
+  K8sObjects finish();
+
+  // Pod templates of jobs queued to Kueue (readers/k8s/kueue_yaml.h).
+  std::pair<Pod, size_t> parse_pod_template(const Val& meta, const Val& spec, const std::string& ns) override {
+    PodTemplate t = pod_template(meta, spec, ns);
+    template_pending_.push_back({t.explicit_priority, t.explicit_policy, meta.source().file, t.class_position, t.class_field});
+    return {std::move(t.pod), template_pending_.size() - 1};
+  }
+  void resolve_priority(Pod& pod, size_t id) const override { resolve(pod, template_pending_[id]); }
+  size_t pod_count() const override { return out_.pods.size(); }
+
+ private:
+  void object(const Val& v, const std::string& default_kind);
+  void skip(const std::string& kind, const Val& v, const std::string& reason);
+  void node(const Val& v);
+  void pod(const Val& v);
+  void workload(const Val& v, const std::string& kind);
+  PodTemplate pod_template(const Val& meta, const Val& spec, const std::string& ns);
+  void add_pod(const PodTemplate& t, std::string name, const Val& name_at);
+  void priority_class(const Val& v);
+  void resource_quota(const Val& v);
+  void pod_disruption_budget(const Val& v);
+  void config_map(const Val& v);
+  // A standalone or embedded config; false when `v` is neither kind of config.
+  bool nvidia_config(const Val& v, ConfigOrigin origin);
+  bool embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key);
+  void device_plugin_config(const Val& v, ConfigOrigin origin);
+  void mig_parted_config(const Val& v, ConfigOrigin origin);
+  void feature(const std::string& what) { ++features_[what]; }
+  // Sets the priority of a pod (or template) as the Priority admission plugin does.
+  void resolve(Pod& p, const PriorityPending& info) const;
+
+  K8sObjects out_;
+  std::vector<PriorityPending> pending_;  // parallel to out_.pods
+  std::vector<PriorityPending> template_pending_;  // of the Kueue reader's pod templates
+  detail::KueueReader kueue_;
+  std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
+  std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
+  std::map<std::string, int> features_;
+  std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
+  std::vector<NodeResourceTopologySpec> topologies_;  // applied to the nodes in finish()
+  std::string_view text_;  // the text being parsed (for embedded literal blocks)
+  ObjectLimits limits_;
+};
+
+void Reader::parse_text(std::string_view text, const std::string& file) {
+  text = detail::strip_bom(text);
+  text_ = text;
+  Source src;
+  src.file = file;
+  const std::vector<detail::YamlNode> docs = detail::load_documents(text, src);
+  // An empty file (or only `---` and comments): kubectl apply refuses it ("no objects passed to
+  // apply"); here it is harmless (e.g. a placeholder in a directory), so only a warning.
+  if (std::all_of(docs.begin(), docs.end(), [](const detail::YamlNode& doc) { return doc.type == detail::YamlType::kNull; }))
+    out_.warnings.push_back(fmt::format("{}: no objects (the file is empty or holds only empty documents)", file));
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type == detail::YamlType::kNull) continue;  // an empty document (e.g. a trailing ---)
+    const Val v(doc, "", src);
+    object(v, "");
+  }
+}
+
+void Reader::object(const Val& v, const std::string& default_kind) {
+  if (!v.is_map()) v.fail(fmt::format("expected a Kubernetes object (a mapping), got {}", v.type()));
+  const Val kind_v = v["kind"];
+  const std::string kind = kind_v.str(default_kind);
+  if (kind.empty()) {
+    ConfigOrigin origin;
+    origin.file = v.source().file;
+    origin.line = v.position().first;
+    if (nvidia_config(v, origin)) return;
+    kind_v.fail("missing kind (and not a device-plugin or mig-parted config)");
+  }
+  if (kind.size() >= 4 && kind.substr(kind.size() - 4) == "List") {  // List, PodList, NodeList, ...
+    const std::string item_kind = kind == "List" ? "" : kind.substr(0, kind.size() - 4);
+    const Val items = v["items"];
+    for (size_t i = 0, n = items.size(); i < n; ++i) object(items.at(i), item_kind);
+    return;
+  }
+  if (kueue_.object(v, kind)) return;  // Kueue objects, queued jobs, PodGroups (readers/k8s/kueue_yaml.h)
+  if (kind == "Node") return node(v);
+  if (kind == "Pod") return pod(v);
+  if (kind == "Deployment" || kind == "StatefulSet" || kind == "Job" || kind == "ReplicaSet") return workload(v, kind);
+  if (kind == "PriorityClass") return priority_class(v);
+  if (kind == "ResourceQuota") return resource_quota(v);
+  if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
+  if (kind == "ConfigMap") return config_map(v);
+  if (kind == "NodeResourceTopology") return topologies_.push_back(read_node_resource_topology(v));
+  if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // readers/k8s/pool_file.h reads it
+    if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
+    return;
+  }
+  skip(kind, v, "kind not modelled");
+}
+
+void Reader::skip(const std::string& kind, const Val& v, const std::string& reason) {
+  ++out_.skipped_kinds[kind];
+  if (!skipped_.count(kind)) {
+    const auto [line, column] = v.position();
+    skipped_[kind] = {fmt::format("{}:{}:{}", v.source().file, line, column), reason};
+  }
+}
+
+void Reader::node(const Val& v) {
+  Node n;
+  n.name = metadata_name(v);
+  if (out_.nodes.size() >= limits_.max_nodes)
+    v["metadata"]["name"].fail(limit_message(limits_.max_nodes, "nodes", "ObjectLimits::max_nodes"));
+  if (!node_names_.insert(n.name).second) v["metadata"]["name"].fail(fmt::format("duplicate node '{}'", n.name));
+  K8sNodeSource source;
+  source.node = n.name;
+  source.name = position_of(v["metadata"]["name"]);
+  v["metadata"]["labels"].each_entry([&](const std::string& k, const Val& val) {
+    n.labels.emplace_back(k, val.str());
+    source.labels[k] = position_of(val);
+  });
+  const Val taints = v["spec"]["taints"];
+  for (size_t i = 0, k = taints.size(); i < k; ++i) n.taints.push_back(taint(taints.at(i)));
+  n.unschedulable = v["spec"]["unschedulable"].boolean(false);
+
+  // Each resource from status.allocatable, else status.capacity.
+  const Val status = v["status"];
+  const Val alloc = status["allocatable"], cap = status["capacity"];
+  std::vector<std::pair<std::string, Val>> resources;
+  std::set<std::string> seen;
+  for (const Val* list : {&alloc, &cap})
+    list->each_entry([&](const std::string& name, const Val& val) {
+      if (seen.insert(name).second) resources.emplace_back(name, val);
+    });
+  bool has_cpu = false, has_memory = false;
+  int64_t gpus = 0;
+  const Val* gpu_at = nullptr;
+  K8sNodeExtras extras;
+  extras.node = n.name;
+  n.max_pods = kKubeletDefaultMaxPods;
+  for (const auto& [name, val] : resources) {
+    const ResKind kind = resource_kind(name);
+    if (name == "pods") {
+      const int64_t pods = resource_amount(val, ResKind::kDevice);
+      if (pods > 1'000'000) val.fail(fmt::format("{} pods is absurdly many", pods));
+      n.max_pods = static_cast<int32_t>(pods);
+    } else if (kind == ResKind::kCpu) {
+      n.cpu_milli = resource_amount(val, kind);
+      has_cpu = true;
+      if (n.cpu_milli == 0) val.fail("a node needs CPU");
+    } else if (kind == ResKind::kMemory) {
+      n.memory_bytes = resource_amount(val, kind);
+      has_memory = true;
+      if (n.memory_bytes == 0) val.fail("a node needs memory");
+    } else if (name == kGpu) {
+      gpus = resource_amount(val, kind);
+      gpu_at = &val;
+    } else if (kind == ResKind::kDevice) {
+      extras.extended[name] = resource_amount(val, kind);
+    } else {
+      resource_amount(val, kind);  // validated, not kept
+    }
+  }
+  if (!has_cpu) alloc["cpu"].fail("the node has no cpu in status.allocatable or status.capacity");
+  if (!has_memory) alloc["memory"].fail("the node has no memory in status.allocatable or status.capacity");
+
+  if (const std::string* product = find_label(n.labels, "nvidia.com/gpu.product")) n.gpu_model = *product;
+  // Time-slicing without rename advertises replicas x GPUs as nvidia.com/gpu; GPU feature discovery
+  // labels the physical count and the replicas.
+  // (readers/k8s/device_setup.h validates both labels, at the label.)
+  const std::string* replicas_label = find_label(n.labels, "nvidia.com/gpu.replicas");
+  const std::string* count_label = find_label(n.labels, "nvidia.com/gpu.count");
+  int64_t replicas = 0, count = 0;
+  if (replicas_label && count_label) {
+    std::from_chars(replicas_label->data(), replicas_label->data() + replicas_label->size(), replicas);
+    std::from_chars(count_label->data(), count_label->data() + count_label->size(), count);
+  }
+  // The advertised replicas are kept for readers/k8s/device_setup.h, which converts them to GPUs with the
+  // replicas the sharing set-up gives and reports a count that disagrees with the labels (rule 5).
+  if (replicas > 1 && count > 0 && count <= kMaxGpusPerNode) {
+    extras.extended[kGpu] = gpus;
+    gpus = count;
+  }
+  if (gpus > kMaxGpusPerNode)
+    gpu_at->fail(fmt::format("{} GPUs is more than {} per node", gpus, kMaxGpusPerNode));
+  n.gpu_count = static_cast<int32_t>(gpus);
+
+  if (!extras.extended.empty()) out_.node_extras.push_back(std::move(extras));
+  out_.nodes.push_back(std::move(n));
+  out_.node_sources.push_back(std::move(source));
+}
+
+PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::string& ns) {
+  PodTemplate t;
+  Pod& p = t.pod;
+  p.namespace_name = ns;
+  p.labels = string_map(meta["labels"]);
+  detail::KueueReader::add_group_label(meta, p.labels);  // Volcano's gang annotation
+  if (!spec.present()) spec.fail("missing pod spec");
+  p.node_name = spec["nodeName"].str();  // already bound (a bare Pod), or pinned by its template
+
+  // Effective requests (k8s.io/component-helpers/resource PodRequests).
+  const Val containers = spec["containers"];
+  const size_t n_containers = containers.size();
+  if (n_containers == 0) containers.fail("a pod needs at least one container");
+  Amounts total;
+  bool any_cpu_memory = false, guaranteed = true;
+  std::set<std::string> ignored;  // requested resources gpufleet does not model
+  bool claims = false;            // resources.claims (dynamic resource allocation)
+  for (size_t i = 0; i < n_containers; ++i) {
+    const ContainerRequests c = container_requests(containers.at(i), ignored, claims);
+    add_into(total, c.effective);
+    any_cpu_memory |= c.has_cpu_or_memory;
+    guaranteed &= c.guaranteed;
+  }
+  const Val inits = spec["initContainers"];
+  Amounts init_max, sidecars;
+  for (size_t i = 0, n = inits.size(); i < n; ++i) {
+    const Val init = inits.at(i);
+    const ContainerRequests c = container_requests(init, ignored, claims);
+    any_cpu_memory |= c.has_cpu_or_memory;
+    guaranteed &= c.guaranteed;
+    Amounts during = c.effective;
+    if (init["restartPolicy"].str() == "Always") {  // a sidecar: runs alongside the app containers
+      add_into(total, c.effective);
+      add_into(sidecars, c.effective);
+      during = sidecars;
+    } else {
+      add_into(during, sidecars);
+    }
+    max_into(init_max, during);
+  }
+  max_into(total, init_max);
+  const Val overhead = spec["overhead"];
+  add_into(total, resource_list(overhead, &ignored));
+  check_pod_device_names(overhead);
+  for (const std::string& name : ignored) feature(fmt::format("pod resource {}", name));
+  if (claims) feature("container resources.claims (dynamic resource allocation)");
+
+  p.cpu_milli = amount_of(total, "cpu");
+  p.memory_bytes = amount_of(total, "memory");
+  const int64_t gpus = amount_of(total, kGpu);
+  // Kubernetes sets no limit on nvidia.com/gpu per pod (a pod asking more than any node has stays
+  // pending, "Insufficient nvidia.com/gpu"); this bound only keeps the count an int32.
+  if (gpus > kMaxSharedReplicas) containers.fail(fmt::format("the pod requests {} {}, more than {}", gpus, kGpu, kMaxSharedReplicas));
+  p.num_gpu = static_cast<int32_t>(gpus);
+  p.gpu_milli = gpus > 0 ? kGpuMilliPerGpu : 0;
+  for (const auto& [name, amount] : total) {
+    if (resource_kind(name) != ResKind::kDevice || name == kGpu || amount <= 0) continue;
+    if (const auto profile = mig_profile_of(name)) {  // sorted by name, hence by profile
+      if (amount > int64_t{kMaxGpusPerNode} * kMigMaxInstances)
+        containers.fail(fmt::format("the pod requests {} {} devices, more than {} ({} GPUs x {} instances)", amount, name,
+                                    kMaxGpusPerNode * kMigMaxInstances, kMaxGpusPerNode, kMigMaxInstances));
+      p.mig_requests.push_back({*profile, static_cast<int32_t>(amount)});
+    } else {  // nvidia.com/gpu.shared: check_pod_device_names rejected every other name
+      if (amount > kMaxSharedReplicas)
+        containers.fail(fmt::format("the pod requests {} {}, more than {}", amount, name, kMaxSharedReplicas));
+      p.shared_replicas = static_cast<int32_t>(amount);
+    }
+  }
+  p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
+
+  // Placement constraints.
+  PodConstraints& c = p.constraints;
+  c.node_selector = valid_labels(spec["nodeSelector"]);
+  const Val affinity = spec["affinity"];
+  const Val na = affinity["nodeAffinity"];
+  const Val terms = na["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+  for (size_t i = 0, n = terms.size(); i < n; ++i) c.required_node_affinity.push_back(node_selector_term(terms.at(i), &out_.warnings));
+  const Val preferred = na["preferredDuringSchedulingIgnoredDuringExecution"];
+  for (size_t i = 0, n = preferred.size(); i < n; ++i) {
+    const Val e = preferred.at(i);
+    c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings, true)});
+  }
+  // podAffinity and podAntiAffinity have the same shape. kube's InterPodAffinity also scores the
+  // preferred terms; gpufleet's policies do not (yet), which is said at run time.
+  const auto pod_affinity = [&](const char* kind, std::vector<PodAffinityTerm>& required, std::vector<WeightedPodAffinityTerm>& pref) {
+    const Val block = affinity[kind];
+    const Val req = block["requiredDuringSchedulingIgnoredDuringExecution"];
+    for (size_t i = 0, n = req.size(); i < n; ++i) {
+      if (req.at(i)["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      required.push_back(pod_affinity_term(req.at(i)));
+    }
+    const Val preferred_terms = block["preferredDuringSchedulingIgnoredDuringExecution"];
+    for (size_t i = 0, n = preferred_terms.size(); i < n; ++i) {
+      const Val e = preferred_terms.at(i);
+      if (e["podAffinityTerm"]["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      pref.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
+    }
+    if (preferred_terms.size() > 0) feature(fmt::format("preferred {} scoring", kind));
+  };
+  pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
+  pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);
+  if (spec["topologySpreadConstraints"].size() > 0) feature("topologySpreadConstraints");
+  const Val tolerations = spec["tolerations"];
+  for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
+
+  // Priority: resolved against the PriorityClasses once every input is read (finish()).
+  const Val class_v = spec["priorityClassName"];
+  p.priority_class_name = class_v.str();
+  t.class_position = class_v.position();
+  t.class_field = class_v.path();
+  if (const auto prio = spec["priority"].opt_integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max())) {
+    p.priority = static_cast<int32_t>(*prio);
+    t.explicit_priority = true;
+  }
+  const Val policy = spec["preemptionPolicy"];
+  if (policy.present()) {
+    const std::string s = policy.scalar();
+    if (!valid_preemption_policy(s)) policy.fail(fmt::format("unknown preemptionPolicy '{}' (expected PreemptLowerPriority or Never)", s));
+    p.preempt_lower_priority = s == "PreemptLowerPriority";
+    t.explicit_policy = true;
+  }
+  return t;
+}
+
+void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at) {
+  if (out_.pods.size() >= limits_.max_pods)
+    name_at.fail(limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
+  if (!pod_keys_.insert(t.pod.namespace_name + "/" + name).second)
+    name_at.fail(fmt::format("duplicate pod '{}' in namespace '{}'", name, t.pod.namespace_name));
+  Pod p = t.pod;
+  p.name = std::move(name);
+  pending_.push_back({t.explicit_priority, t.explicit_policy, name_at.source().file, t.class_position, t.class_field});
+  out_.pods.push_back(std::move(p));
+}
+
+void Reader::pod(const Val& v) {
+  const std::string name = metadata_name(v);
+  const Val meta = v["metadata"];
+  PodTemplate t = pod_template(meta, v["spec"], metadata_namespace(v));
+  t.pod.uid = meta["uid"].str();
+  // The devices a bind recorded; a pod not yet bound has none to hold, whatever it carries.
+  if (!t.pod.node_name.empty()) t.pod.assigned_devices = device_annotations(meta["annotations"]);
+  add_pod(t, name, meta["name"]);
+}
+
+void Reader::workload(const Val& v, const std::string& kind) {
+  const std::string name = metadata_name(v);
+  const Val spec = v["spec"];
+  int64_t replicas = 1;
+  if (kind == "Job") {
+    replicas = spec["parallelism"].opt_integer(0, kMaxReplicas).value_or(1);
+    if (const auto completions = spec["completions"].opt_integer(0, std::numeric_limits<int32_t>::max()))
+      replicas = std::min(replicas, *completions);
+  } else {
+    replicas = spec["replicas"].opt_integer(0, kMaxReplicas).value_or(1);
+  }
+  const Val tmpl = spec["template"];
+  if (!tmpl.present()) tmpl.fail("missing pod template");
+  const PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], metadata_namespace(v));
+  if (out_.pods.size() + static_cast<size_t>(replicas) > limits_.max_pods)  // before building any of them
+    spec[kind == "Job" ? "parallelism" : "replicas"].fail(
+        limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
+  for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"]);
+}
+
+void Reader::priority_class(const Val& v) {
+  PriorityClassSpec pc;
+  pc.name = metadata_name(v);
+  if (!class_names_.insert(pc.name).second) v["metadata"]["name"].fail(fmt::format("duplicate PriorityClass '{}'", pc.name));
+  const Val value = v["value"];
+  if (!value.present()) value.fail("required field is missing");
+  pc.value = static_cast<int32_t>(value.integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+  pc.global_default = v["globalDefault"].boolean(false);
+  // As the API server validates it: a user-defined class is at most 1000000000; "system-" names are
+  // reserved for the built-in classes, with their values (e.g. from `kubectl get priorityclass -o yaml`).
+  const std::string rule = fmt::format(
+      "a user-defined PriorityClass may not exceed {}; only the built-in system-cluster-critical ({}) and "
+      "system-node-critical ({}) are higher, and names starting with 'system-' are reserved for them",
+      kMaxUserPriority, kSystemPriorityClasses[0].value, kSystemPriorityClasses[1].value);
+  if (pc.name.starts_with("system-")) {
+    const PriorityClassSpec* builtin = nullptr;
+    for (const auto& sys : kSystemPriorityClasses)
+      if (sys.name == pc.name) builtin = &sys;
+    if (builtin == nullptr) v["metadata"]["name"].fail(fmt::format("'{}' is a reserved name: {}", pc.name, rule));
+    if (pc.value != builtin->value)
+      value.fail(fmt::format("{} must have value {}, got {}: {}", pc.name, builtin->value, pc.value, rule));
+    if (pc.global_default) v["globalDefault"].fail(fmt::format("{} cannot be the global default", pc.name));
+  } else if (pc.value > kMaxUserPriority) {
+    value.fail(fmt::format("value {} is above {}: {}", pc.value, kMaxUserPriority, rule));
+  }
+  if (pc.global_default)
+    for (const auto& other : out_.priority_classes)
+      if (other.global_default)
+        v["globalDefault"].fail(fmt::format("PriorityClass '{}' is already the global default", other.name));
+  const Val policy = v["preemptionPolicy"];
+  pc.preemption_policy = policy.str("PreemptLowerPriority");
+  if (!valid_preemption_policy(pc.preemption_policy))
+    policy.fail(fmt::format("unknown preemptionPolicy '{}' (expected PreemptLowerPriority or Never)", pc.preemption_policy));
+  out_.priority_classes.push_back(std::move(pc));
+}
+
+void Reader::resource_quota(const Val& v) {
+  admit::ResourceQuotaSpec q;
+  q.name = metadata_name(v);
+  q.namespace_name = metadata_namespace(v);
+  if (!quota_keys_.insert(q.namespace_name + "/" + q.name).second)
+    v["metadata"]["name"].fail(fmt::format("duplicate ResourceQuota '{}' in namespace '{}'", q.name, q.namespace_name));
+  const Val spec = v["spec"];
+  spec["hard"].each_entry([&](const std::string& key, const Val& val) {
+    if (key == "requests.nvidia.com/gpu") q.requests_gpu = resource_amount(val, ResKind::kDevice);
+    else if (key == "limits.nvidia.com/gpu") q.limits_gpu = resource_amount(val, ResKind::kDevice);
+    else if (key == "requests.cpu") q.requests_cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "requests.memory") q.requests_memory_bytes = resource_amount(val, ResKind::kMemory);
+    else if (key == "limits.cpu") q.limits_cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "limits.memory") q.limits_memory_bytes = resource_amount(val, ResKind::kMemory);
+    else if (key == "cpu") q.cpu_milli = resource_amount(val, ResKind::kCpu);
+    else if (key == "memory") q.memory_bytes = resource_amount(val, ResKind::kMemory);
+    else if (key == "pods") q.pods = resource_amount(val, ResKind::kDevice);
+    else {
+      val.quantity();
+      q.other[key] = val.scalar();
+    }
+    // Kubernetes accepts any resource name here (e.g. a typo such as requests.cpuu): say which ones
+    // never limit a pod here.
+    if (!admit::charged_from_pod(key)) {
+      auto& [quotas, first] = unenforced_[key];
+      if (quotas++ == 0) {
+        const auto [line, column] = val.position();
+        first = fmt::format("{}:{}:{}", val.source().file, line, column);
+      }
+    }
+  });
+  const Val scopes = spec["scopes"];
+  for (size_t i = 0, n = scopes.size(); i < n; ++i) {
+    const Val scope = scopes.at(i);
+    q.scopes.push_back(scope.scalar());
+    check_quota_scope(scope, q.scopes.back());
+  }
+  const Val exprs = spec["scopeSelector"]["matchExpressions"];
+  for (size_t i = 0, n = exprs.size(); i < n; ++i) {
+    q.scope_selector.push_back(requirement(exprs.at(i), false, nullptr, "scopeName"));
+    check_quota_scope(exprs.at(i)["scopeName"], q.scope_selector.back().key);
+  }
+  out_.quotas.push_back(std::move(q));
+}
+
+// policy/v1 PodDisruptionBudget (validation as pkg/apis/policy/validation ValidatePodDisruptionBudgetSpec:
+// ValidatePositiveIntOrPercent, IsNotMoreThan100Percent; minAvailable and maxUnavailable exclusive).
+void Reader::pod_disruption_budget(const Val& v) {
+  PodDisruptionBudget b;
+  b.name = metadata_name(v);
+  b.namespace_name = metadata_namespace(v);
+  for (const PodDisruptionBudget& other : out_.pod_disruption_budgets)
+    if (other.name == b.name && other.namespace_name == b.namespace_name)
+      v["metadata"]["name"].fail(fmt::format("duplicate PodDisruptionBudget '{}' in namespace '{}'", b.name, b.namespace_name));
+  const Val spec = v["spec"];
+  spec.require_map();
+  const Val selector = spec["selector"];
+  b.has_selector = selector.present();
+  if (b.has_selector) b.selector = label_selector(selector);
+  const Val min = spec["minAvailable"], max = spec["maxUnavailable"];
+  if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
+  if (!min.present() && !max.present()) spec.fail("one of minAvailable or maxUnavailable is required");
+  // intstr's integer is an int32; any count is valid.
+  if (min.present()) b.min_available = detail::int_or_percent(min, std::numeric_limits<int32_t>::max());
+  if (max.present()) b.max_unavailable = detail::int_or_percent(max, std::numeric_limits<int32_t>::max());
+  const Val policy = spec["unhealthyPodEvictionPolicy"];
+  b.unhealthy_pod_eviction_policy = policy.str("IfHealthyBudget");
+  if (!one_of(b.unhealthy_pod_eviction_policy, {"IfHealthyBudget", "AlwaysAllow"}))
+    policy.fail(fmt::format("unknown unhealthyPodEvictionPolicy '{}' (expected IfHealthyBudget or AlwaysAllow)",
+                            b.unhealthy_pod_eviction_policy));
+  out_.pod_disruption_budgets.push_back(std::move(b));
+}
+
+void Reader::config_map(const Val& v) {
+  const std::string name = metadata_name(v);
+  const std::string ns = metadata_namespace(v);
+  bool found = false;
+  v["data"].each_entry([&](const std::string& key, const Val& value) {
+    if (!value.present()) return;
+    if (!value.is_scalar()) value.fail(fmt::format("expected a string, got {}", value.type()));
+    found |= embedded_config(value, ns, name, key);
+  });
+  if (!found) skip("ConfigMap", v, "no device-plugin or mig-parted config in its data");
+}
+
+bool Reader::embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key) {
+  const std::string& text = value.scalar();
+  Source src;
+  src.file = value.source().file;
+  src.embedded = true;
+  const auto [outer_line, outer_column] = value.position();
+  src.fallback.line = outer_line - 1;
+  src.fallback.column = outer_column - 1;
+  // A literal block scalar (`|`): its content starts on the next line at the block's indentation.
+  if (!value.source().embedded && outer_line > 0) {
+    size_t pos = 0;
+    for (int l = 1; l < outer_line && pos != std::string_view::npos; ++l) {
+      pos = text_.find('\n', pos);
+      if (pos != std::string_view::npos) ++pos;
+    }
+    if (pos != std::string_view::npos && pos + outer_column - 1 < text_.size() && text_[pos + outer_column - 1] == '|') {
+      size_t line_start = text_.find('\n', pos);
+      while (line_start != std::string_view::npos) {
+        ++line_start;
+        const size_t end = std::min(text_.find('\n', line_start), text_.size());
+        const std::string_view line = text_.substr(line_start, end - line_start);
+        const size_t indent = line.find_first_not_of(' ');
+        if (indent != std::string_view::npos && line[indent] != '\r') {
+          src.exact = true;
+          src.line_offset = outer_line;  // 0-based index of the line after the `|`
+          src.col_offset = static_cast<int>(indent);
+          break;
+        }
+        line_start = end == text_.size() ? std::string_view::npos : end;
+      }
+    }
+  }
+  std::vector<detail::YamlNode> docs;
+  try {
+    docs = detail::load_documents(text, src, value.path());
+  } catch (const InputError&) {
+    // Not YAML: an unrelated entry, unless it is evidently meant as one of our configs.
+    if (text.find("mig-configs") == std::string::npos && text.find("timeSlicing") == std::string::npos &&
+        text.find("mps") == std::string::npos)
+      return false;
+    throw;
+  }
+  if (docs.empty()) return false;
+  const Val r(docs.front(), value.path(), src);
+  if (!r.is_map()) return false;
+  ConfigOrigin origin;
+  origin.file = src.file;
+  origin.line = outer_line;
+  origin.configmap_namespace = ns;
+  origin.configmap_name = cm;
+  origin.data_key = key;
+  return nvidia_config(r, std::move(origin));
+}
+
+bool Reader::nvidia_config(const Val& v, ConfigOrigin origin) {
+  if (!v["version"].present()) return false;
+  if (v["mig-configs"].present()) {
+    mig_parted_config(v, std::move(origin));
+    return true;
+  }
+  if (v["sharing"].present() || v["flags"].present()) {
+    device_plugin_config(v, std::move(origin));
+    return true;
+  }
+  return false;
+}
+
+void check_version(const Val& v) {
+  const Val version = v["version"];
+  const std::string s = version.scalar();
+  if (s != "v1") version.fail(fmt::format("unsupported version '{}' (expected v1)", s));
+}
+
+void Reader::device_plugin_config(const Val& v, ConfigOrigin origin) {
+  check_version(v);
+  TimeSlicingConfig c;
+  c.origin = std::move(origin);
+  const Val strategy = v["flags"]["migStrategy"];
+  c.mig_strategy = strategy.str();
+  if (!c.mig_strategy.empty() && !one_of(c.mig_strategy, {"none", "single", "mixed"}))
+    strategy.fail(fmt::format("unknown migStrategy '{}' (expected none, single or mixed)", c.mig_strategy));
+  const Val sharing = v["sharing"];
+  // sharing.timeSlicing and sharing.mps share one shape (ReplicatedResources); the device plugin
+  // (api/config/v1/sharing.go SharingStrategy) silently prefers MPS when both have resources, its
+  // README calls them mutually exclusive: gpufleet refuses the pair.
+  const Val mps = sharing["mps"];
+  const Val ts = mps.present() ? mps : sharing["timeSlicing"];
+  if (mps.present()) {
+    if (sharing["timeSlicing"]["resources"].size() > 0)
+      mps.fail("sharing.timeSlicing and sharing.mps are mutually exclusive (the device plugin would use MPS only)");
+    c.strategy = GpuSharingStrategy::kMps;
+    // cmd/nvidia-device-plugin/main.go validateFlags: "using --mig-strategy=mixed is not supported with MPS".
+    if (c.mig_strategy == "mixed") strategy.fail("using migStrategy mixed is not supported with MPS (sharing.mps)");
+  }
+  c.rename_by_default = ts["renameByDefault"].boolean(false);
+  // Under MPS the device plugin defaults failRequestsGreaterThanOne to true (api/config/v1/config.go).
+  c.fail_requests_greater_than_one = ts["failRequestsGreaterThanOne"].boolean(mps.present());
+  const Val resources = ts["resources"];
+  if (mps.present() && resources.size() == 0) mps.fail("sharing.mps needs resources (e.g. [{name: nvidia.com/gpu, replicas: 4}])");
+  for (size_t i = 0, n = resources.size(); i < n; ++i) {
+    const Val r = resources.at(i);
+    TimeSlicingResource res;
+    res.name = r["name"].required_str();
+    const Val replicas = r["replicas"];
+    if (!replicas.present()) replicas.fail("required field is missing");
+    res.replicas = static_cast<int32_t>(replicas.integer(1, 1 << 20));
+    // The device plugin refuses fewer than 2 MPS replicas at config load (NVIDIA/k8s-device-plugin#1548).
+    if (mps.present() && res.replicas < 2) replicas.fail("MPS needs at least 2 replicas (the device plugin refuses 1)");
+    res.rename = r["rename"].str();
+    const Val devices = r["devices"];
+    if (devices.is_scalar()) {
+      if (devices.scalar() != "all") devices.fail(fmt::format("expected 'all' or a list, got '{}'", devices.scalar()));
+    } else {
+      res.devices = string_list(devices);
+    }
+    c.resources.push_back(std::move(res));
+  }
+  out_.time_slicing_configs.push_back(std::move(c));
+}
+
+void Reader::mig_parted_config(const Val& v, ConfigOrigin origin) {
+  check_version(v);
+  MigPartedConfig c;
+  c.origin = std::move(origin);
+  const Val configs = v["mig-configs"];
+  if (!configs.is_map()) configs.fail("expected a mapping of config name to a list of device groups");
+  configs.each_entry([&](const std::string& name, const Val& groups) {
+    MigConfig mc;
+    mc.name = name;
+    if (!groups.is_seq()) groups.fail("expected a list of device groups");
+    for (size_t i = 0, n = groups.size(); i < n; ++i) {
+      const Val g = groups.at(i);
+      MigDeviceGroup group;
+      const Val devices = g["devices"];
+      if (!devices.present()) devices.fail("required field is missing");
+      if (devices.is_scalar()) {
+        if (devices.scalar() != "all") devices.fail(fmt::format("expected 'all' or a list of GPU indices, got '{}'", devices.scalar()));
+        group.all_devices = true;
+      } else {
+        for (size_t d = 0, nd = devices.size(); d < nd; ++d) group.devices.push_back(static_cast<int32_t>(devices.at(d).integer(0, 1023)));
+      }
+      const Val filter = g["device-filter"];
+      if (filter.is_scalar()) group.device_filter.push_back(filter.scalar());
+      else group.device_filter = string_list(filter);
+      const Val enabled = g["mig-enabled"];
+      if (!enabled.present()) enabled.fail("required field is missing");
+      group.mig_enabled = enabled.boolean(false);
+      g["mig-devices"].each_entry([&](const std::string& profile, const Val& count) {
+        group.mig_devices[profile] = static_cast<int32_t>(count.integer(0, 64));
+      });
+      if (!group.mig_enabled && !group.mig_devices.empty())
+        g["mig-devices"].fail("mig-devices given with mig-enabled: false");
+      mc.groups.push_back(std::move(group));
+    }
+    c.configs.push_back(std::move(mc));
+  });
+  out_.mig_parted_configs.push_back(std::move(c));
+}
+
+void Reader::resolve(Pod& p, const PriorityPending& info) const {
+  const PriorityClassSpec* global = nullptr;
+  for (const auto& pc : out_.priority_classes)
+    if (pc.global_default) global = &pc;
+  auto find_class = [&](const std::string& name) -> const PriorityClassSpec* {
+    for (const auto& pc : out_.priority_classes)
+      if (pc.name == name) return &pc;
+    for (const auto& pc : kSystemPriorityClasses)
+      if (pc.name == name) return &pc;
+    return nullptr;
+  };
+  {
+    const PriorityClassSpec* cls = nullptr;
+    if (!p.priority_class_name.empty()) {
+      cls = find_class(p.priority_class_name);
+      if (!cls && !info.explicit_priority)
+        throw InputError(info.file, info.class_position.first, info.class_field,
+                         fmt::format("unknown PriorityClass '{}' (not among the inputs)", p.priority_class_name),
+                         info.class_position.second);
+    } else if (global && !info.explicit_priority) {
+      cls = global;
+      p.priority_class_name = global->name;
+    }
+    if (cls && !info.explicit_priority) p.priority = cls->value;
+    if (cls && !info.explicit_policy) p.preempt_lower_priority = cls->preemption_policy != "Never";
+  }
+}
+
+K8sObjects Reader::finish() {
+  apply_node_resource_topologies(topologies_, out_.nodes, out_.warnings);
+  // Resolve priorities as the Priority admission plugin does.
+  for (size_t i = 0; i < out_.pods.size(); ++i) resolve(out_.pods[i], pending_[i]);
+  kueue_.finish(out_);  // after the pods: gang members, queued jobs' priorities
+
+  for (const auto& [kind, first] : skipped_)
+    out_.warnings.push_back(fmt::format("skipped {} {} object(s): {} (first at {})", out_.skipped_kinds[kind], kind,
+                                        first.second, first.first));
+  for (const auto& [what, n] : features_)
+    out_.warnings.push_back(fmt::format("ignored {} in {} object(s): not modelled", what, n));
+  for (const auto& [resource, where] : unenforced_)
+    out_.warnings.push_back(fmt::format("ResourceQuota spec.hard resource '{}' is not enforced by gpufleet: no pod is "
+                                        "charged for it ({} quota(s), first at {})",
+                                        resource, where.first, where.second));
+  return std::move(out_);
+}
+
+bool k8s_extension(const std::filesystem::path& p) { return is_k8s_input_name(p.filename().string()); }
+
+}  // namespace
+
+// The rules the Kueue reader reuses (readers/k8s/kueue_yaml.h).
+Labels detail::read_labels(const Val& v) { return valid_labels(v); }
+Taint detail::read_taint(const Val& v) { return taint(v); }
+Toleration detail::read_toleration(const Val& v) { return toleration(v); }
+LabelSelector detail::read_label_selector(const Val& v) { return label_selector(v); }
+
+bool is_k8s_input_name(std::string_view file_name) {
+  const std::string ext = std::filesystem::path(file_name).extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name, const ObjectLimits& limits) {
+  Reader r(limits);
+  r.parse_text(text, source_name);
+  return r.finish();
+}
+
+std::vector<std::string> k8s_input_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) throw InputError(path, 0, "", "no such file or directory");
+    if (!fs::is_directory(st)) {
+      out.push_back(path);
+      continue;
+    }
+    std::vector<fs::path> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec))
+      if (std::error_code file_ec; e.is_regular_file(file_ec) && k8s_extension(e.path())) files.push_back(e.path());
+      else if (file_ec && k8s_extension(e.path()))  // e.g. a symlink loop
+        throw InputError(e.path().string(), 0, "", fmt::format("cannot read: {}", file_ec.message()));
+    if (ec) throw InputError(path, 0, "", fmt::format("cannot list directory: {}", ec.message()));
+    if (files.empty()) throw InputError(path, 0, "", "directory has no *.yaml, *.yml or *.json file");
+    std::sort(files.begin(), files.end(), [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
+    for (const fs::path& f : files) out.push_back(f.string());
+  }
+  return out;
+}
+
+K8sObjects read_k8s_inputs(const std::vector<std::string>& paths) {
+  Reader r(kObjectLimits);
+  for (const std::string& file : k8s_input_files(paths)) r.parse_text(read_yaml_file(file), file);
+  return r.finish();
+}
+
+}  // namespace gpufleet::io

@@ -1,0 +1,43 @@
+// Reading what `gpufleet place` works on: the cluster (Kubernetes Nodes, gpufleet node-pool files,
+// device-plugin and mig-parted configs) and the workload (Pods and controllers, PriorityClasses,
+// ResourceQuotas). Edge of the engine: files in, plain data out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "readers/k8s/device_setup.h"
+#include "readers/k8s/k8s_yaml.h"
+#include "model/node_pool.h"
+#include "inputs/place/place_input.h"
+
+namespace gpufleet::io {
+
+struct PlaceInputs {
+  place::PlaceInput input;  ///< nodes (pool nodes first, in pool order, then Node objects), pods, quotas
+  std::vector<NodePool> pools;
+  K8sObjects objects;       ///< everything the Kubernetes reader read (warnings, skipped kinds, configs)
+  /// The reader's, then the device set-up's (readers/k8s/device_setup.h), then quota rules applied differently
+  /// from Kubernetes (admit::quota_differences): everything decided differently from Kubernetes or
+  /// left out, one line each.
+  std::vector<std::string> warnings;
+  /// Nodes whose advertised GPU count disagrees with their labels and sharing (readers/k8s/device_setup.h
+  /// rule 5); each also has its line in `warnings`.
+  std::vector<NodeCountMismatch> node_warnings;
+};
+
+/// Reads the cluster and workload paths (files or directories) together, so a workload may name the
+/// PriorityClasses of any input; a path given twice is read once. Node pools come from the files holding a NodePoolSet
+/// (readers/k8s/pool_file.h) and are expanded into Nodes (expand_pool). The device-plugin and mig-parted
+/// configs among the inputs are applied to all nodes (apply_device_setup). PodDisruptionBudgets go
+/// to the input for preemption. Throws InputError for bad input (the
+/// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
+/// cluster paths hold no node at all.
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
+
+/// read_place_inputs' second half, on objects already read (the live server's cache reads them from
+/// the API server's JSON): pools expanded, device set-up applied, quotas, PDBs and queues moved to
+/// the input. Same errors.
+PlaceInputs place_inputs_from_objects(K8sObjects objects);
+
+}  // namespace gpufleet::io

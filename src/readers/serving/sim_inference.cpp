@@ -1,0 +1,416 @@
+#include "readers/serving/sim_inference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "replica_autoscaling/hpa.h"
+#include "replica_autoscaling/keda.h"
+#include "replica_autoscaling/predictive.h"
+#include "inference/request_sources.h"
+#include "readers/serving/k8s_serving.h"
+#include "readers/traces/request_trace.h"
+#include "readers/serving/step_profile.h"
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::seconds;
+
+inference::Precision parse_precision(const Field& f) {
+  const std::string v = f.scalar();
+  if (v == "bf16" || v == "bfloat16") return inference::Precision::kBf16;
+  if (v == "fp16" || v == "float16" || v == "half") return inference::Precision::kFp16;
+  if (v == "fp8") return inference::Precision::kFp8;
+  f.fail(fmt::format("unknown dtype '{}' (expected bf16, fp16, fp8)", v));
+}
+
+double positive_number(const Field& f, double max) {
+  const double v = f.number();
+  if (!(v > 0) || !(v <= max)) f.fail(fmt::format("{} is outside (0, {:g}]", f.scalar(), max));
+  return v;
+}
+
+void parse_engine(const Field& e, inference::EngineArgs& a) {
+  e.require_map();
+  e.only_keys({"tensorParallelSize", "dtype", "kvCacheDtype", "gpuMemoryUtilization", "maxNumSeqs",
+               "maxNumBatchedTokens", "maxModelLen", "blockSize", "enablePrefixCaching", "shutdownTimeoutSeconds"});
+  if (const Field f = e["tensorParallelSize"]; f.present()) a.tensor_parallel_size = static_cast<int32_t>(f.integer(1, 64));
+  if (const Field f = e["dtype"]; f.present()) {
+    a.dtype = parse_precision(f);
+    a.kv_cache_dtype = a.dtype == inference::Precision::kFp8 ? inference::Precision::kBf16 : a.dtype;
+  }
+  if (const Field f = e["kvCacheDtype"]; f.present()) a.kv_cache_dtype = parse_precision(f);
+  if (const Field f = e["gpuMemoryUtilization"]; f.present()) a.gpu_memory_utilization = positive_number(f, 1.0);
+  if (const Field f = e["maxNumSeqs"]; f.present()) a.max_num_seqs = static_cast<int32_t>(f.integer(1, 65536));
+  if (const Field f = e["maxNumBatchedTokens"]; f.present())
+    a.max_num_batched_tokens = static_cast<int32_t>(f.integer(0, 1 << 20));
+  if (const Field f = e["maxModelLen"]; f.present()) a.max_model_len = static_cast<int32_t>(f.integer(0, 1 << 24));
+  if (const Field f = e["blockSize"]; f.present()) a.block_size = static_cast<int32_t>(f.integer(1, 1024));
+  if (const Field f = e["enablePrefixCaching"]; f.present()) a.enable_prefix_caching = f.boolean(true);
+  if (const Field f = e["shutdownTimeoutSeconds"]; f.present()) a.shutdown_timeout_s = seconds(f);
+}
+
+void parse_router(const Field& r, inference::RouterConfig& c) {
+  r.require_map();
+  r.only_keys({"policy", "maxOutstandingPerReplica", "requestTimeoutSeconds"});
+  if (const Field f = r["policy"]; f.present()) {
+    const std::string v = f.scalar();
+    if (v == "least-outstanding") c.policy = inference::RoutingPolicy::kLeastOutstanding;
+    else if (v == "round-robin") c.policy = inference::RoutingPolicy::kRoundRobin;
+    else if (v == "prefix-affinity") c.policy = inference::RoutingPolicy::kPrefixAffinity;
+    else f.fail(fmt::format("unknown routing policy '{}' (expected least-outstanding, round-robin, prefix-affinity)", v));
+  }
+  if (const Field f = r["maxOutstandingPerReplica"]; f.present())
+    c.max_outstanding_per_replica = static_cast<int32_t>(f.integer(0, 1 << 20));
+  if (const Field f = r["requestTimeoutSeconds"]; f.present()) c.request_timeout_s = seconds(f);
+}
+
+void parse_cold_start(const Field& c, inference::ColdStartSpec& s) {
+  c.require_map();
+  c.only_keys({"imagePullSeconds", "weightLoadGBps", "cachedWeights", "cachedWeightLoadGBps", "engineStartSeconds",
+               "snapshotRestore", "snapshotRestoreSeconds"});
+  if (const Field f = c["imagePullSeconds"]; f.present()) s.image_pull_s = seconds(f);
+  if (const Field f = c["weightLoadGBps"]; f.present()) s.weight_load_bandwidth_gb_s = positive_number(f, 1e4);
+  if (const Field f = c["cachedWeights"]; f.present()) s.cached_weights = f.boolean(false);
+  if (const Field f = c["cachedWeightLoadGBps"]; f.present()) s.cached_weight_load_bandwidth_gb_s = positive_number(f, 1e4);
+  if (const Field f = c["engineStartSeconds"]; f.present()) s.engine_start_s = seconds(f);
+  if (const Field f = c["snapshotRestore"]; f.present()) s.snapshot_restore = f.boolean(false);
+  if (const Field f = c["snapshotRestoreSeconds"]; f.present()) s.snapshot_restore_s = seconds(f);
+}
+
+void parse_step_profile(const Field& p, std::vector<inference::StepProfileRow>& rows) {
+  if (!p.is_seq()) p.fail(fmt::format("expected a list of {{numSeqs, tokens, stepSeconds}}, got {}", p.type()));
+  for (size_t i = 0, n = p.size(); i < n; ++i) {
+    const Field r = p.at(i);
+    r.require_map();
+    r.only_keys({"numSeqs", "tokens", "stepSeconds"});
+    inference::StepProfileRow row;
+    row.num_seqs = static_cast<int32_t>(r["numSeqs"].integer(1, 65536));
+    row.tokens = static_cast<int32_t>(r["tokens"].integer(1, 1 << 24));
+    row.step_s = positive_number(r["stepSeconds"], 3600);
+    rows.push_back(row);
+  }
+}
+
+std::string resolve(const std::string& base_dir, const std::string& path) {
+  const std::filesystem::path p(path);
+  return p.is_absolute() || base_dir.empty() ? path : (std::filesystem::path(base_dir) / p).string();
+}
+
+// A trace file, read once; the field names it in errors about the path.
+std::shared_ptr<const std::vector<inference::Request>> read_trace(const Field& f, const std::string& base_dir,
+                                                                  RequestTraceFormat format) {
+  const std::string path = resolve(base_dir, f.required_str());
+  return std::make_shared<const std::vector<inference::Request>>(read_request_trace(path, format));
+}
+
+// traffic: {trace, format, timeScale, rateMultiplier, startSeconds, endSeconds} or {generate: {...}}.
+void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::string& base_dir, double horizon_s) {
+  t.require_map();
+  t.only_keys({"trace", "format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "delaySeconds", "generate"});
+  const Field trace = t["trace"], gen = t["generate"];
+  if (trace.present() == gen.present()) t.fail("exactly one of trace or generate is required");
+  if (trace.present()) {
+    RequestTraceFormat format = RequestTraceFormat::kAuto;
+    if (const Field f = t["format"]; f.present()) {
+      try {
+        format = parse_request_trace_format(f.scalar());
+      } catch (const std::exception& e) {
+        f.fail(e.what());
+      }
+    }
+    auto requests = read_trace(trace, base_dir, format);
+    inference::TraceReplayOptions o;
+    if (const Field f = t["timeScale"]; f.present()) o.time_scale = positive_number(f, 1e6);
+    if (const Field f = t["rateMultiplier"]; f.present()) o.rate_multiplier = positive_number(f, 1e4);
+    if (const Field f = t["startSeconds"]; f.present()) o.window_start_s = seconds(f);
+    if (const Field f = t["endSeconds"]; f.present()) o.window_end_s = seconds(f);
+    if (o.window_end_s <= o.window_start_s) t["endSeconds"].fail("endSeconds must be after startSeconds");
+    if (const Field f = t["delaySeconds"]; f.present()) o.delay_s = seconds(f);
+    spec.traffic = [requests, o](uint64_t seed) {
+      inference::TraceReplayOptions with_seed = o;
+      with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+      return std::make_unique<inference::TraceSource>(*requests, with_seed);
+    };
+    spec.traffic_description = fmt::format("trace {}{}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
+                                           o.time_scale != 1 ? fmt::format(" time x{:g}", o.time_scale) : "",
+                                           o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "",
+                                           o.delay_s != 0 ? fmt::format(" from {:g} s", o.delay_s) : "");
+    return;
+  }
+  for (const char* k : {"format", "timeScale", "rateMultiplier", "startSeconds", "endSeconds", "delaySeconds"})
+    t.fail_key(k, fmt::format("{} applies to a trace, not to generate", k));
+  gen.require_map();
+  gen.only_keys({"meanRatePerSecond", "peakToTrough", "peakHour", "weekendFactor", "tokens", "maxPromptTokens",
+                 "maxOutputTokens"});
+  inference::GeneratedSourceOptions o;
+  o.horizon_s = horizon_s;
+  o.rate.mean_rate_per_s = positive_number(gen["meanRatePerSecond"], 1e6);
+  if (const Field f = gen["peakToTrough"]; f.present()) {
+    o.rate.peak_to_trough = f.number();
+    if (!(o.rate.peak_to_trough >= 1 && o.rate.peak_to_trough <= 1e6)) f.fail(fmt::format("{} is outside [1, 1e6]", f.scalar()));
+  }
+  if (const Field f = gen["peakHour"]; f.present()) {
+    o.rate.peak_hour = f.number();
+    if (!(o.rate.peak_hour >= 0 && o.rate.peak_hour < 24)) f.fail(fmt::format("{} is outside [0, 24)", f.scalar()));
+  }
+  if (const Field f = gen["weekendFactor"]; f.present()) o.rate.weekend_factor = positive_number(f, 1e6);
+  if (const Field f = gen["maxPromptTokens"]; f.present()) o.max_prompt_tokens = static_cast<int32_t>(f.integer(1, 10'000'000));
+  if (const Field f = gen["maxOutputTokens"]; f.present()) o.max_output_tokens = static_cast<int32_t>(f.integer(1, 10'000'000));
+  const Field tokens = gen["tokens"];
+  tokens.require_map();
+  tokens.only_keys({"fromTrace", "law", "promptMean", "promptMedian", "outputMean", "outputMedian"});
+  std::string from;
+  if (const Field ft = tokens["fromTrace"]; ft.present()) {
+    for (const char* k : {"promptMean", "promptMedian", "outputMean", "outputMedian"})
+      tokens.fail_key(k, fmt::format("{} cannot be given with fromTrace", k));
+    const auto requests = read_trace(ft, base_dir, RequestTraceFormat::kAuto);
+    o.lengths = inference::fit_token_lengths(*requests);
+    from = std::filesystem::path(ft.scalar()).filename().string();
+    if (const Field law = tokens["law"]; law.present()) {
+      if (law.scalar() == "empirical") o.law = inference::TokenLengthLaw::kEmpirical;
+      else if (law.scalar() != "lognormal") law.fail(fmt::format("unknown law '{}' (expected lognormal, empirical)", law.scalar()));
+    }
+  } else {
+    tokens.fail_key("law", "law applies to fromTrace");
+    o.lengths.prompt_mean = positive_number(tokens["promptMean"], 1e7);
+    o.lengths.prompt_median = positive_number(tokens["promptMedian"], 1e7);
+    o.lengths.output_mean = positive_number(tokens["outputMean"], 1e7);
+    o.lengths.output_median = positive_number(tokens["outputMedian"], 1e7);
+    if (o.lengths.prompt_median > o.lengths.prompt_mean) tokens["promptMedian"].fail("a lognormal's median is at most its mean");
+    if (o.lengths.output_median > o.lengths.output_mean) tokens["outputMedian"].fail("a lognormal's median is at most its mean");
+    o.lengths.prompt = inference::lognormal_from_mean_median(o.lengths.prompt_mean, o.lengths.prompt_median);
+    o.lengths.output = inference::lognormal_from_mean_median(o.lengths.output_mean, o.lengths.output_median);
+  }
+  try {
+    inference::validate_generated(o);
+  } catch (const std::invalid_argument& e) {
+    gen.fail(e.what());
+  }
+  spec.traffic = [o](uint64_t seed) {
+    inference::GeneratedSourceOptions with_seed = o;
+    with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+    return std::make_unique<inference::GeneratedSource>(with_seed);
+  };
+  spec.traffic_description = fmt::format("generated {:g} req/s mean, peak/trough {:g}{}", o.rate.mean_rate_per_s,
+                                         o.rate.peak_to_trough, from.empty() ? "" : ", lengths from " + from);
+}
+
+bool exported(const std::string& metric) {
+  for (const std::string& m : sim::exported_serving_metrics())
+    if (m == metric) return true;
+  return false;
+}
+
+std::string exported_list() {
+  std::string out;
+  for (const std::string& m : sim::exported_serving_metrics()) out += out.empty() ? m : ", " + m;
+  return out;
+}
+
+[[noreturn]] void fail_at(const SourcePos& pos, const std::string& message) {
+  throw InputError(pos.file, pos.line, pos.field, message, pos.column);
+}
+
+// autoscaler: {kubernetes: FILE} (one HorizontalPodAutoscaler or ScaledObject, as users write them),
+// {predictive: {...}}, or both (the predictive scaler with the Kubernetes one as its reactive floor).
+void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std::string& base_dir) {
+  a.require_map();
+  a.only_keys({"kubernetes", "predictive"});
+  const Field k8s = a["kubernetes"], pred = a["predictive"];
+  if (!k8s.present() && !pred.present()) a.fail("one of kubernetes or predictive is required");
+  std::function<std::unique_ptr<replica_autoscaling::ReplicaAutoscaler>()> reactive;
+  std::string description;
+  if (k8s.present()) {
+    const ServingObjects objects = read_k8s_serving({resolve(base_dir, k8s.required_str())});
+    const size_t n = objects.hpas.size() + objects.scaled_objects.size();
+    if (n != 1)
+      k8s.fail(fmt::format("{} has {} HorizontalPodAutoscaler and {} ScaledObject objects; exactly one is needed",
+                           k8s.scalar(), objects.hpas.size(), objects.scaled_objects.size()));
+    if (!objects.hpas.empty()) {
+      const ServingHpa& h = objects.hpas.front();
+      for (size_t i = 0; i < h.spec.metrics.size(); ++i)
+        if (!exported(h.spec.metrics[i].name))
+          fail_at(h.metric_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                     h.spec.metrics[i].name, exported_list()));
+      const replica_autoscaling::HpaSpec hpa = h.spec;
+      try {
+        replica_autoscaling::HpaAutoscaler check(hpa);
+      } catch (const std::invalid_argument& e) {
+        fail_at(h.where, e.what());
+      }
+      reactive = [hpa] { return std::make_unique<replica_autoscaling::HpaAutoscaler>(hpa); };
+      std::string metrics;
+      for (const replica_autoscaling::MetricSpec& m : hpa.metrics)
+        metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
+                               replica_autoscaling::metric_target_type_name(m.target_type), m.target);
+      description = fmt::format("hpa {} ({})", hpa.name, metrics);
+    } else {
+      const ServingScaledObject& so = objects.scaled_objects.front();
+      for (size_t i = 0; i < so.spec.triggers.size(); ++i)
+        if (!exported(so.spec.triggers[i].metric))
+          fail_at(so.trigger_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                       so.spec.triggers[i].metric, exported_list()));
+      const replica_autoscaling::ScaledObjectSpec keda = so.spec;
+      try {
+        replica_autoscaling::KedaAutoscaler check(keda);
+      } catch (const std::invalid_argument& e) {
+        fail_at(so.where, e.what());
+      }
+      reactive = [keda] { return std::make_unique<replica_autoscaling::KedaAutoscaler>(keda); };
+      std::string triggers;
+      for (const replica_autoscaling::PrometheusTrigger& t : keda.triggers)
+        triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
+      description = fmt::format("keda {} ({})", keda.name, triggers);
+    }
+  }
+  if (!pred.present()) {
+    spec.autoscaler = reactive;
+    spec.autoscaler_description = description;
+    return;
+  }
+  pred.require_map();
+  pred.only_keys({"rateMetric", "capacityRpsPerReplica", "headroom", "leadSeconds", "minReplicas", "maxReplicas",
+                  "evaluationPeriodSeconds", "forecast"});
+  replica_autoscaling::PredictiveSpec p;
+  p.rate_metric = pred["rateMetric"].str(sim::kMetricRequestRate);
+  if (!exported(p.rate_metric))
+    pred["rateMetric"].fail(fmt::format("metric '{}' is exported by no simulated component (exported: {})", p.rate_metric,
+                                        exported_list()));
+  p.capacity_rps_per_replica = positive_number(pred["capacityRpsPerReplica"], 1e6);
+  if (const Field f = pred["headroom"]; f.present()) p.headroom = positive_number(f, 100);
+  if (const Field f = pred["leadSeconds"]; f.present()) p.lead_time_s = seconds(f);
+  if (const Field f = pred["minReplicas"]; f.present()) p.min_replicas = static_cast<int32_t>(f.integer(0, 100000));
+  if (const Field f = pred["maxReplicas"]; f.present()) p.max_replicas = static_cast<int32_t>(f.integer(1, 100000));
+  if (p.max_replicas < p.min_replicas) pred["maxReplicas"].fail("maxReplicas is below minReplicas");
+  if (const Field f = pred["evaluationPeriodSeconds"]; f.present()) p.evaluation_period_s = positive_number(f, 86400);
+  if (const Field fo = pred["forecast"]; fo.present()) {
+    fo.require_map();
+    fo.only_keys({"bucketSeconds", "weeklyWeight", "levelWindowSeconds", "levelGain"});
+    if (const Field f = fo["bucketSeconds"]; f.present()) p.forecast.bucket_s = positive_number(f, 86400);
+    if (const Field f = fo["weeklyWeight"]; f.present()) {
+      p.forecast.weekly_weight = f.number();
+      if (!(p.forecast.weekly_weight >= 0 && p.forecast.weekly_weight <= 1)) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+    }
+    if (const Field f = fo["levelWindowSeconds"]; f.present()) p.forecast.level_window_s = positive_number(f, 1e7);
+    if (const Field f = fo["levelGain"]; f.present()) {
+      p.forecast.level_gain = f.number();
+      if (!(p.forecast.level_gain >= 0 && p.forecast.level_gain <= 1)) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+    }
+  }
+  try {
+    replica_autoscaling::PredictiveAutoscaler check(p);
+  } catch (const std::invalid_argument& e) {
+    pred.fail(e.what());
+  }
+  spec.autoscaler = [p, reactive] {
+    return std::make_unique<replica_autoscaling::PredictiveAutoscaler>(p, reactive ? reactive() : nullptr);
+  };
+  spec.autoscaler_description = fmt::format("predictive {:g} req/s per replica, lead {:g} s{}", p.capacity_rps_per_replica,
+                                            p.lead_time_s, description.empty() ? "" : " + " + description);
+}
+
+}  // namespace
+
+// deployment: FILE -- the vLLM Deployment (apps/v1) the service runs: its engine arguments, and the
+// service fields the item leaves out (replicas, gpus or mig, namespace, nodeSelector, tolerations).
+void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec& service, sim::InferenceServiceSpec& spec,
+                           const std::string& base_dir, const inference::ServingCatalog& catalog) {
+  for (const char* k : {"model", "engine"})
+    f.fail_key(k, fmt::format("{} comes from the Deployment: give model and engine, or deployment", k));
+  const ServingObjects objects = read_k8s_serving({resolve(base_dir, f["deployment"].required_str())});
+  if (objects.deployments.size() != 1)
+    f["deployment"].fail(fmt::format("{} has {} vLLM Deployments; exactly one is needed", f["deployment"].scalar(),
+                                     objects.deployments.size()));
+  const VllmDeployment& d = objects.deployments.front();
+  if (catalog.find_model(d.engine.model) == nullptr) {
+    std::string known;
+    for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
+    throw InputError(d.where.file, d.where.line, d.where.field,
+                     fmt::format("unknown model '{}' (the serving catalog has: {})", d.engine.model, known), d.where.column);
+  }
+  spec.engine = d.engine;
+  spec.origin = {d.where.file, d.where.line, d.where.column, d.where.field};
+  spec.notes = objects.warnings;  // e.g. the vLLM arguments not modelled
+  if (!item["gpus"].present() && !item["mig"].present()) {
+    if (!d.mig_profile.empty()) {
+      service.num_gpu = 0;
+      service.gpu_milli = 0;
+      service.mig_requests = {{d.mig_profile, d.mig_devices_per_pod}};
+    } else {
+      service.num_gpu = d.gpus_per_pod;
+      service.gpu_milli = d.gpus_per_pod > 0 ? kGpuMilliPerGpu : 0;
+    }
+  }
+  if (!item["replicas"].present()) service.pods = std::max(1, d.replicas);
+  if (!item["namespace"].present()) service.namespace_name = d.namespace_name;
+  if (!item["nodeSelector"].present())
+    for (const auto& [k, v] : d.node_selector) service.node_selector.emplace_back(k, v);
+  if (!item["tolerations"].present()) service.tolerations = d.tolerations;
+  try {
+    sim::validate_spec(service);
+  } catch (const std::invalid_argument& e) {
+    f["deployment"].fail(e.what());
+  }
+}
+
+sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& item, sim::WorkloadSpec& service,
+                                                  const std::string& base_dir, double horizon_s,
+                                                  const inference::ServingCatalog& catalog) {
+  f.require_map();
+  f.only_keys({"model", "engine", "deployment", "stepProfile", "traffic", "router", "slo", "coldStart",
+               "scrapeIntervalSeconds", "autoscaler"});
+  sim::InferenceServiceSpec spec;
+  spec.service = service.name;
+  if (f["deployment"].present()) {
+    apply_vllm_deployment(f, item, service, spec, base_dir, catalog);
+  } else {
+    const Field model = f["model"];
+    const auto [line, column] = model.position();
+    spec.origin = {f.source().file, line, column, model.path()};
+    spec.engine.model = model.required_str();
+    const inference::LlmModel* m = catalog.find_model(spec.engine.model);
+    if (m == nullptr) {
+      std::string known;
+      for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
+      model.fail(fmt::format("unknown model '{}' (the serving catalog has: {})", spec.engine.model, known));
+    }
+    spec.engine.tensor_parallel_size = service.num_gpu > 0 ? service.num_gpu : 1;
+  }
+  spec.cold_start.image_pull_s = catalog.cold_start.image_pull_s;
+  spec.cold_start.weight_load_bandwidth_gb_s = catalog.cold_start.weight_load_bandwidth_gb_s;
+  spec.cold_start.cached_weight_load_bandwidth_gb_s = catalog.cold_start.cached_weight_load_bandwidth_gb_s;
+  spec.cold_start.engine_start_s = catalog.cold_start.engine_start_s;
+  spec.cold_start.snapshot_restore_s = catalog.cold_start.snapshot_restore_s;
+  if (const Field e = f["engine"]; e.present()) parse_engine(e, spec.engine);
+  if (service.num_gpu > 0 && spec.engine.tensor_parallel_size != service.num_gpu)
+    f["engine"]["tensorParallelSize"].fail(fmt::format("{} but each replica pod requests gpus: {}; they must be equal",
+                                                       spec.engine.tensor_parallel_size, service.num_gpu));
+  if (const Field p = f["stepProfile"]; p.is_scalar())
+    spec.step_profile = read_step_profile(resolve(base_dir, p.scalar()));  // a CSV file, as bench-serve reads it
+  else if (p.present())
+    parse_step_profile(p, spec.step_profile);
+  if (const Field r = f["router"]; r.present()) parse_router(r, spec.router);
+  if (const Field s = f["slo"]; s.present()) {
+    s.require_map();
+    s.only_keys({"ttftP99Seconds", "tpotP99Seconds"});
+    if (const Field x = s["ttftP99Seconds"]; x.present()) spec.slo.ttft_p99_s = positive_number(x, 1e6);
+    if (const Field x = s["tpotP99Seconds"]; x.present()) spec.slo.tpot_p99_s = positive_number(x, 1e6);
+  }
+  if (const Field c = f["coldStart"]; c.present()) parse_cold_start(c, spec.cold_start);
+  if (const Field s = f["scrapeIntervalSeconds"]; s.present()) spec.scrape_interval_s = positive_number(s, 86400);
+  const Field traffic = f["traffic"];
+  if (!traffic.present()) f.fail("traffic is required: a trace or a generator");
+  parse_traffic(traffic, spec, base_dir, horizon_s);
+  if (const Field a = f["autoscaler"]; a.present()) parse_autoscaler(a, spec, base_dir);
+  return spec;
+}
+
+}  // namespace gpufleet::io

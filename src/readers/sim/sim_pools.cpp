@@ -1,0 +1,175 @@
+#include "readers/sim/sim_pools.h"
+
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "readers/karpenter/karpenter_nodepool.h"
+#include "readers/sim/fault_schedule.h"
+#include "readers/k8s/pool_file.h"
+#include "readers/formats/text_file.h"
+#include "readers/formats/yaml_field.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::kSimApiVersion;
+using detail::seconds;
+using detail::Source;
+
+constexpr const char* kKind = detail::kSimSettingsKind;
+
+// The simulator's own limits (inputs/sim/cluster_config.h), checked here too so that the error has a position.
+constexpr double kMaxPerNodeHour = sim::kMaxSpotInterruptionsPerNodeHour;
+constexpr double kMinIntervalS = sim::kMinTickIntervalSeconds;
+
+// A tick interval: a number of seconds, positive and at least kMinIntervalS, at most seconds()'s.
+double interval_seconds(const Field& f) {
+  const double v = f.number();
+  if (v <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  if (v < kMinIntervalS) f.fail(fmt::format("{} is below the minimum of {:g} s", f.scalar(), kMinIntervalS));
+  return seconds(f);
+}
+
+// A rate in events per node-hour (spotInterruptionsPerNodeHour): a finite number in
+// [0, kMaxPerNodeHour]. Errors: "'s' is not a number", "s is negative", "s is above the maximum of
+// 60 per node-hour".
+double per_node_hour(const Field& f) {
+  const double v = f.number();
+  if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  if (v > kMaxPerNodeHour) f.fail(fmt::format("{} is above the maximum of {:g} per node-hour", f.scalar(), kMaxPerNodeHour));
+  return v;
+}
+
+void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
+  if (!a.present()) return;
+  a.require_map();
+  a.only_keys({"enabled", "scaleDown", "expander", "scanIntervalSeconds", "scaleUpDelaySeconds", "scaleDownUnneededSeconds",
+               "scaleDownDelayAfterAddSeconds", "unremovableRecheckSeconds", "utilizationThreshold", "maxNodeProvisionSeconds",
+               "initialBackoffSeconds", "maxBackoffSeconds", "backoffResetSeconds", "launchFailureSeconds"});
+  s.enabled = a["enabled"].boolean(s.enabled);
+  s.scale_down = a["scaleDown"].boolean(s.scale_down);
+  if (const Field e = a["expander"]; e.present()) {
+    const std::string v = e.scalar();
+    if (v == "least-waste") s.expander = sim::Expander::kLeastWaste;
+    else if (v == "price") s.expander = sim::Expander::kPrice;
+    else e.fail(fmt::format("unknown expander '{}' (expected least-waste, price)", v));
+  }
+  if (const Field f = a["scanIntervalSeconds"]; f.present()) s.scan_interval_s = interval_seconds(f);
+  if (const Field f = a["scaleUpDelaySeconds"]; f.present()) s.scale_up_delay_s = seconds(f);
+  if (const Field f = a["scaleDownUnneededSeconds"]; f.present()) s.scale_down_unneeded_s = seconds(f);
+  if (const Field f = a["scaleDownDelayAfterAddSeconds"]; f.present()) s.scale_down_delay_after_add_s = seconds(f);
+  if (const Field f = a["unremovableRecheckSeconds"]; f.present()) s.unremovable_recheck_s = seconds(f);
+  if (const Field f = a["utilizationThreshold"]; f.present()) {
+    s.utilization_threshold = f.number();
+    if (s.utilization_threshold < 0 || s.utilization_threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+  }
+  if (const Field f = a["maxNodeProvisionSeconds"]; f.present()) {
+    s.max_node_provision_s = seconds(f);
+    if (s.max_node_provision_s <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  }
+  if (const Field f = a["initialBackoffSeconds"]; f.present()) s.initial_backoff_s = seconds(f);
+  if (const Field f = a["maxBackoffSeconds"]; f.present()) s.max_backoff_s = seconds(f);
+  if (s.max_backoff_s < s.initial_backoff_s) {
+    const Field f = a["maxBackoffSeconds"].present() ? a["maxBackoffSeconds"] : a["initialBackoffSeconds"];
+    f.fail(fmt::format("maxBackoffSeconds {:g} is below initialBackoffSeconds {:g}", s.max_backoff_s, s.initial_backoff_s));
+  }
+  if (const Field f = a["backoffResetSeconds"]; f.present()) s.backoff_reset_s = seconds(f);
+  if (const Field f = a["launchFailureSeconds"]; f.present()) s.launch_failure_s = seconds(f);
+}
+
+void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
+  if (!c.present()) return;
+  c.require_map();
+  c.only_keys({"enabled", "threshold", "intervalSeconds", "consolidateAfterSeconds"});
+  s.enabled = c["enabled"].boolean(s.enabled);
+  if (const Field f = c["threshold"]; f.present()) {
+    s.threshold = f.number();
+    if (s.threshold < 0 || s.threshold > 1) f.fail(fmt::format("{} is outside [0, 1]", f.scalar()));
+  }
+  if (const Field f = c["intervalSeconds"]; f.present()) s.interval_s = interval_seconds(f);
+  if (const Field f = c["consolidateAfterSeconds"]; f.present()) s.consolidate_after_s = seconds(f);
+}
+
+void parse_pool_settings(const Field& f, sim::SimPool& pool) {
+  f.require_map();
+  f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds",
+                "gpuAdvertiseDelaySeconds"});
+  sim::PoolSettings& s = pool.settings;
+  if (const Field p = f["provisioner"]; p.present()) {
+    const std::string v = p.scalar();
+    if (v == "cluster-autoscaler") s.provision_s = sim::kProvisionClusterAutoscalerS;
+    else if (v == "karpenter") s.provision_s = sim::kProvisionKarpenterS;
+    else p.fail(fmt::format("unknown provisioner '{}' (expected cluster-autoscaler, karpenter)", v));
+  }
+  if (const Field p = f["provisionSeconds"]; p.present()) s.provision_s = seconds(p);
+  if (const Field c = f["capacityType"]; c.present()) {
+    const std::string v = c.scalar();
+    if (v == "on-demand") s.capacity_type = sim::CapacityType::kOnDemand;
+    else if (v == "spot") s.capacity_type = sim::CapacityType::kSpot;
+    else c.fail(fmt::format("unknown capacity type '{}' (expected on-demand, spot)", v));
+    if (s.capacity_type == sim::CapacityType::kSpot && !pool.pool.spot_usd_per_hour)
+      c.fail(fmt::format("pool {} has no spot price (prices.spot in its NodePoolSet)", pool.pool.name));
+  }
+  if (const Field r = f["reservedNodes"]; r.present()) {
+    s.reserved_nodes = static_cast<int32_t>(r.integer(0, pool.pool.max_nodes));
+    if (s.reserved_nodes > 0 && !pool.pool.reserved_usd_per_hour)
+      r.fail(fmt::format("pool {} has no reserved price (prices.reserved in its NodePoolSet)", pool.pool.name));
+    if (s.reserved_nodes > 0 && s.capacity_type == sim::CapacityType::kSpot) r.fail("a spot pool cannot hold reserved nodes");
+  }
+  if (const Field r = f["spotInterruptionsPerNodeHour"]; r.present()) s.spot_interruptions_per_hour = per_node_hour(r);
+  if (const Field n = f["spotNoticeSeconds"]; n.present()) s.spot_notice_s = seconds(n);
+  if (const Field g = f["gpuAdvertiseDelaySeconds"]; g.present()) s.gpu_advertise_delay_s = seconds(g);
+  try {
+    sim::validate_pool_settings(pool);  // checked above with positions; a safety net
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+}
+
+}  // namespace
+
+sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::string& source_name) {
+  sim::ClusterConfig config;
+  for (NodePool& pool : parse_pool_text(text, source_name)) config.pools.push_back(sim::SimPool{std::move(pool), {}});
+  Source src;
+  src.file = source_name;
+  bool found = false;
+  const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type != detail::YamlType::kMapping) continue;
+    const Field root(doc, "", src);
+    if (root["apiVersion"].str() != kSimApiVersion) continue;
+    const Field kind = root["kind"];
+    if (kind.str() == kInstanceTypesKind) continue;  // readers/karpenter/karpenter_nodepool.h
+    if (kind.str() == kFaultScheduleKind) continue;  // read below, once the pools' settings are known
+    if (kind.str() != kKind)
+      kind.fail(fmt::format("unknown kind '{}' for {} in a pool file (expected {}, {} or {})", kind.str(), kSimApiVersion, kKind,
+                            kFaultScheduleKind, kInstanceTypesKind));
+    if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
+    found = true;
+    root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
+    parse_autoscaler(root["autoscaler"], config.autoscaler);
+    parse_consolidation(root["consolidation"], config.consolidation);
+    root["pools"].each_entry([&](const std::string& name, const Field& f) {
+      for (sim::SimPool& p : config.pools)
+        if (p.pool.name == name) return parse_pool_settings(f, p);
+      std::string known;
+      for (const sim::SimPool& p : config.pools) known += known.empty() ? p.pool.name : ", " + p.pool.name;
+      f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
+    });
+  }
+  read_karpenter_documents(docs, src, config);
+  const std::vector<std::string> node_pools = node_pool_names(config);
+  if (std::optional<sim::FaultSchedule> faults = parse_fault_schedule_text(text, source_name, config.pools, false, &node_pools))
+    config.faults = std::move(*faults);
+  return config;
+}
+
+sim::ClusterConfig read_sim_cluster_file(const std::string& path) { return parse_sim_cluster_text(read_yaml_file(path), path); }
+
+}  // namespace gpufleet::io

@@ -1,0 +1,398 @@
+#include "readers/sim/workload_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <initializer_list>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "readers/serving/inference_catalog.h"
+#include "readers/k8s/k8s_yaml.h"
+#include "readers/serving/sim_inference.h"
+#include "readers/formats/text_file.h"
+#include "readers/formats/yaml_field.h"
+#include "model/gpu_catalog.h"
+#include "model/resources.h"
+#include "util/input_error.h"
+
+namespace gpufleet::io {
+namespace {
+
+using detail::Field;
+using detail::int_or_percent;
+using detail::kSimApiVersion;
+using detail::seconds;
+using detail::Source;
+
+constexpr const char* kKind = "Workload";
+constexpr int64_t kMaxItemPods = 100000;  // pods of a job, replicas of a service
+
+double positive_seconds(const Field& f) {
+  const double v = seconds(f);
+  if (v <= 0) f.fail(fmt::format("{} must be positive", f.scalar()));
+  return v;
+}
+
+enum class Item { kJob, kService, kTemplate };
+
+// mig: <profile> (one device per pod) or {<profile>: count} (nvidia.com/mig-<profile>: count).
+std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
+  if (num_gpu > 0)
+    mig.fail("mig and gpus cannot both be set: a pod asks for MIG devices (nvidia.com/mig-<profile>) or for GPUs "
+             "(nvidia.com/gpu)");
+  auto unknown = [](const std::string& profile) {
+    return fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", profile);
+  };
+  std::vector<MigRequest> out;
+  if (mig.is_scalar()) {
+    const std::string profile = mig.required_str();
+    if (!catalog_has_mig_profile(profile)) mig.fail(unknown(profile));
+    out.push_back({profile, 1});
+    return out;
+  }
+  if (!mig.is_map()) mig.fail(fmt::format("expected a MIG profile or a mapping of profile to count, got {}", mig.type()));
+  mig.each_entry([&](const std::string& profile, const Field& count) {
+    if (!catalog_has_mig_profile(profile)) mig.fail_key(profile, unknown(profile));
+    out.push_back({profile, static_cast<int32_t>(count.integer(1, sim::kMaxMigDevicesPerPod))});
+  });
+  if (out.size() != 1)
+    mig.fail(fmt::format("{} MIG profiles: a pod asks for devices of one profile (a container gets access to one "
+                         "device type)",
+                         out.size()));
+  return out;
+}
+
+// The fields jobs, services and generator templates share.
+void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::string>& pool_names) {
+  s.namespace_name = f["namespace"].str("default");
+  if (s.namespace_name.empty()) f["namespace"].fail("must not be empty");
+  const Field gpus = f["gpus"];
+  s.num_gpu = static_cast<int32_t>(gpus.present() ? gpus.integer(0, kMaxGpusPerPod) : 0);
+  const Field milli = f["gpuMilli"];
+  if (milli.present()) {
+    if (s.num_gpu == 0) milli.fail("gpuMilli needs gpus >= 1");
+    s.gpu_milli = static_cast<int32_t>(milli.integer(1, kGpuMilliPerGpu));
+    if (s.gpu_milli < kGpuMilliPerGpu && s.num_gpu != 1) milli.fail("a fraction of a GPU needs gpus: 1");
+  } else {
+    s.gpu_milli = s.num_gpu > 0 ? kGpuMilliPerGpu : 0;
+  }
+  if (const Field mig = f["mig"]; mig.present()) s.mig_requests = parse_mig(mig, s.num_gpu);
+  if (const Field cpu = f["cpu"]; cpu.present()) {
+    try {
+      s.cpu_milli = cpu.quantity().milli();
+    } catch (const std::invalid_argument& e) {
+      cpu.fail(e.what());
+    }
+  }
+  if (const Field mem = f["memory"]; mem.present()) s.memory_bytes = mem.quantity().value();
+  if (const Field p = f["priority"]; p.present()) s.priority = static_cast<int32_t>(p.integer(-2147483648LL, 1000000000LL));
+  if (const Field c = f["capacity"]; c.present()) {
+    const std::string v = c.scalar();
+    if (v == "on-demand") s.capacity = sim::CapacityPreference::kOnDemand;
+    else if (v == "spot-ok") s.capacity = sim::CapacityPreference::kSpotOk;
+    else if (v == "spot") s.capacity = sim::CapacityPreference::kSpot;
+    else c.fail(fmt::format("unknown capacity preference '{}' (expected on-demand, spot-ok, spot)", v));
+  }
+  const Field pools = f["pools"];
+  for (size_t i = 0, n = pools.size(); i < n; ++i) {
+    const Field p = pools.at(i);
+    const std::string name = p.required_str();
+    if (std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
+      std::string known;
+      for (const std::string& k : pool_names) known += known.empty() ? k : ", " + k;
+      p.fail(fmt::format("unknown pool '{}' (pools: {})", name, known.empty() ? "none" : known));
+    }
+    s.pools.push_back(name);
+  }
+  f["nodeSelector"].each_entry([&](const std::string& k, const Field& v) { s.node_selector.emplace_back(k, v.str()); });
+  const Field tolerations = f["tolerations"];
+  for (size_t i = 0, n = tolerations.size(); i < n; ++i) {
+    const Field t = tolerations.at(i);
+    t.require_map();
+    t.only_keys({"key", "operator", "value", "effect"});
+    Toleration tol;
+    tol.key = t["key"].str();
+    tol.operator_ = t["operator"].str("Equal");
+    if (tol.operator_ != "Equal" && tol.operator_ != "Exists")
+      t["operator"].fail(fmt::format("unknown operator '{}' (expected Equal, Exists)", tol.operator_));
+    tol.value = t["value"].str();
+    tol.effect = t["effect"].str();
+    if (!tol.effect.empty() && tol.effect != "NoSchedule" && tol.effect != "PreferNoSchedule" && tol.effect != "NoExecute")
+      t["effect"].fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule, NoExecute)", tol.effect));
+    s.tolerations.push_back(std::move(tol));
+  }
+}
+
+// disruptionBudget: {minAvailable: N | "P%"} or {maxUnavailable: N | "P%"}, exactly one.
+sim::DisruptionBudget parse_budget(const Field& b) {
+  b.require_map();
+  b.only_keys({"minAvailable", "maxUnavailable"});
+  const Field min = b["minAvailable"], max = b["maxUnavailable"];
+  if (min.present() && max.present()) max.fail("minAvailable and maxUnavailable cannot both be set");
+  if (!min.present() && !max.present()) b.fail("one of minAvailable or maxUnavailable is required");
+  sim::DisruptionBudget budget;
+  // A count is bounded like an item's pods (at most 100000): a larger one cannot mean anything.
+  if (min.present()) budget.min_available = int_or_percent(min, kMaxItemPods);
+  if (max.present()) budget.max_unavailable = int_or_percent(max, kMaxItemPods);
+  return budget;
+}
+
+sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::string>& pool_names) {
+  f.require_map();
+  static const std::initializer_list<const char*> job_keys = {
+      "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
+      "checkpointIntervalSeconds", "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt",
+      "queueName", "topology"};
+  static const std::initializer_list<const char*> service_keys = {
+      "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
+      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "inference"};
+  static const std::initializer_list<const char*> template_keys = {
+      "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
+      "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "queueName", "topology"};
+  f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
+  sim::WorkloadSpec s;
+  s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
+  if (kind != Item::kTemplate) s.name = f["name"].required_str();
+  parse_common(f, s, pool_names);
+  if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
+  s.do_not_disrupt = f["doNotDisrupt"].boolean(false);
+  if (kind != Item::kService) {
+    s.queue_name = f["queueName"].str();
+    if (const Field t = f["topology"]; t.present()) {
+      t.require_map();
+      t.only_keys({"required", "preferred"});
+      const Field required = t["required"], preferred = t["preferred"];
+      if (required.present() == preferred.present()) t.fail("exactly one of required and preferred is needed");
+      s.topology.mode = required.present() ? queue::TopologyRequest::Mode::kRequired : queue::TopologyRequest::Mode::kPreferred;
+      s.topology.level = (required.present() ? required : preferred).required_str();
+    }
+  }
+  if (kind == Item::kService) {
+    s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
+    if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
+  } else {
+    s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, kMaxItemPods) : 1);
+    if (kind == Item::kJob) {
+      if (const Field a = f["arrivalSeconds"]; a.present()) s.arrival_s = seconds(a);
+      s.duration_s = positive_seconds(f["durationSeconds"]);
+    }
+    if (const Field c = f["checkpointIntervalSeconds"]; c.present()) s.checkpoint_interval_s = seconds(c);
+    if (const Field c = f["checkpointCostSeconds"]; c.present()) s.checkpoint_cost_s = seconds(c);
+    s.checkpoint_on_notice = f["checkpointOnNotice"].boolean(false);
+  }
+  if (kind == Item::kTemplate) {  // name and duration come from the generator; these only pass validate_spec
+    s.name = "template";
+    s.duration_s = 1;
+  }
+  try {
+    sim::validate_spec(s);  // checked above with positions; a safety net
+  } catch (const std::invalid_argument& e) {
+    f.fail(e.what());
+  }
+  return s;
+}
+
+sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std::vector<std::string>& pool_names) {
+  g.require_map();
+  g.only_keys({"jobsPerHour", "diurnalAmplitude", "peakHour", "startSeconds", "endSeconds", "durationSeconds", "maxJobs",
+               "namePrefix", "templates"});
+  sim::GeneratorParams p;
+  p.end_s = horizon_s;
+  const Field rate = g["jobsPerHour"];
+  p.jobs_per_hour = rate.number();
+  if (p.jobs_per_hour <= 0) rate.fail(fmt::format("{} must be positive", rate.scalar()));
+  if (const Field a = g["diurnalAmplitude"]; a.present()) {
+    p.diurnal_amplitude = a.number();
+    if (p.diurnal_amplitude < 0 || p.diurnal_amplitude > 1) a.fail(fmt::format("{} is outside [0, 1]", a.scalar()));
+  }
+  if (const Field h = g["peakHour"]; h.present()) {
+    p.peak_hour = h.number();
+    if (p.peak_hour < 0 || p.peak_hour >= 24) h.fail(fmt::format("{} is outside [0, 24)", h.scalar()));
+  }
+  if (const Field s = g["startSeconds"]; s.present()) p.start_s = seconds(s);
+  if (const Field e = g["endSeconds"]; e.present()) p.end_s = seconds(e);
+  if (p.end_s < p.start_s) g["endSeconds"].fail(fmt::format("end {} is before start {}", p.end_s, p.start_s));
+  if (const double expected = p.jobs_per_hour * (p.end_s - p.start_s) / 3600; expected > kMaxGeneratedJobs)
+    rate.fail(fmt::format("{} jobs per hour over {:g} h (startSeconds to endSeconds) is {:g} jobs, above the maximum of {:.0f}",
+                          rate.scalar(), (p.end_s - p.start_s) / 3600, expected, kMaxGeneratedJobs));
+  const Field d = g["durationSeconds"];
+  d.require_map();
+  d.only_keys({"min", "max", "paretoShape"});
+  p.duration_min_s = positive_seconds(d["min"]);
+  p.duration_max_s = positive_seconds(d["max"]);
+  if (p.duration_max_s < p.duration_min_s) d["max"].fail(fmt::format("max {} is below min {}", p.duration_max_s, p.duration_min_s));
+  if (const Field a = d["paretoShape"]; a.present()) {
+    p.pareto_shape = a.number();
+    if (p.pareto_shape <= 0) a.fail(fmt::format("{} must be positive", a.scalar()));
+  }
+  if (const Field m = g["maxJobs"]; m.present()) p.max_jobs = m.integer(0, 100'000'000);
+  p.name_prefix = g["namePrefix"].str("gen");
+  const Field templates = g["templates"];
+  if (templates.size() == 0) templates.fail("at least one template is required");
+  for (size_t i = 0, n = templates.size(); i < n; ++i) {
+    const Field t = templates.at(i);
+    sim::JobTemplate jt;
+    jt.spec = parse_item(t, Item::kTemplate, pool_names);
+    if (const Field w = t["weight"]; w.present()) {
+      jt.weight = w.number();
+      if (jt.weight <= 0) w.fail(fmt::format("{} must be positive", w.scalar()));
+    }
+    p.templates.push_back(std::move(jt));
+  }
+  return p;
+}
+
+sim::TopologySettings parse_topology(const Field& t, std::vector<SourcePosition>& levels_at) {
+  t.require_map();
+  t.only_keys({"levels", "slowdown", "placement"});
+  sim::TopologySettings out;
+  const Field levels = t["levels"];
+  if (levels.size() == 0) levels.fail("at least one level (a node label key) is required");
+  for (size_t i = 0, n = levels.size(); i < n; ++i) {
+    const std::string level = levels.at(i).required_str();
+    const auto [line, column] = levels.at(i).position();
+    levels_at.push_back(SourcePosition{levels.at(i).source().file, line, column, levels.at(i).path()});
+    if (std::find(out.levels.begin(), out.levels.end(), level) != out.levels.end())
+      levels.at(i).fail(fmt::format("level {} is listed twice", level));
+    out.levels.push_back(level);
+  }
+  out.slowdown.assign(out.levels.size(), 0.0);
+  t["slowdown"].each_entry([&](const std::string& k, const Field& v) {
+    const auto it = std::find(out.levels.begin(), out.levels.end(), k);
+    if (it == out.levels.end()) v.fail(fmt::format("{} is not one of the levels", k));
+    const double x = v.number();
+    if (!(x >= 0 && x <= 100)) v.fail(fmt::format("{} is outside [0, 100]", v.scalar()));
+    out.slowdown[static_cast<size_t>(it - out.levels.begin())] = x;
+  });
+  if (const Field p = t["placement"]; p.present()) {
+    const std::string mode = p.str();
+    if (mode != "aware" && mode != "ignore") p.fail(fmt::format("'{}' is not aware or ignore", mode));
+    out.aware = mode == "aware";
+  }
+  return out;
+}
+
+queue::KueueObjects parse_queues(const Field& q, const std::string& source_name) {
+  q.require_map();
+  q.only_keys({"objects", "admission"});
+  const Field files = q["objects"];
+  if (files.size() == 0) files.fail("at least one file of Kueue objects is required");
+  const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
+  std::vector<std::string> paths;
+  for (size_t i = 0, n = files.size(); i < n; ++i) {
+    paths.push_back((base / files.at(i).required_str()).string());
+    try {
+      (void)k8s_input_files({paths.back()});  // a missing path, or a folder without YAML: at its entry
+    } catch (const InputError& e) {
+      files.at(i).fail(e.what());
+    }
+  }
+  K8sObjects objects = read_k8s_inputs(paths);
+  if (objects.kueue.cluster_queues.empty()) files.fail("the files hold no ClusterQueue");
+  // Only Kueue's objects belong here: jobs are the workload's own (jobs:, generate:).
+  std::string other;
+  const auto note = [&](size_t count, const char* what) {
+    if (count > 0) other += fmt::format("{}{} {}", other.empty() ? "" : ", ", count, what);
+  };
+  note(objects.queued_workloads.size(), "queued job(s)");
+  note(objects.pods.size(), "pod(s)");
+  note(objects.nodes.size(), "node(s)");
+  note(objects.pod_groups.size(), "PodGroup(s)");
+  note(objects.quotas.size(), "ResourceQuota(s)");
+  note(objects.pool_files.size(), "NodePoolSet file(s)");
+  for (const auto& [kind, count] : objects.skipped_kinds) note(static_cast<size_t>(count), kind.c_str());
+  if (!other.empty())
+    files.fail(fmt::format("the files hold {}: only Kueue objects are read here (jobs go in jobs: or generate:)", other));
+  if (const Field a = q["admission"]; a.present()) {
+    const std::string mode = a.str();
+    if (mode != "quota" && mode != "placement") a.fail(fmt::format("'{}' is not quota or placement", mode));
+    objects.kueue.configuration.placement_aware = mode == "placement";
+  }
+  return std::move(objects.kueue);
+}
+
+// Each job's queueName must be a LocalQueue of its namespace, and its topology level one of the
+// topology's levels.
+void check_queue_references(const Field& root, const sim::Workload& w, const std::optional<sim::GeneratorParams>& generator) {
+  const Field jobs = root["jobs"];
+  auto check = [&](const sim::WorkloadSpec& s, const Field& f) {
+    if (!s.queue_name.empty()) {
+      if (!w.queues) f["queueName"].fail("queueName needs a queues: section with the Kueue objects");
+      bool found = false;
+      for (const queue::LocalQueue& lq : w.queues->local_queues) found |= lq.name == s.queue_name && lq.namespace_name == s.namespace_name;
+      if (!found) f["queueName"].fail(fmt::format("LocalQueue {}/{} does not exist", s.namespace_name, s.queue_name));
+    }
+    if (s.topology.mode != queue::TopologyRequest::Mode::kNone &&
+        std::find(w.topology.levels.begin(), w.topology.levels.end(), s.topology.level) == w.topology.levels.end())
+      f["topology"].fail(fmt::format("topology level {} is not one of topology.levels", s.topology.level));
+  };
+  for (size_t i = 0, n = jobs.size(); i < n; ++i) check(w.items[i], jobs.at(i));
+  if (generator)
+    for (size_t i = 0; i < generator->templates.size(); ++i) check(generator->templates[i].spec, root["generate"]["templates"].at(i));
+}
+
+}  // namespace
+
+SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string& source_name,
+                                        const std::vector<std::string>& pool_names,
+                                        const inference::ServingCatalog* catalog) {
+  Source src;
+  src.file = source_name;
+  SimWorkloadFile out;
+  bool found = false;
+  const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
+  for (const detail::YamlNode& doc : docs) {
+    if (doc.type == detail::YamlType::kNull) continue;
+    const Field root(doc, "", src);
+    root.require_map();
+    const Field api = root["apiVersion"];
+    if (api.str() != kSimApiVersion) api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kSimApiVersion));
+    const Field kind = root["kind"];
+    if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
+    if (found) kind.fail("a second Workload document (one per file)");
+    found = true;
+    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology"});
+    const Field horizon = root["horizonSeconds"];
+    out.workload.horizon_s = positive_seconds(horizon);
+    if (out.workload.horizon_s > kMaxHorizonSeconds)
+      horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
+    std::set<std::string> names;
+    auto add = [&](const Field& f, Item kind_of) {
+      sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);
+      if (!names.insert(s.name).second) f["name"].fail(fmt::format("duplicate name '{}'", s.name));
+      out.workload.items.push_back(std::move(s));
+    };
+    const Field jobs = root["jobs"];
+    for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
+    const Field services = root["services"];
+    for (size_t i = 0, n = services.size(); i < n; ++i) {
+      add(services.at(i), Item::kService);
+      if (const Field inf = services.at(i)["inference"]; inf.present()) {
+        const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
+        out.workload.inference.push_back(parse_inference_service(
+            inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+      }
+    }
+    if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t, out.topology_levels_at);
+    if (const Field q = root["queues"]; q.present()) out.workload.queues = parse_queues(q, source_name);
+    if (const Field g = root["generate"]; g.present()) {
+      out.generator = parse_generator(g, out.workload.horizon_s, pool_names);
+      for (const std::string& n : names)
+        if (n.rfind(out.generator->name_prefix + "-", 0) == 0)
+          g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
+    }
+    check_queue_references(root, out.workload, out.generator);
+  }
+  if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));
+  return out;
+}
+
+SimWorkloadFile read_sim_workload_file(const std::string& path, const std::vector<std::string>& pool_names,
+                                       const inference::ServingCatalog* catalog) {
+  return parse_sim_workload_text(read_yaml_file(path), path, pool_names, catalog);
+}
+
+}  // namespace gpufleet::io

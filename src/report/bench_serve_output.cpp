@@ -1,0 +1,80 @@
+// bench-serve's result block and JSON (bench_serve_output.h).
+#include "report/bench_serve_output.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace gpufleet::io {
+
+namespace {
+
+std::string rule(const std::string& title, char c) {
+  const size_t n = 50;
+  if (title.size() >= n) return title + "\n";
+  const size_t left = (n - title.size()) / 2;  // Python's '^' puts the odd character on the right
+  return std::string(left, c) + title + std::string(n - title.size() - left, c) + "\n";
+}
+
+std::string line(const std::string& name, const std::string& value) { return fmt::format("{:<40} {:<10}\n", name, value); }
+std::string line2(const std::string& name, double value) { return line(name, fmt::format("{:.2f}", value)); }
+
+std::string metric(const std::string& header, const std::string& name, const inference::LatencyStats& s) {
+  return rule(header, '-') + line2("Mean " + name + " (ms):", s.mean_ms) + line2("Median " + name + " (ms):", s.median_ms) +
+         line2("P99 " + name + " (ms):", s.p99_ms);
+}
+
+}  // namespace
+
+std::string bench_serve_text(const BenchServeSettings& st, const inference::BenchServeResult& r) {
+  std::string out = rule(" Serving Benchmark Result ", '=');
+  out += line("Successful requests:", std::to_string(r.completed));
+  out += line("Failed requests:", std::to_string(r.failed));
+  if (st.max_concurrency > 0) out += line("Maximum request concurrency:", std::to_string(st.max_concurrency));
+  if (std::isfinite(st.request_rate)) out += line2("Request rate configured (RPS):", st.request_rate);
+  out += line2("Benchmark duration (s):", r.duration_s);
+  out += line("Total input tokens:", std::to_string(r.total_input_tokens));
+  out += line("Total generated tokens:", std::to_string(r.total_output_tokens));
+  out += line2("Request throughput (req/s):", r.request_throughput);
+  out += line2("Output token throughput (tok/s):", r.output_throughput);
+  out += line2("Peak concurrent requests:", r.max_concurrent_requests);
+  out += line2("Total token throughput (tok/s):", r.total_token_throughput);
+  out += metric("Time to First Token", "TTFT", r.ttft);
+  out += metric("Time per Output Token (excl. 1st token)", "TPOT", r.tpot);
+  out += metric("Inter-token Latency", "ITL", r.itl);
+  out += std::string(50, '=') + "\n";
+  return out;
+}
+
+nlohmann::ordered_json bench_serve_json(const BenchServeSettings& st, const inference::BenchServeResult& r) {
+  nlohmann::ordered_json j;
+  j["model_id"] = st.model;
+  j["gpu"] = st.gpu;
+  j["tensor_parallel_size"] = st.tensor_parallel_size;
+  j["num_replicas"] = st.num_replicas;
+  j["kv_cache_tokens"] = st.kv_cache_tokens;
+  j["num_prompts"] = st.num_prompts;
+  j["request_rate"] = std::isfinite(st.request_rate) ? nlohmann::ordered_json(st.request_rate) : nlohmann::ordered_json(nullptr);
+  j["burstiness"] = std::isfinite(st.burstiness) ? nlohmann::ordered_json(st.burstiness) : nlohmann::ordered_json(nullptr);
+  j["max_concurrency"] = st.max_concurrency > 0 ? nlohmann::ordered_json(st.max_concurrency) : nlohmann::ordered_json(nullptr);
+  j["duration"] = r.duration_s;
+  j["completed"] = r.completed;
+  j["failed"] = r.failed;
+  j["total_input_tokens"] = r.total_input_tokens;
+  j["total_output_tokens"] = r.total_output_tokens;
+  j["request_throughput"] = r.request_throughput;
+  j["output_throughput"] = r.output_throughput;
+  j["total_token_throughput"] = r.total_token_throughput;
+  j["max_concurrent_requests"] = r.max_concurrent_requests;
+  j["preemptions"] = r.preemptions;
+  const std::pair<const char*, const inference::LatencyStats*> sets[] = {{"ttft", &r.ttft}, {"tpot", &r.tpot}, {"itl", &r.itl}, {"e2el", &r.e2el}};
+  for (const auto& [name, s] : sets) {
+    j[fmt::format("mean_{}_ms", name)] = s->mean_ms;
+    j[fmt::format("median_{}_ms", name)] = s->median_ms;
+    j[fmt::format("std_{}_ms", name)] = s->std_ms;
+    j[fmt::format("p99_{}_ms", name)] = s->p99_ms;
+  }
+  return j;
+}
+
+}  // namespace gpufleet::io

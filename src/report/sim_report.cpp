@@ -1,0 +1,391 @@
+#include "report/sim_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/html_page.h"
+#include "report/json_values.h"
+
+namespace gpufleet::io {
+namespace {
+
+// Draws the four charts from the embedded JSON, then sets data-rendered="ok".
+constexpr std::string_view kRenderScript = R"js(
+(function () {
+  "use strict";
+  if (typeof Chart === "undefined") throw new Error("Chart.js did not load");
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  Chart.defaults.font.size = 13;
+  Chart.defaults.color = "#333a48";
+  function points(config, values) {
+    return values.map(function (y, i) { return { x: config.time_h[i], y: y }; });
+  }
+  function dataset(label, color, pts, dashed) {
+    return { label: label, data: pts, borderColor: color, backgroundColor: color, borderWidth: dashed ? 1.4 : 2,
+             borderDash: dashed ? [6, 4] : [], stepped: true };
+  }
+  function chart(id, datasets, yTitle) {
+    return new Chart(document.getElementById(id), {
+      type: "line",
+      data: { datasets: datasets },
+      options: {
+        animation: false, responsive: true, maintainAspectRatio: false, parsing: true,
+        interaction: { mode: "nearest", intersect: false },
+        elements: { point: { radius: 0, hoverRadius: 3, hitRadius: 4 } },
+        scales: {
+          x: { type: "linear", min: 0, max: data.horizon_h, title: { display: true, text: "Simulated time (hours)" } },
+          y: { min: 0, title: { display: true, text: yTitle } }
+        },
+        plugins: { legend: { position: "bottom", labels: { boxWidth: 18, boxHeight: 2, padding: 14 } } }
+      }
+    });
+  }
+  var nodes = [], gpus = [], pending = [], cost = [];
+  var k = 0;
+  data.configs.forEach(function (c, i) {
+    var color = data.palette[i % data.palette.length];
+    c.pools.forEach(function (pool, j) {
+      nodes.push(dataset(c.label + " / " + pool, data.palette[k++ % data.palette.length], points(c, c.nodes[j]), false));
+    });
+    gpus.push(dataset(c.label + ": allocated", color, points(c, c.gpus_allocated), false));
+    gpus.push(dataset(c.label + ": billed", color, points(c, c.gpus_billed), true));
+    pending.push(dataset(c.label, color, points(c, c.pending_pods), false));
+    cost.push(dataset(c.label, color, points(c, c.cost_usd_per_hour), false));
+  });
+  chart("chart-nodes", nodes, "Billed nodes");
+  chart("chart-gpus", gpus, "GPUs");
+  chart("chart-pending", pending, "Pending pods");
+  chart("chart-cost", cost, "Cost rate (USD per hour)");
+  document.getElementById("chartjs-version").textContent = "v" + Chart.version;
+  if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
+})();
+)js";
+
+// The inference services' charts (only in reports of runs that have them): per configuration and
+// service, request rate against ready replicas, TTFT p99 per minute against the SLO, queue depth,
+// KV-cache usage and cost rate.
+constexpr std::string_view kInferenceScript = R"js(
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  function line(label, color, xs, ys, dashed, axis) {
+    return { label: label, data: ys.map(function (y, i) { return { x: xs[i], y: y }; }), borderColor: color,
+             backgroundColor: color, borderWidth: dashed ? 1.4 : 2, borderDash: dashed ? [6, 4] : [], stepped: true,
+             yAxisID: axis || "y", spanGaps: false };
+  }
+  function chart(id, datasets, yTitle, y2Title) {
+    var scales = {
+      x: { type: "linear", min: 0, max: data.horizon_h, title: { display: true, text: "Simulated time (hours)" } },
+      y: { min: 0, title: { display: true, text: yTitle } }
+    };
+    if (y2Title) scales.y2 = { min: 0, position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: y2Title } };
+    return new Chart(document.getElementById(id), {
+      type: "line", data: { datasets: datasets },
+      options: { animation: false, responsive: true, maintainAspectRatio: false,
+                 interaction: { mode: "nearest", intersect: false },
+                 elements: { point: { radius: 0, hoverRadius: 3, hitRadius: 4 } }, scales: scales,
+                 plugins: { legend: { position: "bottom", labels: { boxWidth: 18, boxHeight: 2, padding: 14 } } } }
+    });
+  }
+  var rate = [], ttft = [], queue = [], kv = [], cost = [], k = 0;
+  data.inference.forEach(function (s) {
+    var color = data.palette[k++ % data.palette.length];
+    rate.push(line(s.label + ": requests/s", color, s.time_h, s.request_rate, false));
+    rate.push(line(s.label + ": ready replicas", color, s.time_h, s.ready_replicas, true, "y2"));
+    ttft.push(line(s.label + ": TTFT p99", color, s.time_h, s.ttft_p99_s, false));
+    if (s.slo_ttft_p99_s !== null)
+      ttft.push(line(s.label + ": SLO", color, s.time_h, s.time_h.map(function () { return s.slo_ttft_p99_s; }), true));
+    queue.push(line(s.label + ": waiting in engines", color, s.time_h, s.engine_waiting, false));
+    queue.push(line(s.label + ": held at the router", color, s.time_h, s.router_waiting, true));
+    kv.push(line(s.label, color, s.time_h, s.kv_cache_usage, false));
+    cost.push(line(s.label, color, s.time_h, s.cost_usd_per_hour, false));
+  });
+  chart("chart-serving-rate", rate, "Requests per second", "Ready replicas");
+  chart("chart-serving-ttft", ttft, "TTFT p99 (s)");
+  chart("chart-serving-queue", queue, "Requests waiting");
+  chart("chart-serving-kv", kv, "KV-cache usage (0..1)");
+  chart("chart-serving-cost", cost, "USD per hour");
+})();
+)js";
+
+std::string opt(const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("&ndash;"); }
+
+// The Kueue queues, the topology counters, the checkpoints and the driver upgrades of the runs that
+// have them (SimResult::queues, topology_levels, checkpoint_jobs, driver_upgrades): static tables, no
+// chart.
+std::string queue_sections(const std::vector<CompareEntry>& entries) {
+  std::string queues, topology, checkpoints, upgrades;
+  const auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.0f}", *v) : std::string("-"); };
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    for (const sim::QueueResult& q : r.queues)
+      queues += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                            "<td>{:.1f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td></tr>\n",
+                            html_escape(e.label), html_escape(q.cluster_queue), html_escape(q.cohort), html_escape(r.admission),
+                            q.workloads, q.admitted, q.pending_at_end, q.preemptions, q.evictions, q.gpu_hours, q.borrowed_pct,
+                            opt(q.wait.p50), opt(q.wait.p99));
+    if (r.topology_levels > 0)
+      topology += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td><td>{:.2f}</td></tr>\n", html_escape(e.label),
+                              r.job_starts, r.split_job_starts,
+                              r.job_starts > 0 ? 100.0 * static_cast<double>(r.split_job_starts) / static_cast<double>(r.job_starts) : 0.0,
+                              r.topology_slowdown_gpu_hours);
+    for (const sim::CheckpointJobResult& c : r.checkpoint_jobs)
+      checkpoints += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                                 html_escape(e.label), html_escape(c.name), c.interval_s, c.cost_s, c.checkpoint_s, c.interruptions,
+                                 c.mtbi_s > 0 ? fmt::format("{:.0f}", c.mtbi_s) : std::string("-"),
+                                 c.daly_interval_s > 0 ? fmt::format("{:.0f}", c.daly_interval_s) : std::string("-"));
+    for (const sim::DriverUpgradeResult& u : r.driver_upgrades)
+      upgrades += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
+                              html_escape(e.label), html_escape(u.pool), u.start_s,
+                              u.finish_s < 0 ? std::string("-") : fmt::format("{:.0f}", u.finish_s), u.nodes_upgraded,
+                              u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted + u.pods_deleted, u.lost_gpu_hours);
+  }
+  // Alerts (runs with a fault schedule), at most kReportAlerts rows per configuration.
+  constexpr size_t kReportAlerts = 1000;
+  std::string alerts;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    if (!r.faults_enabled) continue;
+    for (size_t i = 0; i < r.alerts.size() && i < kReportAlerts; ++i) {
+      const sim::Alert& a = r.alerts[i];
+      alerts += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(e.label),
+                            a.time_s, html_escape(a.alert), html_escape(a.severity), html_escape(a.subject), html_escape(a.message));
+    }
+    if (r.alerts.size() > kReportAlerts)
+      alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">{} more alerts (see --json)</td></tr>\n", html_escape(e.label),
+                            r.alerts.size() - kReportAlerts);
+    if (r.alerts.empty()) alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">no alert fired</td></tr>\n", html_escape(e.label));
+  }
+  std::string html;
+  if (!alerts.empty())
+    html += "<section>\n<h2>Alerts</h2>\n<p class=\"note\">Alerts the fault schedule raised (rules in docs/faults.md): "
+            "time in seconds, rule, severity, subject and message.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>time s</th><th>alert</th><th>severity</th><th>subject</th><th>message</th>"
+            "</tr>\n</thead>\n<tbody>\n" +
+            alerts + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!queues.empty())
+    html += "<section>\n<h2>Queues</h2>\n<p class=\"note\">Kueue ClusterQueues: workloads admitted, still pending at the end, "
+            "preempted and evicted (PodsReadyTimeout); nvidia.com/gpu quota reserved in GPU-hours and the share above nominal "
+            "quota (borrowed); seconds from arrival to first admission (nearest-rank).</p>\n<div class=\"table-scroll\">\n"
+            "<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>cluster queue</th><th>cohort</th><th>admis&shy;sion</th>"
+            "<th>work&shy;loads</th><th>admitted</th><th>pending</th><th>pre&shy;empted</th><th>evicted</th><th>GPU-hours</th>"
+            "<th>bor&shy;rowed</th><th>wait p50</th><th>wait p99</th></tr>\n</thead>\n<tbody>\n" +
+            queues + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!topology.empty())
+    html += "<section>\n<h2>Topology</h2>\n<p class=\"note\">Job starts whose pods span several domains of a level with a "
+            "slowdown, and the GPU-hours the slowdown added.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>job starts</th><th>split</th><th>split share</th><th>slowdown GPU-hours</th>"
+            "</tr>\n</thead>\n<tbody>\n" +
+            topology + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!checkpoints.empty())
+    html += "<section>\n<h2>Checkpoints</h2>\n<p class=\"note\">Jobs whose checkpoints cost time: seconds spent writing, "
+            "interruptions, the mean time between interruptions observed on their pools and the interval Daly's formula "
+            "recommends for it (docs/checkpoints-and-upgrades.md).</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
+            "<tr><th>con&shy;figu&shy;ration</th><th>job</th><th>interval s</th><th>cost s</th><th>writing s</th>"
+            "<th>inter&shy;ruptions</th><th>MTBI s</th><th>recom&shy;mended s</th></tr>\n</thead>\n<tbody>\n" +
+            checkpoints + "</tbody>\n</table>\n</div>\n</section>\n";
+  if (!upgrades.empty())
+    html += "<section>\n<h2>Driver upgrades</h2>\n<p class=\"note\">Rolling driver upgrades: start and finish (s), nodes "
+            "upgraded, GPU-hours of capacity cordoned, job stops, pods evicted or deleted, job work lost (GPU-hours).</p>\n"
+            "<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>pool</th><th>start</th>"
+            "<th>finish</th><th>nodes</th><th>capacity lost</th><th>job stops</th><th>pods</th><th>work lost</th></tr>\n"
+            "</thead>\n<tbody>\n" +
+            upgrades + "</tbody>\n</table>\n</div>\n</section>\n";
+  return html;
+}
+
+// The pending pods at the horizon and at the peak of the runs with a provisioning report
+// (SimResult::provisioning_report: Karpenter NodePools or a fault schedule), with their reasons.
+std::string pending_section(const std::vector<CompareEntry>& entries) {
+  std::string rows;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    if (!r.provisioning_report) continue;
+    const auto add = [&](const std::string& when, const std::vector<sim::PendingPod>& pods) {
+      for (const sim::PendingPod& p : pods)
+        rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
+                            "<td style=\"white-space:normal\">{}</td></tr>\n",
+                            html_escape(e.label), when, html_escape(p.unit), p.pods, p.priority, p.pending_since_s,
+                            html_escape(p.reason.empty() ? "(no reason recorded)" : p.reason));
+    };
+    add("horizon", r.pending_at_horizon);
+    if (r.pending_peak_s >= 0) add(fmt::format("peak ({:.2f} h)", r.pending_peak_s / 3600.0), r.pending_at_peak);
+  }
+  if (rows.empty()) return "";
+  return "<section>\n<h2>Pending units and reasons</h2>\n<p class=\"note\">Units waiting for capacity at the horizon and at the first "
+         "moment the most pods were pending, with the provisioner's or the scheduler's reason; pending since: seconds from "
+         "the start.</p>\n<div class=\"table-scroll\">\n<table id=\"pending-pods\">\n<thead>\n<tr><th>con&shy;figu&shy;ration</th>"
+         "<th>when</th><th>unit</th><th>pods</th><th>prio&shy;rity</th><th>pending since (s)</th><th>reason</th></tr>\n"
+         "</thead>\n<tbody>\n" +
+         rows + "</tbody>\n</table>\n</div>\n</section>\n";
+}
+
+}  // namespace
+
+std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
+  nlohmann::ordered_json data;
+  data["generator"] = entries.size() == 1 ? "gpufleet simulate" : "gpufleet compare";
+  data["workload"] = workload;
+  data["palette"] = kReportPalette;
+  double horizon_h = 0;
+  data["configs"] = nlohmann::ordered_json::array();
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    horizon_h = std::max(horizon_h, r.horizon_s / 3600.0);
+    const size_t rows = r.timeseries.size();
+    const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+    nlohmann::ordered_json c;
+    c["label"] = e.label;
+    c["policy"] = r.policy;
+    c["pools"] = r.pools;
+    nlohmann::ordered_json t = nlohmann::ordered_json::array(), ga = t, gb = t, pend = t, cost = t;
+    std::vector<nlohmann::ordered_json> nodes(r.pools.size(), nlohmann::ordered_json::array());
+    for (size_t i = 0; i < rows; i += step) {
+      const sim::TimeseriesRow& row = r.timeseries[i];
+      t.push_back(round_to(row.time_s / 3600.0, 1e4));
+      for (size_t p = 0; p < nodes.size() && p < row.nodes_per_pool.size(); ++p) nodes[p].push_back(row.nodes_per_pool[p]);
+      ga.push_back(round_to(static_cast<double>(row.gpu_allocated_milli) / 1000.0, 1e3));
+      gb.push_back(round_to(static_cast<double>(row.gpu_capacity_milli) / 1000.0, 1e3));
+      pend.push_back(row.pending_pods);
+      cost.push_back(round_to(row.cost_usd_per_hour, 1e4));
+    }
+    c["time_h"] = std::move(t);
+    c["nodes"] = nodes;
+    c["gpus_allocated"] = std::move(ga);
+    c["gpus_billed"] = std::move(gb);
+    c["pending_pods"] = std::move(pend);
+    c["cost_usd_per_hour"] = std::move(cost);
+    data["configs"].push_back(std::move(c));
+  }
+  data["horizon_h"] = round_to(horizon_h, 1e4);
+  bool serving = false;
+  for (const CompareEntry& e : entries) serving = serving || !e.result.inference.empty();
+  std::string serving_rows;
+  if (serving) {
+    data["inference"] = nlohmann::ordered_json::array();
+    for (const CompareEntry& e : entries)
+      for (const sim::InferenceServiceResult& r : e.result.inference) {
+        const size_t rows = r.timeseries.size();
+        const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+        nlohmann::ordered_json c;
+        c["label"] = entries.size() == 1 ? r.service : e.label + " / " + r.service;
+        c["slo_ttft_p99_s"] = r.slo_ttft_p99_s ? nlohmann::ordered_json(*r.slo_ttft_p99_s) : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json t = nlohmann::ordered_json::array(), rate = t, ready = t, ttft = t, qe = t, qr = t, kv = t, cost = t;
+        for (size_t i = 0; i < rows; i += step) {
+          const sim::InferenceSample& x = r.timeseries[i];
+          t.push_back(round_to(x.time_s / 3600.0, 1e4));
+          const double span = x.time_s - (i == 0 ? 0.0 : r.timeseries[i - 1].time_s);
+          rate.push_back(round_to(span > 0 ? static_cast<double>(x.arrivals) / span : 0.0, 1e3));
+          ready.push_back(x.ready_replicas);
+          ttft.push_back(x.ttft_p99_s ? nlohmann::ordered_json(round_to(*x.ttft_p99_s, 1e4)) : nlohmann::ordered_json(nullptr));
+          qe.push_back(x.engine_waiting);
+          qr.push_back(x.router_waiting);
+          kv.push_back(round_to(x.kv_cache_usage, 1e4));
+          cost.push_back(round_to(x.cost_usd_per_hour, 1e4));
+        }
+        c["time_h"] = std::move(t);
+        c["request_rate"] = std::move(rate);
+        c["ready_replicas"] = std::move(ready);
+        c["ttft_p99_s"] = std::move(ttft);
+        c["engine_waiting"] = std::move(qe);
+        c["router_waiting"] = std::move(qr);
+        c["kv_cache_usage"] = std::move(kv);
+        c["cost_usd_per_hour"] = std::move(cost);
+        serving_rows += fmt::format(
+            "<tr><td>{}</td><td>{}</td><td style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
+            "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
+            html_escape(c["label"].get<std::string>()), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
+            r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
+            r.cold_starts, r.gpu_hours, r.cost_usd, r.usd_per_million_tokens);
+        data["inference"].push_back(std::move(c));
+      }
+  }
+  const std::string data_json = json_for_script(data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+
+  std::string rows;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const sim::SimResult& r = entries[i].result;
+    auto by_type = [&](const char* t) {
+      const auto it = r.cost_by_capacity_type.find(t);
+      return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
+    };
+    rows += fmt::format(
+        "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
+        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        kReportPalette[i % std::size(kReportPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
+        saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
+        r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
+        r.evictions, r.nodes_consolidated, r.consolidation_restarts, r.pods_completed, r.pods_running, r.pods_pending, r.pods_failed);
+  }
+  const bool single = entries.size() == 1;
+  std::string html;
+  html.reserve(data_json.size() + 300000);
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
+          "style-src 'unsafe-inline'; img-src data:\">\n";
+  html += fmt::format("<title>gpufleet {} report</title>\n<style>", single ? "simulate" : "compare");
+  html += report_style();
+  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main class=\"wide\">\n<pre id=\"errors\"></pre>\n<script>";
+  html += report_error_script();
+  html += "</script>\n";
+  html += fmt::format("<header>\n<h1>gpufleet {}: cost and waiting over time</h1>\n<p class=\"subtitle\">workload: {}</p>\n"
+                      "<p class=\"cluster\">{} configuration{}</p>\n</header>\n",
+                      single ? "simulate" : "compare", html_escape(workload), entries.size(), single ? "" : "s");
+  html += "<noscript><p>JavaScript is off: the charts need it; the table below does not.</p></noscript>\n";
+  const char* sections[][3] = {
+      {"chart-nodes", "Nodes per pool", "Billed nodes (provisioning, ready or cordoned) per pool, per minute."},
+      {"chart-gpus", "GPU allocation", "GPUs allocated to pods (solid) and GPUs on billed nodes (dashed)."},
+      {"chart-pending", "Pending pods", "Pods waiting for capacity."},
+      {"chart-cost", "Cost rate", "USD per hour: billed nodes at their price plus unused reservations."}};
+  for (const auto& s : sections)
+    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
+                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
+                        s[1], s[2], s[0], s[1]);
+  // Two header rows (groups over their columns) and soft hyphens in the long words keep the columns
+  // narrow enough for the table to fit its card on a 1400 px wide window (main.wide); on a narrower
+  // one it scrolls inside the card (.table-scroll). tests/cli/sim_report_chromium_test.sh checks both.
+  html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Saving against the first configuration. Production: priority "
+          "&ge; " + std::to_string(entries.empty() ? 1000 : entries.front().result.production_priority) +
+          ". Pending seconds are nearest-rank p99.</p>\n<div class=\"table-scroll\">\n<table class=\"grouped\">\n<thead>\n"
+          "<tr><th rowspan=\"2\">con&shy;figu&shy;ration</th><th rowspan=\"2\">policy</th><th colspan=\"6\" class=\"group\">cost "
+          "(USD)</th><th rowspan=\"2\">GPU allo&shy;cation</th><th colspan=\"2\" class=\"group\">p99 pending (s)</th>"
+          "<th colspan=\"2\" class=\"group\">spot</th><th rowspan=\"2\">evic&shy;tions</th><th colspan=\"2\" "
+          "class=\"group\">consolidation</th><th colspan=\"4\" class=\"group\">pods</th></tr>\n"
+          "<tr><th>total</th><th>saving</th><th>on-demand</th><th>spot</th><th>reserved</th><th>idle</th><th>all</th>"
+          "<th>pro&shy;duction</th><th>inter&shy;ruptions</th><th>lost GPU-hours</th><th>nodes</th><th>restarts</th>"
+          "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
+  html += rows;
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += queue_sections(entries);
+  html += pending_section(entries);
+  if (!serving) {
+    html += report_page_end("gpufleet", data_json, kRenderScript);
+    return html;
+  }
+  const char* serving_sections[][3] = {
+      {"chart-serving-rate", "Requests and replicas", "Requests per second arriving (solid) and ready replicas (dashed, right axis)."},
+      {"chart-serving-ttft", "Time to first token", "TTFT p99 over the requests whose first token came in each minute; the SLO dashed."},
+      {"chart-serving-queue", "Queue depth", "Requests waiting in the engines (vllm:num_requests_waiting, solid) and held at the router (dashed)."},
+      {"chart-serving-kv", "KV-cache usage", "Mean over ready replicas (vllm:kv_cache_usage_perc)."},
+      {"chart-serving-cost", "Serving cost rate", "USD per hour charged to each service's pods."}};
+  for (const auto& s : serving_sections)
+    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
+                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
+                        s[1], s[2], s[0], s[1]);
+  html += "<section>\n<h2>Inference services</h2>\n<p class=\"note\">Latencies in seconds, nearest-rank percentiles over "
+          "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th>model</th>"
+          "<th>autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
+          "<th>SLO met</th><th>max ready</th><th>cold starts</th><th>GPU-hours</th><th>cost (USD)</th>"
+          "<th>USD / M tokens</th></tr>\n</thead>\n<tbody>\n";
+  html += serving_rows;
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += report_page_end("gpufleet", data_json, std::string(kRenderScript) + std::string(kInferenceScript));
+  return html;
+}
+
+}  // namespace gpufleet::io

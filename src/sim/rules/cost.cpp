@@ -1,0 +1,63 @@
+#include "sim/rules/cost.h"
+
+#include "model/gpu_catalog.h"
+#include "model/resources.h"
+
+namespace gpufleet::sim {
+namespace {
+
+// Whether the pool's GPUs are time-sliced (expand_pool: time-slicing applies to the GPUs without MIG).
+bool time_sliced(const NodePool& pool) { return pool.time_slicing_replicas && !pool.mig_devices; }
+
+}  // namespace
+
+double pod_gpus_held(const NodePool& pool, const Pod& pod) {
+  double gpus = 0;
+  if (time_sliced(pool)) {
+    const double replicas = static_cast<double>(*pool.time_slicing_replicas);
+    gpus += static_cast<double>(pod.num_gpu) / replicas + static_cast<double>(pod.shared_replicas) / replicas;
+  } else {
+    gpus += static_cast<double>(pod.gpu_request_milli()) / kGpuMilliPerGpu;
+  }
+  if (!pod.mig_requests.empty())
+    if (const GpuModelInfo* model = find_gpu_model(pool.gpu_model))
+      for (const MigRequest& r : pod.mig_requests)
+        if (const MigProfile* profile = model->find_mig_profile(r.profile))
+          gpus += static_cast<double>(r.count) * profile->compute_slices / kMigComputeSlices;
+  return gpus;
+}
+
+PriceSplit price_split(const NodePool& pool) {
+  const double cpu = static_cast<double>(pool.cpu_milli) / 1000.0 * kOpenCostCpuUsdPerVcpuHour;
+  const double mem = static_cast<double>(pool.memory_bytes) / static_cast<double>(int64_t{1} << 30) * kOpenCostRamUsdPerGibHour;
+  const double gpu = static_cast<double>(pool.gpus_per_node) * kOpenCostGpuUsdPerGpuHour;
+  const double total = cpu + mem + gpu;
+  if (total <= 0) return {};
+  return {cpu / total, mem / total, gpu / total};
+}
+
+double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod) {
+  double share = 0;
+  if (pool.cpu_milli > 0) share += split.cpu * static_cast<double>(pod.cpu_milli) / static_cast<double>(pool.cpu_milli);
+  if (pool.memory_bytes > 0) share += split.memory * static_cast<double>(pod.memory_bytes) / static_cast<double>(pool.memory_bytes);
+  if (pool.gpus_per_node > 0) {
+    if (time_sliced(pool) || pod.has_device_requests())
+      share += split.gpu * pod_gpus_held(pool, pod) / static_cast<double>(pool.gpus_per_node);
+    else  // whole GPUs and fractions of plain GPUs: the same share, computed as it always was
+      share += split.gpu * static_cast<double>(pod.gpu_request_milli()) / (static_cast<double>(pool.gpus_per_node) * kGpuMilliPerGpu);
+  }
+  return share;
+}
+
+double node_price_usd_per_hour(const SimPool& p, bool reserved_covered) {
+  if (reserved_covered && p.pool.reserved_usd_per_hour) return *p.pool.reserved_usd_per_hour;
+  if (p.settings.capacity_type == CapacityType::kSpot && p.pool.spot_usd_per_hour) return *p.pool.spot_usd_per_hour;
+  return p.pool.on_demand_usd_per_hour;
+}
+
+const char* billed_capacity_type(const SimPool& p, bool reserved_covered) {
+  if (reserved_covered) return "reserved";
+  return p.settings.capacity_type == CapacityType::kSpot ? "spot" : "on-demand";
+}
+
+}  // namespace gpufleet::sim
