@@ -209,6 +209,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
       send(i, requests[i].arrival_s);
     }
     while (static_cast<size_t>(outcomes.size()) < requests.size()) {
+      dep.start_due_steps();
       const double next = dep.next_event_s();
       if (!std::isfinite(next)) break;
       dep.advance_to(next);
@@ -225,6 +226,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
         held.pop_front();
       }
       const double t_arrival = next < requests.size() ? requests[next].arrival_s : kInf;
+      dep.start_due_steps();  // every request of this instant is sent
       const double t_event = std::min(t_arrival, dep.next_event_s());
       if (!std::isfinite(t_event)) break;
       dep.advance_to(t_event);
