@@ -15,6 +15,7 @@
 #include "inference/engine_args.h"
 #include "inference/kv_cache.h"
 #include "inference/replica_engine.h"
+#include "inference/request_sources.h"
 #include "inference/step_time.h"
 #include "model/gpu_catalog.h"
 #include "sim/cost.h"
@@ -206,7 +207,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
       }
     }
     if (!any) fail(errors.empty() ? "no GPU pool it may use" : "no pool it may use can run it: " + errors);
-    s->source = spec.traffic(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
+    s->source = inference::make_request_source(spec.traffic, seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
     inference::Deployment::Observer observer;
     Service* sp = s.get();
     observer.on_outcome = [this, sp](const inference::RequestOutcome& o) {
@@ -249,7 +250,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
       }
     };
     s->deployment = std::make_unique<inference::Deployment>(spec.router, std::move(observer));
-    if (spec.autoscaler) s->autoscaler = spec.autoscaler();
+    s->autoscaler = make_replica_autoscaler(spec.autoscaler);
     s->rows.resize(rows);
     s->row_ttft.resize(rows);
     for (size_t k = 0; k < rows; ++k) s->rows[k].time_s = std::min(workload.horizon_s, (k + 1) * sample_interval_s);
