@@ -100,62 +100,33 @@ void Scheduler::materialize() {
   for (int32_t si : running_) {
     RequestState& s = slots_[static_cast<size_t>(si)];
     kv_->set_held(s.kv, s.computed + 1);
-    plan_.scheduled.push_back({si, s.req.id, 1});
+    plan_.scheduled.push_back({si, 1, s.req.id});
   }
   plan_.decode_all = false;
 }
 
-/// A step in which every running request decodes, all fit the token budget, none can be admitted
-/// from waiting, the new blocks are free and none finishes at its end: the same plan as the general
-/// path (no preemption, no admission), made in O(1). The step that finishes a request, and any
-/// other, goes through the general path.
-bool Scheduler::try_decode_all() {
-  const auto b = static_cast<int32_t>(running_.size());
-  if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
-  if (!waiting_.empty() && b < limits_.max_num_seqs) return false;
-  const int32_t bs = limits_.block_size;
-  if (!phase_valid_) {
-    if (fast_steps_ != 0) return false;
-    for (int32_t si : running_) {
-      if (!slots_[static_cast<size_t>(si)].decoding) return false;
-    }
-    phase_residue_.assign(static_cast<size_t>(bs), 0);
-    phase_context_ = 0;
-    phase_min_left_ = std::numeric_limits<int32_t>::max();
-    for (int32_t si : running_) {
-      const RequestState& s = slots_[static_cast<size_t>(si)];
-      ++phase_residue_[static_cast<size_t>(s.computed % bs)];
-      phase_context_ += s.computed;
-      phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
-    }
-    phase_valid_ = true;
+/// The figures of a decode_all phase (the running set as it is now): false when some running
+/// request is still in prefill.
+bool Scheduler::start_decode_phase() {
+  if (fast_steps_ != 0) return false;
+  for (int32_t si : running_) {
+    if (!slots_[static_cast<size_t>(si)].decoding) return false;
   }
-  if (fast_steps_ + 1 >= phase_min_left_) return false;
-  // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
-  const int64_t need = phase_residue_[static_cast<size_t>((bs - fast_steps_ % bs) % bs)];
-  if (need > kv_->num_free_blocks()) return false;
-  kv_->take_blocks(need);
-  plan_.decode_all = true;
-  plan_.scheduled.clear();
-  plan_.num_admitted = 0;
-  StepBatch& batch = plan_.batch;
-  batch.num_seqs = b;
-  batch.decode_tokens = b;
-  batch.prefill_tokens = 0;
-  batch.context_tokens = phase_context_ + static_cast<int64_t>(b) * fast_steps_;
-  batch.prefill_attention_token_pairs = 0;
-  plan_.num_running = b;
-  plan_.num_waiting = static_cast<int32_t>(waiting_.size());
-  plan_.blocks_used = kv_->num_used_blocks();
+  const int32_t bs = limits_.block_size;
+  phase_residue_.assign(static_cast<size_t>(bs), 0);
+  phase_context_ = 0;
+  phase_min_left_ = std::numeric_limits<int32_t>::max();
+  for (int32_t si : running_) {
+    const RequestState& s = slots_[static_cast<size_t>(si)];
+    ++phase_residue_[static_cast<size_t>(s.computed % bs)];
+    phase_context_ += s.computed;
+    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+  }
+  phase_valid_ = true;
   return true;
 }
 
-const StepPlan& Scheduler::schedule() {
-  plan_.preempted.clear();
-  if (try_decode_all()) {
-    in_flight_ = true;
-    return plan_;
-  }
+const StepPlan& Scheduler::schedule_general() {
   sync();
   plan_.decode_all = false;
   for (;;) {
@@ -181,7 +152,7 @@ const StepPlan& Scheduler::schedule() {
       }
       if (!scheduled) break;
       add_to_batch(batch, s, n);
-      plan_.scheduled.push_back({si, s.req.id, n});
+      plan_.scheduled.push_back({si, n, s.req.id});
       budget -= n;
       ++i;
     }
@@ -204,7 +175,7 @@ const StepPlan& Scheduler::schedule() {
         waiting_.pop_front();
         running_.push_back(si);
         add_to_batch(batch, s, n);
-        plan_.scheduled.push_back({si, s.req.id, n});
+        plan_.scheduled.push_back({si, n, s.req.id});
         ++plan_.num_admitted;
         budget -= n;
       }
@@ -226,14 +197,9 @@ const StepPlan& Scheduler::schedule() {
   return plan_;
 }
 
-const std::vector<RequestOutcome>& Scheduler::update_from_output(const StepPlan& plan, double end_s) {
+const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan, double end_s) {
   finished_.clear();
   in_flight_ = false;
-  if (plan.decode_all) {
-    plan_.decode_all = false;
-    ++fast_steps_;
-    return finished_;
-  }
   bool any_finished = false;
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];

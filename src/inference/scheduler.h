@@ -72,8 +72,8 @@ struct RequestState {
 /// One request of a step.
 struct ScheduledRequest {
   int32_t slot = 0;            ///< the scheduler's handle (Scheduler::state)
-  uint64_t request_id = 0;
   int32_t num_tokens = 0;      ///< tokens computed this step: 1 to decode, else a prefill chunk
+  uint64_t request_id = 0;
 };
 
 /// One step as the scheduler planned it (vLLM's SchedulerOutput): data, for the step-time model,
@@ -104,11 +104,23 @@ class Scheduler {
   void add_request(const Request& request);
   /// Scheduler.schedule: plans the next step (the top of this file). The plan is valid until the
   /// next call that changes the scheduler; it is empty only when there is no work.
-  const StepPlan& schedule();
+  const StepPlan& schedule() {
+    plan_.preempted.clear();
+    if (!try_decode_all()) return schedule_general();
+    in_flight_ = true;
+    return plan_;
+  }
   /// Scheduler.update_from_output: applies `plan` (the last schedule()'s), whose step ended at
   /// end_s: tokens, first tokens, finishes. Returns the requests that finished (status kFinished,
   /// replica -1), in plan order, valid until the next call.
-  const std::vector<RequestOutcome>& update_from_output(const StepPlan& plan, double end_s);
+  const std::vector<RequestOutcome>& update_from_output(const StepPlan& plan, double end_s) {
+    if (!plan.decode_all) return apply_general(plan, end_s);
+    in_flight_ = false;
+    plan_.decode_all = false;
+    ++fast_steps_;
+    finished_.clear();
+    return finished_;
+  }
   /// Ends a request wherever it is (an abort: a client timeout) at t, with `status`: its blocks are
   /// freed; a step in flight goes on without it. Its outcome (replica -1), or nullopt if unknown.
   std::optional<RequestOutcome> finish_request(uint64_t request_id, RequestStatus status, double t);
@@ -130,7 +142,10 @@ class Scheduler {
   RequestOutcome outcome(const RequestState& s, RequestStatus status, double t) const;
   void preempt(int32_t slot);
   void add_to_batch(StepBatch& batch, const RequestState& s, int32_t n) const;
+  const StepPlan& schedule_general();
+  const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
   bool try_decode_all();
+  bool start_decode_phase();
   void sync();
   void materialize();
 
@@ -153,5 +168,35 @@ class Scheduler {
   int64_t phase_context_ = 0;      // sum of computed tokens at the phase start
   std::vector<int32_t> phase_residue_;  // running requests by computed % block_size at the phase start
 };
+
+/// A step in which every running request decodes, all fit the token budget, none can be admitted
+/// from waiting, the new blocks are free and none finishes at its end: the same plan as the general
+/// path (no preemption, no admission), made in O(1). The step that finishes a request, and any
+/// other, goes through the general path.
+inline bool Scheduler::try_decode_all() {
+  const auto b = static_cast<int32_t>(running_.size());
+  if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
+  if (!waiting_.empty() && b < limits_.max_num_seqs) return false;
+  if (!phase_valid_ && !start_decode_phase()) return false;
+  if (fast_steps_ + 1 >= phase_min_left_) return false;
+  // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
+  const int32_t bs = limits_.block_size;
+  const int64_t need = phase_residue_[static_cast<size_t>((bs - fast_steps_ % bs) % bs)];
+  if (need > kv_->num_free_blocks()) return false;
+  kv_->take_blocks(need);
+  plan_.decode_all = true;
+  plan_.scheduled.clear();
+  plan_.num_admitted = 0;
+  StepBatch& batch = plan_.batch;
+  batch.num_seqs = b;
+  batch.decode_tokens = b;
+  batch.prefill_tokens = 0;
+  batch.context_tokens = phase_context_ + static_cast<int64_t>(b) * fast_steps_;
+  batch.prefill_attention_token_pairs = 0;
+  plan_.num_running = b;
+  plan_.num_waiting = static_cast<int32_t>(waiting_.size());
+  plan_.blocks_used = kv_->num_used_blocks();
+  return true;
+}
 
 }  // namespace gpufleet::inference
