@@ -178,6 +178,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   if (num_replicas < 1) bad(fmt::format("num_replicas: {} must be at least 1", num_replicas));
   if (max_concurrency < 0) bad(fmt::format("max_concurrency: {} must be 0 (no limit) or positive", max_concurrency));
   if (requests.empty()) bad("bench-serve: no requests");
+  if (!(requests.front().arrival_s >= 0)) bad("bench-serve: send times must be >= 0 s");
   for (size_t i = 1; i < requests.size(); ++i)
     if (requests[i].arrival_s < requests[i - 1].arrival_s) bad("bench-serve: requests must be sorted by send time");
 
@@ -202,34 +203,30 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     dep.submit(q, t);
     max_in_flight = std::max(max_in_flight, in_flight());
   };
-  if (max_concurrency == 0) {
-    // Open loop: every request is sent at its time; in flight = sent and not yet finished.
-    for (size_t i = 0; i < requests.size(); ++i) {
-      dep.advance_to(requests[i].arrival_s);
-      send(i, requests[i].arrival_s);
+  // The client's loop; time moves in one place, its last line. At each instant: the requests whose
+  // send time has come join the held queue (FIFO), and are sent while the concurrency limit allows
+  // (no limit: all at once); then time moves to the next send time or, when a finish can free a slot
+  // or every request is sent, to the next event of the deployment, so that a closed-loop client
+  // sends the next request at the finish time exactly. The open loop reacts to no finish while it
+  // sends: it moves from send time to send time.
+  std::deque<size_t> held;  // send time came, no slot yet
+  size_t next = 0;
+  double now = 0;
+  while (outcomes.size() < requests.size()) {
+    while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
+    while (!held.empty() && (max_concurrency == 0 || in_flight() < max_concurrency)) {
+      send(held.front(), now);
+      held.pop_front();
     }
-    while (static_cast<size_t>(outcomes.size()) < requests.size()) {
-      const double next = dep.next_event_s();
-      if (!std::isfinite(next)) break;
-      dep.advance_to(next);
+    const double t_arrival = next < requests.size() ? requests[next].arrival_s : kInf;
+    double t_event = t_arrival;
+    if (max_concurrency > 0 || next == requests.size()) {
+      dep.start_due_steps();  // every request of this instant is sent
+      t_event = std::min(t_arrival, dep.next_event_s());
     }
-  } else {
-    // Closed loop: event by event, so that a freed slot sends the next request at the finish time.
-    std::deque<size_t> held;  // send time came, no slot yet (FIFO)
-    size_t next = 0;
-    double now = 0;
-    while (outcomes.size() < requests.size()) {
-      while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
-      while (!held.empty() && in_flight() < max_concurrency) {
-        send(held.front(), now);
-        held.pop_front();
-      }
-      const double t_arrival = next < requests.size() ? requests[next].arrival_s : kInf;
-      const double t_event = std::min(t_arrival, dep.next_event_s());
-      if (!std::isfinite(t_event)) break;
-      dep.advance_to(t_event);
-      now = t_event;
-    }
+    if (!std::isfinite(t_event)) break;
+    dep.advance_to(t_event);
+    now = t_event;
   }
   double duration = 0;
   for (const RequestOutcome& o : outcomes) duration = std::max(duration, o.finish_s);

@@ -101,7 +101,7 @@ struct BenchServeResult {
 /// replicas of one configuration behind a least-outstanding router, with at most `max_concurrency`
 /// requests in flight (0 = no limit), until every request has finished or failed. `step_time` is
 /// used by every replica. Throws std::invalid_argument for num_replicas < 1, max_concurrency < 0,
-/// unsorted or empty requests, or bad limits (inference/replica_engine.h).
+/// unsorted or empty requests or a negative send time, or bad limits (inference/replica_engine.h).
 BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
                                  const EngineLimits& limits, int32_t num_replicas = 1, int32_t max_concurrency = 0);
 

@@ -276,6 +276,21 @@ struct Deployment::Impl {
     }
   }
 
+  /// The end of the replica's step in progress, starting the step due now if it is idle with work.
+  double started_step_end(int32_t replica) {
+    ReplicaEngine& e = *replicas[static_cast<size_t>(replica)].engine;
+    e.start_due_step();
+    return e.next_step_end_s();
+  }
+
+  /// The oldest unfinished request's timeout, +infinity when none (or no timeout).
+  double next_timeout_s() const {
+    if (router.request_timeout_s <= 0) return kInf;
+    for (const Entry& e : table)
+      if (e.where != kDone) return e.arrival_s + router.request_timeout_s;
+    return kInf;
+  }
+
   void advance_to(double t) {
     // Steps due to start now stay unscheduled until time moves on, so that every request submitted
     // at this instant joins them (and a share group counts every replica with work).
@@ -287,10 +302,10 @@ struct Deployment::Impl {
         if (!table.empty()) next = std::min(next, table.front().arrival_s + router.request_timeout_s);
       }
       if (!queue.empty() || shared_groups > 0) {
-        for (int32_t r : ready_ids) next = std::min(next, replicas[static_cast<size_t>(r)].engine->next_step_end_s());
+        for (int32_t r : ready_ids) next = std::min(next, started_step_end(r));
       }
       for (const Draining& d : draining) {  // a drained replica leaves when empty: step by step
-        next = std::min(next, std::min(d.deadline_s, replicas[static_cast<size_t>(d.replica)].engine->next_step_end_s()));
+        next = std::min(next, std::min(d.deadline_s, started_step_end(d.replica)));
       }
       if (next < now) next = now;
       for (int32_t r : ready_ids) replicas[static_cast<size_t>(r)].engine->run_until(next);
@@ -376,16 +391,19 @@ void Deployment::submit(const Request& request, double t) {
 
 void Deployment::advance_to(double t) { impl_->advance_to(t); }
 
-double Deployment::next_event_s() const {
+void Deployment::start_due_steps() {
   Impl& d = *impl_;
-  double next = kInf;
+  for (int32_t r : d.ready_ids) d.replicas[static_cast<size_t>(r)].engine->start_due_step();
+  for (const Impl::Draining& x : d.draining) d.replicas[static_cast<size_t>(x.replica)].engine->start_due_step();
+  d.pop_done();
+}
+
+double Deployment::next_event_s() const {
+  const Impl& d = *impl_;
+  double next = d.next_timeout_s();
   for (int32_t r : d.ready_ids) next = std::min(next, d.replicas[static_cast<size_t>(r)].engine->next_step_end_s());
   for (const Impl::Draining& x : d.draining)
     next = std::min(next, std::min(x.deadline_s, d.replicas[static_cast<size_t>(x.replica)].engine->next_step_end_s()));
-  if (d.router.request_timeout_s > 0) {
-    d.pop_done();
-    if (!d.table.empty()) next = std::min(next, d.table.front().arrival_s + d.router.request_timeout_s);
-  }
   return next;
 }
 

@@ -85,12 +85,15 @@ class Deployment {
   /// takes the router queue's head at that instant; a timeout ends a request at arrival +
   /// request_timeout_s exactly (replica = the replica it was on, -1 at the router).
   void advance_to(double t);
+  /// Starts the steps due now on the replicas that are idle with work: every request of this instant
+  /// has been submitted (else they start when time moves on). Call it before next_event_s.
+  void start_due_steps();
   /// The time of the next event inside the deployment after the last time given: the earliest end
-  /// of a ready replica's step in progress (a step due to start now is scheduled by this call, so
-  /// submit every request of this instant first) or the next request timeout; +infinity when
+  /// of a replica's step in progress (a step due now and not started does not count:
+  /// start_due_steps), a draining replica's deadline or the next request timeout; +infinity when
   /// nothing is pending. advance_to(next_event_s()) then reports that event's outcomes at that time
-  /// exactly, which lets a closed-loop client (a concurrency limit) react at each finish. (Added
-  /// beside the interface for `bench-serve`.)
+  /// exactly, which lets a closed-loop client (a concurrency limit) react at each finish. Changes
+  /// nothing. (Added beside the interface for `bench-serve`.)
   double next_event_s() const;
   /// Ends every request still in flight, at the router or on a replica, as kTimedOut at t (the run is
   /// over; they count as unfinished), in arrival order.

@@ -214,6 +214,24 @@ std::optional<Request> GeneratedSource::next() {
   return std::nullopt;
 }
 
+// ---- Traffic as data ----------------------------------------------------------------------------
+
+std::unique_ptr<RequestSource> make_request_source(const TrafficSpec& traffic, uint64_t seed) {
+  const auto seed63 = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
+  if (const auto* trace = std::get_if<TraceTraffic>(&traffic)) {
+    if (!trace->requests) bad("traffic: a trace without its rows");
+    TraceReplayOptions replay = trace->replay;
+    replay.seed = seed63;
+    return std::make_unique<TraceSource>(*trace->requests, replay);
+  }
+  if (const auto* generated = std::get_if<GeneratedSourceOptions>(&traffic)) {
+    GeneratedSourceOptions options = *generated;
+    options.seed = seed63;
+    return std::make_unique<GeneratedSource>(std::move(options));
+  }
+  bad("traffic: none (a trace or a generator is needed)");
+}
+
 // ---- Statistics ---------------------------------------------------------------------------------
 
 double percentile(std::vector<double> values, double p) {

@@ -1,6 +1,7 @@
 // Request sources: a recorded trace replayed faster, slower, denser or in part (TraceSource), and a
 // seeded generator with a daily and weekly rate and token lengths fitted to a trace
-// (GeneratedSource); the statistics both are judged by (trace_stats). No I/O: the traces are read by
+// (GeneratedSource); traffic as data and the one function that makes a source of it
+// (make_request_source); the statistics both are judged by (trace_stats). No I/O: the traces are read by
 // readers/traces/request_trace.h. Each source draws its randomness from its own GoRand (util/go_rand.h) seeded
 // from its `seed`: the same inputs and seed give the same requests, on every platform.
 #pragma once
@@ -8,8 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "inference/request.h"
@@ -168,6 +171,25 @@ class GeneratedSource : public RequestSource {
   double t_s_ = 0;
   uint64_t next_id_ = 0;
 };
+
+// ---- Traffic as data ----------------------------------------------------------------------------
+
+/// A recorded trace to replay: its rows (shared, never changed: a trace is read once and every run
+/// replays it) and how (`replay.seed` is the run's, set by make_request_source).
+struct TraceTraffic {
+  std::shared_ptr<const std::vector<Request>> requests;
+  TraceReplayOptions replay;
+};
+
+/// What an inference service's requests are: none yet (monostate), a trace replayed, or a generator
+/// (GeneratedSourceOptions; its `seed` is the run's, set by make_request_source). Plain data: the
+/// readers build it, each run makes its own source from it.
+using TrafficSpec = std::variant<std::monostate, TraceTraffic, GeneratedSourceOptions>;
+
+/// The request source of `traffic` for one run: a TraceSource or a GeneratedSource seeded with
+/// `seed` (its low 63 bits). Throws std::invalid_argument for no traffic (monostate), a trace without
+/// rows pointer, or what the sources' constructors refuse (bad options, an unsorted trace).
+std::unique_ptr<RequestSource> make_request_source(const TrafficSpec& traffic, uint64_t seed);
 
 // ---- Statistics ---------------------------------------------------------------------------------
 

@@ -250,16 +250,21 @@ TEST(BenchServe, DeploymentNextEventIsTheNextStepEnd) {
   q.prompt_tokens = 4;
   q.output_tokens = 2;
   d.submit(q, 0);
+  EXPECT_EQ(d.next_event_s(), kInf);  // the step due at 0 starts once every request of 0 is in
+  d.start_due_steps();
   EXPECT_NEAR(d.next_event_s(), 0.01, 1e-12);
   d.advance_to(0.01);
+  d.start_due_steps();
   EXPECT_NEAR(d.next_event_s(), 0.02, 1e-12);
   d.advance_to(0.02);
+  d.start_due_steps();
   EXPECT_EQ(d.next_event_s(), kInf);
   RouterConfig timed;
   timed.request_timeout_s = 0.005;
   Deployment t(timed, {});
   t.add_replica(0, *step, limits());
   t.submit(q, 0);
+  t.start_due_steps();
   EXPECT_NEAR(t.next_event_s(), 0.005, 1e-12);
 }
 

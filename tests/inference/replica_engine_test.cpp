@@ -3,6 +3,7 @@
 // cache hits and least-recently-freed eviction, the max_model_len drop, abort and evict_all.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -12,9 +13,6 @@
 #include "inference/replica_engine.h"
 
 namespace gpufleet::inference {
-namespace testing {
-extern bool decode_fast_path;  // replica_engine.cpp
-}  // namespace testing
 namespace {
 
 Request req(uint64_t id, double arrival, int32_t prompt, int32_t output, std::vector<uint32_t> hashes = {}, int32_t hash_tokens = 512) {
@@ -62,6 +60,8 @@ TEST(ReplicaEngine, ContinuousBatchingScheduleWithPreemption) {
   ReplicaEngine e(3, *st, lim, rec.observer());
   e.add_request(req(1, 0, 10, 4), 0);
   e.add_request(req(2, 0, 6, 4), 0);
+  EXPECT_DOUBLE_EQ(e.next_step_end_s(), std::numeric_limits<double>::infinity());  // due at 0, not started
+  e.start_due_step();
   EXPECT_DOUBLE_EQ(e.next_step_end_s(), 1.0);
   e.run_until(100);
   ASSERT_EQ(rec.steps.size(), 7u);
@@ -262,7 +262,6 @@ TEST(ReplicaEngine, EvictAllReturnsRequestsInArrivalOrder) {
 // The pure-decode fast path changes nothing: a random load (seed 5) with preemptions, prefix hits,
 // aborts and an eviction gives the same steps and outcomes with it on and off.
 std::vector<std::string> run_random_load(bool fast) {
-  testing::decode_fast_path = fast;
   class Affine final : public StepTimeModel {
    public:
     double step_seconds(const StepBatch& b) const override {
@@ -289,7 +288,9 @@ std::vector<std::string> run_random_load(bool fast) {
                   std::to_string(s.num_running) + " " + std::to_string(s.num_waiting) + " " + std::to_string(s.blocks_used) + " " +
                   std::to_string(s.preempted));
   };
-  ReplicaEngine e(0, st, lim, o);
+  EngineOptions options;
+  options.decode_fast_path = fast;
+  ReplicaEngine e(0, st, lim, o, options);
   std::mt19937_64 g(5);
   double t = 0;
   for (uint64_t i = 0; i < 2000; ++i) {
@@ -304,7 +305,6 @@ std::vector<std::string> run_random_load(bool fast) {
   e.run_until(1e9);
   log.push_back("busy " + std::to_string(e.busy_seconds(1e9)) + " queries " + std::to_string(e.prefix_cache_queries()) + " hits " +
                 std::to_string(e.prefix_cache_hits()));
-  testing::decode_fast_path = true;
   return log;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 #include <vector>
@@ -357,6 +358,28 @@ TEST(GeneratedSource, RefusesBadOptions) {
 }
 
 // ---- Statistics ---------------------------------------------------------------------------------
+
+// Traffic as data: make_request_source builds the source its alternative names, with the run's seed
+// (as TraceSource and GeneratedSource with that seed), and refuses no traffic.
+TEST(TrafficSpec, MakeRequestSourceSeedsTheSourceOfItsData) {
+  std::vector<Request> trace;
+  for (int i = 0; i < 1000; ++i) trace.push_back(req(i * 0.5));
+  TraceTraffic t{std::make_shared<const std::vector<Request>>(trace), {}};
+  t.replay.rate_multiplier = 1.7;
+  t.replay.seed = 1;  // replaced by the run's
+  TraceReplayOptions seeded = t.replay;
+  seeded.seed = 3;
+  EXPECT_EQ(arrivals(drain(*make_request_source(t, 3))), arrivals(replay(trace, seeded)));
+  GeneratedSourceOptions g = flat(5, 600);
+  g.lengths.prompt = lognormal_from_mean_median(1155, 1020);
+  g.lengths.output = lognormal_from_mean_median(211, 129);
+  GeneratedSourceOptions g9 = g;
+  g9.seed = 9;
+  GeneratedSource direct(g9);
+  EXPECT_EQ(arrivals(drain(*make_request_source(g, 9))), arrivals(drain(direct)));
+  EXPECT_THROW(make_request_source(TrafficSpec{}, 1), std::invalid_argument);
+  EXPECT_THROW(make_request_source(TraceTraffic{}, 1), std::invalid_argument);
+}
 
 TEST(TraceStatistics, PercentilePeakWindowAndSummary) {
   EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);

@@ -46,7 +46,7 @@ TEST_F(InferenceTraffic, DelaySecondsShiftsTheScaledTrace) {
   ASSERT_EQ(f.workload.inference.size(), 1u);
   const sim::InferenceServiceSpec& spec = f.workload.inference[0];
   EXPECT_EQ(spec.traffic_description, "trace t.csv time x2 from 360 s");
-  auto src = spec.traffic(7);
+  auto src = inference::make_request_source(spec.traffic, 7);
   std::vector<double> arrivals;
   while (auto r = src->next()) arrivals.push_back(r->arrival_s);
   // 0, 1.5, 4 s scaled by 2 (0, 3, 8) and 360 s later.

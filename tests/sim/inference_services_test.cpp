@@ -67,7 +67,7 @@ InferenceServiceSpec chat(std::vector<inference::Request> requests) {
   spec.cold_start.image_pull_s = 10;
   spec.cold_start.weight_load_bandwidth_gb_s = 1.0;
   spec.cold_start.engine_start_s = 20;
-  spec.traffic = [requests](uint64_t) { return std::make_unique<inference::TraceSource>(requests); };
+  spec.traffic = inference::TraceTraffic{std::make_shared<const std::vector<inference::Request>>(std::move(requests)), {}};
   return spec;
 }
 
@@ -197,7 +197,7 @@ TEST(InferenceServices, KedaScalesToZeroAndWakesOnTheRouterQueue) {
   trigger.query = "sum(gpufleet:router_requests_waiting)";
   trigger.threshold = 1;
   so.triggers = {trigger};
-  spec.autoscaler = [so] { return std::make_unique<replica_autoscaling::KedaAutoscaler>(so); };
+  spec.autoscaler.keda = so;
   w.inference = {spec};
   const InferenceServiceResult s = run(c, w).inference.at(0);
   EXPECT_EQ(s.finished, 1);
@@ -225,6 +225,33 @@ TEST(InferenceServices, KedaScalesToZeroAndWakesOnTheRouterQueue) {
   // The replica lived from 630 to its removal; it cost GPU time only then (< 1 h of one GPU).
   EXPECT_GT(s.gpu_hours, 0);
   EXPECT_LT(s.gpu_hours, (3600.0 - 630) / 3600);
+}
+
+// The autoscaler as data: none builds nothing; a ScaledObject builds KEDA's scaler, reading its
+// trigger's metric; with a predictive spec the predictive scaler wraps it (the rate metric first,
+// then KEDA's), each call a fresh one.
+TEST(InferenceServices, ReplicaAutoscalerFromItsSpec) {
+  ReplicaAutoscalerSpec spec;
+  EXPECT_EQ(make_replica_autoscaler(spec), nullptr);
+  replica_autoscaling::ScaledObjectSpec so;
+  so.name = "chat";
+  so.scale_target_name = "chat";
+  replica_autoscaling::PrometheusTrigger trigger;
+  trigger.metric = kMetricRequestsWaiting;
+  trigger.query = "sum(vllm:num_requests_waiting)";
+  trigger.threshold = 5;
+  so.triggers = {trigger};
+  spec.keda = so;
+  const auto keda = make_replica_autoscaler(spec);
+  ASSERT_NE(keda, nullptr);
+  EXPECT_EQ(keda->metrics(), std::vector<std::string>{kMetricRequestsWaiting});
+  spec.predictive = replica_autoscaling::PredictiveSpec{};
+  spec.predictive->rate_metric = kMetricRequestRate;
+  spec.predictive->capacity_rps_per_replica = 2.9;
+  const auto predictive = make_replica_autoscaler(spec);
+  ASSERT_NE(predictive, nullptr);
+  EXPECT_EQ(predictive->metrics(), (std::vector<std::string>{kMetricRequestRate, kMetricRequestsWaiting}));
+  EXPECT_NE(make_replica_autoscaler(spec), predictive);
 }
 
 TEST(InferenceServices, ModelThatDoesNotFitIsRefused) {
@@ -300,11 +327,7 @@ TEST(InferenceServices, SameSeedSameResult) {
   g.lengths.output = inference::lognormal_from_mean_median(211, 129);
   g.max_prompt_tokens = 4096;
   g.max_output_tokens = 1024;
-  spec.traffic = [g](uint64_t seed) {
-    inference::GeneratedSourceOptions o = g;
-    o.seed = static_cast<int64_t>(seed & 0x7fffffff);
-    return std::make_unique<inference::GeneratedSource>(o);
-  };
+  spec.traffic = g;  // seeded per run
   w.inference = {spec};
   const InferenceServiceResult a = run(c, w).inference.at(0);
   const InferenceServiceResult b = run(c, w).inference.at(0);

@@ -6,17 +6,20 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "replica_autoscaling/hpa.h"
+#include "replica_autoscaling/keda.h"
+#include "replica_autoscaling/predictive.h"
 #include "replica_autoscaling/replica_autoscaler.h"
 #include "inference/cold_start.h"
 #include "inference/deployment.h"
 #include "inference/engine_args.h"
 #include "inference/request.h"
+#include "inference/request_sources.h"
 
 namespace gpufleet::sim {
 
@@ -27,6 +30,21 @@ struct ServingSlo {
   std::optional<double> ttft_p99_s;
   std::optional<double> tpot_p99_s;
 };
+
+/// A service's replica autoscaler as data: a Kubernetes object (an HPA or a KEDA ScaledObject, at
+/// most one), a predictive scaler, or both (the predictive scaler with the Kubernetes one as its
+/// reactive floor). None of them: the replica count stays as set.
+struct ReplicaAutoscalerSpec {
+  std::optional<replica_autoscaling::HpaSpec> hpa;
+  std::optional<replica_autoscaling::ScaledObjectSpec> keda;
+  std::optional<replica_autoscaling::PredictiveSpec> predictive;
+
+  bool empty() const { return !hpa && !keda && !predictive; }
+};
+
+/// The autoscaler `spec` describes, built afresh (each run has its own state); nullptr when it is
+/// empty. Throws std::invalid_argument as the autoscalers' constructors do for invalid specs.
+std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> make_replica_autoscaler(const ReplicaAutoscalerSpec& spec);
 
 struct InferenceServiceSpec {
   std::string service;                     ///< a WorkloadSpec of kind service: its replicas serve
@@ -47,11 +65,13 @@ struct InferenceServiceSpec {
   /// Seconds between Prometheus scrapes of the replicas' metrics (> 0; Prometheus scrape_interval,
   /// 15 s in most configurations, default 1 m upstream).
   double scrape_interval_s = 15;
-  /// The requests; called once per run with the simulation's seed. Required.
-  std::function<std::unique_ptr<inference::RequestSource>(uint64_t seed)> traffic;
+  /// The requests (a trace or a generator); each run makes its source with
+  /// inference::make_request_source and a seed drawn from the simulation's. Required.
+  inference::TrafficSpec traffic;
   std::string traffic_description;         ///< for outputs, e.g. "trace AzureLLMInferenceTrace_conv.csv x2"
-  /// The replica autoscaler, built once per run; empty = the replica count stays as set.
-  std::function<std::unique_ptr<replica_autoscaling::ReplicaAutoscaler>()> autoscaler;
+  /// The replica autoscaler, built once per run (make_replica_autoscaler); empty = the replica count
+  /// stays as set.
+  ReplicaAutoscalerSpec autoscaler;
   std::string autoscaler_description;      ///< e.g. "keda vllm:num_requests_waiting > 5"
   /// What the reader noticed and left out (vLLM arguments not modelled, objects skipped), copied to
   /// the result's notes.

@@ -1,6 +1,7 @@
 #include "inputs/sim/workload.h"
 
 #include <utility>
+#include <variant>
 #include <cmath>
 #include <stdexcept>
 
@@ -84,7 +85,7 @@ void validate_inference_service(const InferenceServiceSpec& spec, const std::vec
       found = true;
     }
   if (!found) fail("no service of that name in the workload");
-  if (!spec.traffic) fail("no traffic (a trace or a generator)");
+  if (std::holds_alternative<std::monostate>(spec.traffic)) fail("no traffic (a trace or a generator)");
   if (!(spec.scrape_interval_s > 0)) fail("scrape interval must be > 0 s");
   const inference::EngineArgs& e = spec.engine;
   if (e.model.empty()) fail("no model");
@@ -102,9 +103,9 @@ void validate_inference_service(const InferenceServiceSpec& spec, const std::vec
   if (spec.router.max_outstanding_per_replica < 0) fail("maxOutstandingPerReplica must be >= 0");
   if ((spec.slo.ttft_p99_s && !(*spec.slo.ttft_p99_s > 0)) || (spec.slo.tpot_p99_s && !(*spec.slo.tpot_p99_s > 0)))
     fail("SLO limits must be > 0");
-  if (spec.autoscaler) {
+  if (const std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> autoscaler = make_replica_autoscaler(spec.autoscaler)) {
     const std::vector<std::string>& exported = exported_serving_metrics();
-    for (const std::string& m : spec.autoscaler()->metrics()) {
+    for (const std::string& m : autoscaler->metrics()) {
       bool ok = false;
       for (const std::string& x : exported) ok = ok || x == m;
       if (!ok)

@@ -134,11 +134,7 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
     if (const Field f = t["endSeconds"]; f.present()) o.window_end_s = seconds(f);
     if (o.window_end_s <= o.window_start_s) t["endSeconds"].fail("endSeconds must be after startSeconds");
     if (const Field f = t["delaySeconds"]; f.present()) o.delay_s = seconds(f);
-    spec.traffic = [requests, o](uint64_t seed) {
-      inference::TraceReplayOptions with_seed = o;
-      with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
-      return std::make_unique<inference::TraceSource>(*requests, with_seed);
-    };
+    spec.traffic = inference::TraceTraffic{requests, o};
     spec.traffic_description = fmt::format("trace {}{}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
                                            o.time_scale != 1 ? fmt::format(" time x{:g}", o.time_scale) : "",
                                            o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "",
@@ -194,11 +190,7 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
   } catch (const std::invalid_argument& e) {
     gen.fail(e.what());
   }
-  spec.traffic = [o](uint64_t seed) {
-    inference::GeneratedSourceOptions with_seed = o;
-    with_seed.seed = static_cast<int64_t>(seed & 0x7fffffffffffffffULL);
-    return std::make_unique<inference::GeneratedSource>(with_seed);
-  };
+  spec.traffic = o;
   spec.traffic_description = fmt::format("generated {:g} req/s mean, peak/trough {:g}{}", o.rate.mean_rate_per_s,
                                          o.rate.peak_to_trough, from.empty() ? "" : ", lengths from " + from);
 }
@@ -226,7 +218,6 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
   a.only_keys({"kubernetes", "predictive"});
   const Field k8s = a["kubernetes"], pred = a["predictive"];
   if (!k8s.present() && !pred.present()) a.fail("one of kubernetes or predictive is required");
-  std::function<std::unique_ptr<replica_autoscaling::ReplicaAutoscaler>()> reactive;
   std::string description;
   if (k8s.present()) {
     const ServingObjects objects = read_k8s_serving({resolve(base_dir, k8s.required_str())});
@@ -246,7 +237,7 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
       } catch (const std::invalid_argument& e) {
         fail_at(h.where, e.what());
       }
-      reactive = [hpa] { return std::make_unique<replica_autoscaling::HpaAutoscaler>(hpa); };
+      spec.autoscaler.hpa = hpa;
       std::string metrics;
       for (const replica_autoscaling::MetricSpec& m : hpa.metrics)
         metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
@@ -264,7 +255,7 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
       } catch (const std::invalid_argument& e) {
         fail_at(so.where, e.what());
       }
-      reactive = [keda] { return std::make_unique<replica_autoscaling::KedaAutoscaler>(keda); };
+      spec.autoscaler.keda = keda;
       std::string triggers;
       for (const replica_autoscaling::PrometheusTrigger& t : keda.triggers)
         triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
@@ -272,7 +263,6 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
     }
   }
   if (!pred.present()) {
-    spec.autoscaler = reactive;
     spec.autoscaler_description = description;
     return;
   }
@@ -310,9 +300,7 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
   } catch (const std::invalid_argument& e) {
     pred.fail(e.what());
   }
-  spec.autoscaler = [p, reactive] {
-    return std::make_unique<replica_autoscaling::PredictiveAutoscaler>(p, reactive ? reactive() : nullptr);
-  };
+  spec.autoscaler.predictive = p;
   spec.autoscaler_description = fmt::format("predictive {:g} req/s per replica, lead {:g} s{}", p.capacity_rps_per_replica,
                                             p.lead_time_s, description.empty() ? "" : " + " + description);
 }

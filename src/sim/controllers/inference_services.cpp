@@ -15,6 +15,7 @@
 #include "inference/engine_args.h"
 #include "inference/kv_cache.h"
 #include "inference/replica_engine.h"
+#include "inference/request_sources.h"
 #include "inference/step_time.h"
 #include "model/gpu_catalog.h"
 #include "sim/rules/cost.h"
@@ -206,7 +207,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
       }
     }
     if (!any) fail(errors.empty() ? "no GPU pool it may use" : "no pool it may use can run it: " + errors);
-    s->source = spec.traffic(seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
+    s->source = inference::make_request_source(spec.traffic, seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)));
     inference::Deployment::Observer observer;
     Service* sp = s.get();
     observer.on_outcome = [this, sp](const inference::RequestOutcome& o) {
@@ -249,7 +250,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
       }
     };
     s->deployment = std::make_unique<inference::Deployment>(spec.router, std::move(observer));
-    if (spec.autoscaler) s->autoscaler = spec.autoscaler();
+    s->autoscaler = make_replica_autoscaler(spec.autoscaler);
     s->rows.resize(rows);
     s->row_ttft.resize(rows);
     for (size_t k = 0; k < rows; ++k) s->rows[k].time_s = std::min(workload.horizon_s, (k + 1) * sample_interval_s);
@@ -274,6 +275,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
   sample_ = loop_.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
   end_ = loop_.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
   units_.add_replica_listener(*this);
+  loop_.add_clock_observer([this](double t) { on_clock(t); });
 }
 
 InferenceServices::~InferenceServices() = default;
@@ -294,10 +296,14 @@ void InferenceServices::start() {
   }
 }
 
+void InferenceServices::on_clock(double t) {
+  if (ended_) return;
+  for (auto& s : services_) s->deployment->advance_to(t);
+}
+
 void InferenceServices::on_request(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_ || !s.next) return;
-  s.deployment->advance_to(t);
   const inference::Request request = std::move(*s.next);
   ++s.result.requests;
   ++s.arrivals_since_scrape;
@@ -367,7 +373,6 @@ void InferenceServices::on_replica_unbound(uint32_t item, uint32_t unit, uint32_
   Replica& r = replicas_[replica_of_unit_.at(unit)];
   Service& s = *services_[r.service];
   if (r.deployment_replica >= 0) {  // the pod is deleted: SIGTERM, vLLM's --shutdown-timeout
-    s.deployment->advance_to(t);
     s.deployment->drain_replica(r.deployment_replica, t, s.spec->engine.shutdown_timeout_s);
   }
   s.gpu_seconds += r.gpus_held * (t - r.bound_s);
@@ -393,7 +398,6 @@ void InferenceServices::on_ready(uint32_t ri, uint32_t generation, double t) {
     const uint64_t key = (node_key(r.node, fleet_.incarnation(r.node)) << 8) ^ static_cast<uint64_t>(gpu);
     group = share_groups_.try_emplace(key, static_cast<int32_t>(share_groups_.size())).first->second;
   }
-  s.deployment->advance_to(t);
   r.deployment_replica = s.deployment->add_replica(t, *hw.step_time, hw.limits, group,
                                                    catalog_.latency.time_slice_switch_fraction);
   r.busy_at_scrape_s = 0;
@@ -407,7 +411,6 @@ void InferenceServices::on_ready(uint32_t ri, uint32_t generation, double t) {
 void InferenceServices::on_scrape(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_) return;
-  s.deployment->advance_to(t);
   replica_autoscaling::MetricSnapshot m;
   auto add = [&](const char* name, double value) {
     replica_autoscaling::MetricSample& x = m[name];
@@ -442,7 +445,6 @@ void InferenceServices::on_scrape(uint32_t i, double t) {
 void InferenceServices::on_autoscale(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_) return;
-  s.deployment->advance_to(t);
   const int32_t current = units_.replicas(s.name);
   const int32_t desired = s.autoscaler->evaluate(t, current, s.deployment->ready_replicas(), s.snapshot);
   if (desired != current) units_.scale(s.name, std::max(0, desired), t);
@@ -451,7 +453,6 @@ void InferenceServices::on_autoscale(uint32_t i, double t) {
 }
 
 void InferenceServices::record_sample(Service& s, double t) {
-  s.deployment->advance_to(t);
   const double k = std::ceil(t / sample_interval_s_) - 1;
   InferenceSample& row = s.rows[static_cast<size_t>(std::clamp(k, 0.0, static_cast<double>(s.rows.size() - 1)))];
   row.time_s = t;

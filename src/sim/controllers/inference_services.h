@@ -26,6 +26,12 @@
 // interval. The autoscaler reads the last scrape at its own evaluation times and sets the replica
 // count (ServiceScaler::scale).
 //
+// Time: one clock, the loop's. A clock observer (on_clock) runs every service's deployment up to t
+// when the clock moves to t, before the events at t; the handlers then act at t and move no time.
+// A replica step due at t starts only once time moves past t (inference/replica_engine.h), so the
+// requests and replicas of every event at t take part in it, as when each handler ran its own
+// deployment up to its event's time.
+//
 // Events registered: "request" (a request arrives; not traced), "replica-ready", "scrape" and
 // "replica-autoscale" (not traced), "serving-sample" (a time-series row; not traced).
 #pragma once
@@ -63,6 +69,7 @@ class InferenceServices final : public Controller, public ReplicaListener {
  private:
   struct Service;
   struct Replica;
+  void on_clock(double t);
   void on_request(uint32_t s, double t);
   void on_ready(uint32_t r, uint32_t generation, double t);
   void on_scrape(uint32_t s, double t);

@@ -1,0 +1,286 @@
+// Scheduler.schedule and update_from_output, with the pure-decode fast path (scheduler.h).
+#include "inference/scheduler.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace gpufleet::inference {
+
+Scheduler::Scheduler(const EngineLimits& limits, KvCacheManager& kv, bool decode_fast_path)
+    : limits_(limits), kv_(&kv), decode_fast_path_(decode_fast_path) {}
+
+int32_t Scheduler::new_slot() {
+  if (!free_slots_.empty()) {
+    const int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  slots_.emplace_back();
+  return static_cast<int32_t>(slots_.size() - 1);
+}
+
+void Scheduler::release_slot(int32_t slot) {
+  slots_[static_cast<size_t>(slot)].req.prefix_hashes.clear();
+  free_slots_.push_back(slot);
+}
+
+void Scheduler::add_request(const Request& request) {
+  const int32_t si = new_slot();
+  RequestState& s = slots_[static_cast<size_t>(si)];
+  s.req = request;
+  s.computed = s.generated = s.preemptions = s.cached_prompt_tokens = 0;
+  s.first_token_s = -1;
+  s.counted_query = false;
+  s.decoding = false;
+  s.kv.cached.clear();
+  const RequestBlocks fresh = kv_->new_request(request);
+  s.kv.blocks = fresh.blocks;
+  s.kv.cacheable_blocks = fresh.cacheable_blocks;
+  s.kv.hashed = fresh.hashed;
+  waiting_.push_back(si);
+}
+
+RequestOutcome Scheduler::outcome(const RequestState& s, RequestStatus status, double t) const {
+  RequestOutcome o;
+  o.id = s.req.id;
+  o.status = status;
+  o.arrival_s = s.req.arrival_s;
+  o.first_token_s = s.first_token_s;
+  o.finish_s = t;
+  o.prompt_tokens = s.req.prompt_tokens;
+  o.output_tokens = s.req.output_tokens;
+  o.generated_tokens = s.generated;
+  o.cached_prompt_tokens = s.cached_prompt_tokens;
+  o.preemptions = s.preemptions;
+  return o;
+}
+
+/// Preemption by recompute (Scheduler._preempt_request): blocks freed, progress reset, front of waiting.
+void Scheduler::preempt(int32_t slot) {
+  RequestState& s = slots_[static_cast<size_t>(slot)];
+  kv_->free(s.kv);
+  s.computed = 0;
+  s.decoding = false;
+  ++s.preemptions;
+  waiting_.push_front(slot);
+  plan_.preempted.push_back(s.req.id);
+}
+
+void Scheduler::add_to_batch(StepBatch& batch, const RequestState& s, int32_t n) const {
+  ++batch.num_seqs;
+  batch.context_tokens += s.computed;
+  if (s.decoding) {
+    ++batch.decode_tokens;
+  } else {
+    batch.prefill_tokens += n;
+    batch.prefill_attention_token_pairs += static_cast<double>(n) * (s.computed + n / 2.0);
+  }
+}
+
+/// Brings every running request's counters up to date after decode_all steps (between steps only).
+void Scheduler::sync() {
+  phase_valid_ = false;
+  if (fast_steps_ == 0) return;
+  for (int32_t si : running_) {
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    s.computed += fast_steps_;
+    s.generated += fast_steps_;
+    kv_->set_held(s.kv, s.computed);
+  }
+  fast_steps_ = 0;
+}
+
+/// Writes out a decode_all plan in flight as an ordinary one, so that a request can leave in the
+/// middle of its step.
+void Scheduler::materialize() {
+  if (!(in_flight_ && plan_.decode_all)) return;
+  sync();
+  plan_.scheduled.clear();
+  for (int32_t si : running_) {
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    kv_->set_held(s.kv, s.computed + 1);
+    plan_.scheduled.push_back({si, 1, s.req.id});
+  }
+  plan_.decode_all = false;
+}
+
+/// The figures of a decode_all phase (the running set as it is now): false when some running
+/// request is still in prefill.
+bool Scheduler::start_decode_phase() {
+  if (fast_steps_ != 0) return false;
+  for (int32_t si : running_) {
+    if (!slots_[static_cast<size_t>(si)].decoding) return false;
+  }
+  const int32_t bs = limits_.block_size;
+  phase_residue_.assign(static_cast<size_t>(bs), 0);
+  phase_context_ = 0;
+  phase_min_left_ = std::numeric_limits<int32_t>::max();
+  for (int32_t si : running_) {
+    const RequestState& s = slots_[static_cast<size_t>(si)];
+    ++phase_residue_[static_cast<size_t>(s.computed % bs)];
+    phase_context_ += s.computed;
+    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+  }
+  phase_valid_ = true;
+  return true;
+}
+
+const StepPlan& Scheduler::schedule_general() {
+  sync();
+  plan_.decode_all = false;
+  for (;;) {
+    plan_.scheduled.clear();
+    plan_.num_admitted = 0;
+    int32_t budget = limits_.max_num_batched_tokens;
+    const size_t preempted_before = plan_.preempted.size();
+    StepBatch batch;
+    // Running requests first, in order.
+    for (size_t i = 0; i < running_.size() && budget > 0;) {
+      const int32_t si = running_[i];
+      RequestState& s = slots_[static_cast<size_t>(si)];
+      const int32_t n = std::min(s.num_tokens() - s.computed, budget);
+      bool scheduled = true;
+      while (!kv_->allocate_slots(s.req, s.kv, s.computed + n)) {
+        const int32_t victim = running_.back();
+        running_.pop_back();
+        preempt(victim);
+        if (victim == si) {
+          scheduled = false;
+          break;
+        }
+      }
+      if (!scheduled) break;
+      add_to_batch(batch, s, n);
+      plan_.scheduled.push_back({si, n, s.req.id});
+      budget -= n;
+      ++i;
+    }
+    // Then waiting requests, first come first served, unless this step preempted.
+    if (plan_.preempted.size() == preempted_before) {
+      while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < limits_.max_num_seqs) {
+        const int32_t si = waiting_.front();
+        RequestState& s = slots_[static_cast<size_t>(si)];
+        // Prefix cache hits: leading cached blocks, leaving at least the last token to compute.
+        const PrefixHit hit = kv_->find_cached_prefix(s.req, s.kv, s.num_tokens());
+        const int32_t hit_tokens = hit.blocks * limits_.block_size;
+        const int32_t n = std::min(s.num_tokens() - hit_tokens, budget);
+        if (!kv_->allocate_slots(s.req, s.kv, hit_tokens + n, hit)) break;
+        s.computed = hit_tokens;
+        s.cached_prompt_tokens = hit_tokens;
+        if (!s.counted_query && kv_->caching()) {
+          s.counted_query = true;
+          kv_->count_prefix_query(s.num_tokens(), hit_tokens);
+        }
+        waiting_.pop_front();
+        running_.push_back(si);
+        add_to_batch(batch, s, n);
+        plan_.scheduled.push_back({si, n, s.req.id});
+        ++plan_.num_admitted;
+        budget -= n;
+      }
+    }
+    if (!plan_.scheduled.empty()) {
+      plan_.batch = batch;
+      plan_.num_running = static_cast<int32_t>(running_.size());
+      plan_.num_waiting = static_cast<int32_t>(waiting_.size());
+      plan_.blocks_used = kv_->num_used_blocks();
+      in_flight_ = true;
+      return plan_;
+    }
+    // Everything running was preempted: the next pass admits from waiting (the running set is empty).
+    if (!has_work()) break;
+  }
+  plan_.batch = StepBatch{};
+  plan_.num_running = plan_.num_waiting = 0;
+  plan_.blocks_used = kv_->num_used_blocks();
+  return plan_;
+}
+
+const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan, double end_s) {
+  finished_.clear();
+  in_flight_ = false;
+  bool any_finished = false;
+  for (const ScheduledRequest& e : plan.scheduled) {
+    RequestState& s = slots_[static_cast<size_t>(e.slot)];
+    s.computed += e.num_tokens;
+    if (s.computed < s.num_tokens()) continue;  // a prefill chunk, not the last
+    ++s.generated;
+    s.decoding = true;
+    if (s.generated == 1) s.first_token_s = end_s;
+    if (s.generated >= s.req.output_tokens) {
+      kv_->free(s.kv);
+      finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
+      s.generated = -1;  // mark for removal from running
+      any_finished = true;
+    }
+  }
+  if (any_finished) {
+    size_t w = 0;
+    for (size_t r = 0; r < running_.size(); ++r) {
+      const int32_t si = running_[r];
+      if (slots_[static_cast<size_t>(si)].generated < 0) {
+        release_slot(si);
+      } else {
+        running_[w++] = si;
+      }
+    }
+    running_.resize(w);
+  }
+  plan_.scheduled.clear();
+  return finished_;
+}
+
+std::optional<RequestOutcome> Scheduler::finish_request(uint64_t request_id, RequestStatus status, double t) {
+  if (in_flight_) materialize(); else sync();
+  // Running first: at most max_num_seqs, and the oldest requests (the first to time out) are there.
+  for (auto it = running_.begin(); it != running_.end(); ++it) {
+    if (slots_[static_cast<size_t>(*it)].req.id != request_id) continue;
+    const int32_t si = *it;
+    running_.erase(it);
+    if (in_flight_) {
+      auto e = std::find_if(plan_.scheduled.begin(), plan_.scheduled.end(), [si](const ScheduledRequest& x) { return x.slot == si; });
+      if (e != plan_.scheduled.end()) plan_.scheduled.erase(e);
+    }
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    kv_->free(s.kv);
+    const RequestOutcome o = outcome(s, status, t);
+    release_slot(si);
+    return o;
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
+    if (slots_[static_cast<size_t>(*it)].req.id != request_id) continue;
+    const int32_t si = *it;
+    waiting_.erase(it);
+    const RequestOutcome o = outcome(slots_[static_cast<size_t>(si)], status, t);
+    release_slot(si);
+    return o;
+  }
+  return std::nullopt;
+}
+
+std::vector<Request> Scheduler::evict_all() {
+  if (in_flight_) materialize(); else sync();
+  in_flight_ = false;
+  plan_.scheduled.clear();
+  std::vector<int32_t> all(running_.begin(), running_.end());
+  all.insert(all.end(), waiting_.begin(), waiting_.end());
+  std::sort(all.begin(), all.end(), [&](int32_t a, int32_t b) {
+    const Request& x = slots_[static_cast<size_t>(a)].req;
+    const Request& y = slots_[static_cast<size_t>(b)].req;
+    return x.arrival_s != y.arrival_s ? x.arrival_s < y.arrival_s : x.id < y.id;
+  });
+  std::vector<Request> out;
+  out.reserve(all.size());
+  for (int32_t si : all) {
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    kv_->free(s.kv);
+    out.push_back(std::move(s.req));
+    release_slot(si);
+  }
+  running_.clear();
+  waiting_.clear();
+  return out;
+}
+
+}  // namespace gpufleet::inference

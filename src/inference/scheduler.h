@@ -1,0 +1,202 @@
+// The vLLM V1 scheduler of one replica at iteration granularity (vllm/v1/core/sched/scheduler.py at
+// 00024d3, Scheduler.schedule and update_from_output; docs.vllm.ai "Optimization and Tuning"). It
+// decides each step and returns it as data (StepPlan, vLLM's SchedulerOutput); the step's results
+// are then applied by update_from_output. KV blocks come from a KvCacheManager; time is the
+// ReplicaEngine's.
+//
+//  - Each step has a token budget (max_num_batched_tokens). Running requests are served first, in
+//    order: a decoding request takes 1 token, one still in prefill its next chunk (at most the budget
+//    left). Then waiting requests are admitted first come first served while the budget, max_num_seqs
+//    and the KV blocks allow; a prompt larger than the budget left is chunked (chunked prefill is
+//    always on, as in V1).
+//  - When a running request's blocks cannot be allocated, the newest running request is preempted
+//    (recompute: its blocks are freed, its computed tokens reset to 0, it goes back to the FRONT of
+//    the waiting queue); if it is the request being scheduled, that request waits. The step that
+//    preempts admits nothing from waiting; when it preempted every running request, the scheduler
+//    plans again (the plan then admits from waiting, and lists every preemption).
+//  - A waiting request that does not get its blocks stops admission (no preemption for it). A
+//    request admitted from waiting skips its cached prefix (KvCacheManager::find_cached_prefix).
+//  - A step's tokens (update_from_output): a request whose prefill completes in the step gets its
+//    first output token at the step's end, a decoding request one more token. A request finishes at
+//    the end of the step that generates its output_tokens-th token; its blocks are freed then.
+//  - A request resumed after preemption recomputes its prompt and the tokens it had generated
+//    (num_tokens - computed), and streams on from its last token (its first-token time stays).
+//  - Not modelled: async scheduling, speculative decoding, the priority policy,
+//    long_prefill_token_threshold and the admission watermark (both 0 by default), encoder inputs.
+//  - The prefix cache's queries and hits count each request at its first admission only (vLLM counts
+//    resumed requests apart).
+//
+// Speed: steps in which every running request decodes and nothing else can change (none finishes,
+// none can be admitted, no preemption) are planned and applied in O(1), with the same plan as the
+// general path (StepPlan::decode_all; the requests' own counters catch up later); a step costs
+// O(batch) otherwise. In steady state nothing is allocated per step: requests live in a slot pool
+// reused through a free list, the queues hold slot indices, the plan is a reused buffer.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "inference/kv_cache_manager.h"
+#include "inference/request.h"
+#include "inference/step_time.h"
+
+namespace gpufleet::inference {
+
+/// The scheduler's limits, from EngineArgs and the KV budget.
+struct EngineLimits {
+  int32_t max_num_seqs = 256;
+  int32_t max_num_batched_tokens = 2048;
+  int32_t max_model_len = 8192;      ///< longer prompt + output: the request is dropped at add_request
+  int32_t block_size = 16;
+  int64_t num_blocks = 0;            ///< KV cache blocks (KvCacheBudget::num_blocks), > 0
+  bool enable_prefix_caching = false;
+};
+
+/// A request inside the scheduler (vllm/v1/request.py Request): its progress and its blocks.
+struct RequestState {
+  Request req;
+  int32_t computed = 0;        ///< tokens in the KV cache (num_computed_tokens)
+  int32_t generated = 0;       ///< output tokens so far
+  int32_t preemptions = 0;
+  int32_t cached_prompt_tokens = 0;  ///< prefix-cache hit at its last admission, tokens
+  double first_token_s = -1;
+  bool counted_query = false;  ///< prefix-cache query counted (first admission only)
+  bool decoding = false;       ///< its (re)computation is done: each step adds one token
+  RequestBlocks kv;
+
+  int32_t num_tokens() const { return req.prompt_tokens + generated; }
+};
+
+/// One request of a step.
+struct ScheduledRequest {
+  int32_t slot = 0;            ///< the scheduler's handle (Scheduler::state)
+  int32_t num_tokens = 0;      ///< tokens computed this step: 1 to decode, else a prefill chunk
+  uint64_t request_id = 0;
+};
+
+/// One step as the scheduler planned it (vLLM's SchedulerOutput): data, for the step-time model,
+/// update_from_output and the step's record.
+struct StepPlan {
+  /// Every running request decodes one token (the fast path): `scheduled` is left empty.
+  bool decode_all = false;
+  /// The running requests scheduled, in running order, then the requests admitted from waiting
+  /// (new or resumed), in admission order.
+  std::vector<ScheduledRequest> scheduled;
+  int32_t num_admitted = 0;          ///< the last entries of `scheduled` that came from waiting
+  std::vector<uint64_t> preempted;   ///< ids of the requests preempted while planning, in order
+  StepBatch batch;                   ///< what the step computes (StepTimeModel's input)
+  int32_t num_running = 0;           ///< requests running after scheduling
+  int32_t num_waiting = 0;           ///< requests left waiting
+  int64_t blocks_used = 0;           ///< KV blocks held after scheduling
+
+  bool empty() const { return !decode_all && scheduled.empty(); }
+};
+
+class Scheduler {
+ public:
+  /// `kv` must outlive the scheduler; `limits` are checked by the caller (ReplicaEngine).
+  /// decode_fast_path false plans every step through the general path (same plans, O(batch)).
+  Scheduler(const EngineLimits& limits, KvCacheManager& kv, bool decode_fast_path = true);
+
+  /// Queues a request at the tail of waiting. The caller has refused those that can never run.
+  void add_request(const Request& request);
+  /// Scheduler.schedule: plans the next step (the top of this file). The plan is valid until the
+  /// next call that changes the scheduler; it is empty only when there is no work.
+  const StepPlan& schedule() {
+    plan_.preempted.clear();
+    if (!try_decode_all()) return schedule_general();
+    in_flight_ = true;
+    return plan_;
+  }
+  /// Scheduler.update_from_output: applies `plan` (the last schedule()'s), whose step ended at
+  /// end_s: tokens, first tokens, finishes. Returns the requests that finished (status kFinished,
+  /// replica -1), in plan order, valid until the next call.
+  const std::vector<RequestOutcome>& update_from_output(const StepPlan& plan, double end_s) {
+    if (!plan.decode_all) return apply_general(plan, end_s);
+    in_flight_ = false;
+    plan_.decode_all = false;
+    ++fast_steps_;
+    finished_.clear();
+    return finished_;
+  }
+  /// Ends a request wherever it is (an abort: a client timeout) at t, with `status`: its blocks are
+  /// freed; a step in flight goes on without it. Its outcome (replica -1), or nullopt if unknown.
+  std::optional<RequestOutcome> finish_request(uint64_t request_id, RequestStatus status, double t);
+  /// Takes every unfinished request out, in arrival order (then id); their progress and blocks are
+  /// lost, a step in flight is abandoned. The scheduler is empty afterwards.
+  std::vector<Request> evict_all();
+
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  bool step_in_flight() const { return in_flight_; }
+  int32_t num_running() const { return static_cast<int32_t>(running_.size()); }
+  int32_t num_waiting() const { return static_cast<int32_t>(waiting_.size()); }
+  /// A request's state (slot from a ScheduledRequest); between steps only, as the fast path defers
+  /// the running requests' counters while it runs.
+  const RequestState& state(int32_t slot) const { return slots_[static_cast<size_t>(slot)]; }
+
+ private:
+  int32_t new_slot();
+  void release_slot(int32_t slot);
+  RequestOutcome outcome(const RequestState& s, RequestStatus status, double t) const;
+  void preempt(int32_t slot);
+  void add_to_batch(StepBatch& batch, const RequestState& s, int32_t n) const;
+  const StepPlan& schedule_general();
+  const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
+  bool try_decode_all();
+  bool start_decode_phase();
+  void sync();
+  void materialize();
+
+  EngineLimits limits_;
+  KvCacheManager* kv_;
+  bool decode_fast_path_;
+
+  std::vector<RequestState> slots_;
+  std::vector<int32_t> free_slots_;
+  std::deque<int32_t> waiting_;
+  std::vector<int32_t> running_;   // admission order; the newest is last (the preemption victim)
+  StepPlan plan_;
+  bool in_flight_ = false;         // plan_ was returned by schedule() and is not applied yet
+  std::vector<RequestOutcome> finished_;
+
+  // Pure-decode fast path (try_decode_all): the running requests' counters lag by fast_steps_.
+  bool phase_valid_ = false;       // the figures below describe the running set
+  int32_t fast_steps_ = 0;         // decode_all steps applied since the counters were last brought up to date
+  int32_t phase_min_left_ = 0;     // fewest output tokens left over the running set at the phase start
+  int64_t phase_context_ = 0;      // sum of computed tokens at the phase start
+  std::vector<int32_t> phase_residue_;  // running requests by computed % block_size at the phase start
+};
+
+/// A step in which every running request decodes, all fit the token budget, none can be admitted
+/// from waiting, the new blocks are free and none finishes at its end: the same plan as the general
+/// path (no preemption, no admission), made in O(1). The step that finishes a request, and any
+/// other, goes through the general path.
+inline bool Scheduler::try_decode_all() {
+  const auto b = static_cast<int32_t>(running_.size());
+  if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
+  if (!waiting_.empty() && b < limits_.max_num_seqs) return false;
+  if (!phase_valid_ && !start_decode_phase()) return false;
+  if (fast_steps_ + 1 >= phase_min_left_) return false;
+  // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
+  const int32_t bs = limits_.block_size;
+  const int64_t need = phase_residue_[static_cast<size_t>((bs - fast_steps_ % bs) % bs)];
+  if (need > kv_->num_free_blocks()) return false;
+  kv_->take_blocks(need);
+  plan_.decode_all = true;
+  plan_.scheduled.clear();
+  plan_.num_admitted = 0;
+  StepBatch& batch = plan_.batch;
+  batch.num_seqs = b;
+  batch.decode_tokens = b;
+  batch.prefill_tokens = 0;
+  batch.context_tokens = phase_context_ + static_cast<int64_t>(b) * fast_steps_;
+  batch.prefill_attention_token_pairs = 0;
+  plan_.num_running = b;
+  plan_.num_waiting = static_cast<int32_t>(waiting_.size());
+  plan_.blocks_used = kv_->num_used_blocks();
+  return true;
+}
+
+}  // namespace gpufleet::inference
