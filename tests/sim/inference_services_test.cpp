@@ -227,33 +227,6 @@ TEST(InferenceServices, KedaScalesToZeroAndWakesOnTheRouterQueue) {
   EXPECT_LT(s.gpu_hours, (3600.0 - 630) / 3600);
 }
 
-// The autoscaler as data: none builds nothing; a ScaledObject builds KEDA's scaler, reading its
-// trigger's metric; with a predictive spec the predictive scaler wraps it (the rate metric first,
-// then KEDA's), each call a fresh one.
-TEST(InferenceServices, ReplicaAutoscalerFromItsSpec) {
-  ReplicaAutoscalerSpec spec;
-  EXPECT_EQ(make_replica_autoscaler(spec), nullptr);
-  replica_autoscaling::ScaledObjectSpec so;
-  so.name = "chat";
-  so.scale_target_name = "chat";
-  replica_autoscaling::PrometheusTrigger trigger;
-  trigger.metric = kMetricRequestsWaiting;
-  trigger.query = "sum(vllm:num_requests_waiting)";
-  trigger.threshold = 5;
-  so.triggers = {trigger};
-  spec.keda = so;
-  const auto keda = make_replica_autoscaler(spec);
-  ASSERT_NE(keda, nullptr);
-  EXPECT_EQ(keda->metrics(), std::vector<std::string>{kMetricRequestsWaiting});
-  spec.predictive = replica_autoscaling::PredictiveSpec{};
-  spec.predictive->rate_metric = kMetricRequestRate;
-  spec.predictive->capacity_rps_per_replica = 2.9;
-  const auto predictive = make_replica_autoscaler(spec);
-  ASSERT_NE(predictive, nullptr);
-  EXPECT_EQ(predictive->metrics(), (std::vector<std::string>{kMetricRequestRate, kMetricRequestsWaiting}));
-  EXPECT_NE(make_replica_autoscaler(spec), predictive);
-}
-
 TEST(InferenceServices, ModelThatDoesNotFitIsRefused) {
   // Llama-3.1-70B bf16 needs 141 GB of weights; one L40S has 48 GB.
   ClusterConfig c;

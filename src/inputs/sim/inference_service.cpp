@@ -16,14 +16,6 @@ const std::vector<std::string>& exported_serving_metrics() {
   return names;
 }
 
-std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> make_replica_autoscaler(const ReplicaAutoscalerSpec& spec) {
-  std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> reactive;
-  if (spec.hpa) reactive = std::make_unique<replica_autoscaling::HpaAutoscaler>(*spec.hpa);
-  else if (spec.keda) reactive = std::make_unique<replica_autoscaling::KedaAutoscaler>(*spec.keda);
-  if (spec.predictive) return std::make_unique<replica_autoscaling::PredictiveAutoscaler>(*spec.predictive, std::move(reactive));
-  return reactive;
-}
-
 void fail_inference_service(const InferenceServiceSpec& spec, const std::string& what) {
   const std::string message = fmt::format("inference service '{}': {}", spec.service, what);
   if (!spec.origin.file.empty())

@@ -11,10 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "replica_autoscaling/hpa.h"
-#include "replica_autoscaling/keda.h"
-#include "replica_autoscaling/predictive.h"
-#include "replica_autoscaling/replica_autoscaler.h"
+#include "replica_autoscaling/autoscaler_spec.h"
 #include "inference/cold_start.h"
 #include "inference/deployment.h"
 #include "inference/engine_args.h"
@@ -30,21 +27,6 @@ struct ServingSlo {
   std::optional<double> ttft_p99_s;
   std::optional<double> tpot_p99_s;
 };
-
-/// A service's replica autoscaler as data: a Kubernetes object (an HPA or a KEDA ScaledObject, at
-/// most one), a predictive scaler, or both (the predictive scaler with the Kubernetes one as its
-/// reactive floor). None of them: the replica count stays as set.
-struct ReplicaAutoscalerSpec {
-  std::optional<replica_autoscaling::HpaSpec> hpa;
-  std::optional<replica_autoscaling::ScaledObjectSpec> keda;
-  std::optional<replica_autoscaling::PredictiveSpec> predictive;
-
-  bool empty() const { return !hpa && !keda && !predictive; }
-};
-
-/// The autoscaler `spec` describes, built afresh (each run has its own state); nullptr when it is
-/// empty. Throws std::invalid_argument as the autoscalers' constructors do for invalid specs.
-std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> make_replica_autoscaler(const ReplicaAutoscalerSpec& spec);
 
 struct InferenceServiceSpec {
   std::string service;                     ///< a WorkloadSpec of kind service: its replicas serve
@@ -71,7 +53,7 @@ struct InferenceServiceSpec {
   std::string traffic_description;         ///< for outputs, e.g. "trace AzureLLMInferenceTrace_conv.csv x2"
   /// The replica autoscaler, built once per run (make_replica_autoscaler); empty = the replica count
   /// stays as set.
-  ReplicaAutoscalerSpec autoscaler;
+  replica_autoscaling::ReplicaAutoscalerSpec autoscaler;
   std::string autoscaler_description;      ///< e.g. "keda vllm:num_requests_waiting > 5"
   /// What the reader noticed and left out (vLLM arguments not modelled, objects skipped), copied to
   /// the result's notes.
