@@ -500,7 +500,7 @@ void InferenceServices::report(SimResult& result) const {
     for (uint32_t u : units_.units_of(s.item)) {
       const Units::Unit& unit = units_.unit(u);
       for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) r.cost_usd += billing_.pod_charged_usd(p);
-      if (unit.state == UnitState::kFailed && unschedulable++ == 0) reason = unit.reason;
+      if (unit.state == UnitState::kFailed && unschedulable++ == 0) reason = units_.failure_reason(u);
     }
     if (unschedulable > 0)
       r.notes.push_back(fmt::format("{} replica pod(s) can never be scheduled: {}", unschedulable, reason));

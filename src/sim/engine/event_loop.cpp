@@ -43,6 +43,9 @@ void EventLoop::run() {
     if (trace_ && kind.traced) trace_->push_back({e.time_s, kind.name, kind.subject_name ? kind.subject_name(e.subject) : std::string()});
     kind.handler(e);
   }
+  // What is left lies beyond the horizon and never runs: give back the storage (a large run's
+  // arrivals, all scheduled at the start, once filled it) before the results are built.
+  queue_.clear();
   advance_to(horizon_s_);
 }
 

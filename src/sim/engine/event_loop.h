@@ -49,8 +49,8 @@ class EventLoop {
   /// Called with the simulated fraction done (0..1) about every 1% as the clock moves; may be empty.
   void set_progress(std::function<void(double)> progress) { progress_ = std::move(progress); }
 
-  /// Runs the events in order until none is left at or before the horizon, then advances the clock
-  /// to the horizon.
+  /// Runs the events in order until none is left at or before the horizon, then drops the rest
+  /// (they never run) and advances the clock to the horizon.
   void run();
 
   double now_s() const { return now_s_; }

@@ -32,6 +32,8 @@ class EventQueue {
   const Event& top() const { return heap_.top(); }
   /// Removes and returns the earliest event. Undefined when empty.
   Event pop();
+  /// Drops every event and gives back their storage; sequence numbers go on from where they were.
+  void clear() { heap_ = {}; }
 
  private:
   struct Later {

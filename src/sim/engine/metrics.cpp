@@ -67,6 +67,7 @@ void Metrics::add_pending_sample(int32_t priority, double wait_s) {
 void Metrics::finish(const Units& units, SimResult& result) {
   const double h = horizon_s_;
   result.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
+  result.units.reserve(result.units.size() + units.unit_count());  // one outcome per unit, no regrowth at the run's peak
   for (uint32_t i = 0; i < units.item_count(); ++i) {
     const WorkloadSpec& spec = units.item(i);
     units.for_each_unit_of(i, [&](uint32_t u) {
@@ -81,7 +82,7 @@ void Metrics::finish(const Units& units, SimResult& result) {
       out.interruptions = unit.interruptions;
       out.consolidations = unit.consolidations;
       out.saved_work_s = unit.saved_s;
-      out.reason = unit.reason;
+      out.reason = units.failure_reason(u);
       switch (unit.state) {
         case UnitState::kCompleted: result.pods_completed += unit.pod_count; break;
         case UnitState::kRunning: result.pods_running += unit.pod_count; break;

@@ -70,6 +70,15 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
       pending_(pending),
       metrics_(metrics) {
   std::unordered_map<std::string, uint32_t> shapes;
+  // Exact sizes up front: grown by doubling, the pod records alone (over 500 bytes each) would
+  // hold their old and new buffers at once, the largest transient of a run.
+  size_t unit_total = 0, pod_total = 0;
+  for (const WorkloadSpec& spec : workload_.items) {
+    unit_total += spec.kind == WorkloadKind::kJob ? 1 : static_cast<size_t>(spec.pods);
+    pod_total += static_cast<size_t>(spec.pods);
+  }
+  units_.reserve(unit_total);
+  pods_.reserve(pod_total);
   item_first_unit_.reserve(workload_.items.size());
   item_namespace_.reserve(workload_.items.size());
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
@@ -138,6 +147,13 @@ std::string Units::unit_name(uint32_t u) const {
   const Unit& unit = units_[u];
   const std::string& name = workload_.items[unit.item].name;
   return unit.replica < 0 ? name : fmt::format("{}-{}", name, unit.replica);
+}
+
+const std::string& Units::failure_reason(uint32_t u) const {
+  static const std::string kNone;
+  if (failure_reasons_.empty()) return kNone;
+  const auto it = failure_reasons_.find(u);
+  return it != failure_reasons_.end() ? it->second : kNone;
 }
 
 std::vector<uint32_t> Units::units_on(NodeId n) const {
@@ -226,14 +242,15 @@ double Units::end_job_run(uint32_t u, double t, double notice_s) {
 }
 
 void Units::note_run_pools(uint32_t u) {
-  Unit& unit = units_[u];
+  const Unit& unit = units_[u];
   if (!has_checkpoint_costs(spec(u))) return;
-  unit.run_pools.clear();
+  std::vector<uint32_t>& run_pools = run_pools_[u];
+  run_pools.clear();
   std::vector<NodeId> nodes;
   for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p)
     if (pods_[p].node != sched::kNoNode && std::find(nodes.begin(), nodes.end(), pods_[p].node) == nodes.end()) {
       nodes.push_back(pods_[p].node);
-      unit.run_pools.push_back(fleet_.pool_of(pods_[p].node));
+      run_pools.push_back(fleet_.pool_of(pods_[p].node));
     }
 }
 
@@ -296,13 +313,18 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
   const uint32_t end = unit.first_pod + unit.pod_count;
   const bool job = unit.replica < 0;
   std::vector<double> last_change;  // the nodes' last pod change before each bind, for a rollback
+  const queue::FlavorInjection* injected = nullptr;
+  if (!injected_.empty())
+    if (auto it = injected_.find(u); it != injected_.end() && !it->second.empty()) injected = &it->second;
   Pod confined;
   for (uint32_t p = unit.first_pod; p < end; ++p) {
     const Pod* pod = &pods_[p].pod;
-    if (!extra.empty() || !unit.injected.empty()) {  // Kueue injects the flavors' labels and tolerations, and the TAS domain
+    if (!extra.empty() || injected != nullptr) {  // Kueue injects the flavors' labels and tolerations, and the TAS domain
       confined = *pod;
-      for (const auto& kv : unit.injected.node_selector) confined.constraints.node_selector.push_back(kv);
-      for (const Toleration& t : unit.injected.tolerations) confined.constraints.tolerations.push_back(t);
+      if (injected != nullptr) {
+        for (const auto& kv : injected->node_selector) confined.constraints.node_selector.push_back(kv);
+        for (const Toleration& t : injected->tolerations) confined.constraints.tolerations.push_back(t);
+      }
       for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
       pod = &confined;
     }
@@ -396,13 +418,13 @@ bool Units::try_start(uint32_t u, double t) {
 
 void Units::admit(uint32_t u, double t, queue::FlavorInjection injected) {
   if (units_[u].state != UnitState::kQueued) return;
-  units_[u].injected = std::move(injected);
+  injected_[u] = std::move(injected);
   make_pending(u, t);
 }
 
 bool Units::admit_and_start(uint32_t u, double t, queue::FlavorInjection injected) {
   if (units_[u].state != UnitState::kQueued) return false;
-  units_[u].injected = std::move(injected);
+  injected_[u] = std::move(injected);
   return try_start(u, t);
 }
 
@@ -438,7 +460,7 @@ void Units::on_arrival(uint32_t u, double t) {
   // The informer sees each pod once, when it is created (ScorePlugin::observe).
   for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) placement_.observe(pods_[p].pod);
   if (std::optional<std::string> reason = placement_.unadmitted_reason(unit.shape)) {
-    unit.reason = std::move(*reason);
+    failure_reasons_[u] = std::move(*reason);
     unit.state = UnitState::kFailed;
     return;
   }
@@ -641,7 +663,8 @@ void Units::report_checkpoints(SimResult& result, std::span<const double> pool_i
     r.checkpoint_s = seconds;
     r.interruptions = unit.interruptions;
     // A gang on k nodes is stopped when any of them is interrupted: the rates add up.
-    for (uint32_t pool : unit.run_pools) r.interruptions_per_hour += pool_interruptions_per_hour[pool];
+    if (auto it = run_pools_.find(u); it != run_pools_.end())
+      for (uint32_t pool : it->second) r.interruptions_per_hour += pool_interruptions_per_hour[pool];
     if (r.interruptions_per_hour > 0) {
       r.mtbi_s = kSecondsPerHour / r.interruptions_per_hour;
       r.young_interval_s = young_interval_s(s.checkpoint_cost_s, r.mtbi_s);

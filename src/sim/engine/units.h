@@ -104,12 +104,6 @@ class Units final : public UnitStarter, public ServiceScaler {
     /// Workload::topology): work progresses at 1 / slowdown per second.
     double slowdown = 1;
     double checkpoint_s = 0;           ///< seconds spent writing checkpoints, all runs so far
-    /// Pools of the distinct nodes its pods held at its last start (jobs with a checkpoint cost or
-    /// checkpoint-on-notice only; for the advice on their interval).
-    std::vector<uint32_t> run_pools;
-    std::string reason;                ///< failed: why
-    /// What Kueue's admission added to the pods (the flavors' nodeLabels and tolerations).
-    queue::FlavorInjection injected;
   };
 
   /// The workload's pods by FGD shape (sched::PodShapeKey -> pod count), for Placement.
@@ -139,6 +133,10 @@ class Units final : public UnitStarter, public ServiceScaler {
         for (uint32_t u : it->second.added_units) f(u);
   }
   const Unit& unit(uint32_t u) const { return units_[u]; }
+  /// Units of every item, removed replicas included.
+  size_t unit_count() const { return units_.size(); }
+  /// Why unit u failed (state kFailed); "" for a unit that has not failed.
+  const std::string& failure_reason(uint32_t u) const;
   const WorkloadSpec& spec(uint32_t u) const { return workload_.items[units_[u].item]; }
   /// A job's name, or <service>-<replica>.
   std::string unit_name(uint32_t u) const;
@@ -254,7 +252,7 @@ class Units final : public UnitStarter, public ServiceScaler {
   // writes one in a notice window of notice_s) and the time spent writing checkpoints, keeps the rest
   // in saved_s and makes its completion event stale. Returns the GPU-milli-seconds lost.
   double end_job_run(uint32_t u, double t, double notice_s);
-  // Records the pools of the nodes job u's pods hold (Unit::run_pools), for jobs with checkpoint costs.
+  // Records the pools of the nodes job u's pods hold (run_pools_), for jobs with checkpoint costs.
   void note_run_pools(uint32_t u);
   void remove_unit(uint32_t u, double t);
   int32_t expected_pods(uint32_t item) const;
@@ -287,6 +285,14 @@ class Units final : public UnitStarter, public ServiceScaler {
   std::vector<uint32_t> item_namespace_;     // Billing::namespace_id of each item
   std::unordered_map<std::string, uint32_t> services_;  // service name -> item
   std::unordered_map<uint32_t, ScaledService> scaled_;  // by item
+  // Kept beside the units, not in them: few units have them, and every byte of Unit counts a
+  // million times in a large run.
+  // Pools of the distinct nodes a unit's pods held at its last start, by unit (jobs with a checkpoint
+  // cost or checkpoint-on-notice only; for the advice on their interval).
+  std::unordered_map<uint32_t, std::vector<uint32_t>> run_pools_;
+  // What Kueue's admission added to a unit's pods (the flavors' nodeLabels and tolerations), by unit.
+  std::unordered_map<uint32_t, queue::FlavorInjection> injected_;
+  std::unordered_map<uint32_t, std::string> failure_reasons_;  // failed units: why, by unit
   int64_t evictions_ = 0;
   double lost_gpu_milli_s_ = 0;
   double checkpoint_gpu_milli_s_ = 0;
