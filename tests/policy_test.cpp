@@ -561,8 +561,8 @@ TEST(PolicyScorePluginTest, GpuClusteringTags) {
 }
 
 TEST(PolicyScorePluginTest, LeastAndMostAllocated) {
-  const ResourceAllocationScore least(ResourceAllocationScore::Strategy::kLeastAllocated);
-  const ResourceAllocationScore most(ResourceAllocationScore::Strategy::kMostAllocated);
+  const LeastAllocated least;
+  const MostAllocated most;
   EXPECT_EQ(least.name(), "LeastAllocated");
   EXPECT_EQ(most.name(), "MostAllocated");
   // GPU node: cpu 32000, mem 65536, 4 GPUs, holding {8000, 16384, 1x500}.

@@ -14,12 +14,15 @@
 //   Bind        the pod's binding is final
 //
 // A plugin implements the interfaces of the points it serves (a class may implement several, e.g.
-// TaintToleration is a Filter and a Score plugin) and has a Name constant, `kName`; a Registry
-// (registry.h) maps names to factories and a Profile (profile.h) lists the plugins of each point.
+// TaintToleration is a Filter and a Score plugin) and declares its name once, through
+// NamedPlugin<"Name"> (which gives the `kName` constant and name()); a Registry (registry.h) maps
+// names to factories and a Profile (profile.h) lists the plugins of each point.
 // Node ids are ClusterState's. Plugins hold only their own parameters and caches; what they need
 // from the scheduler comes through Handle.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,11 +46,29 @@ inline constexpr NodeId kNoNode = UINT32_MAX;
 inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMinNodeScore = 0;
 
-/// Every plugin: a name, unique in a Registry (the plugin class's kName).
+/// Every plugin: a name, unique in a Registry (kube framework.Plugin.Name()).
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+};
+
+/// A plugin name as a template argument (NamedPlugin's); built from a string literal.
+template <size_t N>
+struct PluginName {
+  char chars[N];
+  consteval PluginName(const char (&literal)[N]) { std::copy_n(literal, N, chars); }
+};
+
+/// The one way an in-tree plugin declares its name: derive from NamedPlugin<"Name"> besides its
+/// extension points, e.g. `class NodeUnschedulable final : public FilterPlugin,
+/// public NamedPlugin<"NodeUnschedulable">`. Gives kName (static storage, usable as a CycleState key)
+/// and name(), in place of kube's `const Name = ...` and `func (pl *X) Name() string`.
+template <PluginName kLiteral>
+class NamedPlugin : public virtual Plugin {
+ public:
+  static constexpr std::string_view kName{kLiteral.chars, sizeof(kLiteral.chars) - 1};
+  std::string_view name() const final { return kName; }
 };
 
 /// A pod in the scheduling queue (kube QueuedPodInfo): the pod and when it entered the queue

@@ -117,13 +117,11 @@ void evict_victims(ClusterState& state, const PreemptionResult& result);
 /// The PostFilter plugin: preempt() with the profile's filters and node ranks (from the Handle) and
 /// the run's PDBs and pods; when a node is found, evict_victims() and Success with the nomination,
 /// else Unschedulable with PreemptionResult::message.
-class DefaultPreemption final : public PostFilterPlugin {
+class DefaultPreemption final : public PostFilterPlugin, public NamedPlugin<"DefaultPreemption"> {
  public:
-  static constexpr std::string_view kName = "DefaultPreemption";
   /// The spans (PolicyContext::pdbs, workload_pods) must outlive the plugin.
   DefaultPreemption(std::span<const PodDisruptionBudget> pdbs, std::span<const Pod> workload_pods)
       : pdbs_(pdbs), workload_pods_(workload_pods) {}
-  std::string_view name() const override { return kName; }
   Status post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState& cycle,
                      Handle& handle, PostFilterResult& result) const override;
 

@@ -42,10 +42,8 @@ namespace gpufleet::sched {
 /// (node_resources_fit.h) runs it after the pods, CPU and memory checks.
 FilterCode gpu_share_fits(const Pod& pod, const ClusterState& state, NodeId n);
 
-class GpuShareFit final : public FilterPlugin {
+class GpuShareFit final : public FilterPlugin, public NamedPlugin<"GpuShareFit"> {
  public:
-  static constexpr std::string_view kName = "GpuShareFit";
-  std::string_view name() const override { return kName; }
   using FilterPlugin::filter;
   /// gpu_share_fits.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

@@ -69,10 +69,8 @@ const std::string* topology_value(const Node& node, std::string_view key);
 /// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
 bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
 
-class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin {
+class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, public NamedPlugin<"InterPodAffinity"> {
  public:
-  static constexpr std::string_view kName = "InterPodAffinity";
-  std::string_view name() const override { return kName; }
   /// Node n's answer depends on the pods of every node sharing a topology domain with it.
   bool filter_cacheable() const override { return false; }
   /// PreFilter: the topology-pair counts above, written to `cycle`; Skip when there is nothing to check.

@@ -31,10 +31,8 @@
 
 namespace gpufleet::sched {
 
-class NodeResourceTopologyMatch final : public FilterPlugin {
+class NodeResourceTopologyMatch final : public FilterPlugin, public NamedPlugin<"NodeResourceTopologyMatch"> {
  public:
-  static constexpr std::string_view kName = "NodeResourceTopologyMatch";
-  std::string_view name() const override { return kName; }
   using FilterPlugin::filter;
   /// kFits or kCannotAlign (node_reasons in sched/fit_error.h spells it per the node's scope).
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

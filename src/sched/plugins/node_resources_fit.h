@@ -28,10 +28,8 @@ FilterCode fits_pods_cpu_memory(const Pod& pod, const ClusterState& state, NodeI
 /// Steps 1-4 above: kFits or the first shortfall.
 FilterCode fits(const Pod& pod, const ClusterState& state, NodeId n);
 
-class NodeResourcesFit final : public FilterPlugin {
+class NodeResourcesFit final : public FilterPlugin, public NamedPlugin<"NodeResourcesFit"> {
  public:
-  static constexpr std::string_view kName = "NodeResourcesFit";
-  std::string_view name() const override { return kName; }
   using FilterPlugin::filter;
   /// fits_pods_cpu_memory.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

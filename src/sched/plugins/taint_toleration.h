@@ -61,10 +61,8 @@ int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taint
 /// kube's per-node Filter reason for an untolerated taint: "node(s) had untolerated taint {key: value}".
 std::string untolerated_taint_reason(const Taint& taint);
 
-class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin, public NamedPlugin<"TaintToleration"> {
  public:
-  static constexpr std::string_view kName = "TaintToleration";
-  std::string_view name() const override { return kName; }
   using FilterPlugin::filter;
   /// kFits, or kUntoleratedTaint.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
