@@ -54,7 +54,7 @@ inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int
 
 /// kube's FitError text for a failed cycle of `pod` (sched/fit_error.h).
 /// A hand-built profile: `filters` in order (those that also implement PreFilter run it first), one
-/// Score plugin compared by its raw score, and a GPU selector.
+/// Score plugin compared by its raw score (also an observer when it is one), and a GPU selector.
 inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<const sched::FilterPlugin>> filters,
                                  std::shared_ptr<sched::ScorePlugin> score, std::shared_ptr<const sched::GpuSelector> selector) {
   sched::Profile p;
@@ -62,6 +62,7 @@ inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<c
   for (const auto& f : filters)
     if (auto pre = std::dynamic_pointer_cast<const sched::PreFilterPlugin>(f)) p.pre_filters.push_back(pre);
   p.filters = std::move(filters);
+  if (auto observer = std::dynamic_pointer_cast<sched::ObserverPlugin>(score)) p.observers.push_back(std::move(observer));
   p.scores = {{std::move(score), 1}};
   p.score_combination = sched::ScoreCombination::kLexicographic;
   p.gpu_selector = std::move(selector);

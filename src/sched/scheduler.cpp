@@ -530,9 +530,9 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
   uint64_t generation = 0;
-  for (const WeightedScorePlugin& s : profile_.scores) {
-    s.plugin->observe(pod, state);
-    generation += s.plugin->generation();
+  for (const auto& o : profile_.observers) {
+    o->observe(pod, state);
+    generation += o->generation();
   }
   // A changed generation drops the memoized scores: each shape's entries are emptied when next
   // used (shape_for).

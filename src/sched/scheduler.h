@@ -3,7 +3,8 @@
 //
 //   decide():        PreFilter, Filter (every node), PreScore and Score (the feasible nodes), the
 //                    node choice, then the GPU choice on that node. Changes nothing.
-//   schedule_one():  observe(), decide(), then, when no node fits, PostFilter (e.g. preemption);
+//   schedule_one():  observe() (the profile's observers), decide(), then, when no node fits,
+//                    PostFilter (e.g. preemption);
 //                    when one does: the ClusterState allocation (kube's assume), Reserve, Permit and
 //                    Bind. A Reserve or Permit rejection, a Permit Wait that times out or is
 //                    rejected, or a Bind failure runs Unreserve on every Reserve plugin in reverse
@@ -20,7 +21,7 @@
 //
 // Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
 // caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
-// and reused until the node's ClusterState::version() changes (or a Score plugin's generation()
+// and reused until the node's ClusterState::version() changes (or an observer's generation()
 // moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
 // empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
 // of each shape evaluates every node; later cycles re-evaluate only the nodes that changed since).
@@ -146,7 +147,7 @@ class Scheduler final : public Handle {
   /// PreFilter or PreScore error leaves both empty (result.status says why).
   /// With `rank` false, `ranked` is left empty and the cycle costs what decide() costs.
   ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true);
-  /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
+  /// Tells the profile's observers a pod arrived while the cluster is `state` (ObserverPlugin); drops
   /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
   /// PreFilter to the GPU choice (see the top of this file); does not change the state.
@@ -272,7 +273,7 @@ class Scheduler final : public Handle {
   std::vector<NodeScore> normalized_;                // scratch
   std::vector<Column> score_columns_;                // scratch
   CycleState cycle_;                                 // this cycle's state
-  uint64_t generation_ = 0;                          // sum of the Score plugins' generations the memo was filled at
+  uint64_t generation_ = 0;                          // sum of the observers' generations the memo was filled at
   double now_seconds_ = 0;
   NodeEvaluation* evaluation_ = nullptr;             // set during evaluate()
   bool rank_ = false;                                // evaluate(): rank the feasible nodes

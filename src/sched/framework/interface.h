@@ -13,6 +13,8 @@
 //   Permit      Success, Wait (with a timeout) or Reject; a waiting pod is allowed or rejected later
 //   Bind        the pod's binding is final
 //
+// Besides the points, ObserverPlugin is told of every arriving pod (gpufleet's informer hook).
+//
 // A plugin implements the interfaces of the points it serves (a class may implement several, e.g.
 // TaintToleration is a Filter and a Score plugin) and declares its name once, through
 // NamedPlugin<"Name"> (which gives the `kName` constant and name()); a Registry (registry.h) maps
@@ -186,7 +188,7 @@ enum class ScoreCaching : uint8_t {
   /// Recomputed every cycle (the score reads the CycleState, e.g. what PreScore drew).
   kPerCycle,
   /// A function of the pod (request shape and scheduling constraints) and node n's state: reused
-  /// until ClusterState::version(n) changes or generation() moves.
+  /// until ClusterState::version(n) changes or an observer's generation() moves (ObserverPlugin).
   kNodeVersion,
   /// A function of the pod and node n's labels and taints only (never of usage): computed once per
   /// pod shape and node.
@@ -210,13 +212,20 @@ class ScorePlugin : public virtual Plugin {
   virtual ScoreCaching caching() const { return ScoreCaching::kNodeVersion; }
   /// caching() == kNodeVersion: memoized per node version.
   bool cacheable() const { return caching() == ScoreCaching::kNodeVersion; }
-  /// Informer hook: called once for every arriving pod, before its cycle (a live scheduler sees each
-  /// pod when it is created). Plugins that learn from the workload seen so far update here.
+};
+
+/// Observer: told of every arriving pod, once, before its cycle (gpufleet's informer hook; kube's
+/// plugins watch the informers of framework.Handle.SharedInformerFactory). Plugins that learn from
+/// the workload seen so far (online FGD's pod mix) implement it; build_profile lists every plugin
+/// of a profile that does (Profile::observers), and Scheduler::observe calls them.
+class ObserverPlugin : public virtual Plugin {
+ public:
   /// `state`: the state the scheduler schedules on at that moment, for plugins whose estimates also
   /// depend on what is left free.
-  virtual void observe(const Pod& /*pod*/, const ClusterState& /*state*/) {}
-  /// Changes whenever observe() changed what score() returns; the Scheduler then drops its memo.
-  virtual uint64_t generation() const { return 0; }
+  virtual void observe(const Pod& pod, const ClusterState& state) = 0;
+  /// Changes whenever observe() changed what the plugin's Score (or GPU choice) returns; the
+  /// Scheduler then drops its memoized scores.
+  virtual uint64_t generation() const = 0;
 };
 
 /// gpufleet's device step (not a kube extension point; the FGD simulator picks the GPU in its

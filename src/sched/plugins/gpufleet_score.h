@@ -129,7 +129,7 @@ inline constexpr double kMinPressureChange = 0.1;
 
 /// gpufleet's score plugin and GPU selector (terms 1-4 of the header comment, all in gpu_milli).
 /// Not thread-safe, like the Scheduler that calls it.
-class GpufleetScore final : public ScorePlugin, public GpuSelector, public NamedPlugin<"GpufleetScore"> {
+class GpufleetScore final : public ScorePlugin, public GpuSelector, public ObserverPlugin, public NamedPlugin<"GpufleetScore"> {
  public:
   /// Reads the GPU models of `state` (the state it will score) and the node classes of `outlook`,
   /// the nodes that state may hold (see the header comment; its model ids are the state's, and it
