@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -70,7 +71,14 @@ inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<c
 }
 
 inline std::string fit_error_of(const sched::ScheduleResult& r, const Pod& pod, const ClusterState& state) {
-  return sched::fit_error_message(sched::rejection_histogram(r.node_codes, pod, state), state.node_count());
+  return sched::fit_error_message(sched::rejection_histogram(r.node_to_status, pod, state), state.node_count());
+}
+
+/// Each node's code in a NodeToStatus (kFits when not rejected).
+inline std::vector<sched::FilterCode> codes_of(const sched::NodeToStatus& statuses) {
+  std::vector<sched::FilterCode> out;
+  for (NodeId n = 0; n < statuses.size(); ++n) out.push_back(statuses.at(n).code);
+  return out;
 }
 
 /// The openb trace folder (…/alibaba-gpu-v2023), or empty when the traces are absent.
@@ -87,3 +95,18 @@ inline std::string openb_dir() {
 }
 
 }  // namespace gpufleet::testing
+
+namespace gpufleet::sched {
+
+// GoogleTest's printers for failed expectations.
+inline void PrintTo(const FilterCode& code, std::ostream* os) { *os << (code.rejected() ? code.reason() : "kFits"); }
+inline void PrintTo(const NodeToStatus& statuses, std::ostream* os) {
+  *os << "{";
+  for (NodeId n = 0; n < statuses.size(); ++n) {
+    const Rejection r = statuses.at(n);
+    *os << (n == 0 ? "" : ", ") << n << ": " << (r.rejected() ? std::string(r.plugin_name()) + " " + std::string(r.code.reason()) : "-");
+  }
+  *os << "}";
+}
+
+}  // namespace gpufleet::sched

@@ -4,7 +4,8 @@
 //
 //   QueueSort   orders the pending pods (the caller's queue; Profile::queue_sort)
 //   PreFilter   once per cycle: per-cycle data into the CycleState, or Skip (the Filter is not needed)
-//   Filter      per node: may the pod run there? (FilterCode; kFits or the reason)
+//   Filter      per node: may the pod run there? (FilterCode: kFits or one of the plugin's reasons;
+//               the framework records which plugin rejected each node, NodeToStatus)
 //   PostFilter  when no node fits: e.g. preemption, which may nominate a node and evict victims
 //   PreScore    once, with the feasible nodes: per-cycle data, Skip, or Error (the cycle fails)
 //   Score       per feasible node, then NormalizeScore per plugin; combined per the profile
@@ -27,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -103,7 +105,20 @@ class PreFilterPlugin : public virtual Plugin {
                           CycleState& /*cycle*/) const {}
 };
 
+/// FitError's counts (fit_error.h): kube's per-node reason -> number of nodes.
+using ReasonHistogram = std::map<std::string, int32_t>;
+
+class NodeToStatus;
+
 /// Filter: may the pod run on node n?
+///
+/// Reasons. A Filter plugin owns its reasons (kube: each plugin's ErrReason strings and status
+/// codes): filter_reasons() lists every FilterReason it may reject a node for, and filter() returns
+/// FilterCode::kFits or a FilterCode of one of them. A profile numbers its filters' reasons when it
+/// is built (FilterReasonTable, node_to_status.h); the framework records per node which plugin
+/// rejected it and with which reason (NodeToStatus), which the FitError message, preemption and the
+/// extender read. A plugin whose words depend on the node (kube's TaintToleration names the node's
+/// taint) marks the reason per_node and words it in node_reasons().
 ///
 /// Two kinds of filters:
 ///  - cacheable (the default): filter() depends only on the pod (its request shape and scheduling
@@ -116,7 +131,9 @@ class PreFilterPlugin : public virtual Plugin {
 ///    near the end too).
 class FilterPlugin : public virtual Plugin {
  public:
-  /// kFits or the rejecting code.
+  /// Every reason filter() may return, in a fixed order (a static array: codes point into it).
+  virtual std::span<const FilterReason> filter_reasons() const = 0;
+  /// kFits, or FilterCode(r) for an element r of filter_reasons().
   virtual FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const = 0;
   /// Whether filter() may be cached per node version (see above). Named apart from
   /// ScorePlugin::cacheable(): a plugin that is both (NodeAffinity) must not answer both at once.
@@ -125,6 +142,15 @@ class FilterPlugin : public virtual Plugin {
   /// then filter(). As costly as PreFilter; cycles use FilterCycle or the Scheduler instead. Derived
   /// classes bring it into scope with `using FilterPlugin::filter;`.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const;
+  /// kube's words for node n rejected with `code` (one of this plugin's), in order; empty for kFits.
+  /// Default: {code.reason()}. A plugin with per_node reasons overrides it to word them for the
+  /// node, as kube's Filter would (state and pod as when the node was rejected).
+  virtual std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const;
+  /// Adds the words of the nodes `nodes`, each rejected by this plugin with `code`, to `histogram`
+  /// (one count per node and word). Default: node_reasons() of each node for a per_node reason, else
+  /// nodes.size() under code.reason(). A plugin may override it to count without wording each node.
+  virtual void count_reasons(FilterCode code, const Pod& pod, const ClusterState& state, std::span<const NodeId> nodes,
+                             ReasonHistogram& histogram) const;
 };
 
 /// What a PostFilter plugin found (kube PostFilterResult with NominatingInfo, and the victims that
@@ -161,10 +187,10 @@ class Handle {
 /// the API server) and fills `result`.
 class PostFilterPlugin : public virtual Plugin {
  public:
-  /// `node_codes`: the code that rejected each node (kube's NodeToStatusMap). Returns Success with
+  /// `statuses`: which plugin rejected each node and why (kube's NodeToStatus). Returns Success with
   /// result.nominated_node set when the pod may fit after this, else Unschedulable with a message
   /// (kube's PostFilter message, shown after the FitError).
-  virtual Status post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState& cycle,
+  virtual Status post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState& cycle,
                              Handle& handle, PostFilterResult& result) const = 0;
 };
 
@@ -200,8 +226,8 @@ enum class ScoreCaching : uint8_t {
 class ScorePlugin : public virtual Plugin {
  public:
   /// The node's raw score. A plugin whose caching() is not kPerCycle reads nothing from `cycle`.
-  /// Memoized scores (kNodeVersion) below INT32_MIN + 16 or above INT32_MAX are clamped into that
-  /// range.
+  /// Memoized scores (kNodeVersion) below INT32_MIN + 256 or above INT32_MAX are clamped into that
+  /// range (the memo keeps a rejection's one-byte number below it; node_to_status.h).
   virtual int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const = 0;
   /// Whether normalize_score does anything (kube: ScoreExtensions() != nil).
   virtual bool has_normalize_score() const { return false; }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/framework/node_to_status.h"
 #include "sched/framework/registry.h"
 #include "sched/framework/validation.h"
 
@@ -82,6 +83,11 @@ Profile build_profile(const ProfileConfig& config, const Registry& registry, con
   }
   for (const std::string& name : mentioned)
     if (auto observer = std::dynamic_pointer_cast<ObserverPlugin>(plugins.at(name))) profile.observers.push_back(std::move(observer));
+  try {
+    FilterReasonTable{profile.filters};
+  } catch (const std::invalid_argument& e) {
+    throw ProfileError({{FieldError::Type::kInvalid, "plugins.filter.enabled", fmt::format("{} plugins", profile.filters.size()), e.what()}});
+  }
   return profile;
 }
 

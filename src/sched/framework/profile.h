@@ -4,7 +4,8 @@
 // ProfileConfig is that description (data); build_profile() instantiates it through a Registry into
 // a Profile, the plugins the Scheduler runs (kube's NewFramework, runtime/framework.go): each
 // plugin named anywhere is created once, so one object serves every point it is listed at. Every
-// plugin that implements ObserverPlugin is also listed as an observer.
+// plugin that implements ObserverPlugin is also listed as an observer, and the Filter plugins'
+// reasons are numbered (FilterReasonTable, node_to_status.h), which fails for too many.
 //
 // Scores. kube combines the Score plugins by a weighted sum of their normalized scores. gpufleet's
 // policies need an exact lexicographic order instead, which no finite weights give over unbounded
@@ -99,6 +100,7 @@ struct WeightedScorePlugin {
 };
 
 /// A profile instantiated: the plugins the Scheduler runs at each point, in order.
+/// A Scheduler numbers the filters' reasons (FilterReasonTable) when it is built from it.
 struct Profile {
   std::string name;
   std::shared_ptr<const QueueSortPlugin> queue_sort;  ///< exactly one (kube)
@@ -122,8 +124,8 @@ struct PolicyContext;
 /// Instantiates `config` (kube NewFramework): validates it (validate_profile; ProfileError when
 /// invalid), creates each named plugin once with its factory and arguments, lists it at every point
 /// it is enabled at, and as an observer when it is one. Throws ProfileError when a plugin does not
-/// implement a point it is listed at, and whatever a factory throws (std::invalid_argument when
-/// `context` lacks what it needs).
+/// implement a point it is listed at or the filters register more reasons than a FilterReasonTable
+/// holds, and whatever a factory throws (std::invalid_argument when `context` lacks what it needs).
 Profile build_profile(const ProfileConfig& config, const Registry& registry, const PolicyContext& context);
 
 }  // namespace gpufleet::sched

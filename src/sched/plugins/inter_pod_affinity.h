@@ -77,6 +77,17 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
   Status pre_filter(const Pod& pod, const ClusterState& state, CycleState& cycle) const override;
   /// The counts themselves, or nullptr (kube's Skip) when there is nothing to check.
   std::unique_ptr<StateData> pre_filter(const Pod& pod, const ClusterState& state) const;
+  /// filtering.go's ErrReasonAntiAffinityRulesNotMatch, ErrReasonExistingAntiAffinityRulesNotMatch
+  /// (Unschedulable) and ErrReasonAffinityRulesNotMatch (UnschedulableAndUnresolvable).
+  static constexpr FilterReason kReasons[] = {
+      {"node(s) didn't match pod anti-affinity rules", true},
+      {"node(s) didn't satisfy existing pods anti-affinity rules", true},
+      {"node(s) didn't match pod affinity rules", false},
+  };
+  static constexpr FilterCode kAntiAffinityRulesNotMatch{kReasons[0]};
+  static constexpr FilterCode kExistingAntiAffinityRulesNotMatch{kReasons[1]};
+  static constexpr FilterCode kAffinityRulesNotMatch{kReasons[2]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, kAffinityRulesNotMatch, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch,
   /// from the counts PreFilter wrote to `cycle` (without them, the stand-alone check: PreFilter then

@@ -18,6 +18,10 @@ inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/
 
 class NodeUnschedulable final : public FilterPlugin, public NamedPlugin<"NodeUnschedulable"> {
  public:
+  /// node_unschedulable.go ErrReasonUnschedulable, UnschedulableAndUnresolvable.
+  static constexpr FilterReason kReasons[] = {{"node(s) were unschedulable", false}};
+  static constexpr FilterCode kNodeUnschedulable{kReasons[0]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, or kNodeUnschedulable.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
