@@ -121,7 +121,7 @@ AllocationBound::AllocationBound(const std::vector<Node>& nodes, const std::vect
     for (int k = 0; k < kDffCuts; ++k) glp_set_row_bnds(lp, r_dff + k, GLP_UP, 0.0, n * gpus * 1000.0);
     for (int s = 0; s < shape_rows; ++s) {
       const auto& [pcpu, pmem, num, milli, spec] = shapes[static_cast<size_t>(s)];
-      if (sched::fits(shape_pods[static_cast<size_t>(s)], empty_types, t) != sched::FilterCode::kFits) continue;
+      if (sched::fits(shape_pods[static_cast<size_t>(s)], empty_types, t).rejected()) continue;
       const int64_t gpu_req = int64_t{num} * milli;
       glp_add_cols(lp, 1);
       ++col;

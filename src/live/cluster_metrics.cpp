@@ -28,6 +28,48 @@ const ClusterState& state_of(const Snapshot& snapshot) {
 constexpr const char* kSchedulableReason = "schedulable";
 constexpr const char* kErrorReason = "error";
 
+// The pending reason label's order among reasons that reject equally many nodes: the first listed
+// here wins (the in-tree plugins' reasons in the order the label has always broken ties in, so that
+// a label does not change), then reasons not listed, in the profile's order.
+constexpr std::string_view kReasonTieOrder[] = {
+    "Insufficient cpu",
+    "Insufficient memory",
+    "Too many pods",
+    "Insufficient nvidia.com/gpu",
+    "node(s) didn't match pod's GPU model constraint",
+    "node(s) had untolerated taint(s)",
+    "node(s) didn't match Pod's node affinity/selector",
+    "Insufficient nvidia.com/mig-<profile>",
+    "Insufficient nvidia.com/gpu.shared",
+    "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)",
+    "node(s) didn't match pod anti-affinity rules",
+    "node(s) didn't satisfy existing pods anti-affinity rules",
+    "node(s) didn't match pod affinity rules",
+    "node(s) were unschedulable",
+    "cannot align pod",
+};
+
+// The generic reason (FilterCode::reason) of the rejection that rejected the most nodes (ties: see
+// kReasonTieOrder); "" when none did.
+std::string_view most_rejecting_reason(const sched::NodeToStatus& statuses) {
+  const std::vector<int32_t> counts = statuses.counts();
+  std::string_view best;
+  int32_t most = 0;
+  size_t best_rank = 0;
+  for (size_t number = 1; number < counts.size(); ++number) {
+    if (counts[number] == 0 || counts[number] < most) continue;
+    const std::string_view reason = statuses.table().rejection(static_cast<uint8_t>(number)).code.reason();
+    const auto listed = std::find(std::begin(kReasonTieOrder), std::end(kReasonTieOrder), reason);
+    const size_t rank = static_cast<size_t>(listed - std::begin(kReasonTieOrder)) + (listed == std::end(kReasonTieOrder) ? number : 0);
+    if (counts[number] > most || rank < best_rank) {
+      most = counts[number];
+      best = reason;
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
 // The node as a one-node pool, for sim/rules/cost.h's rules, which read a pool's GPU model, GPU count,
 // allocatable CPU and memory, and sharing (time-slicing / MPS replicas, MIG).
 NodePool node_as_pool(const Node& node) {
@@ -89,19 +131,13 @@ std::vector<PendingPod> pending_locked(const Snapshot& snapshot, size_t max_deci
     const sched::ScheduleResult r = snapshot.cluster.scheduler->decide(pods[i], state, rng);
     if (r.scheduled()) {
       p.reason = kSchedulableReason;
-    } else if (r.status.code() == sched::Code::kError || r.node_codes.empty()) {
+    } else if (r.status.code() == sched::Code::kError || r.node_to_status.empty()) {
       p.reason = kErrorReason;
       p.message = r.status.message();
     } else {
-      size_t best = 0;  // the code rejecting the most nodes; ties: the lower code
-      int32_t most = 0;
-      for (size_t c = 1; c < r.rejected.size(); ++c)
-        if (r.rejected[c] > most) {
-          most = r.rejected[c];
-          best = c;
-        }
-      p.reason = best == 0 ? kErrorReason : std::string(sched::filter_reason(static_cast<sched::FilterCode>(best)));
-      p.message = sched::fit_error_message(sched::rejection_histogram(r.node_codes, pods[i], state), state.live_node_count());
+      const std::string_view reason = most_rejecting_reason(r.node_to_status);
+      p.reason = reason.empty() ? kErrorReason : std::string(reason);
+      p.message = sched::fit_error_message(sched::rejection_histogram(r.node_to_status, pods[i], state), state.live_node_count());
     }
     out.push_back(std::move(p));
   }

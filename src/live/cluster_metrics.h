@@ -25,8 +25,9 @@
 // Pending pods (labels namespace, reason): pods without spec.nodeName, each decided by the snapshot's
 // scheduler (decide(), under decide_mutex; no PostFilter, no quota or gang admission). reason is a
 // bounded label: "schedulable" when a node fits now (kube-scheduler has not bound it yet), else the
-// kube-scheduler reason (sched::filter_reason) of the filter code that rejected the most nodes (ties:
-// the lower code), e.g. "Insufficient nvidia.com/gpu"; "no nodes available to schedule pods" without
+// kube-scheduler reason (the generic words of the FilterReason, sched::FilterCode::reason) that
+// rejected the most nodes (ties: in a fixed order of the in-tree reasons, cluster_metrics.cpp), e.g.
+// "Insufficient nvidia.com/gpu"; "no nodes available to schedule pods" without
 // nodes; "error" when the cycle ended with an error status; "not evaluated" beyond
 // MetricsOptions::max_pending_decisions. The pod's full FitError message
 // (sched/fit_error.h) is in pending_pods()' result, not in a label (it is unbounded).

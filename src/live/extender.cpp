@@ -73,7 +73,7 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
   sched::Scheduler& scheduler = d.scheduler();
   sched::NodeEvaluation evaluation;
   const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/false);
-  if (evaluation.codes.empty()) {  // a PreFilter error or rejection before any node was looked at
+  if (evaluation.node_to_status.empty()) {  // a PreFilter error or rejection before any node was looked at
     if (result.status.code() == sched::Code::kError) {
       answer.error = result.status.message();
       return answer;
@@ -90,13 +90,15 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
       answer.failed_unresolvable.emplace(name, "node(s) not in gpufleet's cache");
       continue;
     }
-    const sched::FilterCode code = evaluation.codes[*n];
-    if (code == sched::FilterCode::kFits) {
+    // The plugin that rejected the node words it, and its status decides where it goes (kube's
+    // extender: FailedNodes for Unschedulable, FailedAndUnresolvableNodes otherwise).
+    const sched::Rejection rejection = evaluation.node_to_status.at(*n);
+    if (!rejection.rejected()) {
       answer.passed.push_back(name);
       continue;
     }
-    std::string reason = join(sched::node_reasons(code, pod, d.state(), *n));
-    (sched::filter_code_resolvable(code) ? answer.failed : answer.failed_unresolvable).emplace(name, std::move(reason));
+    std::string reason = join(rejection.node_reasons(pod, d.state(), *n));
+    (rejection.resolvable() ? answer.failed : answer.failed_unresolvable).emplace(name, std::move(reason));
   }
   return answer;
 }
@@ -156,7 +158,7 @@ std::map<std::string, NodeVictims> extender_preempt(const Snapshot& snapshot, co
     if (!known) continue;
     ClusterState::Fork fork = state.fork();
     for (const BoundPod& b : bound) state.release(*n, b.pod);
-    const auto fits = [&] { return sched::FilterCycle(profile.filters, pod, state).run(state, *n) == sched::FilterCode::kFits; };
+    const auto fits = [&] { return !sched::FilterCycle(profile.filters, pod, state).run(state, *n).rejected(); };
     if (!fits()) {
       fork.discard();
       continue;
@@ -198,9 +200,8 @@ DeviceChoice choose_devices(const Snapshot& snapshot, const Pod& pod, const std:
   d.observe(pod);
   const sched::ScheduleResult result = scheduler.decide(pod, d.state(), d.rng(), *n);
   if (result.node != *n) {
-    choice.error = fmt::format("pod {} does not fit node {}: {}", key_of(pod), node,
-                               join(sched::node_reasons(sched::FilterCycle(scheduler.profile().filters, pod, d.state()).run(d.state(), *n), pod,
-                                                        d.state(), *n)));
+    const sched::Rejection rejection = sched::FilterCycle(scheduler.profile().filters, pod, d.state()).run(d.state(), *n);
+    choice.error = fmt::format("pod {} does not fit node {}: {}", key_of(pod), node, join(rejection.node_reasons(pod, d.state(), *n)));
     return choice;
   }
   choice.devices = result.devices();

@@ -29,7 +29,8 @@ namespace gpufleet::live {
 struct FilterAnswer {
   std::vector<std::string> passed;   ///< in the order sent
   /// Rejected for a reason preemption may resolve (resources): node -> kube's reason, e.g.
-  /// "Insufficient nvidia.com/gpu" (sched/fit_error.h node_reasons, joined by ", ").
+  /// "Insufficient nvidia.com/gpu" (the rejecting plugin's words, sched::Rejection::node_reasons,
+  /// joined by ", ").
   std::map<std::string, std::string> failed;
   /// Rejected for a reason preemption cannot resolve (taints, affinity, GPU model, a node the cache
   /// does not know): kube-scheduler does not try preemption there.

@@ -169,14 +169,14 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
       record(i, scheduled, false);
       continue;
     }
-    if (scheduled.node_codes.empty()) {  // kube's Error status: no preemption, the pod stays pending
+    if (scheduled.node_to_status.empty()) {  // kube's Error status: no preemption, the pod stays pending
       result.pending.push_back({pod_key(pod), scheduled.status.message(), pod.priority});
       continue;
     }
     // PostFilter (DefaultPreemption) ran in the cycle: it evicted its victims and nominated a node.
     const sched::PostFilterResult& preemption = scheduled.post_filter;
     if (preemption.nominated_node == sched::kNoNode) {
-      const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_codes, pod, state);
+      const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_to_status, pod, state);
       result.pending.push_back(
           {pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), scheduled.post_filter_status.message()), pod.priority});
       continue;
@@ -267,30 +267,29 @@ PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& opt
 std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
   static const std::vector<std::shared_ptr<const sched::FilterPlugin>> kAdmission = {
       std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(), std::make_shared<sched::NodeAffinity>()};
-  const sched::FilterCode code = sched::FilterCycle(kAdmission, pod, state).run(state, n);
-  if (code == sched::FilterCode::kFits) {
+  const sched::Rejection rejection = sched::FilterCycle(kAdmission, pod, state).run(state, n);
+  if (!rejection.rejected()) {
     if (const Taint* taint = sched::find_untolerated_no_execute_taint(state.node(n).taints, pod.constraints.tolerations))
       return "Predicate TaintToleration failed: " + sched::untolerated_taint_reason(*taint);
     return {};
   }
-  switch (code) {
-    case sched::FilterCode::kFits: return {};
-    case sched::FilterCode::kInsufficientCpu: return "OutOfcpu";
-    case sched::FilterCode::kInsufficientMemory: return "OutOfmemory";
-    case sched::FilterCode::kTooManyPods: return "OutOfpods";
-    case sched::FilterCode::kInsufficientGpu: return "OutOfnvidia.com/gpu";
-    case sched::FilterCode::kInsufficientGpuShared: return "OutOfnvidia.com/gpu.shared";
-    case sched::FilterCode::kInsufficientMig: {
-      // The first profile the node lacks (node_reasons: "Insufficient nvidia.com/mig-<profile>").
-      const std::string reason = sched::node_reasons(code, pod, state, n).front();
-      constexpr std::string_view kInsufficient = "Insufficient ";
-      return "OutOf" + (reason.starts_with(kInsufficient) ? reason.substr(kInsufficient.size()) : reason);
-    }
-    case sched::FilterCode::kNodeAffinityMismatch: return "Predicate NodeAffinity failed: " + std::string(sched::filter_reason(code));
-    // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
-    case sched::FilterCode::kSharedRequestAboveOne: return "UnexpectedAdmissionError";
-    default: return fmt::format("node {} cannot run the pod: {}", state.node(n).name, sched::filter_reason(code));
+  using sched::GpuShareFit, sched::NodeResourcesFit;
+  const sched::FilterCode code = rejection.code;
+  if (code == NodeResourcesFit::kInsufficientCpu) return "OutOfcpu";
+  if (code == NodeResourcesFit::kInsufficientMemory) return "OutOfmemory";
+  if (code == NodeResourcesFit::kTooManyPods) return "OutOfpods";
+  if (code == GpuShareFit::kInsufficientGpu) return "OutOfnvidia.com/gpu";
+  if (code == GpuShareFit::kInsufficientGpuShared) return "OutOfnvidia.com/gpu.shared";
+  if (code == GpuShareFit::kInsufficientMig) {
+    // The first profile the node lacks (GpuShareFit's words: "Insufficient nvidia.com/mig-<profile>").
+    const std::string reason = rejection.node_reasons(pod, state, n).front();
+    constexpr std::string_view kInsufficient = "Insufficient ";
+    return "OutOf" + (reason.starts_with(kInsufficient) ? reason.substr(kInsufficient.size()) : reason);
   }
+  if (code == sched::NodeAffinity::kNodeAffinityMismatch) return "Predicate NodeAffinity failed: " + std::string(code.reason());
+  // The device plugin refuses the allocation (failRequestsGreaterThanOne; gpu_share_fit.h).
+  if (code == GpuShareFit::kSharedRequestAboveOne) return "UnexpectedAdmissionError";
+  return fmt::format("node {} cannot run the pod: {}", state.node(n).name, code.reason());
 }
 
 

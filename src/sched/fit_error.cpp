@@ -1,66 +1,41 @@
 #include "sched/fit_error.h"
 
 #include <algorithm>
-#include <array>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "sched/framework/filter_cycle.h"
-#include "sched/plugins/node_resource_topology_match.h"
-#include "sched/plugins/taint_toleration.h"
 
 namespace gpufleet::sched {
 
-std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) {
-  if (code == FilterCode::kFits) return {};
-  if (code == FilterCode::kUntoleratedTaint) {
-    if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
-      return {untolerated_taint_reason(*taint)};
-  }
-  if (code == FilterCode::kCannotAlign) return {std::string(cannot_align_reason(state.node(n)))};
-  if (code == FilterCode::kInsufficientMig) {
-    std::vector<std::string> out;
-    for (const MigRequest& r : pod.mig_requests)
-      if (state.mig_free_count(n, r.profile) < r.count) out.push_back("Insufficient nvidia.com/mig-" + r.profile);
-    if (!out.empty()) return out;
-  }
-  return {std::string(filter_reason(code))};
-}
-
 std::string node_rejection_reason(const Profile& profile, const Pod& pod, const ClusterState& state, NodeId n) {
-  const FilterCode code = FilterCycle(profile.pre_filters, profile.filters, pod, state).run(state, n);
-  const std::vector<std::string> reasons = node_reasons(code, pod, state, n);
+  const Rejection rejection = FilterCycle(profile.pre_filters, profile.filters, pod, state).run(state, n);
+  const std::vector<std::string> reasons = rejection.node_reasons(pod, state, n);
   return reasons.empty() ? std::string() : fmt::format("{}", fmt::join(reasons, ", "));
 }
 
-ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, const Pod& pod, const ClusterState& state) {
-  if (node_codes.size() != state.node_count())
-    throw std::invalid_argument(fmt::format("{} node codes for {} nodes", node_codes.size(), state.node_count()));
+ReasonHistogram rejection_histogram(const NodeToStatus& statuses, const Pod& pod, const ClusterState& state) {
+  if (statuses.size() != state.node_count())
+    throw std::invalid_argument(fmt::format("{} node statuses for {} nodes", statuses.size(), state.node_count()));
   ReasonHistogram histogram;
-  std::array<int32_t, kFilterCodeCount> plain{};  // codes spelled the same on every node
-  std::map<std::pair<std::string_view, std::string_view>, int32_t> taints;  // (key, value) of the first untolerated taint
-  for (NodeId n = 0; n < node_codes.size(); ++n) {
-    const FilterCode code = node_codes[n];
-    if (code == FilterCode::kFits) continue;
-    if (code == FilterCode::kUntoleratedTaint) {
-      if (const Taint* t = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations)) {
-        ++taints[{t->key, t->value}];
-        continue;
-      }
-    }
-    if (code == FilterCode::kInsufficientMig || code == FilterCode::kCannotAlign) {
-      for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
-      continue;
-    }
-    ++plain[static_cast<size_t>(code)];
+  // The rejected nodes grouped by number (a counting sort), each group worded by its plugin.
+  std::vector<int32_t> start = statuses.counts();
+  int32_t rejected = 0;
+  for (int32_t& s : start) rejected += std::exchange(s, rejected);
+  std::vector<NodeId> nodes(static_cast<size_t>(rejected));
+  std::vector<int32_t> next = start;
+  for (NodeId n = 0; n < statuses.size(); ++n)
+    if (const uint8_t number = statuses.number(n); number != 0) nodes[static_cast<size_t>(next[number]++)] = n;
+  for (size_t number = 1; number < start.size(); ++number) {
+    const std::span<const NodeId> group(nodes.data() + start[number], static_cast<size_t>(next[number] - start[number]));
+    if (group.empty()) continue;
+    const Rejection r = statuses.table().rejection(static_cast<uint8_t>(number));
+    r.plugin->count_reasons(r.code, pod, state, group, histogram);
   }
-  for (size_t c = 1; c < kFilterCodeCount; ++c)
-    if (plain[c] > 0) histogram[std::string(filter_reason(static_cast<FilterCode>(c)))] += plain[c];
-  for (const auto& [kv, count] : taints)
-    histogram[untolerated_taint_reason(Taint{std::string(kv.first), std::string(kv.second), "NoSchedule"})] += count;
   return histogram;
 }
 
@@ -69,8 +44,7 @@ ReasonHistogram rejection_histogram(const Profile& profile, const Pod& pod, cons
   const FilterCycle cycle(profile.pre_filters, profile.filters, pod, state);  // PreFilter once, as kube's cycle does
   for (NodeId n = 0; n < state.node_count(); ++n) {
     if (!state.has_node(n)) continue;
-    const FilterCode code = cycle.run(state, n);
-    for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
+    for (std::string& reason : cycle.run(state, n).node_reasons(pod, state, n)) ++histogram[std::move(reason)];
   }
   return histogram;
 }

@@ -3,10 +3,11 @@
 // the PostFilter (preemption) message when there is one.
 //
 // Per node, the reason is the first rejecting filter's (kube runs a node's filters in order and
-// stops at the first failure). TaintToleration names the node's first untolerated taint,
-// "node(s) had untolerated taint {key: value}", so nodes with different taints are counted apart,
-// as in kube. The "<count> <reason>" strings are sorted as Go's sort.Strings sorts them (byte order,
-// so "12 ..." sorts before "4 ...") and joined with ", ".
+// stops at the first failure), in that plugin's own words (FilterPlugin::node_reasons; kube's
+// FitError reads each node's Status reasons from NodeToStatus): TaintToleration names the node's
+// first untolerated taint, "node(s) had untolerated taint {key: value}", so nodes with different
+// taints are counted apart, as in kube. The "<count> <reason>" strings are sorted as Go's
+// sort.Strings sorts them (byte order, so "12 ..." sorts before "4 ...") and joined with ", ".
 //
 // Like kube, a node short of several MIG profiles counts under each "Insufficient
 // nvidia.com/mig-<profile>" (NodeResourcesFit reports every insufficient resource).
@@ -22,31 +23,26 @@
 #include <vector>
 
 #include "model/cluster_state.h"
+#include "sched/framework/node_to_status.h"
 #include "sched/framework/profile.h"
 
 namespace gpufleet::sched {
 
-/// Histogram of per-node rejection reasons: reason -> number of nodes.
-using ReasonHistogram = std::map<std::string, int32_t>;
+// A ReasonHistogram (framework/interface.h) maps each per-node reason to its number of nodes.
 
-/// The reasons node n rejects the pod ("" when every filter admits it), taints spelled per node,
-/// joined with ", " when the node lacks several MIG profiles.
+/// The reasons node n rejects the pod ("" when every filter admits it), in the rejecting plugin's
+/// words for the node (e.g. its taint), joined with ", " when it gives several (one per MIG
+/// profile the node lacks).
 std::string node_rejection_reason(const Profile& profile, const Pod& pod, const ClusterState& state, NodeId n);
 
 /// node_rejection_reason over all nodes (nodes that admit the pod are not counted).
 ReasonHistogram rejection_histogram(const Profile& profile, const Pod& pod, const ClusterState& state);
 
-/// The same histogram from a failed cycle's per-node codes (ScheduleResult::node_codes, one per node;
-/// kFits entries are not counted), without running any filter again: node_reasons() spells each code.
-/// Throws std::invalid_argument when node_codes does not have one entry per node.
-ReasonHistogram rejection_histogram(std::span<const FilterCode> node_codes, const Pod& pod, const ClusterState& state);
-
-/// kube's per-node words for a code (empty for kFits): the node's first untolerated taint for
-/// kUntoleratedTaint ("node(s) had untolerated taint {key: value}"), one entry per MIG profile the
-/// node lacks, in the pod's order, for kInsufficientMig ("Insufficient nvidia.com/mig-3g.40gb"),
-/// upstream's words for the node's Topology Manager scope for kCannotAlign ("cannot align pod" or
-/// "cannot align container"), else filter_reason(code).
-std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n);
+/// The same histogram from a failed cycle's NodeToStatus (ScheduleResult::node_to_status, one per
+/// node; nodes not rejected are not counted), without running any filter again: each rejecting
+/// plugin words its nodes (FilterPlugin::count_reasons, node_reasons). Throws std::invalid_argument
+/// when `statuses` does not have one entry per node.
+ReasonHistogram rejection_histogram(const NodeToStatus& statuses, const Pod& pod, const ClusterState& state);
 
 /// "0/<node_count> nodes are available: <sorted counts and reasons>." plus " <post_filter>" when
 /// post_filter is not empty. With no nodes at all: kube's "no nodes available to schedule pods".

@@ -46,8 +46,8 @@ Pod excluding(const Pod& pod, const std::vector<std::string>& names) {
 }
 
 std::string why_unplaced(const Pod& pod, const ScheduleResult& r, const ClusterState& state) {
-  const std::string message = r.node_codes.empty() ? r.status.message()
-                                                   : fit_error_message(rejection_histogram(r.node_codes, pod, state), state.node_count());
+  const std::string message = r.node_to_status.empty() ? r.status.message()
+                                                       : fit_error_message(rejection_histogram(r.node_to_status, pod, state), state.node_count());
   return fmt::format("pod {}: {}", pod_key(pod), message);
 }
 

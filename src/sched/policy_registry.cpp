@@ -47,8 +47,8 @@ constexpr PolicyRow kPolicies[] = {
     {"packing", true, GpuPackingScore::kName, false, BestFitGpuSelector::kName},
     {"bestfit", true, BestFitScore::kName, false, BestFitGpuSelector::kName},
     {"fgd", true, FgdScore::kName, false, FgdGpuSelector::kName},
-    {"leastallocated", false, ResourceAllocationScore::kLeastAllocatedName, false, BestFitGpuSelector::kName},
-    {"mostallocated", false, ResourceAllocationScore::kMostAllocatedName, false, BestFitGpuSelector::kName},
+    {"leastallocated", false, LeastAllocated::kName, false, BestFitGpuSelector::kName},
+    {"mostallocated", false, MostAllocated::kName, false, BestFitGpuSelector::kName},
     {"fgd-online", false, OnlineFgdScore::kName, false, OnlineFgdScore::kName},
     {"gpufleet", false, GpufleetScore::kName, false, GpufleetScore::kName},
 };

@@ -15,10 +15,12 @@
 namespace gpufleet::sched {
 namespace {
 
-// Cache entries hold a score, or INT32_MIN + FilterCode for a node the filters rejected.
-constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(kFilterCodeCount);
-static_assert(kFilterCodeCount <= 16, "ScorePlugin promises that only scores below INT32_MIN + 16 are clamped");
-int32_t infeasible(FilterCode code) { return INT32_MIN + static_cast<int32_t>(code); }
+// Cache entries hold a score, or INT32_MIN + the number (FilterReasonTable) of the rejection of a
+// node the filters rejected; INT32_MIN alone for an empty slot.
+constexpr int32_t kMinScore = INT32_MIN + static_cast<int32_t>(FilterReasonTable::kMaxReasons) + 1;
+static_assert(FilterReasonTable::kMaxReasons + 1 == 256, "ScorePlugin promises that only scores below INT32_MIN + 256 are clamped");
+int32_t infeasible(uint8_t number) { return INT32_MIN + static_cast<int32_t>(number); }
+uint8_t number_of(int32_t value) { return value < kMinScore ? static_cast<uint8_t>(value - INT32_MIN) : 0; }
 int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64_t>(score, kMinScore, INT32_MAX)); }
 
 // kube maxTimeout: a Permit plugin waits at most 15 minutes.
@@ -158,8 +160,9 @@ Scheduler::Scheduler(Profile profile, std::vector<uint32_t> node_rank)
     : profile_(std::move(profile)), node_rank_(std::move(node_rank)) {
   if (profile_.scores.empty()) throw std::invalid_argument("profile " + profile_.name + " has no Score plugin");
   if (!profile_.gpu_selector) throw std::invalid_argument("profile " + profile_.name + " has no GPU selector");
-  for (const auto& f : profile_.filters)
-    if (f->filter_cacheable()) cached_filters_.push_back(f.get());
+  filter_reasons_ = std::make_shared<const FilterReasonTable>(profile_.filters);
+  for (size_t i = 0; i < profile_.filters.size(); ++i)
+    if (profile_.filters[i]->filter_cacheable()) cached_filters_.push_back({profile_.filters[i].get(), i});
   for (size_t i = 0; i < profile_.scores.size(); ++i)
     if (profile_.scores[i].plugin->caching() == ScoreCaching::kNodeVersion) {
       memo_score_ = static_cast<int>(i);
@@ -189,18 +192,18 @@ void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   node_rank_[n] = rank;
 }
 
-FilterCode Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
-  for (const FilterPlugin* f : cached_filters_) {
-    const FilterCode code = f->filter(pod, state, n, cycle_);
-    if (code != FilterCode::kFits) return code;
+uint8_t Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
+  for (const IndexedFilter& f : cached_filters_) {
+    const FilterCode code = f.plugin->filter(pod, state, n, cycle_);
+    if (code.rejected()) return filter_reasons_->number(f.index, code);
   }
-  return FilterCode::kFits;
+  return 0;
 }
 
 int32_t Scheduler::evaluate(const Pod& pod, const ClusterState& state, NodeId n) const {
-  if (!state.has_node(n)) return infeasible(FilterCode::kFits);  // an empty slot: skipped, no rejection
-  const FilterCode code = run_cached_filters(pod, state, n);
-  if (code != FilterCode::kFits) return infeasible(code);
+  if (!state.has_node(n)) return infeasible(0);  // an empty slot: skipped, no rejection
+  const uint8_t number = run_cached_filters(pod, state, n);
+  if (number != 0) return infeasible(number);
   return memo_plugin_ == nullptr ? 0 : memo_value(memo_plugin_->score(pod, state, n, cycle_));
 }
 
@@ -237,10 +240,10 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
 }
 
 bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeId n) {
-  for (const FilterPlugin* f : uncached_) {
-    const FilterCode code = f->filter(pod, state, n, cycle_);
-    if (code != FilterCode::kFits) {
-      uncached_rejects_.emplace_back(n, code);
+  for (const IndexedFilter& f : uncached_) {
+    const FilterCode code = f.plugin->filter(pod, state, n, cycle_);
+    if (code.rejected()) {
+      uncached_rejects_.emplace_back(n, filter_reasons_->number(f.index, code));
       return false;
     }
   }
@@ -308,15 +311,15 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   }
   uncached_.clear();
   for (size_t i = 0; i < profile_.filters.size(); ++i)
-    if (!profile_.filters[i]->filter_cacheable() && filter_skipped_[i] == 0) uncached_.push_back(profile_.filters[i].get());
+    if (!profile_.filters[i]->filter_cacheable() && filter_skipped_[i] == 0) uncached_.push_back({profile_.filters[i].get(), i});
 
   if (nominated_node != kNoNode) {
     // kube schedule_one.go findNodesThatFitPod / evaluateNominatedNode, then a single feasible node
     // is chosen without scoring.
     FilterCode code = FilterCode::kFits;
-    for (size_t i = 0; i < profile_.filters.size() && code == FilterCode::kFits; ++i)
+    for (size_t i = 0; i < profile_.filters.size() && !code.rejected(); ++i)
       if (filter_skipped_[i] == 0) code = profile_.filters[i]->filter(pod, state, nominated_node, cycle_);
-    if (code == FilterCode::kFits) {
+    if (!code.rejected()) {
       result.node = nominated_node;
       select_gpus(result, pod, state, rng);
       return result;
@@ -346,30 +349,20 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
-  if (evaluation_ != nullptr) {
-    // Every node's code: the memo's (cached filters), then the non-cacheable filters' rejections.
-    auto& codes = evaluation_->codes;
-    codes.assign(node_count, FilterCode::kFits);
-    for (NodeId n = 0; n < node_count; ++n)
-      if (const int32_t v = entries[n].value; v < kMinScore) codes[n] = static_cast<FilterCode>(static_cast<size_t>(v - INT32_MIN));
-    for (const auto& [n, code] : uncached_rejects_) codes[n] = code;
-  }
-  if (feasible_.empty()) {
-    result.status = Status(Code::kUnschedulable);
-    result.node_codes.resize(node_count);  // kFits (no rejection) for an empty slot
-    for (NodeId n = 0; n < node_count; ++n) {
-      const int32_t v = entries[n].value;
-      const size_t code = v < kMinScore ? static_cast<size_t>(v - INT32_MIN) : 0;
-      result.node_codes[n] = static_cast<FilterCode>(code);
-      ++result.rejected[code];
+  if (evaluation_ != nullptr || feasible_.empty()) {
+    // kube's NodeToStatus: every node's number, the memo's (cached filters), then the non-cacheable
+    // filters' rejections (of nodes the cached filters passed). 0 (no rejection) for an empty slot.
+    std::vector<uint8_t> numbers(node_count);
+    for (NodeId n = 0; n < node_count; ++n) numbers[n] = number_of(entries[n].value);
+    for (const auto& [n, number] : uncached_rejects_) numbers[n] = number;
+    NodeToStatus statuses(filter_reasons_, std::move(numbers));
+    if (feasible_.empty()) {
+      result.status = Status(Code::kUnschedulable);
+      if (evaluation_ != nullptr) evaluation_->node_to_status = statuses;
+      result.node_to_status = std::move(statuses);
+      return result;
     }
-    // Nodes the cached filters passed and a non-cacheable one rejected.
-    for (const auto& [n, code] : uncached_rejects_) {
-      result.node_codes[n] = code;
-      ++result.rejected[static_cast<size_t>(code)];
-    }
-    result.rejected[0] = 0;  // kFits is not a rejection
-    return result;
+    evaluation_->node_to_status = std::move(statuses);
   }
 
   // PreScore (kube RunPreScorePlugins): Skip leaves that plugin's Score out; anything else fails.
@@ -406,7 +399,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
 }
 
 ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank) {
-  evaluation.codes.clear();
+  evaluation.node_to_status = NodeToStatus();
   evaluation.ranked.clear();
   evaluation_ = &evaluation;
   rank_ = rank;
@@ -530,9 +523,9 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
 
 void Scheduler::observe(const Pod& pod, const ClusterState& state) {
   uint64_t generation = 0;
-  for (const WeightedScorePlugin& s : profile_.scores) {
-    s.plugin->observe(pod, state);
-    generation += s.plugin->generation();
+  for (const auto& o : profile_.observers) {
+    o->observe(pod, state);
+    generation += o->generation();
   }
   // A changed generation drops the memoized scores: each shape's entries are emptied when next
   // used (shape_for).
@@ -577,10 +570,10 @@ ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, Go
   if (!result.scheduled()) {
     // PostFilter (kube RunPostFilterPlugins): in order until one succeeds; an Unschedulable status
     // lets the next one try, anything else stops.
-    if (!result.node_codes.empty()) {
+    if (!result.node_to_status.empty()) {
       for (const auto& p : profile_.post_filters) {
         PostFilterResult found;
-        Status s = p->post_filter(pod, state, result.node_codes, cycle_, *this, found);
+        Status s = p->post_filter(pod, state, result.node_to_status, cycle_, *this, found);
         s.with_plugin(p->name());
         result.post_filter = std::move(found);
         result.post_filter_status = std::move(s);

@@ -3,7 +3,8 @@
 //
 //   decide():        PreFilter, Filter (every node), PreScore and Score (the feasible nodes), the
 //                    node choice, then the GPU choice on that node. Changes nothing.
-//   schedule_one():  observe(), decide(), then, when no node fits, PostFilter (e.g. preemption);
+//   schedule_one():  observe() (the profile's observers), decide(), then, when no node fits,
+//                    PostFilter (e.g. preemption);
 //                    when one does: the ClusterState allocation (kube's assume), Reserve, Permit and
 //                    Bind. A Reserve or Permit rejection, a Permit Wait that times out or is
 //                    rejected, or a Bind failure runs Unreserve on every Reserve plugin in reverse
@@ -20,7 +21,7 @@
 //
 // Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
 // caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
-// and reused until the node's ClusterState::version() changes (or a Score plugin's generation()
+// and reused until the node's ClusterState::version() changes (or an observer's generation()
 // moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
 // empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
 // of each shape evaluates every node; later cycles re-evaluate only the nodes that changed since).
@@ -50,6 +51,7 @@
 
 #include "sched/framework/cycle_state.h"
 #include "sched/framework/interface.h"
+#include "sched/framework/node_to_status.h"
 #include "sched/framework/profile.h"
 #include "sched/framework/status.h"
 
@@ -82,14 +84,13 @@ struct ScheduleResult {
   int64_t score = 0;
   /// Success: a node was chosen (schedule_one: the pod is bound there). Wait (schedule_one only):
   /// reserved on `node` and held by Permit. Unschedulable / UnschedulableAndUnresolvable: no node
-  /// fits (node_codes says why), or Reserve or Permit rejected the pod (node is then kNoNode,
-  /// node_codes empty). Error: kube's Error status (the pod is not placed although nodes may fit;
+  /// fits (node_to_status says why), or Reserve or Permit rejected the pod (node is then kNoNode,
+  /// node_to_status empty). Error: kube's Error status (the pod is not placed although nodes may fit;
   /// PostFilter does not run), e.g. `running PreScore plugin "NodeAffinity": ...`.
   Status status;
-  /// For an unschedulable pod: how many nodes each filter code rejected (index = FilterCode).
-  std::array<int32_t, kFilterCodeCount> rejected{};
-  /// For a pod no node fits: the code that rejected each node (index = NodeId). Empty otherwise.
-  std::vector<FilterCode> node_codes;
+  /// For a pod no node fits: which plugin rejected each node and why (kube's Diagnosis.NodeToStatus;
+  /// an empty slot is not rejected). Empty otherwise.
+  NodeToStatus node_to_status;
   /// schedule_one, when no node fit and the profile has PostFilter plugins: what they found
   /// (post_filter.nominated_node: the node preemption made room on; the pod's next cycle,
   /// schedule_cycle with that node nominated, goes there) and their status (its message is kube's
@@ -117,9 +118,9 @@ struct PermitOutcome {
 
 /// Every node's answer for one pod (Scheduler::evaluate).
 struct NodeEvaluation {
-  /// Per node (index = NodeId): kFits when every filter admits the pod (and for an empty slot),
-  /// else the first rejecting filter's code.
-  std::vector<FilterCode> codes;
+  /// Per node: not rejected when every filter admits the pod (and for an empty slot), else the first
+  /// rejecting filter and its code.
+  NodeToStatus node_to_status;
   /// The feasible nodes, best first (score ties broken by the node rank, as decide()).
   std::vector<NodeId> ranked;
 };
@@ -140,13 +141,13 @@ class Scheduler final : public Handle {
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// decide() for an extender (kube-scheduler's filter and prioritize verbs), which answers for
-  /// every node it is sent: also fills `evaluation` with every node's filter code and the feasible
+  /// every node it is sent: also fills `evaluation` with every node's NodeToStatus entry and the feasible
   /// nodes ranked best first by the profile's node order (the order decide() takes the best of:
   /// ranked.front() is the returned node). A pod decide() finds no node for has ranked empty; a
   /// PreFilter or PreScore error leaves both empty (result.status says why).
   /// With `rank` false, `ranked` is left empty and the cycle costs what decide() costs.
   ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true);
-  /// Tells the Score plugins a pod arrived while the cluster is `state` (ScorePlugin::observe); drops
+  /// Tells the profile's observers a pod arrived while the cluster is `state` (ObserverPlugin); drops
   /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
   /// PreFilter to the GPU choice (see the top of this file); does not change the state.
@@ -196,7 +197,7 @@ class Scheduler final : public Handle {
  private:
   struct Entry {
     uint64_t version = 0;  // ClusterState version this entry was computed at (0 = never)
-    int32_t value = 0;     // memoized score (or 0), or INT32_MIN + FilterCode if rejected
+    int32_t value = 0;     // memoized score (or 0), or INT32_MIN + the rejection's number (filter_reasons_)
   };
   struct ShapeKey {
     int64_t cpu_milli, memory_bytes;
@@ -220,7 +221,8 @@ class Scheduler final : public Handle {
     size_t plugin = 0;  // index in profile_.scores
   };
 
-  FilterCode run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
+  // The number (filter_reasons_) of the first cacheable filter's rejection of node n, 0 when none.
+  uint8_t run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const;
   // The best node by the memoized score alone (kNoNode: none yet) and its score.
   struct MemoBest {
     NodeId node = kNoNode;
@@ -263,16 +265,22 @@ class Scheduler final : public Handle {
   std::vector<std::vector<size_t>> pre_score_targets_;   // per PreScore plugin: the Score plugins its Skip turns off
   std::vector<uint8_t> filter_skipped_;              // this cycle, per filter
   std::vector<uint8_t> score_skipped_;               // this cycle, per Score plugin
-  std::vector<const FilterPlugin*> cached_filters_;  // the profile's cacheable filters, in order
-  std::vector<const FilterPlugin*> uncached_;        // scratch: this cycle's non-cacheable, not skipped filters
+  // A filter with its index in profile_.filters (for filter_reasons_).
+  struct IndexedFilter {
+    const FilterPlugin* plugin;
+    size_t index;
+  };
+  std::shared_ptr<const FilterReasonTable> filter_reasons_;  // the profile's filters' reasons, numbered
+  std::vector<IndexedFilter> cached_filters_;        // the profile's cacheable filters, in order
+  std::vector<IndexedFilter> uncached_;              // scratch: this cycle's non-cacheable, not skipped filters
   std::vector<NodeId> feasible_buffer_;              // scratch: at least one entry per node
   std::span<const NodeId> feasible_;                 // this cycle's feasible nodes (in feasible_buffer_)
-  std::vector<std::pair<NodeId, FilterCode>> uncached_rejects_;  // scratch: this cycle's non-cached rejections
+  std::vector<std::pair<NodeId, uint8_t>> uncached_rejects_;  // scratch: this cycle's non-cached rejections (numbers)
   std::vector<std::vector<int64_t>> columns_;        // scratch: per-cycle scores, per Score plugin, per feasible node
   std::vector<NodeScore> normalized_;                // scratch
   std::vector<Column> score_columns_;                // scratch
   CycleState cycle_;                                 // this cycle's state
-  uint64_t generation_ = 0;                          // sum of the Score plugins' generations the memo was filled at
+  uint64_t generation_ = 0;                          // sum of the observers' generations the memo was filled at
   double now_seconds_ = 0;
   NodeEvaluation* evaluation_ = nullptr;             // set during evaluate()
   bool rank_ = false;                                // evaluate(): rank the feasible nodes

@@ -13,6 +13,7 @@
 #include "sched/gpu/fragmentation.h"
 #include "sched/gpu/device_select.h"
 #include "sched/framework/interface.h"
+#include "sched/plugins/gpu_share_fit.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "support/test_support.h"
@@ -237,7 +238,7 @@ TEST_P(GpuSharingPolicy, SevenSmallMigDevicesThenInsufficient) {
   const Pod p7 = mig_pod("p7", {{"1g.10gb", 1}});
   const sched::ScheduleResult r = schedule(s, p7, state);
   EXPECT_FALSE(r.scheduled());
-  EXPECT_EQ(r.rejected[static_cast<size_t>(sched::FilterCode::kInsufficientMig)], 1);
+  EXPECT_EQ(r.node_to_status.count(sched::GpuShareFit::kInsufficientMig), 1);
   EXPECT_EQ(testing::fit_error_of(r, p7, state),
             "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
 }
@@ -332,7 +333,7 @@ TEST_P(GpuSharingPolicy, FailRequestsGreaterThanOneRefusesTwo) {
   const Pod a = shared_pod("a", 2);
   const auto shared_two = schedule(s, a, state);
   EXPECT_FALSE(shared_two.scheduled());
-  EXPECT_EQ(shared_two.rejected[static_cast<size_t>(sched::FilterCode::kSharedRequestAboveOne)], 1);
+  EXPECT_EQ(shared_two.node_to_status.count(sched::GpuShareFit::kSharedRequestAboveOne), 1);
   EXPECT_EQ(testing::fit_error_of(shared_two, a, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/gpu.shared, 1 node(s) refuse more than one "
             "shared GPU replica per pod (failRequestsGreaterThanOne).");
@@ -453,7 +454,7 @@ TEST_P(GpuSharingPolicy, MultiProfileMessageCountsEachProfile) {
   const Pod p = mig_pod("p", {{"1g.10gb", 1}, {"3g.40gb", 1}});
   const auto r = schedule(s, p, state);
   EXPECT_FALSE(r.scheduled());
-  EXPECT_EQ(r.rejected[static_cast<size_t>(sched::FilterCode::kInsufficientMig)], 2);
+  EXPECT_EQ(r.node_to_status.count(sched::GpuShareFit::kInsufficientMig), 2);
   EXPECT_EQ(testing::fit_error_of(r, p, state),
             "0/2 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb, 2 Insufficient nvidia.com/mig-3g.40gb.");
 }

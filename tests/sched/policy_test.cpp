@@ -21,6 +21,8 @@
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
+#include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/resource_allocation_score.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
@@ -561,8 +563,8 @@ TEST(PolicyScorePluginTest, GpuClusteringTags) {
 }
 
 TEST(PolicyScorePluginTest, LeastAndMostAllocated) {
-  const ResourceAllocationScore least(ResourceAllocationScore::Strategy::kLeastAllocated);
-  const ResourceAllocationScore most(ResourceAllocationScore::Strategy::kMostAllocated);
+  const LeastAllocated least;
+  const MostAllocated most;
   EXPECT_EQ(least.name(), "LeastAllocated");
   EXPECT_EQ(most.name(), "MostAllocated");
   // GPU node: cpu 32000, mem 65536, 4 GPUs, holding {8000, 16384, 1x500}.
@@ -627,10 +629,16 @@ TEST(SchedulerTest, UnschedulableCountsAndMessage) {
       EXPECT_FALSE(r.scheduled());
       EXPECT_EQ(r.node, kNoNode);
       EXPECT_TRUE(r.gpus.empty());
-      std::array<int32_t, kFilterCodeCount> want{};
-      want[static_cast<size_t>(FilterCode::kInsufficientCpu)] = 2;
-      want[static_cast<size_t>(FilterCode::kInsufficientGpu)] = 1;
-      EXPECT_EQ(r.rejected, want);
+      // Per node, the plugin that rejected it and its code (kube's NodeToStatus).
+      ASSERT_EQ(r.node_to_status.size(), 3u);
+      for (NodeId n : {0u, 1u}) {
+        EXPECT_EQ(r.node_to_status.at(n).plugin_name(), "NodeResourcesFit");
+        EXPECT_EQ(r.node_to_status.at(n).code, NodeResourcesFit::kInsufficientCpu);
+      }
+      EXPECT_EQ(r.node_to_status.at(2).plugin_name(), "GpuShareFit");
+      EXPECT_EQ(r.node_to_status.at(2).code, GpuShareFit::kInsufficientGpu);
+      EXPECT_EQ(r.node_to_status.count(NodeResourcesFit::kInsufficientCpu), 2);
+      EXPECT_EQ(r.node_to_status.count(GpuShareFit::kInsufficientGpu), 1);
       EXPECT_EQ(testing::fit_error_of(r, pod, state),
                 "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 Insufficient cpu.");  // Go's string sort
     }
@@ -649,11 +657,11 @@ TEST(SchedulerTest, EveryFilterReason) {
   GoRand rng(1);
   const ScheduleResult r = s.decide(pod, state, rng);
   ASSERT_FALSE(r.scheduled());
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kFits)], 0);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kTooManyPods)], 1);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kInsufficientCpu)], 1);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kInsufficientMemory)], 1);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kGpuModelMismatch)], 1);
+  EXPECT_EQ(r.node_to_status.count(FilterCode::kFits), 0);
+  EXPECT_EQ(r.node_to_status.count(NodeResourcesFit::kTooManyPods), 1);
+  EXPECT_EQ(r.node_to_status.count(NodeResourcesFit::kInsufficientCpu), 1);
+  EXPECT_EQ(r.node_to_status.count(NodeResourcesFit::kInsufficientMemory), 1);
+  EXPECT_EQ(r.node_to_status.count(GpuShareFit::kGpuModelMismatch), 1);
   EXPECT_EQ(testing::fit_error_of(r, pod, state),
             "0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Too many pods, "
             "1 node(s) didn't match pod's GPU model constraint.");
@@ -692,7 +700,7 @@ TEST(SchedulerTest, GpuModelConstraintFiltersNodes) {
       const ScheduleResult r = s.decide(make_pod("p", 1000, 1000, 1, 500, c.spec), state, rng);
       EXPECT_EQ(r.node, c.want);
       if (c.want == kNoNode) {
-        EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kGpuModelMismatch)], 3);
+        EXPECT_EQ(r.node_to_status.count(GpuShareFit::kGpuModelMismatch), 3);
       } else {
         EXPECT_EQ(r.gpus, Gpus{0});
       }

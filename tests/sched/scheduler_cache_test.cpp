@@ -73,7 +73,7 @@ TEST_P(SchedulerCacheTest, WarmCacheDecidesLikeColdScheduler) {
     ASSERT_EQ(w.node, c.node);
     ASSERT_EQ(w.gpus, c.gpus);
     ASSERT_EQ(w.score, c.score);
-    ASSERT_EQ(w.rejected, c.rejected);
+    ASSERT_EQ(w.node_to_status, c.node_to_status);
     if (w.scheduled()) {
       ASSERT_EQ(w.gpus.size(), pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0u);
       warm_state.allocate(w.node, pod, {.gpus = w.gpus});

@@ -35,10 +35,10 @@ TEST(SchedulerNodeSlots, AReusedSlotIsEvaluatedAfresh) {
   EXPECT_EQ(state.add_node(make_node("small", 8000, 8192, 1)), 1u);
   r = s.decide(pod, state, rng);
   EXPECT_FALSE(r.scheduled());
-  ASSERT_EQ(r.node_codes.size(), 2u);
-  EXPECT_EQ(r.node_codes[1], r.node_codes[0]);
-  EXPECT_NE(r.node_codes[1], FilterCode::kFits);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(r.node_codes[0])], 2);
+  ASSERT_EQ(r.node_to_status.size(), 2u);
+  EXPECT_EQ(r.node_to_status.number(1), r.node_to_status.number(0));
+  EXPECT_TRUE(r.node_to_status.at(1).rejected());
+  EXPECT_EQ(r.node_to_status.count(r.node_to_status.at(0).code), 2);
 
   EXPECT_EQ(state.add_node(make_node("big", 8000, 8192, 4), 3), 3u);
   s.set_node_rank(3, 3);  // slot 2 ranks as its id, 2
@@ -52,10 +52,10 @@ TEST(SchedulerNodeSlots, AReusedSlotIsEvaluatedAfresh) {
   const Pod three = make_pod("q", 1000, 1024, 3, 1000);
   r = s.decide(three, state, rng);
   EXPECT_FALSE(r.scheduled());
-  ASSERT_EQ(r.node_codes.size(), 4u);
-  EXPECT_EQ(r.node_codes[2], FilterCode::kFits);
+  ASSERT_EQ(r.node_to_status.size(), 4u);
+  EXPECT_FALSE(r.node_to_status.at(2).rejected());
   int32_t rejected = 0;
-  for (int32_t c : r.rejected) rejected += c;
+  for (int32_t c : r.node_to_status.counts()) rejected += c;
   EXPECT_EQ(rejected, 3);
 }
 
@@ -145,7 +145,7 @@ TEST(SchedulerNodeSlots, ChurnDecidesLikeAColdScheduler) {
     const ScheduleResult w = warm.decide(pod, state, warm_rng);
     ASSERT_EQ(w.node, c.node) << i;
     ASSERT_EQ(w.gpus, c.gpus) << i;
-    ASSERT_EQ(w.node_codes, c.node_codes) << i;
+    ASSERT_EQ(w.node_to_status, c.node_to_status) << i;
     if (w.scheduled()) {
       Scheduler::assume(pod, state, w);
       bound.emplace_back(w.node, pod);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -54,7 +55,7 @@ inline Pod make_pod(std::string name, int64_t cpu_milli, int64_t memory_mib, int
 
 /// kube's FitError text for a failed cycle of `pod` (sched/fit_error.h).
 /// A hand-built profile: `filters` in order (those that also implement PreFilter run it first), one
-/// Score plugin compared by its raw score, and a GPU selector.
+/// Score plugin compared by its raw score (also an observer when it is one), and a GPU selector.
 inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<const sched::FilterPlugin>> filters,
                                  std::shared_ptr<sched::ScorePlugin> score, std::shared_ptr<const sched::GpuSelector> selector) {
   sched::Profile p;
@@ -62,6 +63,7 @@ inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<c
   for (const auto& f : filters)
     if (auto pre = std::dynamic_pointer_cast<const sched::PreFilterPlugin>(f)) p.pre_filters.push_back(pre);
   p.filters = std::move(filters);
+  if (auto observer = std::dynamic_pointer_cast<sched::ObserverPlugin>(score)) p.observers.push_back(std::move(observer));
   p.scores = {{std::move(score), 1}};
   p.score_combination = sched::ScoreCombination::kLexicographic;
   p.gpu_selector = std::move(selector);
@@ -69,7 +71,14 @@ inline sched::Profile profile_of(std::string name, std::vector<std::shared_ptr<c
 }
 
 inline std::string fit_error_of(const sched::ScheduleResult& r, const Pod& pod, const ClusterState& state) {
-  return sched::fit_error_message(sched::rejection_histogram(r.node_codes, pod, state), state.node_count());
+  return sched::fit_error_message(sched::rejection_histogram(r.node_to_status, pod, state), state.node_count());
+}
+
+/// Each node's code in a NodeToStatus (kFits when not rejected).
+inline std::vector<sched::FilterCode> codes_of(const sched::NodeToStatus& statuses) {
+  std::vector<sched::FilterCode> out;
+  for (NodeId n = 0; n < statuses.size(); ++n) out.push_back(statuses.at(n).code);
+  return out;
 }
 
 /// The openb trace folder (…/alibaba-gpu-v2023), or empty when the traces are absent.
@@ -86,3 +95,18 @@ inline std::string openb_dir() {
 }
 
 }  // namespace gpufleet::testing
+
+namespace gpufleet::sched {
+
+// GoogleTest's printers for failed expectations.
+inline void PrintTo(const FilterCode& code, std::ostream* os) { *os << (code.rejected() ? code.reason() : "kFits"); }
+inline void PrintTo(const NodeToStatus& statuses, std::ostream* os) {
+  *os << "{";
+  for (NodeId n = 0; n < statuses.size(); ++n) {
+    const Rejection r = statuses.at(n);
+    *os << (n == 0 ? "" : ", ") << n << ": " << (r.rejected() ? std::string(r.plugin_name()) + " " + std::string(r.code.reason()) : "-");
+  }
+  *os << "}";
+}
+
+}  // namespace gpufleet::sched

@@ -1,6 +1,13 @@
 #include "sched/framework/cycle_state.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <cxxabi.h>
+
+#include <fmt/format.h>
 
 namespace gpufleet::sched {
 
@@ -26,6 +33,20 @@ StateData* CycleState::read(std::string_view key) const {
   for (const auto& [k, d] : data_)
     if (k == key) return d.get();
   return nullptr;
+}
+
+namespace {
+
+std::string type_name(const std::type_info& type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(type.name());
+}
+
+}  // namespace
+
+void CycleState::wrong_type(std::string_view key, const std::type_info& stored, const std::type_info& wanted) {
+  throw CycleStateError(fmt::format("reading \"{}\" from cycleState: the data is a {}, not a {}", key, type_name(stored), type_name(wanted)));
 }
 
 bool CycleState::filter_skipped(std::string_view plugin) const {

@@ -5,10 +5,18 @@
 //
 // Keys and skipped names are string_views that must outlive the CycleState: plugins use their Name
 // constant (static storage), as kube does. Not thread-safe; one CycleState per cycle.
+//
+// Reads are type-checked, as kube's plugins check theirs (getPreFilterState in
+// pkg/scheduler/framework/plugins/noderesources/fit.go: "error reading %q from cycleState", and the
+// type assertion's "convert to ... error"): read_as<T> of data written as another type throws
+// CycleStateError instead of casting.
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -20,6 +28,13 @@ class StateData {
  public:
   virtual ~StateData() = default;
   virtual std::unique_ptr<StateData> clone() const = 0;
+};
+
+/// Reading a CycleState key as a type other than the data's (a plugin bug, e.g. two plugins using
+/// one key). what(): `reading "<key>" from cycleState: the data is a <type>, not a <type>`.
+class CycleStateError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
 };
 
 class CycleState {
@@ -34,10 +49,16 @@ class CycleState {
   void write(std::string_view key, std::unique_ptr<StateData> data);
   /// The data under `key`, or nullptr.
   StateData* read(std::string_view key) const;
-  /// read() downcast to T (the writer's type); nullptr when absent.
+  /// The data under `key` as T, the type it was written as (exactly; kube's type assertion), or
+  /// nullptr when nothing is under `key` (e.g. PreFilter did not run). Throws CycleStateError when
+  /// the data is of another type.
   template <class T>
   T* read_as(std::string_view key) const {
-    return static_cast<T*>(read(key));
+    static_assert(std::is_base_of_v<StateData, T>, "CycleState holds StateData");
+    StateData* data = read(key);
+    if (data == nullptr) return nullptr;
+    if (typeid(*data) != typeid(T)) wrong_type(key, typeid(*data), typeid(T));
+    return static_cast<T*>(data);
   }
 
   /// Plugins whose PreFilter returned Skip: their Filter and PreFilterExtensions are not run.
@@ -51,6 +72,7 @@ class CycleState {
   void clear();
 
  private:
+  [[noreturn]] static void wrong_type(std::string_view key, const std::type_info& stored, const std::type_info& wanted);
   std::vector<std::pair<std::string_view, std::unique_ptr<StateData>>> data_;
   std::vector<std::string_view> skip_filter_;
   std::vector<std::string_view> skip_score_;

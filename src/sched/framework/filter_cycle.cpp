@@ -32,23 +32,23 @@ void FilterCycle::init(const ClusterState& state) {
   }
 }
 
-FilterCode FilterCycle::run(const ClusterState& state, NodeId n) const {
+Rejection FilterCycle::run(const ClusterState& state, NodeId n) const {
   for (size_t i = 0; i < filters_.size(); ++i) {
     if (skipped_[i] != 0) continue;
     const FilterCode code = filters_[i]->filter(*pod_, state, n, cycle_);
-    if (code != FilterCode::kFits) return code;
+    if (code.rejected()) return Rejection{filters_[i].get(), code};
   }
-  return FilterCode::kFits;
+  return {};
 }
 
-FilterCode FilterCycle::run_uncached(const ClusterState& state, NodeId n) const {
-  if (uncached_ == 0) return FilterCode::kFits;
+Rejection FilterCycle::run_uncached(const ClusterState& state, NodeId n) const {
+  if (uncached_ == 0) return {};
   for (size_t i = 0; i < filters_.size(); ++i) {
     if (skipped_[i] != 0 || filters_[i]->filter_cacheable()) continue;
     const FilterCode code = filters_[i]->filter(*pod_, state, n, cycle_);
-    if (code != FilterCode::kFits) return code;
+    if (code.rejected()) return Rejection{filters_[i].get(), code};
   }
-  return FilterCode::kFits;
+  return {};
 }
 
 void FilterCycle::add_pod(const ClusterState& state, NodeId n, const BoundPod& changed) {

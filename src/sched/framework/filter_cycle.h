@@ -12,6 +12,7 @@
 #include "model/pod.h"
 #include "sched/framework/cycle_state.h"
 #include "sched/framework/interface.h"
+#include "sched/framework/node_to_status.h"
 
 namespace gpufleet::sched {
 
@@ -28,10 +29,11 @@ class FilterCycle {
 
   /// True when a non-cacheable filter has something to check (its PreFilter did not Skip).
   bool has_uncached() const { return uncached_ > 0; }
-  /// Every filter on node n in order (skipped ones pass); kFits or the first rejecting code.
-  FilterCode run(const ClusterState& state, NodeId n) const;
+  /// Every filter on node n in order (skipped ones pass): the first that rejects the node and its
+  /// code, or not rejected.
+  Rejection run(const ClusterState& state, NodeId n) const;
   /// Only the non-cacheable filters that were not skipped, in order (the caller ran the cacheable ones).
-  FilterCode run_uncached(const ClusterState& state, NodeId n) const;
+  Rejection run_uncached(const ClusterState& state, NodeId n) const;
   /// PreFilterExtensions: `changed` was bound to / released from node n (`state` shows it already).
   void add_pod(const ClusterState& state, NodeId n, const BoundPod& changed);
   void remove_pod(const ClusterState& state, NodeId n, const BoundPod& changed);

@@ -13,6 +13,22 @@ FilterCode FilterPlugin::filter(const Pod& pod, const ClusterState& state, NodeI
   return filter(pod, state, n, cycle);
 }
 
+std::vector<std::string> FilterPlugin::node_reasons(FilterCode code, const Pod&, const ClusterState&, NodeId) const {
+  if (!code.rejected()) return {};
+  return {std::string(code.reason())};
+}
+
+void FilterPlugin::count_reasons(FilterCode code, const Pod& pod, const ClusterState& state, std::span<const NodeId> nodes,
+                                 ReasonHistogram& histogram) const {
+  if (!code.rejected() || nodes.empty()) return;
+  if (!code.get()->per_node) {
+    histogram[std::string(code.reason())] += static_cast<int32_t>(nodes.size());
+    return;
+  }
+  for (const NodeId n : nodes)
+    for (std::string& reason : node_reasons(code, pod, state, n)) ++histogram[std::move(reason)];
+}
+
 std::vector<std::string> WaitingPod::pending_plugins() const {
   std::vector<std::string> out;
   out.reserve(pending_.size());

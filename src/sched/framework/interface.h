@@ -4,7 +4,8 @@
 //
 //   QueueSort   orders the pending pods (the caller's queue; Profile::queue_sort)
 //   PreFilter   once per cycle: per-cycle data into the CycleState, or Skip (the Filter is not needed)
-//   Filter      per node: may the pod run there? (FilterCode; kFits or the reason)
+//   Filter      per node: may the pod run there? (FilterCode: kFits or one of the plugin's reasons;
+//               the framework records which plugin rejected each node, NodeToStatus)
 //   PostFilter  when no node fits: e.g. preemption, which may nominate a node and evict victims
 //   PreScore    once, with the feasible nodes: per-cycle data, Skip, or Error (the cycle fails)
 //   Score       per feasible node, then NormalizeScore per plugin; combined per the profile
@@ -13,15 +14,21 @@
 //   Permit      Success, Wait (with a timeout) or Reject; a waiting pod is allowed or rejected later
 //   Bind        the pod's binding is final
 //
+// Besides the points, ObserverPlugin is told of every arriving pod (gpufleet's informer hook).
+//
 // A plugin implements the interfaces of the points it serves (a class may implement several, e.g.
-// TaintToleration is a Filter and a Score plugin) and has a Name constant, `kName`; a Registry
-// (registry.h) maps names to factories and a Profile (profile.h) lists the plugins of each point.
+// TaintToleration is a Filter and a Score plugin) and declares its name once, through
+// NamedPlugin<"Name"> (which gives the `kName` constant and name()); a Registry (registry.h) maps
+// names to factories and a Profile (profile.h) lists the plugins of each point.
 // Node ids are ClusterState's. Plugins hold only their own parameters and caches; what they need
 // from the scheduler comes through Handle.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,11 +50,29 @@ inline constexpr NodeId kNoNode = UINT32_MAX;
 inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kMinNodeScore = 0;
 
-/// Every plugin: a name, unique in a Registry (the plugin class's kName).
+/// Every plugin: a name, unique in a Registry (kube framework.Plugin.Name()).
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+};
+
+/// A plugin name as a template argument (NamedPlugin's); built from a string literal.
+template <size_t N>
+struct PluginName {
+  char chars[N];
+  consteval PluginName(const char (&literal)[N]) { std::copy_n(literal, N, chars); }
+};
+
+/// The one way an in-tree plugin declares its name: derive from NamedPlugin<"Name"> besides its
+/// extension points, e.g. `class NodeUnschedulable final : public FilterPlugin,
+/// public NamedPlugin<"NodeUnschedulable">`. Gives kName (static storage, usable as a CycleState key)
+/// and name(), in place of kube's `const Name = ...` and `func (pl *X) Name() string`.
+template <PluginName kLiteral>
+class NamedPlugin : public virtual Plugin {
+ public:
+  static constexpr std::string_view kName{kLiteral.chars, sizeof(kLiteral.chars) - 1};
+  std::string_view name() const final { return kName; }
 };
 
 /// A pod in the scheduling queue (kube QueuedPodInfo): the pod and when it entered the queue
@@ -80,7 +105,20 @@ class PreFilterPlugin : public virtual Plugin {
                           CycleState& /*cycle*/) const {}
 };
 
+/// FitError's counts (fit_error.h): kube's per-node reason -> number of nodes.
+using ReasonHistogram = std::map<std::string, int32_t>;
+
+class NodeToStatus;
+
 /// Filter: may the pod run on node n?
+///
+/// Reasons. A Filter plugin owns its reasons (kube: each plugin's ErrReason strings and status
+/// codes): filter_reasons() lists every FilterReason it may reject a node for, and filter() returns
+/// FilterCode::kFits or a FilterCode of one of them. A profile numbers its filters' reasons when it
+/// is built (FilterReasonTable, node_to_status.h); the framework records per node which plugin
+/// rejected it and with which reason (NodeToStatus), which the FitError message, preemption and the
+/// extender read. A plugin whose words depend on the node (kube's TaintToleration names the node's
+/// taint) marks the reason per_node and words it in node_reasons().
 ///
 /// Two kinds of filters:
 ///  - cacheable (the default): filter() depends only on the pod (its request shape and scheduling
@@ -93,7 +131,9 @@ class PreFilterPlugin : public virtual Plugin {
 ///    near the end too).
 class FilterPlugin : public virtual Plugin {
  public:
-  /// kFits or the rejecting code.
+  /// Every reason filter() may return, in a fixed order (a static array: codes point into it).
+  virtual std::span<const FilterReason> filter_reasons() const = 0;
+  /// kFits, or FilterCode(r) for an element r of filter_reasons().
   virtual FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const = 0;
   /// Whether filter() may be cached per node version (see above). Named apart from
   /// ScorePlugin::cacheable(): a plugin that is both (NodeAffinity) must not answer both at once.
@@ -102,6 +142,15 @@ class FilterPlugin : public virtual Plugin {
   /// then filter(). As costly as PreFilter; cycles use FilterCycle or the Scheduler instead. Derived
   /// classes bring it into scope with `using FilterPlugin::filter;`.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n) const;
+  /// kube's words for node n rejected with `code` (one of this plugin's), in order; empty for kFits.
+  /// Default: {code.reason()}. A plugin with per_node reasons overrides it to word them for the
+  /// node, as kube's Filter would (state and pod as when the node was rejected).
+  virtual std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const;
+  /// Adds the words of the nodes `nodes`, each rejected by this plugin with `code`, to `histogram`
+  /// (one count per node and word). Default: node_reasons() of each node for a per_node reason, else
+  /// nodes.size() under code.reason(). A plugin may override it to count without wording each node.
+  virtual void count_reasons(FilterCode code, const Pod& pod, const ClusterState& state, std::span<const NodeId> nodes,
+                             ReasonHistogram& histogram) const;
 };
 
 /// What a PostFilter plugin found (kube PostFilterResult with NominatingInfo, and the victims that
@@ -138,10 +187,10 @@ class Handle {
 /// the API server) and fills `result`.
 class PostFilterPlugin : public virtual Plugin {
  public:
-  /// `node_codes`: the code that rejected each node (kube's NodeToStatusMap). Returns Success with
+  /// `statuses`: which plugin rejected each node and why (kube's NodeToStatus). Returns Success with
   /// result.nominated_node set when the pod may fit after this, else Unschedulable with a message
   /// (kube's PostFilter message, shown after the FitError).
-  virtual Status post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState& cycle,
+  virtual Status post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState& cycle,
                              Handle& handle, PostFilterResult& result) const = 0;
 };
 
@@ -165,7 +214,7 @@ enum class ScoreCaching : uint8_t {
   /// Recomputed every cycle (the score reads the CycleState, e.g. what PreScore drew).
   kPerCycle,
   /// A function of the pod (request shape and scheduling constraints) and node n's state: reused
-  /// until ClusterState::version(n) changes or generation() moves.
+  /// until ClusterState::version(n) changes or an observer's generation() moves (ObserverPlugin).
   kNodeVersion,
   /// A function of the pod and node n's labels and taints only (never of usage): computed once per
   /// pod shape and node.
@@ -177,8 +226,8 @@ enum class ScoreCaching : uint8_t {
 class ScorePlugin : public virtual Plugin {
  public:
   /// The node's raw score. A plugin whose caching() is not kPerCycle reads nothing from `cycle`.
-  /// Memoized scores (kNodeVersion) below INT32_MIN + 16 or above INT32_MAX are clamped into that
-  /// range.
+  /// Memoized scores (kNodeVersion) below INT32_MIN + 256 or above INT32_MAX are clamped into that
+  /// range (the memo keeps a rejection's one-byte number below it; node_to_status.h).
   virtual int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const = 0;
   /// Whether normalize_score does anything (kube: ScoreExtensions() != nil).
   virtual bool has_normalize_score() const { return false; }
@@ -189,13 +238,20 @@ class ScorePlugin : public virtual Plugin {
   virtual ScoreCaching caching() const { return ScoreCaching::kNodeVersion; }
   /// caching() == kNodeVersion: memoized per node version.
   bool cacheable() const { return caching() == ScoreCaching::kNodeVersion; }
-  /// Informer hook: called once for every arriving pod, before its cycle (a live scheduler sees each
-  /// pod when it is created). Plugins that learn from the workload seen so far update here.
+};
+
+/// Observer: told of every arriving pod, once, before its cycle (gpufleet's informer hook; kube's
+/// plugins watch the informers of framework.Handle.SharedInformerFactory). Plugins that learn from
+/// the workload seen so far (online FGD's pod mix) implement it; build_profile lists every plugin
+/// of a profile that does (Profile::observers), and Scheduler::observe calls them.
+class ObserverPlugin : public virtual Plugin {
+ public:
   /// `state`: the state the scheduler schedules on at that moment, for plugins whose estimates also
   /// depend on what is left free.
-  virtual void observe(const Pod& /*pod*/, const ClusterState& /*state*/) {}
-  /// Changes whenever observe() changed what score() returns; the Scheduler then drops its memo.
-  virtual uint64_t generation() const { return 0; }
+  virtual void observe(const Pod& pod, const ClusterState& state) = 0;
+  /// Changes whenever observe() changed what the plugin's Score (or GPU choice) returns; the
+  /// Scheduler then drops its memoized scores.
+  virtual uint64_t generation() const = 0;
 };
 
 /// gpufleet's device step (not a kube extension point; the FGD simulator picks the GPU in its

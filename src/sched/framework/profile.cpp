@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/framework/node_to_status.h"
 #include "sched/framework/registry.h"
 #include "sched/framework/validation.h"
 
@@ -46,11 +47,13 @@ Profile build_profile(const ProfileConfig& config, const Registry& registry, con
   for (const PluginConfig& pc : config.plugin_config) args[pc.name] = pc.args.get();
   // Each plugin named anywhere, created once (in order of first mention).
   std::map<std::string, std::shared_ptr<Plugin>> plugins;
+  std::vector<std::string> mentioned;
   for (const PluginSet& set : config.plugins)
     for (const PluginRef& ref : set.enabled) {
       if (plugins.count(ref.name) != 0) continue;
       const auto it = args.find(ref.name);
       plugins[ref.name] = (*registry.find(ref.name))(it == args.end() ? nullptr : it->second, context);
+      mentioned.push_back(ref.name);
     }
 
   Profile profile;
@@ -77,6 +80,13 @@ Profile build_profile(const ProfileConfig& config, const Registry& registry, con
         case ExtensionPoint::kCount: break;
       }
     }
+  }
+  for (const std::string& name : mentioned)
+    if (auto observer = std::dynamic_pointer_cast<ObserverPlugin>(plugins.at(name))) profile.observers.push_back(std::move(observer));
+  try {
+    FilterReasonTable{profile.filters};
+  } catch (const std::invalid_argument& e) {
+    throw ProfileError({{FieldError::Type::kInvalid, "plugins.filter.enabled", fmt::format("{} plugins", profile.filters.size()), e.what()}});
   }
   return profile;
 }

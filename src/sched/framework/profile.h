@@ -3,7 +3,9 @@
 // pkg/scheduler/apis/config/types.go KubeSchedulerProfile, Plugins, PluginSet, PluginConfig).
 // ProfileConfig is that description (data); build_profile() instantiates it through a Registry into
 // a Profile, the plugins the Scheduler runs (kube's NewFramework, runtime/framework.go): each
-// plugin named anywhere is created once, so one object serves every point it is listed at.
+// plugin named anywhere is created once, so one object serves every point it is listed at. Every
+// plugin that implements ObserverPlugin is also listed as an observer, and the Filter plugins'
+// reasons are numbered (FilterReasonTable, node_to_status.h), which fails for too many.
 //
 // Scores. kube combines the Score plugins by a weighted sum of their normalized scores. gpufleet's
 // policies need an exact lexicographic order instead, which no finite weights give over unbounded
@@ -98,6 +100,7 @@ struct WeightedScorePlugin {
 };
 
 /// A profile instantiated: the plugins the Scheduler runs at each point, in order.
+/// A Scheduler numbers the filters' reasons (FilterReasonTable) when it is built from it.
 struct Profile {
   std::string name;
   std::shared_ptr<const QueueSortPlugin> queue_sort;  ///< exactly one (kube)
@@ -111,15 +114,18 @@ struct Profile {
   std::vector<std::shared_ptr<ReservePlugin>> reserves;
   std::vector<std::shared_ptr<PermitPlugin>> permits;
   std::vector<std::shared_ptr<BindPlugin>> binds;  ///< at least one (kube)
+  /// The plugins told of every arriving pod (ObserverPlugin), in order of first mention.
+  std::vector<std::shared_ptr<ObserverPlugin>> observers;
 };
 
 class Registry;
 struct PolicyContext;
 
 /// Instantiates `config` (kube NewFramework): validates it (validate_profile; ProfileError when
-/// invalid), creates each named plugin once with its factory and arguments, and lists it at every
-/// point it is enabled at. Throws ProfileError when a plugin does not implement a point it is listed
-/// at, and whatever a factory throws (std::invalid_argument when `context` lacks what it needs).
+/// invalid), creates each named plugin once with its factory and arguments, lists it at every point
+/// it is enabled at, and as an observer when it is one. Throws ProfileError when a plugin does not
+/// implement a point it is listed at or the filters register more reasons than a FilterReasonTable
+/// holds, and whatever a factory throws (std::invalid_argument when `context` lacks what it needs).
 Profile build_profile(const ProfileConfig& config, const Registry& registry, const PolicyContext& context);
 
 }  // namespace gpufleet::sched

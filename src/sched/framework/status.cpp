@@ -23,59 +23,14 @@ std::string Status::message() const {
   return out;
 }
 
-std::string_view filter_reason(FilterCode code) {
-  switch (code) {
-    case FilterCode::kFits: return "fits";
-    case FilterCode::kInsufficientCpu: return "Insufficient cpu";
-    case FilterCode::kInsufficientMemory: return "Insufficient memory";
-    case FilterCode::kTooManyPods: return "Too many pods";
-    case FilterCode::kInsufficientGpu: return "Insufficient nvidia.com/gpu";
-    case FilterCode::kGpuModelMismatch: return "node(s) didn't match pod's GPU model constraint";
-    case FilterCode::kUntoleratedTaint: return "node(s) had untolerated taint(s)";
-    case FilterCode::kNodeAffinityMismatch: return "node(s) didn't match Pod's node affinity/selector";
-    case FilterCode::kInsufficientMig: return "Insufficient nvidia.com/mig-<profile>";
-    case FilterCode::kInsufficientGpuShared: return "Insufficient nvidia.com/gpu.shared";
-    case FilterCode::kSharedRequestAboveOne:
-      return "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)";
-    case FilterCode::kAntiAffinityRulesNotMatch: return "node(s) didn't match pod anti-affinity rules";
-    case FilterCode::kExistingAntiAffinityRulesNotMatch: return "node(s) didn't satisfy existing pods anti-affinity rules";
-    case FilterCode::kNodeUnschedulable: return "node(s) were unschedulable";
-    case FilterCode::kAffinityRulesNotMatch: return "node(s) didn't match pod affinity rules";
-    case FilterCode::kCannotAlign: return "cannot align pod";
-    case FilterCode::kCount: break;
-  }
-  return "unknown";
+Code FilterCode::code() const {
+  if (reason_ == nullptr) return Code::kSuccess;
+  return reason_->resolvable ? Code::kUnschedulable : Code::kUnschedulableAndUnresolvable;
 }
 
-bool filter_code_resolvable(FilterCode code) {
-  switch (code) {
-    case FilterCode::kInsufficientCpu:
-    case FilterCode::kInsufficientMemory:
-    case FilterCode::kTooManyPods:
-    case FilterCode::kInsufficientGpu:
-    case FilterCode::kInsufficientMig:
-    case FilterCode::kInsufficientGpuShared:
-    case FilterCode::kAntiAffinityRulesNotMatch:
-    case FilterCode::kExistingAntiAffinityRulesNotMatch:
-    case FilterCode::kCannotAlign:
-      return true;
-    case FilterCode::kFits:
-    case FilterCode::kGpuModelMismatch:
-    case FilterCode::kUntoleratedTaint:
-    case FilterCode::kNodeAffinityMismatch:
-    case FilterCode::kSharedRequestAboveOne:  // the device plugin's rule, whatever runs on the node
-    case FilterCode::kNodeUnschedulable:
-    case FilterCode::kAffinityRulesNotMatch:
-    case FilterCode::kCount:
-      return false;
-  }
-  return false;
-}
-
-Status filter_status(FilterCode code) {
-  if (code == FilterCode::kFits) return Status();
-  return Status(filter_code_resolvable(code) ? Code::kUnschedulable : Code::kUnschedulableAndUnresolvable,
-                std::string(filter_reason(code)));
+Status FilterCode::status() const {
+  if (reason_ == nullptr) return Status();
+  return Status(code(), std::string(reason_->reason));
 }
 
 }  // namespace gpufleet::sched

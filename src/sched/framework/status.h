@@ -2,10 +2,10 @@
 // (kubernetes/kubernetes staging/src/k8s.io/kube-scheduler/framework/interface.go: Code, Status with
 // reasons and the plugin that failed), and FilterCode, the compact form a Filter plugin returns.
 //
-// Filter runs once per node per cycle, so a Filter plugin returns a FilterCode (one byte) instead of
-// a Status; filter_status() turns it into the Status kube would report: kFits is Success, a code
-// preemption can resolve (filter_code_resolvable) is Unschedulable, any other is
-// UnschedulableAndUnresolvable, with filter_reason() as the reason.
+// Filter runs once per node per cycle, so a Filter plugin returns a FilterCode (a pointer to one of
+// its own FilterReasons, kube's reason and code) instead of a Status; FilterCode::status() gives the
+// Status kube would report. Which plugin rejected each node is recorded by the framework
+// (NodeToStatus, node_to_status.h).
 #pragma once
 
 #include <cstddef>
@@ -66,65 +66,52 @@ class Status {
   std::string plugin_;
 };
 
-/// What a Filter plugin returns for one node: kFits or the rejecting reason. The reasons are
-/// kube-scheduler's user-facing strings (filter_reason).
-enum class FilterCode : uint8_t {
-  kFits = 0,
-  kInsufficientCpu,     ///< "Insufficient cpu"
-  kInsufficientMemory,  ///< "Insufficient memory"
-  kTooManyPods,         ///< "Too many pods"
-  kInsufficientGpu,     ///< "Insufficient nvidia.com/gpu" (count, or no GPU with the fraction free)
-  kGpuModelMismatch,    ///< "node(s) didn't match pod's GPU model constraint"
-  /// "node(s) had untolerated taint(s)" (TaintToleration). kube names the first untolerated taint of
-  /// each node, "node(s) had untolerated taint {key: value}"; a code aggregates nodes whose taints
-  /// may differ, so its reason is generic (untolerated_taint_reason() in taint_toleration.h formats
-  /// kube's per-node string).
-  kUntoleratedTaint,
-  kNodeAffinityMismatch,  ///< "node(s) didn't match Pod's node affinity/selector" (NodeAffinity)
-  /// "Insufficient nvidia.com/mig-<profile>" (GpuShareFit): too few free MIG devices of a profile the
-  /// pod requests. kube names the resource; a code aggregates nodes, so fit_error.h's node_reasons
-  /// spells the profiles each node lacks.
-  kInsufficientMig,
-  kInsufficientGpuShared,  ///< "Insufficient nvidia.com/gpu.shared" (GpuShareFit): too few free renamed replicas
-  /// GpuShareFit: more than one time-slicing or MPS replica on a node whose device plugin sets
-  /// failRequestsGreaterThanOne. kube binds such a pod and the kubelet then fails it with
-  /// UnexpectedAdmissionError; gpufleet refuses the node instead (see gpu_share_fit.h).
-  kSharedRequestAboveOne,
-  /// "node(s) didn't match pod anti-affinity rules" (InterPodAffinity: a pod matching one of the
-  /// incoming pod's required anti-affinity terms runs in the node's topology domain)
-  kAntiAffinityRulesNotMatch,
-  /// "node(s) didn't satisfy existing pods anti-affinity rules" (InterPodAffinity: the incoming pod
-  /// matches a required anti-affinity term of a pod running in the node's topology domain)
-  kExistingAntiAffinityRulesNotMatch,
-  /// "node(s) didn't match pod affinity rules" (InterPodAffinity: no pod matching the incoming pod's
-  /// required affinity terms runs in the node's topology domains, or the node lacks a topology label)
-  kAffinityRulesNotMatch,
-  /// "node(s) were unschedulable" (NodeUnschedulable: spec.unschedulable and the pod does not tolerate
-  /// node.kubernetes.io/unschedulable:NoSchedule)
-  kNodeUnschedulable,
-  /// "cannot align pod" (NodeResourceTopologyMatch): under the Topology Manager policy
-  /// single-numa-node no NUMA node has the pod's whole GPUs free. Upstream says "cannot align
-  /// container" on a node with scope container; a code aggregates nodes, so fit_error.h's node_reasons
-  /// spells each node's scope.
-  kCannotAlign,
-  kCount
+/// One reason a Filter plugin rejects a node for, declared by the plugin itself (kube: the Status a
+/// Filter returns, e.g. framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod) in
+/// pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go). A plugin lists its reasons in a
+/// static constexpr array, returns them from FilterPlugin::filter_reasons() and names each with a
+/// FilterCode constant. Nothing in the framework lists the plugins' reasons.
+struct FilterReason {
+  /// kube's user-facing words, e.g. "Insufficient nvidia.com/gpu". When the plugin spells the reason
+  /// per node (per_node), the generic form, e.g. "node(s) had untolerated taint(s)".
+  std::string_view reason;
+  /// kube's code: Unschedulable when evicting pods may make the node fit (preemption considers the
+  /// node), else UnschedulableAndUnresolvable.
+  bool resolvable = false;
+  /// The plugin words this reason per node (FilterPlugin::node_reasons), e.g. naming the node's
+  /// first untolerated taint as kube does; FitError counts nodes by those words.
+  bool per_node = false;
 };
-inline constexpr size_t kFilterCodeCount = static_cast<size_t>(FilterCode::kCount);
 
-/// The kube-scheduler style reason for a code, e.g. "Insufficient nvidia.com/gpu" ("fits" for kFits).
-std::string_view filter_reason(FilterCode code);
+/// What a Filter plugin returns for one node: kFits, or one of the reasons the plugin registered
+/// (FilterPlugin::filter_reasons), by identity. As small as a pointer; compares equal only to the
+/// same reason of the same array. A profile numbers its filters' reasons in one byte per node
+/// (FilterReasonTable in node_to_status.h).
+class FilterCode {
+ public:
+  /// No rejection: the node passes this filter.
+  static const FilterCode kFits;
+  constexpr FilterCode() = default;
+  /// A rejection for `reason`, an element of the plugin's filter_reasons() (which outlives the code;
+  /// in-tree plugins keep theirs in a static constexpr array).
+  constexpr explicit FilterCode(const FilterReason& reason) : reason_(&reason) {}
 
-/// Whether evicting pods may resolve a filter failure (kube: status Unschedulable rather than
-/// UnschedulableAndUnresolvable). True for kInsufficientCpu, kInsufficientMemory, kTooManyPods,
-/// kInsufficientGpu, kInsufficientMig, kInsufficientGpuShared (NodeResourcesFit and GpuShareFit: the
-/// resources free with the pods), both anti-affinity codes (InterPodAffinity returns Unschedulable)
-/// and kCannotAlign (NodeResourceTopologyMatch returns Unschedulable). False for kGpuModelMismatch, kUntoleratedTaint (TaintToleration),
-/// kNodeAffinityMismatch (NodeAffinity), kNodeUnschedulable, kAffinityRulesNotMatch and
-/// kSharedRequestAboveOne, all UnschedulableAndUnresolvable in kube, and for kFits (no failure).
-bool filter_code_resolvable(FilterCode code);
+  bool rejected() const { return reason_ != nullptr; }
+  /// The reason's generic words ("" for kFits).
+  std::string_view reason() const { return reason_ ? reason_->reason : std::string_view(); }
+  /// Whether preemption may resolve the rejection (false for kFits).
+  bool resolvable() const { return reason_ != nullptr && reason_->resolvable; }
+  /// kSuccess for kFits, else kUnschedulable or kUnschedulableAndUnresolvable.
+  Code code() const;
+  /// kube's Status for this result: Success, or code() with reason() as its reason.
+  Status status() const;
+  /// The registered reason, nullptr for kFits.
+  const FilterReason* get() const { return reason_; }
+  constexpr bool operator==(const FilterCode&) const = default;
 
-/// The Status kube reports for a Filter result: Success for kFits, else Unschedulable or
-/// UnschedulableAndUnresolvable (filter_code_resolvable) with filter_reason(code) as its reason.
-Status filter_status(FilterCode code);
+ private:
+  const FilterReason* reason_ = nullptr;
+};
+inline constexpr FilterCode FilterCode::kFits{};
 
 }  // namespace gpufleet::sched

@@ -35,19 +35,15 @@ namespace gpufleet::sched {
 DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeId n);
 
 /// "best": the GPU with the least free gpu_milli that still fits, first index on ties.
-class BestFitGpuSelector final : public GpuSelector {
+class BestFitGpuSelector final : public GpuSelector, public NamedPlugin<"best"> {
  public:
-  static constexpr std::string_view kName = "best";
-  std::string_view name() const override { return kName; }
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 };
 
 /// "random": uniform over the GPUs that fit, by reservoir sampling (k-th fitting GPU replaces the
 /// choice when rng.intn(k) == 0), as the simulator does.
-class RandomGpuSelector final : public GpuSelector {
+class RandomGpuSelector final : public GpuSelector, public NamedPlugin<"random"> {
  public:
-  static constexpr std::string_view kName = "random";
-  std::string_view name() const override { return kName; }
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 };
 

@@ -10,10 +10,8 @@
 
 namespace gpufleet::sched {
 
-class BestFitScore final : public ScorePlugin {
+class BestFitScore final : public ScorePlugin, public NamedPlugin<"BestFitScore"> {
  public:
-  static constexpr std::string_view kName = "BestFitScore";
-  std::string_view name() const override { return kName; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 

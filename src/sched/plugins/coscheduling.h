@@ -31,11 +31,8 @@
 
 namespace gpufleet::sched {
 
-class Coscheduling final : public PreFilterPlugin, public ReservePlugin, public PermitPlugin {
+class Coscheduling final : public PreFilterPlugin, public ReservePlugin, public PermitPlugin, public NamedPlugin<"Coscheduling"> {
  public:
-  static constexpr std::string_view kName = "Coscheduling";
-  std::string_view name() const override { return kName; }
-
   /// Registers (or replaces) `group` with `members` pods carrying its label (core.go lists them with
   /// the pod lister). Throws std::invalid_argument for an empty name, min_member < 1 or members < 0.
   void set_pod_group(const PodGroup& group, int32_t members);

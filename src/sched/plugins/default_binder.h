@@ -9,10 +9,8 @@
 
 namespace gpufleet::sched {
 
-class DefaultBinder final : public BindPlugin {
+class DefaultBinder final : public BindPlugin, public NamedPlugin<"DefaultBinder"> {
  public:
-  static constexpr std::string_view kName = "DefaultBinder";
-  std::string_view name() const override { return kName; }
   /// Always Success.
   Status bind(const Pod& /*pod*/, NodeId /*n*/, CycleState& /*cycle*/) override { return Status(); }
 };

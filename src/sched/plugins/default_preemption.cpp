@@ -56,7 +56,7 @@ class DryRun {
                                  [&](const BoundPod& r) { return r.bind_seq == b.bind_seq; }));
     cycle_.add_pod(state_, n_, b);
   }
-  bool fits() const { return cycle_.run(state_, n_) == FilterCode::kFits; }
+  bool fits() const { return !cycle_.run(state_, n_).rejected(); }
 
  private:
   ClusterState& state_;
@@ -79,8 +79,8 @@ bool select_victims_on_node(const Pod& pod, ClusterState& state, NodeId n, Filte
   }
   DryRun run(state, cycle, n);
   for (const BoundPod& b : potential) run.release(b);
-  if (const FilterCode code = cycle.run(state, n); code != FilterCode::kFits) {
-    reason = std::string(filter_reason(code));
+  if (const Rejection r = cycle.run(state, n); r.rejected()) {
+    reason = std::string(r.code.reason());
     return false;
   }
   std::sort(potential.begin(), potential.end(), more_important_pod);
@@ -173,8 +173,8 @@ size_t pick_one_node_for_preemption(std::span<const PreemptionCandidate> candida
 
 PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionInputs& inputs) {
   const size_t node_count = state.node_count();
-  if (inputs.node_codes.size() != node_count)
-    throw std::invalid_argument(fmt::format("preempt: {} node codes for {} nodes", inputs.node_codes.size(), node_count));
+  if (inputs.node_to_status.size() != node_count)
+    throw std::invalid_argument(fmt::format("preempt: {} node statuses for {} nodes", inputs.node_to_status.size(), node_count));
   if (!inputs.node_rank.empty() && inputs.node_rank.size() < node_count)
     throw std::invalid_argument(fmt::format("preempt: {} node ranks for {} nodes", inputs.node_rank.size(), node_count));
   PreemptionResult result;
@@ -192,7 +192,7 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
   std::map<std::string, int32_t> reasons;  // node statuses of the nodes that are no candidate
   for (NodeId n = 0; n < node_count; ++n) {
     if (!state.has_node(n)) continue;
-    if (!filter_code_resolvable(inputs.node_codes[n]) || exceeds_allocatable(pod, state.node(n))) {
+    if (!inputs.node_to_status.at(n).resolvable() || exceeds_allocatable(pod, state.node(n))) {
       ++reasons[kNotHelpful];
       continue;
     }
@@ -223,9 +223,9 @@ void evict_victims(ClusterState& state, const PreemptionResult& result) {
   for (const BoundPod& v : result.victims) state.release(result.node, v.pod);
 }
 
-Status DefaultPreemption::post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState&,
+Status DefaultPreemption::post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState&,
                                       Handle& handle, PostFilterResult& result) const {
-  PreemptionResult found = preempt(pod, state, PreemptionInputs{handle.filter_plugins(), node_codes, pdbs_, workload_pods_, handle.node_rank()});
+  PreemptionResult found = preempt(pod, state, PreemptionInputs{handle.filter_plugins(), statuses, pdbs_, workload_pods_, handle.node_rank()});
   result.candidates = found.candidates;
   if (!found.found()) return Status(Code::kUnschedulable, std::move(found.message));
   evict_victims(state, found);

@@ -8,8 +8,10 @@
 // preempt(pod, state, inputs):
 //  0. A pod with preemptionPolicy Never (Pod::preempt_lower_priority false) preempts nothing
 //     (PodEligibleToPreemptOthers).
-//  1. Potential nodes: those whose code in the failed cycle is resolvable (filter_code_resolvable;
-//     kube's Unschedulable vs UnschedulableAndUnresolvable) and whose allocatable CPU, memory and GPU
+//  1. Potential nodes: those whose rejection in the failed cycle is resolvable (the rejecting
+//     plugin's FilterReason::resolvable, kube's Unschedulable vs UnschedulableAndUnresolvable in the
+//     node's status, pkg/scheduler/framework/preemption/preemption.go nodesWherePreemptionMightHelp)
+//     and whose allocatable CPU, memory and GPU
 //     count could hold the pod at all (recent kube's noderesources Fit marks a request above the node's
 //     allocatable Unresolvable). Every potential node is dry-run (see the differences below).
 //  2. On each (SelectVictimsOnNode): the potential victims are the node's pods with priority strictly
@@ -57,10 +59,9 @@
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
 #include "sched/framework/interface.h"
+#include "sched/framework/node_to_status.h"
 
 namespace gpufleet::sched {
-
-/// filter_code_resolvable (framework/status.h) tells which node codes preemption may resolve.
 
 /// kube util.MoreImportantPod: the higher priority, then the earlier start (lower bind_seq).
 bool more_important_pod(const BoundPod& a, const BoundPod& b);
@@ -82,8 +83,9 @@ struct PreemptionInputs {
   /// The profile's filters, in order (Handle::filter_plugins()); those that also implement PreFilter
   /// run it first.
   std::span<const std::shared_ptr<const FilterPlugin>> filters;
-  /// The code that rejected each node in the failed cycle (ScheduleResult::node_codes), one per node.
-  std::span<const FilterCode> node_codes;
+  /// Which plugin rejected each node in the failed cycle and why (ScheduleResult::node_to_status),
+  /// one per node.
+  const NodeToStatus& node_to_status;
   std::span<const PodDisruptionBudget> pdbs;
   /// Every pod of the run, pending or bound: the PDBs' expected pod counts.
   std::span<const Pod> workload_pods;
@@ -106,7 +108,7 @@ struct PreemptionResult {
 
 /// Dry-runs preemption for `pod` (see the top of this file). `state` is changed during the call and
 /// restored before it returns (also on an exception). Empty slots are no candidates and not counted.
-/// Throws std::invalid_argument when node_codes does not have one entry per slot (or a non-empty
+/// Throws std::invalid_argument when node_to_status does not have one entry per slot (or a non-empty
 /// node_rank fewer).
 PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionInputs& inputs);
 
@@ -117,15 +119,13 @@ void evict_victims(ClusterState& state, const PreemptionResult& result);
 /// The PostFilter plugin: preempt() with the profile's filters and node ranks (from the Handle) and
 /// the run's PDBs and pods; when a node is found, evict_victims() and Success with the nomination,
 /// else Unschedulable with PreemptionResult::message.
-class DefaultPreemption final : public PostFilterPlugin {
+class DefaultPreemption final : public PostFilterPlugin, public NamedPlugin<"DefaultPreemption"> {
  public:
-  static constexpr std::string_view kName = "DefaultPreemption";
   /// The spans (PolicyContext::pdbs, workload_pods) must outlive the plugin.
   DefaultPreemption(std::span<const PodDisruptionBudget> pdbs, std::span<const Pod> workload_pods)
       : pdbs_(pdbs), workload_pods_(workload_pods) {}
-  std::string_view name() const override { return kName; }
-  Status post_filter(const Pod& pod, ClusterState& state, std::span<const FilterCode> node_codes, CycleState& cycle,
-                     Handle& handle, PostFilterResult& result) const override;
+  Status post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState& cycle, Handle& handle,
+                     PostFilterResult& result) const override;
 
  private:
   std::span<const PodDisruptionBudget> pdbs_;

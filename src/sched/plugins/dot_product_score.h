@@ -13,10 +13,8 @@ namespace gpufleet::sched {
 inline constexpr double kMaxSpecCpuMilli = 128000.0;  ///< FGD simulator MaxSpecCpu
 inline constexpr double kMaxSpecGpuMilli = 8000.0;    ///< FGD simulator MaxSpecGpu
 
-class DotProductScore final : public ScorePlugin {
+class DotProductScore final : public ScorePlugin, public NamedPlugin<"DotProductScore"> {
  public:
-  static constexpr std::string_view kName = "DotProductScore";
-  std::string_view name() const override { return kName; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 

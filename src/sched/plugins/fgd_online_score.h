@@ -53,13 +53,13 @@ class OnlineFragmentation {
   std::shared_ptr<const FragmentationMeasure> measure_;
 };
 
-class OnlineFgdScore final : public ScorePlugin, public GpuSelector {
+class OnlineFgdScore final : public ScorePlugin, public GpuSelector, public ObserverPlugin, public NamedPlugin<"OnlineFGDScore"> {
  public:
   /// `gpu_models`: the cluster's GPU models by id (ClusterState::gpu_models()). Throws ProfileError
   /// (validation.h) for parameters validate_online_fgd_args refuses.
   OnlineFgdScore(std::vector<std::string> gpu_models, OnlineFgdParams params);
-  static constexpr std::string_view kName = "OnlineFGDScore";
-  std::string_view name() const override { return kName; }
+  /// Counts the pod into the mix (OnlineFragmentation::observe); generation() moves when that
+  /// rebuilt the measure.
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

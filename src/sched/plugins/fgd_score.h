@@ -57,11 +57,9 @@ std::pair<int32_t, int32_t> fgd_score_and_gpu(const FragmentationMeasure& frag, 
                                               const ClusterState& state, NodeId n,
                                               double sigmoid_scale_milli = kFgdSigmoidScaleMilli);
 
-class FgdScore final : public ScorePlugin {
+class FgdScore final : public ScorePlugin, public NamedPlugin<"FGDScore"> {
  public:
   explicit FgdScore(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
-  static constexpr std::string_view kName = "FGDScore";
-  std::string_view name() const override { return kName; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 
  private:
@@ -69,11 +67,9 @@ class FgdScore final : public ScorePlugin {
 };
 
 /// FGD's GPU selection ("FGDScore" in the simulator): the GPU fgd_score_and_gpu picks.
-class FgdGpuSelector final : public GpuSelector {
+class FgdGpuSelector final : public GpuSelector, public NamedPlugin<"fgd"> {
  public:
-  static constexpr std::string_view kName = "fgd";
   explicit FgdGpuSelector(std::shared_ptr<const FragmentationMeasure> frag) : frag_(std::move(frag)) {}
-  std::string_view name() const override { return kName; }
   int32_t select_share_gpu(const Pod& pod, const ClusterState& state, NodeId n, GoRand& rng) const override;
 
  private:

@@ -12,10 +12,8 @@
 
 namespace gpufleet::sched {
 
-class GpuClusteringScore final : public ScorePlugin {
+class GpuClusteringScore final : public ScorePlugin, public NamedPlugin<"GpuClusteringScore"> {
  public:
-  static constexpr std::string_view kName = "GpuClusteringScore";
-  std::string_view name() const override { return kName; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 

@@ -11,10 +11,8 @@
 
 namespace gpufleet::sched {
 
-class GpuPackingScore final : public ScorePlugin {
+class GpuPackingScore final : public ScorePlugin, public NamedPlugin<"GpuPackingScore"> {
  public:
-  static constexpr std::string_view kName = "GpuPackingScore";
-  std::string_view name() const override { return kName; }
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
 };
 

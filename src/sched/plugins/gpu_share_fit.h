@@ -16,12 +16,13 @@
 //  - nvidia.com/gpu.shared (shared_replicas): the free replicas of a renamed time-sliced node, else
 //    "Insufficient nvidia.com/gpu.shared".
 //  - nvidia.com/mig-<profile> (mig_requests): the free MIG devices of that profile, for each profile
-//    requested, else "Insufficient nvidia.com/mig-<profile>" (FilterCode::kInsufficientMig).
+//    requested, else "Insufficient nvidia.com/mig-<profile>" (kInsufficientMig, worded per node with
+//    each profile the node lacks, in the pod's order, as kube reports every insufficient resource).
 //  - MPS replicas (TimeSlicing::strategy kMps) are counted exactly as time-slicing replicas; the
 //    device plugin sets failRequestsGreaterThanOne by default under MPS, so the rule below applies.
 //  - failRequestsGreaterThanOne (TimeSlicing::fail_requests_greater_than_one): a pod asking for more
 //    than one replica (of nvidia.com/gpu or nvidia.com/gpu.shared, whichever the node time-slices)
-//    is refused with FilterCode::kSharedRequestAboveOne. Divergence from kube: kube-scheduler binds
+//    is refused with kSharedRequestAboveOne. Divergence from kube: kube-scheduler binds
 //    the pod (the replicas are there) and the kubelet then fails it at admission with
 //    UnexpectedAdmissionError; the device plugin checks each container, gpufleet the pod's total
 //    (the reader sums the containers), so a pod of two containers asking for one replica each is
@@ -42,13 +43,31 @@ namespace gpufleet::sched {
 /// (node_resources_fit.h) runs it after the pods, CPU and memory checks.
 FilterCode gpu_share_fits(const Pod& pod, const ClusterState& state, NodeId n);
 
-class GpuShareFit final : public FilterPlugin {
+class GpuShareFit final : public FilterPlugin, public NamedPlugin<"GpuShareFit"> {
  public:
-  static constexpr std::string_view kName = "GpuShareFit";
-  std::string_view name() const override { return kName; }
+  /// Resources are Unschedulable (preemption may free them), the GPU model and the device plugin's
+  /// rule UnschedulableAndUnresolvable.
+  static constexpr FilterReason kReasons[] = {
+      {"Insufficient nvidia.com/gpu", true},
+      {"node(s) didn't match pod's GPU model constraint", false},
+      {"Insufficient nvidia.com/mig-<profile>", true, /*per_node=*/true},
+      {"Insufficient nvidia.com/gpu.shared", true},
+      // The device plugin's rule, whatever runs on the node.
+      {"node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)", false},
+  };
+  /// nvidia.com/gpu: too few (plain) GPUs with the pod's fraction free, or replicas.
+  static constexpr FilterCode kInsufficientGpu{kReasons[0]};
+  static constexpr FilterCode kGpuModelMismatch{kReasons[1]};
+  static constexpr FilterCode kInsufficientMig{kReasons[2]};
+  static constexpr FilterCode kInsufficientGpuShared{kReasons[3]};
+  static constexpr FilterCode kSharedRequestAboveOne{kReasons[4]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// gpu_share_fits.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// kInsufficientMig: "Insufficient nvidia.com/mig-<profile>" for each profile the node lacks, in the
+  /// pod's order (the generic reason when it lacks none any more); else the code's reason.
+  std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const override;
 };
 
 /// Number of the node's GPUs with at least gpu_milli free.

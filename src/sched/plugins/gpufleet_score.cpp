@@ -100,7 +100,7 @@ GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
   // The fit check on an empty node of each class with GPUs.
   int32_t classes = 0;
   for (size_t c = 0; c < shape_.classes.size(); ++c) {
-    if (shape_.classes[c].gpus == 0 || fits(pod, *shape_.templates, static_cast<NodeId>(c)) != FilterCode::kFits) continue;
+    if (shape_.classes[c].gpus == 0 || fits(pod, *shape_.templates, static_cast<NodeId>(c)).rejected()) continue;
     ++classes;
     f.pinned_class = static_cast<int32_t>(c);
   }

@@ -129,7 +129,7 @@ inline constexpr double kMinPressureChange = 0.1;
 
 /// gpufleet's score plugin and GPU selector (terms 1-4 of the header comment, all in gpu_milli).
 /// Not thread-safe, like the Scheduler that calls it.
-class GpufleetScore final : public ScorePlugin, public GpuSelector {
+class GpufleetScore final : public ScorePlugin, public GpuSelector, public ObserverPlugin, public NamedPlugin<"GpufleetScore"> {
  public:
   /// Reads the GPU models of `state` (the state it will score) and the node classes of `outlook`,
   /// the nodes that state may hold (see the header comment; its model ids are the state's, and it
@@ -143,8 +143,6 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector {
   // Not copyable: last_ points into this object's pressure rows.
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
-  static constexpr std::string_view kName = "GpufleetScore";
-  std::string_view name() const override { return kName; }
   /// Adds the pod's request to the mix, r_cpu / r_mem and the demand per model set and class, then
   /// re-estimates as the header comment says: the mix and ratios at refresh points, the pressures
   /// also every kPressureRefreshPods pods or when a new model set appears (one O(nodes) pass over

@@ -149,23 +149,23 @@ FilterCode InterPodAffinity::filter(const Pod& pod, const ClusterState& state, N
     bool pods_exist = true;
     for (const PodAffinityTerm& t : affinity_terms) {
       const std::string* value = topology_value(node, t.topology_key);
-      if (!value) return FilterCode::kAffinityRulesNotMatch;  // all topology labels must exist on the node
+      if (!value) return kAffinityRulesNotMatch;  // all topology labels must exist on the node
       if (!positive(s.affinity, t.topology_key, *value)) pods_exist = false;
     }
-    if (!pods_exist && !(s.affinity.empty() && matches_all_affinity_terms(pod, pod))) return FilterCode::kAffinityRulesNotMatch;
+    if (!pods_exist && !(s.affinity.empty() && matches_all_affinity_terms(pod, pod))) return kAffinityRulesNotMatch;
   }
   // satisfyPodAntiAffinity
   if (!s.anti.empty()) {
     for (const PodAffinityTerm& t : pod.constraints.required_anti_affinity) {
       const std::string* value = topology_value(node, t.topology_key);
-      if (value && positive(s.anti, t.topology_key, *value)) return FilterCode::kAntiAffinityRulesNotMatch;
+      if (value && positive(s.anti, t.topology_key, *value)) return kAntiAffinityRulesNotMatch;
     }
   }
   // satisfyExistingPodsAntiAffinity: kube checks every topology pair of the node; only pairs whose
   // key has a count can match, so look up the node's value of each such key.
   for (const std::string& key : s.existing_keys) {
     const std::string* value = topology_value(node, key);
-    if (value && positive(s.existing, key, *value)) return FilterCode::kExistingAntiAffinityRulesNotMatch;
+    if (value && positive(s.existing, key, *value)) return kExistingAntiAffinityRulesNotMatch;
   }
   return FilterCode::kFits;
 }

@@ -69,16 +69,25 @@ const std::string* topology_value(const Node& node, std::string_view key);
 /// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
 bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
 
-class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin {
+class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, public NamedPlugin<"InterPodAffinity"> {
  public:
-  static constexpr std::string_view kName = "InterPodAffinity";
-  std::string_view name() const override { return kName; }
   /// Node n's answer depends on the pods of every node sharing a topology domain with it.
   bool filter_cacheable() const override { return false; }
   /// PreFilter: the topology-pair counts above, written to `cycle`; Skip when there is nothing to check.
   Status pre_filter(const Pod& pod, const ClusterState& state, CycleState& cycle) const override;
   /// The counts themselves, or nullptr (kube's Skip) when there is nothing to check.
   std::unique_ptr<StateData> pre_filter(const Pod& pod, const ClusterState& state) const;
+  /// filtering.go's ErrReasonAntiAffinityRulesNotMatch, ErrReasonExistingAntiAffinityRulesNotMatch
+  /// (Unschedulable) and ErrReasonAffinityRulesNotMatch (UnschedulableAndUnresolvable).
+  static constexpr FilterReason kReasons[] = {
+      {"node(s) didn't match pod anti-affinity rules", true},
+      {"node(s) didn't satisfy existing pods anti-affinity rules", true},
+      {"node(s) didn't match pod affinity rules", false},
+  };
+  static constexpr FilterCode kAntiAffinityRulesNotMatch{kReasons[0]};
+  static constexpr FilterCode kExistingAntiAffinityRulesNotMatch{kReasons[1]};
+  static constexpr FilterCode kAffinityRulesNotMatch{kReasons[2]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, kAffinityRulesNotMatch, kAntiAffinityRulesNotMatch or kExistingAntiAffinityRulesNotMatch,
   /// from the counts PreFilter wrote to `cycle` (without them, the stand-alone check: PreFilter then

@@ -98,7 +98,7 @@ std::optional<std::string> preferred_node_affinity_error(const Pod& pod) {
 
 // node_affinity.go, Filter (ErrReasonPod).
 FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
-  return pod_matches_node_required_affinity(pod, state.node(n)) ? FilterCode::kFits : FilterCode::kNodeAffinityMismatch;
+  return pod_matches_node_required_affinity(pod, state.node(n)) ? FilterCode::kFits : kNodeAffinityMismatch;
 }
 
 // node_affinity.go, PreScore.

@@ -64,10 +64,12 @@ int64_t preferred_node_affinity_score(const Pod& pod, const Node& node);
 /// when every term parses. The Scheduler reports `running PreScore plugin "NodeAffinity": <why>`.
 std::optional<std::string> preferred_node_affinity_error(const Pod& pod);
 
-class NodeAffinity final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+class NodeAffinity final : public FilterPlugin, public PreScorePlugin, public ScorePlugin, public NamedPlugin<"NodeAffinity"> {
  public:
-  static constexpr std::string_view kName = "NodeAffinity";
-  std::string_view name() const override { return kName; }
+  /// node_affinity.go ErrReasonPod, UnschedulableAndUnresolvable.
+  static constexpr FilterReason kReasons[] = {{"node(s) didn't match Pod's node affinity/selector", false}};
+  static constexpr FilterCode kNodeAffinityMismatch{kReasons[0]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, or kNodeAffinityMismatch.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

@@ -12,8 +12,8 @@
 // estimate use too, so a node this filter admits gets GPUs of one NUMA node).
 // Upstream's status: Unschedulable (preemption may make room), reason "cannot align pod" with scope
 // pod (singleNUMAPodLevelHandler) and "cannot align container" with scope container
-// (singleNUMAContainerLevelHandler; gpufleet's pod is one container). Both are FilterCode::kCannotAlign
-// (cannot_align_reason below spells the node's).
+// (singleNUMAContainerLevelHandler; gpufleet's pod is one container). Both are kCannotAlign, worded
+// per node (cannot_align_reason below).
 //
 // Gap, as upstream: a kubelet with policy restricted also rejects a pod whose preferred (narrowest)
 // NUMA affinity is not available, e.g. 4 GPUs on a 4+4 node with 3 free per socket; neither upstream
@@ -31,13 +31,17 @@
 
 namespace gpufleet::sched {
 
-class NodeResourceTopologyMatch final : public FilterPlugin {
+class NodeResourceTopologyMatch final : public FilterPlugin, public NamedPlugin<"NodeResourceTopologyMatch"> {
  public:
-  static constexpr std::string_view kName = "NodeResourceTopologyMatch";
-  std::string_view name() const override { return kName; }
+  /// Unschedulable; "cannot align pod" is the generic form of the per-node reason.
+  static constexpr FilterReason kReasons[] = {{"cannot align pod", true, /*per_node=*/true}};
+  static constexpr FilterCode kCannotAlign{kReasons[0]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
-  /// kFits or kCannotAlign (node_reasons in sched/fit_error.h spells it per the node's scope).
+  /// kFits or kCannotAlign.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// cannot_align_reason of node n for kCannotAlign.
+  std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const override;
 };
 
 /// Upstream's reason on `node` for kCannotAlign: "cannot align pod" (scope pod) or "cannot align

@@ -21,17 +21,23 @@
 
 namespace gpufleet::sched {
 
-/// Steps 1-3 above (NodeResourcesFit's own Filter): kFits, kTooManyPods, kInsufficientCpu or
-/// kInsufficientMemory.
+/// Steps 1-3 above (NodeResourcesFit's own Filter): kFits, NodeResourcesFit::kTooManyPods,
+/// kInsufficientCpu or kInsufficientMemory.
 FilterCode fits_pods_cpu_memory(const Pod& pod, const ClusterState& state, NodeId n);
 
-/// Steps 1-4 above: kFits or the first shortfall.
+/// Steps 1-4 above: kFits or the first shortfall (NodeResourcesFit's or GpuShareFit's code).
 FilterCode fits(const Pod& pod, const ClusterState& state, NodeId n);
 
-class NodeResourcesFit final : public FilterPlugin {
+class NodeResourcesFit final : public FilterPlugin, public NamedPlugin<"NodeResourcesFit"> {
  public:
-  static constexpr std::string_view kName = "NodeResourcesFit";
-  std::string_view name() const override { return kName; }
+  /// fit.go's reasons: kube's insufficient-resource reasons, all Unschedulable (the resources free
+  /// with the pods preemption evicts).
+  static constexpr FilterReason kReasons[] = {
+      {"Insufficient cpu", true}, {"Insufficient memory", true}, {"Too many pods", true}};
+  static constexpr FilterCode kInsufficientCpu{kReasons[0]};
+  static constexpr FilterCode kInsufficientMemory{kReasons[1]};
+  static constexpr FilterCode kTooManyPods{kReasons[2]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// fits_pods_cpu_memory.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

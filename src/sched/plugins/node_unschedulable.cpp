@@ -8,7 +8,7 @@ FilterCode NodeUnschedulable::filter(const Pod& pod, const ClusterState& state, 
   if (!state.node(n).unschedulable) return FilterCode::kFits;
   static const Taint kUnschedulable{std::string(kTaintNodeUnschedulable), "", "NoSchedule"};
   return tolerations_tolerate_taint(pod.constraints.tolerations, kUnschedulable) ? FilterCode::kFits
-                                                                                 : FilterCode::kNodeUnschedulable;
+                                                                                 : kNodeUnschedulable;
 }
 
 }  // namespace gpufleet::sched

@@ -16,10 +16,12 @@ namespace gpufleet::sched {
 /// The taint key kube checks tolerations against (k8s.io/api/core/v1 TaintNodeUnschedulable).
 inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
 
-class NodeUnschedulable final : public FilterPlugin {
+class NodeUnschedulable final : public FilterPlugin, public NamedPlugin<"NodeUnschedulable"> {
  public:
-  static constexpr std::string_view kName = "NodeUnschedulable";
-  std::string_view name() const override { return kName; }
+  /// node_unschedulable.go ErrReasonUnschedulable, UnschedulableAndUnresolvable.
+  static constexpr FilterReason kReasons[] = {{"node(s) were unschedulable", false}};
+  static constexpr FilterCode kNodeUnschedulable{kReasons[0]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, or kNodeUnschedulable.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;

@@ -8,10 +8,8 @@
 
 namespace gpufleet::sched {
 
-class PrioritySort final : public QueueSortPlugin {
+class PrioritySort final : public QueueSortPlugin, public NamedPlugin<"PrioritySort"> {
  public:
-  static constexpr std::string_view kName = "PrioritySort";
-  std::string_view name() const override { return kName; }
   bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override {
     const int32_t p1 = a.pod->priority, p2 = b.pod->priority;
     return p1 > p2 || (p1 == p2 && a.timestamp < b.timestamp);

@@ -7,10 +7,8 @@
 
 namespace gpufleet::sched {
 
-class RandomScore final : public PreScorePlugin, public ScorePlugin {
+class RandomScore final : public PreScorePlugin, public ScorePlugin, public NamedPlugin<"RandomScore"> {
  public:
-  static constexpr std::string_view kName = "RandomScore";
-  std::string_view name() const override { return kName; }
   /// The score reads the node PreScore drew.
   ScoreCaching caching() const override { return ScoreCaching::kPerCycle; }
   /// Draws the node (written to `cycle` under kName).

@@ -94,17 +94,13 @@ std::vector<RegistryEntry> entries() {
          return context.outlook ? std::make_shared<GpufleetScore>(*context.cluster, *context.outlook, a.params)
                                 : std::make_shared<GpufleetScore>(*context.cluster, a.params);
        }},
-      {std::string(ResourceAllocationScore::kLeastAllocatedName),
+      {std::string(LeastAllocated::kName),
        [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
-         return std::make_shared<ResourceAllocationScore>(
-             ResourceAllocationScore::Strategy::kLeastAllocated,
-             args_of<ResourceAllocationArgs>(ResourceAllocationScore::kLeastAllocatedName, args));
+         return std::make_shared<LeastAllocated>(args_of<ResourceAllocationArgs>(LeastAllocated::kName, args));
        }},
-      {std::string(ResourceAllocationScore::kMostAllocatedName),
+      {std::string(MostAllocated::kName),
        [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
-         return std::make_shared<ResourceAllocationScore>(
-             ResourceAllocationScore::Strategy::kMostAllocated,
-             args_of<ResourceAllocationArgs>(ResourceAllocationScore::kMostAllocatedName, args));
+         return std::make_shared<MostAllocated>(args_of<ResourceAllocationArgs>(MostAllocated::kName, args));
        }},
       plain<BestFitGpuSelector>(),
       plain<RandomGpuSelector>(),

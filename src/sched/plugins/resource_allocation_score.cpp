@@ -6,13 +6,9 @@
 
 namespace gpufleet::sched {
 
-ResourceAllocationScore::ResourceAllocationScore(Strategy strategy, ResourceAllocationArgs args) : strategy_(strategy) {
+ResourceAllocationScore::ResourceAllocationScore(Strategy strategy, const ResourceAllocationArgs& args) : strategy_(strategy) {
   if (FieldErrors errs = validate_resource_allocation_args(args, "args"); !errs.empty()) throw ProfileError(std::move(errs));
   for (const ResourceSpec& r : args.resources) weight_[r.name == "cpu" ? 0 : r.name == "memory" ? 1 : 2] = r.weight;
-}
-
-std::string_view ResourceAllocationScore::name() const {
-  return strategy_ == Strategy::kLeastAllocated ? kLeastAllocatedName : kMostAllocatedName;
 }
 
 int64_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {

@@ -9,7 +9,8 @@
 // As upstream, a resource with zero capacity on the node is skipped, and the extended resource
 // nvidia.com/gpu is skipped for a pod that does not request it. GPU is counted in gpu_milli.
 // kube configures these as NodeResourcesFit's scoringStrategy.type; gpufleet registers each as a
-// Score plugin of its own name, with the strategy's resources as arguments.
+// Score plugin of its own name (LeastAllocated, MostAllocated), with the strategy's resources as
+// arguments.
 #pragma once
 
 #include <string_view>
@@ -19,19 +20,29 @@
 
 namespace gpufleet::sched {
 
-class ResourceAllocationScore final : public ScorePlugin {
+/// Both strategies' score; LeastAllocated and MostAllocated below are the plugins.
+class ResourceAllocationScore : public ScorePlugin {
  public:
   enum class Strategy { kLeastAllocated, kMostAllocated };
-  static constexpr std::string_view kLeastAllocatedName = "LeastAllocated";
-  static constexpr std::string_view kMostAllocatedName = "MostAllocated";
-  /// Throws std::invalid_argument for arguments validate_resource_allocation_args refuses.
-  explicit ResourceAllocationScore(Strategy strategy, ResourceAllocationArgs args = {});
-  std::string_view name() const override;
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+
+ protected:
+  /// Throws std::invalid_argument for arguments validate_resource_allocation_args refuses.
+  ResourceAllocationScore(Strategy strategy, const ResourceAllocationArgs& args);
 
  private:
   Strategy strategy_;
   int64_t weight_[3] = {0, 0, 0};  // cpu, memory, nvidia.com/gpu; 0 = not scored
+};
+
+class LeastAllocated final : public ResourceAllocationScore, public NamedPlugin<"LeastAllocated"> {
+ public:
+  explicit LeastAllocated(const ResourceAllocationArgs& args = {}) : ResourceAllocationScore(Strategy::kLeastAllocated, args) {}
+};
+
+class MostAllocated final : public ResourceAllocationScore, public NamedPlugin<"MostAllocated"> {
+ public:
+  explicit MostAllocated(const ResourceAllocationArgs& args = {}) : ResourceAllocationScore(Strategy::kMostAllocated, args) {}
 };
 
 }  // namespace gpufleet::sched

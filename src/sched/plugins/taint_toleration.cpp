@@ -1,6 +1,8 @@
 #include "sched/plugins/taint_toleration.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -63,8 +65,28 @@ std::string untolerated_taint_reason(const Taint& taint) {
 }
 
 FilterCode TaintToleration::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
-  return find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations) ? FilterCode::kUntoleratedTaint
-                                                                                   : FilterCode::kFits;
+  return find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations) ? kUntoleratedTaint : FilterCode::kFits;
+}
+
+std::vector<std::string> TaintToleration::node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const {
+  if (code == kUntoleratedTaint)
+    if (const Taint* taint = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations))
+      return {untolerated_taint_reason(*taint)};
+  return FilterPlugin::node_reasons(code, pod, state, n);
+}
+
+void TaintToleration::count_reasons(FilterCode code, const Pod& pod, const ClusterState& state, std::span<const NodeId> nodes,
+                                    ReasonHistogram& histogram) const {
+  if (code != kUntoleratedTaint) return FilterPlugin::count_reasons(code, pod, state, nodes, histogram);
+  std::map<std::pair<std::string_view, std::string_view>, int32_t> taints;  // (key, value) of the first untolerated taint
+  int32_t generic = 0;
+  for (const NodeId n : nodes) {
+    if (const Taint* t = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations)) ++taints[{t->key, t->value}];
+    else ++generic;
+  }
+  if (generic > 0) histogram[std::string(code.reason())] += generic;
+  for (const auto& [kv, count] : taints)
+    histogram[untolerated_taint_reason(Taint{std::string(kv.first), std::string(kv.second), "NoSchedule"})] += count;
 }
 
 Status TaintToleration::pre_score(const Pod&, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {

@@ -3,7 +3,9 @@
 //
 // Filter: the node is rejected if it has a NoSchedule or NoExecute taint that none of the pod's
 // tolerations tolerates (v1helper.FindMatchingUntoleratedTaint with
-// helper.DoNotScheduleTaintsFilterFunc). PreferNoSchedule taints never filter.
+// helper.DoNotScheduleTaintsFilterFunc). PreferNoSchedule taints never filter. The reason names the
+// node's first untolerated taint, "node(s) had untolerated taint {key: value}", as kube's
+// (UnschedulableAndUnresolvable), so FitError counts nodes with different taints apart.
 //
 // Score: kube counts the node's PreferNoSchedule taints the pod does not tolerate
 // (countIntolerableTaintsPreferNoSchedule) and then normalizes over the feasible nodes with
@@ -61,13 +63,21 @@ int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taint
 /// kube's per-node Filter reason for an untolerated taint: "node(s) had untolerated taint {key: value}".
 std::string untolerated_taint_reason(const Taint& taint);
 
-class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin {
+class TaintToleration final : public FilterPlugin, public PreScorePlugin, public ScorePlugin, public NamedPlugin<"TaintToleration"> {
  public:
-  static constexpr std::string_view kName = "TaintToleration";
-  std::string_view name() const override { return kName; }
+  /// "node(s) had untolerated taint(s)": the generic form of the per-node reason.
+  static constexpr FilterReason kReasons[] = {{"node(s) had untolerated taint(s)", false, /*per_node=*/true}};
+  static constexpr FilterCode kUntoleratedTaint{kReasons[0]};
+  std::span<const FilterReason> filter_reasons() const override { return kReasons; }
   using FilterPlugin::filter;
   /// kFits, or kUntoleratedTaint.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// untolerated_taint_reason of the node's first untolerated taint (the generic reason when it has
+  /// none any more).
+  std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const override;
+  /// node_reasons() counted by (key, value) of the taint, worded once per distinct taint.
+  void count_reasons(FilterCode code, const Pod& pod, const ClusterState& state, std::span<const NodeId> nodes,
+                     ReasonHistogram& histogram) const override;
   /// Skip when no node has a PreferNoSchedule taint, else Success.
   Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
                    GoRand& rng) const override;

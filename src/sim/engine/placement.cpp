@@ -36,7 +36,7 @@ bool Placement::pool_admits(uint32_t shape, size_t p) {
     const Pod& pod = shape_pods_[shape];
     bool ok = fleet_.pool(p).pool.max_nodes > 0;
     for (const auto& filter : base_policy_.filters)
-      if (ok && filter->filter(pod, templates_, static_cast<NodeId>(p)) != sched::FilterCode::kFits) ok = false;
+      if (ok && filter->filter(pod, templates_, static_cast<NodeId>(p)).rejected()) ok = false;
     f = ok ? 1 : 0;
   }
   return f == 1;

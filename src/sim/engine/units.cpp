@@ -331,9 +331,9 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
     sched::ScheduleResult r = placement_.decide(*pod);
     if (!r.scheduled()) {
       // kube's FailedScheduling message for the pending list (SimResult::pending_at_horizon).
-      if (!r.node_codes.empty())
+      if (!r.node_to_status.empty())
         pending_.set_scheduling_reason(
-            u, sched::fit_error_message(sched::rejection_histogram(r.node_codes, *pod, fleet_.state()), fleet_.state().live_node_count()));
+            u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *pod, fleet_.state()), fleet_.state().live_node_count()));
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& rec = pods_[q];
         fleet_.undo_bind(rec.pod, rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);

@@ -17,10 +17,14 @@
 #include "sched/framework/registry.h"
 #include "sched/framework/status.h"
 #include "sched/framework/validation.h"
+#include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
+#include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_preference.h"
+#include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_resources_fit.h"
+#include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/registry.h"
 #include "sched/plugins/taint_toleration.h"
 #include "sched/policy_registry.h"
@@ -64,8 +68,8 @@ TEST(StatusTest, CodesAndMessages) {
   EXPECT_EQ(s.plugin(), "NodeResourcesFit");
 }
 
-// Filter codes map onto kube's statuses: resources and anti-affinity are Unschedulable (preemption
-// may help), the rest UnschedulableAndUnresolvable.
+// The in-tree filters' codes map onto kube's statuses: resources and anti-affinity are Unschedulable
+// (preemption may help), the rest UnschedulableAndUnresolvable.
 TEST(StatusTest, FilterStatusOfEachCode) {
   struct Row {
     FilterCode code;
@@ -74,27 +78,30 @@ TEST(StatusTest, FilterStatusOfEachCode) {
   };
   const Row rows[] = {
       {FilterCode::kFits, Code::kSuccess, ""},
-      {FilterCode::kInsufficientCpu, Code::kUnschedulable, "Insufficient cpu"},
-      {FilterCode::kInsufficientMemory, Code::kUnschedulable, "Insufficient memory"},
-      {FilterCode::kTooManyPods, Code::kUnschedulable, "Too many pods"},
-      {FilterCode::kInsufficientGpu, Code::kUnschedulable, "Insufficient nvidia.com/gpu"},
-      {FilterCode::kGpuModelMismatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod's GPU model constraint"},
-      {FilterCode::kUntoleratedTaint, Code::kUnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"},
-      {FilterCode::kNodeAffinityMismatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector"},
-      {FilterCode::kInsufficientMig, Code::kUnschedulable, "Insufficient nvidia.com/mig-<profile>"},
-      {FilterCode::kInsufficientGpuShared, Code::kUnschedulable, "Insufficient nvidia.com/gpu.shared"},
-      {FilterCode::kSharedRequestAboveOne, Code::kUnschedulableAndUnresolvable,
+      {NodeResourcesFit::kInsufficientCpu, Code::kUnschedulable, "Insufficient cpu"},
+      {NodeResourcesFit::kInsufficientMemory, Code::kUnschedulable, "Insufficient memory"},
+      {NodeResourcesFit::kTooManyPods, Code::kUnschedulable, "Too many pods"},
+      {GpuShareFit::kInsufficientGpu, Code::kUnschedulable, "Insufficient nvidia.com/gpu"},
+      {GpuShareFit::kGpuModelMismatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod's GPU model constraint"},
+      {TaintToleration::kUntoleratedTaint, Code::kUnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"},
+      {NodeAffinity::kNodeAffinityMismatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match Pod's node affinity/selector"},
+      {GpuShareFit::kInsufficientMig, Code::kUnschedulable, "Insufficient nvidia.com/mig-<profile>"},
+      {GpuShareFit::kInsufficientGpuShared, Code::kUnschedulable, "Insufficient nvidia.com/gpu.shared"},
+      {GpuShareFit::kSharedRequestAboveOne, Code::kUnschedulableAndUnresolvable,
        "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)"},
-      {FilterCode::kAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't match pod anti-affinity rules"},
-      {FilterCode::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
-      {FilterCode::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
-      {FilterCode::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
-      {FilterCode::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
+      {InterPodAffinity::kAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't match pod anti-affinity rules"},
+      {InterPodAffinity::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
+      {InterPodAffinity::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
+      {NodeUnschedulable::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
+      {NodeResourceTopologyMatch::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
   };
-  ASSERT_EQ(std::size(rows), kFilterCodeCount);
+  // Every reason the policies' filters register is a row.
+  size_t registered = 0;
+  for (const auto& f : make_policy("bestfit", PolicyContext{}).filters) registered += f->filter_reasons().size();
+  ASSERT_EQ(std::size(rows), registered + 1);
   for (const Row& r : rows) {
     SCOPED_TRACE(r.reason);
-    const Status s = filter_status(r.code);
+    const Status s = r.code.status();
     EXPECT_EQ(s.code(), r.want);
     EXPECT_EQ(s.message(), r.reason);
   }

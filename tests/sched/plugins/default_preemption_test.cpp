@@ -153,7 +153,7 @@ TEST(DefaultPreemptionPostFilter, EqualsPreemptionRunByHand) {
     Scheduler sb(plain_profile(), ranks);
     GoRand rng_b(1);
     const ScheduleResult failed = sb.decide(c.pod, b, rng_b);
-    const PreemptionResult found = preempt(c.pod, b, PreemptionInputs{sb.profile().filters, failed.node_codes, c.pdbs, workload, ranks});
+    const PreemptionResult found = preempt(c.pod, b, PreemptionInputs{sb.profile().filters, failed.node_to_status, c.pdbs, workload, ranks});
     EXPECT_EQ(found.node, first.post_filter.nominated_node);
     EXPECT_EQ(names(found.victims), names(first.post_filter.victims));
     EXPECT_EQ(found.pdb_violations, first.post_filter.pdb_violations);

@@ -52,22 +52,22 @@ TEST(FitsTest, FirstShortfallInOrder) {
   };
   const Row rows[] = {
       {"fits: 500m fraction on GPU 0", make_pod("p", 1000, 1024, 1, 500), 0, FilterCode::kFits},
-      {"cpu short", make_pod("p", 7000, 1024, 0, 0), 0, FilterCode::kInsufficientCpu},
-      {"memory short", make_pod("p", 1000, 13000, 0, 0), 0, FilterCode::kInsufficientMemory},
-      {"cpu before memory", make_pod("p", 7000, 13000, 0, 0), 0, FilterCode::kInsufficientCpu},
-      {"resources before GPUs", make_pod("p", 7000, 1024, 2, 1000), 0, FilterCode::kInsufficientCpu},
-      {"two whole GPUs: one is half used", make_pod("p", 1000, 1024, 2, 1000), 0, FilterCode::kInsufficientGpu},
-      {"GPU model constraint", a100, 0, FilterCode::kGpuModelMismatch},
-      {"GPU pod on a CPU-only node", make_pod("p", 1000, 1024, 1, 1000), 3, FilterCode::kInsufficientGpu},
+      {"cpu short", make_pod("p", 7000, 1024, 0, 0), 0, NodeResourcesFit::kInsufficientCpu},
+      {"memory short", make_pod("p", 1000, 13000, 0, 0), 0, NodeResourcesFit::kInsufficientMemory},
+      {"cpu before memory", make_pod("p", 7000, 13000, 0, 0), 0, NodeResourcesFit::kInsufficientCpu},
+      {"resources before GPUs", make_pod("p", 7000, 1024, 2, 1000), 0, NodeResourcesFit::kInsufficientCpu},
+      {"two whole GPUs: one is half used", make_pod("p", 1000, 1024, 2, 1000), 0, GpuShareFit::kInsufficientGpu},
+      {"GPU model constraint", a100, 0, GpuShareFit::kGpuModelMismatch},
+      {"GPU pod on a CPU-only node", make_pod("p", 1000, 1024, 1, 1000), 3, GpuShareFit::kInsufficientGpu},
       {"CPU pod on a CPU-only node", make_pod("p", 1000, 1024, 0, 0), 3, FilterCode::kFits},
       {"one MIG 3g device", mig, 1, FilterCode::kFits},
-      {"two 3g devices: one on the node", two_mig, 1, FilterCode::kInsufficientMig},
-      {"MIG on a plain node", mig, 0, FilterCode::kInsufficientMig},
+      {"two 3g devices: one on the node", two_mig, 1, GpuShareFit::kInsufficientMig},
+      {"MIG on a plain node", mig, 0, GpuShareFit::kInsufficientMig},
       {"whole GPU on the MIG node: the plain GPU 1", make_pod("p", 1000, 1024, 1, 1000), 1, FilterCode::kFits},
-      {"two whole GPUs on the MIG node", make_pod("p", 1000, 1024, 2, 1000), 1, FilterCode::kInsufficientGpu},
+      {"two whole GPUs on the MIG node", make_pod("p", 1000, 1024, 2, 1000), 1, GpuShareFit::kInsufficientGpu},
       {"replicas on the time-sliced node", make_pod("p", 1000, 1024, 8, 1000), 2, FilterCode::kFits},
-      {"nine replicas", make_pod("p", 1000, 1024, 9, 1000), 2, FilterCode::kInsufficientGpu},
-      {"a fraction never fits a time-sliced GPU", make_pod("p", 1000, 1024, 1, 500), 2, FilterCode::kInsufficientGpu},
+      {"nine replicas", make_pod("p", 1000, 1024, 9, 1000), 2, GpuShareFit::kInsufficientGpu},
+      {"a fraction never fits a time-sliced GPU", make_pod("p", 1000, 1024, 1, 500), 2, GpuShareFit::kInsufficientGpu},
   };
   for (const Row& r : rows) {
     SCOPED_TRACE(r.what);
@@ -76,7 +76,7 @@ TEST(FitsTest, FirstShortfallInOrder) {
   // The last pod slot taken: n0 is full before anything else is checked.
   ClusterState full = state;
   full.allocate(0, make_pod("b", 0, 0, 0, 0), {});
-  EXPECT_EQ(fits(make_pod("p", 7000, 13000, 2, 1000), full, 0), FilterCode::kTooManyPods);
+  EXPECT_EQ(fits(make_pod("p", 7000, 13000, 2, 1000), full, 0), NodeResourcesFit::kTooManyPods);
 }
 
 // fits() answers what the NodeResourcesFit then GpuShareFit filters answer, on every node, for
@@ -106,10 +106,10 @@ TEST(FitsTest, TemplateNodes) {
   Pod mig = make_pod("m", 1000, 1024, 0, 0);
   mig.mig_requests = {{"4g.40gb", 1}};
   EXPECT_EQ(fits(mig, templates, 0), FilterCode::kFits);
-  EXPECT_EQ(fits(mig, templates, 1), FilterCode::kInsufficientMig);
+  EXPECT_EQ(fits(mig, templates, 1), GpuShareFit::kInsufficientMig);
   EXPECT_EQ(fits(make_pod("w", 1000, 1024, 4, 1000), templates, 1), FilterCode::kFits);
-  EXPECT_EQ(fits(make_pod("w", 1000, 1024, 1, 1000), templates, 0), FilterCode::kInsufficientGpu);  // its one GPU is MIG
-  EXPECT_EQ(fits(make_pod("big", 65000, 1024, 0, 0), templates, 0), FilterCode::kInsufficientCpu);
+  EXPECT_EQ(fits(make_pod("w", 1000, 1024, 1, 1000), templates, 0), GpuShareFit::kInsufficientGpu);  // its one GPU is MIG
+  EXPECT_EQ(fits(make_pod("big", 65000, 1024, 0, 0), templates, 0), NodeResourcesFit::kInsufficientCpu);
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ using testing::make_pod;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 constexpr FilterCode kFits = FilterCode::kFits;
-constexpr FilterCode kAnti = FilterCode::kAntiAffinityRulesNotMatch;
-constexpr FilterCode kExisting = FilterCode::kExistingAntiAffinityRulesNotMatch;
+constexpr FilterCode kAnti = InterPodAffinity::kAntiAffinityRulesNotMatch;
+constexpr FilterCode kExisting = InterPodAffinity::kExistingAntiAffinityRulesNotMatch;
 
 Node host(const std::string& name, const std::string& zone, int32_t gpus = 0) {
   Node n = make_node(name, 8000, 16384, gpus);
@@ -66,7 +66,7 @@ std::vector<FilterCode> codes(const Pod& pod, const ClusterState& state) {
   const FilterCycle cycle(filters, pod, state);
   std::vector<FilterCode> out;
   for (NodeId n = 0; n < state.node_count(); ++n) {
-    out.push_back(cycle.run(state, n));
+    out.push_back(cycle.run(state, n).code);
     EXPECT_EQ(filters[0]->filter(pod, state, n), out.back()) << "node " << n;
   }
   return out;
@@ -79,8 +79,8 @@ Profile anti_affinity_policy(const std::string& base = "bestfit") {
 }
 
 TEST(InterPodAffinityTest, ReasonsAreKubes) {
-  EXPECT_EQ(filter_reason(kAnti), "node(s) didn't match pod anti-affinity rules");
-  EXPECT_EQ(filter_reason(kExisting), "node(s) didn't satisfy existing pods anti-affinity rules");
+  EXPECT_EQ(kAnti.reason(), "node(s) didn't match pod anti-affinity rules");
+  EXPECT_EQ(kExisting.reason(), "node(s) didn't satisfy existing pods anti-affinity rules");
 }
 
 // db-0 on n0. A hostname term against app=db blocks only n0.
@@ -202,7 +202,7 @@ TEST(InterPodAffinityTest, SelfAntiAffinityDeployment) {
   EXPECT_EQ(sched.schedule_one(replicas[1], s, rng).node, 1u);
   const ScheduleResult r = sched.schedule_one(replicas[2], s, rng);
   EXPECT_FALSE(r.scheduled());
-  EXPECT_EQ(r.node_codes, (std::vector<FilterCode>{kAnti, kAnti}));
+  EXPECT_EQ(testing::codes_of(r.node_to_status), (std::vector<FilterCode>{kAnti, kAnti}));
   EXPECT_EQ(testing::fit_error_of(r, replicas[2], s), "0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules.");
   // A pod of another app is not affected.
   EXPECT_TRUE(sched.schedule_one(labeled("other", "other"), s, rng).scheduled());
@@ -223,15 +223,15 @@ TEST(InterPodAffinityTest, CachedFiltersComeFirst) {
   EXPECT_EQ(r.node, 2u);
   s.allocate(2, make_pod("filler2", 1000, 0, 0, 0), {});
   r = sched.decide(pod, s, rng);
-  EXPECT_EQ(r.node_codes, (std::vector<FilterCode>{FilterCode::kInsufficientCpu, FilterCode::kInsufficientCpu,
-                                                   FilterCode::kInsufficientCpu}));
+  EXPECT_EQ(testing::codes_of(r.node_to_status), (std::vector<FilterCode>{NodeResourcesFit::kInsufficientCpu, NodeResourcesFit::kInsufficientCpu,
+                                                   NodeResourcesFit::kInsufficientCpu}));
   pod.cpu_milli = 500;  // n0 7500 free (zone a has db-0), n1 200, n2 7000
   r = sched.decide(pod, s, rng);
   EXPECT_EQ(r.node, 2u);
   s.allocate(2, labeled("db-1", "db"), {});
   r = sched.decide(pod, s, rng);
-  EXPECT_EQ(r.node_codes, (std::vector<FilterCode>{kAnti, FilterCode::kInsufficientCpu, kAnti}));
-  EXPECT_EQ(r.rejected[static_cast<size_t>(kAnti)], 2);
+  EXPECT_EQ(testing::codes_of(r.node_to_status), (std::vector<FilterCode>{kAnti, NodeResourcesFit::kInsufficientCpu, kAnti}));
+  EXPECT_EQ(r.node_to_status.count(kAnti), 2);
 }
 
 // AddPod / RemovePod keep the PreFilter counts in step with the state (preemption's dry run).
@@ -244,7 +244,7 @@ TEST(InterPodAffinityTest, AddAndRemovePodUpdateTheCounts) {
   FilterCycle cycle(filters, pod, s);
   auto all = [&] {
     std::vector<FilterCode> out;
-    for (NodeId n = 0; n < s.node_count(); ++n) out.push_back(cycle.run(s, n));
+    for (NodeId n = 0; n < s.node_count(); ++n) out.push_back(cycle.run(s, n).code);
     return out;
   };
   EXPECT_EQ(all(), (std::vector<FilterCode>{kAnti, kAnti, kExisting, kFits}));
@@ -278,7 +278,7 @@ TEST(InterPodAffinityTest, WarmSchedulerSeesChangesOnOtherNodesOfTheZone) {
   // And the symmetric rule: a guard against app=web in zone b.
   s.allocate(2, with_term(labeled("guard", "guard"), term(kZone, "web")), {});
   const ScheduleResult r = sched.decide(pod, s, rng);
-  EXPECT_EQ(r.node_codes, (std::vector<FilterCode>{kAnti, kAnti, kExisting}));
+  EXPECT_EQ(testing::codes_of(r.node_to_status), (std::vector<FilterCode>{kAnti, kAnti, kExisting}));
 }
 
 // A warm Scheduler over a whole run decides exactly like a cold one built for every pod, under
@@ -312,10 +312,9 @@ TEST(InterPodAffinityTest, WarmCacheDecidesLikeColdScheduler) {
     ASSERT_EQ(w.node, c.node);
     ASSERT_EQ(w.gpus, c.gpus);
     ASSERT_EQ(w.score, c.score);
-    ASSERT_EQ(w.rejected, c.rejected);
-    ASSERT_EQ(w.node_codes, c.node_codes);
-    anti += w.rejected[static_cast<size_t>(kAnti)];
-    existing += w.rejected[static_cast<size_t>(kExisting)];
+    ASSERT_EQ(w.node_to_status, c.node_to_status);
+    anti += w.node_to_status.count(kAnti);
+    existing += w.node_to_status.count(kExisting);
     if (w.scheduled()) {
       ++scheduled;
       warm_state.allocate(w.node, p, {.gpus = w.gpus});

@@ -234,10 +234,10 @@ TEST(NodeAffinityTest, FilterTable) {
     for (NodeId n = 0; n < state.node_count(); ++n) {
       SCOPED_TRACE(state.node(n).name);
       EXPECT_EQ(pod_matches_node_required_affinity(pod, state.node(n)), c.fits[n]);
-      EXPECT_EQ(plugin.filter(pod, state, n), c.fits[n] ? FilterCode::kFits : FilterCode::kNodeAffinityMismatch);
+      EXPECT_EQ(plugin.filter(pod, state, n), c.fits[n] ? FilterCode::kFits : NodeAffinity::kNodeAffinityMismatch);
     }
   }
-  EXPECT_EQ(filter_reason(FilterCode::kNodeAffinityMismatch), "node(s) didn't match Pod's node affinity/selector");
+  EXPECT_EQ(NodeAffinity::kNodeAffinityMismatch.reason(), "node(s) didn't match Pod's node affinity/selector");
 }
 
 // --- Score: sum of the weights of the matching preferred terms ---------------------------------------
@@ -323,8 +323,8 @@ TEST(NodeAffinityTest, SchedulerPicksPreferredAndReportsReasons) {
   Scheduler s3(affinity_policy(), {0, 1, 2, 3});
   r = s3.decide(none, state, rng);
   ASSERT_FALSE(r.scheduled());
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kUntoleratedTaint)], 1);
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kNodeAffinityMismatch)], 3);
+  EXPECT_EQ(r.node_to_status.count(TaintToleration::kUntoleratedTaint), 1);
+  EXPECT_EQ(r.node_to_status.count(NodeAffinity::kNodeAffinityMismatch), 3);
   EXPECT_EQ(testing::fit_error_of(r, none, state),
             "0/4 nodes are available: 1 node(s) had untolerated taint {workload-type: inference}, "
             "3 node(s) didn't match Pod's node affinity/selector.");

@@ -31,6 +31,7 @@ namespace gpufleet {
 namespace {
 
 using sched::FilterCode;
+using sched::NodeResourceTopologyMatch;
 using sched::kNoNode;
 using sched::Scheduler;
 using sched::ScheduleResult;
@@ -141,14 +142,14 @@ TEST(NumaAlignmentTest, FilterReasonsAndPolicies) {
     run_on(state, 0, gpus("b", 1), {4});
     return f.filter(c, state, 0);
   };
-  EXPECT_EQ(code_with(h1()), FilterCode::kCannotAlign);
-  EXPECT_EQ(code_with(h1(TopologyManagerPolicy::kSingleNumaNode, TopologyManagerScope::kContainer)), FilterCode::kCannotAlign);
+  EXPECT_EQ(code_with(h1()), NodeResourceTopologyMatch::kCannotAlign);
+  EXPECT_EQ(code_with(h1(TopologyManagerPolicy::kSingleNumaNode, TopologyManagerScope::kContainer)), NodeResourceTopologyMatch::kCannotAlign);
   // Upstream filters only single-numa-node (filterHandlerFromTopologyManager).
   EXPECT_EQ(code_with(h1(TopologyManagerPolicy::kRestricted)), FilterCode::kFits);
   EXPECT_EQ(code_with(h1(TopologyManagerPolicy::kBestEffort)), FilterCode::kFits);
   EXPECT_EQ(code_with(h1(TopologyManagerPolicy::kNone)), FilterCode::kFits);
-  EXPECT_EQ(sched::filter_reason(FilterCode::kCannotAlign), "cannot align pod");
-  EXPECT_TRUE(sched::filter_code_resolvable(FilterCode::kCannotAlign));  // Unschedulable: preemption may help
+  EXPECT_EQ(NodeResourceTopologyMatch::kCannotAlign.reason(), "cannot align pod");
+  EXPECT_TRUE(NodeResourceTopologyMatch::kCannotAlign.resolvable());  // Unschedulable: preemption may help
 
   // The fit error spells each node's scope (upstream: "cannot align container" with scope container).
   ClusterState two({h1(), h1(TopologyManagerPolicy::kSingleNumaNode, TopologyManagerScope::kContainer)});
@@ -165,7 +166,7 @@ TEST(NumaAlignmentTest, FilterReasonsAndPolicies) {
   // A fraction of a GPU is on one NUMA node: never refused. An 8-GPU pod on a 4+4 node: always.
   ClusterState empty({h1()});
   EXPECT_EQ(f.filter(make_pod("frac", 1000, 1024, 1, 500), empty, 0), FilterCode::kFits);
-  EXPECT_EQ(f.filter(gpus("eight", 8), empty, 0), FilterCode::kCannotAlign);
+  EXPECT_EQ(f.filter(gpus("eight", 8), empty, 0), NodeResourceTopologyMatch::kCannotAlign);
   EXPECT_EQ(f.filter(gpus("four", 4), empty, 0), FilterCode::kFits);
 }
 

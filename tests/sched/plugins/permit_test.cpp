@@ -32,11 +32,9 @@ std::string label(const Pod& pod, std::string_view key) {
 }
 
 // The toy gang plugin. Reserve and Unreserve are logged (with `log`, shared with other plugins).
-class Gang final : public ReservePlugin, public PermitPlugin {
+class Gang final : public ReservePlugin, public PermitPlugin, public NamedPlugin<"Gang"> {
  public:
-  static constexpr std::string_view kName = "Gang";
   Gang(std::vector<std::string>* log, double timeout_seconds) : log_(log), timeout_seconds_(timeout_seconds) {}
-  std::string_view name() const override { return kName; }
   Status reserve(const Pod& pod, const ClusterState&, NodeId, CycleState&) override {
     log_->push_back("reserve Gang " + pod.name);
     return Status();

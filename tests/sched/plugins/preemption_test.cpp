@@ -109,7 +109,7 @@ class PreemptionTest : public ::testing::Test {
     const ScheduleResult r = sched.decide(p, s, rng);
     EXPECT_FALSE(r.scheduled()) << "the pod fits without preemption";
     const auto before = snapshot(s);
-    const PreemptionInputs in{policy_.filters, r.node_codes, pdbs, workload, ranks};
+    const PreemptionInputs in{policy_.filters, r.node_to_status, pdbs, workload, ranks};
     PreemptionResult out = preempt(p, s, in);
     EXPECT_EQ(snapshot(s), before) << "the dry run changed the state";
     return out;
@@ -127,16 +127,16 @@ class PreemptionTest : public ::testing::Test {
 };
 
 TEST(PreemptionRules, ResolvableCodes) {
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kInsufficientCpu));
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kInsufficientMemory));
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kTooManyPods));
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kInsufficientGpu));
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kAntiAffinityRulesNotMatch));
-  EXPECT_TRUE(filter_code_resolvable(FilterCode::kExistingAntiAffinityRulesNotMatch));
-  EXPECT_FALSE(filter_code_resolvable(FilterCode::kFits));
-  EXPECT_FALSE(filter_code_resolvable(FilterCode::kGpuModelMismatch));
-  EXPECT_FALSE(filter_code_resolvable(FilterCode::kUntoleratedTaint));
-  EXPECT_FALSE(filter_code_resolvable(FilterCode::kNodeAffinityMismatch));
+  EXPECT_TRUE(NodeResourcesFit::kInsufficientCpu.resolvable());
+  EXPECT_TRUE(NodeResourcesFit::kInsufficientMemory.resolvable());
+  EXPECT_TRUE(NodeResourcesFit::kTooManyPods.resolvable());
+  EXPECT_TRUE(GpuShareFit::kInsufficientGpu.resolvable());
+  EXPECT_TRUE(InterPodAffinity::kAntiAffinityRulesNotMatch.resolvable());
+  EXPECT_TRUE(InterPodAffinity::kExistingAntiAffinityRulesNotMatch.resolvable());
+  EXPECT_FALSE(FilterCode::kFits.resolvable());
+  EXPECT_FALSE(GpuShareFit::kGpuModelMismatch.resolvable());
+  EXPECT_FALSE(TaintToleration::kUntoleratedTaint.resolvable());
+  EXPECT_FALSE(NodeAffinity::kNodeAffinityMismatch.resolvable());
 }
 
 // n0 (4000m): a (prio 10, 2000m), b (prio 5, 2000m). Only b is below 10.
@@ -511,9 +511,15 @@ TEST_F(PreemptionTest, ExistingPodsAntiAffinityIsResolvable) {
 
 TEST_F(PreemptionTest, RejectsMismatchedInputs) {
   ClusterState s({node("n0", 4000), node("n1", 4000)});
-  const std::vector<FilterCode> one = {FilterCode::kInsufficientCpu};
+  // NodeToStatus entries of "Insufficient cpu" (NodeResourcesFit's) for one node, then for two.
+  auto table = std::make_shared<const FilterReasonTable>(policy_.filters);
+  uint8_t cpu = 0;
+  for (size_t i = 0; i < policy_.filters.size(); ++i)
+    if (policy_.filters[i]->name() == NodeResourcesFit::kName) cpu = table->number(i, NodeResourcesFit::kInsufficientCpu);
+  ASSERT_NE(cpu, 0);
+  const NodeToStatus one(table, {cpu});
   EXPECT_THROW(preempt(pod("p", 1000, 1), s, PreemptionInputs{policy_.filters, one, {}, {}, {}}), std::invalid_argument);
-  const std::vector<FilterCode> two(2, FilterCode::kInsufficientCpu);
+  const NodeToStatus two(table, {cpu, cpu});
   const std::vector<uint32_t> ranks = {0};
   EXPECT_THROW(preempt(pod("p", 1000, 1), s, PreemptionInputs{policy_.filters, two, {}, {}, ranks}), std::invalid_argument);
 }

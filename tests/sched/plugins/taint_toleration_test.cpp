@@ -135,7 +135,7 @@ TEST(TaintTolerationTest, FilterTable) {
     const Pod pod = tolerating(c.tolerations);
     for (NodeId n = 0; n < state.node_count(); ++n) {
       SCOPED_TRACE(state.node(n).name);
-      EXPECT_EQ(plugin.filter(pod, state, n), c.fits[n] ? FilterCode::kFits : FilterCode::kUntoleratedTaint);
+      EXPECT_EQ(plugin.filter(pod, state, n), c.fits[n] ? FilterCode::kFits : TaintToleration::kUntoleratedTaint);
     }
   }
 }
@@ -156,7 +156,7 @@ TEST(TaintTolerationTest, FirstUntoleratedTaintAndReason) {
   EXPECT_EQ(untolerated_taint_reason(Taint{"dedicated", "", "NoSchedule"}), "node(s) had untolerated taint {dedicated: }");
   const std::vector<Toleration> all_ok = {tol("gpu", "Exists", "", ""), tol("workload-type", "Exists", "", "NoExecute")};
   EXPECT_EQ(find_untolerated_taint(taints, all_ok), nullptr);
-  EXPECT_EQ(filter_reason(FilterCode::kUntoleratedTaint), "node(s) had untolerated taint(s)");
+  EXPECT_EQ(TaintToleration::kUntoleratedTaint.reason(), "node(s) had untolerated taint(s)");
 }
 
 // --- Score -------------------------------------------------------------------------------------------
@@ -246,7 +246,7 @@ TEST(TaintTolerationTest, SchedulerPicksFewestPreferNoScheduleAndReportsReason) 
   const Pod soft_only = tolerating({tol("soft", "Exists", "", "")});
   r = s2.decide(soft_only, blocked, rng);
   ASSERT_FALSE(r.scheduled());
-  EXPECT_EQ(r.rejected[static_cast<size_t>(FilterCode::kUntoleratedTaint)], 4);
+  EXPECT_EQ(r.node_to_status.count(TaintToleration::kUntoleratedTaint), 4);
   // kube names each node's first untolerated taint ({key: value}, value empty for b3's gpu taint).
   EXPECT_EQ(testing::fit_error_of(r, soft_only, blocked),
             "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: }, 1 node(s) had untolerated taint "
