@@ -40,79 +40,120 @@ std::optional<MpsShare> mps_share(const Pod& pod, const Node& node) {
                   mps_active_thread_percentage(ts.replicas)};
 }
 
-}  // namespace
+using QueueEntry = std::pair<uint64_t, size_t>;  // (queue order, pod index)
 
-std::string pod_key(const Pod& pod) { return sched::pod_key(pod); }
-
-PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options) {
-  PlaceResult result;
-  result.policy = options.policy;
-  result.node_count = input.nodes.size();
-
-  PreparedCluster prepared = prepare_cluster(input, options);
-  ClusterState& state = *prepared.state;
-  const std::unordered_map<std::string, NodeId>& node_by_name = prepared.node_by_name;
-  sched::Scheduler& scheduler = *prepared.scheduler;
-  GoRand& rng = prepared.rng;
-  admit::QuotaTracker quotas(input.quotas);
-
-  const size_t pod_count = input.pods.size();
-  constexpr size_t kNotPlaced = SIZE_MAX;
-  std::vector<size_t> placement_of(pod_count, kNotPlaced);  // pod index -> index in result.placements
-  std::vector<bool> removed;                                // per placement: evicted later
-
-  std::unordered_map<std::string, size_t> pod_index;
-  for (size_t i = 0; i < pod_count; ++i) pod_index.emplace(pod_key(input.pods[i]), i);
-
-  auto record = [&](size_t i, const sched::ScheduleResult& r, bool prebound) -> Placement& {
-    const Pod& pod = input.pods[i];
-    placement_of[i] = result.placements.size();
-    std::optional<std::string> mig;
-    if (!r.mig.empty()) mig = r.mig_profiles();
-    result.placements.push_back(Placement{pod_key(pod), state.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
-                                          mps_share(pod, state.node(r.node))});
-    removed.push_back(false);
-    return result.placements.back();
-  };
-
-  const auto refuse = [&](const RefusedPod& r) {
-    const Pod& pod = input.pods[r.pod];
-    if (node_by_name.count(pod.node_name) == 0) quotas.charge_existing(pod);  // Pending on a missing node
-    result.pending.push_back({pod_key(pod), r.reason, pod.priority});
-  };
-
-  // 1. Pods already bound by spec.nodeName (prepare_cluster bound them). Quota counts every such pod
-  // that is not terminal (they exist already; admission does not run again): a pod on a missing node
-  // stays Pending and counts; one the kubelet refuses is Failed and does not. Reported in input order.
-  {
-    size_t next_refused = 0;
-    for (const PreboundPod& bound : prepared.prebound) {
-      for (; next_refused < prepared.refused.size() && prepared.refused[next_refused].pod < bound.pod; ++next_refused)
-        refuse(prepared.refused[next_refused]);
-      quotas.charge_existing(input.pods[bound.pod]);
-      record(bound.pod, bound.result, true);
-    }
-    for (; next_refused < prepared.refused.size(); ++next_refused) refuse(prepared.refused[next_refused]);
+// The scheduling queue's order for std::priority_queue: `a` after `b` in the profile's QueueSort.
+struct QueueAfter {
+  const sched::QueueSortPlugin* sort;
+  const std::vector<Pod>* pods;
+  bool operator()(const QueueEntry& a, const QueueEntry& b) const {
+    return sort->less({&(*pods)[b.second], b.first}, {&(*pods)[a.second], a.first});
   }
+};
 
-  // 2. ResourceQuota admission in creation order; 3. the queue, in the profile's QueueSort order
-  // (PrioritySort: priority, then queue order). Queue order = creation index, or after all of them
-  // for re-created victims.
-  const sched::QueueSortPlugin& sort = *scheduler.profile().queue_sort;
-  using QueueEntry = std::pair<uint64_t, size_t>;  // (queue order, pod index)
-  const auto after = [&](const QueueEntry& a, const QueueEntry& b) {
-    return sort.less({&input.pods[b.second], b.first}, {&input.pods[a.second], a.first});
-  };
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, decltype(after)> queue(after);
+// One run of place_workload: the prepared cluster, the result so far, the scheduling queue and the
+// gangs placed; one method per step of place/place_workload.h.
+class Placer {
+ public:
+  Placer(const PlaceInput& input, const PlaceOptions& options);
+  Placer(const Placer&) = delete;
+  Placer& operator=(const Placer&) = delete;
+
+  void bind_prebound_pods();
+  std::vector<std::vector<Pod>> admit_pods();
+  void place_gangs(const std::vector<std::vector<Pod>>& group_members);
+  void schedule_queue();
+  PlaceResult finish();
+
+ private:
+  Placement& record(size_t i, const sched::ScheduleResult& r, bool prebound);
+  void refuse(const RefusedPod& r);
+  void preempt(size_t i, const sched::ScheduleResult& scheduled);
+  void requeue_victims(Placement& placed, const std::vector<size_t>& victims);
+  void tear_down_gang(const std::string& key, const std::string& preemptor);
+
+  static constexpr size_t kNotPlaced = SIZE_MAX;
+  const PlaceInput& input_;
+  PlaceResult result_;
+  PreparedCluster prepared_;
+  ClusterState& state_;
+  const std::unordered_map<std::string, NodeId>& node_by_name_;
+  sched::Scheduler& scheduler_;
+  GoRand& rng_;
+  admit::QuotaTracker quotas_;
+  const size_t pod_count_;
+  std::vector<size_t> placement_of_;  // pod index -> index in result_.placements
+  std::vector<bool> removed_;         // per placement: evicted later
+  std::unordered_map<std::string, size_t> pod_index_;
+  std::priority_queue<QueueEntry, std::vector<QueueEntry>, QueueAfter> queue_;
+  uint64_t requeued_ = 0;  // victims re-created, queued behind the pods of their priority
+  QueuedOutcome queued_;   // gang_pod_ points into its placed pods
+  std::unordered_map<std::string, size_t> gang_placement_;  // gang pod key -> index in result_.placements
+  std::unordered_map<std::string, std::vector<std::string>> gang_pods_;  // gang -> its bound pods' keys
+  std::unordered_map<std::string, const Pod*> gang_pod_;  // gang pod key -> the pod as bound
+  std::unordered_map<std::string, std::string> gang_of_pod_;
+};
+
+Placer::Placer(const PlaceInput& input, const PlaceOptions& options)
+    : input_(input),
+      prepared_(prepare_cluster(input, options)),
+      state_(*prepared_.state),
+      node_by_name_(prepared_.node_by_name),
+      scheduler_(*prepared_.scheduler),
+      rng_(prepared_.rng),
+      quotas_(input.quotas),
+      pod_count_(input.pods.size()),
+      placement_of_(pod_count_, kNotPlaced),
+      queue_(QueueAfter{scheduler_.profile().queue_sort.get(), &input.pods}) {
+  result_.policy = options.policy;
+  result_.node_count = input.nodes.size();
+  for (size_t i = 0; i < pod_count_; ++i) pod_index_.emplace(pod_key(input_.pods[i]), i);
+}
+
+Placement& Placer::record(size_t i, const sched::ScheduleResult& r, bool prebound) {
+  const Pod& pod = input_.pods[i];
+  placement_of_[i] = result_.placements.size();
+  std::optional<std::string> mig;
+  if (!r.mig.empty()) mig = r.mig_profiles();
+  result_.placements.push_back(Placement{pod_key(pod), state_.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
+                                         mps_share(pod, state_.node(r.node))});
+  removed_.push_back(false);
+  return result_.placements.back();
+}
+
+void Placer::refuse(const RefusedPod& r) {
+  const Pod& pod = input_.pods[r.pod];
+  if (node_by_name_.count(pod.node_name) == 0) quotas_.charge_existing(pod);  // Pending on a missing node
+  result_.pending.push_back({pod_key(pod), r.reason, pod.priority});
+}
+
+// 1. Pods already bound by spec.nodeName (prepare_cluster bound them). Quota counts every such pod
+// that is not terminal (they exist already; admission does not run again): a pod on a missing node
+// stays Pending and counts; one the kubelet refuses is Failed and does not. Reported in input order.
+void Placer::bind_prebound_pods() {
+  size_t next_refused = 0;
+  for (const PreboundPod& bound : prepared_.prebound) {
+    for (; next_refused < prepared_.refused.size() && prepared_.refused[next_refused].pod < bound.pod; ++next_refused)
+      refuse(prepared_.refused[next_refused]);
+    quotas_.charge_existing(input_.pods[bound.pod]);
+    record(bound.pod, bound.result, true);
+  }
+  for (; next_refused < prepared_.refused.size(); ++next_refused) refuse(prepared_.refused[next_refused]);
+}
+
+// 2. ResourceQuota admission in creation order. An admitted pod goes into the queue (step 3), queue
+// order = creation index (re-created victims come after all of them), or, in a pod group, to that
+// group's members, returned: [g] for input.pod_groups[g], in creation order (step 3a).
+std::vector<std::vector<Pod>> Placer::admit_pods() {
   std::map<std::pair<std::string, std::string>, size_t> group_index;  // (namespace, name) -> pod group
-  for (size_t g = 0; g < input.pod_groups.size(); ++g)
-    group_index.emplace(std::make_pair(input.pod_groups[g].namespace_name, input.pod_groups[g].name), g);
-  std::vector<std::vector<Pod>> group_members(input.pod_groups.size());
-  for (size_t i = 0; i < pod_count; ++i) {
-    const Pod& pod = input.pods[i];
+  for (size_t g = 0; g < input_.pod_groups.size(); ++g)
+    group_index.emplace(std::make_pair(input_.pod_groups[g].namespace_name, input_.pod_groups[g].name), g);
+  std::vector<std::vector<Pod>> group_members(input_.pod_groups.size());
+  for (size_t i = 0; i < pod_count_; ++i) {
+    const Pod& pod = input_.pods[i];
     if (!pod.node_name.empty()) continue;
-    if (admit::AdmitResult admitted = quotas.admit(pod); !admitted) {
-      result.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
+    if (admit::AdmitResult admitted = quotas_.admit(pod); !admitted) {
+      result_.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
       continue;
     }
     if (const std::string* group = find_label(pod.labels, kPodGroupLabel); group != nullptr) {
@@ -122,108 +163,137 @@ PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options)
         continue;
       }
     }
-    queue.push({i, i});
+    queue_.push({i, i});
   }
+  return group_members;
+}
 
-  // 3a. Kueue workloads and pod groups, all or nothing.
-  std::unordered_map<std::string, size_t> gang_placement;  // gang pod key -> index in result.placements
-  std::unordered_map<std::string, std::vector<std::string>> gang_pods;  // gang -> its bound pods' keys
-  std::unordered_map<std::string, const Pod*> gang_pod;  // gang pod key -> the pod as bound
-  QueuedOutcome queued = place_queued(state, scheduler, rng, input.kueue, input.queued_workloads, input.pod_groups, group_members);
-  result.admissions = std::move(queued.admissions);
-  for (const GangPod& gp : queued.placed) {
-    gang_placement[pod_key(gp.pod)] = result.placements.size();
-    gang_pods[gp.gang].push_back(pod_key(gp.pod));
-    gang_pod[pod_key(gp.pod)] = &gp.pod;
-    result.placements.push_back(Placement{pod_key(gp.pod), state.node(gp.node).name, gp.gpus,
-                                          gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
-                                          mps_share(gp.pod, state.node(gp.node))});
-    removed.push_back(false);
+// 3a. Kueue workloads and pod groups, all or nothing.
+void Placer::place_gangs(const std::vector<std::vector<Pod>>& group_members) {
+  queued_ = place_queued(state_, scheduler_, rng_, input_.kueue, input_.queued_workloads, input_.pod_groups, group_members);
+  result_.admissions = std::move(queued_.admissions);
+  for (const GangPod& gp : queued_.placed) {
+    gang_placement_[pod_key(gp.pod)] = result_.placements.size();
+    gang_pods_[gp.gang].push_back(pod_key(gp.pod));
+    gang_pod_[pod_key(gp.pod)] = &gp.pod;
+    result_.placements.push_back(Placement{pod_key(gp.pod), state_.node(gp.node).name, gp.gpus,
+                                           gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
+                                           mps_share(gp.pod, state_.node(gp.node))});
+    removed_.push_back(false);
   }
-  std::unordered_map<std::string, std::string> gang_of_pod;
-  for (const GangPod& gp : queued.placed) gang_of_pod[pod_key(gp.pod)] = gp.gang;
-  for (size_t k = 0; k < queued.pending.size(); ++k)
-    result.pending.push_back({queued.pending[k].first, queued.pending[k].second, queued.pending_priority[k]});
-  // A single pod's preemption evicted gang member `key`: the whole gang goes (released, pending).
-  const auto tear_down_gang = [&](const std::string& key, const std::string& preemptor) {
-    const std::string gang = gang_of_pod.at(key);
-    int32_t priority = 0;
-    for (const std::string& member : gang_pods[gang]) {
-      const size_t k = gang_placement.at(member);
-      if (removed[k]) continue;
-      removed[k] = true;
-      priority = result.placements[k].priority;
-      if (member == key) continue;  // the victim itself: preemption released it
-      state.release(node_by_name.at(result.placements[k].node), *gang_pod.at(member));
-    }
-    result.pending.push_back({gang, fmt::format("gang torn down: member {} was preempted by {}", key, preemptor), priority});
-  };
+  for (const GangPod& gp : queued_.placed) gang_of_pod_[pod_key(gp.pod)] = gp.gang;
+  for (size_t k = 0; k < queued_.pending.size(); ++k)
+    result_.pending.push_back({queued_.pending[k].first, queued_.pending[k].second, queued_.pending_priority[k]});
+}
 
-  uint64_t requeued = 0;  // victims re-created, queued behind the pods of their priority
-  while (!queue.empty()) {
-    const size_t i = queue.top().second;
-    queue.pop();
-    const Pod& pod = input.pods[i];
-    sched::ScheduleResult scheduled = scheduler.schedule_one(pod, state, rng);
+// A single pod's preemption evicted gang member `key`: the whole gang goes (released, pending).
+void Placer::tear_down_gang(const std::string& key, const std::string& preemptor) {
+  const std::string gang = gang_of_pod_.at(key);
+  int32_t priority = 0;
+  for (const std::string& member : gang_pods_[gang]) {
+    const size_t k = gang_placement_.at(member);
+    if (removed_[k]) continue;
+    removed_[k] = true;
+    priority = result_.placements[k].priority;
+    if (member == key) continue;  // the victim itself: preemption released it
+    state_.release(node_by_name_.at(result_.placements[k].node), *gang_pod_.at(member));
+  }
+  result_.pending.push_back({gang, fmt::format("gang torn down: member {} was preempted by {}", key, preemptor), priority});
+}
+
+// 3. The queue, in the profile's QueueSort order (PrioritySort: priority, then queue order): one
+// scheduling cycle per pod; 4. preemption for a pod no node admits.
+void Placer::schedule_queue() {
+  while (!queue_.empty()) {
+    const size_t i = queue_.top().second;
+    queue_.pop();
+    const Pod& pod = input_.pods[i];
+    sched::ScheduleResult scheduled = scheduler_.schedule_one(pod, state_, rng_);
     if (scheduled.scheduled()) {
       record(i, scheduled, false);
       continue;
     }
     if (scheduled.node_to_status.empty()) {  // kube's Error status: no preemption, the pod stays pending
-      result.pending.push_back({pod_key(pod), scheduled.status.message(), pod.priority});
+      result_.pending.push_back({pod_key(pod), scheduled.status.message(), pod.priority});
       continue;
     }
-    // PostFilter (DefaultPreemption) ran in the cycle: it evicted its victims and nominated a node.
-    const sched::PostFilterResult& preemption = scheduled.post_filter;
-    if (preemption.nominated_node == sched::kNoNode) {
-      const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_to_status, pod, state);
-      result.pending.push_back(
-          {pod_key(pod), sched::fit_error_message(histogram, state.live_node_count(), scheduled.post_filter_status.message()), pod.priority});
-      continue;
-    }
-    std::vector<size_t> victims;
-    std::vector<std::string> gang_victims;
-    for (const BoundPod& v : preemption.victims) {
-      if (gang_of_pod.count(pod_key(v.pod)) != 0) {
-        gang_victims.push_back(pod_key(v.pod));
-        continue;
-      }
-      const size_t vi = pod_index.at(pod_key(v.pod));
-      victims.push_back(vi);
-      removed[placement_of[vi]] = true;
-      placement_of[vi] = kNotPlaced;
-      quotas.release(v.pod);
-    }
-    // The next cycle of the same pod (already observed), with the freed node nominated.
-    const sched::ScheduleResult bound = scheduler.schedule_cycle(pod, state, rng, preemption.nominated_node);
-    if (!bound.scheduled())
-      throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
-                                         state.node(preemption.nominated_node).name));
-    for (const std::string& key : gang_victims) tear_down_gang(key, pod_key(pod));
-    Placement& placed = record(i, bound, false);
-    for (const std::string& key : gang_victims) placed.preempted.push_back(key);
-    result.preemptions += static_cast<int32_t>(victims.size() + gang_victims.size());
-    for (size_t vi : victims) {
-      const Pod& victim = input.pods[vi];
-      placed.preempted.push_back(pod_key(victim));
-      // Re-created by its controller: admitted again, then queued at its priority.
-      if (admit::AdmitResult admitted = quotas.admit(victim); !admitted) {
-        result.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority});
-        continue;
-      }
-      queue.push({pod_count + requeued++, vi});
-    }
+    preempt(i, scheduled);
   }
+}
 
-  // Drop the entries of evicted pods (they were re-queued: placed again or pending).
+// 4. PostFilter (DefaultPreemption) ran in the cycle of pod i: it evicted its victims and nominated a
+// node, where the pod is bound; without a nominated node the pod stays pending with kube's FitError.
+void Placer::preempt(size_t i, const sched::ScheduleResult& scheduled) {
+  const Pod& pod = input_.pods[i];
+  const sched::PostFilterResult& preemption = scheduled.post_filter;
+  if (preemption.nominated_node == sched::kNoNode) {
+    const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_to_status, pod, state_);
+    result_.pending.push_back(
+        {pod_key(pod), sched::fit_error_message(histogram, state_.live_node_count(), scheduled.post_filter_status.message()), pod.priority});
+    return;
+  }
+  std::vector<size_t> victims;
+  std::vector<std::string> gang_victims;
+  for (const BoundPod& v : preemption.victims) {
+    if (gang_of_pod_.count(pod_key(v.pod)) != 0) {
+      gang_victims.push_back(pod_key(v.pod));
+      continue;
+    }
+    const size_t vi = pod_index_.at(pod_key(v.pod));
+    victims.push_back(vi);
+    removed_[placement_of_[vi]] = true;
+    placement_of_[vi] = kNotPlaced;
+    quotas_.release(v.pod);
+  }
+  // The next cycle of the same pod (already observed), with the freed node nominated.
+  const sched::ScheduleResult bound = scheduler_.schedule_cycle(pod, state_, rng_, preemption.nominated_node);
+  if (!bound.scheduled())
+    throw std::logic_error(fmt::format("preemption for {} freed node {} but the pod does not fit there", pod_key(pod),
+                                       state_.node(preemption.nominated_node).name));
+  for (const std::string& key : gang_victims) tear_down_gang(key, pod_key(pod));
+  Placement& placed = record(i, bound, false);
+  for (const std::string& key : gang_victims) placed.preempted.push_back(key);
+  result_.preemptions += static_cast<int32_t>(victims.size() + gang_victims.size());
+  requeue_victims(placed, victims);
+}
+
+// The single pods `placed` preempted, re-created by their controller: admitted again, then queued at
+// their priority.
+void Placer::requeue_victims(Placement& placed, const std::vector<size_t>& victims) {
+  for (size_t vi : victims) {
+    const Pod& victim = input_.pods[vi];
+    placed.preempted.push_back(pod_key(victim));
+    if (admit::AdmitResult admitted = quotas_.admit(victim); !admitted) {
+      result_.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority});
+      continue;
+    }
+    queue_.push({pod_count_ + requeued_++, vi});
+  }
+}
+
+// Drops the entries of evicted pods (they were re-queued: placed again or pending).
+PlaceResult Placer::finish() {
   std::vector<Placement> kept;
-  kept.reserve(result.placements.size());
-  for (size_t k = 0; k < result.placements.size(); ++k)
-    if (!removed[k]) kept.push_back(std::move(result.placements[k]));
-  result.placements = std::move(kept);
-  result.gpu_capacity_milli = state.gpu_capacity_milli();
-  result.gpu_used_milli = state.gpu_used_milli();
-  return result;
+  kept.reserve(result_.placements.size());
+  for (size_t k = 0; k < result_.placements.size(); ++k)
+    if (!removed_[k]) kept.push_back(std::move(result_.placements[k]));
+  result_.placements = std::move(kept);
+  result_.gpu_capacity_milli = state_.gpu_capacity_milli();
+  result_.gpu_used_milli = state_.gpu_used_milli();
+  return std::move(result_);
+}
+
+}  // namespace
+
+std::string pod_key(const Pod& pod) { return sched::pod_key(pod); }
+
+PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options) {
+  Placer placer(input, options);
+  placer.bind_prebound_pods();                                              // 1
+  const std::vector<std::vector<Pod>> group_members = placer.admit_pods();  // 2
+  placer.place_gangs(group_members);                                        // 3a
+  placer.schedule_queue();                                                  // 3, 4
+  return placer.finish();
 }
 
 PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options) {

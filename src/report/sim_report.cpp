@@ -223,107 +223,97 @@ std::string pending_section(const std::vector<CompareEntry>& entries) {
          rows + "</tbody>\n</table>\n</div>\n</section>\n";
 }
 
-}  // namespace
-
-std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
-  nlohmann::ordered_json data;
-  data["generator"] = entries.size() == 1 ? "gpufleet simulate" : "gpufleet compare";
-  data["workload"] = workload;
-  data["palette"] = kReportPalette;
-  double horizon_h = 0;
-  data["configs"] = nlohmann::ordered_json::array();
-  for (const CompareEntry& e : entries) {
-    const sim::SimResult& r = e.result;
-    horizon_h = std::max(horizon_h, r.horizon_s / 3600.0);
-    const size_t rows = r.timeseries.size();
-    const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
-    nlohmann::ordered_json c;
-    c["label"] = e.label;
-    c["policy"] = r.policy;
-    c["pools"] = r.pools;
-    nlohmann::ordered_json t = nlohmann::ordered_json::array(), ga = t, gb = t, pend = t, cost = t;
-    std::vector<nlohmann::ordered_json> nodes(r.pools.size(), nlohmann::ordered_json::array());
-    for (size_t i = 0; i < rows; i += step) {
-      const sim::TimeseriesRow& row = r.timeseries[i];
-      t.push_back(round_to(row.time_s / 3600.0, 1e4));
-      for (size_t p = 0; p < nodes.size() && p < row.nodes_per_pool.size(); ++p) nodes[p].push_back(row.nodes_per_pool[p]);
-      ga.push_back(round_to(static_cast<double>(row.gpu_allocated_milli) / 1000.0, 1e3));
-      gb.push_back(round_to(static_cast<double>(row.gpu_capacity_milli) / 1000.0, 1e3));
-      pend.push_back(row.pending_pods);
-      cost.push_back(round_to(row.cost_usd_per_hour, 1e4));
-    }
-    c["time_h"] = std::move(t);
-    c["nodes"] = nodes;
-    c["gpus_allocated"] = std::move(ga);
-    c["gpus_billed"] = std::move(gb);
-    c["pending_pods"] = std::move(pend);
-    c["cost_usd_per_hour"] = std::move(cost);
-    data["configs"].push_back(std::move(c));
+// One configuration's chart series (thinned to at most kMaxReportPoints rows): billed nodes per pool,
+// GPUs allocated and billed, pending pods, cost rate.
+nlohmann::ordered_json config_series(const CompareEntry& e) {
+  const sim::SimResult& r = e.result;
+  const size_t rows = r.timeseries.size();
+  const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+  nlohmann::ordered_json c;
+  c["label"] = e.label;
+  c["policy"] = r.policy;
+  c["pools"] = r.pools;
+  nlohmann::ordered_json t = nlohmann::ordered_json::array(), ga = t, gb = t, pend = t, cost = t;
+  std::vector<nlohmann::ordered_json> nodes(r.pools.size(), nlohmann::ordered_json::array());
+  for (size_t i = 0; i < rows; i += step) {
+    const sim::TimeseriesRow& row = r.timeseries[i];
+    t.push_back(round_to(row.time_s / 3600.0, 1e4));
+    for (size_t p = 0; p < nodes.size() && p < row.nodes_per_pool.size(); ++p) nodes[p].push_back(row.nodes_per_pool[p]);
+    ga.push_back(round_to(static_cast<double>(row.gpu_allocated_milli) / 1000.0, 1e3));
+    gb.push_back(round_to(static_cast<double>(row.gpu_capacity_milli) / 1000.0, 1e3));
+    pend.push_back(row.pending_pods);
+    cost.push_back(round_to(row.cost_usd_per_hour, 1e4));
   }
-  data["horizon_h"] = round_to(horizon_h, 1e4);
-  bool serving = false;
-  for (const CompareEntry& e : entries) serving = serving || !e.result.inference.empty();
+  c["time_h"] = std::move(t);
+  c["nodes"] = nodes;
+  c["gpus_allocated"] = std::move(ga);
+  c["gpus_billed"] = std::move(gb);
+  c["pending_pods"] = std::move(pend);
+  c["cost_usd_per_hour"] = std::move(cost);
+  return c;
+}
+
+// One inference service's chart series (thinned as above): request rate, ready replicas, TTFT p99
+// against the SLO, queue depth, KV-cache usage, cost rate.
+nlohmann::ordered_json service_series(const std::string& label, const sim::InferenceServiceResult& r) {
+  const size_t rows = r.timeseries.size();
+  const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
+  nlohmann::ordered_json c;
+  c["label"] = label;
+  c["slo_ttft_p99_s"] = r.slo_ttft_p99_s ? nlohmann::ordered_json(*r.slo_ttft_p99_s) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json t = nlohmann::ordered_json::array(), rate = t, ready = t, ttft = t, qe = t, qr = t, kv = t, cost = t;
+  for (size_t i = 0; i < rows; i += step) {
+    const sim::InferenceSample& x = r.timeseries[i];
+    t.push_back(round_to(x.time_s / 3600.0, 1e4));
+    const double span = x.time_s - (i == 0 ? 0.0 : r.timeseries[i - 1].time_s);
+    rate.push_back(round_to(span > 0 ? static_cast<double>(x.arrivals) / span : 0.0, 1e3));
+    ready.push_back(x.ready_replicas);
+    ttft.push_back(x.ttft_p99_s ? nlohmann::ordered_json(round_to(*x.ttft_p99_s, 1e4)) : nlohmann::ordered_json(nullptr));
+    qe.push_back(x.engine_waiting);
+    qr.push_back(x.router_waiting);
+    kv.push_back(round_to(x.kv_cache_usage, 1e4));
+    cost.push_back(round_to(x.cost_usd_per_hour, 1e4));
+  }
+  c["time_h"] = std::move(t);
+  c["request_rate"] = std::move(rate);
+  c["ready_replicas"] = std::move(ready);
+  c["ttft_p99_s"] = std::move(ttft);
+  c["engine_waiting"] = std::move(qe);
+  c["router_waiting"] = std::move(qr);
+  c["kv_cache_usage"] = std::move(kv);
+  c["cost_usd_per_hour"] = std::move(cost);
+  return c;
+}
+
+// The row of the inference services table for service `r`, labelled `label`.
+std::string service_row(const std::string& label, const sim::InferenceServiceResult& r) {
+  return fmt::format(
+      "<tr><td>{}</td><td>{}</td><td style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
+      "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
+      html_escape(label), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
+      r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
+      r.cold_starts, r.gpu_hours, r.cost_usd, r.usd_per_million_tokens);
+}
+
+// The series of every configuration's inference services into data["inference"]; returns the rows of
+// the inference services table.
+std::string add_inference_series(const std::vector<CompareEntry>& entries, nlohmann::ordered_json& data) {
   std::string serving_rows;
-  if (serving) {
-    data["inference"] = nlohmann::ordered_json::array();
-    for (const CompareEntry& e : entries)
-      for (const sim::InferenceServiceResult& r : e.result.inference) {
-        const size_t rows = r.timeseries.size();
-        const size_t step = rows > kMaxReportPoints ? (rows + kMaxReportPoints - 1) / kMaxReportPoints : 1;
-        nlohmann::ordered_json c;
-        c["label"] = entries.size() == 1 ? r.service : e.label + " / " + r.service;
-        c["slo_ttft_p99_s"] = r.slo_ttft_p99_s ? nlohmann::ordered_json(*r.slo_ttft_p99_s) : nlohmann::ordered_json(nullptr);
-        nlohmann::ordered_json t = nlohmann::ordered_json::array(), rate = t, ready = t, ttft = t, qe = t, qr = t, kv = t, cost = t;
-        for (size_t i = 0; i < rows; i += step) {
-          const sim::InferenceSample& x = r.timeseries[i];
-          t.push_back(round_to(x.time_s / 3600.0, 1e4));
-          const double span = x.time_s - (i == 0 ? 0.0 : r.timeseries[i - 1].time_s);
-          rate.push_back(round_to(span > 0 ? static_cast<double>(x.arrivals) / span : 0.0, 1e3));
-          ready.push_back(x.ready_replicas);
-          ttft.push_back(x.ttft_p99_s ? nlohmann::ordered_json(round_to(*x.ttft_p99_s, 1e4)) : nlohmann::ordered_json(nullptr));
-          qe.push_back(x.engine_waiting);
-          qr.push_back(x.router_waiting);
-          kv.push_back(round_to(x.kv_cache_usage, 1e4));
-          cost.push_back(round_to(x.cost_usd_per_hour, 1e4));
-        }
-        c["time_h"] = std::move(t);
-        c["request_rate"] = std::move(rate);
-        c["ready_replicas"] = std::move(ready);
-        c["ttft_p99_s"] = std::move(ttft);
-        c["engine_waiting"] = std::move(qe);
-        c["router_waiting"] = std::move(qr);
-        c["kv_cache_usage"] = std::move(kv);
-        c["cost_usd_per_hour"] = std::move(cost);
-        serving_rows += fmt::format(
-            "<tr><td>{}</td><td>{}</td><td style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
-            "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
-            html_escape(c["label"].get<std::string>()), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
-            r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
-            r.cold_starts, r.gpu_hours, r.cost_usd, r.usd_per_million_tokens);
-        data["inference"].push_back(std::move(c));
-      }
-  }
-  const std::string data_json = json_for_script(data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+  data["inference"] = nlohmann::ordered_json::array();
+  for (const CompareEntry& e : entries)
+    for (const sim::InferenceServiceResult& r : e.result.inference) {
+      const std::string label = entries.size() == 1 ? r.service : e.label + " / " + r.service;
+      nlohmann::ordered_json c = service_series(label, r);
+      serving_rows += service_row(label, r);
+      data["inference"].push_back(std::move(c));
+    }
+  return serving_rows;
+}
 
-  std::string rows;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const sim::SimResult& r = entries[i].result;
-    auto by_type = [&](const char* t) {
-      const auto it = r.cost_by_capacity_type.find(t);
-      return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
-    };
-    rows += fmt::format(
-        "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
-        "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        kReportPalette[i % std::size(kReportPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
-        saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
-        r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
-        r.evictions, r.nodes_consolidated, r.consolidation_restarts, r.pods_completed, r.pods_running, r.pods_pending, r.pods_failed);
-  }
-  const bool single = entries.size() == 1;
+// The page from <!DOCTYPE> to the header: the Content-Security-Policy, the style, the error script.
+std::string page_start(const std::string& workload, size_t configs) {
+  const bool single = configs == 1;
   std::string html;
-  html.reserve(data_json.size() + 300000);
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
@@ -335,20 +325,55 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
   html += "</script>\n";
   html += fmt::format("<header>\n<h1>gpufleet {}: cost and waiting over time</h1>\n<p class=\"subtitle\">workload: {}</p>\n"
                       "<p class=\"cluster\">{} configuration{}</p>\n</header>\n",
-                      single ? "simulate" : "compare", html_escape(workload), entries.size(), single ? "" : "s");
+                      single ? "simulate" : "compare", html_escape(workload), configs, single ? "" : "s");
   html += "<noscript><p>JavaScript is off: the charts need it; the table below does not.</p></noscript>\n";
-  const char* sections[][3] = {
+  return html;
+}
+
+// One chart's section: its title, note and canvas (`id`, drawn by the render scripts).
+std::string chart_section(const char* id, const char* title, const char* note) {
+  return fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
+                     "aria-label=\"{}\"></canvas></div>\n</section>\n",
+                     title, note, id, title);
+}
+
+// The four charts of every report (kRenderScript draws them).
+std::string chart_sections() {
+  const char* charts[][3] = {
       {"chart-nodes", "Nodes per pool", "Billed nodes (provisioning, ready or cordoned) per pool, per minute."},
       {"chart-gpus", "GPU allocation", "GPUs allocated to pods (solid) and GPUs on billed nodes (dashed)."},
       {"chart-pending", "Pending pods", "Pods waiting for capacity."},
       {"chart-cost", "Cost rate", "USD per hour: billed nodes at their price plus unused reservations."}};
-  for (const auto& s : sections)
-    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
-                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
-                        s[1], s[2], s[0], s[1]);
+  std::string html;
+  for (const auto& s : charts) html += chart_section(s[0], s[1], s[2]);
+  return html;
+}
+
+// The summary table's row of configuration i: costs, saving, allocation, waiting, disruptions, pods.
+std::string summary_row(const std::vector<CompareEntry>& entries, size_t i) {
+  const sim::SimResult& r = entries[i].result;
+  auto by_type = [&](const char* t) {
+    const auto it = r.cost_by_capacity_type.find(t);
+    return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
+  };
+  return fmt::format(
+      "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td><td>{}</td><td>{:.2f}</td><td>{:.1f}%</td>"
+      "<td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{}</td>"
+      "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+      kReportPalette[i % std::size(kReportPalette)], html_escape(entries[i].label), html_escape(r.policy), r.cost_usd,
+      saving_pct(entries.front().result, r), by_type("on-demand"), by_type("spot"), by_type("reserved"), r.idle_cost_usd,
+      r.gpu_allocation_pct_mean, opt(r.pending.p99), opt(r.pending_production.p99), r.spot_interruptions, r.lost_gpu_hours,
+      r.evictions, r.nodes_consolidated, r.consolidation_restarts, r.pods_completed, r.pods_running, r.pods_pending, r.pods_failed);
+}
+
+// The summary table, one row per configuration.
+std::string summary_section(const std::vector<CompareEntry>& entries) {
+  std::string rows;
+  for (size_t i = 0; i < entries.size(); ++i) rows += summary_row(entries, i);
   // Two header rows (groups over their columns) and soft hyphens in the long words keep the columns
   // narrow enough for the table to fit its card on a 1400 px wide window (main.wide); on a narrower
   // one it scrolls inside the card (.table-scroll). tests/cli/sim_report_chromium_test.sh checks both.
+  std::string html;
   html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Saving against the first configuration. Production: priority "
           "&ge; " + std::to_string(entries.empty() ? 1000 : entries.front().result.production_priority) +
           ". Pending seconds are nearest-rank p99.</p>\n<div class=\"table-scroll\">\n<table class=\"grouped\">\n<thead>\n"
@@ -361,22 +386,19 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
   html += rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
-  html += queue_sections(entries);
-  html += pending_section(entries);
-  if (!serving) {
-    html += report_page_end("gpufleet", data_json, kRenderScript);
-    return html;
-  }
-  const char* serving_sections[][3] = {
+  return html;
+}
+
+// The inference services' charts (kInferenceScript draws them) and table (`serving_rows`).
+std::string serving_sections(const std::string& serving_rows) {
+  const char* charts[][3] = {
       {"chart-serving-rate", "Requests and replicas", "Requests per second arriving (solid) and ready replicas (dashed, right axis)."},
       {"chart-serving-ttft", "Time to first token", "TTFT p99 over the requests whose first token came in each minute; the SLO dashed."},
       {"chart-serving-queue", "Queue depth", "Requests waiting in the engines (vllm:num_requests_waiting, solid) and held at the router (dashed)."},
       {"chart-serving-kv", "KV-cache usage", "Mean over ready replicas (vllm:kv_cache_usage_perc)."},
       {"chart-serving-cost", "Serving cost rate", "USD per hour charged to each service's pods."}};
-  for (const auto& s : serving_sections)
-    html += fmt::format("<section>\n<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"chart\"><canvas id=\"{}\" role=\"img\" "
-                        "aria-label=\"{}\"></canvas></div>\n</section>\n",
-                        s[1], s[2], s[0], s[1]);
+  std::string html;
+  for (const auto& s : charts) html += chart_section(s[0], s[1], s[2]);
   html += "<section>\n<h2>Inference services</h2>\n<p class=\"note\">Latencies in seconds, nearest-rank percentiles over "
           "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th>model</th>"
           "<th>autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
@@ -384,6 +406,41 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
           "<th>USD / M tokens</th></tr>\n</thead>\n<tbody>\n";
   html += serving_rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
+  return html;
+}
+
+}  // namespace
+
+std::string sim_report_html(const std::string& workload, const std::vector<CompareEntry>& entries) {
+  nlohmann::ordered_json data;
+  data["generator"] = entries.size() == 1 ? "gpufleet simulate" : "gpufleet compare";
+  data["workload"] = workload;
+  data["palette"] = kReportPalette;
+  double horizon_h = 0;
+  data["configs"] = nlohmann::ordered_json::array();
+  for (const CompareEntry& e : entries) {
+    horizon_h = std::max(horizon_h, e.result.horizon_s / 3600.0);
+    data["configs"].push_back(config_series(e));
+  }
+  data["horizon_h"] = round_to(horizon_h, 1e4);
+  bool serving = false;
+  for (const CompareEntry& e : entries) serving = serving || !e.result.inference.empty();
+  std::string serving_rows;
+  if (serving) serving_rows = add_inference_series(entries, data);
+  const std::string data_json = json_for_script(data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
+
+  std::string html;
+  html.reserve(data_json.size() + 300000);
+  html += page_start(workload, entries.size());
+  html += chart_sections();
+  html += summary_section(entries);
+  html += queue_sections(entries);
+  html += pending_section(entries);
+  if (!serving) {
+    html += report_page_end("gpufleet", data_json, kRenderScript);
+    return html;
+  }
+  html += serving_sections(serving_rows);
   html += report_page_end("gpufleet", data_json, std::string(kRenderScript) + std::string(kInferenceScript));
   return html;
 }

@@ -131,6 +131,7 @@ class KubeWatcher {
 
  private:
   struct Reflector;
+  class ListAndWatch;  // one reflector's list and watch requests (kube_watch.cpp)
   void run(Reflector& r);
 
   io::KubeRestConfig config_;

@@ -49,22 +49,19 @@ SourcePosition position_of(const Field& f) {
   return SourcePosition{f.source().file, line, column, f.path()};
 }
 
-// One pool; its positions go to `source` (see read_pool_file).
-NodePool parse_pool(const Field& p, K8sNodeSource& source) {
-  p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
-               "mig", "timeSlicing", "mps", "topology", "numa"});
-  NodePool pool;
-  const Field name = p["name"];
+// name: a DNS label; its position goes to `source`.
+void read_name(const Field& name, NodePool& pool, K8sNodeSource& source) {
   pool.name = name.required_str();
   if (!dns_label(pool.name))
     name.fail(fmt::format("'{}' is not a DNS label (lowercase letters, digits and '-', at most 63)", pool.name));
   source.node = pool.name;
   source.name = position_of(name);
   source.pool = true;
-  pool.instance_type = p["instanceType"].str();
+}
 
+// gpu: a model of the catalog (returned; nullptr without gpu) and the GPUs per node.
+const GpuModelInfo* read_gpu(const Field& gpu, NodePool& pool) {
   const GpuModelInfo* model = nullptr;
-  const Field gpu = p["gpu"];
   if (gpu.present()) {
     gpu.only_keys({"model", "count"});
     const Field m = gpu["model"];
@@ -78,7 +75,11 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     pool.gpu_model = model->name;
     pool.gpus_per_node = static_cast<int32_t>(gpu["count"].integer(1, kMaxGpusPerNode));
   }
+  return model;
+}
 
+// cpu and memory: allocatable per node.
+void read_cpu_memory(const Field& p, NodePool& pool) {
   const Field cpu = p["cpu"];
   try {
     pool.cpu_milli = cpu.quantity().milli();
@@ -90,7 +91,10 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   const Quantity memory_q = memory.quantity();
   if (memory_q.magnitude_units() > kMaxMemoryMib * kBytesPerMib) memory.fail(fmt::format("'{}' is absurdly large", memory.scalar()));
   pool.memory_bytes = memory_q.value();
+}
 
+// nodes, min and max (both default to nodes): min <= nodes <= max.
+void read_node_counts(const Field& p, NodePool& pool) {
   const Field nodes = p["nodes"];
   pool.node_count = static_cast<int32_t>(nodes.integer(0, kMaxNodes));
   const Field min = p["min"], max = p["max"];
@@ -100,8 +104,11 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     (min.present() ? min : max).fail(fmt::format("min {} is above max {}", pool.min_nodes, pool.max_nodes));
   if (pool.node_count < pool.min_nodes || pool.node_count > pool.max_nodes)
     nodes.fail(fmt::format("{} nodes is outside [min, max] = [{}, {}]", pool.node_count, pool.min_nodes, pool.max_nodes));
+}
 
-  p["labels"].each_entry([&](const std::string& k, const Field& v) {
+// labels: none of those gpufleet sets from the pool; their positions go to `source`.
+void read_labels(const Field& labels, NodePool& pool, K8sNodeSource& source) {
+  labels.each_entry([&](const std::string& k, const Field& v) {
     if (k.empty()) v.fail("label key must not be empty");
     if (k == kPoolLabel || k == kInstanceTypeLabel || k == kGpuProductLabel || k == kGpuCountLabel ||
         k == kGpuReplicasLabel)
@@ -109,15 +116,20 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     pool.labels.emplace_back(k, v.str());
     source.labels[k] = position_of(v);
   });
+}
 
-  p["topology"].each_entry([&](const std::string& k, const Field& v) {
+// topology: label -> nodes per domain; none of them also in labels.
+void read_topology(const Field& topology, NodePool& pool) {
+  topology.each_entry([&](const std::string& k, const Field& v) {
     if (k.empty()) v.fail("label key must not be empty");
     for (const auto& [key, value] : pool.labels)
       if (key == k) v.fail(fmt::format("label {} is also in labels: a topology label takes a value per domain", k));
     pool.topology_domains.emplace_back(k, static_cast<int32_t>(v.integer(1, kMaxNodes)));
   });
+}
 
-  const Field taints = p["taints"];
+// taints: key, optional value, effect NoSchedule, PreferNoSchedule or NoExecute.
+void read_taints(const Field& taints, NodePool& pool) {
   for (size_t i = 0, n = taints.size(); i < n; ++i) {
     const Field t = taints.at(i);
     t.only_keys({"key", "value", "effect"});
@@ -131,15 +143,19 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
       effect.fail(fmt::format("unknown taint effect '{}' (expected NoSchedule, PreferNoSchedule, NoExecute)", taint.effect));
     pool.taints.push_back(std::move(taint));
   }
+}
 
-  const Field prices = p["prices"];
+// prices: USD per node-hour, onDemand (required), spot and reserved.
+void read_prices(const Field& prices, NodePool& pool) {
   prices.require_map();
   prices.only_keys({"onDemand", "spot", "reserved"});
   pool.on_demand_usd_per_hour = usd(prices["onDemand"]);
   if (const Field s = prices["spot"]; s.present()) pool.spot_usd_per_hour = usd(s);
   if (const Field r = prices["reserved"]; r.present()) pool.reserved_usd_per_hour = usd(r);
+}
 
-  const Field mig = p["mig"];
+// mig: MIG devices per GPU of a MIG-capable `model` (mig-parted mig-devices), a layout that fits one GPU.
+void read_mig(const Field& mig, const GpuModelInfo* model, NodePool& pool) {
   if (mig.present()) {
     mig.require_map();
     if (model == nullptr) mig.fail("MIG devices need a GPU (pool has no gpu)");
@@ -161,7 +177,10 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     }
     pool.mig_devices = std::move(counts);
   }
+}
 
+// timeSlicing and mps: the device plugin's replicas per GPU, shared by time-slicing or by MPS.
+void read_gpu_sharing(const Field& p, const GpuModelInfo* model, NodePool& pool) {
   const Field ts = p["timeSlicing"];
   if (ts.present()) {
     ts.require_map();
@@ -181,8 +200,11 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
     pool.time_slicing_replicas = static_cast<int32_t>(mps["replicas"].integer(2, 1024));
     pool.gpu_sharing_strategy = GpuSharingStrategy::kMps;
   }
+}
 
-  const Field numa = p["numa"];
+// numa: NUMA nodes per node (the GPUs split evenly over them), the kubelet's Topology Manager policy
+// and scope.
+void read_numa(const Field& numa, NodePool& pool) {
   if (numa.present()) {
     numa.require_map();
     numa.only_keys({"nodes", "policy", "scope"});
@@ -203,7 +225,25 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
       pool.topology_manager_scope = *v;
     }
   }
+}
 
+// One pool; its positions go to `source` (see read_pool_file).
+NodePool parse_pool(const Field& p, K8sNodeSource& source) {
+  p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
+               "mig", "timeSlicing", "mps", "topology", "numa"});
+  NodePool pool;
+  read_name(p["name"], pool, source);
+  pool.instance_type = p["instanceType"].str();
+  const GpuModelInfo* model = read_gpu(p["gpu"], pool);
+  read_cpu_memory(p, pool);
+  read_node_counts(p, pool);
+  read_labels(p["labels"], pool, source);
+  read_topology(p["topology"], pool);
+  read_taints(p["taints"], pool);
+  read_prices(p["prices"], pool);
+  read_mig(p["mig"], model, pool);
+  read_gpu_sharing(p, model, pool);
+  read_numa(p["numa"], pool);
   try {
     validate_pool(pool);  // everything above is checked with positions; this is a safety net
   } catch (const std::invalid_argument& e) {
