@@ -38,11 +38,6 @@
 
 namespace gpufleet::place {
 
-struct PlaceOptions {
-  std::string policy = "gpufleet";  ///< a name from sched::policy_names()
-  uint64_t seed = 42;
-};
-
 /// A bound pod.
 /// The MPS share a pod got (k8s-device-plugin sharing.mps): each replica it holds is one MPS client
 /// limited to 1/replicas of its GPU (model/node.h mps_pinned_device_mem_limit_mib,

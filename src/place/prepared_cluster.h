@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "model/cluster_state.h"
-#include "place/place_workload.h"
+#include "inputs/place/place_input.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
 

@@ -246,7 +246,8 @@ SimResult Simulation::run() {
   p.loop.run();
 
   p.billing.finish(h, result);
-  p.metrics.finish(p.units, result);
+  p.units.report_outcomes(result);
+  p.metrics.finish(result);
   p.units.report(result);
   p.units.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));
   p.fleet.report(result);

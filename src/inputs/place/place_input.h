@@ -3,6 +3,8 @@
 // (readers/k8s/place_inputs.h) and the live server's cache fills from the API server; no I/O.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "admit/resource_quota.h"
@@ -27,6 +29,12 @@ struct PlaceInput {
   /// Gangs: pods labelled scheduling.x-k8s.io/pod-group with a group's name (same namespace) are
   /// its members, placed all or nothing.
   std::vector<PodGroup> pod_groups;
+};
+
+/// How to place it: the policy (a name from sched::policy_names()) and the seed of its generator.
+struct PlaceOptions {
+  std::string policy = "gpufleet";  ///< a name from sched::policy_names()
+  uint64_t seed = 42;
 };
 
 }  // namespace gpufleet::place

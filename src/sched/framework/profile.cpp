@@ -24,22 +24,6 @@ std::shared_ptr<T> as_point(const std::map<std::string, std::shared_ptr<Plugin>>
 
 }  // namespace
 
-std::string_view extension_point_name(ExtensionPoint point) {
-  switch (point) {
-    case ExtensionPoint::kQueueSort: return "queueSort";
-    case ExtensionPoint::kPreFilter: return "preFilter";
-    case ExtensionPoint::kFilter: return "filter";
-    case ExtensionPoint::kPostFilter: return "postFilter";
-    case ExtensionPoint::kPreScore: return "preScore";
-    case ExtensionPoint::kScore: return "score";
-    case ExtensionPoint::kSelectGpu: return "selectGpu";
-    case ExtensionPoint::kReserve: return "reserve";
-    case ExtensionPoint::kPermit: return "permit";
-    case ExtensionPoint::kBind: return "bind";
-    case ExtensionPoint::kCount: break;
-  }
-  return "unknown";
-}
 
 Profile build_profile(const ProfileConfig& config, const Registry& registry, const PolicyContext& context) {
   if (FieldErrors errs = validate_profile(config, registry); !errs.empty()) throw ProfileError(std::move(errs));

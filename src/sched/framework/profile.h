@@ -31,67 +31,9 @@
 
 #include "sched/framework/interface.h"
 #include "sched/framework/plugin_args.h"
+#include "sched/framework/profile_config.h"
 
 namespace gpufleet::sched {
-
-/// The extension points a profile lists plugins for, in cycle order. kSelectGpu is gpufleet's own
-/// (GpuSelector; one plugin).
-enum class ExtensionPoint : uint8_t {
-  kQueueSort,
-  kPreFilter,
-  kFilter,
-  kPostFilter,
-  kPreScore,
-  kScore,
-  kSelectGpu,
-  kReserve,
-  kPermit,
-  kBind,
-  kCount
-};
-inline constexpr size_t kExtensionPointCount = static_cast<size_t>(ExtensionPoint::kCount);
-
-/// The configuration name of a point: "queueSort", "preFilter", "filter", "postFilter", "preScore",
-/// "score", "selectGpu", "reserve", "permit", "bind" (kube's JSON field names).
-std::string_view extension_point_name(ExtensionPoint point);
-
-/// One enabled plugin (kube config.Plugin).
-struct PluginRef {
-  std::string name;
-  /// Score only: the plugin's weight in a weighted sum, >= 0; 0 means 1 (kube's default). Unused in a
-  /// lexicographic profile.
-  int64_t weight = 0;
-};
-
-/// The plugins of one extension point, in the order they run (kube config.PluginSet's enabled list).
-struct PluginSet {
-  std::vector<PluginRef> enabled;
-};
-
-/// A plugin's arguments (kube config.PluginConfig). nullptr args: the plugin's defaults.
-struct PluginConfig {
-  std::string name;
-  std::shared_ptr<const PluginArgs> args;
-};
-
-/// How the Score plugins' results combine into one order of the nodes (see the file comment).
-enum class ScoreCombination : uint8_t { kWeightedSum, kLexicographic };
-
-/// A profile as configuration (kube KubeSchedulerProfile).
-struct ProfileConfig {
-  std::string scheduler_name;  ///< the profile's name (a policy's name)
-  std::array<PluginSet, kExtensionPointCount> plugins;
-  std::vector<PluginConfig> plugin_config;
-  ScoreCombination score_combination = ScoreCombination::kWeightedSum;
-
-  PluginSet& at(ExtensionPoint point) { return plugins[static_cast<size_t>(point)]; }
-  const PluginSet& at(ExtensionPoint point) const { return plugins[static_cast<size_t>(point)]; }
-  /// Appends `name` to the point's enabled list (weight: Score only).
-  ProfileConfig& enable(ExtensionPoint point, std::string name, int64_t weight = 0) {
-    at(point).enabled.push_back({std::move(name), weight});
-    return *this;
-  }
-};
 
 /// A Score plugin with its effective weight (>= 1).
 struct WeightedScorePlugin {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sched/framework/plugin_args.h"
-#include "sched/framework/profile.h"
+#include "sched/framework/profile_config.h"
 
 namespace gpufleet::sched {
 

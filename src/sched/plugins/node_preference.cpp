@@ -5,12 +5,7 @@
 
 namespace gpufleet::sched {
 
-bool NodePreference::any_prefer_no_schedule(std::span<const Node> nodes) {
-  for (const Node& node : nodes)
-    for (const Taint& taint : node.taints)
-      if (taint.effect == "PreferNoSchedule") return true;
-  return false;
-}
+bool NodePreference::any_prefer_no_schedule(std::span<const Node> nodes) { return any_prefer_no_schedule_taint(nodes); }
 
 int64_t NodePreference::preference(const Pod& pod, const Node& node) {
   const int64_t taints = count_intolerable_prefer_no_schedule_taints(node.taints, pod.constraints.tolerations);

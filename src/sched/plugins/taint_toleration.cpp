@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "sched/plugins/node_preference.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -51,6 +50,13 @@ const Taint* find_untolerated_no_execute_taint(std::span<const Taint> taints, st
 }
 
 // taint_toleration.go, countIntolerableTaintsPreferNoSchedule.
+bool any_prefer_no_schedule_taint(std::span<const Node> nodes) {
+  for (const Node& node : nodes)
+    for (const Taint& taint : node.taints)
+      if (taint.effect == "PreferNoSchedule") return true;
+  return false;
+}
+
 int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taints,
                                                     std::span<const Toleration> tolerations) {
   int32_t count = 0;
@@ -92,7 +98,7 @@ void TaintToleration::count_reasons(FilterCode code, const Pod& pod, const Clust
 Status TaintToleration::pre_score(const Pod&, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {
   std::lock_guard<std::mutex> lock(memo_mutex_);
   if (memo_.state != &state || memo_.node_set_version != state.node_set_version())
-    memo_ = Memo{&state, state.node_set_version(), NodePreference::any_prefer_no_schedule(state.nodes())};
+    memo_ = Memo{&state, state.node_set_version(), any_prefer_no_schedule_taint(state.nodes())};
   return memo_.any ? Status() : Status(Code::kSkip);
 }
 

@@ -56,6 +56,10 @@ const Taint* find_untolerated_taint(std::span<const Taint> taints, std::span<con
 /// interested in the NoExecute taint"): the first NoExecute taint no toleration tolerates, or nullptr.
 const Taint* find_untolerated_no_execute_taint(std::span<const Taint> taints, std::span<const Toleration> tolerations);
 
+/// Whether some node has a PreferNoSchedule taint (TaintToleration's PreScore skips otherwise: every
+/// node scores alike).
+bool any_prefer_no_schedule_taint(std::span<const Node> nodes);
+
 /// Number of PreferNoSchedule taints no toleration tolerates (countIntolerableTaintsPreferNoSchedule).
 int32_t count_intolerable_prefer_no_schedule_taints(std::span<const Taint> taints,
                                                     std::span<const Toleration> tolerations);

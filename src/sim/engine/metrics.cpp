@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/engine/units.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -64,41 +63,8 @@ void Metrics::add_pending_sample(int32_t priority, double wait_s) {
   if (priority >= options_.production_priority) pending_production_.push_back(wait_s);
 }
 
-void Metrics::finish(const Units& units, SimResult& result) {
-  const double h = horizon_s_;
+void Metrics::finish(SimResult& result) {
   result.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
-  result.units.reserve(result.units.size() + units.unit_count());  // one outcome per unit, no regrowth at the run's peak
-  for (uint32_t i = 0; i < units.item_count(); ++i) {
-    const WorkloadSpec& spec = units.item(i);
-    units.for_each_unit_of(i, [&](uint32_t u) {
-      const Units::Unit& unit = units.unit(u);
-      UnitOutcome out;
-      out.name = units.unit_name(u);
-      out.state = unit.state;
-      out.pods = static_cast<int32_t>(unit.pod_count);
-      if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;
-      if (unit.state == UnitState::kRemoved) out.removed_s = unit.end_s;
-      out.starts = unit.starts;
-      out.interruptions = unit.interruptions;
-      out.consolidations = unit.consolidations;
-      out.saved_work_s = unit.saved_s;
-      out.reason = units.failure_reason(u);
-      switch (unit.state) {
-        case UnitState::kCompleted: result.pods_completed += unit.pod_count; break;
-        case UnitState::kRunning: result.pods_running += unit.pod_count; break;
-        case UnitState::kFailed: result.pods_failed += unit.pod_count; break;
-        case UnitState::kRemoved: result.pods_removed += unit.pod_count; break;
-        case UnitState::kPending:
-        case UnitState::kQueued:
-          result.pods_pending += unit.pod_count;
-          for (uint32_t k = 0; k < unit.pod_count; ++k) add_pending_sample(spec.priority, h - unit.pending_since_s);
-          break;
-        case UnitState::kWaiting:  // arrives after the horizon: not part of this run
-          break;
-      }
-      result.units.push_back(std::move(out));
-    });
-  }
   result.pending = pending_stats(std::move(pending_samples_));
   for (auto& [priority, samples] : pending_by_priority_) result.pending_by_priority[priority] = pending_stats(std::move(samples));
   result.production_priority = options_.production_priority;

@@ -19,7 +19,6 @@
 
 namespace gpufleet::sim {
 
-class Units;
 
 /// Sample count and p50 / p95 / p99 (nearest rank) of `samples`; none without samples.
 PendingStats pending_stats(std::vector<double> samples);
@@ -35,10 +34,9 @@ class Metrics {
   /// A pod of this priority started after waiting wait_s seconds.
   void add_pending_sample(int32_t priority, double wait_s);
 
-  /// At the horizon: the outcome of every unit (workload order; a service's replicas in replica
-  /// order), the pod counts per state, the pending-time statistics (with the pods still pending),
-  /// gpu_allocation_pct_mean and the time series.
-  void finish(const Units& units, SimResult& result);
+  /// At the horizon, after Units::report_outcomes has added the samples of the pods still pending:
+  /// the pending-time statistics, gpu_allocation_pct_mean and the time series.
+  void finish(SimResult& result);
 
  private:
   void emit_sample(double t);

@@ -221,6 +221,10 @@ class Units final : public UnitStarter, public ServiceScaler {
   void scale(std::string_view service, int32_t replicas, double t) override;
   void add_replica_listener(ReplicaListener& listener) override { replica_listeners_.push_back(&listener); }
 
+  /// At the horizon: the outcome of every unit (workload order; a service's replicas in replica
+  /// order) and the pod counts per state; each pod still pending adds its wait so far to the metrics'
+  /// pending-time samples (Metrics::finish then computes the statistics).
+  void report_outcomes(SimResult& result) const;
   /// Writes evictions and lost_gpu_hours.
   void report(SimResult& result) const;
   /// Writes the checkpoint results (SimResult::checkpoint_costs and what goes with it) when any job
