@@ -2,7 +2,6 @@
 #include "place/prepared_cluster.h"
 #include "place/queued_placement.h"
 
-#include <numeric>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -14,15 +13,6 @@
 #include "model/cluster_state.h"
 #include "model/gpu_catalog.h"
 #include "sched/fit_error.h"
-#include "sched/gpu/fragmentation.h"
-#include "sched/framework/filter_cycle.h"
-#include "sched/plugins/gpu_share_fit.h"
-#include "sched/plugins/node_affinity.h"
-#include "sched/plugins/default_preemption.h"
-#include "sched/plugins/node_resources_fit.h"
-#include "sched/plugins/taint_toleration.h"
-#include "sched/plugins/registry.h"
-#include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
 

@@ -25,20 +25,18 @@
 #include "sched/plugins/taint_toleration.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "support/node_status_support.h"
 #include "support/test_support.h"
 #include "util/go_rand.h"
 
 namespace gpufleet::sched {
 namespace {
 
+using testing::expect_node_status;
+using testing::identity_ranks;
 using testing::make_node;
+using testing::NodeStatusRow;
 using testing::make_pod;
-
-std::vector<uint32_t> identity_ranks(size_t n) {
-  std::vector<uint32_t> ranks(n);
-  std::iota(ranks.begin(), ranks.end(), 0u);
-  return ranks;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Registration: every in-tree Filter plugin's reasons, in its order, with kube's code.
@@ -231,14 +229,7 @@ TEST(NodeToStatusTest, RecordsTheRejectingPluginPerNode) {
   anti.topology_key = std::string(kHostnameLabel);
   pod.constraints.required_anti_affinity.push_back(anti);
 
-  struct Row {
-    NodeId node;
-    const char* plugin;  // "" when not rejected
-    FilterCode code;
-    Code status;
-    const char* words;  // the node's words
-  };
-  const Row rows[] = {
+  const NodeStatusRow rows[] = {
       {0, "NodeUnschedulable", NodeUnschedulable::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
       {1, "TaintToleration", TaintToleration::kUntoleratedTaint, Code::kUnschedulableAndUnresolvable,
        "node(s) had untolerated taint {dedicated: train}"},
@@ -261,19 +252,7 @@ TEST(NodeToStatusTest, RecordsTheRejectingPluginPerNode) {
     EXPECT_TRUE(r.node_to_status.empty());       // the evaluation every node
     const NodeToStatus& statuses = evaluation.node_to_status;
     ASSERT_EQ(statuses.size(), 8u);
-    for (const Row& row : rows) {
-      SCOPED_TRACE(row.node);
-      const Rejection rejection = statuses.at(row.node);
-      EXPECT_EQ(rejection.rejected(), row.code.rejected());
-      EXPECT_EQ(rejection.plugin_name(), row.plugin);
-      EXPECT_EQ(rejection.code, row.code);
-      const Status status = rejection.status();
-      EXPECT_EQ(status.code(), row.status);
-      EXPECT_EQ(status.plugin(), row.plugin);
-      EXPECT_EQ(status.message(), row.code.reason());  // the reason's generic words
-      const std::vector<std::string> words = rejection.node_reasons(pod, state, row.node);
-      EXPECT_EQ(words, row.code.rejected() ? std::vector<std::string>{row.words} : std::vector<std::string>{});
-    }
+    for (const NodeStatusRow& row : rows) expect_node_status(statuses, pod, state, row);
     EXPECT_FALSE(statuses.at(7).rejected());
     const std::vector<int32_t> counts = statuses.counts();
     EXPECT_EQ(std::accumulate(counts.begin(), counts.end(), 0), 6);
@@ -283,7 +262,7 @@ TEST(NodeToStatusTest, RecordsTheRejectingPluginPerNode) {
   state.remove_node(7);
   const ScheduleResult r = s.decide(pod, state, rng);
   ASSERT_FALSE(r.scheduled());
-  for (const Row& row : rows) EXPECT_EQ(r.node_to_status.at(row.node).code, row.code) << row.node;
+  for (const NodeStatusRow& row : rows) EXPECT_EQ(r.node_to_status.at(row.node).code, row.code) << row.node;
   EXPECT_EQ(testing::fit_error_of(r, pod, state),
             "0/8 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, "
             "1 node(s) didn't match pod anti-affinity rules, 1 node(s) didn't match pod's GPU model constraint, "

@@ -24,6 +24,7 @@
 #include "sched/plugins/registry.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "support/node_status_support.h"
 #include "support/test_support.h"
 #include "util/go_rand.h"
 
@@ -31,7 +32,10 @@ namespace gpufleet::sched {
 namespace {
 
 using testing::ExampleDeviceFilter;
+using testing::expect_node_status;
+using testing::identity_ranks;
 using testing::make_node;
+using testing::NodeStatusRow;
 using testing::make_pod;
 
 // The in-tree plugins and the fixture.
@@ -66,12 +70,6 @@ Pod claiming(const std::string& name, const std::string& device_class, int32_t p
   return p;
 }
 
-std::vector<uint32_t> identity_ranks(size_t n) {
-  std::vector<uint32_t> ranks(n);
-  std::iota(ranks.begin(), ranks.end(), 0u);
-  return ranks;
-}
-
 TEST(FixtureFilter, ProfileNumbersItsReasonsAfterThePolicyFilters) {
   const Profile profile = fixture_profile(PolicyContext{}, false);
   ASSERT_EQ(profile.filters.back()->name(), "ExampleDeviceFilter");
@@ -100,14 +98,7 @@ TEST(FixtureFilter, ItsReasonsInTheFitErrorMessage) {
   const Pod pod = claiming("p", "a");
   const ScheduleResult r = scheduler.decide(pod, state, rng);
   ASSERT_FALSE(r.scheduled());
-  struct Row {
-    NodeId node;
-    const char* plugin;
-    FilterCode code;
-    Code status;
-    const char* reason;  // the node's words
-  };
-  const Row rows[] = {
+  const NodeStatusRow rows[] = {
       {0, "ExampleDeviceFilter", ExampleDeviceFilter::kInsufficientDevices, Code::kUnschedulable, "Insufficient example.com/device"},
       {1, "ExampleDeviceFilter", ExampleDeviceFilter::kClassMismatch, Code::kUnschedulableAndUnresolvable,
        "node(s) offered device class b"},
@@ -115,15 +106,7 @@ TEST(FixtureFilter, ItsReasonsInTheFitErrorMessage) {
        "node(s) offered device class none"},
       {3, "NodeResourcesFit", NodeResourcesFit::kInsufficientCpu, Code::kUnschedulable, "Insufficient cpu"},
   };
-  for (const Row& row : rows) {
-    SCOPED_TRACE(row.node);
-    const Rejection rejection = r.node_to_status.at(row.node);
-    EXPECT_EQ(rejection.plugin_name(), row.plugin);
-    EXPECT_EQ(rejection.code, row.code);
-    EXPECT_EQ(rejection.status().code(), row.status);
-    EXPECT_EQ(rejection.status().plugin(), row.plugin);
-    EXPECT_EQ(rejection.node_reasons(pod, state, row.node), std::vector<std::string>{row.reason});
-  }
+  for (const NodeStatusRow& row : rows) expect_node_status(r.node_to_status, pod, state, row);
   EXPECT_EQ(testing::fit_error_of(r, pod, state),
             "0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient example.com/device, 1 node(s) offered device class b, "
             "1 node(s) offered device class none.");
