@@ -70,8 +70,8 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
       pending_(pending),
       metrics_(metrics) {
   std::unordered_map<std::string, uint32_t> shapes;
-  // Exact sizes up front: grown by doubling, the pod records alone (over 500 bytes each) would
-  // hold their old and new buffers at once, the largest transient of a run.
+  // Exact sizes up front: grown by doubling, the units and pod records would hold their old and
+  // new buffers at once.
   size_t unit_total = 0, pod_total = 0;
   for (const WorkloadSpec& spec : workload_.items) {
     unit_total += spec.kind == WorkloadKind::kJob ? 1 : static_cast<size_t>(spec.pods);
@@ -93,7 +93,7 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
     for (int32_t r = 0; r < unit_count; ++r) {
       const uint32_t u = add_unit(s, job ? -1 : r, it->second);
       // The first unit of a new shape stands for all (its first pod; they differ only by name).
-      if (inserted && r == 0) placement_.add_shape(pods_[units_[u].first_pod].pod);
+      if (inserted && r == 0) placement_.add_shape(pod(units_[u].first_pod));
     }
   }
   billing_.reserve_pods(pods_.size());
@@ -116,7 +116,6 @@ uint32_t Units::add_unit(uint32_t item, int32_t replica, uint32_t shape) {
   const uint32_t id = static_cast<uint32_t>(units_.size());
   for (uint32_t i = 0; i < u.pod_count; ++i) {
     PodRecord p;
-    p.pod = make_pod(spec, job ? static_cast<int32_t>(i) : replica);
     p.unit = id;
     pods_.push_back(std::move(p));
   }
@@ -149,6 +148,16 @@ std::string Units::unit_name(uint32_t u) const {
   return unit.replica < 0 ? name : fmt::format("{}-{}", name, unit.replica);
 }
 
+const Pod& Units::pod(uint32_t p) const {
+  const PodRecord& rec = pods_[p];
+  if (!rec.pod) {
+    const Unit& unit = units_[rec.unit];
+    const int32_t index = unit.replica < 0 ? static_cast<int32_t>(p - unit.first_pod) : unit.replica;
+    rec.pod = std::make_unique<Pod>(make_pod(workload_.items[unit.item], index));
+  }
+  return *rec.pod;
+}
+
 const std::string& Units::failure_reason(uint32_t u) const {
   static const std::string kNone;
   if (failure_reasons_.empty()) return kNone;
@@ -166,7 +175,7 @@ std::vector<uint32_t> Units::units_on(NodeId n) const {
 std::vector<BoundPod> Units::bound(std::span<const uint32_t> pods) const {
   std::vector<BoundPod> out;
   out.reserve(pods.size());
-  for (uint32_t p : pods) out.push_back(BoundPod{&pods_[p].pod, pods_[p].node});
+  for (uint32_t p : pods) out.push_back(BoundPod{&pod(p), pods_[p].node});
   return out;
 }
 
@@ -257,35 +266,35 @@ void Units::note_run_pools(uint32_t u) {
 double Units::gpu_milli_s(uint32_t u, double seconds) const {
   const Unit& unit = units_[u];
   const uint32_t end = unit.first_pod + unit.pod_count;
-  bool sharing = pods_[unit.first_pod].pod.has_device_requests();
+  bool sharing = pod(unit.first_pod).has_device_requests();
   for (uint32_t p = unit.first_pod; p < end && !sharing; ++p)
     sharing = pods_[p].node != sched::kNoNode && fleet_.state().has_gpu_sharing(pods_[p].node);
-  if (!sharing) return seconds * static_cast<double>(pods_[unit.first_pod].pod.gpu_request_milli()) * unit.pod_count;
+  if (!sharing) return seconds * static_cast<double>(pod(unit.first_pod).gpu_request_milli()) * unit.pod_count;
   double gpus = 0;
   for (uint32_t p = unit.first_pod; p < end; ++p)
-    if (pods_[p].node != sched::kNoNode) gpus += pod_gpus_held(fleet_.pool(fleet_.pool_of(pods_[p].node)).pool, pods_[p].pod);
+    if (pods_[p].node != sched::kNoNode) gpus += pod_gpus_held(fleet_.pool(fleet_.pool_of(pods_[p].node)).pool, pod(p));
   return seconds * gpus * kGpuMilliPerGpu;
 }
 
 // ---- pods and units -----------------------------------------------------------------------------
 
 void Units::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
-  PodRecord& pod = pods_[p];
-  const bool job = units_[pod.unit].replica < 0;
-  fleet_.bind(p, pod.pod, n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
-  pod.node = n;
-  billing_.start_charge(p, pod.pod, item_namespace_[units_[pod.unit].item], n, t);
+  PodRecord& rec = pods_[p];
+  const bool job = units_[rec.unit].replica < 0;
+  fleet_.bind(p, pod(p), n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
+  rec.node = n;
+  billing_.start_charge(p, pod(p), item_namespace_[units_[rec.unit].item], n, t);
   if (!job)
-    for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(units_[pod.unit].item, pod.unit, p, n, t);
+    for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(units_[rec.unit].item, rec.unit, p, n, t);
 }
 
 void Units::unbind(uint32_t p, double t) {
-  PodRecord& pod = pods_[p];
-  fleet_.unbind(p, pod.pod, pod.node, DeviceAssignment{}, units_[pod.unit].replica < 0, t);
+  PodRecord& rec = pods_[p];
+  fleet_.unbind(p, pod(p), rec.node, DeviceAssignment{}, units_[rec.unit].replica < 0, t);
   billing_.stop_charge(p, t);
-  pod.node = sched::kNoNode;
-  if (units_[pod.unit].replica >= 0)
-    for (ReplicaListener* l : replica_listeners_) l->on_replica_unbound(units_[pod.unit].item, pod.unit, p, t);
+  rec.node = sched::kNoNode;
+  if (units_[rec.unit].replica >= 0)
+    for (ReplicaListener* l : replica_listeners_) l->on_replica_unbound(units_[rec.unit].item, rec.unit, p, t);
 }
 
 void Units::stop_unit(uint32_t u, double t) {
@@ -318,25 +327,25 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
     if (auto it = injected_.find(u); it != injected_.end() && !it->second.empty()) injected = &it->second;
   Pod confined;
   for (uint32_t p = unit.first_pod; p < end; ++p) {
-    const Pod* pod = &pods_[p].pod;
+    const Pod* request = &pod(p);
     if (!extra.empty() || injected != nullptr) {  // Kueue injects the flavors' labels and tolerations, and the TAS domain
-      confined = *pod;
+      confined = *request;
       if (injected != nullptr) {
         for (const auto& kv : injected->node_selector) confined.constraints.node_selector.push_back(kv);
         for (const Toleration& t : injected->tolerations) confined.constraints.tolerations.push_back(t);
       }
       for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
-      pod = &confined;
+      request = &confined;
     }
-    sched::ScheduleResult r = placement_.decide(*pod);
+    sched::ScheduleResult r = placement_.decide(*request);
     if (!r.scheduled()) {
       // kube's FailedScheduling message for the pending list (SimResult::pending_at_horizon).
       if (!r.node_to_status.empty())
         pending_.set_scheduling_reason(
-            u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *pod, fleet_.state()), fleet_.state().live_node_count()));
+            u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *request, fleet_.state()), fleet_.state().live_node_count()));
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& rec = pods_[q];
-        fleet_.undo_bind(rec.pod, rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
+        fleet_.undo_bind(pod(q), rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
         billing_.cancel_charge(q);
         rec.node = sched::kNoNode;
       }
@@ -458,7 +467,7 @@ void Units::on_arrival(uint32_t u, double t) {
   Unit& unit = units_[u];
   if (unit.state != UnitState::kWaiting) return;  // removed by scale() before it arrived
   // The informer sees each pod once, when it is created (ScorePlugin::observe).
-  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) placement_.observe(pods_[p].pod);
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) placement_.observe(pod(p));
   if (std::optional<std::string> reason = placement_.unadmitted_reason(unit.shape)) {
     failure_reasons_[u] = std::move(*reason);
     unit.state = UnitState::kFailed;
@@ -488,6 +497,7 @@ void Units::on_completion(uint32_t u, uint32_t generation, double t) {
   unit.end_s = t;
   unit.saved_s = spec(u).duration_s;
   if (gate_ != nullptr && !spec(u).queue_name.empty()) gate_->on_completed(u, t);
+  for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) pods_[p].pod.reset();  // made again if asked for
 }
 
 // ---- disruptions --------------------------------------------------------------------------------
@@ -527,9 +537,9 @@ std::vector<uint32_t> Units::restart_in_place(NodeId n, int32_t g, double t) {
 std::vector<uint32_t> Units::units_holding_gpu(NodeId n, int32_t g) const {
   std::vector<uint32_t> units;
   for (uint32_t p : fleet_.pods_on(n)) {
-    const Pod& pod = pods_[p].pod;
+    const Pod& request = pod(p);
     for (const gpufleet::BoundPod& b : fleet_.state().pods_on(n)) {
-      if (b.pod.name != pod.name || b.pod.namespace_name != pod.namespace_name) continue;
+      if (b.pod.name != request.name || b.pod.namespace_name != request.namespace_name) continue;
       const bool holds = std::find(b.gpus.begin(), b.gpus.end(), g) != b.gpus.end() ||
                          std::find(b.shared_replicas.begin(), b.shared_replicas.end(), g) != b.shared_replicas.end() ||
                          std::any_of(b.mig.begin(), b.mig.end(), [g](const MigDevice& d) { return d.gpu == g; });

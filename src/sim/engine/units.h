@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -140,7 +141,9 @@ class Units final : public UnitStarter, public ServiceScaler {
   const WorkloadSpec& spec(uint32_t u) const { return workload_.items[units_[u].item]; }
   /// A job's name, or <service>-<replica>.
   std::string unit_name(uint32_t u) const;
-  const Pod& pod(uint32_t p) const { return pods_[p].pod; }
+  /// Pod p's request. Made on first use and dropped when its job completes (a million-job run holds
+  /// only the pods in play); the reference stays valid until then.
+  const Pod& pod(uint32_t p) const;
   /// Units with a pod on node n, in binding order.
   std::vector<uint32_t> units_on(NodeId n) const;
   /// The pods as dry runs take them (Placement::dry_run_moves); all must be bound.
@@ -234,7 +237,7 @@ class Units final : public UnitStarter, public ServiceScaler {
 
  private:
   struct PodRecord {
-    Pod pod;
+    mutable std::unique_ptr<Pod> pod;  // null until first used (pod()) and once its job completed
     uint32_t unit = 0;
     NodeId node = sched::kNoNode;
   };
