@@ -46,10 +46,14 @@ Outcome place_yaml(const std::string& yaml) {
   return {place::place_workload(in.input, {}), in.warnings};
 }
 
+// A Node as kubelet reports it: `allocatable` gets kubelet's default pods: "110" unless it names pods.
 std::string node(const std::string& name, const std::string& extra_spec, const std::string& allocatable,
                  const std::string& labels = "") {
+  const std::string counted = allocatable.find("pods:") != std::string::npos ? allocatable
+                              : allocatable.empty()                          ? "pods: \"110\""
+                                                                             : allocatable + ", pods: \"110\"";
   return "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels: {kubernetes.io/hostname: " + name +
-         (labels.empty() ? "" : ", " + labels) + "}\nspec: {" + extra_spec + "}\nstatus:\n  allocatable: {" + allocatable +
+         (labels.empty() ? "" : ", " + labels) + "}\nspec: {" + extra_spec + "}\nstatus:\n  allocatable: {" + counted +
          "}\n";
 }
 
@@ -183,6 +187,56 @@ TEST(KubeSemantics, RecountedMigNodeAndQuotaRuleAreSaid) {
   EXPECT_EQ(o.warnings[1],
             "ResourceQuota default/gpus: limits.nvidia.com/gpu is charged each pod's nvidia.com/gpu request; Kubernetes "
             "charges nothing to limits.<extended resource> entries (only requests.nvidia.com/gpu limits GPUs there)");
+}
+
+// A Node's status as written, for the edges of what kube counts: `status` is the YAML under status:.
+std::string node_with_status(const std::string& name, const std::string& status) {
+  return "---\napiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\nstatus:\n" + status;
+}
+
+// kube-scheduler counts status.allocatable; the API server copies status.capacity there only when
+// allocatable is absent. A present allocatable without pods allows 0 pods.
+TEST(KubeSemantics, NodeWithoutPodsInAllocatableTakesNoPod) {
+  Outcome o = place_yaml(node_with_status("n1", "  capacity: {cpu: 4, memory: 8Gi, pods: \"110\"}\n  allocatable: {cpu: 4, memory: 8Gi}\n") +
+                         pod("p", "cpu: 1"));
+  EXPECT_EQ(o.of("default/p"),
+            "pending: 0/1 nodes are available: 1 Too many pods. preemption: 0/1 nodes are available: 1 No preemption "
+            "victims found for incoming pod.");
+  ASSERT_EQ(o.warnings.size(), 1u);
+  EXPECT_NE(o.warnings[0].find("in.yaml:7:16: node 'n1': status.allocatable has no pods: kube-scheduler allows 0 pods there "
+                               "(\"Too many pods\")"),
+            std::string::npos)
+      << o.warnings[0];
+  // Capacity alone is copied whole: its pods count.
+  o = place_yaml(node_with_status("n1", "  capacity: {cpu: 4, memory: 8Gi, pods: \"1\"}\n") + pod("p", "cpu: 1") + pod("q", "cpu: 1"));
+  EXPECT_EQ(o.of("default/p"), "n1");
+  EXPECT_EQ(o.of("default/q").rfind("pending: 0/1 nodes are available: 1 Too many pods. ", 0), 0u) << o.of("default/q");
+  EXPECT_TRUE(o.warnings.empty());
+}
+
+TEST(KubeSemantics, GpusInCapacityButNotInAllocatableAreNotThere) {
+  const Outcome o = place_yaml(
+      node_with_status("n1", "  capacity: {cpu: 8, memory: 32Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+                             "  allocatable: {cpu: 8, memory: 32Gi, pods: \"110\"}\n") +
+      pod("gpu", "cpu: 1, nvidia.com/gpu: 1") + pod("cpu", "cpu: 1"));
+  EXPECT_EQ(o.of("default/gpu"),
+            "pending: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are available: 1 "
+            "Preemption is not helpful for scheduling.");
+  EXPECT_EQ(o.of("default/cpu"), "n1");
+}
+
+// A node with no cpu (or cpu "0") still takes pods that request none: 0 <= 0 in NodeResourcesFit.
+// A request above the node's allocatable is unresolvable (recent kube's noderesources Fit), so
+// preemption is not helpful there; too many pods is resolvable.
+TEST(KubeSemantics, NodeWithoutCpuTakesPodsThatRequestNone) {
+  for (const char* allocatable : {"  allocatable: {memory: 8Gi, pods: \"110\"}\n", "  allocatable: {cpu: \"0\", memory: 8Gi, pods: \"110\"}\n"}) {
+    SCOPED_TRACE(allocatable);
+    const Outcome o = place_yaml(node_with_status("n1", allocatable) + pod("none", "") + pod("some", "cpu: 100m"));
+    EXPECT_EQ(o.of("default/none"), "n1");
+    EXPECT_EQ(o.of("default/some"),
+              "pending: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Preemption "
+              "is not helpful for scheduling.");
+  }
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ status:
   EXPECT_EQ(n.name, "gpu-a100-1");
   EXPECT_EQ(n.cpu_milli, 95500);           // allocatable wins over capacity
   EXPECT_EQ(n.memory_bytes, (1000 * 1024) * kBytesPerMib);
-  EXPECT_EQ(n.max_pods, 250);              // from capacity: absent from allocatable
+  EXPECT_EQ(n.max_pods, 0);                // absent from allocatable: capacity's 250 does not count
   EXPECT_EQ(n.gpu_count, 6);
   EXPECT_EQ(n.gpu_model, "NVIDIA-A100-SXM4-80GB");
   ASSERT_EQ(n.labels.size(), 2u);
@@ -86,7 +86,10 @@ status:
   EXPECT_EQ(k.node_extras[0].node, "gpu-a100-1");
   EXPECT_EQ(k.node_extras[0].extended,
             (std::map<std::string, int64_t>{{"nvidia.com/gpu.shared", 20}, {"nvidia.com/mig-1g.10gb", 14}}));
-  EXPECT_TRUE(k.warnings.empty());
+  ASSERT_EQ(k.warnings.size(), 1u);
+  EXPECT_NE(k.warnings[0].find("node 'gpu-a100-1': status.allocatable has no pods: kube-scheduler allows 0 pods there"),
+            std::string::npos)
+      << k.warnings[0];
 }
 
 TEST(K8sYaml, NodeCapacityOnlyDefaultsAndCpuNode) {
@@ -99,10 +102,37 @@ status:
   ASSERT_EQ(k.nodes.size(), 1u);
   EXPECT_EQ(k.nodes[0].cpu_milli, 16000);
   EXPECT_EQ(k.nodes[0].memory_bytes, 65536 * kBytesPerMib);
-  EXPECT_EQ(k.nodes[0].max_pods, 110);  // kubelet's default
+  EXPECT_EQ(k.nodes[0].max_pods, 0);  // capacity is copied whole, and it has no pods
   EXPECT_EQ(k.nodes[0].gpu_count, 0);
   EXPECT_EQ(k.nodes[0].gpu_model, "");
   EXPECT_TRUE(k.node_extras.empty());
+  ASSERT_EQ(k.warnings.size(), 1u);
+  EXPECT_EQ(k.warnings[0], "n.yaml:1:1: node 'cpu-1': status.capacity has no pods: kube-scheduler allows 0 pods there (\"Too many pods\")");
+}
+
+// A present allocatable is all kube counts: what it lacks is 0 (no error), and capacity is still
+// checked as input. Without allocatable, capacity is copied whole (the API server's defaulting).
+TEST(K8sYaml, NodeCountsAllocatableAloneWhenPresent) {
+  K8sObjects k = parse_k8s_text(R"(kind: Node
+metadata: {name: n}
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "4"}
+  allocatable: {memory: 30Gi, pods: "100"}
+)",
+                                "n.yaml");
+  ASSERT_EQ(k.nodes.size(), 1u);
+  EXPECT_EQ(k.nodes[0].cpu_milli, 0);
+  EXPECT_EQ(k.nodes[0].memory_bytes, 30 * 1024 * kBytesPerMib);
+  EXPECT_EQ(k.nodes[0].max_pods, 100);
+  EXPECT_EQ(k.nodes[0].gpu_count, 0);
+  ASSERT_EQ(k.warnings.size(), 1u);
+  EXPECT_EQ(k.warnings[0], "n.yaml:5:16: node 'n': status.allocatable has no cpu: only pods that request no cpu fit there");
+  k = parse_k8s_text("kind: Node\nmetadata: {name: n}\nstatus:\n  allocatable: {cpu: \"0\", memory: 1Gi, pods: \"1\"}\n", "n.yaml");
+  EXPECT_EQ(k.nodes[0].cpu_milli, 0);
+  EXPECT_TRUE(k.warnings.empty());
+  k = parse_k8s_text("kind: Node\nmetadata: {name: n}\n", "n.yaml");
+  EXPECT_EQ(k.nodes[0].max_pods, 0);
+  EXPECT_EQ(k.warnings.size(), 3u);  // no pods, cpu or memory anywhere
 }
 
 TEST(K8sYaml, NodeTimeSlicedWithoutRenameCountsPhysicalGpus) {
@@ -1117,8 +1147,8 @@ data:
 }
 
 TEST(K8sYamlErrors, BadNodes) {
-  expect_error("kind: Node\nmetadata: {name: n}\nstatus:\n  allocatable: {memory: 1Gi}\n", 4, 16,
-               "status.allocatable.cpu", "no cpu");
+  expect_error("kind: Node\nmetadata: {name: n}\nstatus:\n  allocatable: {cpu: 1, memory: 1Gi}\n  capacity: {cpu: lots}\n", 5, 19,
+               "status.capacity.cpu", "");
   expect_error("kind: Node\nmetadata: {name: n}\nspec:\n  taints: [{key: k, effect: Sometimes}]\n"
                "status: {capacity: {cpu: 1, memory: 1Gi}}\n",
                4, 29, "spec.taints[0].effect", "unknown taint effect");

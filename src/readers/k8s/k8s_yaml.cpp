@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <stdexcept>
 #include <utility>
 
@@ -528,35 +529,36 @@ void Reader::node(const Val& v) {
   for (size_t i = 0, k = taints.size(); i < k; ++i) n.taints.push_back(taint(taints.at(i)));
   n.unschedulable = v["spec"]["unschedulable"].boolean(false);
 
-  // Each resource from status.allocatable, else status.capacity.
+  // What kube-scheduler counts is status.allocatable. The API server fills it from status.capacity
+  // only when allocatable is absent altogether (kubernetes pkg/apis/core/v1/defaults.go,
+  // SetDefaults_NodeStatus); a resource that a present allocatable lacks is 0, pods included (0 pods
+  // allowed: "Too many pods"), whatever capacity says. Capacity is still checked as input.
   const Val status = v["status"];
   const Val alloc = status["allocatable"], cap = status["capacity"];
-  std::vector<std::pair<std::string, Val>> resources;
-  std::set<std::string> seen;
-  for (const Val* list : {&alloc, &cap})
-    list->each_entry([&](const std::string& name, const Val& val) {
-      if (seen.insert(name).second) resources.emplace_back(name, val);
+  const Val& counted = alloc.present() ? alloc : cap;
+  if (alloc.present())
+    cap.each_entry([&](const std::string& name, const Val& val) {
+      resource_amount(val, name == "pods" ? ResKind::kDevice : resource_kind(name));
     });
-  bool has_cpu = false, has_memory = false;
+  bool has_cpu = false, has_memory = false, has_pods = false;
   int64_t gpus = 0;
   const Val* gpu_at = nullptr;
   K8sNodeExtras extras;
   extras.node = n.name;
-  n.max_pods = kKubeletDefaultMaxPods;
-  for (const auto& [name, val] : resources) {
+  n.max_pods = 0;
+  counted.each_entry([&](const std::string& name, const Val& val) {
     const ResKind kind = resource_kind(name);
     if (name == "pods") {
       const int64_t pods = resource_amount(val, ResKind::kDevice);
       if (pods > 1'000'000) val.fail(fmt::format("{} pods is absurdly many", pods));
       n.max_pods = static_cast<int32_t>(pods);
+      has_pods = true;
     } else if (kind == ResKind::kCpu) {
       n.cpu_milli = resource_amount(val, kind);
       has_cpu = true;
-      if (n.cpu_milli == 0) val.fail("a node needs CPU");
     } else if (kind == ResKind::kMemory) {
       n.memory_bytes = resource_amount(val, kind);
       has_memory = true;
-      if (n.memory_bytes == 0) val.fail("a node needs memory");
     } else if (name == kGpu) {
       gpus = resource_amount(val, kind);
       gpu_at = &val;
@@ -565,9 +567,18 @@ void Reader::node(const Val& v) {
     } else {
       resource_amount(val, kind);  // validated, not kept
     }
+  });
+  // Missing amounts are kube's zeros, not errors: a warning names each, at the list kube read.
+  const char* list_name = alloc.present() ? "status.allocatable" : "status.capacity";
+  for (const auto& [has, resource, consequence] :
+       {std::tuple{has_pods, "pods", "kube-scheduler allows 0 pods there (\"Too many pods\")"},
+        std::tuple{has_cpu, "cpu", "only pods that request no cpu fit there"},
+        std::tuple{has_memory, "memory", "only pods that request no memory fit there"}}) {
+    if (has) continue;
+    const auto [line, column] = (alloc.present() ? alloc : v).position();
+    out_.warnings.push_back(fmt::format("{}:{}:{}: node '{}': {} has no {}: {}", v.source().file, line, column, n.name,
+                                        list_name, resource, consequence));
   }
-  if (!has_cpu) alloc["cpu"].fail("the node has no cpu in status.allocatable or status.capacity");
-  if (!has_memory) alloc["memory"].fail("the node has no memory in status.allocatable or status.capacity");
 
   if (const std::string* product = find_label(n.labels, "nvidia.com/gpu.product")) n.gpu_model = *product;
   // Time-slicing without rename advertises replicas x GPUs as nvidia.com/gpu; GPU feature discovery
