@@ -1,5 +1,6 @@
 #include "cli/command_checks.h"
 
+#include <charconv>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -38,6 +39,23 @@ bool same_file(const fs::path& a, const fs::path& b) {
 }
 
 }  // namespace
+
+std::string seed_problem(std::string_view text) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size() && v >= 0) return {};
+  const size_t first = text.find_first_not_of(" \t");
+  if (first != std::string_view::npos && text[first] == '-')
+    return fmt::format("{} is negative (a seed is an integer from 0 to {})", text, kMaxSeed);
+  return fmt::format("'{}' is not an integer from 0 to {}", text, kMaxSeed);
+}
+
+int64_t parse_seed(std::string_view text, std::string_view option) {
+  if (const std::string why = seed_problem(text); !why.empty()) throw UsageError(fmt::format("{}: {}", option, why));
+  int64_t v = 0;
+  std::from_chars(text.data(), text.data() + text.size(), v);
+  return v;
+}
 
 void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs) {
   std::vector<PathArg> asked;

@@ -3,6 +3,7 @@
 // input is read or any work is done.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -38,6 +39,15 @@ struct InputArg {
 /// absolute forms are equal once normalized (weakly_canonical: symbolic links of the existing part
 /// resolved, "." and ".." removed). Empty input paths are ignored.
 void check_output_paths(std::initializer_list<PathArg> outputs, const std::vector<InputArg>& inputs = {});
+
+/// Every command's rule for a seed: a decimal integer from 0 to kMaxSeed (2^63 - 1, so that every
+/// generator takes it as is, Go's int64 seeds of util/go_rand.h included). Returns "" when `text`
+/// is one, else the problem in words: "-5 is negative (a seed is an integer from 0 to ...)" or
+/// "'x' is not an integer from 0 to ...".
+inline constexpr int64_t kMaxSeed = INT64_MAX;
+std::string seed_problem(std::string_view text);
+/// The seed `text` holds; throws UsageError("<option>: <seed_problem>") otherwise.
+int64_t parse_seed(std::string_view text, std::string_view option);
 
 /// The one policy that `text` names (sched::parse_policy_list: a name, a comma list or "all"; an
 /// unknown name throws its UsageError, "<option>: unknown policy ..."). Throws UsageError(`error`)

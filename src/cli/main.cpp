@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/bench_serve_command.h"
+#include "cli/command_checks.h"
 #include "cli/pack_command.h"
 #include "cli/place_command.h"
 #include "cli/serve_command.h"
@@ -22,17 +23,10 @@
 
 namespace {
 
-// --seed: a decimal integer from 0 to 2^64 - 1. CLI11 2.1 reads an unsigned option with strtoull,
-// which turns "-1" into 18446744073709551615 and an overflow into the largest value, silently.
+// --seed: cli::seed_problem's rule, the same for every command. CLI11 2.1 alone would read an
+// unsigned option with strtoull, which turns "-1" into 18446744073709551615, silently.
 const CLI::Validator kSeed(
-    [](const std::string& text) -> std::string {
-      uint64_t v = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return {};
-      if (text.find_first_not_of(" \t") != std::string::npos && text[text.find_first_not_of(" \t")] == '-')
-        return fmt::format("{} is negative (a seed is an integer from 0 to {})", text, UINT64_MAX);
-      return fmt::format("'{}' is not an integer from 0 to {}", text, UINT64_MAX);
-    },
+    [](const std::string& text) -> std::string { return gpufleet::cli::seed_problem(text); },
     "SEED");
 
 // The workload options simulate and compare share: a workload file or the openb trace, and which
@@ -137,7 +131,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--random-range-ratio", bench.random_range_ratio, "random dataset: lengths uniform in len x [1-r, 1+r]")->capture_default_str();
   bench_cmd->add_option("--trace", bench.trace_path, "replay an Azure LLM CSV or Mooncake JSONL trace instead (docs/request-traces.md)");
   bench_cmd->add_option("--time-scale", bench.time_scale, "trace: multiply arrival times by K")->capture_default_str();
-  bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->capture_default_str();
+  bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->check(kSeed)->capture_default_str();
   bench_cmd->add_option("--json", bench.json_path, "write the result JSON (vLLM's keys) to FILE");
 
   gpufleet::cli::ServeCommandOptions serve;

@@ -32,14 +32,6 @@ namespace {
 
 constexpr const char* kOpenbDir = "alibaba-gpu-v2023";
 
-int64_t parse_int(std::string_view s, std::string_view what) {
-  int64_t v = 0;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-    throw UsageError(fmt::format("--seeds: '{}' is not an integer ({})", s, what));
-  return v;
-}
-
 }  // namespace
 
 std::vector<int64_t> parse_seed_list(std::string_view text) {
@@ -52,13 +44,13 @@ std::vector<int64_t> parse_seed_list(std::string_view text) {
     const std::string_view item = text.substr(start, comma - start);
     const size_t dash = item.find('-', 1);
     if (dash != std::string_view::npos) {
-      const int64_t lo = parse_int(item.substr(0, dash), "range start");
-      const int64_t hi = parse_int(item.substr(dash + 1), "range end");
+      const int64_t lo = parse_seed(item.substr(0, dash), "--seeds");
+      const int64_t hi = parse_seed(item.substr(dash + 1), "--seeds");
       if (hi < lo) throw UsageError(fmt::format("--seeds: empty range '{}'", item));
       if (hi - lo >= 100000) throw UsageError(fmt::format("--seeds: range '{}' is too long", item));
       for (int64_t s = lo; s <= hi; ++s) seeds.push_back(s);
     } else {
-      seeds.push_back(parse_int(item, "seed"));
+      seeds.push_back(parse_seed(item, "--seeds"));
     }
     start = comma + 1;
   }

@@ -69,6 +69,7 @@ expect_bad "zero prompts" "num_prompts: 0 is outside" --model Llama-3.1-8B --gpu
 expect_bad "range ratio" "random_range_ratio: 1 is outside [0, 1)" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --random-range-ratio 1
 expect_bad "negative rate" "request_rate: -1 must be positive" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --request-rate -1
 expect_bad "bad dtype" "--dtype: unknown dtype 'int3'" --model Llama-3.1-8B --gpu H100-80GB --dtype int3
+expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 to 9223372036854775807)" --model Llama-3.1-8B --gpu H100-80GB --seed -1
 printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
 expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
 expect_bad "trace missing column names it" "GeneratedTokens" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"

@@ -66,7 +66,10 @@ expect_bad missing-column "bad.csv:1: field 'num_gpu': missing column" --nodes "
 { echo "sn,cpu_milli,memory_mib,gpu,model"; echo "node-z,32000,131072,4"; } > "$T/badnodes.csv"
 expect_bad node-truncated "badnodes.csv:2: field 'model': truncated row" --nodes "$T/badnodes.csv" --pods "$T/pods.csv"
 expect_bad unknown-policy "unknown policy 'fastest'" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd,fastest
-expect_bad bad-seeds "--seeds" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 5-x
+expect_bad bad-seeds "--seeds: 'x' is not an integer from 0 to 9223372036854775807" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 5-x
+# One rule for seeds in every command (simulate's --seed says the same).
+expect_bad negative-seed "--seeds: -5 is negative (a seed is an integer from 0 to 9223372036854775807)" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds=-5
+expect_bad negative-range-end "--seeds: -5 is negative" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 3--5
 expect_bad missing-file "nope.csv: cannot open file" --nodes "$T/nodes.csv" --pods "$T/nope.csv"
 expect_bad bad-tune "--tune" --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune -1
 expect_bad tune-not-a-number "gpufleet: error: " --nodes "$T/nodes.csv" --pods "$T/pods.csv" --tune abc

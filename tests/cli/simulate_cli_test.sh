@@ -83,10 +83,12 @@ job_yaml '  durationSeconds: 60
 expect_bad "unknown key" "unknown key 'colour'" "$T/pools.yaml" "$T/typo.yaml"
 expect_bad "unknown policy" "unknown policy 'nope'" "$T/pools.yaml" "$T/good.yaml" --policy nope
 expect_bad "missing file" "no-such.yaml" "$T/pools.yaml" "$T/no-such.yaml"
-# Seeds are 0 .. 2^64-1: CLI11 alone wrapped -1 to 18446744073709551615 and saturated an overflow.
-expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 to 18446744073709551615)" "$T/pools.yaml" "$T/good.yaml" --seed -1
-expect_bad "seed overflow" "--seed: '18446744073709551616' is not an integer from 0 to 18446744073709551615" "$T/pools.yaml" "$T/good.yaml" \
+# Seeds are 0 .. 2^63-1 in every command: CLI11 alone wrapped -1 to 18446744073709551615 and saturated an overflow.
+expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 to 9223372036854775807)" "$T/pools.yaml" "$T/good.yaml" --seed -1
+expect_bad "seed overflow" "--seed: '18446744073709551616' is not an integer from 0 to 9223372036854775807" "$T/pools.yaml" "$T/good.yaml" \
   --seed 18446744073709551616
+expect_bad "seed above 2^63-1" "--seed: '9223372036854775808' is not an integer from 0 to 9223372036854775807" "$T/pools.yaml" "$T/good.yaml" \
+  --seed 9223372036854775808
 "$BIN" simulate --pools "$T/pools.yaml" --workload "$T/good.yaml" --json "$T/no-dir/x.json" -q > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && ok || bad "an unwritable --json path should exit 2"
 grep -qF -- "--json $T/no-dir/x.json: cannot write there" "$T/err.txt" && ok || bad "unwritable --json message: $(cat "$T/err.txt")"
