@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -18,6 +20,7 @@
 #include "cli/serve_command.h"
 #include "cli/compare_command.h"
 #include "cli/simulate_command.h"
+#include "cli/suggest.h"
 #include "sched/policy_registry.h"
 #include "util/input_error.h"
 
@@ -41,6 +44,40 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
   cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
   cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
   cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");
+}
+
+// A mistyped command or option, found before CLI11 parses: CLI11 alone reports a missing required
+// option first ("--cluster is required" for `place --polcy x --cluster ...` loses nothing, but
+// `place --polcy x` would hide the typo) and never suggests. "" when every word is known. Only words
+// that start with "--" are checked as options (a value such as -5 is not an option), up to "--".
+std::string unknown_word_problem(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return {};
+  const std::string command = argv[1];
+  std::vector<std::string> commands;
+  CLI::App* sub = nullptr;
+  for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands.push_back(s->get_name());
+    if (s->get_name() == command) sub = s;
+  }
+  if (sub == nullptr) {
+    const std::string guess = gpufleet::cli::closest_word(command, commands);
+    return fmt::format("unknown command '{}'{} (commands: {})", command, guess.empty() ? "" : fmt::format(": did you mean '{}'?", guess),
+                       fmt::join(commands, ", "));
+  }
+  std::vector<std::string> options;
+  for (const CLI::Option* o : sub->get_options())
+    for (const std::string& name : o->get_lnames()) options.push_back("--" + name);
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() <= 2 || arg.substr(0, 2) != "--") continue;
+    const std::string name(arg.substr(0, arg.find('=')));
+    if (sub->get_option_no_throw(name) != nullptr) continue;
+    const std::string guess = gpufleet::cli::closest_word(name, options);
+    return fmt::format("{}: unknown option '{}'{} (see gpufleet {} --help)", command, name,
+                       guess.empty() ? "" : fmt::format(": did you mean '{}'?", guess), command);
+  }
+  return {};
 }
 
 }  // namespace
@@ -155,6 +192,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--workload", serve.workload_paths, "--replay: Pod files (YAML or JSON)");
   serve_cmd->add_option("--json", serve.json_path, "--replay: write the decisions as JSON to FILE");
   serve_cmd->add_flag("-q,--quiet", serve.quiet, "no messages on stderr");
+  if (const std::string problem = unknown_word_problem(app, argc, argv); !problem.empty()) {
+    std::fprintf(stderr, "gpufleet: error: %s\n", problem.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
