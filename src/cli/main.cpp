@@ -20,8 +20,8 @@
 #include "cli/serve_command.h"
 #include "cli/compare_command.h"
 #include "cli/simulate_command.h"
-#include "cli/suggest.h"
 #include "sched/policy_registry.h"
+#include "util/edit_distance.h"
 #include "util/input_error.h"
 
 namespace {
@@ -60,7 +60,7 @@ std::string unknown_word_problem(CLI::App& app, int argc, char** argv) {
     if (s->get_name() == command) sub = s;
   }
   if (sub == nullptr) {
-    const std::string guess = gpufleet::cli::closest_word(command, commands);
+    const std::string guess = gpufleet::closest_word(command, commands);
     return fmt::format("unknown command '{}'{} (commands: {})", command, guess.empty() ? "" : fmt::format(": did you mean '{}'?", guess),
                        fmt::join(commands, ", "));
   }
@@ -73,7 +73,7 @@ std::string unknown_word_problem(CLI::App& app, int argc, char** argv) {
     if (arg.size() <= 2 || arg.substr(0, 2) != "--") continue;
     const std::string name(arg.substr(0, arg.find('=')));
     if (sub->get_option_no_throw(name) != nullptr) continue;
-    const std::string guess = gpufleet::cli::closest_word(name, options);
+    const std::string guess = gpufleet::closest_word(name, options);
     return fmt::format("{}: unknown option '{}'{} (see gpufleet {} --help)", command, name,
                        guess.empty() ? "" : fmt::format(": did you mean '{}'?", guess), command);
   }

@@ -1055,7 +1055,34 @@ spec:
       requests: {nvidia.com/gpu: 1}
       limits: {nvidia.com/gpu: 2}
 )",
-               7, 34, "spec.containers[0].resources.requests.nvidia.com/gpu", "request 1 differs from limit 2");
+               7, 34, "spec.containers[0].resources.requests.nvidia.com/gpu",
+               "Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 2 (the API server refuses the pod)");
+}
+
+// The rest of the API server's checks of a pod's resources and tolerations, in its words
+// (kubernetes pkg/apis/core/validation/validation.go): the pod is refused, not placed.
+TEST(K8sYamlErrors, PodsTheApiServerRefuses) {
+  const auto pod_with = [](const std::string& container, const std::string& spec = "") {
+    return "kind: Pod\nmetadata: {name: a}\nspec:\n" + spec + "  containers:\n  - name: c\n    resources:\n" + container;
+  };
+  expect_error(pod_with("      requests: {cpu: 1500m, memory: 1Gi}\n      limits: {cpu: \"1\", memory: 1Gi}\n"), 7, 23,
+               "spec.containers[0].resources.requests.cpu",
+               "Invalid value: \"1500m\": must be less than or equal to cpu limit of 1 (the API server refuses the pod)");
+  expect_error(pod_with("      requests: {memory: 2Gi}\n      limits: {memory: 1Gi}\n"), 7, 26,
+               "spec.containers[0].resources.requests.memory", "must be less than or equal to memory limit of 1Gi");
+  expect_error(pod_with("      requests: {nvidia.com/gpu: 1}\n"), 7, 34, "spec.containers[0].resources.requests.nvidia.com/gpu",
+               "resources.limits: Required value: Limit must be set for non overcommitable resources");
+  expect_error(pod_with("      limits: {cpu: 1}\n",
+                        "  tolerations: [{key: k, operator: Exists, effect: NoSchedule, tolerationSeconds: 30}]\n"),
+               4, 52, "spec.tolerations[0].effect",
+               "Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set");
+  // Accepted: a request below its limit, a limit alone (the request defaults to it), NoExecute with seconds.
+  const K8sObjects k = parse_k8s_text(pod_with("      requests: {cpu: 500m}\n      limits: {cpu: \"1\", nvidia.com/gpu: 1}\n",
+                                               "  tolerations: [{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]\n"),
+                                      "ok.yaml");
+  ASSERT_EQ(k.pods.size(), 1u);
+  EXPECT_EQ(k.pods[0].cpu_milli, 500);
+  EXPECT_EQ(k.pods[0].num_gpu, 1);
 }
 
 // Kubernetes sets no per-pod GPU limit: 12 GPUs is a request like any other (the openb trace's

@@ -15,6 +15,7 @@
 
 #include "admit/resource_quota.h"
 #include "readers/formats/input_limits.h"
+#include "util/edit_distance.h"
 #include "readers/k8s/k8s_fields.h"
 #include "readers/k8s/kueue_yaml.h"
 #include "readers/k8s/node_resource_topology.h"
@@ -138,23 +139,6 @@ struct ContainerRequests {
 
 // `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
 // other vendors' extended resources), for a warning.
-// Edit distance of two keys, ignoring case: insertions, deletions, substitutions and swaps of
-// adjacent letters (optimal string alignment), for "did you mean" on short keys.
-size_t key_distance(std::string_view a, std::string_view b) {
-  const auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && lower(a[i - 1]) == lower(b[j - 2]) && lower(a[i - 2]) == lower(b[j - 1]))
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
 // Container keys are not validated (only what gpufleet reads is), except `resources`: a misspelt
 // key there, or the key itself misspelt (resource, resouces, Resources: within 2 edits, no other
 // container field is), would silently drop the requests. kubectl's strict field validation rejects
@@ -162,7 +146,7 @@ size_t key_distance(std::string_view a, std::string_view b) {
 ContainerRequests container_requests(const Val& c, std::set<std::string>& ignored, bool& claims) {
   if (c.is_map())
     c.each_entry([&](const std::string& key, const Val&) {
-      if (key != "resources" && key_distance(key, "resources") <= 2)
+      if (key != "resources" && edit_distance(key, "resources") <= 2)
         c.fail_key(key, fmt::format("unknown key '{}': did you mean 'resources'?", key));
     });
   const Val res = c["resources"];
@@ -174,12 +158,24 @@ ContainerRequests container_requests(const Val& c, std::set<std::string>& ignore
   const Amounts lim = resource_list(lim_v, &ignored);
   check_pod_device_names(req_v);
   check_pod_device_names(lim_v);
+  // The API server's checks of requests against limits (kubernetes pkg/apis/core/validation/
+  // validation.go, ValidateResourceRequirements), in its words: a request above its limit; for an
+  // extended resource (not overcommitable), a request that differs from its limit or has none.
   for (const auto& [name, amount] : req) {
     const auto it = lim.find(name);
-    if (resource_kind(name) == ResKind::kDevice && it != lim.end() && it->second != amount)
-      req_v[name].fail(fmt::format("request {} differs from limit {}; extended resources cannot be overcommitted, "
-                                   "requests must equal limits",
-                                   amount, it->second));
+    const std::string request_text = req_v[name].str(), limit_text = it != lim.end() ? lim_v[name].str() : std::string();
+    if (resource_kind(name) == ResKind::kDevice) {
+      if (it == lim.end())
+        req_v[name].fail(fmt::format("resources.limits: Required value: Limit must be set for non overcommitable resources ({} "
+                                     "has no limit; the API server refuses the pod)",
+                                     name));
+      if (it->second != amount)
+        req_v[name].fail(fmt::format("Invalid value: \"{}\": must be equal to {} limit of {} (the API server refuses the pod)",
+                                     request_text, name, limit_text));
+    } else if (it != lim.end() && amount > it->second) {
+      req_v[name].fail(fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit of {} (the API server refuses the pod)",
+                                   request_text, name, limit_text));
+    }
   }
   ContainerRequests out;
   for (const auto& [name, amount] : lim) req.emplace(name, amount);  // kube: a missing request = the limit
@@ -322,8 +318,14 @@ Toleration toleration(const Val& v) {
   t.effect = effect.str();
   if (!t.effect.empty() && !one_of(t.effect, kTaintEffects))
     effect.fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
-  if (const Val s = v["tolerationSeconds"]; s.present())
+  if (const Val s = v["tolerationSeconds"]; s.present()) {
     t.toleration_seconds = s.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+    // The API server's validateTolerations (kubernetes pkg/apis/core/validation/validation.go).
+    if (t.effect != "NoExecute")
+      (effect.present() ? effect : s).fail(fmt::format("Invalid value: \"{}\": effect must be 'NoExecute' when `tolerationSeconds` is set "
+                                                       "(the API server refuses the pod)",
+                                                       t.effect));
+  }
   return t;
 }
 
