@@ -33,7 +33,7 @@ int run_place_command(const PlaceCommandOptions& o) {
   options.seed = o.seed;
   const place::PlaceResult result = place::place_workload(inputs.input, options);
 
-  if (!o.json_path.empty()) write_file_atomically(o.json_path, io::place_result_json(result, inputs.warnings, inputs.node_warnings));
+  if (!o.json_path.empty()) write_file_atomically(o.json_path, io::place_result_json(result, inputs.warnings, inputs.node_warnings, inputs.objects.not_modelled));
   std::string text = io::place_result_text(result);
   if (!inputs.objects.skipped_kinds.empty()) {
     int skipped = 0;

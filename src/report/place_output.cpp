@@ -34,7 +34,7 @@ std::string gpu_list(const std::vector<int32_t>& gpus) {
 }  // namespace
 
 std::string place_result_json(const place::PlaceResult& r, const std::vector<std::string>& warnings,
-                              const std::vector<NodeCountMismatch>& node_warnings) {
+                              const std::vector<NodeCountMismatch>& node_warnings, const std::vector<NotModelled>& not_modelled) {
   nlohmann::ordered_json doc;
   doc["policy"] = r.policy;
   doc["nodes"] = r.node_count;
@@ -70,6 +70,13 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
       list.push_back({{"node", m.node}, {"resource", m.resource}, {"advertised", m.advertised}, {"expected", m.expected},
                       {"gpus", m.gpus}, {"replicas", m.replicas}, {"strategy", m.strategy}, {"message", m.message}});
     doc["node_warnings"] = std::move(list);
+  }
+  if (!not_modelled.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const NotModelled& f : not_modelled)
+      list.push_back({{"what", f.what}, {"objects", f.objects}, {"file", f.first.file}, {"line", f.first.line},
+                      {"column", f.first.column}, {"field", f.first.field}, {"consequence", f.consequence}});
+    doc["not_modelled"] = std::move(list);
   }
   // Names are not guaranteed UTF-8 (YAML may carry any bytes): replace invalid sequences (U+FFFD).
   return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "readers/k8s/device_setup.h"
+#include "readers/k8s/k8s_objects.h"
 #include "place/place_workload.h"
 
 namespace gpufleet::io {
@@ -27,8 +28,12 @@ namespace gpufleet::io {
 /// whose advertised GPU count disagrees with their labels and sharing (readers/k8s/device_setup.h rule 5).
 /// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.
 /// warnings: what the inputs' reading decided differently from Kubernetes or left out (readers/k8s/place_inputs.h).
+/// not_modelled (only when there are some): the fields read but not modelled, each once with where it
+/// first appears: [{"what": "scheduler 'kai-scheduler'", "objects": 2, "file": "w.yaml", "line": 6,
+/// "column": 18, "field": "spec.schedulerName", "consequence": "..."}] (readers/k8s/k8s_objects.h NotModelled).
 std::string place_result_json(const place::PlaceResult& result, const std::vector<std::string>& warnings = {},
-                              const std::vector<NodeCountMismatch>& node_warnings = {});
+                              const std::vector<NodeCountMismatch>& node_warnings = {},
+                              const std::vector<NotModelled>& not_modelled = {});
 
 /// One line per pod, e.g. `ml/train-0  -> p5-0  gpus 0-7`, `ml/chat-0  -> t4-0  gpu 0  mps 1/4 (3840 MiB,
 /// 25% SMs)` or `dev/nb-1  pending: 0/12 nodes ...`,

@@ -185,4 +185,17 @@ printf 'version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - {name: nvid
 "$BIN" place --cluster "$T/both.yaml" "$M/nodes.yaml" --workload "$M/workload.yaml" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "both.yaml:7:5: field 'sharing.mps': sharing.timeSlicing and sharing.mps are mutually exclusive" "$T/err.txt" && ok || bad "time-slicing and MPS together: $(cat "$T/err.txt")"
 
+# A field read but not modelled: one warning at its first place, and the same in the JSON.
+printf 'kind: Pod\nmetadata: {name: kai}\nspec:\n  schedulerName: kai-scheduler\n  containers: [{name: c}]\n' > "$T/kai.yaml"
+"$BIN" place --cluster "$M/nodes.yaml" --workload "$T/kai.yaml" --json "$T/kai.json" > /dev/null 2> "$T/err.txt"
+[ $? = 0 ] && grep -q "kai.yaml:4:18: field 'spec.schedulerName': scheduler 'kai-scheduler' is not modelled (1 object(s))" "$T/err.txt" && ok \
+  || bad "schedulerName warning: $(cat "$T/err.txt")"
+python3 - "$T/kai.json" <<'PY' && ok || bad "not_modelled in the JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+[f] = d["not_modelled"]
+assert (f["what"], f["objects"], f["line"], f["column"], f["field"]) == ("scheduler 'kai-scheduler'", 1, 4, 18, "spec.schedulerName"), f
+assert d["placements"][0]["pod"] == "default/kai", d["placements"]
+PY
+
 finish

@@ -315,7 +315,7 @@ spec:
       "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, resources: {claims: [{name: gpu}]}}\n", "p.yaml");
   ASSERT_EQ(k.pods.size(), 1u);
   EXPECT_EQ(k.warnings,
-            (std::vector<std::string>{"ignored container resources.claims (dynamic resource allocation) in 1 object(s): not modelled"}));
+            (std::vector<std::string>{"p.yaml:5:3: field 'spec.containers': container resources.claims (dynamic resource allocation) is not modelled (1 object(s)): the pod is placed without its claims"}));
 }
 
 // A key given twice in one mapping: yaml-cpp would keep the first value and drop the second without
@@ -352,8 +352,8 @@ spec:
                                       "p.yaml");
   ASSERT_EQ(k.pods.size(), 4u);
   EXPECT_EQ(k.pods[0].cpu_milli, 1000);
-  EXPECT_EQ(k.warnings, (std::vector<std::string>{"ignored pod resource ephemeral-storage in 1 object(s): not modelled",
-                                                  "ignored pod resource example.com/fpga in 2 object(s): not modelled"}));
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"p.yaml:5:3: field 'spec.containers': pod resource ephemeral-storage is not modelled (1 object(s)): the pod is placed without it",
+                                                  "p.yaml:5:3: field 'spec.containers': pod resource example.com/fpga is not modelled (2 object(s)): the pod is placed without it"}));
 }
 
 TEST(K8sYaml, PodUnknownMigProfileIsAnError) {
@@ -488,7 +488,7 @@ spec:
   EXPECT_EQ(c.required_affinity[0].topology_key, "kubernetes.io/hostname");
   EXPECT_EQ(c.required_affinity[0].label_selector.match_labels[0], (std::pair<std::string, std::string>{"app", "cache"}));
   // Preferred terms are kept but not scored: said once, nothing silently dropped.
-  EXPECT_EQ(k.warnings, (std::vector<std::string>{"ignored preferred podAntiAffinity scoring in 1 object(s): not modelled"}));
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"c.yaml:30:7: field 'spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution': preferred podAntiAffinity scoring is not modelled (1 object(s)): the policy's scores rank the nodes without it"}));
 }
 
 // -------------------------------------------------------------------------------- Controllers
@@ -1057,6 +1057,47 @@ spec:
 )",
                7, 34, "spec.containers[0].resources.requests.nvidia.com/gpu",
                "Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 2 (the API server refuses the pod)");
+}
+
+// A pod for another scheduler, or with KAI Scheduler's GPU-sharing annotations: read, placed as the
+// default scheduler would, and said once per field with its first place and the count of objects.
+TEST(K8sYaml, OtherSchedulersAndKaiAnnotationsAreNotModelled) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata:
+  name: a
+  annotations: {gpu-fraction: "0.5"}
+spec:
+  schedulerName: kai-scheduler
+  containers: [{name: c}]
+---
+kind: Pod
+metadata: {name: b}
+spec:
+  schedulerName: kai-scheduler
+  containers: [{name: c}]
+---
+kind: Pod
+metadata: {name: c}
+spec:
+  schedulerName: default-scheduler
+  containers: [{name: c}]
+)",
+                                      "w.yaml");
+  ASSERT_EQ(k.pods.size(), 3u);
+  ASSERT_EQ(k.not_modelled.size(), 2u);
+  EXPECT_EQ(k.not_modelled[0].what, "scheduler 'kai-scheduler'");
+  EXPECT_EQ(k.not_modelled[0].objects, 2);
+  EXPECT_EQ(k.not_modelled[0].first.line, 6);
+  EXPECT_EQ(k.not_modelled[0].first.column, 18);
+  EXPECT_EQ(k.not_modelled[0].first.field, "spec.schedulerName");
+  EXPECT_EQ(k.not_modelled[1].what, "KAI Scheduler's GPU sharing annotation gpu-fraction");
+  EXPECT_EQ(k.not_modelled[1].objects, 1);
+  EXPECT_EQ(k.warnings,
+            (std::vector<std::string>{
+                "w.yaml:6:18: field 'spec.schedulerName': scheduler 'kai-scheduler' is not modelled (2 object(s)): the pod is placed "
+                "as kube's default-scheduler would place it",
+                "w.yaml:4:31: field 'metadata.annotations.gpu-fraction': KAI Scheduler's GPU sharing annotation gpu-fraction is not "
+                "modelled (1 object(s)): the pod is placed without the GPU share it asks for"}));
 }
 
 // The rest of the API server's checks of a pod's resources and tolerations, in its words

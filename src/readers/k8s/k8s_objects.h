@@ -116,6 +116,15 @@ struct K8sPodExtras {
   std::map<std::string, int64_t> extended;  ///< e.g. nvidia.com/gpu.shared -> 1
 };
 
+/// A field read but not modelled, over every object that carries it: said once, at the first place,
+/// with what gpufleet does instead (also a line of K8sObjects::warnings).
+struct NotModelled {
+  std::string what;         ///< e.g. "topologySpreadConstraints", "scheduler 'kai-scheduler'"
+  int objects = 0;          ///< how many objects carry it
+  SourcePosition first;     ///< where it first appears
+  std::string consequence;  ///< e.g. "the pod is placed as kube's default-scheduler would place it"
+};
+
 struct K8sObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
@@ -135,8 +144,9 @@ struct K8sObjects {
   std::vector<queue::Workload> queued_workloads;
   std::vector<PodGroup> pod_groups;  ///< gangs, in order of appearance
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
-  std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per ignored
-                                             ///< pod feature and per unenforced quota resource
+  std::vector<NotModelled> not_modelled;      ///< in order of first appearance
+  std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per field
+                                             ///< not modelled and per unenforced quota resource
 };
 
 }  // namespace gpufleet::io

@@ -439,7 +439,12 @@ class Reader : public detail::K8sTemplateParser {
   bool embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key);
   void device_plugin_config(const Val& v, ConfigOrigin origin);
   void mig_parted_config(const Val& v, ConfigOrigin origin);
-  void feature(const std::string& what) { ++features_[what]; }
+  // A field read but not modelled at `at`; counted per `what`, said once (finish()).
+  void feature(const std::string& what, const Val& at, const std::string& consequence) {
+    const auto [it, first] = features_.try_emplace(what, out_.not_modelled.size());
+    if (first) out_.not_modelled.push_back({what, 0, position_of(at), consequence});
+    ++out_.not_modelled[it->second].objects;
+  }
   // Sets the priority of a pod (or template) as the Priority admission plugin does.
   void resolve(Pod& p, const PriorityPending& info) const;
 
@@ -449,7 +454,7 @@ class Reader : public detail::K8sTemplateParser {
   detail::KueueReader kueue_;
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
-  std::map<std::string, int> features_;
+  std::map<std::string, size_t> features_;  // what -> index in out_.not_modelled
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
   std::vector<NodeResourceTopologySpec> topologies_;  // applied to the nodes in finish()
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
@@ -652,8 +657,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   const Val overhead = spec["overhead"];
   add_into(total, resource_list(overhead, &ignored));
   check_pod_device_names(overhead);
-  for (const std::string& name : ignored) feature(fmt::format("pod resource {}", name));
-  if (claims) feature("container resources.claims (dynamic resource allocation)");
+  for (const std::string& name : ignored)
+    feature(fmt::format("pod resource {}", name), containers, "the pod is placed without it");
+  if (claims)
+    feature("container resources.claims (dynamic resource allocation)", containers, "the pod is placed without its claims");
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_bytes = amount_of(total, "memory");
@@ -696,20 +703,33 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     const Val block = affinity[kind];
     const Val req = block["requiredDuringSchedulingIgnoredDuringExecution"];
     for (size_t i = 0, n = req.size(); i < n; ++i) {
-      if (req.at(i)["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      if (req.at(i)["namespaceSelector"].present())
+        feature(fmt::format("{} namespaceSelector", kind), req.at(i)["namespaceSelector"], "the term selects in the pod's namespace only");
       required.push_back(pod_affinity_term(req.at(i)));
     }
     const Val preferred_terms = block["preferredDuringSchedulingIgnoredDuringExecution"];
     for (size_t i = 0, n = preferred_terms.size(); i < n; ++i) {
       const Val e = preferred_terms.at(i);
-      if (e["podAffinityTerm"]["namespaceSelector"].present()) feature(fmt::format("{} namespaceSelector", kind));
+      if (e["podAffinityTerm"]["namespaceSelector"].present())
+        feature(fmt::format("{} namespaceSelector", kind), e["podAffinityTerm"]["namespaceSelector"],
+                "the term selects in the pod's namespace only");
       pref.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
     }
-    if (preferred_terms.size() > 0) feature(fmt::format("preferred {} scoring", kind));
+    if (preferred_terms.size() > 0)
+      feature(fmt::format("preferred {} scoring", kind), preferred_terms, "the policy's scores rank the nodes without it");
   };
   pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
   pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);
-  if (spec["topologySpreadConstraints"].size() > 0) feature("topologySpreadConstraints");
+  if (spec["topologySpreadConstraints"].size() > 0)
+    feature("topologySpreadConstraints", spec["topologySpreadConstraints"], "the pod is placed without spreading");
+  // Only kube's default scheduler is modelled; a pod for another one (KAI Scheduler, Volcano, a
+  // custom scheduler) is placed as the default scheduler would place it.
+  if (const Val name = spec["schedulerName"]; name.present() && name.str() != "default-scheduler")
+    feature(fmt::format("scheduler '{}'", name.str()), name, "the pod is placed as kube's default-scheduler would place it");
+  // KAI Scheduler's GPU sharing by annotation (github.com/NVIDIA/KAI-Scheduler, docs/gpu-sharing).
+  for (const char* key : {"gpu-fraction", "gpu-memory"})
+    if (const Val a = meta["annotations"][key]; a.present())
+      feature(fmt::format("KAI Scheduler's GPU sharing annotation {}", key), a, "the pod is placed without the GPU share it asks for");
   const Val tolerations = spec["tolerations"];
   for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
 
@@ -1090,8 +1110,9 @@ K8sObjects Reader::finish() {
   for (const auto& [kind, first] : skipped_)
     out_.warnings.push_back(fmt::format("skipped {} {} object(s): {} (first at {})", out_.skipped_kinds[kind], kind,
                                         first.second, first.first));
-  for (const auto& [what, n] : features_)
-    out_.warnings.push_back(fmt::format("ignored {} in {} object(s): not modelled", what, n));
+  for (const NotModelled& f : out_.not_modelled)
+    out_.warnings.push_back(fmt::format("{}:{}:{}: field '{}': {} is not modelled ({} object(s)): {}", f.first.file, f.first.line,
+                                        f.first.column, f.first.field, f.what, f.objects, f.consequence));
   for (const auto& [resource, where] : unenforced_)
     out_.warnings.push_back(fmt::format("ResourceQuota spec.hard resource '{}' is not enforced by gpufleet: no pod is "
                                         "charged for it ({} quota(s), first at {})",
