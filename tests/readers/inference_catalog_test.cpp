@@ -175,7 +175,7 @@ TEST(InferenceCatalog, BadFilesNameFileLineColumnAndField) {
   expect_error(edit(4, "- name: M\n  experts: 8\n  expertsPerToken: 2"), 8, 11, "models[0].params",
                "needs activeParams below params");
   expect_error(std::string(kMinimal) + "---\nkind: ServingCatalog\n", 27, 1, "", "one YAML document");
-  expect_error("", 0, 0, "kind", "no document with kind ServingCatalog");
+  expect_error("", 0, 0, "kind", "the file is empty: expected a ServingCatalog (gpufleet.io/v1)");
   expect_error("models: [\n", 2, 1, "", "YAML syntax error");
 }
 

@@ -375,7 +375,10 @@ TEST(PoolFileErrors, OtherFields) {
   expect_error(edit(4, "- instanceType: x"), 4, 3, "pools[0].name", "required field is missing");
   expect_error(edit(1, "apiVersion: gpufleet.io/v2"), 1, 13, "apiVersion", "not supported");
   expect_error(edit(2, "kind: NodePools"), 2, 7, "kind", "unknown kind 'NodePools'");
-  expect_error("kind: ConfigMap\nmetadata: {name: x}\n", 0, 0, "kind", "no document with kind NodePoolSet");
+  expect_error("kind: ConfigMap\nmetadata: {name: x}\n", 0, 0, "kind", "the file holds a ConfigMap, not a NodePoolSet (gpufleet.io/v1)");
+  expect_error("", 0, 0, "kind", "the file is empty: expected a NodePoolSet (gpufleet.io/v1)");
+  expect_error("apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 60\n", 0, 0, "kind",
+               "the file holds a Workload (sim.gpufleet.io/v1), not a NodePoolSet (gpufleet.io/v1); give it to simulate --workload");
   expect_error("apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools: {a: 1}\n", 3, 8, "pools", "expected a list, got a mapping");
 }
 

@@ -240,6 +240,16 @@ TEST(SimWorkloadReader, ExampleAndErrors) {
   EXPECT_EQ(horizon("1e8"), "no error");
   EXPECT_EQ(horizon("100000001"), "w.yaml:3:17: field 'horizonSeconds': 100000001 is above the maximum of 100000000 s (about 3 years)");
   EXPECT_EQ(horizon("1e10"), "w.yaml:3:17: field 'horizonSeconds': 1e10 is above the maximum of 100000000 s (about 3 years)");
+  // A file of another kind, or an empty one, is said whole; a document of the simulator's group with
+  // a mistyped kind is still said at its field.
+  auto file = [](const std::string& text) { return error_of([&] { io::parse_sim_workload_text(text, "w.yaml", {}); }); };
+  EXPECT_EQ(file(""), "w.yaml: field 'kind': the file is empty: expected a Workload (sim.gpufleet.io/v1)");
+  EXPECT_EQ(file("apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools: []\n---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n"),
+            "w.yaml: field 'kind': the file holds a NodePoolSet (gpufleet.io/v1) and an Autoscaling (sim.gpufleet.io/v1), not a "
+            "Workload (sim.gpufleet.io/v1); give it to simulate --pools (or place --cluster)");
+  EXPECT_EQ(file("apiVersion: v1\nkind: Node\n---\napiVersion: v1\nkind: Node\n---\nkind: Pod\n"),
+            "w.yaml: field 'kind': the file holds 2 Node objects (v1) and a Pod, not a Workload (sim.gpufleet.io/v1)");
+  EXPECT_EQ(file("apiVersion: sim.gpufleet.io/v1\nkind: Wrkload\n"), "w.yaml:2:7: field 'kind': kind 'Wrkload' is not supported (expected Workload)");
 }
 
 TEST(SimWorkloadReader, GeneratorJobCountIsBounded) {

@@ -1,5 +1,7 @@
 #include "readers/k8s/pool_file.h"
 
+#include "readers/formats/document_kinds.h"
+
 #include <exception>
 #include <initializer_list>
 #include <limits>
@@ -306,7 +308,7 @@ std::vector<NodePool> parse_pool_text(std::string_view text, const std::string& 
       if (sources != nullptr) sources->push_back(std::move(source));
     }
   }
-  if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));
+  if (!found) detail::fail_without_kind(source_name, docs, kKind, kApiVersion);
   return pools;
 }
 

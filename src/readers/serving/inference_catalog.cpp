@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "readers/formats/document_kinds.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -128,7 +129,7 @@ inference::ServingCatalog parse_serving_catalog_text(std::string_view text, cons
     if (doc != nullptr) Field(d, "", src).fail("a serving catalog is one YAML document (found a second)");
     doc = &d;
   }
-  if (doc == nullptr) throw InputError(file_name, 0, "kind", fmt::format("no document with kind {}", kKind));
+  if (doc == nullptr) detail::fail_without_kind(file_name, docs, kKind, kApiVersion);
   const Field root(*doc, "", src);
   root.require_map();
   root.only_keys({"apiVersion", "kind", "models", "gpus", "latency", "memory", "coldStart"});

@@ -12,6 +12,7 @@
 #include "readers/serving/inference_catalog.h"
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/serving/sim_inference.h"
+#include "readers/formats/document_kinds.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
 #include "model/gpu_catalog.h"
@@ -344,6 +345,15 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
   SimWorkloadFile out;
   bool found = false;
   const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
+  // A file of other kinds only (a pool file, Kubernetes objects) or an empty one is said whole; a
+  // Workload document, or one of the simulator's group, is checked field by field below.
+  if (std::none_of(docs.begin(), docs.end(), [](const detail::YamlNode& d) {
+        const detail::YamlNode* kind = d.find("kind");
+        const detail::YamlNode* api = d.find("apiVersion");
+        return (kind != nullptr && kind->scalar == kKind) ||
+               (api != nullptr && api->scalar == kSimApiVersion && (kind == nullptr || kind->scalar != detail::kSimSettingsKind));
+      }))
+    detail::fail_without_kind(source_name, docs, kKind, kSimApiVersion);
   for (const detail::YamlNode& doc : docs) {
     if (doc.type == detail::YamlType::kNull) continue;
     const Field root(doc, "", src);
@@ -386,7 +396,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     }
     check_queue_references(root, out.workload, out.generator);
   }
-  if (!found) throw InputError(source_name, 0, "kind", fmt::format("no document with kind {}", kKind));
+  if (!found) detail::fail_without_kind(source_name, docs, kKind, kSimApiVersion);
   return out;
 }
 
