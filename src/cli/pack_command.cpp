@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
@@ -118,7 +120,9 @@ int run_pack_command(const PackCommandOptions& o) {
   // 2. Run policies x seeds, in parallel, results in a fixed order (pack::run_pack_grid).
   const size_t tasks = pack::pack_grid_tasks(policies.size(), seeds.size(), o.bound);
   const int jobs = parallel_threads(o.jobs, tasks);
-  if (!o.quiet) std::fprintf(stderr, "%s", source_label.c_str());
+  // Which files are read, before the run: on stderr, unless stdout is the same terminal, where the
+  // summary's first lines say it at the end (it would be printed twice).
+  if (!o.quiet && !(isatty(fileno(stdout)) && isatty(fileno(stderr)))) std::fprintf(stderr, "%s", source_label.c_str());
   std::vector<pack::PackRun> runs;
   {
     const std::string what = o.bound ? fmt::format("pack {} runs and {} seeds' bounds", policies.size() * seeds.size(), seeds.size())

@@ -104,4 +104,13 @@ cp "$T/pods.csv" "$T/pods-copy.csv"
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" -q --json "$T" > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -q "is a directory" "$T/err.txt" && ok || bad "--json DIR: $(cat "$T/err.txt")"
 
+# On a terminal (stdout and stderr both), the input files are said once, in the summary.
+if command -v script > /dev/null; then
+  script -qc "'$BIN' pack --nodes '$T/nodes.csv' --pods '$T/pods.csv' --seeds 42 --policy fgd --no-bound" /dev/null > "$T/tty.txt" 2>&1
+  [ "$(grep -c '^nodes: ' "$T/tty.txt")" = 1 ] && ok || bad "nodes: printed $(grep -c '^nodes: ' "$T/tty.txt") times on a terminal"
+  # Not a terminal: the label on stderr before the run, and in the summary on stdout.
+  "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --seeds 42 --policy fgd --no-bound > "$T/out.txt" 2> "$T/err.txt"
+  grep -q '^nodes: ' "$T/err.txt" && grep -q '^nodes: ' "$T/out.txt" && ok || bad "nodes: should be on stderr and stdout when piped"
+fi
+
 finish
