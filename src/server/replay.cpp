@@ -51,12 +51,17 @@ ReplayResult run_replay(const std::vector<nlohmann::json>& objects, const Replay
   nlohmann::json items = nlohmann::json::array();
   std::map<std::string, nlohmann::json> pod_objects;  // key -> the object, as kube-scheduler sends it
   std::vector<nlohmann::json> node_objects;
-  for (const nlohmann::json& object : objects) {
+  size_t pods_without_uid = 0;
+  for (nlohmann::json object : objects) {
     const std::string kind = object.is_object() ? object.value("kind", std::string()) : std::string();
     const nlohmann::json meta = object.is_object() ? object.value("metadata", nlohmann::json::object()) : nlohmann::json();
     const std::string name = meta.is_object() ? meta.value("name", std::string()) : std::string();
     if (kind != "Node" && kind != "Pod")
       throw UsageError(fmt::format("--replay: {} {}: give Nodes and Pods (other kinds with --cluster-config)", kind.empty() ? "an object without kind" : kind, name));
+    // The API server gives every object a metadata.uid when it is created, and kube-scheduler binds
+    // by it; a Pod file written by hand has none, so the replay gives one, the same on every run.
+    if (kind == "Pod" && meta.is_object() && meta.value("uid", std::string()).empty())
+      object["metadata"]["uid"] = fmt::format("00000000-0000-4000-8000-{:012d}", ++pods_without_uid);
     if (kind == "Pod") {
       pod_objects[live::object_key(live::ResourceKind::kPod, object)] = object;
     } else {

@@ -15,6 +15,10 @@ command -v curl > /dev/null || { echo "serve_cli_test skipped: curl is not insta
 [ "$(grep -c '^equal to place: 13/13$' "$T/replay.txt")" = 2 ] && ok || bad "replay: want 13/13 twice: $(cat "$T/replay.txt")"
 grep -q '^extender calls: filter 13, prioritize 6, bind 10$' "$T/replay.txt" && ok || bad "replay calls: $(cat "$T/replay.txt")"
 grep -q '"mismatches": 0' "$T/replay.json" && ok || bad "replay JSON"
+# Pods written by hand have no metadata.uid (the API server sets it): the replay gives each one.
+grep -v '^  uid: ' "$EX/replay/pods.yaml" > "$T/no-uid.yaml"
+"$BIN" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/no-uid.yaml" > "$T/replay.txt" 2> "$T/err.txt" \
+  && [ "$(grep -c '^equal to place: 13/13$' "$T/replay.txt")" = 2 ] && ok || bad "replay without uids: $(cat "$T/err.txt") $(cat "$T/replay.txt")"
 
 # 2. A server from a snapshot file.
 "$BIN" serve --listen 127.0.0.1:0 --snapshot "$EX/replay/nodes.yaml" --prices "$2/pools.yaml" > "$T/out.txt" 2> "$T/serve.txt" &
