@@ -107,7 +107,7 @@ status:
   EXPECT_EQ(k.nodes[0].gpu_model, "");
   EXPECT_TRUE(k.node_extras.empty());
   ASSERT_EQ(k.warnings.size(), 1u);
-  EXPECT_EQ(k.warnings[0], "n.yaml:1:1: node 'cpu-1': status.capacity has no pods: kube-scheduler allows 0 pods there (\"Too many pods\")");
+  EXPECT_EQ(k.warnings[0], "n.yaml:4:13: node 'cpu-1': status.capacity has no pods: kube-scheduler allows 0 pods there (\"Too many pods\")");
 }
 
 // A present allocatable is all kube counts: what it lacks is 0 (no error), and capacity is still

@@ -249,6 +249,9 @@ TEST(SimWorkloadReader, ExampleAndErrors) {
             "Workload (sim.gpufleet.io/v1); give it to simulate --pools (or place --cluster)");
   EXPECT_EQ(file("apiVersion: v1\nkind: Node\n---\napiVersion: v1\nkind: Node\n---\nkind: Pod\n"),
             "w.yaml: field 'kind': the file holds 2 Node objects (v1) and a Pod, not a Workload (sim.gpufleet.io/v1)");
+  EXPECT_EQ(file("apiVersion: sim.gpufleet.io/v1\nkind: FaultSchedule\nfaults: []\n"),
+            "w.yaml: field 'kind': the file holds a FaultSchedule (sim.gpufleet.io/v1), not a Workload (sim.gpufleet.io/v1); give "
+            "it to simulate --pools");
   EXPECT_EQ(file("apiVersion: sim.gpufleet.io/v1\nkind: Wrkload\n"), "w.yaml:2:7: field 'kind': kind 'Wrkload' is not supported (expected Workload)");
 }
 

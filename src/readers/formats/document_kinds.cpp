@@ -34,6 +34,12 @@ constexpr Reader kReaders[] = {
 
 }  // namespace
 
+bool is_gpufleet_kind(std::string_view kind, std::string_view api_version) {
+  for (const Reader& r : kReaders)
+    if (r.kind == kind && r.api_version == api_version) return true;
+  return false;
+}
+
 std::string kinds_held(const std::vector<YamlNode>& docs) {
   std::vector<std::pair<std::string, std::string>> order;  // (kind, apiVersion) in first appearance
   std::map<std::pair<std::string, std::string>, int> counts;

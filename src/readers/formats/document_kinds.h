@@ -16,6 +16,10 @@ namespace gpufleet::io::detail {
 /// left out. "" when nothing is left (the file is empty or holds only empty documents).
 std::string kinds_held(const std::vector<YamlNode>& docs);
 
+/// Whether (`kind`, `api_version`) is one of gpufleet's own documents that a command reads
+/// (Workload, NodePoolSet, Autoscaling, FaultSchedule, ServingCatalog).
+bool is_gpufleet_kind(std::string_view kind, std::string_view api_version);
+
 /// Throws InputError(file, line 0, field "kind") for a file without the `expected` document
 /// (`kind` of `api_version`):
 ///   "the file is empty: expected a <kind> (<api_version>)" when kinds_held is "";

@@ -582,7 +582,7 @@ void Reader::node(const Val& v) {
         std::tuple{has_cpu, "cpu", "only pods that request no cpu fit there"},
         std::tuple{has_memory, "memory", "only pods that request no memory fit there"}}) {
     if (has) continue;
-    const auto [line, column] = (alloc.present() ? alloc : v).position();
+    const auto [line, column] = (counted.present() ? counted : v).position();
     out_.warnings.push_back(fmt::format("{}:{}:{}: node '{}': {} has no {}: {}", v.source().file, line, column, n.name,
                                         list_name, resource, consequence));
   }

@@ -345,13 +345,15 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
   SimWorkloadFile out;
   bool found = false;
   const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
-  // A file of other kinds only (a pool file, Kubernetes objects) or an empty one is said whole; a
-  // Workload document, or one of the simulator's group, is checked field by field below.
+  // A file of other kinds only (a pool file, a fault schedule, Kubernetes objects) or an empty one is
+  // said whole; a Workload document, or an unknown one of the simulator's group (a mistyped kind), is
+  // checked field by field below.
   if (std::none_of(docs.begin(), docs.end(), [](const detail::YamlNode& d) {
         const detail::YamlNode* kind = d.find("kind");
         const detail::YamlNode* api = d.find("apiVersion");
-        return (kind != nullptr && kind->scalar == kKind) ||
-               (api != nullptr && api->scalar == kSimApiVersion && (kind == nullptr || kind->scalar != detail::kSimSettingsKind));
+        const std::string kind_text = kind != nullptr ? kind->scalar : std::string();
+        return kind_text == kKind ||
+               (api != nullptr && api->scalar == kSimApiVersion && !detail::is_gpufleet_kind(kind_text, api->scalar));
       }))
     detail::fail_without_kind(source_name, docs, kKind, kSimApiVersion);
   for (const detail::YamlNode& doc : docs) {
