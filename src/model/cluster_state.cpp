@@ -550,6 +550,9 @@ void ClusterState::do_bind(NodeId n, const Pod& pod, const DeviceAssignment& dev
   Usage& u = usage_[n];
   u.cpu_used_milli += pod.cpu_milli;
   u.memory_used_bytes += pod.memory_bytes;
+  u.nonzero_cpu_milli += pod.nonzero_cpu_request_milli();
+  u.nonzero_memory_bytes += pod.nonzero_memory_request_bytes();
+  if (pod.has_scored_affinity()) ++scored_affinity_pods_;
   u.pods += 1;
   if (sharing_[n] == 0 && devices.shared_replicas.empty() && devices.mig.empty()) {
     for (int32_t g : gpus) {
@@ -599,6 +602,9 @@ BoundPod ClusterState::unbind(NodeId n, size_t i, uint32_t* anti_at) {
   }
   u.cpu_used_milli -= pod.cpu_milli;
   u.memory_used_bytes -= pod.memory_bytes;
+  u.nonzero_cpu_milli -= pod.nonzero_cpu_request_milli();
+  u.nonzero_memory_bytes -= pod.nonzero_memory_request_bytes();
+  if (pod.has_scored_affinity()) --scored_affinity_pods_;
   u.pods -= 1;
   if (sharing_[n] == 0 && out.shared_replicas.empty() && out.mig.empty()) {
     for (int32_t g : out.gpus) {

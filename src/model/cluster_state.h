@@ -168,6 +168,10 @@ class ClusterState {
   int64_t cpu_used_milli(NodeId n) const { return usage_[n].cpu_used_milli; }
   int64_t memory_free_bytes(NodeId n) const { return nodes_[n].memory_bytes - usage_[n].memory_used_bytes; }
   int32_t pod_count(NodeId n) const { return usage_[n].pods; }
+  /// Sums of the bound pods' non-zero requests (Pod::nonzero_cpu_request_milli,
+  /// nonzero_memory_request_bytes): kube's NodeInfo.NonZeroRequested, what its scores count.
+  int64_t nonzero_cpu_requested_milli(NodeId n) const { return usage_[n].nonzero_cpu_milli; }
+  int64_t nonzero_memory_requested_bytes(NodeId n) const { return usage_[n].nonzero_memory_bytes; }
   /// Free gpu_milli of each GPU of the node (index = device id), 0..1000.
   std::span<const int32_t> gpu_free_milli(NodeId n) const {
     return {gpu_free_.data() + gpu_offset_[n], static_cast<size_t>(nodes_[n].gpu_count)};
@@ -240,6 +244,9 @@ class ClusterState {
   /// other ClusterState has had (copies excepted: they share it until either changes). A memo key
   /// for what depends only on those pods (InterPodAffinity).
   uint64_t anti_affinity_version() const { return anti_version_; }
+  /// Bound pods with Pod::has_scored_affinity() (kube's NodeInfo.PodsWithAffinity, counted over the
+  /// state): InterPodAffinity's PreScore skips when 0 and the incoming pod has no preferred terms.
+  int64_t scored_affinity_pod_count() const { return scored_affinity_pods_; }
 
   // ---- Forks (see the file comment) ----
   /// A dry run: the changes since fork() until commit() or discard(). Move-only; ends (discards)
@@ -281,6 +288,8 @@ class ClusterState {
     int32_t gpu_free_total_milli = 0;
     std::array<int32_t, kMaxGpusPerPod + 1> gpu_pod_kinds{};
     int32_t anti_affinity_pods = 0;
+    int64_t nonzero_cpu_milli = 0;
+    int64_t nonzero_memory_bytes = 0;
   };
   // Undo records of the journal (one per change while a fork is open).
   struct BindChange {  // allocate or rebind: undone by unbinding bind_seq
@@ -400,6 +409,7 @@ class ClusterState {
   uint64_t version_high_ = 1;  // the highest version() handed out
   uint64_t node_set_version_ = 0;
   int64_t anti_affinity_pods_ = 0;
+  int64_t scored_affinity_pods_ = 0;  // scored_affinity_pod_count()
   std::vector<NodeId> anti_nodes_;     // nodes with anti_affinity_pods > 0
   uint64_t anti_version_ = 0;
   Journal journal_;

@@ -71,6 +71,25 @@ struct Pod {
   bool has_device_requests() const { return shared_replicas > 0 || !mig_requests.empty(); }
   /// CPU request as kube-scheduler scores it: 0 counts as 100m (see kDefaultNonZeroCpuMilli).
   int64_t nonzero_cpu_milli() const { return cpu_milli == 0 ? kDefaultNonZeroCpuMilli : cpu_milli; }
+
+  /// kube-scheduler's non-zero requests, per container (pkg/scheduler/util/non_zero.go
+  /// GetNonzeroRequests): a container that does not name cpu (memory) in its requests counts
+  /// 100m (200 MiB); an explicit 0 stays 0; summed over the containers, then the max with each init
+  /// container's. What NodeResourcesFit's and v1.20's BalancedAllocation scores count, for the
+  /// incoming pod and for the pods on a node (NodeInfo.NonZeroRequested). The Kubernetes reader sets
+  /// them; -1 (traces, tests): derived from the totals, a 0 total counting as the default.
+  int64_t scoring_cpu_milli = -1;
+  int64_t scoring_memory_bytes = -1;
+  int64_t nonzero_cpu_request_milli() const { return scoring_cpu_milli >= 0 ? scoring_cpu_milli : nonzero_cpu_milli(); }
+  int64_t nonzero_memory_request_bytes() const {
+    return scoring_memory_bytes >= 0 ? scoring_memory_bytes : memory_bytes == 0 ? kDefaultNonZeroMemoryBytes : memory_bytes;
+  }
+  /// Whether the pod has preferred pod (anti-)affinity or required pod affinity terms: what
+  /// InterPodAffinity's Score reads of the pods already on nodes (kube NodeInfo.PodsWithAffinity).
+  bool has_scored_affinity() const {
+    return !constraints.required_affinity.empty() || !constraints.preferred_affinity.empty() ||
+           !constraints.preferred_anti_affinity.empty();
+  }
 };
 
 }  // namespace gpufleet

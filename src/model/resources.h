@@ -33,5 +33,7 @@ inline constexpr std::string_view kMigResourcePrefix = "nvidia.com/mig-";
 /// Kubernetes counts a container without a CPU request as 100m when scoring ("non-zero" request,
 /// k8s.io/kubernetes pkg/scheduler/util/non_zero.go DefaultMilliCPURequest).
 inline constexpr int64_t kDefaultNonZeroCpuMilli = 100;
+/// ... and a container without a memory request as 200 MiB (DefaultMemoryRequest, same file).
+inline constexpr int64_t kDefaultNonZeroMemoryBytes = 200LL * 1024 * 1024;
 
 }  // namespace gpufleet

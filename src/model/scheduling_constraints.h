@@ -110,9 +110,9 @@ struct PodConstraints {
   std::vector<PreferredSchedulingTerm> preferred_node_affinity;
   std::vector<Toleration> tolerations;
   std::vector<PodAffinityTerm> required_affinity;                 ///< podAffinity required terms
-  std::vector<WeightedPodAffinityTerm> preferred_affinity;        ///< kept, not scored
+  std::vector<WeightedPodAffinityTerm> preferred_affinity;        ///< scored by default-scheduler only
   std::vector<PodAffinityTerm> required_anti_affinity;
-  std::vector<WeightedPodAffinityTerm> preferred_anti_affinity;   ///< kept, not scored
+  std::vector<WeightedPodAffinityTerm> preferred_anti_affinity;   ///< scored by default-scheduler only
 };
 
 }  // namespace gpufleet

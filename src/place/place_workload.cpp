@@ -70,6 +70,7 @@ class Placer {
   const std::unordered_map<std::string, NodeId>& node_by_name_;
   sched::Scheduler& scheduler_;
   GoRand& rng_;
+  bool record_top_nodes_;
   admit::QuotaTracker quotas_;
   const size_t pod_count_;
   std::vector<size_t> placement_of_;  // pod index -> index in result_.placements
@@ -91,6 +92,7 @@ Placer::Placer(const PlaceInput& input, const PlaceOptions& options)
       node_by_name_(prepared_.node_by_name),
       scheduler_(*prepared_.scheduler),
       rng_(prepared_.rng),
+      record_top_nodes_(options.record_top_nodes),
       quotas_(input.quotas),
       pod_count_(input.pods.size()),
       placement_of_(pod_count_, kNotPlaced),
@@ -198,9 +200,16 @@ void Placer::schedule_queue() {
     const size_t i = queue_.top().second;
     queue_.pop();
     const Pod& pod = input_.pods[i];
+    std::vector<std::string> top;
+    if (record_top_nodes_) {  // on a copy of the generator: the cycle below draws as without it
+      GoRand probe = rng_;
+      sched::NodeEvaluation evaluation;
+      scheduler_.evaluate(pod, state_, probe, evaluation);
+      for (size_t j = 0; j < evaluation.top_count; ++j) top.push_back(state_.node(evaluation.ranked[j]).name);
+    }
     sched::ScheduleResult scheduled = scheduler_.schedule_one(pod, state_, rng_);
     if (scheduled.scheduled()) {
-      record(i, scheduled, false);
+      record(i, scheduled, false).top_nodes = std::move(top);
       continue;
     }
     if (scheduled.node_to_status.empty()) {  // kube's Error status: no preemption, the pod stays pending

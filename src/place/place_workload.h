@@ -59,6 +59,9 @@ struct Placement {
   /// Set when the pod holds MPS replicas (its node shares GPUs by MPS); nullopt otherwise, also under
   /// time-slicing.
   std::optional<MpsShare> mps;
+  /// With PlaceOptions::record_top_nodes: the nodes that shared the best score when the pod was
+  /// scheduled (it went to one of them by the policy's tie rule), in node rank order; else empty.
+  std::vector<std::string> top_nodes;
 };
 
 /// A pod that is not running, and why (kube's wording).

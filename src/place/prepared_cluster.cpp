@@ -1,6 +1,7 @@
 #include "place/prepared_cluster.h"
 
 #include <memory>
+#include <algorithm>
 #include <numeric>
 #include <string_view>
 
@@ -29,8 +30,13 @@ PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& opt
   config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
   sched::Profile profile = sched::build_profile(
       config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
+  // Score ties go to the node whose name sorts first (byte order): the order in which the API server
+  // lists Nodes, hence `serve`'s order too, whatever order the input files give them in.
+  std::vector<NodeId> by_name(state.node_count());
+  std::iota(by_name.begin(), by_name.end(), NodeId{0});
+  std::stable_sort(by_name.begin(), by_name.end(), [&](NodeId a, NodeId b) { return state.node(a).name < state.node(b).name; });
   std::vector<uint32_t> rank(state.node_count());
-  std::iota(rank.begin(), rank.end(), 0u);
+  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
   out.scheduler = std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
   out.rng = GoRand(static_cast<int64_t>(options.seed));
   for (size_t i = 0; i < input.pods.size(); ++i) {

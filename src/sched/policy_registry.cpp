@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "sched/gpu/device_select.h"
+#include "sched/plugins/balanced_allocation.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"
@@ -33,12 +34,15 @@ namespace gpufleet::sched {
 namespace {
 
 // The policy table: one row per policy, in policy_names() order.
+enum class Kube : uint8_t { kNo, kCurrent, kV1_20 };  // kube's default profile, of which release
 struct PolicyRow {
   std::string_view name;
   bool paper;                    // one of the FGD paper's six
-  std::string_view score;        // its Score plugin
+  std::string_view score;        // its Score plugin (a gpufleet profile's)
   bool score_pre_score;          // the Score plugin has a PreScore step
   std::string_view gpu_selector;  // its selectGpu plugin
+  Kube kube = Kube::kNo;
+  bool in_all = true;             // "all" includes it
 };
 constexpr PolicyRow kPolicies[] = {
     {"random", true, RandomScore::kName, true, RandomGpuSelector::kName},
@@ -51,24 +55,62 @@ constexpr PolicyRow kPolicies[] = {
     {"mostallocated", false, MostAllocated::kName, false, BestFitGpuSelector::kName},
     {"fgd-online", false, OnlineFgdScore::kName, false, OnlineFgdScore::kName},
     {"gpufleet", false, GpufleetScore::kName, false, GpufleetScore::kName},
+    {"default-scheduler", false, "", false, BestFitGpuSelector::kName, Kube::kCurrent},
+    {"default-scheduler-v1.20", false, "", false, BestFitGpuSelector::kName, Kube::kV1_20, /*in_all=*/false},
 };
 
-std::vector<std::string> names_where(bool paper_only) {
+enum class Which : uint8_t { kValid, kAll, kPaper };
+std::vector<std::string> names_where(Which which) {
   std::vector<std::string> out;
   for (const PolicyRow& row : kPolicies)
-    if (!paper_only || row.paper) out.emplace_back(row.name);
+    if (which == Which::kValid || (which == Which::kAll && row.in_all) || (which == Which::kPaper && row.paper))
+      out.emplace_back(row.name);
   return out;
+}
+
+// kube's default profile (policy_registry.h): weighted sum, random ties, kube's Score plugins with
+// the release's weights and arguments.
+ProfileConfig kube_profile(ProfileConfig c, const PolicyRow& row) {
+  using P = ExtensionPoint;
+  const KubeRelease release = row.kube == Kube::kV1_20 ? KubeRelease::kV1_20 : KubeRelease::kCurrent;
+  const bool v1_20 = release == KubeRelease::kV1_20;
+  c.score_combination = ScoreCombination::kWeightedSum;
+  c.tie_break = ScoreTieBreak::kRandom;
+  for (std::string_view p : {InterPodAffinity::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesBalancedAllocation::kName})
+    c.enable(P::kPreScore, std::string(p));
+  // pkg/scheduler/apis/config/v1/default_plugins.go (current); v1.20:
+  // pkg/scheduler/algorithmprovider/registry.go getDefaultConfig.
+  c.enable(P::kScore, std::string(TaintToleration::kName), v1_20 ? 1 : 3);
+  c.enable(P::kScore, std::string(NodeAffinity::kName), v1_20 ? 1 : 2);
+  c.enable(P::kScore, std::string(NodeResourcesFit::kName), 1);
+  c.enable(P::kScore, std::string(InterPodAffinity::kName), v1_20 ? 1 : 2);
+  c.enable(P::kScore, std::string(NodeResourcesBalancedAllocation::kName), 1);
+  auto fit = std::make_shared<NodeResourcesFitArgs>();
+  fit->release = release;
+  auto balanced = std::make_shared<BalancedAllocationArgs>();
+  balanced->release = release;
+  auto affinity = std::make_shared<InterPodAffinityArgs>();
+  affinity->release = release;
+  c.plugin_config.push_back({std::string(NodeResourcesFit::kName), fit});
+  c.plugin_config.push_back({std::string(NodeResourcesBalancedAllocation::kName), balanced});
+  c.plugin_config.push_back({std::string(InterPodAffinity::kName), affinity});
+  return c;
 }
 
 }  // namespace
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names = names_where(false);
+  static const std::vector<std::string> names = names_where(Which::kValid);
+  return names;
+}
+
+const std::vector<std::string>& all_policy_names() {
+  static const std::vector<std::string> names = names_where(Which::kAll);
   return names;
 }
 
 const std::vector<std::string>& paper_policy_names() {
-  static const std::vector<std::string> names = names_where(true);
+  static const std::vector<std::string> names = names_where(Which::kPaper);
   return names;
 }
 
@@ -94,6 +136,11 @@ ProfileConfig policy_profile(std::string_view name) {
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
                              GpuShareFit::kName, NodeResourceTopologyMatch::kName, InterPodAffinity::kName})
     c.enable(P::kFilter, std::string(f));
+  c.enable(P::kSelectGpu, std::string(row->gpu_selector));
+  c.enable(P::kReserve, std::string(Coscheduling::kName));
+  c.enable(P::kPermit, std::string(Coscheduling::kName));
+  c.enable(P::kBind, std::string(DefaultBinder::kName));
+  if (row->kube != Kube::kNo) return kube_profile(std::move(c), *row);
   // The Score plugin's PreScore first: the random policy's draw happens even when NodeAffinity's
   // PreScore then fails the cycle.
   if (row->score_pre_score) c.enable(P::kPreScore, std::string(row->score));
@@ -102,10 +149,6 @@ ProfileConfig policy_profile(std::string_view name) {
   c.enable(P::kScore, std::string(TaintToleration::kName));
   c.enable(P::kScore, std::string(NodeAffinity::kName));
   c.enable(P::kScore, std::string(row->score));
-  c.enable(P::kSelectGpu, std::string(row->gpu_selector));
-  c.enable(P::kReserve, std::string(Coscheduling::kName));
-  c.enable(P::kPermit, std::string(Coscheduling::kName));
-  c.enable(P::kBind, std::string(DefaultBinder::kName));
   return c;
 }
 
@@ -125,7 +168,7 @@ std::vector<std::string> parse_policy_list(std::string_view text, std::string_vi
     std::string item(text.substr(start, comma - start));
     std::transform(item.begin(), item.end(), item.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (item == "all") {
-      for (const auto& n : policy_names()) add(n);
+      for (const auto& n : all_policy_names()) add(n);
     } else if (std::find(policy_names().begin(), policy_names().end(), item) != policy_names().end()) {
       add(item);
     } else {

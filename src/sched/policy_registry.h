@@ -13,8 +13,24 @@
 // | mostallocated  | MostAllocated           | best                      | kube-scheduler NodeResourcesFit |
 // | fgd-online     | OnlineFGDScore          | OnlineFGDScore            | FGD, mix estimated online       |
 // | gpufleet       | GpufleetScore           | GpufleetScore             | gpufleet's own, gpufleet_score.h|
+// | default-scheduler       | kube's, weighted (below) | best             | kube-scheduler's default profile|
+// | default-scheduler-v1.20 | v1.20's, weighted        | best             | the same as of v1.20 (not in "all")|
 //
-// Every policy's profile:
+// default-scheduler is what a pod without schedulerName gets from kube-scheduler: its Score
+// plugins summed with their weights after each one's NormalizeScore (ScoreCombination::kWeightedSum),
+// ties broken at random from the run's seed (ScoreTieBreak::kRandom, kube's selectHost):
+//   current release (pkg/scheduler/apis/config/v1/default_plugins.go): TaintToleration 3,
+//     NodeAffinity 2, NodeResourcesFit 1 (LeastAllocated over cpu and memory, non-zero requests),
+//     InterPodAffinity 2 (hardPodAffinityWeight 1), NodeResourcesBalancedAllocation 1;
+//   v1.20 (pkg/scheduler/algorithmprovider/registry.go getDefaultConfig): every weight 1, with
+//     v1.20's BalancedAllocation, LeastAllocated and InterPodAffinity normalization (plugin_args.h
+//     KubeRelease).
+// Left out, as they score every node alike on gpufleet's inputs: ImageLocality (no image lists),
+// VolumeBinding (no volumes), NodePreferAvoidPods (v1.20, weight 10000; an alpha annotation) and
+// SelectorSpread (off in v1.20 under DefaultPodTopologySpread). Its filters are every policy's.
+// The GPU of a sharing pod: best fit (kube leaves the device to the device plugin).
+//
+// Every gpufleet policy's profile (the rows above default-scheduler):
 //   queueSort  PrioritySort
 //   preFilter  InterPodAffinity, Coscheduling
 //   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
@@ -45,6 +61,10 @@ namespace gpufleet::sched {
 
 /// All policy names, in the table's order (the paper's, then kube's, then the online ones).
 const std::vector<std::string>& policy_names();
+
+/// The policies "all" stands for: every one but default-scheduler-v1.20 (kept for comparing with
+/// a v1.20 kube-scheduler).
+const std::vector<std::string>& all_policy_names();
 
 /// The paper's six policies (random, dotprod, clustering, packing, bestfit, fgd).
 const std::vector<std::string>& paper_policy_names();

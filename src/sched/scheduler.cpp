@@ -388,7 +388,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     result.node = memo_best;
     result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? memo_best_value : 0;
   } else {
-    select_host(pod, state, shape, result, ranking ? &evaluation_->ranked : nullptr);
+    select_host(pod, state, shape, rng, result, ranking ? evaluation_ : nullptr);
     if (!result.status.is_success()) {
       if (ranking) evaluation_->ranked.clear();
       return result;
@@ -401,6 +401,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
 ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank) {
   evaluation.node_to_status = NodeToStatus();
   evaluation.ranked.clear();
+  evaluation.top_count = 0;
   evaluation_ = &evaluation;
   rank_ = rank;
   struct Reset {
@@ -410,8 +411,9 @@ ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, Go
   return decide(pod, state, rng);
 }
 
-void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result,
-                            std::vector<NodeId>* ranked) {
+void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t shape, GoRand& rng, ScheduleResult& result,
+                            NodeEvaluation* evaluation) {
+  std::vector<NodeId>* ranked = evaluation != nullptr ? &evaluation->ranked : nullptr;
   const auto& entries = cache_[shape];
   auto& columns = score_columns_;
   columns.clear();
@@ -484,6 +486,14 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
       });
       ranked->clear();
       for (size_t j : order) ranked->push_back(feasible_[j]);
+      evaluation->top_count = 0;
+      for (size_t j : order) {
+        const bool tied = std::all_of(columns.begin(), columns.end(), [&](const Column& c) {
+          return value(c, j, feasible_[j]) == value(c, order[0], feasible_[order[0]]);
+        });
+        if (!tied) break;
+        ++evaluation->top_count;
+      }
     }
     const bool last_scored = !columns.empty() && columns.back().plugin + 1 == profile_.scores.size();
     result.score = last_scored ? value(columns.back(), best, feasible_[best]) : 0;
@@ -505,8 +515,22 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
         total[j] += s * entry.weight;
       }
     }
-    for (size_t j = 1; j < feasible_.size(); ++j)
-      if (total[j] > total[best] || (total[j] == total[best] && rank_wins(j))) best = j;
+    if (profile_.tie_break == ScoreTieBreak::kRandom) {
+      // kube selectHost: each node tied at the top replaces the pick with probability 1/count.
+      int32_t count = 0;
+      for (size_t j = 0; j < feasible_.size(); ++j) {
+        if (j > 0 && total[j] > total[best]) {
+          best = j;
+          count = 1;
+        } else if (j == 0 || total[j] == total[best]) {
+          ++count;
+          if (count > 1 && rng.int31n(count) == 0) best = j;
+        }
+      }
+    } else {
+      for (size_t j = 1; j < feasible_.size(); ++j)
+        if (total[j] > total[best] || (total[j] == total[best] && rank_wins(j))) best = j;
+    }
     result.score = total[best];
     if (ranked != nullptr) {
       std::vector<size_t> order(feasible_.size());
@@ -516,6 +540,8 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
       });
       ranked->clear();
       for (size_t j : order) ranked->push_back(feasible_[j]);
+      evaluation->top_count = static_cast<size_t>(
+          std::count_if(order.begin(), order.end(), [&](size_t j) { return total[j] == total[order[0]]; }));
     }
   }
   result.node = feasible_[best];

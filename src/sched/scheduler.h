@@ -121,8 +121,11 @@ struct NodeEvaluation {
   /// Per node: not rejected when every filter admits the pod (and for an empty slot), else the first
   /// rejecting filter and its code.
   NodeToStatus node_to_status;
-  /// The feasible nodes, best first (score ties broken by the node rank, as decide()).
+  /// The feasible nodes, best first (score ties broken by the node rank).
   std::vector<NodeId> ranked;
+  /// How many of `ranked`, from the first, share the best score: the nodes decide() chooses among
+  /// (the first of them by node rank, or one at random with ScoreTieBreak::kRandom).
+  size_t top_count = 0;
 };
 
 class Scheduler final : public Handle {
@@ -143,7 +146,8 @@ class Scheduler final : public Handle {
   /// decide() for an extender (kube-scheduler's filter and prioritize verbs), which answers for
   /// every node it is sent: also fills `evaluation` with every node's NodeToStatus entry and the feasible
   /// nodes ranked best first by the profile's node order (the order decide() takes the best of:
-  /// ranked.front() is the returned node). A pod decide() finds no node for has ranked empty; a
+  /// ranked.front() is the returned node, or, with ScoreTieBreak::kRandom, one of the first
+  /// evaluation.top_count). A pod decide() finds no node for has ranked empty; a
   /// PreFilter or PreScore error leaves both empty (result.status says why).
   /// With `rank` false, `ranked` is left empty and the cycle costs what decide() costs.
   ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true);
@@ -242,8 +246,8 @@ class Scheduler final : public Handle {
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
   // With `ranked` set, also writes every feasible node to it, best first.
-  void select_host(const Pod& pod, const ClusterState& state, size_t shape, ScheduleResult& result,
-                   std::vector<NodeId>* ranked = nullptr);
+  void select_host(const Pod& pod, const ClusterState& state, size_t shape, GoRand& rng, ScheduleResult& result,
+                   NodeEvaluation* evaluation = nullptr);
   // Unreserve on every Reserve plugin in reverse order, then releases the allocation.
   void roll_back(CycleState& cycle, const Pod& pod, ClusterState& state, NodeId n);
   // Binds or rolls back the waiting pods whose status is settled; repeats while that settles more.

@@ -77,7 +77,26 @@ ReplayResult run_replay(const std::vector<nlohmann::json>& objects, const Replay
   if (input.nodes.empty()) throw UsageError("--replay: no nodes");
   if (!input.pod_groups.empty() || !input.queued_workloads.empty())
     throw UsageError("--replay: pod groups and Kueue workloads are gangs, which the extender verbs do not replay");
-  const place::PlaceResult placed = place::place_workload(input, options.place);
+  // `place` on the same objects in the order given, as `place --cluster` reads them from files: the
+  // replay then catches a tie rule or queue order of `serve` that depends on the order it lists them.
+  place::PlaceInput as_given = input;
+  std::map<std::string, size_t> node_at, pod_at;  // name / "namespace/name" -> position given
+  const auto at = [](const std::map<std::string, size_t>& m, const std::string& k) {
+    const auto it = m.find(k);
+    return it == m.end() ? m.size() : it->second;
+  };
+  {
+    for (const nlohmann::json& o : objects) {
+      const std::string kind = o.value("kind", std::string());
+      if (kind == "Node") node_at.emplace(o["metadata"].value("name", std::string()), node_at.size());
+      else pod_at.emplace(live::object_key(live::ResourceKind::kPod, o), pod_at.size());
+    }
+    std::stable_sort(as_given.nodes.begin(), as_given.nodes.end(),
+                     [&](const Node& a, const Node& b) { return at(node_at, a.name) < at(node_at, b.name); });
+    std::stable_sort(as_given.pods.begin(), as_given.pods.end(),
+                     [&](const Pod& a, const Pod& b) { return at(pod_at, key_of(a)) < at(pod_at, key_of(b)); });
+  }
+  const place::PlaceResult placed = place::place_workload(as_given, options.place);
   std::map<std::string, const place::Placement*> place_of;
   for (const place::Placement& p : placed.placements) place_of[p.pod] = &p;
 
@@ -113,7 +132,11 @@ ReplayResult run_replay(const std::vector<nlohmann::json>& objects, const Replay
   std::vector<size_t> queue;
   for (size_t i = 0; i < input.pods.size(); ++i)
     if (input.pods[i].node_name.empty()) queue.push_back(i);
-  std::stable_sort(queue.begin(), queue.end(), [&](size_t a, size_t b) { return input.pods[a].priority > input.pods[b].priority; });
+  // kube-scheduler's queue: priority, then creation (the order given).
+  std::stable_sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
+    if (input.pods[a].priority != input.pods[b].priority) return input.pods[a].priority > input.pods[b].priority;
+    return at(pod_at, key_of(input.pods[a])) < at(pod_at, key_of(input.pods[b]));
+  });
   for (const size_t i : queue) {
     const Pod& pod = input.pods[i];
     const std::string key = key_of(pod);

@@ -1,7 +1,7 @@
 // Differential test: `gpufleet place` against a real kube-scheduler.
 //
 // A seeded generator writes small random clusters and workloads in Kubernetes YAML. Each case is one
-// cluster (1 to 4 Nodes) and one pod (single-pod cases) or 2 to 6 pods (multi-pod cases). The
+// cluster (1 to 4 Nodes, or 2 to 30) and one pod (single-pod cases) or 2 to 6 pods (multi-pod cases). The
 // generator draws from everything the two schedulers should agree on:
 //  - Nodes: taints (NoSchedule, PreferNoSchedule, NoExecute, the unschedulable taint), spec.unschedulable
 //    without the taint, labels (hostname, zone, tier, rank), allocatable cpu in cores and milli-cores,
@@ -10,14 +10,19 @@
 //    12), an init container, tolerations (Equal, Exists, empty key, the unschedulable taint),
 //    nodeSelector, required node affinity with every matchExpressions operator (In, NotIn, Exists,
 //    DoesNotExist, Gt, Lt) including values kube cannot parse (Gt ["-1"], Gt ["4.5"],
-//    NotIn ["-x"]), preferred node affinity, required pod anti-affinity and pod affinity on hostname
-//    and zone (self-matching or not).
+//    NotIn ["-x"]), preferred node affinity, required and preferred pod anti-affinity and pod
+//    affinity on hostname and zone (self-matching or not), containers without cpu or memory
+//    requests (kube's non-zero requests when scoring).
 // Every case runs through kube-scheduler v1.20 (the FGD authors' simulator, which embeds it and runs
 // its default filter plugins over Node and Pod YAML without an API server; see its README) and
 // through gpufleet's reader and `place` engine (io::read_place_inputs + place::place_workload, what
-// `gpufleet place` runs). What is compared: whether each pod is schedulable. For pod k of a
-// multi-pod case, gpufleet sees pods 0..k-1 bound (spec.nodeName) where kube put them, and those
-// kube could not place left out (the simulator deletes them), so scoring differences do not count.
+// `gpufleet place` runs, with --policy default-scheduler-v1.20, the release the simulator embeds).
+// What is compared: whether each pod is schedulable and, when both place it, the node: kube's node
+// must be among the nodes gpufleet scored best (Placement::top_nodes; the two break ties
+// differently: the simulator patches kube's random choice into the smallest node name). For pod k of
+// a multi-pod case, gpufleet sees pods 0..k-1 bound (spec.nodeName) where kube put them, and those
+// kube could not place left out (the simulator deletes them), so each pod is compared on the same
+// cluster.
 //
 // All cases go through one simulator run: each case has its own namespace (pod affinity terms
 // default to the pod's namespace), its nodes a label gpufleet-case=<case> that its pods select, and
@@ -32,10 +37,14 @@
 // are not generated. Reasons are not compared, only schedulability.
 //
 // Usage: kube_scheduler_diff [--single N] [--multi M] [--seed S] [--simon PATH] [--keep]
+//                            [--feasibility-only] [--policy P]
+// --feasibility-only compares schedulability alone (any policy would do). --policy: gpufleet's policy
+// (default default-scheduler-v1.20; another one shows how far its node choice is from kube's).
 // Defaults: 150 single-pod and 30 multi-pod cases, seed 1. The simulator is --simon, else
 // $GPUFLEET_KUBE_SCHEDULER_SIM, else ../shared/tools/kube-scheduler-sim/simon beside the source tree;
 // without it the run prints why and exits 77 (CTest: skipped). Exit 0 when every pod agrees, 1 when
 // some disagree (each printed with its case, and the case files kept), 2 on usage errors.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +55,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -149,7 +159,7 @@ GenCase make_case(Rng& rng, const std::string& id, bool multi) {
                                                   "{key: spot, value: \"true\", effect: PreferNoSchedule}",
                                                   "{key: maint, effect: NoExecute}",
                                                   "{key: node.kubernetes.io/unschedulable, effect: NoSchedule}"};
-  const size_t nodes = 1 + rng.below(4);
+  const size_t nodes = rng.chance(0.5) ? 1 + rng.below(4) : 2 + rng.below(29);
   for (size_t j = 0; j < nodes; ++j) c.node_names.push_back(fmt::format("{}-n{}", id, j));
   for (const std::string& name : c.node_names) {
     std::string labels = fmt::format("kubernetes.io/hostname: {0}, gpufleet-case: {1}", name, id);
@@ -185,10 +195,22 @@ GenCase make_case(Rng& rng, const std::string& id, bool multi) {
     if (!tol.empty()) spec += fmt::format("  tolerations: [{}]\n", tol);
     std::string affinity;
     if (rng.chance(0.3)) affinity += node_affinity(rng);
-    if (rng.chance(multi ? 0.35 : 0.1))
-      affinity += fmt::format("    podAntiAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution: [{}]\n", pod_affinity_term(rng));
-    if (rng.chance(multi ? 0.3 : 0.1))
-      affinity += fmt::format("    podAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution: [{}]\n", pod_affinity_term(rng));
+    // podAntiAffinity, then podAffinity: required terms, then preferred ones (weights 1..100).
+    std::string anti = rng.chance(multi ? 0.35 : 0.1) ? pod_affinity_term(rng) : "";
+    std::string aff = rng.chance(multi ? 0.3 : 0.1) ? pod_affinity_term(rng) : "";
+    const auto preferred = [&] {
+      return rng.chance(multi ? 0.25 : 0.1)
+                 ? fmt::format("{{weight: {}, podAffinityTerm: {}}}", rng.pick(std::vector<std::string>{"1", "10", "50", "100"}),
+                               pod_affinity_term(rng))
+                 : std::string();
+    };
+    const std::string anti_preferred = preferred(), aff_preferred = preferred();
+    for (const auto& [kind, required, soft] : {std::tuple{"podAntiAffinity", anti, anti_preferred}, std::tuple{"podAffinity", aff, aff_preferred}}) {
+      if (required.empty() && soft.empty()) continue;
+      affinity += fmt::format("    {}:\n", kind);
+      if (!required.empty()) affinity += fmt::format("      requiredDuringSchedulingIgnoredDuringExecution: [{}]\n", required);
+      if (!soft.empty()) affinity += fmt::format("      preferredDuringSchedulingIgnoredDuringExecution: [{}]\n", soft);
+    }
     if (!affinity.empty()) spec += "  affinity:\n" + affinity;
     if (rng.chance(0.25)) spec += fmt::format("  initContainers: [{{name: init, image: x, {}}}]\n", resources(rng, true));
     spec += fmt::format("  containers: [{{name: c, image: x, {}}}", resources(rng, true));
@@ -252,11 +274,13 @@ std::map<std::string, std::string> run_simon(const std::string& simon, const fs:
 
 struct Tally {
   size_t pods = 0, agree = 0, placed = 0;
+  size_t choices = 0, choices_agree = 0, tied = 0;  // pods both placed with 2+ feasible nodes
   std::vector<std::string> disagreements;
 };
 
 // gpufleet's answer for pod k of a case, with the earlier pods bound where kube put them.
-void compare_case(const GenCase& c, const std::map<std::string, std::string>& kube, const fs::path& dir, Tally& t) {
+void compare_case(const GenCase& c, const std::map<std::string, std::string>& kube, const fs::path& dir, bool choice,
+                  const std::string& policy, Tally& t) {
   for (size_t k = 0; k < c.pods.size(); ++k) {
     const GenPod& pod = c.pods[k];
     const std::string key = pod.ns + "/" + pod.name;
@@ -275,11 +299,15 @@ void compare_case(const GenCase& c, const std::map<std::string, std::string>& ku
     write(file, yaml);
     std::string ours;
     bool ours_placed = false;
+    std::vector<std::string> top;
     try {
       const gpufleet::io::PlaceInputs in = gpufleet::io::read_place_inputs({file.string()}, {});
-      const gpufleet::place::PlaceResult r = gpufleet::place::place_workload(in.input, {});
+      gpufleet::place::PlaceOptions options;
+      options.policy = policy;
+      options.record_top_nodes = true;
+      const gpufleet::place::PlaceResult r = gpufleet::place::place_workload(in.input, options);
       for (const auto& p : r.placements)
-        if (p.pod == key) ours_placed = true, ours = "placed on " + p.node;
+        if (p.pod == key) ours_placed = true, ours = "placed on " + p.node, top = p.top_nodes;
         else if (p.prebound) continue;
       for (const auto& u : r.pending)
         if (u.pod == key) ours = "pending: " + u.reason;
@@ -290,7 +318,19 @@ void compare_case(const GenCase& c, const std::map<std::string, std::string>& ku
     ++t.pods;
     const bool kube_placed = !it->second.empty();
     t.placed += kube_placed;
-    const bool agree = kube_placed == ours_placed && ours.find("[earlier pod") == std::string::npos;
+    bool agree = kube_placed == ours_placed && ours.find("[earlier pod") == std::string::npos;
+    if (agree && kube_placed && choice) {
+      ++t.choices;
+      t.tied += top.size() > 1;
+      if (std::find(top.begin(), top.end(), it->second) != top.end()) {
+        ++t.choices_agree;
+      } else {
+        agree = false;
+        std::string best;
+        for (const std::string& n : top) best += (best.empty() ? "" : ", ") + n;
+        ours += " (best scored: " + best + ")";
+      }
+    }
     if (agree) {
       ++t.agree;
       fs::remove(file);
@@ -313,7 +353,8 @@ int main(int argc, char** argv) {
   size_t single = 150, multi = 30;
   uint64_t seed = 1;
   std::string simon;
-  bool keep = false;
+  bool keep = false, choice = true;
+  std::string policy = "default-scheduler-v1.20";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
@@ -329,9 +370,11 @@ int main(int argc, char** argv) {
       else if (a == "--seed") seed = std::stoull(value());
       else if (a == "--simon") simon = value();
       else if (a == "--keep") keep = true;
+      else if (a == "--feasibility-only") choice = false;
+      else if (a == "--policy") policy = value();
       else throw std::invalid_argument(a);
     } catch (const std::exception&) {
-      std::fprintf(stderr, "usage: kube_scheduler_diff [--single N] [--multi M] [--seed S] [--simon PATH] [--keep]\n");
+      std::fprintf(stderr, "usage: kube_scheduler_diff [--single N] [--multi M] [--seed S] [--simon PATH] [--keep] [--feasibility-only] [--policy P]\n");
       return 2;
     }
   }
@@ -350,7 +393,7 @@ int main(int argc, char** argv) {
   Tally singles, multis;
   try {
     const auto kube = run_simon(simon, dir, cases);
-    for (size_t i = 0; i < cases.size(); ++i) compare_case(cases[i], kube, dir, i < single ? singles : multis);
+    for (size_t i = 0; i < cases.size(); ++i) compare_case(cases[i], kube, dir, choice, policy, i < single ? singles : multis);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kube_scheduler_diff: %s (files in %s)\n", e.what(), dir.c_str());
     return 1;
@@ -359,6 +402,10 @@ int main(int argc, char** argv) {
               "%zu multi-pod cases: %zu/%zu pods agree (%zu placed by kube)\n",
               static_cast<unsigned long long>(seed), single, singles.agree, singles.pods, singles.placed, multi, multis.agree,
               multis.pods, multis.placed);
+  if (choice)
+    std::printf("kube_scheduler_diff: node choice (kube's node among gpufleet's best scored, %s): "
+                "single %zu/%zu (%zu with tied nodes), multi %zu/%zu (%zu with tied nodes)\n", policy.c_str(),
+                singles.choices_agree, singles.choices, singles.tied, multis.choices_agree, multis.choices, multis.tied);
   size_t shown = 0;
   for (const Tally* t : {&singles, &multis})
     for (const std::string& d : t->disagreements)

@@ -241,3 +241,18 @@ TEST(KubeSemantics, NodeWithoutCpuTakesPodsThatRequestNone) {
 
 }  // namespace
 }  // namespace gpufleet
+
+namespace gpufleet {
+namespace {
+
+// One tie rule for `place` and `serve`: equal scores go to the node whose name sorts first (byte
+// order, the API server's list order), whatever order the files give the nodes in.
+TEST(KubeSemantics, ScoreTiesGoToTheNodeNameThatSortsFirst) {
+  const std::string nodes_n2_first = node("n2", "", "cpu: 4, memory: 8Gi") + node("n10", "", "cpu: 4, memory: 8Gi");
+  const std::string nodes_n10_first = node("n10", "", "cpu: 4, memory: 8Gi") + node("n2", "", "cpu: 4, memory: 8Gi");
+  EXPECT_EQ(place_yaml(nodes_n2_first + pod("p", "cpu: 1")).of("default/p"), "n10");  // "n10" < "n2"
+  EXPECT_EQ(place_yaml(nodes_n10_first + pod("p", "cpu: 1")).of("default/p"), "n10");
+}
+
+}  // namespace
+}  // namespace gpufleet

@@ -487,8 +487,8 @@ spec:
   ASSERT_EQ(c.required_affinity.size(), 1u);
   EXPECT_EQ(c.required_affinity[0].topology_key, "kubernetes.io/hostname");
   EXPECT_EQ(c.required_affinity[0].label_selector.match_labels[0], (std::pair<std::string, std::string>{"app", "cache"}));
-  // Preferred terms are kept but not scored: said once, nothing silently dropped.
-  EXPECT_EQ(k.warnings, (std::vector<std::string>{"c.yaml:30:7: field 'spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution': preferred podAntiAffinity scoring is not modelled (1 object(s)): the policy's scores rank the nodes without it"}));
+  // Preferred terms are kept, scored by default-scheduler only: said once, nothing silently dropped.
+  EXPECT_EQ(k.warnings, (std::vector<std::string>{"c.yaml:30:7: field 'spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution': preferred podAntiAffinity scoring by gpufleet's own policies is not modelled (1 object(s)): they rank the nodes without it (--policy default-scheduler scores it as kube-scheduler does)"}));
 }
 
 // -------------------------------------------------------------------------------- Controllers
@@ -1344,6 +1344,35 @@ TEST(K8sYamlErrors, MalformedDeviceAnnotationOfABoundPod) {
   expect_error("kind: Pod\nmetadata:\n  name: p\n  annotations: {gpufleet.io/mig-devices: \"0:4\"}\n"
                "spec: {nodeName: n1, containers: [{name: c}]}\n",
                4, 42, "metadata.annotations.gpufleet.io/mig-devices", "'0:4' is not gpu:start:profile");
+}
+
+}  // namespace
+}  // namespace gpufleet::io
+
+namespace gpufleet::io {
+namespace {
+
+// kube-scheduler's non-zero requests (schedutil.GetNonzeroRequests): per container, a request not
+// named counts 100m / 200 MiB, an explicit 0 stays 0; containers summed, the max with init containers.
+TEST(K8sYaml, PodNonZeroRequestsPerContainer) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata: {name: p}
+spec:
+  initContainers:
+  - {name: i, resources: {requests: {cpu: "3", memory: 64Mi}}}
+  containers:
+  - {name: a, resources: {requests: {cpu: "1"}}}
+  - {name: b, resources: {requests: {cpu: "0", memory: 1Gi}}}
+  - {name: c}
+)", "p.yaml");
+  ASSERT_EQ(k.pods.size(), 1u);
+  const Pod& p = k.pods[0];
+  EXPECT_EQ(p.cpu_milli, 3000);                 // max(1000 + 0, 3000)
+  EXPECT_EQ(p.memory_bytes, 1024 * kBytesPerMib);  // max(0 + 1Gi + 0, 64Mi)
+  // cpu: 1000 + 0 + 100 = 1100, max with the init container's 3000; memory: 200Mi + 1Gi + 200Mi =
+  // 1424Mi, max with 64Mi.
+  EXPECT_EQ(p.scoring_cpu_milli, 3000);
+  EXPECT_EQ(p.scoring_memory_bytes, 1424 * kBytesPerMib);
 }
 
 }  // namespace

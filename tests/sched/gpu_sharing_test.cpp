@@ -475,7 +475,7 @@ INSTANTIATE_TEST_SUITE_P(AllPolicies, GpuSharingPolicy, ::testing::ValuesIn(sche
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n)
-                             if (c == '-') c = '_';
+                             if (c == '-' || c == '.') c = '_';
                            return n;
                          });
 

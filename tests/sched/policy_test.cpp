@@ -63,8 +63,8 @@ Profile policy_for(const std::string& name, const ClusterState& state) {
 
 std::vector<std::string> cacheable_policies() {
   std::vector<std::string> out;
-  for (const auto& n : policy_names())
-    if (n != "random") out.push_back(n);
+  for (const auto& n : policy_names())  // default-scheduler breaks ties at random (kube_default_scoring_test)
+    if (n != "random" && n.rfind("default-scheduler", 0) != 0) out.push_back(n);
   return out;
 }
 
@@ -99,8 +99,10 @@ const Pod kWhole = make_pod("whole", 8000, 16000, 2, 1000);  // {cpu 8000, mem 1
 
 TEST(PolicyRegistryTest, NamesAndComposition) {
   const std::vector<std::string> want = {"random",         "dotprod",       "clustering", "packing", "bestfit",
-                                         "fgd",            "leastallocated", "mostallocated", "fgd-online", "gpufleet"};
+                                         "fgd",            "leastallocated", "mostallocated", "fgd-online", "gpufleet",
+                                         "default-scheduler", "default-scheduler-v1.20"};
   EXPECT_EQ(policy_names(), want);
+  EXPECT_EQ(all_policy_names(), std::vector<std::string>(want.begin(), want.end() - 1));
   EXPECT_EQ(paper_policy_names(), std::vector<std::string>(want.begin(), want.begin() + 6));
   struct Row {
     const char* name;
@@ -142,12 +144,12 @@ TEST(PolicyRegistryTest, UnknownPolicyAndMissingContext) {
 }
 
 TEST(PolicyRegistryTest, ParsePolicyList) {
-  EXPECT_EQ(parse_policy_list("all"), policy_names());
+  EXPECT_EQ(parse_policy_list("all"), all_policy_names());
   EXPECT_EQ(parse_policy_list("fgd,BestFit"), (std::vector<std::string>{"fgd", "bestfit"}));
   EXPECT_EQ(parse_policy_list("packing"), (std::vector<std::string>{"packing"}));
   // Duplicates removed, order kept: fgd first, then the rest of "all" without a second fgd.
   std::vector<std::string> want = {"fgd"};
-  for (const auto& n : policy_names())
+  for (const auto& n : all_policy_names())
     if (n != "fgd") want.push_back(n);
   EXPECT_EQ(parse_policy_list("fgd,all,FGD"), want);
   EXPECT_THROW(parse_policy_list("fgd,bogus"), UsageError);
@@ -265,10 +267,11 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(PolicyRegistryTest, EveryRegisteredPolicyIsInTheDecisionTable) {
   // The parameterized table above covers every policy but random, which has its own tests below, and
-  // the online FGD policies, tested against FGD in sched/plugins/online_fgd_test.cpp.
+  // the online FGD policies, tested against FGD in sched/plugins/online_fgd_test.cpp, and kube's
+  // default profiles, in sched/plugins/kube_default_scoring_test.cpp and the kube_scheduler_diff test.
   std::set<std::string> tabled = {"dotprod", "clustering", "packing", "bestfit", "fgd", "leastallocated", "mostallocated"};
   for (const auto& n : policy_names())
-    EXPECT_TRUE(n == "random" || n == "fgd-online" || n == "gpufleet" || tabled.count(n)) << n;
+    EXPECT_TRUE(n == "random" || n == "fgd-online" || n == "gpufleet" || n.rfind("default-scheduler", 0) == 0 || tabled.count(n)) << n;
 }
 
 // schedule_one reserves what decide chose: packing puts the share pod on n1 GPU 2 (300 -> 0 free).

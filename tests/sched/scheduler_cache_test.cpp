@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(AllPolicies, SchedulerCacheTest, ::testing::ValuesIn(po
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;  // gtest names allow only [A-Za-z0-9_]
                            for (char& c : name)
-                             if (c == '-') c = '_';
+                             if (c == '-' || c == '.') c = '_';
                            return name;
                          });
 

@@ -35,6 +35,9 @@ struct PlaceInput {
 struct PlaceOptions {
   std::string policy = "gpufleet";  ///< a name from sched::policy_names()
   uint64_t seed = 42;
+  /// Fill Placement::top_nodes for the pods the scheduling queue places (one more Filter and Score
+  /// pass per pod; for comparing with another scheduler that breaks ties its own way).
+  bool record_top_nodes = false;
 };
 
 }  // namespace gpufleet::place

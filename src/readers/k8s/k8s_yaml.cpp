@@ -135,6 +135,7 @@ struct ContainerRequests {
   Amounts effective;          // requests, defaulted from limits
   bool has_cpu_or_memory = false;
   bool guaranteed = true;     // cpu and memory limits set and equal to the (defaulted) requests
+  Amounts nonzero;            // cpu and memory as kube-scheduler scores them (Pod::scoring_cpu_milli)
 };
 
 // `ignored`: the resources requested that gpufleet does not model (ephemeral-storage, hugepages-*,
@@ -184,6 +185,9 @@ ContainerRequests container_requests(const Val& c, std::set<std::string>& ignore
     const auto l = lim.find(r);
     if (l == lim.end() || req.at(r) != l->second) out.guaranteed = false;
   }
+  // schedutil.GetNonzeroRequests: a request not named counts the default, an explicit 0 stays 0.
+  out.nonzero["cpu"] = req.count("cpu") ? req.at("cpu") : kDefaultNonZeroCpuMilli;
+  out.nonzero["memory"] = req.count("memory") ? req.at("memory") : kDefaultNonZeroMemoryBytes;
   out.effective = std::move(req);
   return out;
 }
@@ -626,36 +630,46 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   const Val containers = spec["containers"];
   const size_t n_containers = containers.size();
   if (n_containers == 0) containers.fail("a pod needs at least one container");
-  Amounts total;
+  Amounts total, nonzero;  // nonzero: the same sums over ContainerRequests::nonzero
   bool any_cpu_memory = false, guaranteed = true;
   std::set<std::string> ignored;  // requested resources gpufleet does not model
   bool claims = false;            // resources.claims (dynamic resource allocation)
   for (size_t i = 0; i < n_containers; ++i) {
     const ContainerRequests c = container_requests(containers.at(i), ignored, claims);
     add_into(total, c.effective);
+    add_into(nonzero, c.nonzero);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
   }
   const Val inits = spec["initContainers"];
-  Amounts init_max, sidecars;
+  Amounts init_max, sidecars, nonzero_init_max, nonzero_sidecars;
   for (size_t i = 0, n = inits.size(); i < n; ++i) {
     const Val init = inits.at(i);
     const ContainerRequests c = container_requests(init, ignored, claims);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
-    Amounts during = c.effective;
+    Amounts during = c.effective, nonzero_during = c.nonzero;
     if (init["restartPolicy"].str() == "Always") {  // a sidecar: runs alongside the app containers
       add_into(total, c.effective);
       add_into(sidecars, c.effective);
       during = sidecars;
+      add_into(nonzero, c.nonzero);
+      add_into(nonzero_sidecars, c.nonzero);
+      nonzero_during = nonzero_sidecars;
     } else {
       add_into(during, sidecars);
+      add_into(nonzero_during, nonzero_sidecars);
     }
     max_into(init_max, during);
+    max_into(nonzero_init_max, nonzero_during);
   }
   max_into(total, init_max);
+  max_into(nonzero, nonzero_init_max);
   const Val overhead = spec["overhead"];
-  add_into(total, resource_list(overhead, &ignored));
+  const Amounts overhead_amounts = resource_list(overhead, &ignored);
+  add_into(total, overhead_amounts);
+  for (const char* r : {"cpu", "memory"})
+    if (overhead_amounts.count(r)) nonzero[r] += overhead_amounts.at(r);
   check_pod_device_names(overhead);
   for (const std::string& name : ignored)
     feature(fmt::format("pod resource {}", name), containers, "the pod is placed without it");
@@ -664,6 +678,8 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_bytes = amount_of(total, "memory");
+  p.scoring_cpu_milli = amount_of(nonzero, "cpu");
+  p.scoring_memory_bytes = amount_of(nonzero, "memory");
   const int64_t gpus = amount_of(total, kGpu);
   // Kubernetes sets no limit on nvidia.com/gpu per pod (a pod asking more than any node has stays
   // pending, "Insufficient nvidia.com/gpu"); this bound only keeps the count an int32.
@@ -698,7 +714,8 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings, true)});
   }
   // podAffinity and podAntiAffinity have the same shape. kube's InterPodAffinity also scores the
-  // preferred terms; gpufleet's policies do not (yet), which is said at run time.
+  // preferred terms, as the default-scheduler policy does; gpufleet's own policies do not, which is
+  // said at run time.
   const auto pod_affinity = [&](const char* kind, std::vector<PodAffinityTerm>& required, std::vector<WeightedPodAffinityTerm>& pref) {
     const Val block = affinity[kind];
     const Val req = block["requiredDuringSchedulingIgnoredDuringExecution"];
@@ -716,7 +733,8 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
       pref.push_back({weight(e["weight"]), pod_affinity_term(e["podAffinityTerm"])});
     }
     if (preferred_terms.size() > 0)
-      feature(fmt::format("preferred {} scoring", kind), preferred_terms, "the policy's scores rank the nodes without it");
+      feature(fmt::format("preferred {} scoring by gpufleet's own policies", kind), preferred_terms,
+              "they rank the nodes without it (--policy default-scheduler scores it as kube-scheduler does)");
   };
   pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
   pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);

@@ -28,6 +28,34 @@ struct ResourceAllocationArgs final : PluginArgs {
   std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
 };
 
+/// Which kube-scheduler release a plugin scores as, where the releases differ (the default
+/// profile's Score plugins changed after v1.20; see policy_registry.h).
+enum class KubeRelease : uint8_t {
+  kCurrent,  ///< the current release (kubernetes/kubernetes master, pkg/scheduler/framework/plugins)
+  kV1_20,    ///< v1.20 (the release kube-scheduler-simulator and FGD's simulator embed)
+};
+
+/// NodeResourcesFit's Score (kube NodeResourcesFitArgs.scoringStrategy, type LeastAllocated, the
+/// default; v1.20's separate plugin NodeResourcesLeastAllocated). Default: cpu and memory, weight 1
+/// each (kube's defaults); nvidia.com/gpu may be added.
+struct NodeResourcesFitArgs final : PluginArgs {
+  std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
+  KubeRelease release = KubeRelease::kCurrent;
+};
+
+/// NodeResourcesBalancedAllocation (cpu and memory, kube's default resources).
+struct BalancedAllocationArgs final : PluginArgs {
+  KubeRelease release = KubeRelease::kCurrent;
+};
+
+/// InterPodAffinity (kube InterPodAffinityArgs).
+struct InterPodAffinityArgs final : PluginArgs {
+  /// hardPodAffinityWeight: the score an existing pod's required affinity term adds to the nodes of
+  /// its topology domain when the incoming pod matches it; 0..100, default 1 (kube).
+  int32_t hard_pod_affinity_weight = 1;
+  KubeRelease release = KubeRelease::kCurrent;
+};
+
 /// Online FGD's parameters (OnlineFGDScore; fgd_online_score.h).
 struct OnlineFgdParams {
   double mix_coverage = 0.95;           ///< mixCoverage: share of the pods seen the typical mix covers, (0, 1]

@@ -43,6 +43,7 @@ Profile build_profile(const ProfileConfig& config, const Registry& registry, con
   Profile profile;
   profile.name = config.scheduler_name;
   profile.score_combination = config.score_combination;
+  profile.tie_break = config.tie_break;
   for (size_t p = 0; p < kExtensionPointCount; ++p) {
     const auto point = static_cast<ExtensionPoint>(p);
     const auto& enabled = config.at(point).enabled;

@@ -12,7 +12,8 @@
 // raw scores: a profile says which (ScoreCombination):
 //  - kWeightedSum (kube): every Score plugin's raw scores go through its NormalizeScore, must then
 //    lie in [0, 100] (else the cycle fails, as kube's "returns an invalid score"), and the node's
-//    score is the sum of weight x normalized score; the highest wins, ties to the lowest node rank.
+//    score is the sum of weight x normalized score; the highest wins, ties to the lowest node rank
+//    or, with ScoreTieBreak::kRandom (kube's selectHost), to a seeded random one of the tied nodes.
 //  - kLexicographic (gpufleet): nodes are compared by the first Score plugin's raw score, ties by
 //    the second's, and so on, then by node rank. NormalizeScore and weights are not used (a
 //    lexicographic order needs no common scale, and kube's integer normalizations can merge
@@ -52,6 +53,7 @@ struct Profile {
   std::vector<std::shared_ptr<const PreScorePlugin>> pre_scores;
   std::vector<WeightedScorePlugin> scores;
   ScoreCombination score_combination = ScoreCombination::kWeightedSum;
+  ScoreTieBreak tie_break = ScoreTieBreak::kNodeRank;
   std::shared_ptr<const GpuSelector> gpu_selector;  ///< the sharing pods' GPU choice (required)
   std::vector<std::shared_ptr<ReservePlugin>> reserves;
   std::vector<std::shared_ptr<PermitPlugin>> permits;

@@ -59,12 +59,20 @@ struct PluginConfig {
 /// How the Score plugins' results combine into one order of the nodes (see the file comment).
 enum class ScoreCombination : uint8_t { kWeightedSum, kLexicographic };
 
+/// How the node is chosen among those with the best score.
+enum class ScoreTieBreak : uint8_t {
+  kNodeRank,  ///< the lowest node rank (gpufleet's policies: the input order of the nodes)
+  kRandom,    ///< uniformly at random from the run's seeded generator (kube selectHost: reservoir
+              ///< sampling over the nodes with the top score)
+};
+
 /// A profile as configuration (kube KubeSchedulerProfile).
 struct ProfileConfig {
   std::string scheduler_name;  ///< the profile's name (a policy's name)
   std::array<PluginSet, kExtensionPointCount> plugins;
   std::vector<PluginConfig> plugin_config;
   ScoreCombination score_combination = ScoreCombination::kWeightedSum;
+  ScoreTieBreak tie_break = ScoreTieBreak::kNodeRank;
 
   PluginSet& at(ExtensionPoint point) { return plugins[static_cast<size_t>(point)]; }
   const PluginSet& at(ExtensionPoint point) const { return plugins[static_cast<size_t>(point)]; }

@@ -63,6 +63,13 @@ FieldErrors validate_resource_allocation_args(const ResourceAllocationArgs& args
   return errs;
 }
 
+FieldErrors validate_inter_pod_affinity_args(const InterPodAffinityArgs& args, const std::string& path) {
+  FieldErrors errs;
+  if (args.hard_pod_affinity_weight < 0 || args.hard_pod_affinity_weight > 100)
+    errs.push_back(invalid(path + ".hardPodAffinityWeight", std::to_string(args.hard_pod_affinity_weight), "not in valid range [0, 100]"));
+  return errs;
+}
+
 FieldErrors validate_online_fgd_args(const OnlineFgdParams& p, const std::string& path) {
   FieldErrors errs;
   if (!(p.mix_coverage > 0 && p.mix_coverage <= 1))
@@ -87,6 +94,12 @@ FieldErrors validate_gpufleet_params(const GpufleetParams& p, const std::string&
 
 FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path) {
   if (const auto* a = dynamic_cast<const ResourceAllocationArgs*>(&args)) return validate_resource_allocation_args(*a, path);
+  if (const auto* a = dynamic_cast<const NodeResourcesFitArgs*>(&args)) {
+    ResourceAllocationArgs strategy;
+    strategy.resources = a->resources;
+    return validate_resource_allocation_args(strategy, path + ".scoringStrategy");
+  }
+  if (const auto* a = dynamic_cast<const InterPodAffinityArgs*>(&args)) return validate_inter_pod_affinity_args(*a, path);
   if (const auto* a = dynamic_cast<const OnlineFgdScoreArgs*>(&args)) return validate_online_fgd_args(a->params, path);
   if (const auto* a = dynamic_cast<const GpufleetScoreArgs*>(&args)) return validate_gpufleet_params(a->params, path);
   return {};

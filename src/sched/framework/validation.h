@@ -44,6 +44,9 @@ class ProfileError : public std::invalid_argument {
 /// nvidia.com/gpu, not repeated; each weight in [1, 100] (kube validateResources).
 FieldErrors validate_resource_allocation_args(const ResourceAllocationArgs& args, const std::string& path);
 /// OnlineFGDScore: mixCoverage in (0, 1], sigmoidScaleMilli > 0.
+/// hardPodAffinityWeight in [0, 100] (kube ValidateInterPodAffinityArgs).
+FieldErrors validate_inter_pod_affinity_args(const InterPodAffinityArgs& args, const std::string& path);
+
 FieldErrors validate_online_fgd_args(const OnlineFgdParams& params, const std::string& path);
 /// GpufleetScore: mixCoverage in (0, 1], sigmoidScaleMilli > 0, strandWeight, modelPressureWeight
 /// and classPressureWeight >= 0, modelPressureThreshold in [0, 1).

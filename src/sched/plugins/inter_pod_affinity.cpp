@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "sched/framework/validation.h"
+
 namespace gpufleet::sched {
 namespace {
 
@@ -178,6 +180,96 @@ void InterPodAffinity::add_pod(const Pod& pod, const ClusterState& state, NodeId
 void InterPodAffinity::remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
                                   CycleState& cycle) const {
   if (auto* data = cycle.read_as<AntiAffinityState>(kName)) update_with_pod(*data, pod, state.node(n), changed.pod, -1);
+}
+
+namespace {
+
+// PreScore's sums (kube preScoreState.topologyScore), kept with zero entries as kube's map.
+constexpr std::string_view kPreScoreKey = "PreScoreInterPodAffinity";
+struct ScoreState final : StateData {
+  std::unique_ptr<StateData> clone() const override { return std::make_unique<ScoreState>(*this); }
+  TopologyCounts sums;
+  std::vector<std::string> keys;  // the distinct keys of `sums`
+};
+
+void add_score(ScoreState& s, const Node& node, const std::string& key, int64_t delta) {
+  const std::string* value = topology_value(node, key);
+  if (!value) return;
+  auto it = s.sums.find(PairView{key, *value});
+  if (it == s.sums.end()) {
+    it = s.sums.emplace(std::make_pair(key, *value), 0).first;
+    if (std::find(s.keys.begin(), s.keys.end(), key) == s.keys.end()) s.keys.push_back(key);
+  }
+  it->second += delta;
+}
+
+// scoreMap.processTerms: `owner`'s weighted terms that `target` matches, on `node`'s domains.
+void process_terms(ScoreState& s, const std::vector<WeightedPodAffinityTerm>& terms, const Pod& owner, const Pod& target,
+                   const Node& node, int64_t sign) {
+  for (const WeightedPodAffinityTerm& t : terms)
+    if (pod_affinity_term_matches(t.term, owner, target)) add_score(s, node, t.term.topology_key, sign * t.weight);
+}
+
+}  // namespace
+
+InterPodAffinity::InterPodAffinity(const InterPodAffinityArgs& args) : args_(args) {
+  if (FieldErrors errs = validate_plugin_args(args, "args"); !errs.empty()) throw ProfileError(std::move(errs));
+}
+
+Status InterPodAffinity::pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId>, CycleState& cycle,
+                                   GoRand&) const {
+  const PodConstraints& c = pod.constraints;
+  const bool preferred = !c.preferred_affinity.empty() || !c.preferred_anti_affinity.empty();
+  if (!preferred && state.scored_affinity_pod_count() == 0) return Status(Code::kSkip);
+  auto s = std::make_unique<ScoreState>();
+  for (NodeId n = 0; n < state.node_count(); ++n) {
+    if (!state.has_node(n)) continue;
+    const Node& node = state.node(n);
+    for (const BoundPod& b : state.pods_on(n)) {
+      const Pod& existing = b.pod;
+      if (!preferred && !existing.has_scored_affinity()) continue;  // kube visits PodsWithAffinity only
+      process_terms(*s, c.preferred_affinity, pod, existing, node, 1);       // processExistingPod, in kube's order
+      process_terms(*s, c.preferred_anti_affinity, pod, existing, node, -1);
+      if (args_.hard_pod_affinity_weight > 0)
+        for (const PodAffinityTerm& t : existing.constraints.required_affinity)
+          if (pod_affinity_term_matches(t, existing, pod)) add_score(*s, node, t.topology_key, args_.hard_pod_affinity_weight);
+      process_terms(*s, existing.constraints.preferred_affinity, existing, pod, node, 1);
+      process_terms(*s, existing.constraints.preferred_anti_affinity, existing, pod, node, -1);
+    }
+  }
+  if (s->sums.empty()) return Status(Code::kSkip);  // every node scores 0 (kube: normalize leaves them)
+  cycle.write(kPreScoreKey, std::move(s));
+  return Status();
+}
+
+int64_t InterPodAffinity::score(const Pod&, const ClusterState& state, NodeId n, const CycleState& cycle) const {
+  const auto* s = cycle.read_as<ScoreState>(kPreScoreKey);
+  if (!s) return 0;
+  const Node& node = state.node(n);
+  int64_t total = 0;
+  for (const std::string& key : s->keys) {
+    const std::string* value = topology_value(node, key);
+    if (!value) continue;
+    if (const auto it = s->sums.find(PairView{key, *value}); it != s->sums.end()) total += it->second;
+  }
+  return total;
+}
+
+void InterPodAffinity::normalize_score(const Pod&, std::span<NodeScore> scores, const CycleState& cycle) const {
+  const auto* s = cycle.read_as<ScoreState>(kPreScoreKey);
+  if (!s || s->sums.empty() || scores.empty()) return;
+  int64_t lo = 0, hi = 0;  // v1.20: both start at 0
+  if (args_.release == KubeRelease::kCurrent) lo = hi = scores[0].score;
+  for (const NodeScore& ns : scores) {
+    lo = std::min(lo, ns.score);
+    hi = std::max(hi, ns.score);
+  }
+  const int64_t diff = hi - lo;
+  for (NodeScore& ns : scores) {
+    double f = 0;
+    if (diff > 0) f = static_cast<double>(kMaxNodeScore) * (static_cast<double>(ns.score - lo) / static_cast<double>(diff));
+    ns.score = static_cast<int64_t>(f);
+  }
 }
 
 }  // namespace gpufleet::sched

@@ -39,8 +39,20 @@
 // O(nodes + pods with terms) for one without; Filter is then O(terms + node labels) map lookups.
 // add_pod/remove_pod (kube's updateWithPod, +1 / -1) keep the counts right in preemption's dry run.
 //
+// Score (scoring.go; only in profiles that list it at Score, policy_registry.h: default-scheduler).
+// PreScore sums, per topology pair (key, value), over every bound pod P on node m with m's value:
+//  + w for each preferred affinity term (weight w) of the incoming pod that P matches,
+//  - w for each preferred anti-affinity term of the incoming pod that P matches,
+//  + hardPodAffinityWeight for each required affinity term of P the incoming pod matches,
+//  + w / - w for each preferred affinity / anti-affinity term of P the incoming pod matches.
+// Only pods with such terms are visited unless the incoming pod has preferred terms (kube's
+// PodsWithAffinity); Skip when there is nothing to visit. Score(n) = the sum over the pairs' keys of
+// the pair (key, n's value). NormalizeScore: 100 * (s - min) / (max - min), truncated, 0 for all when
+// max == min; the current release takes min and max over the scores, v1.20 starts both at 0 (so a
+// node scoring 0 is the floor whenever every score is positive). The scores read the whole cluster
+// (ScoreCaching::kPerCycle).
+//
 // Differences from kube-scheduler:
-//  - preferred affinity and anti-affinity terms are not scored (the YAML reader says so at run time).
 //  - namespaceSelector is not modelled (the reader warns): such a term uses only its namespaces list.
 //  - kubernetes.io/hostname: a node without that label counts as labelled with its name. kubelet always
 //    sets it (to the hostname, normally the node name); node pools and the openb trace do not, and
@@ -56,6 +68,7 @@
 #include "model/node.h"
 #include "model/pod.h"
 #include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
 
 namespace gpufleet::sched {
 
@@ -69,8 +82,14 @@ const std::string* topology_value(const Node& node, std::string_view key);
 /// namespaces, or owner's namespace when empty) and label selector (nil matches nothing).
 bool pod_affinity_term_matches(const PodAffinityTerm& term, const Pod& owner, const Pod& target);
 
-class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, public NamedPlugin<"InterPodAffinity"> {
+class InterPodAffinity final : public PreFilterPlugin,
+                               public FilterPlugin,
+                               public PreScorePlugin,
+                               public ScorePlugin,
+                               public NamedPlugin<"InterPodAffinity"> {
  public:
+  /// Throws ProfileError for arguments validate_plugin_args refuses.
+  explicit InterPodAffinity(const InterPodAffinityArgs& args = {});
   /// Node n's answer depends on the pods of every node sharing a topology domain with it.
   bool filter_cacheable() const override { return false; }
   /// PreFilter: the topology-pair counts above, written to `cycle`; Skip when there is nothing to check.
@@ -96,6 +115,14 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
   void add_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed, CycleState& cycle) const override;
   void remove_pod(const Pod& pod, const ClusterState& state, NodeId n, const BoundPod& changed,
                   CycleState& cycle) const override;
+
+  /// PreScore: the sums above into `cycle`; Skip when no pod has terms to score.
+  Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
+                   GoRand& rng) const override;
+  ScoreCaching caching() const override { return ScoreCaching::kPerCycle; }
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  bool has_normalize_score() const override { return true; }
+  void normalize_score(const Pod& pod, std::span<NodeScore> scores, const CycleState& cycle) const override;
 
   /// Orders topology pairs; heterogeneous, so a lookup by (key, value) views allocates nothing.
   struct PairLess {
@@ -124,6 +151,7 @@ class InterPodAffinity final : public PreFilterPlugin, public FilterPlugin, publ
     TopologyCounts existing;
   };
   TopologyCounts existing_counts(const Pod& pod, const ClusterState& state) const;
+  InterPodAffinityArgs args_;
   mutable std::mutex memo_mutex_;
   mutable ExistingMemo memo_;
 };

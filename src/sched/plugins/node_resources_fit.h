@@ -13,11 +13,25 @@
 // estimates on template nodes: a ClusterState holding one empty node per node pool or node class
 // (the autoscaler's estimator, gpufleet's node classes, the allocation bound).
 // Difference from kube: kube's Fits lists every insufficient resource; this returns the first.
+//
+// Score (NodeResourcesFit's scoringStrategy LeastAllocated, the default; fit.go, least_allocated.go,
+// resource_allocation.go; v1.20 had it as the plugin NodeResourcesLeastAllocated), over the
+// resources of NodeResourcesFitArgs (default cpu and memory, weight 1 each):
+//   requested_r = the node's non-zero requested (ClusterState::nonzero_cpu_requested_milli, ...)
+//                 + the pod's non-zero request (Pod::nonzero_cpu_request_milli, ...); for
+//                 nvidia.com/gpu the actual gpu_milli used + the pod's (a pod asking none skips it)
+//   score_r     = (allocatable_r - requested_r) * 100 / allocatable_r, 0 when requested_r >
+//                 allocatable_r or allocatable_r == 0
+//   score       = sum_r score_r * w_r / sum_r w_r (integer division), where the current release
+//                 leaves a resource with allocatable 0 out of both sums and v1.20 counts it (score 0).
+// Only in profiles that list it at Score (policy_registry.h: default-scheduler); `leastallocated`
+// is gpufleet's own variant (resource_allocation_score.h).
 #pragma once
 
 #include <string_view>
 
 #include "sched/framework/interface.h"
+#include "sched/framework/plugin_args.h"
 
 namespace gpufleet::sched {
 
@@ -28,8 +42,10 @@ FilterCode fits_pods_cpu_memory(const Pod& pod, const ClusterState& state, NodeI
 /// Steps 1-4 above: kFits or the first shortfall (NodeResourcesFit's or GpuShareFit's code).
 FilterCode fits(const Pod& pod, const ClusterState& state, NodeId n);
 
-class NodeResourcesFit final : public FilterPlugin, public NamedPlugin<"NodeResourcesFit"> {
+class NodeResourcesFit final : public FilterPlugin, public ScorePlugin, public NamedPlugin<"NodeResourcesFit"> {
  public:
+  /// Throws ProfileError for arguments validate_plugin_args refuses.
+  explicit NodeResourcesFit(const NodeResourcesFitArgs& args = {});
   /// fit.go's reasons: kube's insufficient-resource reasons, all Unschedulable (the resources free
   /// with the pods preemption evicts).
   static constexpr FilterReason kReasons[] = {
@@ -41,6 +57,12 @@ class NodeResourcesFit final : public FilterPlugin, public NamedPlugin<"NodeReso
   using FilterPlugin::filter;
   /// fits_pods_cpu_memory.
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+  /// LeastAllocated (see above), 0..100; a function of the pod and node n's usage.
+  int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
+
+ private:
+  int64_t weight_[3] = {0, 0, 0};  // cpu, memory, nvidia.com/gpu; 0 = not scored
+  KubeRelease release_;
 };
 
 }  // namespace gpufleet::sched

@@ -5,6 +5,7 @@
 #include <typeinfo>
 
 #include "sched/gpu/device_select.h"
+#include "sched/plugins/balanced_allocation.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/coscheduling.h"
 #include "sched/plugins/default_binder.h"
@@ -62,10 +63,21 @@ std::vector<RegistryEntry> entries() {
       plain<NodeUnschedulable>(),
       plain<TaintToleration>(),
       plain<NodeAffinity>(),
-      plain<NodeResourcesFit>(),
+      {std::string(NodeResourcesFit::kName),
+       [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
+         return std::make_shared<NodeResourcesFit>(args_of<NodeResourcesFitArgs>(NodeResourcesFit::kName, args));
+       }},
+      {std::string(NodeResourcesBalancedAllocation::kName),
+       [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
+         return std::make_shared<NodeResourcesBalancedAllocation>(
+             args_of<BalancedAllocationArgs>(NodeResourcesBalancedAllocation::kName, args));
+       }},
       plain<GpuShareFit>(),
       plain<NodeResourceTopologyMatch>(),
-      plain<InterPodAffinity>(),
+      {std::string(InterPodAffinity::kName),
+       [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
+         return std::make_shared<InterPodAffinity>(args_of<InterPodAffinityArgs>(InterPodAffinity::kName, args));
+       }},
       {std::string(DefaultPreemption::kName),
        [](const PluginArgs* args, const PolicyContext& context) -> std::shared_ptr<Plugin> {
          refuse_args(DefaultPreemption::kName, args);
