@@ -21,6 +21,7 @@
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
 #include "sched/plugins/resource_allocation_score.h"
@@ -65,6 +66,10 @@ std::vector<RegistryEntry> entries() {
       plain<NodeResourcesFit>(),
       plain<GpuShareFit>(),
       plain<NodeResourceTopologyMatch>(),
+      {std::string(PodTopologySpread::kName),
+       [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
+         return std::make_shared<PodTopologySpread>(args_of<PodTopologySpreadArgs>(PodTopologySpread::kName, args));
+       }},
       plain<InterPodAffinity>(),
       {std::string(DefaultPreemption::kName),
        [](const PluginArgs* args, const PolicyContext& context) -> std::shared_ptr<Plugin> {
