@@ -22,6 +22,7 @@
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
 #include "sched/plugins/registry.h"
@@ -81,6 +82,7 @@ ProfileConfig policy_profile(std::string_view name) {
   c.scheduler_name = std::string(name);
   c.score_combination = ScoreCombination::kLexicographic;
   c.enable(P::kQueueSort, std::string(PrioritySort::kName));
+  c.enable(P::kPreFilter, std::string(PodTopologySpread::kName));
   c.enable(P::kPreFilter, std::string(InterPodAffinity::kName));
   // Coscheduling: inert for pods without the pod-group label (plugins/coscheduling.h); gangs go
   // through its Permit (sched/gang_placement.h).
@@ -92,7 +94,7 @@ ProfileConfig policy_profile(std::string_view name) {
   // has required pod affinity or anti-affinity): a node's unschedulable reason is its first failing
   // filter's.
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
-                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, InterPodAffinity::kName})
+                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName, InterPodAffinity::kName})
     c.enable(P::kFilter, std::string(f));
   // The Score plugin's PreScore first: the random policy's draw happens even when NodeAffinity's
   // PreScore then fails the cycle.

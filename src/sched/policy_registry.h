@@ -16,9 +16,11 @@
 //
 // Every policy's profile:
 //   queueSort  PrioritySort
-//   preFilter  InterPodAffinity, Coscheduling
+//   preFilter  PodTopologySpread, InterPodAffinity, Coscheduling
 //   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
-//              InterPodAffinity (kube's order; all but the GPU ones pass every openb pod)
+//              NodeResourceTopologyMatch, PodTopologySpread, InterPodAffinity (kube's order; all
+//              but the GPU ones pass every openb pod; PodTopologySpread enforces DoNotSchedule
+//              topologySpreadConstraints, its ScheduleAnyway Score is in no policy here)
 //   postFilter none (`place` adds DefaultPreemption, as kube's default profile has it; `pack` and
 //              `simulate` model no preemption)
 //   preScore   the Score plugin when it has a PreScore (RandomScore draws there), TaintToleration,
