@@ -1,5 +1,5 @@
 // Kubernetes scheduling constraints carried by pods and nodes: taints and tolerations, node
-// selectors and node affinity, pod anti-affinity. Plain data in Kubernetes' own terms (core/v1
+// selectors and node affinity, pod (anti-)affinity, topology spread constraints. Plain data in Kubernetes' own terms (core/v1
 // types, k8s.io/api/core/v1/types.go); no I/O. The openb trace uses none of them (all empty).
 #pragma once
 
@@ -103,6 +103,38 @@ struct WeightedPodAffinityTerm {
   PodAffinityTerm term;
 };
 
+/// whenUnsatisfiable of a topology spread constraint (core/v1 UnsatisfiableConstraintAction):
+/// DoNotSchedule is a filter (PodTopologySpread's Filter), ScheduleAnyway only a preference (its Score).
+enum class UnsatisfiableAction : uint8_t { kDoNotSchedule, kScheduleAnyway };
+
+/// nodeAffinityPolicy / nodeTaintsPolicy of a topology spread constraint (core/v1
+/// NodeInclusionPolicy): whether a node the pod could not run on (by its nodeSelector and required
+/// node affinity, resp. by an untolerated NoSchedule/NoExecute taint) still counts in the spread.
+enum class NodeInclusionPolicy : uint8_t { kHonor, kIgnore };
+
+/// A topology spread constraint (core/v1 TopologySpreadConstraint), as the API server admitted it
+/// (the YAML reader applies its validation, validateTopologySpreadConstraints). kube-scheduler's
+/// PodTopologySpread reads it (sched/plugins/pod_topology_spread.h): the number of pods matching
+/// `label_selector` (in the pod's namespace) per value of node label `topology_key` may differ by at
+/// most `max_skew` between the domains.
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;      ///< >= 1
+  std::string topology_key;  ///< a node label key, e.g. topology.kubernetes.io/zone; never empty
+  UnsatisfiableAction when_unsatisfiable = UnsatisfiableAction::kDoNotSchedule;
+  LabelSelector label_selector;
+  /// False when the constraint has no labelSelector: kube then counts no pod
+  /// (metav1.LabelSelectorAsSelector(nil) is labels.Nothing()); `{}` selects every pod.
+  bool has_label_selector = false;
+  /// minDomains (only with DoNotSchedule, >= 1): with fewer eligible domains than this, the global
+  /// minimum counts as 0. nullopt: kube treats it as 1.
+  std::optional<int32_t> min_domains;
+  NodeInclusionPolicy node_affinity_policy = NodeInclusionPolicy::kHonor;  ///< kube's default when unset
+  NodeInclusionPolicy node_taints_policy = NodeInclusionPolicy::kIgnore;   ///< kube's default when unset
+  /// matchLabelKeys: the incoming pod's values of these labels are ANDed into the selector (keys the
+  /// pod lacks are left out); never keys of label_selector (the API server refuses them).
+  std::vector<std::string> match_label_keys;
+};
+
 /// Everything in a pod spec that constrains where it may run.
 struct PodConstraints {
   Labels node_selector;                                   ///< spec.nodeSelector: every pair must match
@@ -113,6 +145,16 @@ struct PodConstraints {
   std::vector<WeightedPodAffinityTerm> preferred_affinity;        ///< scored by default-scheduler only
   std::vector<PodAffinityTerm> required_anti_affinity;
   std::vector<WeightedPodAffinityTerm> preferred_anti_affinity;   ///< scored by default-scheduler only
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;  ///< spec.topologySpreadConstraints
+  /// Not a pod field: kube-scheduler's helper.DefaultSelector for the pod, the label selector of the
+  /// controller that owns it (its ReplicaSet, StatefulSet or ReplicationController), ANDed with the
+  /// selectors of the Services selecting it. PodTopologySpread's default constraints (kube's system
+  /// defaults: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway) apply to a pod without
+  /// constraints of its own only when this is not empty. The YAML reader sets it to the spec.selector
+  /// of the Deployment, ReplicaSet or StatefulSet a pod is made from (kube: the ReplicaSet's, which
+  /// adds pod-template-hash); it reads no Service or ReplicationController, so those play no part.
+  /// Empty for bare pods, Jobs' pods and the openb trace.
+  LabelSelector default_spread_selector;
 };
 
 }  // namespace gpufleet

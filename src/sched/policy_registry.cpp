@@ -23,6 +23,7 @@
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
 #include "sched/plugins/registry.h"
@@ -76,13 +77,15 @@ ProfileConfig kube_profile(ProfileConfig c, const PolicyRow& row) {
   const bool v1_20 = release == KubeRelease::kV1_20;
   c.score_combination = ScoreCombination::kWeightedSum;
   c.tie_break = ScoreTieBreak::kRandom;
-  for (std::string_view p : {InterPodAffinity::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesBalancedAllocation::kName})
+  for (std::string_view p : {InterPodAffinity::kName, PodTopologySpread::kName, TaintToleration::kName, NodeAffinity::kName,
+                             NodeResourcesBalancedAllocation::kName})
     c.enable(P::kPreScore, std::string(p));
   // pkg/scheduler/apis/config/v1/default_plugins.go (current); v1.20:
   // pkg/scheduler/algorithmprovider/registry.go getDefaultConfig.
   c.enable(P::kScore, std::string(TaintToleration::kName), v1_20 ? 1 : 3);
   c.enable(P::kScore, std::string(NodeAffinity::kName), v1_20 ? 1 : 2);
   c.enable(P::kScore, std::string(NodeResourcesFit::kName), 1);
+  c.enable(P::kScore, std::string(PodTopologySpread::kName), 2);
   c.enable(P::kScore, std::string(InterPodAffinity::kName), v1_20 ? 1 : 2);
   c.enable(P::kScore, std::string(NodeResourcesBalancedAllocation::kName), 1);
   auto fit = std::make_shared<NodeResourcesFitArgs>();
@@ -123,6 +126,7 @@ ProfileConfig policy_profile(std::string_view name) {
   c.scheduler_name = std::string(name);
   c.score_combination = ScoreCombination::kLexicographic;
   c.enable(P::kQueueSort, std::string(PrioritySort::kName));
+  c.enable(P::kPreFilter, std::string(PodTopologySpread::kName));
   c.enable(P::kPreFilter, std::string(InterPodAffinity::kName));
   // Coscheduling: inert for pods without the pod-group label (plugins/coscheduling.h); gangs go
   // through its Permit (sched/gang_placement.h).
@@ -134,7 +138,7 @@ ProfileConfig policy_profile(std::string_view name) {
   // has required pod affinity or anti-affinity): a node's unschedulable reason is its first failing
   // filter's.
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
-                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, InterPodAffinity::kName})
+                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName, InterPodAffinity::kName})
     c.enable(P::kFilter, std::string(f));
   c.enable(P::kSelectGpu, std::string(row->gpu_selector));
   c.enable(P::kReserve, std::string(Coscheduling::kName));

@@ -21,8 +21,10 @@
 // ties broken at random from the run's seed (ScoreTieBreak::kRandom, kube's selectHost):
 //   current release (pkg/scheduler/apis/config/v1/default_plugins.go): TaintToleration 3,
 //     NodeAffinity 2, NodeResourcesFit 1 (LeastAllocated over cpu and memory, non-zero requests),
-//     InterPodAffinity 2 (hardPodAffinityWeight 1), NodeResourcesBalancedAllocation 1;
-//   v1.20 (pkg/scheduler/algorithmprovider/registry.go getDefaultConfig): every weight 1, with
+//     PodTopologySpread 2 (with kube's system default constraints), InterPodAffinity 2
+//     (hardPodAffinityWeight 1), NodeResourcesBalancedAllocation 1;
+//   v1.20 (pkg/scheduler/algorithmprovider/registry.go getDefaultConfig): PodTopologySpread 2,
+//     every other weight 1, with
 //     v1.20's BalancedAllocation, LeastAllocated and InterPodAffinity normalization (plugin_args.h
 //     KubeRelease).
 // Left out, as they score every node alike on gpufleet's inputs: ImageLocality (no image lists),
@@ -32,9 +34,11 @@
 //
 // Every gpufleet policy's profile (the rows above default-scheduler):
 //   queueSort  PrioritySort
-//   preFilter  InterPodAffinity, Coscheduling
+//   preFilter  PodTopologySpread, InterPodAffinity, Coscheduling
 //   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
-//              InterPodAffinity (kube's order; all but the GPU ones pass every openb pod)
+//              NodeResourceTopologyMatch, PodTopologySpread, InterPodAffinity (kube's order; all
+//              but the GPU ones pass every openb pod; PodTopologySpread enforces DoNotSchedule
+//              topologySpreadConstraints, its ScheduleAnyway Score is in no policy here)
 //   postFilter none (`place` adds DefaultPreemption, as kube's default profile has it; `pack` and
 //              `simulate` model no preemption)
 //   preScore   the Score plugin when it has a PreScore (RandomScore draws there), TaintToleration,

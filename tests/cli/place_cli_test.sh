@@ -198,4 +198,57 @@ assert (f["what"], f["objects"], f["line"], f["column"], f["field"]) == ("schedu
 assert d["placements"][0]["pod"] == "default/kai", d["placements"]
 PY
 
+# topologySpreadConstraints (PodTopologySpread): four replicas with zone maxSkew 1 on two zones of one
+# node each end 2 and 2 (the second and fourth must go to the zone with fewer); a constraint on a key
+# no node has leaves its pod pending with kube's reason. A bad maxSkew is refused with exit 2.
+cat > "$T/spread-nodes.yaml" <<'YAML'
+apiVersion: v1
+kind: Node
+metadata: {name: a-0, labels: {topology.kubernetes.io/zone: a}}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: b-0, labels: {topology.kubernetes.io/zone: b}}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+YAML
+cat > "$T/spread.yaml" <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: racked, labels: {app: db}}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: example.com/rack, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: db}}}
+YAML
+if "$BIN" place --cluster "$T/spread-nodes.yaml" --workload "$T/spread.yaml" --json "$T/spread.json" > "$T/spread.txt" 2> "$T/err.txt"; then ok
+else bad "spread run exited $?: $(cat "$T/err.txt")"; fi
+! grep -q 'topologySpreadConstraints' "$T/err.txt" && ok || bad "spreading still said not modelled: $(cat "$T/err.txt")"
+python3 - "$T/spread.json" <<'PY' && ok || bad "spread placements: $(cat "$T/spread.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+nodes = sorted(p["node"] for p in d["placements"] if p["pod"].startswith("default/web-"))
+assert nodes == ["a-0", "a-0", "b-0", "b-0"], nodes
+[pending] = d["pending"]
+assert pending["pod"] == "default/racked", pending
+assert "0/2 nodes are available: 2 node(s) didn't match pod topology spread constraints (missing required label)." in pending["reason"], pending
+PY
+sed 's/maxSkew: 1, topologyKey: topology/maxSkew: 0, topologyKey: topology/' "$T/spread.yaml" > "$T/spread-bad.yaml"
+"$BIN" place --cluster "$T/spread-nodes.yaml" --workload "$T/spread-bad.yaml" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -q "spread-bad.yaml:12:19: field 'spec.template.spec.topologySpreadConstraints\[0\].maxSkew': Invalid value: 0: must be greater than zero" "$T/err.txt" && ok \
+  || bad "bad maxSkew: $(cat "$T/err.txt")"
+
 finish

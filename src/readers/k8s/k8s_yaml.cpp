@@ -342,6 +342,74 @@ PodAffinityTerm pod_affinity_term(const Val& v) {
   return t;
 }
 
+// spec.topologySpreadConstraints, checked as the API server checks them (kubernetes
+// pkg/apis/core/validation/validation.go validateTopologySpreadConstraints, in its words): maxSkew
+// > 0; topologyKey not empty; whenUnsatisfiable DoNotSchedule or ScheduleAnyway; no later constraint
+// with the same {topologyKey, whenUnsatisfiable}; minDomains > 0 and only with DoNotSchedule;
+// nodeAffinityPolicy and nodeTaintsPolicy Honor or Ignore; matchLabelKeys only with a labelSelector,
+// valid label keys, none of the labelSelector's keys.
+std::vector<TopologySpreadConstraint> topology_spread_constraints(const Val& list) {
+  constexpr const char* kRefused = " (the API server refuses the pod)";
+  const auto action_ok = [](const std::string& a) { return a == "DoNotSchedule" || a == "ScheduleAnyway"; };
+  std::vector<TopologySpreadConstraint> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val v = list.at(i);
+    TopologySpreadConstraint c;
+    const Val skew = v["maxSkew"];
+    const int64_t max_skew =
+        skew.opt_integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()).value_or(0);
+    if (max_skew <= 0) skew.fail(fmt::format("Invalid value: {}: must be greater than zero{}", max_skew, kRefused));
+    c.max_skew = static_cast<int32_t>(max_skew);
+    const Val key = v["topologyKey"];
+    c.topology_key = key.str();
+    if (c.topology_key.empty()) key.fail(fmt::format("Required value: can not be empty{}", kRefused));
+    const Val when = v["whenUnsatisfiable"];
+    const std::string action = when.str();
+    if (!action_ok(action))
+      when.fail(fmt::format("Unsupported value: \"{}\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\"{}", action, kRefused));
+    c.when_unsatisfiable = action == "DoNotSchedule" ? UnsatisfiableAction::kDoNotSchedule : UnsatisfiableAction::kScheduleAnyway;
+    for (size_t j = i + 1; j < n; ++j)
+      if (list.at(j)["topologyKey"].str() == c.topology_key && list.at(j)["whenUnsatisfiable"].str() == action)
+        v.fail(fmt::format("{{topologyKey, whenUnsatisfiable}}: Duplicate value: \"{{{}, {}}}\" (again at index {}){}", c.topology_key,
+                           action, j, kRefused));
+    if (const Val domains = v["minDomains"]; domains.present()) {
+      const int64_t min_domains = domains.integer(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+      if (min_domains <= 0) domains.fail(fmt::format("Invalid value: {}: must be greater than zero{}", min_domains, kRefused));
+      if (c.when_unsatisfiable != UnsatisfiableAction::kDoNotSchedule)
+        domains.fail(fmt::format("Invalid value: {}: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {}{}", min_domains,
+                                 action, kRefused));
+      c.min_domains = static_cast<int32_t>(min_domains);
+    }
+    const auto policy = [&](const char* field, NodeInclusionPolicy fallback) {
+      const Val p = v[field];
+      if (!p.present()) return fallback;
+      const std::string text = p.scalar();
+      if (text != "Honor" && text != "Ignore")
+        p.fail(fmt::format("Unsupported value: \"{}\": supported values: \"Honor\", \"Ignore\"{}", text, kRefused));
+      return text == "Honor" ? NodeInclusionPolicy::kHonor : NodeInclusionPolicy::kIgnore;
+    };
+    c.node_affinity_policy = policy("nodeAffinityPolicy", NodeInclusionPolicy::kHonor);
+    c.node_taints_policy = policy("nodeTaintsPolicy", NodeInclusionPolicy::kIgnore);
+    const Val selector = v["labelSelector"];
+    c.has_label_selector = selector.present();
+    if (c.has_label_selector) c.label_selector = label_selector(selector);
+    const Val keys = v["matchLabelKeys"];
+    c.match_label_keys = string_list(keys);
+    if (!c.match_label_keys.empty() && !c.has_label_selector)
+      keys.fail(fmt::format("Forbidden: must not be specified when labelSelector is not set{}", kRefused));
+    for (size_t k = 0; k < c.match_label_keys.size(); ++k) {
+      const std::string& label = c.match_label_keys[k];
+      if (const auto e = label_key_error(label)) keys.at(k).fail(*e);
+      bool in_selector = find_label(c.label_selector.match_labels, label) != nullptr;
+      for (const SelectorRequirement& r : c.label_selector.match_expressions) in_selector |= r.key == label;
+      if (in_selector)
+        keys.at(k).fail(fmt::format("Invalid value: \"{}\": exists in both matchLabelKeys and labelSelector{}", label, kRefused));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 SourcePosition position_of(const Val& v) {
   const auto [line, column] = v.position();
   return SourcePosition{v.source().file, line, column, v.path()};
@@ -738,8 +806,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   };
   pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
   pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);
-  if (spec["topologySpreadConstraints"].size() > 0)
-    feature("topologySpreadConstraints", spec["topologySpreadConstraints"], "the pod is placed without spreading");
+  c.topology_spread_constraints = topology_spread_constraints(spec["topologySpreadConstraints"]);
   // Only kube's default scheduler is modelled; a pod for another one (KAI Scheduler, Volcano, a
   // custom scheduler) is placed as the default scheduler would place it.
   if (const Val name = spec["schedulerName"]; name.present() && name.str() != "default-scheduler")
@@ -804,7 +871,10 @@ void Reader::workload(const Val& v, const std::string& kind) {
   }
   const Val tmpl = spec["template"];
   if (!tmpl.present()) tmpl.fail("missing pod template");
-  const PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], metadata_namespace(v));
+  PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], metadata_namespace(v));
+  // kube-scheduler's default selector of the pods (helper.DefaultSelector): their owning
+  // ReplicaSet's or StatefulSet's selector. A Job's pods have none.
+  if (kind != "Job" && spec["selector"].present()) t.pod.constraints.default_spread_selector = label_selector(spec["selector"]);
   if (out_.pods.size() + static_cast<size_t>(replicas) > limits_.max_pods)  // before building any of them
     spec[kind == "Job" ? "parallelism" : "replicas"].fail(
         limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));

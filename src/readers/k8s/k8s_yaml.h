@@ -20,6 +20,14 @@
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
 //    <owner>-0 .. <owner>-(N-1). spec.nodeName (of a Pod or a template) is kept as Pod::node_name: bound to that node.
+//    spec.topologySpreadConstraints -> PodConstraints::topology_spread_constraints, refused where the
+//    API server refuses them (validateTopologySpreadConstraints: maxSkew and minDomains >= 1,
+//    minDomains only with DoNotSchedule, whenUnsatisfiable DoNotSchedule or ScheduleAnyway,
+//    topologyKey set, no repeated {topologyKey, whenUnsatisfiable}, node inclusion policies Honor or
+//    Ignore, matchLabelKeys only with a labelSelector and none of its keys). The pods of a Deployment,
+//    ReplicaSet or StatefulSet get its spec.selector as PodConstraints::default_spread_selector
+//    (kube-scheduler's default selector, for PodTopologySpread's default constraints); Services and
+//    ReplicationControllers are not read, so they add none.
 //    A Pod's metadata.uid -> Pod::uid. A Pod with spec.nodeName: its device annotations
 //    (gpufleet.io/gpu-index, gpufleet.io/gpu-shared-index, gpufleet.io/mig-devices, model/
 //    device_annotations.h: the devices a bind chose) -> Pod::assigned_devices; a pod without

@@ -62,8 +62,8 @@ struct ExtenderArgs {
   /// "Nodes".items as received (an array, empty when items is null) when the names came from Nodes,
   /// for the filter answer to echo the passing Nodes; null when node_cache_capable or Nodes is absent.
   nlohmann::json node_items;
-  /// The Kubernetes reader's warnings about the pod (features not modelled, e.g. "ignored
-  /// topologySpreadConstraints in 1 object(s): not modelled").
+  /// The Kubernetes reader's warnings about the pod (features not modelled, e.g. "pod resource
+  /// ephemeral-storage is not modelled (1 object(s)): the pod is placed without it").
   std::vector<std::string> warnings;
 };
 

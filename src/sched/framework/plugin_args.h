@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/scheduling_constraints.h"
+
 namespace gpufleet::sched {
 
 /// Base of every plugin's arguments.
@@ -76,6 +78,19 @@ struct GpufleetParams {
 };
 struct GpufleetScoreArgs final : PluginArgs {
   GpufleetParams params;
+};
+
+/// PodTopologySpread (kube PodTopologySpreadArgs, pkg/scheduler/apis/config/types_pluginargs.go):
+/// the constraints given to a pod that has none of its own and a default selector
+/// (PodConstraints::default_spread_selector).
+///  - kSystem (kube's default, defaultingType: System): kube's systemDefaultConstraints,
+///    kubernetes.io/hostname maxSkew 3 and topology.kubernetes.io/zone maxSkew 5, both ScheduleAnyway;
+///    a node without the zone label still scores by hostname. default_constraints must be empty.
+///  - kList: default_constraints (no labelSelector: the pod's default selector is used).
+struct PodTopologySpreadArgs final : PluginArgs {
+  enum class Defaulting { kSystem, kList };
+  Defaulting defaulting_type = Defaulting::kSystem;
+  std::vector<TopologySpreadConstraint> default_constraints;
 };
 
 }  // namespace gpufleet::sched

@@ -28,6 +28,7 @@ std::string FieldError::to_string() const {
     case Type::kRequired: return fmt::format("{}: Required value: {}", field, detail);
     case Type::kDuplicate: return fmt::format("{}: Duplicate value: {}", field, value);
     case Type::kNotSupported: return fmt::format("{}: Unsupported value: {}: supported values: {}", field, value, detail);
+    case Type::kForbidden: return fmt::format("{}: Forbidden: {}", field, detail);
   }
   return field;
 }
@@ -92,7 +93,36 @@ FieldErrors validate_gpufleet_params(const GpufleetParams& p, const std::string&
   return errs;
 }
 
+FieldErrors validate_pod_topology_spread_args(const PodTopologySpreadArgs& args, const std::string& path) {
+  FieldErrors errs;
+  using Defaulting = PodTopologySpreadArgs::Defaulting;
+  if (args.defaulting_type == Defaulting::kSystem && !args.default_constraints.empty())
+    errs.push_back(invalid(path + ".defaultingType", quoted("System"), "when .defaultConstraints are not empty"));
+  const auto action = [](UnsatisfiableAction a) { return a == UnsatisfiableAction::kDoNotSchedule ? "DoNotSchedule" : "ScheduleAnyway"; };
+  for (size_t i = 0; i < args.default_constraints.size(); ++i) {
+    const TopologySpreadConstraint& c = args.default_constraints[i];
+    const std::string at = fmt::format("{}.defaultConstraints[{}]", path, i);
+    if (c.max_skew <= 0) errs.push_back(invalid(at + ".maxSkew", std::to_string(c.max_skew), "not in valid range (0, inf)"));
+    if (c.topology_key.empty())
+      errs.push_back({FieldError::Type::kRequired, at + ".topologyKey", "", "can not be empty"});
+    else if (const auto e = label_key_error(c.topology_key))
+      errs.push_back(invalid(at + ".topologyKey", quoted(c.topology_key), *e));
+    if (c.has_label_selector)
+      errs.push_back({FieldError::Type::kForbidden, at + ".labelSelector", "",
+                      "constraint must not define a selector, as they deduced for each pod"});
+    for (size_t j = 0; j < i; ++j) {
+      const TopologySpreadConstraint& other = args.default_constraints[j];
+      if (other.topology_key == c.topology_key && other.when_unsatisfiable == c.when_unsatisfiable) {
+        errs.push_back({FieldError::Type::kDuplicate, at, quoted(fmt::format("{{{}, {}}}", c.topology_key, action(c.when_unsatisfiable))), ""});
+        break;
+      }
+    }
+  }
+  return errs;
+}
+
 FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path) {
+  if (const auto* a = dynamic_cast<const PodTopologySpreadArgs*>(&args)) return validate_pod_topology_spread_args(*a, path);
   if (const auto* a = dynamic_cast<const ResourceAllocationArgs*>(&args)) return validate_resource_allocation_args(*a, path);
   if (const auto* a = dynamic_cast<const NodeResourcesFitArgs*>(&args)) {
     ResourceAllocationArgs strategy;

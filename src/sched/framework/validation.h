@@ -2,7 +2,7 @@
 // pkg/scheduler/apis/config/validation: validation.go, validation_pluginargs.go). Every error names
 // the field, as k8s.io/apimachinery field.Error does: "<path>: Invalid value: <value>: <detail>",
 // "<path>: Required value: <detail>", "<path>: Duplicate value: <value>",
-// "<path>: Unsupported value: <value>: supported values: ...".
+// "<path>: Unsupported value: <value>: supported values: ...", "<path>: Forbidden: <detail>".
 #pragma once
 
 #include <stdexcept>
@@ -19,7 +19,7 @@ class Registry;
 
 /// One invalid field (kube field.Error).
 struct FieldError {
-  enum class Type { kInvalid, kRequired, kDuplicate, kNotSupported };
+  enum class Type { kInvalid, kRequired, kDuplicate, kNotSupported, kForbidden };
   Type type = Type::kInvalid;
   std::string field;   ///< the path, e.g. "pluginConfig[0].args.mixCoverage"
   std::string value;   ///< the offending value as written ("" for kRequired)
@@ -51,6 +51,10 @@ FieldErrors validate_online_fgd_args(const OnlineFgdParams& params, const std::s
 /// GpufleetScore: mixCoverage in (0, 1], sigmoidScaleMilli > 0, strandWeight, modelPressureWeight
 /// and classPressureWeight >= 0, modelPressureThreshold in [0, 1).
 FieldErrors validate_gpufleet_params(const GpufleetParams& params, const std::string& path);
+/// PodTopologySpread (kube ValidatePodTopologySpreadArgs): defaultConstraints empty with
+/// defaultingType System; each default constraint with maxSkew > 0, a topologyKey that is a valid
+/// label key, no labelSelector, and no earlier one with the same topologyKey and whenUnsatisfiable.
+FieldErrors validate_pod_topology_spread_args(const PodTopologySpreadArgs& args, const std::string& path);
 /// Any plugin's arguments, by their type (no errors for a type without rules).
 FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path);
 

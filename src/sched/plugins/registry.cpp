@@ -22,6 +22,7 @@
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_unschedulable.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
 #include "sched/plugins/random_score.h"
 #include "sched/plugins/resource_allocation_score.h"
@@ -74,6 +75,10 @@ std::vector<RegistryEntry> entries() {
        }},
       plain<GpuShareFit>(),
       plain<NodeResourceTopologyMatch>(),
+      {std::string(PodTopologySpread::kName),
+       [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
+         return std::make_shared<PodTopologySpread>(args_of<PodTopologySpreadArgs>(PodTopologySpread::kName, args));
+       }},
       {std::string(InterPodAffinity::kName),
        [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
          return std::make_shared<InterPodAffinity>(args_of<InterPodAffinityArgs>(InterPodAffinity::kName, args));

@@ -18,6 +18,7 @@
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/inter_pod_affinity.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resource_topology_match.h"
 #include "sched/plugins/node_resources_fit.h"
@@ -56,6 +57,7 @@ TEST(FilterReasons, EachPluginRegistersItsOwn) {
   const auto resources = std::make_shared<NodeResourcesFit>();
   const auto gpus = std::make_shared<GpuShareFit>();
   const auto numa = std::make_shared<NodeResourceTopologyMatch>();
+  const auto spread = std::make_shared<PodTopologySpread>();
   const auto pods = std::make_shared<InterPodAffinity>();
   const Row rows[] = {
       {unschedulable, 0, NodeUnschedulable::kNodeUnschedulable, "node(s) were unschedulable", false, false},
@@ -71,6 +73,9 @@ TEST(FilterReasons, EachPluginRegistersItsOwn) {
       {gpus, 4, GpuShareFit::kSharedRequestAboveOne,
        "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)", false, false},
       {numa, 0, NodeResourceTopologyMatch::kCannotAlign, "cannot align pod", true, true},
+      {spread, 0, PodTopologySpread::kConstraintsNotMatch, "node(s) didn't match pod topology spread constraints", true, false},
+      {spread, 1, PodTopologySpread::kMissingRequiredLabel,
+       "node(s) didn't match pod topology spread constraints (missing required label)", false, false},
       {pods, 0, InterPodAffinity::kAntiAffinityRulesNotMatch, "node(s) didn't match pod anti-affinity rules", true, false},
       {pods, 1, InterPodAffinity::kExistingAntiAffinityRulesNotMatch, "node(s) didn't satisfy existing pods anti-affinity rules", true,
        false},
@@ -115,10 +120,12 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
       {7, "GpuShareFit", GpuShareFit::kInsufficientGpu},
       {11, "GpuShareFit", GpuShareFit::kSharedRequestAboveOne},
       {12, "NodeResourceTopologyMatch", NodeResourceTopologyMatch::kCannotAlign},
-      {13, "InterPodAffinity", InterPodAffinity::kAntiAffinityRulesNotMatch},
-      {15, "InterPodAffinity", InterPodAffinity::kAffinityRulesNotMatch},
+      {13, "PodTopologySpread", PodTopologySpread::kConstraintsNotMatch},
+      {14, "PodTopologySpread", PodTopologySpread::kMissingRequiredLabel},
+      {15, "InterPodAffinity", InterPodAffinity::kAntiAffinityRulesNotMatch},
+      {17, "InterPodAffinity", InterPodAffinity::kAffinityRulesNotMatch},
   };
-  ASSERT_EQ(table.size(), 15u);
+  ASSERT_EQ(table.size(), 17u);
   for (const Row& r : rows) {
     SCOPED_TRACE(static_cast<int>(r.number));
     const Rejection rejection = table.rejection(r.number);
@@ -129,7 +136,7 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
     while (p.filters[filter]->name() != r.plugin) ++filter;
     EXPECT_EQ(table.number(filter, r.code), r.number);
   }
-  EXPECT_THROW(table.rejection(16), std::out_of_range);
+  EXPECT_THROW(table.rejection(18), std::out_of_range);
 }
 
 // A filter with `count` reasons of its own ("reason 0", ...), each Unschedulable; its filter

@@ -20,6 +20,7 @@
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
+#include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_preference.h"
 #include "sched/plugins/node_resource_topology_match.h"
@@ -89,6 +90,9 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {GpuShareFit::kInsufficientGpuShared, Code::kUnschedulable, "Insufficient nvidia.com/gpu.shared"},
       {GpuShareFit::kSharedRequestAboveOne, Code::kUnschedulableAndUnresolvable,
        "node(s) refuse more than one shared GPU replica per pod (failRequestsGreaterThanOne)"},
+      {PodTopologySpread::kConstraintsNotMatch, Code::kUnschedulable, "node(s) didn't match pod topology spread constraints"},
+      {PodTopologySpread::kMissingRequiredLabel, Code::kUnschedulableAndUnresolvable,
+       "node(s) didn't match pod topology spread constraints (missing required label)"},
       {InterPodAffinity::kAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't match pod anti-affinity rules"},
       {InterPodAffinity::kExistingAntiAffinityRulesNotMatch, Code::kUnschedulable, "node(s) didn't satisfy existing pods anti-affinity rules"},
       {InterPodAffinity::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
@@ -143,7 +147,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "NodeResourcesBalancedAllocation", "GpuShareFit",
-      "NodeResourceTopologyMatch", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "NodeResourceTopologyMatch", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
@@ -172,7 +176,7 @@ TEST(RegistryTest, PolicyProfiles) {
     };
     const std::string score = names(ExtensionPoint::kScore).back();
     EXPECT_EQ(names(ExtensionPoint::kQueueSort), std::vector<std::string>{"PrioritySort"});
-    EXPECT_EQ(names(ExtensionPoint::kPreFilter), (std::vector<std::string>{"InterPodAffinity", "Coscheduling"}));
+    EXPECT_EQ(names(ExtensionPoint::kPreFilter), (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "Coscheduling"}));
     EXPECT_EQ(names(ExtensionPoint::kReserve), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kPermit), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kScore), (std::vector<std::string>{"TaintToleration", "NodeAffinity", score}));
@@ -212,7 +216,7 @@ TEST(ValidationTest, ProfileErrorsNameTheField) {
       {"valid", [](ProfileConfig&) {}, {}},
       {"no name", [](ProfileConfig& c) { c.scheduler_name.clear(); }, {"schedulerName: Required value: name is required"}},
       {"duplicate filter", [](ProfileConfig& c) { c.enable(ExtensionPoint::kFilter, "NodeAffinity"); },
-       {"plugins.filter.enabled[7].name: Duplicate value: \"NodeAffinity\""}},
+       {"plugins.filter.enabled[8].name: Duplicate value: \"NodeAffinity\""}},
       {"negative weight", [](ProfileConfig& c) { c.at(ExtensionPoint::kScore).enabled[2].weight = -1; },
        {"plugins.score.enabled[2].weight: Invalid value: -1: must be greater than or equal to 0"}},
       {"weight outside score", [](ProfileConfig& c) { c.at(ExtensionPoint::kFilter).enabled[0].weight = 2; },

@@ -192,9 +192,11 @@ TEST(DefaultSchedulerProfile, WeightsAndRandomTies) {
   EXPECT_EQ(weights, (std::vector<std::pair<std::string, int64_t>>{{"TaintToleration", 3},
                                                                    {"NodeAffinity", 2},
                                                                    {"NodeResourcesFit", 1},
+                                                                   {"PodTopologySpread", 2},
                                                                    {"InterPodAffinity", 2},
                                                                    {"NodeResourcesBalancedAllocation", 1}}));
-  for (const PluginRef& p : policy_profile("default-scheduler-v1.20").at(ExtensionPoint::kScore).enabled) EXPECT_EQ(p.weight, 1) << p.name;
+  for (const PluginRef& p : policy_profile("default-scheduler-v1.20").at(ExtensionPoint::kScore).enabled)
+    EXPECT_EQ(p.weight, p.name == "PodTopologySpread" ? 2 : 1) << p.name;
   // "all" leaves the v1.20 variant out.
   EXPECT_EQ(parse_policy_list("all").back(), "default-scheduler");
 
