@@ -303,5 +303,21 @@ spec:
   EXPECT_TRUE(r.pending.empty());
 }
 
+// examples/daemonsets (docs/node-pools.md): both DaemonSets on g-0 first (1.2 of its 2 CPUs), probe
+// (0.5 CPU, pinned by hostname) binds there, inference (1 GPU, 1 CPU) finds 0.8 CPU and is pending.
+TEST(DaemonSetPlace, Example) {
+  const std::filesystem::path dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "daemonsets";
+  const io::PlaceInputs in = io::read_place_inputs({(dir / "pools.yaml").string()}, {(dir / "workload.yaml").string()});
+  const place::PlaceResult r = place::place_workload(in.input, {"gpufleet", 42});
+  ASSERT_EQ(r.placements.size(), 3u);
+  EXPECT_EQ(r.placements[0].pod, "kube-system/nvidia-device-plugin-g-0");
+  EXPECT_EQ(r.placements[1].pod, "monitoring/node-exporter-g-0");
+  EXPECT_EQ(r.placements[2].pod, "default/probe");
+  EXPECT_EQ(r.placements[2].node, "g-0");
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].pod, "default/inference");
+  EXPECT_EQ(r.pending[0].reason.substr(0, r.pending[0].reason.find(" preemption:")), "0/1 nodes are available: 1 Insufficient cpu.");
+}
+
 }  // namespace
 }  // namespace gpufleet

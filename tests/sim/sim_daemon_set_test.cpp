@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "model/daemon_set.h"
+#include "readers/sim/sim_pools.h"
+#include "readers/sim/workload_file.h"
 #include "sim/rules/cluster_autoscaler.h"
 #include "support/sim_test_support.h"
 #include "support/test_support.h"
@@ -135,6 +137,20 @@ TEST(SimDaemonSet, NodeSelectorAndHostnameLabelChooseTheNodes) {
   EXPECT_EQ(used0, 0);
   EXPECT_EQ(used1, 300);
   EXPECT_EQ(hostname1, "p-1");
+}
+
+// examples/daemonsets (docs/simulate.md): the same S12 node read from the pools file; g-0 goes at
+// 600 s, billed 600 s x 0.80 USD/h.
+TEST(SimDaemonSet, Example) {
+  const std::string dir = std::string(GPUFLEET_SOURCE_DIR) + "/examples/daemonsets/";
+  const sim::ClusterConfig c = io::read_sim_cluster_file(dir + "pools.yaml");
+  ASSERT_EQ(c.daemon_sets.size(), 2u);
+  const io::SimWorkloadFile w = io::read_sim_workload_file(dir + "idle.yaml", {"g"});
+  const sim::SimResult r = run_least_allocated(c, w.workload);
+  ASSERT_EQ(r.nodes.size(), 1u);
+  EXPECT_EQ(r.nodes[0].node, "g-0");
+  EXPECT_DOUBLE_EQ(r.nodes[0].end_s, 600);
+  EXPECT_NEAR(r.cost_usd, 600 * 0.80 / 3600, 1e-12);
 }
 
 }  // namespace
