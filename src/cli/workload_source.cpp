@@ -1,6 +1,7 @@
 #include "cli/workload_source.h"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -22,6 +23,7 @@ namespace gpufleet::cli {
 
 sim::ClusterConfig load_cluster(const std::string& pools_path, const std::string& faults_path) {
   sim::ClusterConfig cluster = io::read_sim_cluster_file(pools_path);
+  for (const std::string& w : cluster.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   if (faults_path.empty()) return cluster;
   const std::vector<std::string> node_pools = io::node_pool_names(cluster);
   cluster.faults = io::read_fault_schedule_file(faults_path, cluster.pools, &node_pools);

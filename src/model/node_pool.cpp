@@ -84,7 +84,7 @@ void validate_pool(const NodePool& pool) {
     invalid(pool, fmt::format("{} GPUs per node do not split evenly over {} NUMA nodes", pool.gpus_per_node, pool.numa_nodes));
   for (const auto& [k, v] : pool.labels)
     if (k == kPoolLabel || k == kInstanceTypeLabel || k == kGpuProductLabel || k == kGpuCountLabel ||
-        k == kGpuReplicasLabel)
+        k == kGpuReplicasLabel || k == kNodeHostnameLabel)
       invalid(pool, fmt::format("label {} is set by gpufleet and must not be given", k));
 }
 
@@ -137,6 +137,7 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.max_pods = kKubeletDefaultMaxPods;
     n.labels = labels;
     set_topology_labels(pool, i, n.labels);
+    set_label(n.labels, kNodeHostnameLabel, n.name);
     n.taints = pool.taints;
     n.mig = mig;
     n.time_slicing = time_slicing;

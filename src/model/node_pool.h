@@ -64,6 +64,10 @@ inline constexpr const char* kInstanceTypeLabel = "node.kubernetes.io/instance-t
 inline constexpr const char* kGpuProductLabel = "nvidia.com/gpu.product";
 inline constexpr const char* kGpuCountLabel = "nvidia.com/gpu.count";
 inline constexpr const char* kGpuReplicasLabel = "nvidia.com/gpu.replicas";
+/// The kubelet's hostname label: expand_pool sets it to each node's name (kubelet sets the node's
+/// hostname, which is its name unless --hostname-override says otherwise), and so does the simulator
+/// for each node it makes Ready (sim/engine/fleet.h).
+inline constexpr const char* kNodeHostnameLabel = "kubernetes.io/hostname";
 /// GPU feature discovery's sharing labels (k8s-device-plugin docs/gpu-feature-discovery/README.md),
 /// set by expand_pool on MPS pools only: nvidia.com/gpu.sharing-strategy=mps, nvidia.com/mps.capable=true.
 inline constexpr const char* kGpuSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
@@ -83,7 +87,8 @@ void validate_pool(const NodePool& pool);
 ///    max_pods = kKubeletDefaultMaxPods (110, kubelet's default);
 ///  - labels: the pool's labels, then nvidia.com/gpu.product (the catalog's first product label) and
 ///    nvidia.com/gpu.count (GPU pools only), nvidia.com/gpu.replicas (time-sliced pools only),
-///    node.kubernetes.io/instance-type (when instance_type is set) and gpufleet.io/pool;
+///    node.kubernetes.io/instance-type (when instance_type is set) and gpufleet.io/pool, then the
+///    topology domain labels and kubernetes.io/hostname = the node's name;
 ///  - taints copied;
 ///  - devices: with mig_devices, every GPU has MIG enabled with the layout layout_for_counts() returns
 ///    (Node::mig); with time_slicing_replicas, Node::time_slicing = {replicas, not renamed,

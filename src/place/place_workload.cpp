@@ -12,9 +12,11 @@
 
 #include "model/cluster_state.h"
 #include "model/gpu_catalog.h"
+#include "sched/daemon_set.h"
 #include "sched/fit_error.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
+#include "util/input_error.h"
 
 namespace gpufleet::place {
 namespace {
@@ -50,7 +52,7 @@ class Placer {
   Placer& operator=(const Placer&) = delete;
 
   void bind_prebound_pods();
-  std::vector<std::vector<Pod>> admit_pods();
+  std::vector<std::vector<Pod>> admit_pods(size_t begin, size_t end, bool gangs);
   void place_gangs(const std::vector<std::vector<Pod>>& group_members);
   void schedule_queue();
   PlaceResult finish();
@@ -133,22 +135,23 @@ void Placer::bind_prebound_pods() {
   for (; next_refused < prepared_.refused.size(); ++next_refused) refuse(prepared_.refused[next_refused]);
 }
 
-// 2. ResourceQuota admission in creation order. An admitted pod goes into the queue (step 3), queue
-// order = creation index (re-created victims come after all of them), or, in a pod group, to that
-// group's members, returned: [g] for input.pod_groups[g], in creation order (step 3a).
-std::vector<std::vector<Pod>> Placer::admit_pods() {
+// 2. ResourceQuota admission in creation order of the pods [begin, end). An admitted pod goes into the
+// queue (step 3), queue order = creation index (re-created victims come after all of them), or, in a
+// pod group (when `gangs`), to that group's members, returned: [g] for input.pod_groups[g], in
+// creation order (step 3a).
+std::vector<std::vector<Pod>> Placer::admit_pods(size_t begin, size_t end, bool gangs) {
   std::map<std::pair<std::string, std::string>, size_t> group_index;  // (namespace, name) -> pod group
   for (size_t g = 0; g < input_.pod_groups.size(); ++g)
     group_index.emplace(std::make_pair(input_.pod_groups[g].namespace_name, input_.pod_groups[g].name), g);
   std::vector<std::vector<Pod>> group_members(input_.pod_groups.size());
-  for (size_t i = 0; i < pod_count_; ++i) {
+  for (size_t i = begin; i < end; ++i) {
     const Pod& pod = input_.pods[i];
     if (!pod.node_name.empty()) continue;
     if (admit::AdmitResult admitted = quotas_.admit(pod); !admitted) {
       result_.quota_rejected.push_back({pod_key(pod), admitted.message, pod.priority});
       continue;
     }
-    if (const std::string* group = find_label(pod.labels, kPodGroupLabel); group != nullptr) {
+    if (const std::string* group = find_label(pod.labels, kPodGroupLabel); gangs && group != nullptr) {
       const auto g = group_index.find({pod.namespace_name.empty() ? "default" : pod.namespace_name, *group});
       if (g != group_index.end()) {
         group_members[g->second].push_back(pod);
@@ -286,13 +289,36 @@ PlaceResult Placer::finish() {
 
 std::string pod_key(const Pod& pod) { return sched::pod_key(pod); }
 
-PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options) {
+namespace {
+
+// `daemon_pods`: the first pods of input.pods are the DaemonSets' (step 1a).
+PlaceResult place(const PlaceInput& input, const PlaceOptions& options, size_t daemon_pods) {
   Placer placer(input, options);
-  placer.bind_prebound_pods();                                              // 1
-  const std::vector<std::vector<Pod>> group_members = placer.admit_pods();  // 2
-  placer.place_gangs(group_members);                                        // 3a
-  placer.schedule_queue();                                                  // 3, 4
+  placer.bind_prebound_pods();                                                          // 1
+  placer.admit_pods(0, daemon_pods, false);                                             // 1a
+  placer.schedule_queue();
+  const std::vector<std::vector<Pod>> group_members = placer.admit_pods(daemon_pods, input.pods.size(), true);  // 2
+  placer.place_gangs(group_members);                                                    // 3a
+  placer.schedule_queue();                                                              // 3, 4
   return placer.finish();
+}
+
+}  // namespace
+
+PlaceResult place_workload(const PlaceInput& input, const PlaceOptions& options) {
+  if (input.daemon_sets.empty()) return place(input, options, 0);
+  // Step 1a: the DaemonSets' pods exist before the workload's, in creation order before them.
+  PlaceInput with = input;
+  with.daemon_sets.clear();
+  with.pods = sched::daemon_set_pods(input.daemon_sets, input.nodes);
+  const size_t daemon_pods = with.pods.size();
+  std::unordered_map<std::string, size_t> keys;
+  for (size_t i = 0; i < daemon_pods; ++i) keys.emplace(pod_key(with.pods[i]), i);
+  for (const Pod& pod : input.pods)
+    if (keys.count(pod_key(pod)) != 0)
+      throw UsageError(fmt::format("pod {} is also the name of a DaemonSet's pod (<daemonset>-<node>): rename one of them", pod_key(pod)));
+  with.pods.insert(with.pods.end(), input.pods.begin(), input.pods.end());
+  return place(with, options, daemon_pods);
 }
 
 }  // namespace gpufleet::place

@@ -6,6 +6,15 @@
 //     lowest free devices, as the kubelet admits them; one that does not fit is pending with the
 //     kubelet's reason ("OutOf<resource>", or "node <n> not found"). They exist, so their namespace's
 //     quota usage counts them even above the hard limit (QuotaTracker::charge_existing).
+//  1a. DaemonSets (PlaceInput::daemon_sets): the daemon controller's pods, one per node each admits
+//     (sched/daemon_set.h: nodeSelector, required node affinity, NoSchedule/NoExecute taints against
+//     its tolerations and the controller's defaults), named <daemonset>-<node> and pinned to their
+//     node by a required matchFields metadata.name term. They exist before the workload: after the
+//     pods of step 1, they pass quota admission and the scheduling queue (priority order, preemption
+//     included) before any other pod, so they count against their nodes' allocatable first. One that
+//     does not fit its node is pending with kube's FitError (its node's reason, the other nodes under
+//     "didn't match Pod's node affinity/selector": sched/plugins/node_affinity.h). They are reported
+//     like every pod. A workload pod with the name of one of them is a UsageError.
 //  2. ResourceQuota admission, in creation (input) order: the API server admits or rejects each pod
 //     when it is created (admit/resource_quota.h). Rejected pods never reach the scheduler.
 //  3. The scheduling queue: kube's activeQ order, the profile's QueueSort (PrioritySort: higher

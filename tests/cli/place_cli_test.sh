@@ -66,6 +66,8 @@ printf 'apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard:
 expect_bad "unknown quota scope" "scope.yaml:6:24: field 'spec.scopes[1]': unsupported scope 'Platinum'" "$T/scope.yaml"
 printf 'apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: urgent}\nvalue: 2000000000\n' > "$T/pc.yaml"
 expect_bad "PriorityClass above the user maximum" "pc.yaml:4:8: field 'value': value 2000000000 is above 1000000000" "$T/pc.yaml"
+printf 'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {app: x}}\n  template:\n    metadata: {labels: {app: d}}\n    spec: {containers: [{name: c}]}\n' > "$T/ds.yaml"
+expect_bad "DaemonSet selector not matching its template" "ds.yaml:7:24: field 'spec.template.metadata.labels': Invalid value: \`selector\` does not match template \`labels\`" "$T/ds.yaml"
 mkdir -p "$T/loop" && ln -s self.yaml "$T/loop/self.yaml"
 expect_bad "symlink loop in a directory" "self.yaml: cannot read" "$T/loop"
 
@@ -87,6 +89,9 @@ pool_yaml() {  # pool name, extra pool lines
 pool_yaml dev-a10g '' > "$T/dupA.yaml"
 { echo '# the same pool in another file'; pool_yaml dev-a10g ''; } > "$T/dupB.yaml"
 expect_bad_cluster "pool in two files" "dupB.yaml:5:9: field 'pools[0].name': node name 'dev-a10g-0' of pool dev-a10g is already a node of pool dev-a10g in $T/dupA.yaml" "$T/dupA.yaml" "$T/dupB.yaml"
+
+pool_yaml dev-a10g '  labels: {kubernetes.io/hostname: x}\n' > "$T/hostname.yaml"
+expect_bad_cluster "pool giving the hostname label" "hostname.yaml:10:36: field 'pools[0].labels.kubernetes.io/hostname': label kubernetes.io/hostname is set by gpufleet to each node's name" "$T/hostname.yaml"
 
 printf 'version: v1\nmig-configs:\n  all-1g.10gb:\n  - {devices: all, mig-enabled: true, mig-devices: {1g.10gb: 7}}\n' > "$T/mig.yaml"
 pool_yaml inference-l4 '  labels: {nvidia.com/mig.config: nosuch}\n' > "$T/nosuchmig.yaml"

@@ -859,12 +859,12 @@ metadata: {name: settings}
 data: {log-level: debug}
 ---
 ---
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: dcgm-exporter}
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly}
 )",
                                       "misc.yaml");
-  EXPECT_EQ(k.skipped_kinds, (std::map<std::string, int>{{"ConfigMap", 1}, {"DaemonSet", 1}, {"Service", 2}}));
+  EXPECT_EQ(k.skipped_kinds, (std::map<std::string, int>{{"ConfigMap", 1}, {"CronJob", 1}, {"Service", 2}}));
   ASSERT_EQ(k.warnings.size(), 3u);
   EXPECT_NE(k.warnings[2].find("skipped 2 Service object(s)"), std::string::npos) << k.warnings[2];
   EXPECT_NE(k.warnings[2].find("misc.yaml:1:1"), std::string::npos) << k.warnings[2];

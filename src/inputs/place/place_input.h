@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "admit/resource_quota.h"
+#include "model/daemon_set.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
@@ -21,6 +22,8 @@ namespace gpufleet::place {
 struct PlaceInput {
   std::vector<Node> nodes;
   std::vector<Pod> pods;                      ///< in creation order
+  /// DaemonSets: one pod per node each admits, created before `pods` (place/place_workload.h step 1a).
+  std::vector<DaemonSet> daemon_sets;
   std::vector<admit::ResourceQuota> quotas;   ///< in input order (the order quota errors are checked)
   std::vector<PodDisruptionBudget> pdbs;      ///< honoured by preemption when it can (kube: best effort)
   /// Kueue's objects and the jobs queued in its LocalQueues (place/queued_placement.h); empty = none.

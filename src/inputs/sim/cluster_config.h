@@ -35,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/daemon_set.h"
 #include "model/node_pool.h"
 #include "model/pod_disruption_budget.h"
 #include "inputs/sim/faults.h"
@@ -114,6 +115,11 @@ struct AutoscalerSettings {
   /// --scale-down-utilization-threshold (CPU/memory nodes) and --scale-down-gpu-utilization-threshold
   /// (GPU nodes), both 0.5.
   double utilization_threshold = 0.5;
+  /// CA --ignore-daemonsets-utilization (default false): the CPU and memory utilization of a node
+  /// without GPUs leaves its DaemonSet pods out of the requests and of the allocatable
+  /// (simulator/utilization/info.go CalculateUtilizationOfResource). GPU nodes are measured by their
+  /// GPUs only, so their DaemonSet pods never count.
+  bool ignore_daemon_sets_utilization = false;
   /// Seconds from a node's launch until it must be Ready with its GPUs advertised; a node not there
   /// by then is given up: removed, and its node group's scale-up counts as failed (backoff). CA
   /// --max-node-provision-time (15m). > 0.
@@ -219,6 +225,11 @@ struct ClusterConfig {
   ConsolidationSettings consolidation;
   /// Faults, capacity outages, NodePool limit changes and driver upgrades (inputs/sim/faults.h); empty = none.
   FaultSchedule faults;
+  /// DaemonSets (apps/v1) in the pools file: each new Ready node runs their pods (sim/engine/fleet.h).
+  /// None asks for GPUs or other devices.
+  std::vector<DaemonSet> daemon_sets;
+  /// What the readers read but the simulation does not model, one line each (said on stderr).
+  std::vector<std::string> warnings;
   /// Karpenter NodePools (empty: none; then no Karpenter provisioner runs).
   std::vector<KarpenterNodePool> node_pools;
   KarpenterSettings karpenter;

@@ -13,6 +13,7 @@
 
 #include "admit/resource_quota.h"
 #include "readers/formats/input_limits.h"
+#include "model/daemon_set.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/pod_disruption_budget.h"
@@ -128,6 +129,10 @@ struct NotModelled {
 struct K8sObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
+  /// apps/v1 DaemonSets, in order of appearance: templates, expanded per node once the nodes are
+  /// known (sched/daemon_set.h); their pods are not in `pods`.
+  std::vector<DaemonSet> daemon_sets;
+  std::vector<SourcePosition> daemon_set_sources;  ///< metadata.name of each, parallel to daemon_sets
   std::vector<PriorityClassSpec> priority_classes;
   std::vector<admit::ResourceQuotaSpec> quotas;
   std::vector<PodDisruptionBudget> pod_disruption_budgets;

@@ -21,6 +21,7 @@
 #include "readers/k8s/node_resource_topology.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
+#include "model/daemon_set.h"
 #include "model/device_annotations.h"
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
@@ -500,6 +501,7 @@ class Reader : public detail::K8sTemplateParser {
   void node(const Val& v);
   void pod(const Val& v);
   void workload(const Val& v, const std::string& kind);
+  void daemon_set(const Val& v);
   PodTemplate pod_template(const Val& meta, const Val& spec, const std::string& ns);
   void add_pod(const PodTemplate& t, std::string name, const Val& name_at);
   void priority_class(const Val& v);
@@ -523,6 +525,8 @@ class Reader : public detail::K8sTemplateParser {
   K8sObjects out_;
   std::vector<PriorityPending> pending_;  // parallel to out_.pods
   std::vector<PriorityPending> template_pending_;  // of the Kueue reader's pod templates
+  std::vector<PriorityPending> daemon_pending_;   // parallel to out_.daemon_sets
+  std::set<std::string> daemon_set_keys_;         // namespace/name
   detail::KueueReader kueue_;
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
@@ -571,6 +575,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "Node") return node(v);
   if (kind == "Pod") return pod(v);
   if (kind == "Deployment" || kind == "StatefulSet" || kind == "Job" || kind == "ReplicaSet") return workload(v, kind);
+  if (kind == "DaemonSet") return daemon_set(v);
   if (kind == "PriorityClass") return priority_class(v);
   if (kind == "ResourceQuota") return resource_quota(v);
   if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
@@ -879,6 +884,36 @@ void Reader::workload(const Val& v, const std::string& kind) {
     spec[kind == "Job" ? "parallelism" : "replicas"].fail(
         limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
   for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"]);
+}
+
+// apps/v1 DaemonSet: kept as a template (model/daemon_set.h); its pods are made per node once the
+// nodes are known (sched/daemon_set.h). Checked as the API server validates it: spec.selector is
+// required and must select the template's labels.
+void Reader::daemon_set(const Val& v) {
+  DaemonSet ds;
+  ds.name = metadata_name(v);
+  ds.namespace_name = metadata_namespace(v);
+  if (!daemon_set_keys_.insert(ds.namespace_name + "/" + ds.name).second)
+    v["metadata"]["name"].fail(fmt::format("duplicate DaemonSet '{}' in namespace '{}'", ds.name, ds.namespace_name));
+  const Val spec = v["spec"];
+  spec.require_map();
+  const Val tmpl = spec["template"];
+  if (!tmpl.present()) tmpl.fail("missing pod template");
+  const Val selector = spec["selector"];
+  if (!selector.present()) selector.fail("Required value: a DaemonSet needs a selector (the API server refuses it)");
+  PodTemplate t = pod_template(tmpl["metadata"], tmpl["spec"], ds.namespace_name);
+  const LabelSelector s = label_selector(selector);
+  if (s.match_labels.empty() && s.match_expressions.empty())
+    selector.fail("Invalid value: empty selector is invalid for daemonset (the API server refuses it)");
+  if (!label_selector_matches(s, t.pod.labels))
+    (tmpl["metadata"]["labels"].present() ? tmpl["metadata"]["labels"] : tmpl)
+        .fail("Invalid value: `selector` does not match template `labels` (the API server refuses the DaemonSet)");
+  ds.host_network = tmpl["spec"]["hostNetwork"].boolean(false);
+  ds.pod = std::move(t.pod);
+  add_daemon_pod_tolerations(ds.pod, ds.host_network);
+  daemon_pending_.push_back({t.explicit_priority, t.explicit_policy, v.source().file, t.class_position, t.class_field});
+  out_.daemon_sets.push_back(std::move(ds));
+  out_.daemon_set_sources.push_back(position_of(v["metadata"]["name"]));
 }
 
 void Reader::priority_class(const Val& v) {
@@ -1193,6 +1228,7 @@ K8sObjects Reader::finish() {
   apply_node_resource_topologies(topologies_, out_.nodes, out_.warnings);
   // Resolve priorities as the Priority admission plugin does.
   for (size_t i = 0; i < out_.pods.size(); ++i) resolve(out_.pods[i], pending_[i]);
+  for (size_t i = 0; i < out_.daemon_sets.size(); ++i) resolve(out_.daemon_sets[i].pod, daemon_pending_[i]);
   kueue_.finish(out_);  // after the pods: gang members, queued jobs' priorities
 
   for (const auto& [kind, first] : skipped_)

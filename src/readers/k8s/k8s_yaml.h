@@ -45,6 +45,12 @@
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
+//  - DaemonSet (apps/v1) -> `daemon_sets` (model/daemon_set.h): its pod template read as a pod's,
+//    spec.template.spec.hostNetwork, and the daemon controller's default tolerations added
+//    (add_daemon_pod_tolerations). No pods here: they are made per node once every node is known
+//    (sched/daemon_set.h; `place` and `simulate` do it). Errors: a missing spec.template or
+//    spec.selector, an empty selector, a selector that does not select the template's labels (as
+//    the API server refuses them), a duplicate (namespace, name).
 //  - PriorityClass: the plain data below. ResourceQuota: admit::ResourceQuotaSpec
 //    (admit/resource_quota.h), the known spec.hard entries in gpufleet's units. A quota's spec.scopes and
 //    spec.scopeSelector scopeNames must be Kubernetes scopes (Terminating, NotTerminating, BestEffort,

@@ -94,6 +94,19 @@ PlaceInputs place_inputs_from_objects(K8sObjects objects) {
   if (out.input.nodes.empty())
     throw UsageError("--cluster: no nodes (give Node objects or a gpufleet NodePoolSet file)");
   out.input.pods = out.objects.pods;
+  out.input.daemon_sets = out.objects.daemon_sets;
+  // A DaemonSet may make a pod per node: at most that many count toward ObjectLimits::max_pods.
+  size_t pods = out.input.pods.size();
+  for (size_t i = 0; i < out.input.daemon_sets.size(); ++i) {
+    pods += out.input.nodes.size();
+    if (pods > kObjectLimits.max_pods) {
+      const SourcePosition& at = out.objects.daemon_set_sources.at(i);
+      throw InputError(at.file, at.line, at.field,
+                       limit_message(kObjectLimits.max_pods, "pods, counting every controller's replicas and a pod per node for each DaemonSet",
+                                     "ObjectLimits::max_pods"),
+                       at.column);
+    }
+  }
   out.input.quotas = admit::from_specs(out.objects.quotas);
   for (std::string& w : admit::quota_differences(out.input.quotas)) out.warnings.push_back(std::move(w));
   out.input.pdbs = out.objects.pod_disruption_budgets;

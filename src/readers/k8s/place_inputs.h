@@ -30,7 +30,9 @@ struct PlaceInputs {
 /// PriorityClasses of any input; a path given twice is read once. Node pools come from the files holding a NodePoolSet
 /// (readers/k8s/pool_file.h) and are expanded into Nodes (expand_pool). The device-plugin and mig-parted
 /// configs among the inputs are applied to all nodes (apply_device_setup). PodDisruptionBudgets go
-/// to the input for preemption. Throws InputError for bad input (the
+/// to the input for preemption, DaemonSets to the input's daemon_sets (one pod per node at most each:
+/// pods + DaemonSets x nodes may not pass ObjectLimits::max_pods, an error at the DaemonSet's name).
+/// Throws InputError for bad input (the
 /// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
 /// cluster paths hold no node at all.
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);

@@ -115,6 +115,8 @@ void read_labels(const Field& labels, NodePool& pool, K8sNodeSource& source) {
     if (k == kPoolLabel || k == kInstanceTypeLabel || k == kGpuProductLabel || k == kGpuCountLabel ||
         k == kGpuReplicasLabel)
       v.fail(fmt::format("label {} is set by gpufleet from the pool and must not be given", k));
+    if (k == kNodeHostnameLabel)
+      v.fail(fmt::format("label {} is set by gpufleet to each node's name (as the kubelet sets it) and must not be given", k));
     pool.labels.emplace_back(k, v.str());
     source.labels[k] = position_of(v);
   });

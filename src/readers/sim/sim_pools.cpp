@@ -8,6 +8,7 @@
 
 #include "readers/karpenter/karpenter_nodepool.h"
 #include "readers/sim/fault_schedule.h"
+#include "readers/k8s/k8s_yaml.h"
 #include "readers/k8s/pool_file.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
@@ -50,9 +51,11 @@ void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
   a.require_map();
   a.only_keys({"enabled", "scaleDown", "expander", "scanIntervalSeconds", "scaleUpDelaySeconds", "scaleDownUnneededSeconds",
                "scaleDownDelayAfterAddSeconds", "unremovableRecheckSeconds", "utilizationThreshold", "maxNodeProvisionSeconds",
-               "initialBackoffSeconds", "maxBackoffSeconds", "backoffResetSeconds", "launchFailureSeconds"});
+               "initialBackoffSeconds", "maxBackoffSeconds", "backoffResetSeconds", "launchFailureSeconds",
+               "ignoreDaemonSetsUtilization"});
   s.enabled = a["enabled"].boolean(s.enabled);
   s.scale_down = a["scaleDown"].boolean(s.scale_down);
+  s.ignore_daemon_sets_utilization = a["ignoreDaemonSetsUtilization"].boolean(s.ignore_daemon_sets_utilization);
   if (const Field e = a["expander"]; e.present()) {
     const std::string v = e.scalar();
     if (v == "least-waste") s.expander = sim::Expander::kLeastWaste;
@@ -131,6 +134,31 @@ void parse_pool_settings(const Field& f, sim::SimPool& pool) {
   }
 }
 
+// DaemonSets (apps/v1) among the documents: the file is then read as Kubernetes objects, as `place`
+// reads it (readers/k8s/k8s_yaml.h, with its errors), and its DaemonSets go to the config. One whose
+// pods ask for GPUs or other devices is left out with a warning; so are the fields the Kubernetes
+// reader reads but does not model (its not_modelled list).
+void read_daemon_sets(std::string_view text, const std::string& source_name, const std::vector<detail::YamlNode>& docs,
+                      const Source& src, sim::ClusterConfig& config) {
+  bool any = false;
+  for (const detail::YamlNode& doc : docs)
+    if (doc.type == detail::YamlType::kMapping) any |= Field(doc, "", src)["kind"].str() == "DaemonSet";
+  if (!any) return;
+  K8sObjects objects = parse_k8s_text(text, source_name);
+  for (const NotModelled& f : objects.not_modelled)
+    config.warnings.push_back(fmt::format("{}:{}:{}: field '{}': {} is not modelled ({} object(s)): {}", f.first.file, f.first.line,
+                                          f.first.column, f.first.field, f.what, f.objects, f.consequence));
+  for (DaemonSet& ds : objects.daemon_sets) {
+    if (ds.pod.is_gpu_pod() || ds.pod.has_device_requests()) {
+      config.warnings.push_back(fmt::format("{}: DaemonSet {}/{} requests nvidia.com/* devices, which simulate does not model for "
+                                            "DaemonSets: its pods are left out",
+                                            source_name, ds.namespace_name, ds.name));
+      continue;
+    }
+    config.daemon_sets.push_back(std::move(ds));
+  }
+}
+
 }  // namespace
 
 sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::string& source_name) {
@@ -164,6 +192,7 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     });
   }
   read_karpenter_documents(docs, src, config);
+  read_daemon_sets(text, source_name, docs, src, config);
   const std::vector<std::string> node_pools = node_pool_names(config);
   if (std::optional<sim::FaultSchedule> faults = parse_fault_schedule_text(text, source_name, config.pools, false, &node_pools))
     config.faults = std::move(*faults);

@@ -13,6 +13,7 @@
 //     scaleDownDelayAfterAddSeconds: 600
 //     unremovableRecheckSeconds: 300
 //     utilizationThreshold: 0.5
+//     ignoreDaemonSetsUtilization: false   # CA --ignore-daemonsets-utilization
 //   consolidation:                     # Karpenter-style; all optional; defaults in inputs/sim/cluster_config.h
 //     enabled: false
 //     threshold: 0.4                   # candidates: below this share of their GPUs requested
@@ -29,6 +30,11 @@
 //
 // It may also hold one FaultSchedule document (the same apiVersion; readers/sim/fault_schedule.h,
 // docs/faults.md), read into ClusterConfig::faults after the pools and their settings.
+//
+// It may also hold apps/v1 DaemonSets: the file is then read as Kubernetes objects as well
+// (readers/k8s/k8s_yaml.h, with its errors), and its DaemonSets go to ClusterConfig::daemon_sets; one
+// whose pods ask for nvidia.com/* devices is left out with a warning (ClusterConfig::warnings), as
+// are the template fields that reader reads but does not model.
 //
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
 // documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). A kind

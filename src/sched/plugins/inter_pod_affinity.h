@@ -55,8 +55,9 @@
 // Differences from kube-scheduler:
 //  - namespaceSelector is not modelled (the reader warns): such a term uses only its namespaces list.
 //  - kubernetes.io/hostname: a node without that label counts as labelled with its name. kubelet always
-//    sets it (to the hostname, normally the node name); node pools and the openb trace do not, and
-//    "one per host" terms would otherwise never block there. Every other key follows kube exactly.
+//    sets it (to the hostname, normally the node name); pool nodes carry it (model/node_pool.h), the
+//    openb trace's and hand-written Nodes may not, and "one per host" terms would otherwise never
+//    block there. Every other key follows kube exactly.
 #pragma once
 
 #include <map>

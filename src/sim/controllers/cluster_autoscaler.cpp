@@ -127,7 +127,7 @@ void ClusterAutoscaler::scale_up(double t) {
     if (upcoming(n)) ++upcoming_nodes[fleet_.pool_of(n)];
   std::vector<TemplateNodes> upcoming;
   upcoming.reserve(pool_count);
-  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p]);
+  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p));
   std::vector<const Pod*> rest;
   std::vector<uint32_t> rest_shapes, rest_units;
   for (size_t i = 0; i < pods.size(); ++i) {
@@ -176,7 +176,7 @@ void ClusterAutoscaler::scale_up(double t) {
     for (size_t i = 0; i < rest.size(); ++i)
       if (placement_.pool_admits(rest_shapes[i], p)) fitting.push_back(rest[i]);
     if (fitting.empty()) continue;
-    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room);
+    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room, fleet_.template_daemon_pods(p));
     if (o.nodes == 0) continue;
     o.price_usd_per_hour = billing_.added_price_usd_per_hour(p, o.nodes);
     options.push_back(o);
@@ -196,7 +196,10 @@ void ClusterAutoscaler::scale_down(double t) {
     // CA lists a node as unneeded only while it could be removed: utilization below the threshold,
     // no pod that blocks eviction (job pods, as safe-to-evict "false"), and not inside the recheck
     // period after a failed removal. A node that drops off the list loses its unneeded time.
-    const bool unneeded = node_utilization(fleet_.state(), n) < settings_.utilization_threshold &&
+    const bool skip_daemon_sets = settings_.ignore_daemon_sets_utilization;
+    const double utilization = node_utilization(fleet_.state(), n, skip_daemon_sets ? fleet_.daemon_cpu_milli(n) : 0,
+                                                skip_daemon_sets ? fleet_.daemon_memory_bytes(n) : 0);
+    const bool unneeded = utilization < settings_.utilization_threshold &&
                           fleet_.not_safe_to_evict_pods(n) == 0 && t >= node.recheck_after_s;
     if (!unneeded) node.unneeded_since_s = -1;
     else if (node.unneeded_since_s < 0) node.unneeded_since_s = t;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/node_pool.h"
+#include "sched/daemon_set.h"
 #include "model/resources.h"
 #include "sim/results/sim_result.h"
 #include "inputs/sim/workload.h"
@@ -22,6 +23,13 @@ constexpr double kSecondsPerHour = 3600.0;
 // reference, "Error codes": InsufficientInstanceCapacity).
 constexpr const char* kNoCapacityReason = "InsufficientInstanceCapacity";
 
+// kubernetes.io/hostname = the node's name, as the kubelet sets it (expand_pool set it to the name
+// of the node it made, which the fleet renames).
+void set_hostname_label(Node& node) {
+  for (auto& [key, value] : node.labels)
+    if (key == kNodeHostnameLabel) value = node.name;
+}
+
 }  // namespace
 
 Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
@@ -34,6 +42,7 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
     one.max_nodes = std::max(one.max_nodes, 1);
     Node t = expand_pool(one).front();
     t.name = sp.pool.name + "-template";
+    set_hostname_label(t);
     t.labels.emplace_back(kCapacityTypeLabel, std::string(capacity_type_name(sp.settings.capacity_type)));
     PoolRecord pool;
     const auto first = static_cast<NodeId>(nodes_.size());
@@ -50,6 +59,7 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
           {first, static_cast<uint32_t>(sp.pool.max_nodes), model, t.gpu_count, t.cpu_milli, t.memory_bytes});
     }
     pools_.push_back(std::move(pool));
+    template_daemon_pods_.push_back(sched::daemon_set_pods(cluster_.daemon_sets, std::span<const Node>(&t, 1)));
     templates_.push_back(std::move(t));
   }
 
@@ -124,7 +134,9 @@ void Fleet::make_ready(NodeId n, double t) {
   Node added = templates_[node.pool];
   added.name = name(n);
   set_topology_labels(sp.pool, static_cast<int32_t>(n - pools_[node.pool].nodes.front()), added.labels);
+  set_hostname_label(added);
   state_->add_node(std::move(added), n);
+  start_daemon_pods(n);
   node.gpus_advertised = !(sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0);
   if (sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0) {
     for (int32_t g = 0; g < sp.pool.gpus_per_node; ++g) withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
@@ -155,6 +167,7 @@ void Fleet::remove(NodeId n, double t) {
     }
     node.withheld.clear();
     node.withheld_milli.clear();
+    stop_daemon_pods(n);
     state_->remove_node(n);
     node.plugin_down = false;
   }
@@ -163,6 +176,37 @@ void Fleet::remove(NodeId n, double t) {
   node.phase = NodePhase::kAbsent;
   ++node.incarnation;  // stale events of this life are ignored
   for (NodeListener* l : listeners_) l->on_node_removed(n, t);
+}
+
+// The daemon controller creates a pod of each DaemonSet that should run on the node (sched/daemon_set.h)
+// when it is Ready; the scheduler binds it there at once if it fits (the node is empty), else it
+// stays pending (counted). DaemonSets ask for no devices (readers/sim/sim_pools.h).
+void Fleet::start_daemon_pods(NodeId n) {
+  NodeRecord& node = nodes_[n];
+  node.daemon_sets.clear();
+  node.daemon_cpu_milli = 0;
+  node.daemon_memory_bytes = 0;
+  for (size_t i = 0; i < cluster_.daemon_sets.size(); ++i) {
+    const DaemonSet& ds = cluster_.daemon_sets[i];
+    if (!sched::daemon_set_should_run(ds, state_->node(n))) continue;
+    const Pod pod = sched::daemon_set_pod(ds, state_->node(n).name);
+    if (!state_->can_allocate(n, pod, {})) {
+      ++daemon_pods_pending_;
+      continue;
+    }
+    state_->allocate(n, pod, {});
+    node.daemon_sets.push_back(static_cast<uint32_t>(i));
+    node.daemon_cpu_milli += pod.cpu_milli;
+    node.daemon_memory_bytes += pod.memory_bytes;
+  }
+}
+
+void Fleet::stop_daemon_pods(NodeId n) {
+  NodeRecord& node = nodes_[n];
+  for (uint32_t i : node.daemon_sets) state_->release(n, sched::daemon_set_pod(cluster_.daemon_sets[i], state_->node(n).name));
+  node.daemon_sets.clear();
+  node.daemon_cpu_milli = 0;
+  node.daemon_memory_bytes = 0;
 }
 
 void Fleet::interrupt(NodeId n, double t) {

@@ -16,6 +16,15 @@
 // go to the first node. outlook() lists every slot with its pool's node shape, for policies that plan
 // for the capacity still to come (model/capacity_outlook.h).
 //
+// Labels: a node's pool labels (expand_pool), its topology domains, kubernetes.io/hostname = its
+// name (as the kubelet sets it) and karpenter.sh/capacity-type.
+//
+// DaemonSets (ClusterConfig::daemon_sets): when a node becomes Ready (the initial ones at 0 too), each
+// DaemonSet that should run there (sched/daemon_set.h) gets its pod bound on it, in the state but
+// not among pods_on(): they hold CPU and memory until the node is removed, block nothing (the
+// autoscalers drain a node without them) and are no unit's. One that does not fit the node stays
+// pending (daemon_pods_pending()).
+//
 // Spot: each node of a spot pool draws its time to interruption when it becomes Ready: exponential
 // with the pool's rate per node-hour, from the fleet's generator (seeded by the caller). At the
 // notice the node is cordoned, listeners stop its pods (on_node_interrupted), and it is removed
@@ -126,6 +135,14 @@ class Fleet {
   ClusterState& dry_run_state() { return *state_; }
   /// One empty node per pool, as a new node of the pool would be (name <pool>-template).
   const std::vector<Node>& template_nodes() const { return templates_; }
+  /// The DaemonSets' pods a new node of pool p runs (ClusterConfig::daemon_sets that should run on
+  /// its template node, sched/daemon_set.h): what the autoscalers' estimates reserve on each new node.
+  std::span<const Pod> template_daemon_pods(size_t p) const { return template_daemon_pods_[p]; }
+  /// CPU and memory the DaemonSets' pods hold on node n (0 when none, or when n is not in the state).
+  int64_t daemon_cpu_milli(NodeId n) const { return nodes_[n].daemon_cpu_milli; }
+  int64_t daemon_memory_bytes(NodeId n) const { return nodes_[n].daemon_memory_bytes; }
+  /// DaemonSet pods that did not fit the node they were made for (pending for ever), so far.
+  int64_t daemon_pods_pending() const { return daemon_pods_pending_; }
   /// Every slot up to each pool's max_nodes with its pool's node shape (model ids as in state()).
   const CapacityOutlook& outlook() const { return outlook_; }
 
@@ -229,6 +246,9 @@ class Fleet {
     std::vector<uint32_t> pods;
     std::vector<GpuWithheld> withheld;  // per GPU; empty = none withheld
     std::vector<int32_t> withheld_milli;  // per GPU: what its placeholder counts as used
+    std::vector<uint32_t> daemon_sets;    // ClusterConfig::daemon_sets whose pod is bound here
+    int64_t daemon_cpu_milli = 0;
+    int64_t daemon_memory_bytes = 0;
   };
   struct PoolRecord {
     std::vector<NodeId> nodes;
@@ -240,6 +260,9 @@ class Fleet {
   // The one release of a bound pod's reservation (unbind and undo_bind).
   void unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict);
   void make_ready(NodeId n, double t);
+  // The DaemonSets' pods of node n: bound when it becomes Ready, released when it is removed.
+  void start_daemon_pods(NodeId n);
+  void stop_daemon_pods(NodeId n);
   void on_ready_event(const Event& e);
   void on_notice_event(const Event& e);
   void on_reclaim_event(const Event& e);
@@ -255,6 +278,7 @@ class Fleet {
   EventLoop& loop_;
   std::unique_ptr<ClusterState> state_;
   std::vector<Node> templates_;
+  std::vector<std::vector<Pod>> template_daemon_pods_;  // per pool
   CapacityOutlook outlook_;
   std::vector<NodeRecord> nodes_;
   std::vector<PoolRecord> pools_;
@@ -264,6 +288,7 @@ class Fleet {
   int64_t interruptions_ = 0;
   int64_t withheld_gpu_milli_ = 0;
   int64_t launch_failures_ = 0;
+  int64_t daemon_pods_pending_ = 0;
   std::function<bool(size_t, double)> launch_blocked_;
   double launch_failure_s_ = 0;
   std::vector<double> pool_launch_failure_s_;  // per pool; empty or < 0: launch_failure_s_

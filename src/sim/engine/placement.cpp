@@ -16,6 +16,10 @@ constexpr double kTypicalPodCoverage = 0.95;
 Placement::Placement(Fleet& fleet, const std::string& policy, std::vector<std::pair<sched::PodShapeKey, double>> pod_mix,
                      uint64_t seed)
     : fleet_(fleet), templates_(fleet.template_nodes()), rng_(static_cast<int64_t>(seed)) {
+  // A new node holds its DaemonSets' pods (the Cluster Autoscaler's template NodeInfo does).
+  for (size_t p = 0; p < fleet_.pool_count(); ++p)
+    for (const Pod& pod : fleet_.template_daemon_pods(p))
+      if (templates_.can_allocate(static_cast<NodeId>(p), pod, {})) templates_.allocate(static_cast<NodeId>(p), pod, {});
   const ClusterState& state = fleet_.state();
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::select_typical_pods(std::move(pod_mix), kTypicalPodCoverage),
                                                                   state.gpu_models());

@@ -2,7 +2,8 @@
 // generator) over the fleet's nodes, and the questions the simulator asks it:
 //  - decide: one scheduling cycle for a pod on the current state (the caller binds);
 //  - pool_admits: would a new node of a pool admit a pod of this shape (the policy's filters on the
-//    pool's template node, sim/engine/fleet.h), cached per shape; a pool with max 0 nodes admits none;
+//    pool's template node holding its DaemonSets' pods, sim/engine/fleet.h), cached per shape; a pool
+//    with max 0 nodes admits none;
 //  - fits_ready_nodes: which of a list of pods the ready nodes could take, one after another (the
 //    Cluster Autoscaler's FilterOutSchedulable), as a dry run;
 //  - dry_run_moves: could the pods of a node (and, for gangs, their fellows) all go elsewhere.

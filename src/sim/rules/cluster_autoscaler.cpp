@@ -10,16 +10,17 @@
 
 namespace gpufleet::sim {
 
-double node_utilization(const ClusterState& state, NodeId n) {
+double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli, int64_t skipped_memory_bytes) {
   const Node& node = state.node(n);
   if (node.gpu_count > 0) {
     const int64_t capacity = int64_t{node.gpu_count} * kGpuMilliPerGpu;
     return static_cast<double>(capacity - state.gpu_free_milli_total(n)) / static_cast<double>(capacity);
   }
-  const double cpu = node.cpu_milli > 0 ? static_cast<double>(state.cpu_used_milli(n)) / static_cast<double>(node.cpu_milli) : 0.0;
-  const double mem = node.memory_bytes > 0
-                         ? static_cast<double>(node.memory_bytes - state.memory_free_bytes(n)) / static_cast<double>(node.memory_bytes)
-                         : 0.0;
+  const auto share = [](int64_t requested, int64_t allocatable) {
+    return allocatable > 0 && requested > 0 ? static_cast<double>(requested) / static_cast<double>(allocatable) : 0.0;
+  };
+  const double cpu = share(state.cpu_used_milli(n) - skipped_cpu_milli, node.cpu_milli - skipped_cpu_milli);
+  const double mem = share(node.memory_bytes - state.memory_free_bytes(n) - skipped_memory_bytes, node.memory_bytes - skipped_memory_bytes);
   return std::max(cpu, mem);
 }
 
@@ -71,7 +72,8 @@ int64_t gpu_milli_on(const Node& node, const GpuModelInfo* model, const Pod& pod
 
 }  // namespace
 
-TemplateNodes::TemplateNodes(const Node& template_node) {
+TemplateNodes::TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods) {
+  for (const Pod& pod : daemon_pods) daemon_pods_.push_back(request_of(pod));
   // What the fit check reads: capacity and devices (labels and taints are the caller's filters).
   template_.name = template_node.name;
   template_.cpu_milli = template_node.cpu_milli;
@@ -91,11 +93,13 @@ bool TemplateNodes::add_first_fit(const Pod& pod, int32_t max_nodes) {
   for (ClusterState& node : nodes_)
     if (reserve(node, request)) return true;
   if (size() >= max_nodes) return false;
-  return reserve(nodes_.emplace_back(std::vector<Node>{template_}), request);
+  ClusterState& node = nodes_.emplace_back(std::vector<Node>{template_});
+  for (const Pod& daemon : daemon_pods_) reserve(node, daemon);
+  return reserve(node, request);
 }
 
 ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
-                                int32_t max_nodes) {
+                                int32_t max_nodes, std::span<const Pod> daemon_pods) {
   ScaleUpOption option;
   option.pool = pool_index;
   const GpuModelInfo* model = template_node.mig.empty() ? nullptr : find_gpu_model(template_node.gpu_model);
@@ -110,7 +114,7 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, st
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
     return x.memory_bytes > y.memory_bytes;
   });
-  TemplateNodes nodes(template_node);
+  TemplateNodes nodes(template_node, daemon_pods);
   for (size_t i : order) {
     const Pod& pod = *pods[i];
     if (!nodes.add_first_fit(pod, max_nodes)) continue;

@@ -24,7 +24,11 @@ namespace gpufleet::sim {
 /// floor(1000 x compute slices / 7) (3g.40gb: 428). So a node's MIG devices and replicas count as the
 /// slices of the GPUs they hold, as chargeback counts them (sim/rules/cost.h, which uses the exact fractions);
 /// a node whose MIG layout leaves compute slices unassigned (2x 3g.40gb: 6 of 7) never reaches 1.
-double node_utilization(const ClusterState& state, NodeId n);
+/// `skipped_cpu_milli` and `skipped_memory_bytes`: requests of pods on the node that do not count
+/// (CA's skipDaemonSetPods / skipMirrorPods, simulator/utilization/info.go): left out of both the
+/// requests and the allocatable of a node without GPUs, (requested - skipped) / (allocatable -
+/// skipped), 0 when nothing else is left. GPU nodes ignore them.
+double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli = 0, int64_t skipped_memory_bytes = 0);
 
 /// Empty nodes of one pool that the scale-up estimate packs pods onto, opened one at a time: the
 /// nodes a scale-up would add, or the nodes being provisioned. Each is a copy of the pool's template
@@ -41,7 +45,10 @@ double node_utilization(const ClusterState& state, NodeId n);
 class TemplateNodes {
  public:
   /// `template_node`: an empty node of the pool (its labels and taints are not used).
-  explicit TemplateNodes(const Node& template_node);
+  /// `daemon_pods`: the DaemonSets' pods every new node runs (Fleet::template_daemon_pods), reserved
+  /// on each node when it is opened, before any pod (CA's template NodeInfo holds them; Karpenter
+  /// counts their overhead). One that does not fit is left out.
+  explicit TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods = {});
   /// Nodes opened so far.
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
   /// First fit: reserves the pod on the first open node that takes it; when none does and fewer than
@@ -51,6 +58,7 @@ class TemplateNodes {
 
  private:
   Node template_;
+  std::vector<Pod> daemon_pods_;     // their requests
   std::vector<ClusterState> nodes_;  // one single-node state per open node
 };
 
@@ -74,9 +82,9 @@ struct ScaleUpOption {
 /// per time-slicing replica, floor(1000 x compute slices / 7) per MIG device), then CPU, then memory,
 /// descending; ties keep their order. A node is opened when a pod fits no open one. The option's
 /// price is left 0; its capacities are the template node's times the nodes; gpu_requested_milli sums
-/// that gpu_milli over the helped pods.
+/// that gpu_milli over the helped pods. Each new node holds `daemon_pods` first (TemplateNodes).
 ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
-                                int32_t max_nodes);
+                                int32_t max_nodes, std::span<const Pod> daemon_pods = {});
 /// The same on a node of the pool as expand_pool makes it.
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
                                 int32_t max_nodes);
