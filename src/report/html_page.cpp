@@ -33,14 +33,18 @@ section { background: #fff; border: 1px solid #dde1e8; border-radius: 8px; paddi
 h2.detail { font-size: 15.5px; margin-top: 22px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 7px 10px; border-bottom: 1px solid #e4e7ed; text-align: right; white-space: nowrap; }
-th { font-size: 13px; font-weight: 600; color: #4a5263; vertical-align: bottom; white-space: normal; }
+th { font-size: 13px; font-weight: 600; color: #4a5263; vertical-align: bottom; white-space: normal;
+     hyphens: none; overflow-wrap: normal; word-break: normal; }
 th:first-child, td:first-child { text-align: left; }
+th.text, td.text { text-align: left; }
+.word { white-space: nowrap; }
 tbody tr:nth-child(even) { background: #f8f9fb; }
 td.best { font-weight: 700; }
 .table-scroll { overflow-x: auto; }
 main.wide { max-width: 1400px; }
-table.grouped { font-size: 13.5px; }
-table.grouped th, table.grouped td { padding: 5px 4px; }
+table.grouped { font-size: 13px; }
+table.grouped th, table.grouped td { padding: 5px 3px; }
+table.grouped th { font-size: 11.5px; }
 table.grouped th.group { text-align: center; border-bottom: 1px solid #c9ced8; }
 table.grouped thead tr + tr th:first-child { text-align: right; }
 table.grouped thead tr:first-child th:nth-child(2), table.grouped tbody td:nth-child(2) { text-align: left; }

@@ -17,7 +17,10 @@ namespace gpufleet::io {
 inline constexpr const char* kReportPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
                                                  "#56b4e9", "#7711cc", "#665500", "#aa0033", "#99bb00"};
 
-/// The page style (system fonts only) and the error hook script shared by the reports: the hook,
+/// The page style (system fonts only) and the error hook script shared by the reports. Table cells
+/// hold numbers, right-aligned, except the first column and the cells (th and td) of class "text",
+/// left-aligned; header words wrap at spaces only, never hyphenated (a word with a hyphen goes in
+/// <span class="word">, which keeps it whole). The hook,
 /// placed before Chart.js, writes any script error into <pre id="errors"> and sets
 /// document.body.dataset.rendered = "error".
 std::string_view report_style();

@@ -47,7 +47,7 @@ check_page_basics serving "$T/serving.html"
 for id in serving-rate serving-ttft serving-queue serving-kv serving-cost; do
   grep -q "<canvas id=\"chart-$id\"" "$T/serving.html.dom" && ok || bad "serving: no chart-$id canvas"
 done
-grep -q "<td>chat</td><td>Llama-3.1-8B</td>" "$T/serving.html.dom" && ok || bad "serving: the services table lacks chat"
+grep -q "<td>chat</td><td class=\"text\">Llama-3.1-8B</td>" "$T/serving.html.dom" && ok || bad "serving: the services table lacks chat"
 check_tables_in_cards serving "$T/serving.html" 1400 fit
 
 # 3b. Kueue queues and topology add their tables (examples/queues/simulate, examples/topology).
@@ -60,7 +60,7 @@ else
 fi
 check_page_basics queues "$T/queues.html"
 grep -q "<h2>Queues</h2>" "$T/queues.html.dom" && ok || bad "queues: no Queues section"
-grep -q "<td>placement</td><td>team-a</td><td>research</td><td>placement</td>" "$T/queues.html.dom" && ok || bad "queues: the table lacks placement/team-a"
+grep -q "<td>placement</td><td class=\"text\">team-a</td><td class=\"text\">research</td><td class=\"text\">placement</td>" "$T/queues.html.dom" && ok || bad "queues: the table lacks placement/team-a"
 check_tables_in_cards queues "$T/queues.html" 1400 fit
 TP="$2/topology"
 "$BIN" simulate --pools "$TP/pools.yaml" --workload "$TP/week-aware.yaml" -q --report "$T/topology.html" > /dev/null 2> "$T/err.txt" \
@@ -103,11 +103,14 @@ YAML
   && ok || bad "simulate --report with a NodePool failed: $(cat "$T/err.txt")"
 check_page_basics pending "$T/pending.html"
 grep -q "<h2>Pending units and reasons</h2>" "$T/pending.html.dom" && ok || bad "pending: no Pending units and reasons section"
-grep -q "<td>simulate</td><td>horizon</td><td>c</td><td>1</td><td>0</td><td>0</td><td style=\"white-space:normal\">pool limit reached (NodePool gpu: nvidia.com/gpu)</td>" \
+grep -q "<td>simulate</td><td class=\"text\">horizon</td><td class=\"text\">c</td><td>1</td><td>0</td><td>0</td><td class=\"text\" style=\"white-space:normal\">pool limit reached (NodePool gpu: nvidia.com/gpu)</td>" \
   "$T/pending.html.dom" && ok || bad "pending: the table lacks c at the horizon with the limit"
-grep -q "<td>simulate</td><td>peak (" "$T/pending.html.dom" && ok || bad "pending: the table lacks the peak"
+grep -q "<td>simulate</td><td class=\"text\">peak (" "$T/pending.html.dom" && ok || bad "pending: the table lacks the peak"
 check_tables_in_cards pending "$T/pending.html" 1400 fit
 grep -q "<h2>Pending units and reasons</h2>" "$T/s.html.dom" && bad "simulate: a Pending units and reasons section without NodePools or faults" || ok
+
+# 3d. Header words are never hyphenated nor broken; text cells are left-aligned, numbers right-aligned.
+for page in c queues serving pending; do check_table_cells "$page" "$T/$page.html"; done
 
 # 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
