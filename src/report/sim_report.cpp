@@ -390,6 +390,26 @@ std::string summary_section(const std::vector<CompareEntry>& entries) {
   return html;
 }
 
+// Nodes added and removed, one row per configuration: the removals by cause add up to the total (the
+// summary text's "nodes:" line and the JSON's nodes_removed).
+std::string nodes_section(const std::vector<CompareEntry>& entries) {
+  std::string rows;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    const sim::NodeRemovals& n = r.nodes_removed;
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        html_escape(e.label), r.nodes_scaled_up, r.karpenter_nodes_launched, n.total(), n.scale_down, n.consolidation,
+                        n.spot_reclaim, n.not_ready_in_time, n.other);
+  }
+  return "<section>\n<h2>Nodes added and removed</h2>\n<p class=\"note\">Nodes the Cluster Autoscaler scaled up and "
+         "Karpenter launched (launches the cloud refused included), and every node removed, by cause: the Cluster "
+         "Autoscaler's scale-down, consolidation, spot reclaims at the end of a notice, nodes given up as not Ready in "
+         "time, other controllers.</p>\n<div class=\"table-scroll\">\n<table id=\"nodes\">\n<thead>\n<tr><th>configuration</th>"
+         "<th>scaled up</th><th>Karpenter launches</th><th>removed</th><th>by scale-down</th><th>by consolidation</th>"
+         "<th>by spot reclaim</th><th>not Ready in time</th><th>other</th></tr>\n</thead>\n<tbody>\n" +
+         rows + "</tbody>\n</table>\n</div>\n</section>\n";
+}
+
 // The inference services' charts (kInferenceScript draws them) and table (`serving_rows`).
 std::string serving_sections(const std::string& serving_rows) {
   const char* charts[][3] = {
@@ -435,6 +455,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
   html += page_start(workload, entries.size());
   html += chart_sections();
   html += summary_section(entries);
+  html += nodes_section(entries);
   html += queue_sections(entries);
   html += pending_section(entries);
   if (!serving) {

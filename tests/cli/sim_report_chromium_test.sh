@@ -23,11 +23,18 @@ check_report() {
 }
 
 # 1. simulate --report on the example.
-if "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" -q --report "$T/s.html" \
+if "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" -q --report "$T/s.html" --json "$T/s.json" \
      > "$T/out.txt" 2> "$T/err.txt"; then ok; else bad "simulate --report exited $?: $(cat "$T/err.txt")"; fi
 grep -qx "report: $T/s.html" "$T/out.txt" && ok || bad "summary lacks 'report: FILE'"
 check_report simulate "$T/s.html" "simulate"
 grep -q '"pools":\["inference-l4","training-h100","training-h100-spot","dev-a10g"\]' "$T/s.html" && ok || bad "report data lacks the pools"
+# The nodes table shows the JSON's figures: scaled up, Karpenter launches, removed and its causes.
+want=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1])); n = r["nodes_removed"]
+cells = [r["nodes_scaled_up"], 0, n["total"], n["scale_down"], n["consolidation"], n["spot_reclaim"], n["not_ready_in_time"], n["other"]]
+print("<tr><td>simulate</td>" + "".join("<td>%d</td>" % c for c in cells) + "</tr>")' "$T/s.json")
+case "$want" in *"<td>127</td><td>0</td><td>127</td>"*) ok ;; *) bad "simulate: the example's JSON should have 127 removed by consolidation: $want" ;; esac
+grep -qF "$want" "$T/s.html.dom" && ok || bad "simulate: the nodes table lacks $want"
 
 # 2. compare --report with two configurations; deterministic.
 run_compare() {

@@ -289,7 +289,7 @@ TEST(SimFaultSchedule, PoolWidePluginFailureLeavesTheTemplateAlone) {
      }},
     {1200, [&](Fleet& fl, double t) {
        for (NodeId n : fl.pool_nodes(0))
-         if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t);
+         if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t, NodeRemoval::kOther);
        live_after_removal = fl.live(0);
      }}}));
   const SimResult r = sim.run();

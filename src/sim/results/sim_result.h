@@ -163,6 +163,19 @@ struct FaultCounts {
   int64_t skipped = 0;                 ///< faults with no node to hit (none Ready, not spot, ...)
 };
 
+/// Nodes removed over the run by cause (sim/engine/fleet.h Fleet::remove): every removal counts
+/// once, whichever controller made it. A launch the cloud refused is not a removal (the node never
+/// existed: SimResult::launch_failures).
+struct NodeRemovals {
+  int64_t scale_down = 0;         ///< the Cluster Autoscaler's scale-down (empty nodes, or emptied by moving pods)
+  int64_t consolidation = 0;      ///< consolidation (Karpenter's, or the Autoscaling document's), empty or emptied
+  int64_t spot_reclaim = 0;       ///< spot nodes reclaimed at the end of their interruption notice
+  /// Nodes the Cluster Autoscaler gave up: not Ready with their GPUs by max_node_provision_s.
+  int64_t not_ready_in_time = 0;
+  int64_t other = 0;              ///< by a controller added to the run (Simulation::add_controller)
+  int64_t total() const { return scale_down + consolidation + spot_reclaim + not_ready_in_time + other; }
+};
+
 struct SimResult {
   std::string policy;
   uint64_t seed = 0;
@@ -193,7 +206,8 @@ struct SimResult {
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
   int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
-  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
+  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down (= nodes_removed.scale_down)
+  NodeRemovals nodes_removed;         ///< every node removal, by cause (nodes_consolidated among them)
   /// Cluster Autoscaler scale-ups that failed: a launch the cloud refused, or a node given up at
   /// max_node_provision_s (each puts its node group in backoff).
   int64_t failed_scale_ups = 0;
