@@ -119,6 +119,67 @@ grep -q "<h2>Pending units and reasons</h2>" "$T/s.html.dom" && bad "simulate: a
 # 3d. Header words are never hyphenated nor broken; text cells are left-aligned, numbers right-aligned.
 for page in c queues serving pending; do check_table_cells "$page" "$T/$page.html"; done
 
+# What the charts of page $1 drew, after its render script: per chart, per dataset, its legend label,
+# its largest y and whether a part of it is dashed by the overlap rule (a segment style with a dash
+# pattern, as Chart.js laid the line out). Written as JSON to $1.charts.json.
+chart_state() {
+  local page="$1" copy="$1.state.html"
+  {
+    cat "$page"
+    cat <<'JS'
+<script>
+window.addEventListener("load", function () {
+  var out = {};
+  document.querySelectorAll("canvas").forEach(function (canvas) {
+    var chart = Chart.getChart(canvas);
+    out[canvas.id] = chart.data.datasets.map(function (d, i) {
+      var meta = chart.getDatasetMeta(i), max = null;
+      d.data.forEach(function (p) { if (p.y !== null && (max === null || p.y > max)) max = p.y; });
+      var dashed = meta.dataset.segments.some(function (g) { return g.style && g.style.borderDash && g.style.borderDash.length > 0; });
+      return { label: d.label, max: max, dashed: dashed };
+    });
+  });
+  document.body.dataset.charts = JSON.stringify(out);
+});
+</script>
+JS
+  } > "$copy"
+  open_in_chromium "$copy"
+  python3 -c 'import html, re, sys
+m = re.search(r"data-charts=\"([^\"]*)\"", open(sys.argv[1]).read())
+print(html.unescape(m.group(1)) if m else "{}")' "$copy.dom" > "$page.charts.json"
+}
+
+# 3e. The pending chart counts what the summary counts. docs/faults.md's XID 79 run: its top is the
+#     JSON's pending peak (the peak table's pods), 1 (Q alone: R, stopped at 60 s, binds again at
+#     once), and the peak's unit has its reason. docs/queues.md's placement-aware run: jobs wait in
+#     Kueue only, and the chart shows them (its top is the most pods of the CSV or more).
+F="$2/faults"
+"$BIN" simulate --pools "$F/pools.yaml" --faults "$F/xid79.yaml" --workload "$F/workload.yaml" -q --json "$T/xid79.json" \
+  --report "$T/xid79.html" > /dev/null 2> "$T/err.txt" && ok || bad "simulate --faults xid79.yaml failed: $(cat "$T/err.txt")"
+check_page_basics xid79 "$T/xid79.html"
+chart_state "$T/xid79.html"
+python3 - "$T/xid79.json" "$T/xid79.html.charts.json" <<'PY' && ok || bad "xid79: the pending chart and the JSON's peak disagree"
+import json, sys
+r = json.load(open(sys.argv[1])); charts = json.load(open(sys.argv[2]))
+peak = r["pending_peak"]
+assert peak["pods"] == 1 and len(peak["units"]) == 1 and peak["units"][0]["reason"].startswith("0/1 nodes are available"), peak
+assert charts["chart-pending"][0]["max"] == peak["pods"], (charts["chart-pending"], peak)
+PY
+grep -q "(no reason recorded)" "$T/xid79.html.dom" && bad "xid79: a pending unit without its reason" || ok
+"$BIN" simulate --pools "$Q/pools.yaml" --workload "$Q/placement-aware.yaml" -q --json "$T/aware.json" --timeseries "$T/aware.csv" \
+  --report "$T/aware.html" > /dev/null 2> "$T/err.txt" && ok || bad "simulate placement-aware failed: $(cat "$T/err.txt")"
+check_page_basics aware "$T/aware.html"
+chart_state "$T/aware.html"
+python3 - "$T/aware.json" "$T/aware.csv" "$T/aware.html.charts.json" <<'PY' && ok || bad "placement-aware: the pending chart misses the jobs Kueue holds"
+import csv, json, sys
+r = json.load(open(sys.argv[1])); rows = list(csv.DictReader(open(sys.argv[2]))); charts = json.load(open(sys.argv[3]))
+assert r["pending_s"]["p99"] > 3600, r["pending_s"]  # the example's jobs wait in their queues for hours
+most = max(int(row["pending_pods"]) for row in rows)
+top = charts["chart-pending"][0]["max"]
+assert most > 0 and top >= most, (most, top)
+PY
+
 # 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 

@@ -61,7 +61,13 @@ struct TimeseriesRow {
   std::vector<int32_t> nodes_per_pool;  ///< billed nodes (provisioning, ready or cordoned), pool order
   int64_t gpu_allocated_milli = 0;
   int64_t gpu_capacity_milli = 0;       ///< of the billed nodes
+  /// Pods waiting for capacity: in the pending queue, or held by Kueue (not admitted, or preempted
+  /// or evicted and waiting again): the pods whose waits are the pending-time samples.
   int64_t pending_pods = 0;
+  /// The most pods waiting at any moment of [time_s, time_s + the sample interval), counting the
+  /// state after all events at one time (sim/engine/metrics.h): a chart of it reaches
+  /// SimResult::pending_peak_pods.
+  int64_t pending_pods_peak = 0;
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
@@ -219,7 +225,8 @@ struct SimResult {
   bool provisioning_report = false;
   /// Pending units at the horizon, in queue order, with their reasons.
   std::vector<PendingPod> pending_at_horizon;
-  /// The first time the most pods were pending (-1: never any), how many, and the units then.
+  /// The first time the most pods were pending (-1: never any), how many, and the units then: the
+  /// largest TimeseriesRow::pending_pods_peak, with the pods Kueue holds (the time series' count).
   double pending_peak_s = -1;
   int64_t pending_peak_pods = 0;
   std::vector<PendingPod> pending_at_peak;
