@@ -40,7 +40,12 @@ std::string json_for_script(std::string_view json);
 
 /// The end of a report page after its last section: a footer naming `tool` (e.g. "gpufleet pack")
 /// and Chart.js, Chart.js inline, the data block (`data_json`, already json_for_script-escaped) as
-/// <script id="report-data">, and the page's render script.
+/// <script id="report-data">, and the page's render script. Before the render script, in its
+/// <script>, the charts' shared helper gpufleetSeparateOverlaps(datasets), which the render scripts
+/// call on each chart's datasets so that lines that coincide stay visible: wherever a line runs on
+/// the same points as a line drawn before it (under it), it is dashed (one pattern per layer), so the
+/// line underneath shows through the gaps; and a dataset whose points all equal an earlier one's gets
+/// "(same as <its label>)" in the legend.
 std::string report_page_end(std::string_view tool, std::string_view data_json, std::string_view render_script);
 
 }  // namespace gpufleet::io

@@ -55,10 +55,10 @@ constexpr std::string_view kRenderScript = R"js(
     pending.push(dataset(c.label, color, points(c, c.pending_pods), false));
     cost.push(dataset(c.label, color, points(c, c.cost_usd_per_hour), false));
   });
-  chart("chart-nodes", nodes, "Billed nodes");
-  chart("chart-gpus", gpus, "GPUs");
-  chart("chart-pending", pending, "Pending pods");
-  chart("chart-cost", cost, "Cost rate (USD per hour)");
+  chart("chart-nodes", gpufleetSeparateOverlaps(nodes), "Billed nodes");
+  chart("chart-gpus", gpufleetSeparateOverlaps(gpus), "GPUs");
+  chart("chart-pending", gpufleetSeparateOverlaps(pending), "Pending pods");
+  chart("chart-cost", gpufleetSeparateOverlaps(cost), "Cost rate (USD per hour)");
   document.getElementById("chartjs-version").textContent = "v" + Chart.version;
   if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
 })();
@@ -103,11 +103,11 @@ constexpr std::string_view kInferenceScript = R"js(
     kv.push(line(s.label, color, s.time_h, s.kv_cache_usage, false));
     cost.push(line(s.label, color, s.time_h, s.cost_usd_per_hour, false));
   });
-  chart("chart-serving-rate", rate, "Requests per second", "Ready replicas");
-  chart("chart-serving-ttft", ttft, "TTFT p99 (s)");
-  chart("chart-serving-queue", queue, "Requests waiting");
-  chart("chart-serving-kv", kv, "KV-cache usage (0..1)");
-  chart("chart-serving-cost", cost, "USD per hour");
+  chart("chart-serving-rate", gpufleetSeparateOverlaps(rate), "Requests per second", "Ready replicas");
+  chart("chart-serving-ttft", gpufleetSeparateOverlaps(ttft), "TTFT p99 (s)");
+  chart("chart-serving-queue", gpufleetSeparateOverlaps(queue), "Requests waiting");
+  chart("chart-serving-kv", gpufleetSeparateOverlaps(kv), "KV-cache usage (0..1)");
+  chart("chart-serving-cost", gpufleetSeparateOverlaps(cost), "USD per hour");
 })();
 )js";
 

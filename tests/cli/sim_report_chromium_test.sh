@@ -180,6 +180,28 @@ top = charts["chart-pending"][0]["max"]
 assert most > 0 and top >= most, (most, top)
 PY
 
+# 3f. Two configurations with identical results (the same pools file under two labels): in every
+#     chart the second series says it is the same as the first, and the one drawn on top of it (the
+#     first: Chart.js draws the first dataset last) is dashed so the one under it shows.
+"$BIN" compare --workload "$EXAMPLES/workload.yaml" --config "a=$EXAMPLES/pools.yaml" --config "b=$EXAMPLES/pools.yaml" -q \
+  --report "$T/twins.html" > /dev/null 2> "$T/err.txt" && ok || bad "compare of twins failed: $(cat "$T/err.txt")"
+check_page_basics twins "$T/twins.html"
+chart_state "$T/twins.html"
+python3 - "$T/twins.html.charts.json" <<'PY' && ok || bad "twins: identical series are not told apart: $(cat "$T/twins.html.charts.json" | head -c 600)"
+import json, sys
+charts = json.load(open(sys.argv[1]))
+pending, cost = charts["chart-pending"], charts["chart-cost"]
+for sets in (pending, cost):
+    assert [d["label"] for d in sets] == ["a", "b (same as a)"], sets
+    assert sets[0]["dashed"] and not sets[1]["dashed"], sets
+PY
+chart_state "$T/c.html"
+python3 - "$T/c.html.charts.json" <<'PY' && ok || bad "compare: different configurations marked the same: $(head -c 600 "$T/c.html.charts.json")"
+import json, sys
+charts = json.load(open(sys.argv[1]))
+assert not any("(same as" in d["label"] for d in charts["chart-cost"]), charts["chart-cost"]
+PY
+
 # 4. The harness catches a failing page.
 check_sabotage_is_caught "$T/c.html"
 
