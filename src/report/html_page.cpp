@@ -33,14 +33,18 @@ section { background: #fff; border: 1px solid #dde1e8; border-radius: 8px; paddi
 h2.detail { font-size: 15.5px; margin-top: 22px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { padding: 7px 10px; border-bottom: 1px solid #e4e7ed; text-align: right; white-space: nowrap; }
-th { font-size: 13px; font-weight: 600; color: #4a5263; vertical-align: bottom; white-space: normal; }
+th { font-size: 13px; font-weight: 600; color: #4a5263; vertical-align: bottom; white-space: normal;
+     hyphens: none; overflow-wrap: normal; word-break: normal; }
 th:first-child, td:first-child { text-align: left; }
+th.text, td.text { text-align: left; }
+.word { white-space: nowrap; }
 tbody tr:nth-child(even) { background: #f8f9fb; }
 td.best { font-weight: 700; }
 .table-scroll { overflow-x: auto; }
 main.wide { max-width: 1400px; }
-table.grouped { font-size: 13.5px; }
-table.grouped th, table.grouped td { padding: 5px 4px; }
+table.grouped { font-size: 13px; }
+table.grouped th, table.grouped td { padding: 5px 3px; }
+table.grouped th { font-size: 11.5px; }
 table.grouped th.group { text-align: center; border-bottom: 1px solid #c9ced8; }
 table.grouped thead tr + tr th:first-child { text-align: right; }
 table.grouped thead tr:first-child th:nth-child(2), table.grouped tbody td:nth-child(2) { text-align: left; }
@@ -73,6 +77,51 @@ constexpr std::string_view kErrorScript = R"js(
     return consoleError.apply(console, arguments);
   };
 })();
+)js";
+
+// Defines gpufleetSeparateOverlaps(datasets) for the render scripts (before they run, in their
+// <script>): see report_page_end in html_page.h.
+constexpr std::string_view kChartScript = R"js(
+window.gpufleetSeparateOverlaps = function (datasets) {
+  "use strict";
+  var dashes = [[8, 6], [3, 5], [12, 4, 3, 4], [2, 8]];
+  function x(p, i) { return p !== null && typeof p === "object" ? p.x : i; }
+  function y(p) { return p !== null && typeof p === "object" ? p.y : p; }
+  function same(a, b, k) { return k < a.length && k < b.length && x(a[k], k) === x(b[k], k) && y(a[k]) === y(b[k]); }
+  // Chart.js draws the datasets sorted by (order, index) from the last to the first: the first is on top.
+  var drawn = datasets.map(function (d, i) { return i; }).sort(function (a, b) {
+    var oa = datasets[a].order || 0, ob = datasets[b].order || 0;
+    return oa !== ob ? ob - oa : b - a;
+  });
+  drawn.forEach(function (i, p) {
+    var d = datasets[i], layers = [], any = false;
+    for (var k = 0; k + 1 < d.data.length; ++k) {
+      var n = 0;
+      for (var q = 0; q < p; ++q) {
+        var under = datasets[drawn[q]].data;
+        if (same(d.data, under, k) && same(d.data, under, k + 1)) ++n;
+      }
+      layers.push(n);
+      any = any || n > 0;
+    }
+    if (any) {
+      d.segment = Object.assign({}, d.segment, { borderDash: function (ctx) {
+        var n = layers[ctx.p0DataIndex];
+        return n > 0 ? dashes[(n - 1) % dashes.length] : undefined;
+      } });
+    }
+  });
+  datasets.forEach(function (d, i) {
+    for (var j = 0; j < i; ++j) {
+      var e = datasets[j];
+      if (e.data.length !== d.data.length || e.data.length === 0) continue;
+      var identical = true;
+      for (var k = 0; k < d.data.length && identical; ++k) identical = same(d.data, e.data, k);
+      if (identical) { d.label += " (same as " + e.label + ")"; break; }
+    }
+  });
+  return datasets;
+};
 )js";
 
 }  // namespace
@@ -128,6 +177,7 @@ std::string report_page_end(std::string_view tool, std::string_view data_json, s
   html += "\n</script>\n<script type=\"application/json\" id=\"report-data\">";
   html += data_json;
   html += "</script>\n<script>";
+  html += kChartScript;
   html += render_script;
   html += "</script>\n</body>\n</html>\n";
   return html;

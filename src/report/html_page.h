@@ -17,7 +17,10 @@ namespace gpufleet::io {
 inline constexpr const char* kReportPalette[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00",
                                                  "#56b4e9", "#7711cc", "#665500", "#aa0033", "#99bb00"};
 
-/// The page style (system fonts only) and the error hook script shared by the reports: the hook,
+/// The page style (system fonts only) and the error hook script shared by the reports. Table cells
+/// hold numbers, right-aligned, except the first column and the cells (th and td) of class "text",
+/// left-aligned; header words wrap at spaces only, never hyphenated (a word with a hyphen goes in
+/// <span class="word">, which keeps it whole). The hook,
 /// placed before Chart.js, writes any script error into <pre id="errors"> and sets
 /// document.body.dataset.rendered = "error".
 std::string_view report_style();
@@ -37,7 +40,12 @@ std::string json_for_script(std::string_view json);
 
 /// The end of a report page after its last section: a footer naming `tool` (e.g. "gpufleet pack")
 /// and Chart.js, Chart.js inline, the data block (`data_json`, already json_for_script-escaped) as
-/// <script id="report-data">, and the page's render script.
+/// <script id="report-data">, and the page's render script. Before the render script, in its
+/// <script>, the charts' shared helper gpufleetSeparateOverlaps(datasets), which the render scripts
+/// call on each chart's datasets so that lines that coincide stay visible: wherever a line runs on
+/// the same points as a line drawn before it (under it), it is dashed (one pattern per layer), so the
+/// line underneath shows through the gaps; and a dataset whose points all equal an earlier one's gets
+/// "(same as <its label>)" in the legend.
 std::string report_page_end(std::string_view tool, std::string_view data_json, std::string_view render_script);
 
 }  // namespace gpufleet::io

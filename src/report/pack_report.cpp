@@ -84,7 +84,7 @@ constexpr std::string_view kRenderScript = R"js(
   function lineChart(id, datasets, yTitle, yMax, xMin, yMin) {
     return new Chart(document.getElementById(id), {
       type: "line",
-      data: { datasets: datasets },
+      data: { datasets: gpufleetSeparateOverlaps(datasets) },
       options: {
         animation: false,
         responsive: true,

@@ -93,6 +93,13 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   j["evictions"] = r.evictions;
   j["nodes_scaled_up"] = r.nodes_scaled_up;
   j["nodes_scaled_down"] = r.nodes_scaled_down;
+  const sim::NodeRemovals& removed = r.nodes_removed;
+  j["nodes_removed"] = {{"total", removed.total()},
+                        {"scale_down", removed.scale_down},
+                        {"consolidation", removed.consolidation},
+                        {"spot_reclaim", removed.spot_reclaim},
+                        {"not_ready_in_time", removed.not_ready_in_time},
+                        {"other", removed.other}};
   if (r.provisioning_report) {  // runs with Karpenter NodePools or a fault schedule (docs/karpenter.md)
     j["failed_scale_ups"] = r.failed_scale_ups;
     j["launch_failures"] = r.launch_failures;
@@ -169,6 +176,15 @@ std::string faults_summary_text(const sim::SimResult& r) {
 
 const char* const kCapacityTypes[] = {"on-demand", "spot", "reserved"};
 
+// "N removed (scale-down a, consolidation b, spot reclaim c, not Ready in time d)", ", other e" added
+// when a controller added to the run removed nodes.
+std::string nodes_removed_text(const sim::NodeRemovals& n) {
+  std::string out = fmt::format("{} removed (scale-down {}, consolidation {}, spot reclaim {}, not Ready in time {}", n.total(),
+                                n.scale_down, n.consolidation, n.spot_reclaim, n.not_ready_in_time);
+  if (n.other > 0) out += fmt::format(", other {}", n.other);
+  return out + ")";
+}
+
 double cost_of(const sim::SimResult& r, const char* type) {
   const auto it = r.cost_by_capacity_type.find(type);
   return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
@@ -201,7 +217,7 @@ std::string sim_compare_json(const std::string& workload, const std::vector<Comp
 std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
   const std::vector<std::string> header = {"config", "policy", "cost USD", "saving", "on-demand", "spot", "reserved", "idle",
                                            "GPU alloc", "p99 pending s", "production p99 s", "spot int.", "lost GPU-h",
-                                           "consol. nodes", "consol. restarts", "completed", "running", "pending", "failed"};
+                                           "nodes removed", "consol. nodes", "consol. restarts", "completed", "running", "pending", "failed"};
   std::vector<std::vector<std::string>> rows;
   for (const CompareEntry& e : entries) {
     const sim::SimResult& r = e.result;
@@ -210,7 +226,7 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
                     fmt::format("{:.2f}", cost_of(r, kCapacityTypes[1])), fmt::format("{:.2f}", cost_of(r, kCapacityTypes[2])),
                     fmt::format("{:.2f}", r.idle_cost_usd), fmt::format("{:.1f}%", r.gpu_allocation_pct_mean), fmt_opt(r.pending.p99),
                     fmt_opt(r.pending_production.p99), std::to_string(r.spot_interruptions), fmt::format("{:.2f}", r.lost_gpu_hours),
-                    std::to_string(r.nodes_consolidated), std::to_string(r.consolidation_restarts), std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
+                    std::to_string(r.nodes_removed.total()), std::to_string(r.nodes_consolidated), std::to_string(r.consolidation_restarts), std::to_string(r.pods_completed), std::to_string(r.pods_running), std::to_string(r.pods_pending),
                     std::to_string(r.pods_failed)});
   }
   std::string out = aligned_table(header, rows, 2);
@@ -276,8 +292,8 @@ std::string sim_summary_text(const sim::SimResult& r) {
   for (auto it = r.pending_by_priority.rbegin(); it != r.pending_by_priority.rend(); ++it)
     out += fmt::format("  priority {}: p50 {} p95 {} p99 {}\n", it->first, fmt_opt(it->second.p50), fmt_opt(it->second.p95),
                        fmt_opt(it->second.p99));
-  out += fmt::format("nodes: {} scaled up, {} scaled down; spot interruptions {}, evictions {}, lost {:.2f} GPU-hours\n",
-                     r.nodes_scaled_up, r.nodes_scaled_down, r.spot_interruptions, r.evictions, r.lost_gpu_hours);
+  out += fmt::format("nodes: {} scaled up, {}; spot interruptions {}, evictions {}, lost {:.2f} GPU-hours\n", r.nodes_scaled_up,
+                     nodes_removed_text(r.nodes_removed), r.spot_interruptions, r.evictions, r.lost_gpu_hours);
   out += fmt::format("consolidation: {} nodes removed, {} pods moved, {} pod restarts, lost {:.2f} GPU-hours\n", r.nodes_consolidated,
                      r.consolidation_moved_pods, r.consolidation_restarts, r.consolidation_lost_gpu_hours);
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,

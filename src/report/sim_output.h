@@ -10,7 +10,9 @@
 //                  "by_priority": {"<priority>": {"p50": x, "p95": x, "p99": x, "samples": n}},
 //                  "production": {"p50": x, "p95": x, "p99": x, "samples": n, "min_priority": 1000}},
 //    "spot_interruptions": n, "lost_gpu_hours": x, "evictions": n,
-//    "nodes_scaled_up": n, "nodes_scaled_down": n, "nodes_consolidated": n,
+//    "nodes_scaled_up": n, "nodes_scaled_down": n,
+//    "nodes_removed": {"total": n, "scale_down": n, "consolidation": n, "spot_reclaim": n, "not_ready_in_time": n, "other": n},
+//    "nodes_consolidated": n,
 //    "consolidation_restarts": n, "consolidation_moved_pods": n, "consolidation_lost_gpu_hours": x,
 //    "pods": {"completed": n, "running": n, "pending": n, "failed": n},
 //    "failed": [{"name": "<job or service-replica>", "pods": n, "reason": "..."}]}
@@ -36,7 +38,8 @@ std::string sim_result_json(const sim::SimResult& result);
 /// The CSV above, header first, one row per simulated minute.
 std::string sim_timeseries_csv(const sim::SimResult& result);
 /// The human summary printed on stdout: cost by pool, capacity type and namespace, allocation,
-/// pending percentiles, spot and consolidation figures and pod outcomes. Runs with a provisioning
+/// pending percentiles, nodes scaled up and removed (by cause: SimResult::nodes_removed), spot and
+/// consolidation figures and pod outcomes. Runs with a provisioning
 /// report (SimResult::provisioning_report) add a provisioning line and, when pods are pending at the
 /// horizon, one line per reason (pending_by_reason).
 std::string sim_summary_text(const sim::SimResult& result);
@@ -67,7 +70,8 @@ std::string sim_compare_json(const std::string& workload, const std::vector<Comp
 
 /// The side-by-side table on stdout: one row per configuration (cost, saving against the first,
 /// cost by capacity type, idle, GPU allocation, p99 pending overall and for production pods, spot
-/// interruptions, lost GPU-hours, nodes removed and pods restarted by consolidation, pod outcomes),
+/// interruptions, lost GPU-hours, nodes removed for any cause, nodes removed and pods restarted by
+/// consolidation, pod outcomes),
 /// columns aligned.
 std::string sim_compare_table(const std::vector<CompareEntry>& entries);
 

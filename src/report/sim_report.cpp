@@ -55,10 +55,10 @@ constexpr std::string_view kRenderScript = R"js(
     pending.push(dataset(c.label, color, points(c, c.pending_pods), false));
     cost.push(dataset(c.label, color, points(c, c.cost_usd_per_hour), false));
   });
-  chart("chart-nodes", nodes, "Billed nodes");
-  chart("chart-gpus", gpus, "GPUs");
-  chart("chart-pending", pending, "Pending pods");
-  chart("chart-cost", cost, "Cost rate (USD per hour)");
+  chart("chart-nodes", gpufleetSeparateOverlaps(nodes), "Billed nodes");
+  chart("chart-gpus", gpufleetSeparateOverlaps(gpus), "GPUs");
+  chart("chart-pending", gpufleetSeparateOverlaps(pending), "Pending pods");
+  chart("chart-cost", gpufleetSeparateOverlaps(cost), "Cost rate (USD per hour)");
   document.getElementById("chartjs-version").textContent = "v" + Chart.version;
   if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
 })();
@@ -103,11 +103,11 @@ constexpr std::string_view kInferenceScript = R"js(
     kv.push(line(s.label, color, s.time_h, s.kv_cache_usage, false));
     cost.push(line(s.label, color, s.time_h, s.cost_usd_per_hour, false));
   });
-  chart("chart-serving-rate", rate, "Requests per second", "Ready replicas");
-  chart("chart-serving-ttft", ttft, "TTFT p99 (s)");
-  chart("chart-serving-queue", queue, "Requests waiting");
-  chart("chart-serving-kv", kv, "KV-cache usage (0..1)");
-  chart("chart-serving-cost", cost, "USD per hour");
+  chart("chart-serving-rate", gpufleetSeparateOverlaps(rate), "Requests per second", "Ready replicas");
+  chart("chart-serving-ttft", gpufleetSeparateOverlaps(ttft), "TTFT p99 (s)");
+  chart("chart-serving-queue", gpufleetSeparateOverlaps(queue), "Requests waiting");
+  chart("chart-serving-kv", gpufleetSeparateOverlaps(kv), "KV-cache usage (0..1)");
+  chart("chart-serving-cost", gpufleetSeparateOverlaps(cost), "USD per hour");
 })();
 )js";
 
@@ -122,7 +122,7 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
   for (const CompareEntry& e : entries) {
     const sim::SimResult& r = e.result;
     for (const sim::QueueResult& q : r.queues)
-      queues += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+      queues += fmt::format("<tr><td>{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                             "<td>{:.1f}</td><td>{:.1f}%</td><td>{}</td><td>{}</td></tr>\n",
                             html_escape(e.label), html_escape(q.cluster_queue), html_escape(q.cohort), html_escape(r.admission),
                             q.workloads, q.admitted, q.pending_at_end, q.preemptions, q.evictions, q.gpu_hours, q.borrowed_pct,
@@ -133,12 +133,12 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
                               r.job_starts > 0 ? 100.0 * static_cast<double>(r.split_job_starts) / static_cast<double>(r.job_starts) : 0.0,
                               r.topology_slowdown_gpu_hours);
     for (const sim::CheckpointJobResult& c : r.checkpoint_jobs)
-      checkpoints += fmt::format("<tr><td>{}</td><td>{}</td><td>{:g}</td><td>{:g}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+      checkpoints += fmt::format("<tr><td>{}</td><td class=\"text\">{}</td><td>{:g}</td><td>{:g}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                                  html_escape(e.label), html_escape(c.name), c.interval_s, c.cost_s, c.checkpoint_s, c.interruptions,
                                  c.mtbi_s > 0 ? fmt::format("{:.0f}", c.mtbi_s) : std::string("-"),
                                  c.daly_interval_s > 0 ? fmt::format("{:.0f}", c.daly_interval_s) : std::string("-"));
     for (const sim::DriverUpgradeResult& u : r.driver_upgrades)
-      upgrades += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
+      upgrades += fmt::format("<tr><td>{}</td><td class=\"text\">{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
                               html_escape(e.label), html_escape(u.pool), u.start_s,
                               u.finish_s < 0 ? std::string("-") : fmt::format("{:.0f}", u.finish_s), u.nodes_upgraded,
                               u.capacity_lost_gpu_hours, u.jobs_interrupted, u.pods_evicted + u.pods_deleted, u.lost_gpu_hours);
@@ -151,46 +151,47 @@ std::string queue_sections(const std::vector<CompareEntry>& entries) {
     if (!r.faults_enabled) continue;
     for (size_t i = 0; i < r.alerts.size() && i < kReportAlerts; ++i) {
       const sim::Alert& a = r.alerts[i];
-      alerts += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", html_escape(e.label),
+      alerts += fmt::format("<tr><td>{}</td><td>{:.0f}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td>"
+                            "<td class=\"text\">{}</td></tr>\n", html_escape(e.label),
                             a.time_s, html_escape(a.alert), html_escape(a.severity), html_escape(a.subject), html_escape(a.message));
     }
     if (r.alerts.size() > kReportAlerts)
-      alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">{} more alerts (see --json)</td></tr>\n", html_escape(e.label),
+      alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\" class=\"text\">{} more alerts (see --json)</td></tr>\n", html_escape(e.label),
                             r.alerts.size() - kReportAlerts);
-    if (r.alerts.empty()) alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\">no alert fired</td></tr>\n", html_escape(e.label));
+    if (r.alerts.empty()) alerts += fmt::format("<tr><td>{}</td><td colspan=\"5\" class=\"text\">no alert fired</td></tr>\n", html_escape(e.label));
   }
   std::string html;
   if (!alerts.empty())
     html += "<section>\n<h2>Alerts</h2>\n<p class=\"note\">Alerts the fault schedule raised (rules in docs/faults.md): "
             "time in seconds, rule, severity, subject and message.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
-            "<tr><th>con&shy;figu&shy;ration</th><th>time s</th><th>alert</th><th>severity</th><th>subject</th><th>message</th>"
+            "<tr><th>configuration</th><th>time s</th><th class=\"text\">alert</th><th class=\"text\">severity</th><th class=\"text\">subject</th><th class=\"text\">message</th>"
             "</tr>\n</thead>\n<tbody>\n" +
             alerts + "</tbody>\n</table>\n</div>\n</section>\n";
   if (!queues.empty())
     html += "<section>\n<h2>Queues</h2>\n<p class=\"note\">Kueue ClusterQueues: workloads admitted, still pending at the end, "
             "preempted and evicted (PodsReadyTimeout); nvidia.com/gpu quota reserved in GPU-hours and the share above nominal "
             "quota (borrowed); seconds from arrival to first admission (nearest-rank).</p>\n<div class=\"table-scroll\">\n"
-            "<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>cluster queue</th><th>cohort</th><th>admis&shy;sion</th>"
-            "<th>work&shy;loads</th><th>admitted</th><th>pending</th><th>pre&shy;empted</th><th>evicted</th><th>GPU-hours</th>"
-            "<th>bor&shy;rowed</th><th>wait p50</th><th>wait p99</th></tr>\n</thead>\n<tbody>\n" +
+            "<table>\n<thead>\n<tr><th>configuration</th><th class=\"text\">cluster queue</th><th class=\"text\">cohort</th><th class=\"text\">admission</th>"
+            "<th>workloads</th><th>admitted</th><th>pending</th><th>preempted</th><th>evicted</th><th><span class=\"word\">GPU-hours</span></th>"
+            "<th>borrowed</th><th>wait p50</th><th>wait p99</th></tr>\n</thead>\n<tbody>\n" +
             queues + "</tbody>\n</table>\n</div>\n</section>\n";
   if (!topology.empty())
     html += "<section>\n<h2>Topology</h2>\n<p class=\"note\">Job starts whose pods span several domains of a level with a "
             "slowdown, and the GPU-hours the slowdown added.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
-            "<tr><th>con&shy;figu&shy;ration</th><th>job starts</th><th>split</th><th>split share</th><th>slowdown GPU-hours</th>"
+            "<tr><th>configuration</th><th>job starts</th><th>split</th><th>split share</th><th>slowdown <span class=\"word\">GPU-hours</span></th>"
             "</tr>\n</thead>\n<tbody>\n" +
             topology + "</tbody>\n</table>\n</div>\n</section>\n";
   if (!checkpoints.empty())
     html += "<section>\n<h2>Checkpoints</h2>\n<p class=\"note\">Jobs whose checkpoints cost time: seconds spent writing, "
             "interruptions, the mean time between interruptions observed on their pools and the interval Daly's formula "
             "recommends for it (docs/checkpoints-and-upgrades.md).</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n"
-            "<tr><th>con&shy;figu&shy;ration</th><th>job</th><th>interval s</th><th>cost s</th><th>writing s</th>"
-            "<th>inter&shy;ruptions</th><th>MTBI s</th><th>recom&shy;mended s</th></tr>\n</thead>\n<tbody>\n" +
+            "<tr><th>configuration</th><th class=\"text\">job</th><th>interval s</th><th>cost s</th><th>writing s</th>"
+            "<th>interruptions</th><th>MTBI s</th><th>recommended s</th></tr>\n</thead>\n<tbody>\n" +
             checkpoints + "</tbody>\n</table>\n</div>\n</section>\n";
   if (!upgrades.empty())
     html += "<section>\n<h2>Driver upgrades</h2>\n<p class=\"note\">Rolling driver upgrades: start and finish (s), nodes "
             "upgraded, GPU-hours of capacity cordoned, job stops, pods evicted or deleted, job work lost (GPU-hours).</p>\n"
-            "<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>con&shy;figu&shy;ration</th><th>pool</th><th>start</th>"
+            "<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>configuration</th><th class=\"text\">pool</th><th>start</th>"
             "<th>finish</th><th>nodes</th><th>capacity lost</th><th>job stops</th><th>pods</th><th>work lost</th></tr>\n"
             "</thead>\n<tbody>\n" +
             upgrades + "</tbody>\n</table>\n</div>\n</section>\n";
@@ -206,8 +207,8 @@ std::string pending_section(const std::vector<CompareEntry>& entries) {
     if (!r.provisioning_report) continue;
     const auto add = [&](const std::string& when, const std::vector<sim::PendingPod>& pods) {
       for (const sim::PendingPod& p : pods)
-        rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
-                            "<td style=\"white-space:normal\">{}</td></tr>\n",
+        rows += fmt::format("<tr><td>{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td><td>{}</td><td>{}</td><td>{:.0f}</td>"
+                            "<td class=\"text\" style=\"white-space:normal\">{}</td></tr>\n",
                             html_escape(e.label), when, html_escape(p.unit), p.pods, p.priority, p.pending_since_s,
                             html_escape(p.reason.empty() ? "(no reason recorded)" : p.reason));
     };
@@ -217,14 +218,15 @@ std::string pending_section(const std::vector<CompareEntry>& entries) {
   if (rows.empty()) return "";
   return "<section>\n<h2>Pending units and reasons</h2>\n<p class=\"note\">Units waiting for capacity at the horizon and at the first "
          "moment the most pods were pending, with the provisioner's or the scheduler's reason; pending since: seconds from "
-         "the start.</p>\n<div class=\"table-scroll\">\n<table id=\"pending-pods\">\n<thead>\n<tr><th>con&shy;figu&shy;ration</th>"
-         "<th>when</th><th>unit</th><th>pods</th><th>prio&shy;rity</th><th>pending since (s)</th><th>reason</th></tr>\n"
+         "the start.</p>\n<div class=\"table-scroll\">\n<table id=\"pending-pods\">\n<thead>\n<tr><th>configuration</th>"
+         "<th class=\"text\">when</th><th class=\"text\">unit</th><th>pods</th><th>priority</th><th>pending since (s)</th><th class=\"text\">reason</th></tr>\n"
          "</thead>\n<tbody>\n" +
          rows + "</tbody>\n</table>\n</div>\n</section>\n";
 }
 
 // One configuration's chart series (thinned to at most kMaxReportPoints rows): billed nodes per pool,
-// GPUs allocated and billed, pending pods, cost rate.
+// GPUs allocated and billed, pending pods (each row's pending_pods_peak; a thinned series keeps the
+// largest of the rows it skips, so its top is still the run's peak), cost rate.
 nlohmann::ordered_json config_series(const CompareEntry& e) {
   const sim::SimResult& r = e.result;
   const size_t rows = r.timeseries.size();
@@ -241,7 +243,9 @@ nlohmann::ordered_json config_series(const CompareEntry& e) {
     for (size_t p = 0; p < nodes.size() && p < row.nodes_per_pool.size(); ++p) nodes[p].push_back(row.nodes_per_pool[p]);
     ga.push_back(round_to(static_cast<double>(row.gpu_allocated_milli) / 1000.0, 1e3));
     gb.push_back(round_to(static_cast<double>(row.gpu_capacity_milli) / 1000.0, 1e3));
-    pend.push_back(row.pending_pods);
+    int64_t most = 0;  // the rows this point stands for: i .. i + step - 1
+    for (size_t k = i; k < rows && k < i + step; ++k) most = std::max(most, r.timeseries[k].pending_pods_peak);
+    pend.push_back(most);
     cost.push_back(round_to(row.cost_usd_per_hour, 1e4));
   }
   c["time_h"] = std::move(t);
@@ -288,7 +292,7 @@ nlohmann::ordered_json service_series(const std::string& label, const sim::Infer
 // The row of the inference services table for service `r`, labelled `label`.
 std::string service_row(const std::string& label, const sim::InferenceServiceResult& r) {
   return fmt::format(
-      "<tr><td>{}</td><td>{}</td><td style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
+      "<tr><td>{}</td><td class=\"text\">{}</td><td class=\"text\" style=\"white-space:normal\">{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td><td>{:.4f}</td>"
       "<td>{:.1f}%</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.4f}</td></tr>\n",
       html_escape(label), html_escape(r.model), html_escape(r.autoscaler.empty() ? "none" : r.autoscaler),
       r.requests, r.finished, r.ttft.p50_s, r.ttft.p99_s, r.tpot.p99_s, r.slo_attainment * 100, r.max_ready_replicas,
@@ -342,7 +346,8 @@ std::string chart_sections() {
   const char* charts[][3] = {
       {"chart-nodes", "Nodes per pool", "Billed nodes (provisioning, ready or cordoned) per pool, per minute."},
       {"chart-gpus", "GPU allocation", "GPUs allocated to pods (solid) and GPUs on billed nodes (dashed)."},
-      {"chart-pending", "Pending pods", "Pods waiting for capacity."},
+      {"chart-pending", "Pending pods", "Pods waiting for capacity or for Kueue's admission: the most at any moment of each "
+                                        "minute (its top is the peak of the pending table and the JSON's pending_peak)."},
       {"chart-cost", "Cost rate", "USD per hour: billed nodes at their price plus unused reservations."}};
   std::string html;
   for (const auto& s : charts) html += chart_section(s[0], s[1], s[2]);
@@ -370,23 +375,43 @@ std::string summary_row(const std::vector<CompareEntry>& entries, size_t i) {
 std::string summary_section(const std::vector<CompareEntry>& entries) {
   std::string rows;
   for (size_t i = 0; i < entries.size(); ++i) rows += summary_row(entries, i);
-  // Two header rows (groups over their columns) and soft hyphens in the long words keep the columns
+  // Two header rows (groups over their columns), header words wrapping at spaces, keep the columns
   // narrow enough for the table to fit its card on a 1400 px wide window (main.wide); on a narrower
   // one it scrolls inside the card (.table-scroll). tests/cli/sim_report_chromium_test.sh checks both.
   std::string html;
   html += "<section>\n<h2>Summary</h2>\n<p class=\"note\">Saving against the first configuration. Production: priority "
           "&ge; " + std::to_string(entries.empty() ? 1000 : entries.front().result.production_priority) +
           ". Pending seconds are nearest-rank p99.</p>\n<div class=\"table-scroll\">\n<table class=\"grouped\">\n<thead>\n"
-          "<tr><th rowspan=\"2\">con&shy;figu&shy;ration</th><th rowspan=\"2\">policy</th><th colspan=\"6\" class=\"group\">cost "
-          "(USD)</th><th rowspan=\"2\">GPU allo&shy;cation</th><th colspan=\"2\" class=\"group\">p99 pending (s)</th>"
-          "<th colspan=\"2\" class=\"group\">spot</th><th rowspan=\"2\">evic&shy;tions</th><th colspan=\"2\" "
+          "<tr><th rowspan=\"2\">configuration</th><th rowspan=\"2\">policy</th><th colspan=\"6\" class=\"group\">cost "
+          "(USD)</th><th rowspan=\"2\">GPU allocation</th><th colspan=\"2\" class=\"group\">p99 pending (s)</th>"
+          "<th rowspan=\"2\">spot notices</th><th rowspan=\"2\">lost <span class=\"word\">GPU-hours</span></th><th rowspan=\"2\">evictions</th><th colspan=\"2\" "
           "class=\"group\">consolidation</th><th colspan=\"4\" class=\"group\">pods</th></tr>\n"
-          "<tr><th>total</th><th>saving</th><th>on-demand</th><th>spot</th><th>reserved</th><th>idle</th><th>all</th>"
-          "<th>pro&shy;duction</th><th>inter&shy;ruptions</th><th>lost GPU-hours</th><th>nodes</th><th>restarts</th>"
-          "<th>com&shy;pleted</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
+          "<tr><th>total</th><th>saving</th><th><span class=\"word\">on-demand</span></th><th>spot</th><th>reserved</th><th>idle</th><th>all</th>"
+          "<th>production</th><th>nodes</th><th>restarts</th>"
+          "<th>completed</th><th>running</th><th>pending</th><th>failed</th></tr>\n</thead>\n<tbody>\n";
   html += rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   return html;
+}
+
+// Nodes added and removed, one row per configuration: the removals by cause add up to the total (the
+// summary text's "nodes:" line and the JSON's nodes_removed).
+std::string nodes_section(const std::vector<CompareEntry>& entries) {
+  std::string rows;
+  for (const CompareEntry& e : entries) {
+    const sim::SimResult& r = e.result;
+    const sim::NodeRemovals& n = r.nodes_removed;
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        html_escape(e.label), r.nodes_scaled_up, r.karpenter_nodes_launched, n.total(), n.scale_down, n.consolidation,
+                        n.spot_reclaim, n.not_ready_in_time, n.other);
+  }
+  return "<section>\n<h2>Nodes added and removed</h2>\n<p class=\"note\">Nodes the Cluster Autoscaler scaled up and "
+         "Karpenter launched (launches the cloud refused included), and every node removed, by cause: the Cluster "
+         "Autoscaler's scale-down, consolidation, spot reclaims at the end of a notice, nodes given up as not Ready in "
+         "time, other controllers.</p>\n<div class=\"table-scroll\">\n<table id=\"nodes\">\n<thead>\n<tr><th>configuration</th>"
+         "<th>scaled up</th><th>Karpenter launches</th><th>removed</th><th>by scale-down</th><th>by consolidation</th>"
+         "<th>by spot reclaim</th><th>not Ready in time</th><th>other</th></tr>\n</thead>\n<tbody>\n" +
+         rows + "</tbody>\n</table>\n</div>\n</section>\n";
 }
 
 // The inference services' charts (kInferenceScript draws them) and table (`serving_rows`).
@@ -400,9 +425,9 @@ std::string serving_sections(const std::string& serving_rows) {
   std::string html;
   for (const auto& s : charts) html += chart_section(s[0], s[1], s[2]);
   html += "<section>\n<h2>Inference services</h2>\n<p class=\"note\">Latencies in seconds, nearest-rank percentiles over "
-          "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th>model</th>"
-          "<th>autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
-          "<th>SLO met</th><th>max ready</th><th>cold starts</th><th>GPU-hours</th><th>cost (USD)</th>"
+          "finished requests.</p>\n<div class=\"table-scroll\">\n<table>\n<thead>\n<tr><th>service</th><th class=\"text\">model</th>"
+          "<th class=\"text\">autoscaler</th><th>requests</th><th>finished</th><th>TTFT p50</th><th>TTFT p99</th><th>TPOT p99</th>"
+          "<th>SLO met</th><th>max ready</th><th>cold starts</th><th><span class=\"word\">GPU-hours</span></th><th>cost (USD)</th>"
           "<th>USD / M tokens</th></tr>\n</thead>\n<tbody>\n";
   html += serving_rows;
   html += "</tbody>\n</table>\n</div>\n</section>\n";
@@ -434,6 +459,7 @@ std::string sim_report_html(const std::string& workload, const std::vector<Compa
   html += page_start(workload, entries.size());
   html += chart_sections();
   html += summary_section(entries);
+  html += nodes_section(entries);
   html += queue_sections(entries);
   html += pending_section(entries);
   if (!serving) {

@@ -3,7 +3,8 @@
 // report/html_page.h; the data is embedded as JSON in <script type="application/json" id="report-data">).
 //
 // Charts over simulated time (hours), one line per configuration (per configuration and pool for the
-// nodes): billed nodes per pool; GPUs allocated and billed; pending pods; cost rate in USD per hour
+// nodes): billed nodes per pool; GPUs allocated and billed; pending pods (the most in each minute,
+// sim::TimeseriesRow::pending_pods_peak, so its top is SimResult::pending_peak_pods); cost rate in USD per hour
 // (billed nodes plus unused reservations). A series of more than kMaxReportPoints rows is thinned to
 // every k-th row (k = ceil(rows / kMaxReportPoints)), deterministically. Below the charts, the
 // comparison table (static HTML, readable without JavaScript); for runs with a provisioning report

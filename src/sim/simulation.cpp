@@ -132,7 +132,7 @@ struct Simulation::Parts {
         fleet(cluster, loop, options.seed ^ kSpotSeedSalt),
         billing(cluster, fleet),
         pending(loop),
-        metrics(options, workload.horizon_s, fleet, billing, pending),
+        metrics(options, workload.horizon_s, fleet, billing, [this] { return pending.pods() + units.queued_pods(); }),
         placement(fleet, options.policy, Units::pod_mix(workload), options.seed),
         units(workload, loop, fleet, placement, billing, pending, metrics),
         wiring(cluster, fleet, pending, units) {
@@ -146,7 +146,7 @@ struct Simulation::Parts {
     if (!cluster.faults.outages.empty()) wire_capacity_outages();
     if (cluster.autoscaler.enabled) controllers.push_back(std::make_unique<ClusterAutoscaler>(cluster.autoscaler, modules));
     if (!cluster.node_pools.empty()) controllers.push_back(std::make_unique<KarpenterProvisioner>(cluster, modules));
-    loop.add_clock_observer([this](double t) { watch_pending(t); });
+    loop.add_clock_observer([this](double) { watch_pending(); });
     if (cluster.consolidation.enabled || !cluster.node_pools.empty()) controllers.push_back(std::make_unique<Consolidation>(cluster, modules));
     if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
@@ -178,25 +178,54 @@ struct Simulation::Parts {
       if (!cluster.pools[p].settings.karpenter_node_pool.empty()) fleet.set_launch_failure_s(p, cluster.karpenter.launch_failure_s);
   }
 
-  // The pending units now, with their reasons, in queue order.
-  std::vector<PendingPod> pending_list() const {
+  // The waiting units now, with their reasons: the pending queue's in queue order, then the jobs
+  // Kueue holds in unit order, their reason left "" (fill_queued_reasons writes it after the run;
+  // `queued` gets their indices in the list).
+  std::vector<PendingPod> pending_list(std::vector<size_t>* queued) const {
     std::vector<PendingPod> list;
     for (const PendingUnit& e : pending.units()) {
       const Units::Unit& u = units.unit(e.unit);
       list.push_back({units.unit_name(e.unit), static_cast<int32_t>(u.pod_count), e.priority, e.since_s, pending.reason(e.unit)});
     }
+    if (units.queued_pods() == 0) return list;
+    for (uint32_t id = 0; id < units.unit_count(); ++id) {
+      const Units::Unit& u = units.unit(id);
+      if (u.state != UnitState::kQueued) continue;
+      queued->push_back(list.size());
+      list.push_back({units.unit_name(id), static_cast<int32_t>(u.pod_count), units.spec(id).priority, u.pending_since_s, ""});
+    }
     return list;
   }
 
-  // The clock observer sees t before the event at t runs: the state it sees held since the previous
-  // observation, so a new peak is dated then.
-  void watch_pending(double t) {
-    if (pending.pods() > result.pending_peak_pods) {
-      result.pending_peak_pods = pending.pods();
-      result.pending_peak_s = last_observed_s;
-      result.pending_at_peak = pending_list();
+  // A clock observer after the metrics': when they found a new peak, the units waiting then (the
+  // state they saw, held since their peak_s()).
+  void watch_pending() {
+    if (!metrics.new_peak()) return;
+    result.pending_peak_pods = metrics.peak_pods();
+    result.pending_peak_s = metrics.peak_s();
+    queued_at_peak.clear();
+    result.pending_at_peak = pending_list(&queued_at_peak);
+  }
+
+  // The reason of each job Kueue held in `list` (indices `queued`) at time t: the message of its
+  // last Kueue event up to t since its last admission (SimResult::queue_events: Pending, Preempted,
+  // Evicted, Requeued), as "Kueue: <message>" for Pending, "<type>: <message>" for the others.
+  void fill_queued_reasons(std::vector<PendingPod>& list, const std::vector<size_t>& queued, double t) const {
+    if (queued.empty()) return;
+    std::map<std::string, const QueueEvent*> last;  // by workload ("namespace/name")
+    for (const QueueEvent& e : result.queue_events) {
+      if (e.time_s > t) break;
+      if (e.type == "Admitted" || e.type == "Finished") last.erase(e.workload);
+      else last[e.workload] = &e;
     }
-    last_observed_s = t;
+    std::map<std::string, std::string> namespace_of;
+    for (size_t i = 0; i < units.item_count(); ++i) namespace_of.emplace(units.item(i).name, units.item(i).namespace_name);
+    for (size_t i : queued) {
+      PendingPod& p = list[i];
+      const auto it = last.find(namespace_of[p.unit] + "/" + p.unit);
+      p.reason = it == last.end() ? "queued in Kueue, not admitted yet"
+                                  : fmt::format("{}: {}", it->second->type == "Pending" ? "Kueue" : it->second->type, it->second->message);
+    }
   }
 
   const ClusterConfig& cluster;
@@ -212,7 +241,7 @@ struct Simulation::Parts {
   std::vector<std::unique_ptr<Controller>> controllers;
   SimResult result;
   bool ran = false;
-  double last_observed_s = 0;
+  std::vector<size_t> queued_at_peak;  // indices of the jobs Kueue held in result.pending_at_peak
 };
 
 Simulation::Simulation(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
@@ -251,9 +280,11 @@ SimResult Simulation::run() {
   p.units.report(result);
   p.units.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));
   p.fleet.report(result);
-  p.watch_pending(h);
-  result.pending_at_horizon = p.pending_list();
+  std::vector<size_t> queued_at_horizon;
+  result.pending_at_horizon = p.pending_list(&queued_at_horizon);
   for (const auto& c : p.controllers) c->report(result);
+  p.fill_queued_reasons(result.pending_at_peak, p.queued_at_peak, result.pending_peak_s);
+  p.fill_queued_reasons(result.pending_at_horizon, queued_at_horizon, h);
   if (p.options.progress) p.options.progress(1.0);
   return std::move(result);
 }

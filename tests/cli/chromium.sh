@@ -87,3 +87,52 @@ JS
   grep -q 'data-tables="ok"' "$copy.dom" && ok \
     || bad "$name at $width px ($mode): $(grep -o 'data-tables="[^"]*"' "$copy.dom" || echo 'no verdict: the check did not run')"
 }
+
+# $1 = name, $2 = page. The page's tables read as tables should: no header word is hyphenated or
+# broken across lines (each word of a <th> lies on one line, and the page holds no soft hyphen), cells
+# holding a number (or "-" / an en dash for none, or "mean ± sd") are right-aligned and every other cell is
+# left-aligned. The verdict goes into <body data-cells="...">, as check_tables_in_cards does.
+check_table_cells() {
+  local name="$1" page="$2" copy="$T/cells-$1.html"
+  {
+    cat "$page"
+    cat <<'JS'
+<script>
+window.addEventListener("load", function () {
+  var bad = [];
+  if (document.body.innerHTML.indexOf("\u00ad") >= 0) bad.push("a soft hyphen in the page");
+  var figure = "(-|\u2013|[-+]?[0-9][0-9,]*(\\.[0-9]+)?%?)";
+  var number = new RegExp("^" + figure + "( \u00b1 " + figure + ")?$");  // a value, or mean \u00b1 sd
+  document.querySelectorAll("table").forEach(function (t, i) {
+    t.querySelectorAll("th").forEach(function (th) {
+      if (getComputedStyle(th).hyphens === "auto") bad.push("table " + i + ": hyphens: auto on '" + th.textContent + "'");
+      var walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT), node;
+      while ((node = walker.nextNode())) {
+        var re = /\S+/g, m;
+        while ((m = re.exec(node.data))) {
+          var range = document.createRange();
+          range.setStart(node, m.index);
+          range.setEnd(node, m.index + m[0].length);
+          var tops = {};
+          Array.prototype.forEach.call(range.getClientRects(), function (r) { tops[Math.round(r.top)] = 1; });
+          if (Object.keys(tops).length > 1) bad.push("table " + i + ": header word '" + m[0] + "' broken across lines");
+        }
+      }
+    });
+    t.querySelectorAll("tbody td").forEach(function (td) {
+      if (td.colSpan > 1) return;
+      var text = td.textContent.trim(), align = getComputedStyle(td).textAlign;
+      var want = number.test(text) ? "right" : "left";
+      if (align !== want && !(want === "left" && align === "start"))
+        bad.push("table " + i + ": '" + text.slice(0, 30) + "' is " + align + "-aligned, want " + want);
+    });
+  });
+  document.body.dataset.cells = bad.length ? "bad: " + bad.slice(0, 8).join("; ") : "ok";
+});
+</script>
+JS
+  } > "$copy"
+  open_in_chromium "$copy" 1400
+  grep -q 'data-cells="ok"' "$copy.dom" && ok \
+    || bad "$name: table cells: $(grep -o 'data-cells="[^"]*"' "$copy.dom" || echo 'no verdict: the check did not run')"
+}

@@ -44,7 +44,8 @@ cmp -s "$T/a.html" "$T/c.html" && ok || bad "report differs between identical ru
 check_sabotage_is_caught "$T/a.html"
 
 # 5. Ten policies (`--policy all`), ten colours: no two rows of the table share a swatch colour. The
-#    summary table fits its card in a 1400 px wide window and scrolls inside it in an 800 px one.
+#    summary table fits its card in a 1400 px wide window and scrolls inside it in an 800 px one; its
+#    header words are whole and its text and numbers aligned (check_table_cells).
 all="random dotprod clustering packing bestfit fgd leastallocated mostallocated fgd-online gpufleet"
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy all --seeds 1 -q --report "$T/all.html" > /dev/null \
   2> "$T/err.txt" && ok || bad "pack --policy all --report failed: $(cat "$T/err.txt")"
@@ -53,6 +54,7 @@ colours=$(grep -o '<span class="swatch" style="background:#[0-9a-f]*">' "$T/all.
 [ "$colours" = 10 ] && ok || bad "--policy all: want 10 distinct swatch colours in the table, got $colours"
 check_tables_in_cards all-policies "$T/all.html" 1400 fit
 check_tables_in_cards all-policies "$T/all.html" 800 contained
+check_table_cells all-policies "$T/all.html"
 
 # 6. An unwritable --report path fails and leaves nothing behind.
 "$BIN" pack --nodes "$T/nodes.csv" --pods "$T/pods.csv" --policy fgd --seeds 1 -q --report "$T/missing-dir/r.html" \

@@ -21,6 +21,24 @@ done
 head -1 "$T/a.csv" | grep -q '^time_s,nodes_inference-l4,nodes_training-h100,nodes_training-h100-spot,nodes_dev-a10g,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour$' \
   && ok || bad "CSV header: $(head -1 "$T/a.csv")"
 [ "$(wc -l < "$T/a.csv")" = 2881 ] && ok || bad "want 2880 minute rows + header for 48 h, got $(wc -l < "$T/a.csv")"
+# The nodes removed (127, all by consolidation in this example) are the same figure in the summary's
+# "nodes:" line, its "consolidation:" line and the JSON, and the causes add up to the total.
+python3 - "$T/a.json" "$T/out.txt" <<'PY' && ok || bad "nodes removed: the summary and the JSON disagree: $(grep -E '^(nodes|consolidation):' "$T/out.txt")"
+import json, re, sys
+r = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
+removed = r["nodes_removed"]
+causes = ("scale_down", "consolidation", "spot_reclaim", "not_ready_in_time", "other")
+assert removed["total"] == sum(removed[k] for k in causes), removed
+assert removed["scale_down"] == r["nodes_scaled_down"] and removed["consolidation"] == r["nodes_consolidated"], removed
+assert removed["total"] == 127 and removed["consolidation"] == 127, removed
+m = re.search(r"^nodes: (\d+) scaled up, (\d+) removed \(scale-down (\d+), consolidation (\d+), spot reclaim (\d+), "
+              r"not Ready in time (\d+)\);", text, re.M)
+assert m, "no nodes line"
+assert [int(g) for g in m.groups()] == [r["nodes_scaled_up"], removed["total"], removed["scale_down"], removed["consolidation"],
+                                        removed["spot_reclaim"], removed["not_ready_in_time"]], m.groups()
+c = re.search(r"^consolidation: (\d+) nodes removed", text, re.M)
+assert c and int(c.group(1)) == removed["consolidation"]
+PY
 "$BIN" simulate --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/workload.yaml" --json "$T/b.json" \
   --timeseries "$T/b.csv" --quiet > /dev/null 2> "$T/err2.txt"
 cmp -s "$T/a.json" "$T/b.json" && cmp -s "$T/a.csv" "$T/b.csv" && ok || bad "outputs differ between identical runs"

@@ -4,7 +4,12 @@
 #   tests/compat/outputs.sh OLD_GPUFLEET /tmp/old && tests/compat/outputs.sh build/gpufleet /tmp/new
 #   diff -r /tmp/old /tmp/new && echo identical
 # With --check FILE, compares them instead with the sha256 sums in FILE (tests/compat/expected.sha256,
-# taken from the build before the engine's redesign) and exits 1 on a difference.
+# taken from the build before the engine's redesign) and exits 1 on a difference. After a change
+# meant to change outputs, check that only the intended outputs differ (diff -r against the old
+# build's outputs, as above), then take the new sums in the file's order:
+#   tests/compat/outputs.sh build/gpufleet /tmp/new
+#   (cd /tmp/new && sha256sum $(awk '{print $2}' "$OLDPWD/tests/compat/expected.sha256")) > /tmp/sums
+#   mv /tmp/sums tests/compat/expected.sha256
 # Run from the checkout. The openb runs need the traces (../shared/traces or $GPUFLEET_TRACES); they
 # are skipped with a message when absent.
 set -euo pipefail

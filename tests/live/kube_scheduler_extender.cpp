@@ -18,7 +18,7 @@
 // Asserted too: the extender was called (filter every run; prioritize whenever two or more nodes
 // passed kube's own filters), and the pinned pods passed gpufleet's filter on their node.
 //
-// The cases: a seeded generator draws clusters of 3 to 6 Nodes (nvidia.com/gpu 1, 2, 4 or 8, CPU and
+// The cases: a seeded generator draws clusters of 3 to 30 Nodes (nvidia.com/gpu 1, 2, 4 or 8, CPU and
 // memory that sometimes bind first, a NoSchedule taint on some) and 8 to 14 pods (0 to 8 GPUs, a
 // toleration or a nodeSelector on some). What the simulator cannot compare (GPU models, MIG,
 // time-slicing) is left out, as in tests/kube_diff/.
@@ -63,7 +63,7 @@ struct Case {
 Case generate(std::mt19937_64& rng, int id) {
   const auto below = [&](uint64_t n) { return rng() % n; };
   Case c;
-  const int node_count = 3 + static_cast<int>(below(4));
+  const int node_count = 3 + static_cast<int>(below(28));  // 3 to 30: names n0..n29 sort n10 before n2
   const int gpu_options[] = {1, 2, 4, 8};
   for (int i = 0; i < node_count; ++i) {
     const std::string name = fmt::format("c{}-n{}", id, i);

@@ -81,7 +81,7 @@ TEST(DriverUpgrade, OneNodeAtATimeOnAFullPool) {
   EXPECT_NE(json.find("\"driver_upgrades\""), std::string::npos);
   EXPECT_NE(io::sim_summary_text(r).find("driver upgrade train: from 1000 s to 3400 s, 4 nodes upgraded"), std::string::npos);
   const std::string html = io::sim_report_html("w", {io::CompareEntry{"c", "p", r}});
-  EXPECT_NE(html.find("<tr><td>c</td><td>train</td><td>1000</td><td>3400</td><td>4</td><td>5.33</td><td>4</td><td>4</td><td>0.89</td></tr>"),
+  EXPECT_NE(html.find("<tr><td>c</td><td class=\"text\">train</td><td>1000</td><td>3400</td><td>4</td><td>5.33</td><td>4</td><td>4</td><td>0.89</td></tr>"),
             std::string::npos);
 }
 

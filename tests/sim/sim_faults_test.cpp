@@ -5,6 +5,7 @@
 // interruption storms, seeded rate faults. Each timeline is computed by hand in the comment above it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -133,6 +134,47 @@ TEST(SimFaultSchedule, S28ControlResetXidTakesTheGpuAway) {
   ASSERT_GE(r.alerts.size(), 1u);
   expect_alert(r.alerts[0], 60, "DCGMXidError", "critical", "h-0/gpu0",
                "XID 79 (GPU has fallen off the bus) on GPU 0 of h-0: drain and reset the GPU");
+}
+
+// The pending peak of S28's control (docs/faults.md's report): at 60 R is stopped and Q arrives, and R
+// binds again at once, so the two are pending together for no time at all. The peak counts settled
+// states (after every event at a time): Q alone from 60, with the scheduler's reason, and the
+// report's chart (each row's most pending pods) reaches exactly that peak.
+TEST(SimFaultSchedule, PendingPeakIsTheChartsTopWithTheReasonItWaitedFor) {
+  Workload w;
+  w.horizon_s = 7200;
+  w.items = {job("r", 0, 1800), job("q", 60, 1800, 8)};
+  ClusterConfig c = pool_of("h", 1, 8, "H100-80GB", 1);
+  c.faults.faults = {xid_on("h-0", 60, 79, 0)};
+  const SimResult r = simulate(c, w, least_allocated_options());
+  EXPECT_EQ(r.pending_peak_pods, 1);
+  EXPECT_DOUBLE_EQ(r.pending_peak_s, 60);
+  ASSERT_EQ(r.pending_at_peak.size(), 1u);
+  EXPECT_EQ(r.pending_at_peak[0].unit, "q");
+  EXPECT_EQ(r.pending_at_peak[0].reason, "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  int64_t chart_top = 0;
+  for (const TimeseriesRow& row : r.timeseries) chart_top = std::max(chart_top, row.pending_pods_peak);
+  EXPECT_EQ(chart_top, r.pending_peak_pods);
+  EXPECT_EQ(r.timeseries[1].pending_pods, 1);  // 60 s: Q
+  EXPECT_EQ(r.timeseries[0].pending_pods_peak, 0);  // [0, 60): nothing waits
+}
+
+// A peak shorter than a sample interval: three one-GPU jobs on one 2-GPU node from 10 s to 40 s
+// (two run, one waits 30 s until the first ends at 40). No row's state has a pod pending (rows at 0
+// and 60), but the first row's peak has it, and so does the JSON's peak.
+TEST(SimFaultSchedule, APeakBetweenSamplesIsInTheRowsPeak) {
+  Workload w;
+  w.horizon_s = 600;
+  w.items = {job("a", 10, 30), job("b", 10, 100), job("c", 10, 100)};
+  const SimResult r = simulate(pool_of("h", 1, 2, "H100-80GB", 1), w, least_allocated_options());
+  ASSERT_GE(r.timeseries.size(), 2u);
+  EXPECT_EQ(r.timeseries[0].pending_pods, 0);
+  EXPECT_EQ(r.timeseries[1].pending_pods, 0);
+  EXPECT_EQ(r.timeseries[0].pending_pods_peak, 1);
+  EXPECT_EQ(r.timeseries[1].pending_pods_peak, 0);
+  EXPECT_EQ(r.pending_peak_pods, 1);
+  EXPECT_DOUBLE_EQ(r.pending_peak_s, 10);
+  EXPECT_EQ(r.pending.p99, 30);
 }
 
 // The same with recoverAfterSeconds 600: GPU 0 is back at 660; R holds GPU 1 until 1860, so Q binds
@@ -289,7 +331,7 @@ TEST(SimFaultSchedule, PoolWidePluginFailureLeavesTheTemplateAlone) {
      }},
     {1200, [&](Fleet& fl, double t) {
        for (NodeId n : fl.pool_nodes(0))
-         if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t);
+         if (fl.phase(n) == NodePhase::kReady && fl.pods_on(n).empty()) fl.remove(n, t, NodeRemoval::kOther);
        live_after_removal = fl.live(0);
      }}}));
   const SimResult r = sim.run();

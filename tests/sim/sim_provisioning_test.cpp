@@ -327,3 +327,41 @@ TEST(SimProvisioning, SpotShortageWithAndWithoutOnDemandFallback) {
 
 }  // namespace
 }  // namespace gpufleet::sim
+
+namespace gpufleet::sim {
+namespace {
+
+// Billing segments that end before the horizon: without reservations a node's only segment ends at
+// its removal, so these are the nodes removed, counted independently of the controllers.
+int64_t segments_ended_before(const SimResult& r) {
+  int64_t n = 0;
+  for (const NodeLifetime& l : r.nodes) n += l.end_s < r.horizon_s;
+  return n;
+}
+
+// Every removal counts, under its cause, whichever controller made it: the causes add up to the
+// nodes whose billing stopped before the horizon, and the per-controller counters are the parts.
+TEST(SimProvisioning, EveryNodeRemovalIsCountedByCause) {
+  {  // the Cluster Autoscaler gives up a node whose GPU never appears (930 s), nothing else
+    ClusterConfig c;
+    c.pools = {l4_pool("g", 2)};
+    Workload w;
+    w.horizon_s = 3600;
+    w.items = {job("a", 0, 7200), job("b", 1500, 7200)};
+    const SimResult r = run_least_allocated(c, w, {first_node_never_advertises});
+    EXPECT_EQ(r.nodes_removed.not_ready_in_time, 1);
+    EXPECT_EQ(r.nodes_removed.total(), 1);
+    EXPECT_EQ(r.nodes_removed.total(), segments_ended_before(r));
+  }
+  for (bool fallback : {true, false}) {  // Karpenter: 4 spot nodes reclaimed at 3600, then consolidation
+    const SimResult r = spot_shortage(fallback);
+    EXPECT_EQ(r.nodes_removed.spot_reclaim, 4) << fallback;
+    EXPECT_EQ(r.nodes_removed.consolidation, r.nodes_consolidated) << fallback;
+    EXPECT_EQ(r.nodes_removed.scale_down, r.nodes_scaled_down) << fallback;
+    EXPECT_EQ(r.nodes_removed.total(), segments_ended_before(r)) << fallback;
+    EXPECT_GT(r.nodes_removed.total(), r.nodes_removed.spot_reclaim) << fallback;  // the on-demand / later spot nodes consolidated
+  }
+}
+
+}  // namespace
+}  // namespace gpufleet::sim

@@ -114,6 +114,41 @@ TEST(SimQueues, PlacementAwareNeverAdmitsWhatNoNodeHolds) {
   EXPECT_EQ(r.admission, "placement");
 }
 
+// The pending series counts the jobs Kueue holds, as the pending-time samples do: with placement-aware
+// admission W1 waits in its queue from 1 s to the horizon (a sample of 999 s) without ever entering
+// the scheduler's queue, and the time series, the peak and the pending list show it, with Kueue's
+// reason. With quota-only admission W1's pod pends in the scheduler from 1 s while W2 and W3 wait
+// for quota from 10 and 20 s: 3 pods from 20 s until W1's eviction at 301 s.
+TEST(SimQueues, ThePendingSeriesCountsTheJobsKueueHolds) {
+  {
+    const SimResult r = simulate(nodes(2, 8), fragmented(true), opts());
+    EXPECT_EQ(r.pending.p99, 999);
+    ASSERT_EQ(r.timeseries.size(), 17u);  // rows at 0, 60, ..., 960
+    for (size_t i = 1; i < r.timeseries.size(); ++i) EXPECT_EQ(r.timeseries[i].pending_pods, 1) << i;
+    // W2 and W3 are admitted and start on arrival: they never wait in a settled state.
+    EXPECT_EQ(r.pending_peak_pods, 1);
+    EXPECT_DOUBLE_EQ(r.pending_peak_s, 1);
+    ASSERT_EQ(r.pending_at_horizon.size(), 1u);
+    EXPECT_EQ(r.pending_at_horizon[0].unit, "w1");
+    EXPECT_DOUBLE_EQ(r.pending_at_horizon[0].pending_since_s, 1);
+    EXPECT_EQ(r.pending_at_horizon[0].reason.rfind("Kueue: ", 0), 0u) << r.pending_at_horizon[0].reason;
+    ASSERT_EQ(r.pending_at_peak.size(), 1u);
+    EXPECT_EQ(r.pending_at_peak[0].reason, r.pending_at_horizon[0].reason);
+  }
+  {
+    const SimResult r = simulate(nodes(2, 8), fragmented(false), opts());
+    for (size_t i = 1; i <= 5; ++i) EXPECT_EQ(r.timeseries[i].pending_pods, 3) << i;  // 60 .. 300 s
+    EXPECT_EQ(r.pending_peak_pods, 3);
+    EXPECT_DOUBLE_EQ(r.pending_peak_s, 20);
+    ASSERT_EQ(r.pending_at_peak.size(), 3u);
+    EXPECT_EQ(r.pending_at_peak[0].unit, "w1");  // the scheduler's queue first, then the jobs Kueue holds
+    EXPECT_EQ(r.pending_at_peak[0].reason.rfind("0/2 nodes are available", 0), 0u) << r.pending_at_peak[0].reason;
+    EXPECT_EQ(r.pending_at_peak[1].unit, "w2");
+    EXPECT_EQ(r.pending_at_peak[2].unit, "w3");
+    EXPECT_EQ(r.pending_at_peak[1].reason.rfind("Kueue: ", 0), 0u) << r.pending_at_peak[1].reason;
+  }
+}
+
 TEST(SimQueues, ReclaimWithinACohortTreeOverTime) {
   // One node x 8 GPUs. Root cohort -> ClusterQueue be (nominal 0, borrows) and sub-cohort guar
   // (nominal 8) -> ClusterQueue g (nominal 0, reclaimWithinCohort Any). be-1 (8 GPUs, 1000 s) at 0

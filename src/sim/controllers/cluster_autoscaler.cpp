@@ -56,7 +56,7 @@ void ClusterAutoscaler::give_up_late_nodes(double t) {
     if (t - fleet_.launched_at_s(n) < settings_.max_node_provision_s) continue;
     if (fleet_.phase(n) == NodePhase::kReady && !fleet_.pods_on(n).empty()) units_.evict_node(n, t);
     const size_t p = fleet_.pool_of(n);
-    fleet_.remove(n, t);
+    fleet_.remove(n, t, NodeRemoval::kNotReadyInTime);
     scale_up_failed(p, t);
   }
 }
@@ -213,13 +213,13 @@ void ClusterAutoscaler::scale_down(double t) {
     const size_t pool = fleet_.pool_of(n);
     if (fleet_.live(pool) <= fleet_.pool(pool).pool.min_nodes) continue;
     if (fleet_.pods_on(n).empty()) {
-      fleet_.remove(n, t);
+      fleet_.remove(n, t, NodeRemoval::kScaleDown);
       ++scaled_down_;
       continue;
     }
     if (moved_nodes > 0) continue;
     if (try_move_pods(n, t)) {
-      fleet_.remove(n, t);
+      fleet_.remove(n, t, NodeRemoval::kScaleDown);
       ++scaled_down_;
       ++moved_nodes;
     } else {

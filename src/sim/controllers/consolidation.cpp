@@ -87,7 +87,7 @@ void Consolidation::consolidate(double t) {
     if (!((np >= 0 && empty) || node_utilization(fleet_.state(), n) < settings_.threshold) || !billing_.removal_saves_money(n)) continue;
     if (empty) {  // emptiness: nothing to move, any number per tick within the NodePool's budget
       if (!budget_allows(np, KarpenterDisruptionReason::kEmpty)) continue;
-      fleet_.remove(n, t);
+      fleet_.remove(n, t, NodeRemoval::kConsolidation);
       ++consolidated_;
       if (np >= 0) ++disrupted[np];
       continue;
@@ -124,7 +124,7 @@ bool Consolidation::try_consolidate(NodeId n, double t) {
   for (double lost : units_.restart(units, moving, std::move(*placed), t)) lost_gpu_milli_s_ += lost;
   restarts_ += static_cast<int64_t>(moving.size());
   moved_pods_ += moved_here;
-  fleet_.remove(n, t);
+  fleet_.remove(n, t, NodeRemoval::kConsolidation);
   ++consolidated_;
   return true;
 }

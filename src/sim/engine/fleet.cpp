@@ -150,7 +150,7 @@ void Fleet::make_ready(NodeId n, double t) {
   }
 }
 
-void Fleet::remove(NodeId n, double t) {
+void Fleet::remove(NodeId n, double t, NodeRemoval cause) {
   NodeRecord& node = nodes_[n];
   PoolRecord& pool = pools_[node.pool];
   const SimPool& sp = cluster_.pools[node.pool];
@@ -173,6 +173,13 @@ void Fleet::remove(NodeId n, double t) {
   }
   --pool.live;
   live_gpu_capacity_milli_ -= int64_t{sp.pool.gpus_per_node} * kGpuMilliPerGpu;
+  switch (cause) {
+    case NodeRemoval::kScaleDown: ++removals_.scale_down; break;
+    case NodeRemoval::kConsolidation: ++removals_.consolidation; break;
+    case NodeRemoval::kSpotReclaim: ++removals_.spot_reclaim; break;
+    case NodeRemoval::kNotReadyInTime: ++removals_.not_ready_in_time; break;
+    case NodeRemoval::kOther: ++removals_.other; break;
+  }
   node.phase = NodePhase::kAbsent;
   ++node.incarnation;  // stale events of this life are ignored
   for (NodeListener* l : listeners_) l->on_node_removed(n, t);
@@ -429,7 +436,7 @@ void Fleet::on_reclaim_event(const Event& e) {
   // (kube's NodeUnschedulable admits it): the reclaimed node takes it down too.
   if (!node.pods.empty())
     for (NodeListener* l : listeners_) l->on_node_interrupted(e.subject, e.time_s);
-  remove(e.subject, e.time_s);
+  remove(e.subject, e.time_s, NodeRemoval::kSpotReclaim);
 }
 
 void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t) {
@@ -467,6 +474,7 @@ std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Profile policy) c
 void Fleet::report(SimResult& result) const {
   result.spot_interruptions = interruptions_;
   result.launch_failures = launch_failures_;
+  result.nodes_removed = removals_;
 }
 
 }  // namespace gpufleet::sim

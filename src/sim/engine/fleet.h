@@ -44,15 +44,23 @@
 #include "sched/scheduler.h"
 #include "inputs/sim/cluster_config.h"
 #include "sim/engine/event_loop.h"
+#include "sim/results/sim_result.h"
 #include "util/go_rand.h"
 
 namespace gpufleet::sim {
 
-struct SimResult;
-
 /// kNotReady: a failed node (Fleet::fail_node): still billed, in the state but unschedulable, no
 /// pods, until recover_node.
 enum class NodePhase : uint8_t { kAbsent, kProvisioning, kReady, kCordoned, kNotReady };
+
+/// Why a node is removed (Fleet::remove); SimResult::nodes_removed counts each.
+enum class NodeRemoval : uint8_t {
+  kScaleDown,       ///< the Cluster Autoscaler's scale-down
+  kConsolidation,   ///< consolidation
+  kSpotReclaim,     ///< the end of a spot interruption notice (the fleet's own)
+  kNotReadyInTime,  ///< given up: not Ready with its GPUs by the provisioner's deadline
+  kOther,           ///< a controller added to the run
+};
 
 /// Why a GPU of a node in the state is out of its allocatable (Fleet::withhold_gpu).
 enum class GpuWithheld : uint8_t {
@@ -150,8 +158,9 @@ class Fleet {
   /// Requests up to `count` nodes of pool p at t (the lowest absent ones): provisioning, Ready
   /// provision_s later. Returns how many were launched (fewer when the pool reaches max_nodes).
   int32_t launch(size_t p, int32_t count, double t);
-  /// Removes node n at t (billing stops). Throws std::logic_error if pods are still bound to it.
-  void remove(NodeId n, double t);
+  /// Removes node n at t (billing stops), counted under `cause`. Throws std::logic_error if pods
+  /// are still bound to it.
+  void remove(NodeId n, double t, NodeRemoval cause);
   /// Gives ready node n an interruption notice at t: cordoned, listeners stop its pods, removed the
   /// pool's spot_notice_s later. Spot nodes get it from their draw; callable by a fault injector.
   /// Ignored unless n is Ready.
@@ -228,7 +237,7 @@ class Fleet {
   /// A scheduler running `policy` over state(), ties to the lower node id.
   std::unique_ptr<sched::Scheduler> make_scheduler(sched::Profile policy) const;
 
-  /// Writes the fleet's counters (spot_interruptions, launch_failures).
+  /// Writes the fleet's counters (spot_interruptions, launch_failures, nodes_removed).
   void report(SimResult& result) const;
 
  private:
@@ -289,6 +298,7 @@ class Fleet {
   int64_t withheld_gpu_milli_ = 0;
   int64_t launch_failures_ = 0;
   int64_t daemon_pods_pending_ = 0;
+  NodeRemovals removals_;
   std::function<bool(size_t, double)> launch_blocked_;
   double launch_failure_s_ = 0;
   std::vector<double> pool_launch_failure_s_;  // per pool; empty or < 0: launch_failure_s_

@@ -30,12 +30,25 @@ PendingStats pending_stats(std::vector<double> samples) {
 
 
 
-Metrics::Metrics(const SimOptions& options, double horizon_s, const Fleet& fleet, const Billing& billing, const PendingQueue& pending)
-    : options_(options), horizon_s_(horizon_s), fleet_(fleet), billing_(billing), pending_(pending) {}
+Metrics::Metrics(const SimOptions& options, double horizon_s, const Fleet& fleet, const Billing& billing,
+                 std::function<int64_t()> waiting_pods)
+    : options_(options), horizon_s_(horizon_s), fleet_(fleet), billing_(billing), waiting_pods_(std::move(waiting_pods)) {}
 
 void Metrics::advance_to(double t) {
+  const int64_t waiting = waiting_pods_();
+  new_peak_ = false;
+  if (t > now_s_) {  // the state since now_s_ is settled: it held until t
+    // The last row's interval holds now_s_ unless it ended there (then a row at now_s_ comes below).
+    if (!timeseries_.empty() && timeseries_.back().time_s + options_.sample_interval_s > now_s_)
+      timeseries_.back().pending_pods_peak = std::max(timeseries_.back().pending_pods_peak, waiting);
+    if (waiting > peak_pods_) {
+      peak_pods_ = waiting;
+      peak_s_ = now_s_;
+      new_peak_ = true;
+    }
+  }
   while (next_sample_s_ < t && next_sample_s_ < horizon_s_) {
-    emit_sample(next_sample_s_);
+    emit_sample(next_sample_s_, waiting);
     next_sample_s_ += options_.sample_interval_s;
   }
   const double dt = t - now_s_;
@@ -46,13 +59,14 @@ void Metrics::advance_to(double t) {
   now_s_ = t;
 }
 
-void Metrics::emit_sample(double t) {
+void Metrics::emit_sample(double t, int64_t waiting) {
   TimeseriesRow row;
   row.time_s = t;
   for (size_t p = 0; p < fleet_.pool_count(); ++p) row.nodes_per_pool.push_back(fleet_.live(p));
   row.gpu_allocated_milli = fleet_.gpu_allocated_milli();
   row.gpu_capacity_milli = fleet_.live_gpu_capacity_milli();
-  row.pending_pods = pending_.pods();
+  row.pending_pods = waiting;
+  row.pending_pods_peak = waiting;
   row.cost_usd_per_hour = billing_.cost_rate_usd_per_hour();
   timeseries_.push_back(std::move(row));
 }

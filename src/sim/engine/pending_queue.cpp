@@ -44,12 +44,19 @@ void PendingQueue::request_retry(double t) {
 void PendingQueue::retry(double t) {
   retry_queued_ = false;
   std::vector<uint8_t> failed_shape(shape_limit_, 0);
+  std::vector<std::string> failed_reason(shape_limit_);  // the scheduler's message for the shape that failed
   std::vector<std::pair<uint32_t, uint32_t>> order;  // (unit, shape): starting units changes the queue
   order.reserve(queue_.size());
   for (const PendingUnit& p : queue_) order.emplace_back(p.unit, p.shape);
   for (const auto& [unit, shape] : order) {
-    if (failed_shape[shape]) continue;
-    if (!starter_->try_start(unit, t)) failed_shape[shape] = 1;
+    if (failed_shape[shape]) {
+      // Not tried: a unit of the same shape did not fit, so it waits for the same reason.
+      if (!failed_reason[shape].empty()) scheduling_reasons_[unit] = failed_reason[shape];
+      continue;
+    }
+    if (starter_->try_start(unit, t)) continue;
+    failed_shape[shape] = 1;
+    if (auto it = scheduling_reasons_.find(unit); it != scheduling_reasons_.end()) failed_reason[shape] = it->second;
   }
 }
 

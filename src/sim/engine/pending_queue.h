@@ -71,7 +71,9 @@ class PendingQueue {
   /// What a provisioner last said about pending unit u (e.g. "pool limit reached (NodePool gpu:
   /// cpu)", "no offering available", "max nodes reached", "node group in backoff"); "" clears it.
   void set_provisioning_reason(uint32_t unit, std::string reason);
-  /// The scheduler's message from unit u's last failed attempt ("0/N nodes are available: ...").
+  /// The scheduler's message from unit u's last failed attempt ("0/N nodes are available: ...", or
+  /// "no nodes available to schedule pods" on a cluster without nodes). A unit a retry pass skips,
+  /// because a unit of its shape failed before it in the pass, gets that unit's message.
   void set_scheduling_reason(uint32_t unit, std::string reason);
   /// The provisioner's reason if any, else the scheduler's, else "".
   std::string reason(uint32_t unit) const;

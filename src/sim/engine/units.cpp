@@ -309,9 +309,16 @@ PendingUnit Units::pending_key(uint32_t u) const {
   return PendingUnit{spec(u).priority, unit.pending_since_s, u, unit.shape};
 }
 
+void Units::set_state(uint32_t u, UnitState state) {
+  Unit& unit = units_[u];
+  if (unit.state == UnitState::kQueued) queued_pods_ -= unit.pod_count;
+  if (state == UnitState::kQueued) queued_pods_ += unit.pod_count;
+  unit.state = state;
+}
+
 void Units::make_pending(uint32_t u, double t) {
   Unit& unit = units_[u];
-  unit.state = UnitState::kPending;
+  set_state(u, UnitState::kPending);
   unit.pending_since_s = t;
   pending_.add(pending_key(u), static_cast<int32_t>(unit.pod_count));
   pending_.request_retry(t);
@@ -343,6 +350,8 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
       if (!r.node_to_status.empty())
         pending_.set_scheduling_reason(
             u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *request, fleet_.state()), fleet_.state().live_node_count()));
+      else if (fleet_.state().live_node_count() == 0)
+        pending_.set_scheduling_reason(u, "no nodes available to schedule pods");  // kube-scheduler's ErrNoNodesAvailable
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& rec = pods_[q];
         fleet_.undo_bind(pod(q), rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
@@ -411,7 +420,7 @@ bool Units::try_start(uint32_t u, double t) {
   if (!(topology ? place_with_topology(u, t) : place_pods(u, t, {}))) return false;
   if (unit.state == UnitState::kPending) pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count));
   for (uint32_t p = unit.first_pod; p < end; ++p) metrics_.add_pending_sample(s.priority, t - unit.pending_since_s);
-  unit.state = UnitState::kRunning;
+  set_state(u, UnitState::kRunning);
   unit.run_start_s = t;
   ++unit.starts;
   if (job) {
@@ -448,7 +457,7 @@ void Units::suspend(uint32_t u, double t) {
   } else {
     return;
   }
-  unit.state = UnitState::kQueued;
+  set_state(u, UnitState::kQueued);
   unit.pending_since_s = t;
 }
 
@@ -470,12 +479,12 @@ void Units::on_arrival(uint32_t u, double t) {
   for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) placement_.observe(pod(p));
   if (std::optional<std::string> reason = placement_.unadmitted_reason(unit.shape)) {
     failure_reasons_[u] = std::move(*reason);
-    unit.state = UnitState::kFailed;
+    set_state(u, UnitState::kFailed);
     return;
   }
   const WorkloadSpec& s = spec(u);
   if (gate_ != nullptr && s.kind == WorkloadKind::kJob && !s.queue_name.empty()) {
-    unit.state = UnitState::kQueued;
+    set_state(u, UnitState::kQueued);
     unit.pending_since_s = t;
     if (gate_->on_arrival(u, t)) return;
   }
@@ -493,7 +502,7 @@ void Units::on_completion(uint32_t u, uint32_t generation, double t) {
   }
   end_run_segment(u, t);
   stop_unit(u, t);
-  unit.state = UnitState::kCompleted;
+  set_state(u, UnitState::kCompleted);
   unit.end_s = t;
   unit.saved_s = spec(u).duration_s;
   if (gate_ != nullptr && !spec(u).queue_name.empty()) gate_->on_completed(u, t);
@@ -628,7 +637,7 @@ void Units::remove_unit(uint32_t u, double t) {
     case UnitState::kPending: pending_.remove(pending_key(u), static_cast<int32_t>(unit.pod_count)); break;
     default: break;  // waiting (its arrival will find it removed) or failed: nothing holds capacity
   }
-  unit.state = UnitState::kRemoved;
+  set_state(u, UnitState::kRemoved);
   unit.end_s = t;
 }
 

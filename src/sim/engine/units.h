@@ -189,6 +189,10 @@ class Units final : public UnitStarter, public ServiceScaler {
   /// Jobs started with pods spanning several domains of a topology level (at their last start).
   int64_t split_job_starts() const { return split_job_starts_; }
   int64_t job_starts() const { return job_starts_; }
+  /// Pods of the units Kueue holds (state kQueued: not admitted yet, or preempted or evicted and
+  /// waiting again). They wait as the pending queue's pods do, and their waits are pending-time
+  /// samples too: the pending series (Metrics) counts both.
+  int64_t queued_pods() const { return queued_pods_; }
 
   // ---- disruptions
   /// Node n was interrupted at t: every unit with a pod there stops (a job on every node: it keeps
@@ -254,6 +258,8 @@ class Units final : public UnitStarter, public ServiceScaler {
   void unbind(uint32_t p, double t);
   void stop_unit(uint32_t u, double t);
   void make_pending(uint32_t u, double t);
+  // Every change of a unit's state goes through here (queued_pods_ follows kQueued).
+  void set_state(uint32_t u, UnitState state);
   void interrupt(uint32_t u, double t, double notice_s);
   // Ends running job u's run at t: counts the work lost since its last checkpoint (none when it
   // writes one in a notice window of notice_s) and the time spent writing checkpoints, keeps the rest
@@ -308,6 +314,7 @@ class Units final : public UnitStarter, public ServiceScaler {
   double slowdown_gpu_milli_s_ = 0;
   int64_t split_job_starts_ = 0;
   int64_t job_starts_ = 0;
+  int64_t queued_pods_ = 0;
 };
 
 }  // namespace gpufleet::sim

@@ -61,7 +61,13 @@ struct TimeseriesRow {
   std::vector<int32_t> nodes_per_pool;  ///< billed nodes (provisioning, ready or cordoned), pool order
   int64_t gpu_allocated_milli = 0;
   int64_t gpu_capacity_milli = 0;       ///< of the billed nodes
+  /// Pods waiting for capacity: in the pending queue, or held by Kueue (not admitted, or preempted
+  /// or evicted and waiting again): the pods whose waits are the pending-time samples.
   int64_t pending_pods = 0;
+  /// The most pods waiting at any moment of [time_s, time_s + the sample interval), counting the
+  /// state after all events at one time (sim/engine/metrics.h): a chart of it reaches
+  /// SimResult::pending_peak_pods.
+  int64_t pending_pods_peak = 0;
   double cost_usd_per_hour = 0;         ///< billed nodes plus unused reservations
 };
 
@@ -163,6 +169,19 @@ struct FaultCounts {
   int64_t skipped = 0;                 ///< faults with no node to hit (none Ready, not spot, ...)
 };
 
+/// Nodes removed over the run by cause (sim/engine/fleet.h Fleet::remove): every removal counts
+/// once, whichever controller made it. A launch the cloud refused is not a removal (the node never
+/// existed: SimResult::launch_failures).
+struct NodeRemovals {
+  int64_t scale_down = 0;         ///< the Cluster Autoscaler's scale-down (empty nodes, or emptied by moving pods)
+  int64_t consolidation = 0;      ///< consolidation (Karpenter's, or the Autoscaling document's), empty or emptied
+  int64_t spot_reclaim = 0;       ///< spot nodes reclaimed at the end of their interruption notice
+  /// Nodes the Cluster Autoscaler gave up: not Ready with their GPUs by max_node_provision_s.
+  int64_t not_ready_in_time = 0;
+  int64_t other = 0;              ///< by a controller added to the run (Simulation::add_controller)
+  int64_t total() const { return scale_down + consolidation + spot_reclaim + not_ready_in_time + other; }
+};
+
 struct SimResult {
   std::string policy;
   uint64_t seed = 0;
@@ -193,7 +212,8 @@ struct SimResult {
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
   int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
-  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down
+  int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down (= nodes_removed.scale_down)
+  NodeRemovals nodes_removed;         ///< every node removal, by cause (nodes_consolidated among them)
   /// Cluster Autoscaler scale-ups that failed: a launch the cloud refused, or a node given up at
   /// max_node_provision_s (each puts its node group in backoff).
   int64_t failed_scale_ups = 0;
@@ -205,7 +225,8 @@ struct SimResult {
   bool provisioning_report = false;
   /// Pending units at the horizon, in queue order, with their reasons.
   std::vector<PendingPod> pending_at_horizon;
-  /// The first time the most pods were pending (-1: never any), how many, and the units then.
+  /// The first time the most pods were pending (-1: never any), how many, and the units then: the
+  /// largest TimeseriesRow::pending_pods_peak, with the pods Kueue holds (the time series' count).
   double pending_peak_s = -1;
   int64_t pending_peak_pods = 0;
   std::vector<PendingPod> pending_at_peak;
