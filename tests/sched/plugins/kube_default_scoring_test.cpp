@@ -195,8 +195,8 @@ TEST(DefaultSchedulerProfile, WeightsAndRandomTies) {
                                                                    {"PodTopologySpread", 2},
                                                                    {"InterPodAffinity", 2},
                                                                    {"NodeResourcesBalancedAllocation", 1}}));
-  for (const PluginRef& p : policy_profile("default-scheduler-v1.20").at(ExtensionPoint::kScore).enabled)
-    EXPECT_EQ(p.weight, p.name == "PodTopologySpread" ? 2 : 1) << p.name;
+  const ProfileConfig v1_20 = policy_profile("default-scheduler-v1.20");
+  for (const PluginRef& p : v1_20.at(ExtensionPoint::kScore).enabled) EXPECT_EQ(p.weight, p.name == "PodTopologySpread" ? 2 : 1) << p.name;
   // "all" leaves the v1.20 variant out.
   EXPECT_EQ(parse_policy_list("all").back(), "default-scheduler");
 
