@@ -324,3 +324,38 @@ TEST(K8sServingReader, FuzzSeedsParse) {
   EXPECT_EQ(o.deployments[1].engine.max_model_len, 32768);
   EXPECT_EQ(o.deployments[1].engine.max_num_batched_tokens, 8192);
 }
+
+namespace gpufleet {
+namespace {
+
+// What a vLLM Deployment carries that the serving simulation does not model is said at its field.
+TEST(K8sServingReader, RolloutStrategyAndPlacementFieldsAreSaidNotModelled) {
+  const io::ServingObjects o = io::parse_k8s_serving_text(R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm}
+spec:
+  replicas: 2
+  strategy:
+    type: RollingUpdate
+    rollingUpdate: {maxSurge: 1, maxUnavailable: 0}
+  template:
+    spec:
+      schedulerName: kai-scheduler
+      containers:
+      - name: engine
+        image: vllm/vllm-openai:latest
+        args: [--model, m]
+        resources: {limits: {nvidia.com/gpu: 1}}
+)", "d.yaml");
+  ASSERT_EQ(o.deployments.size(), 1u);
+  ASSERT_EQ(o.warnings.size(), 2u);
+  EXPECT_EQ(o.warnings[0],
+            "d.yaml:7:5: field 'spec.strategy': Deployment llm: the rollout strategy (strategy.rollingUpdate maxSurge, "
+            "maxUnavailable) is not modelled: replicas are added and removed one by one, with no rollout and no surge pods");
+  EXPECT_EQ(o.warnings[1],
+            "d.yaml:11:22: field 'spec.template.spec.schedulerName': Deployment llm: a scheduler other than default-scheduler is not "
+            "modelled: replicas are placed by the simulation's policy");
+}
+
+}  // namespace
+}  // namespace gpufleet

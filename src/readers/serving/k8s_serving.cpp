@@ -638,6 +638,19 @@ std::optional<VllmDeployment> read_deployment(const Field& root, std::vector<std
     warnings.push_back(fmt::format("{}:{}: Deployment {}: vLLM arguments not modelled (ignored): {}", d.where.file,
                                    d.where.line, d.name, list));
   }
+  // Read but not modelled: said once each, at the field, with what the simulator does instead.
+  const auto not_modelled = [&](const Field& f, const char* what, const char* consequence) {
+    if (!f.present()) return;
+    const SourcePos at = pos_of(f);
+    warnings.push_back(fmt::format("{}:{}:{}: field '{}': Deployment {}: {} is not modelled: {}", at.file, at.line, at.column,
+                                   at.field, d.name, what, consequence));
+  };
+  not_modelled(spec["strategy"], "the rollout strategy (strategy.rollingUpdate maxSurge, maxUnavailable)",
+               "replicas are added and removed one by one, with no rollout and no surge pods");
+  not_modelled(pod["affinity"], "affinity", "replicas go to any node of the pools that fits them");
+  not_modelled(pod["topologySpreadConstraints"], "topologySpreadConstraints", "replicas are placed without spreading");
+  if (const Field sn = pod["schedulerName"]; sn.present() && sn.str() != "default-scheduler")
+    not_modelled(sn, "a scheduler other than default-scheduler", "replicas are placed by the simulation's policy");
   pod["nodeSelector"].each_entry([&](const std::string& k, const Field& v) { d.node_selector[k] = v.scalar(); });
   const Field tols = pod["tolerations"];
   for (size_t i = 0; i < tols.size(); ++i) d.tolerations.push_back(toleration(tols.at(i)));
