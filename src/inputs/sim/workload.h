@@ -103,6 +103,10 @@ struct WorkloadSpec {
   /// Topology request of the job's pods (Kueue's podset-required / podset-preferred-topology, a label
   /// of Workload::topology.levels); Mode::kNone = none.
   queue::TopologyRequest topology;
+  /// Job: a template with no job of its own: a controller creates its jobs during the run
+  /// (Units::create_job), named <name>-<n>; arrival_s is unused. A KEDA ScaledJob's jobTargetRef
+  /// (Workload::scaled_jobs). Default false.
+  bool on_demand = false;
 };
 
 /// The most MIG devices of one profile a pod may request: every instance of a node with
