@@ -10,6 +10,8 @@
 
 #include "model/resources.h"
 #include "readers/sim/workload_file.h"
+#include "report/scaled_job_output.h"
+#include "report/sim_output.h"
 #include "sim/simulator.h"
 #include "util/input_error.h"
 
@@ -103,6 +105,10 @@ TEST(ScaledJobSim, S23AccurateCreatesNoDuplicatesWhileNodesBoot) {
   EXPECT_EQ(s.jobs_created, 3);
   EXPECT_DOUBLE_EQ(s.messages_taken, 3);
   EXPECT_DOUBLE_EQ(s.queue_at_end, 0);
+  // The time series (one row a minute): 3 messages until the pods start, then 0.
+  ASSERT_EQ(s.queue_at_rows.size(), r.timeseries.size());
+  for (size_t i = 0; i < r.timeseries.size(); ++i)
+    EXPECT_DOUBLE_EQ(s.queue_at_rows[i], r.timeseries[i].time_s < started ? 3 : 0) << r.timeseries[i].time_s;
   EXPECT_EQ(s.jobs_succeeded, 3);  // started before 300, 600 s each: done before 1200
   EXPECT_EQ(s.succeeded_kept, 3);
   EXPECT_EQ(s.jobs_deleted, 0);
@@ -123,6 +129,23 @@ TEST(ScaledJobSim, S23DefaultStrategy) {
   for (size_t i = 1; i < s.polls.size(); ++i) EXPECT_EQ(s.polls[i].created, 0) << s.polls[i].time_s;
   EXPECT_EQ(s.jobs_created, 3);
   EXPECT_DOUBLE_EQ(s.queue_at_end, 0);
+}
+
+// The outputs: the summary line, the JSON's per-poll counts, the CSV's queue column.
+TEST(ScaledJobSim, Outputs) {
+  const SimResult r = run(scaled_job_workload(ScaledJobStrategy::kAccurate, {{0, 3}}, 600, 1200));
+  EXPECT_EQ(io::scaled_jobs_summary_text(r),
+            "scaled job q (accurate): 3 jobs created over 41 polls (per poll: 3 0 x40); 3 succeeded, 0 failed; queue: 3 messages "
+            "arrived, 3 taken, 0 left\n");
+  const nlohmann::ordered_json j = io::scaled_jobs_json(r);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["jobs_created"], 3);
+  EXPECT_EQ(j[0]["created_per_poll"].size(), 41u);
+  EXPECT_EQ(j[0]["created_per_poll"][0], 3);
+  EXPECT_EQ(j[0]["polls"][1]["pending"], 3);
+  const std::string csv = io::sim_timeseries_csv(r);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "time_s,nodes_gpu,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour,queue_q");
+  EXPECT_NE(io::sim_result_json(r).find("\"scaled_jobs\""), std::string::npos);
 }
 
 // KEDA's eager strategy counts a pending job twice (running counts every unfinished job, pending

@@ -86,6 +86,7 @@ void ScaledJobs::on_job_started(uint32_t unit, double t) {
   if (m_.units.unit(unit).starts > 1) return;  // a restart after an eviction: its message is taken already
   const double take = std::min(st.spec->target_value, queue_length(st, t));
   st.taken += take;
+  st.taken_by.emplace_back(t, st.taken);
   st.result.queue.emplace_back(t, queue_length(st, t));
 }
 
@@ -107,6 +108,13 @@ void ScaledJobs::report(SimResult& result) const {
     r.messages_arrived = arrived(st, h);
     r.messages_taken = st.taken;
     r.queue_at_end = queue_length(st, h);
+    // At each row of the time series (written before the controllers report): arrived - taken by then.
+    size_t k = 0;
+    double taken = 0;
+    for (const TimeseriesRow& row : result.timeseries) {
+      while (k < st.taken_by.size() && st.taken_by[k].first <= row.time_s) taken = st.taken_by[k++].second;
+      r.queue_at_rows.push_back(std::max(0.0, arrived(st, row.time_s) - taken));
+    }
     result.scaled_jobs.push_back(std::move(r));
   }
 }

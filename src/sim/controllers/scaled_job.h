@@ -21,7 +21,8 @@
 // Jobs KEDA keeps and deletes); they change nothing in the decision (finished Jobs count nowhere).
 //
 // Outputs (SimResult::scaled_jobs): per ScaledJob the jobs created at each poll, with the queue
-// length, running and pending counts it read, the totals, and the queue length series.
+// length, running and pending counts it read, the totals, and the queue length series (at the polls
+// and takes, and at each time series row).
 #pragma once
 
 #include <algorithm>
@@ -52,6 +53,7 @@ class ScaledJobs final : public Controller, public JobListener {
     uint32_t item = 0;
     std::vector<uint32_t> jobs;  // units created, in order
     double taken = 0;
+    std::vector<std::pair<double, double>> taken_by;  // (time, messages taken up to it), at each take
     int64_t succeeded = 0;
     ScaledJobResult result;
   };

@@ -47,6 +47,8 @@ struct ScaledJobResult {
   std::vector<ScaledJobPoll> polls;
   /// (time_s, messages): the queue length at each poll and after each job took its messages.
   std::vector<std::pair<double, double>> queue;
+  /// The queue length at each SimResult::timeseries row's time (after every event up to it).
+  std::vector<double> queue_at_rows;
 };
 
 /// One ClusterQueue over the run (simulate with queues:).
