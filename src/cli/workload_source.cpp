@@ -74,6 +74,7 @@ sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& c
   std::vector<std::string> pool_names;
   for (const sim::SimPool& p : cluster.pools) pool_names.push_back(p.pool.name);
   io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names, &catalog);
+  for (const std::string& w : file.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   for (size_t l = 0; l < file.workload.topology.levels.size(); ++l) {
     const std::string& level = file.workload.topology.levels[l];
     // The labels gpufleet puts on every node, and each pool's own.

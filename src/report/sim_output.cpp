@@ -9,6 +9,7 @@
 #include "report/json_values.h"
 #include "report/inference_output.h"
 #include "report/queue_output.h"
+#include "report/scaled_job_output.h"
 #include "report/text_table.h"
 
 namespace gpufleet::io {
@@ -126,6 +127,7 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   if (!r.inference.empty()) j["inference"] = inference_results_json(r.inference);
   if (!r.admission.empty()) j["queues"] = queue_results_json(r);
   if (r.topology_levels > 0) j["topology"] = topology_result_json(r);
+  if (!r.scaled_jobs.empty()) j["scaled_jobs"] = scaled_jobs_json(r);
   if (r.checkpoint_costs) j["checkpoints"] = checkpoints_json(r);
   if (!r.driver_upgrades.empty()) j["driver_upgrades"] = driver_upgrades_json(r);
   if (r.faults_enabled) {
@@ -248,12 +250,17 @@ std::string sim_compare_table(const std::vector<CompareEntry>& entries) {
 std::string sim_timeseries_csv(const sim::SimResult& r) {
   std::string out = "time_s";
   for (const std::string& p : r.pools) out += ",nodes_" + p;
-  out += ",gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour\n";
-  for (const sim::TimeseriesRow& row : r.timeseries) {
+  out += ",gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour";
+  for (const sim::ScaledJobResult& s : r.scaled_jobs) out += ",queue_" + s.name;  // only with KEDA ScaledJobs
+  out += "\n";
+  for (size_t i = 0; i < r.timeseries.size(); ++i) {
+    const sim::TimeseriesRow& row = r.timeseries[i];
     out += fmt::format("{:.0f}", row.time_s);
     for (int32_t n : row.nodes_per_pool) out += fmt::format(",{}", n);
-    out += fmt::format(",{:.3f},{:.3f},{},{:.4f}\n", static_cast<double>(row.gpu_allocated_milli) / 1000.0,
+    out += fmt::format(",{:.3f},{:.3f},{},{:.4f}", static_cast<double>(row.gpu_allocated_milli) / 1000.0,
                        static_cast<double>(row.gpu_capacity_milli) / 1000.0, row.pending_pods, row.cost_usd_per_hour);
+    for (const sim::ScaledJobResult& s : r.scaled_jobs) out += fmt::format(",{:g}", i < s.queue_at_rows.size() ? round_to(s.queue_at_rows[i], 1e3) : 0.0);
+    out += "\n";
   }
   return out;
 }
@@ -327,6 +334,7 @@ std::string sim_summary_text(const sim::SimResult& r) {
   }
   out += inference_summary_text(r.inference);
   out += queue_summary_text(r);
+  out += scaled_jobs_summary_text(r);
   out += faults_summary_text(r);
   return out;
 }

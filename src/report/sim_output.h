@@ -20,7 +20,8 @@
 // samples is null. cost_by_capacity_type always has the three keys.
 //
 // CSV: header `time_s,nodes_<pool>...,gpus_allocated,gpus_billed,pending_pods,cost_usd_per_hour`,
-// one row per sample (simulated minute), GPUs in whole GPUs with 3 decimals.
+// then `queue_<name>...` per KEDA ScaledJob (only with them: the queue length at the row's time), one
+// row per sample (simulated minute), GPUs in whole GPUs with 3 decimals.
 #pragma once
 
 #include <nlohmann/json.hpp>

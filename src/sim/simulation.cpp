@@ -21,6 +21,7 @@
 #include "sim/controllers/inference_services.h"
 #include "sim/controllers/karpenter_provisioner.h"
 #include "sim/controllers/kueue_admission.h"
+#include "sim/controllers/scaled_job.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/fleet.h"
@@ -54,6 +55,8 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
   for (const WorkloadSpec& s : workload.items) {
     validate_spec(s);
     if (!names.insert(s.name).second) throw std::invalid_argument(fmt::format("duplicate workload item name '{}'", s.name));
+    if (s.on_demand && (s.kind != WorkloadKind::kJob || !s.queue_name.empty() || s.checkpoint_interval_s > 0 || s.checkpoint_cost_s > 0))
+      throw std::invalid_argument(fmt::format("{}: an on-demand job template must be a job without queueName or checkpoints", s.name));
     if (!s.queue_name.empty() && !workload.queues)
       throw std::invalid_argument(fmt::format("job {} names queue {} but the workload has no queues", s.name, s.queue_name));
     if (s.topology.mode != queue::TopologyRequest::Mode::kNone &&
@@ -150,6 +153,7 @@ struct Simulation::Parts {
     if (cluster.consolidation.enabled || !cluster.node_pools.empty()) controllers.push_back(std::make_unique<Consolidation>(cluster, modules));
     if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
+    if (!workload.scaled_jobs.empty()) controllers.push_back(std::make_unique<ScaledJobs>(workload, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)
         throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");

@@ -78,6 +78,18 @@ job_yaml '  durationSeconds: 60
   pools: [gpu, tpu]' > "$T/unknown-pool.yaml"
 expect_bad "unknown pool" "unknown-pool.yaml:8:" "$T/pools.yaml" "$T/unknown-pool.yaml"
 expect_bad "unknown pool message" "field 'jobs[0].pools[1]': unknown pool 'tpu' (pools: gpu)" "$T/pools.yaml" "$T/unknown-pool.yaml"
+# A KEDA ScaledJob: a bad strategy is an error at its position; a KEDA field not modelled is a warning.
+scaled_job_yaml() {  # one ScaledJob with extra lines
+  printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 600\nscaledJobs:\n- name: q\n  jobTargetRef: {gpus: 1, durationSeconds: 60}\n  trigger: {queueLength: {arrivals: [{timeSeconds: 0, value: 2}]}}\n%s\n' "$1"
+}
+scaled_job_yaml '  scalingStrategy: {strategy: custom}' > "$T/scaledjob-bad.yaml"
+expect_bad "ScaledJob strategy" "scaledjob-bad.yaml:8:31: field 'scaledJobs[0].scalingStrategy.strategy': unknown strategy 'custom'" \
+  "$T/pools.yaml" "$T/scaledjob-bad.yaml"
+scaled_job_yaml '  envSourceContainerName: worker' > "$T/scaledjob-warn.yaml"
+"$BIN" simulate --pools "$T/pools.yaml" --workload "$T/scaledjob-warn.yaml" -q > "$T/out.txt" 2> "$T/err.txt" && ok || bad "ScaledJob with a field not modelled exited $?"
+grep -qF "scaledjob-warn.yaml:8:27: field 'scaledJobs[0].envSourceContainerName': not modelled, ignored" "$T/err.txt" && ok ||
+  bad "ScaledJob warning: $(cat "$T/err.txt")"
+grep -qF "scaled job q (default): 2 jobs created" "$T/out.txt" && ok || bad "ScaledJob summary: $(cat "$T/out.txt")"
 job_yaml '  durationSeconds: -5' > "$T/negative.yaml"
 expect_bad "negative duration" "negative.yaml:7:20: field 'jobs[0].durationSeconds': -5 is negative" "$T/pools.yaml" "$T/negative.yaml"
 job_yaml '  durationSeconds: 60' > "$T/good.yaml"

@@ -23,6 +23,7 @@
 #include "queue/kueue_objects.h"
 #include "queue/workload.h"
 #include "inputs/sim/inference_service.h"
+#include "replica_autoscaling/scaled_job.h"
 
 namespace gpufleet::sim {
 
@@ -103,6 +104,10 @@ struct WorkloadSpec {
   /// Topology request of the job's pods (Kueue's podset-required / podset-preferred-topology, a label
   /// of Workload::topology.levels); Mode::kNone = none.
   queue::TopologyRequest topology;
+  /// Job: a template with no job of its own: a controller creates its jobs during the run
+  /// (Units::create_job), named <name>-<n>; arrival_s is unused. A KEDA ScaledJob's jobTargetRef
+  /// (Workload::scaled_jobs). Default false.
+  bool on_demand = false;
 };
 
 /// The most MIG devices of one profile a pod may request: every instance of a node with
@@ -127,6 +132,33 @@ struct TopologySettings {
   bool aware = true;
 };
 
+/// Messages put on a ScaledJob's queue at a time.
+struct QueueArrival {
+  double at_s = 0;
+  double messages = 0;  ///< > 0
+};
+
+/// A KEDA ScaledJob (keda.sh/v1alpha1) with one queue-length trigger (sim/controllers/scaled_job.h;
+/// the decision: replica_autoscaling/scaled_job.h). Its jobs come from the on_demand job item of the
+/// same name (its jobTargetRef); each job, when its pods start running, takes `target_value`
+/// messages off the queue (as many as there are, if fewer).
+struct ScaledJobSpec {
+  std::string name;                       ///< the template item's name
+  double polling_interval_s = 30;         ///< pollingInterval, > 0
+  int64_t max_replica_count = 100;        ///< maxReplicaCount, >= 0
+  int64_t min_replica_count = 0;          ///< minReplicaCount, 0..maxReplicaCount
+  int64_t successful_jobs_history_limit = 100;
+  int64_t failed_jobs_history_limit = 100;
+  replica_autoscaling::ScaledJobStrategy strategy = replica_autoscaling::ScaledJobStrategy::kDefault;
+  /// scalingStrategy.pendingPodConditions (PodScheduled, Initialized, ContainersReady, Ready): in the
+  /// simulator a pod is bound and running at once, so every condition holds exactly when it runs
+  /// and the count of pending jobs is the same with or without them.
+  std::vector<std::string> pending_pod_conditions;
+  double target_value = 1;                ///< the trigger's value: messages per job, > 0
+  std::vector<QueueArrival> arrivals;     ///< in time order
+  double arrivals_per_second = 0;         ///< constant arrivals on top (a fluid count), >= 0
+};
+
 /// A workload: the items and the simulated time span.
 struct Workload {
   double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
@@ -138,6 +170,8 @@ struct Workload {
   /// Topologies and the Configuration: quota-only or placement-aware admission); nullopt = no queues.
   std::optional<queue::KueueObjects> queues;
   TopologySettings topology;
+  /// KEDA ScaledJobs; each has an on_demand job item of its name.
+  std::vector<ScaledJobSpec> scaled_jobs;
 };
 
 /// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs

@@ -37,7 +37,7 @@ double positive_seconds(const Field& f) {
   return v;
 }
 
-enum class Item { kJob, kService, kTemplate };
+enum class Item { kJob, kService, kTemplate, kScaledJobTemplate };
 
 // mig: <profile> (one device per pod) or {<profile>: count} (nvidia.com/mig-<profile>: count).
 std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
@@ -153,10 +153,15 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
       "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "queueName", "topology"};
-  f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : template_keys);
+  // A ScaledJob's jobTargetRef: a job without name, namespace (the ScaledJob's), arrival, queue or
+  // checkpoints.
+  static const std::initializer_list<const char*> scaled_job_keys = {
+      "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds", "priority", "capacity", "pools", "nodeSelector",
+      "tolerations", "disruptionBudget", "doNotDisrupt", "topology"};
+  f.only_keys(kind == Item::kJob ? job_keys : kind == Item::kService ? service_keys : kind == Item::kTemplate ? template_keys : scaled_job_keys);
   sim::WorkloadSpec s;
   s.kind = kind == Item::kService ? sim::WorkloadKind::kService : sim::WorkloadKind::kJob;
-  if (kind != Item::kTemplate) s.name = f["name"].required_str();
+  if (kind == Item::kJob || kind == Item::kService) s.name = f["name"].required_str();
   parse_common(f, s, pool_names);
   if (const Field b = f["disruptionBudget"]; b.present()) s.disruption_budget = parse_budget(b);
   s.do_not_disrupt = f["doNotDisrupt"].boolean(false);
@@ -176,13 +181,17 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
   } else {
     s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, kMaxItemPods) : 1);
-    if (kind == Item::kJob) {
+    if (kind == Item::kJob || kind == Item::kScaledJobTemplate) {
       if (const Field a = f["arrivalSeconds"]; a.present()) s.arrival_s = seconds(a);
       s.duration_s = positive_seconds(f["durationSeconds"]);
     }
     if (const Field c = f["checkpointIntervalSeconds"]; c.present()) s.checkpoint_interval_s = seconds(c);
     if (const Field c = f["checkpointCostSeconds"]; c.present()) s.checkpoint_cost_s = seconds(c);
     s.checkpoint_on_notice = f["checkpointOnNotice"].boolean(false);
+  }
+  if (kind == Item::kScaledJobTemplate) {
+    s.name = "template";
+    s.on_demand = true;
   }
   if (kind == Item::kTemplate) {  // name and duration come from the generator; these only pass validate_spec
     s.name = "template";
@@ -244,6 +253,89 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
     p.templates.push_back(std::move(jt));
   }
   return p;
+}
+
+// scaledJobs[i]: a KEDA ScaledJob (keda.sh/v1alpha1 spec fields) with one queue-length trigger.
+// KEDA's fields that are not modelled are warned about, not refused.
+sim::ScaledJobSpec parse_scaled_job(const Field& f, sim::WorkloadSpec& job, const std::vector<std::string>& pool_names,
+                                    std::vector<std::string>& warnings) {
+  f.require_map();
+  static const std::set<std::string> known = {"name",           "namespace",       "pollingInterval",
+                                              "maxReplicaCount", "minReplicaCount", "successfulJobsHistoryLimit",
+                                              "failedJobsHistoryLimit", "scalingStrategy", "jobTargetRef", "trigger"};
+  const auto not_modelled = [&](const Field& parent, const std::set<std::string>& keys) {
+    parent.each_entry([&](const std::string& key, const Field& v) {
+      if (keys.count(key) != 0) return;
+      const auto [line, column] = v.position();
+      warnings.push_back(fmt::format("{}:{}:{}: field '{}': not modelled, ignored", v.source().file, line, column, v.path()));
+    });
+  };
+  not_modelled(f, known);
+  sim::ScaledJobSpec sj;
+  sj.name = f["name"].required_str();
+  if (const Field p = f["pollingInterval"]; p.present()) sj.polling_interval_s = static_cast<double>(p.integer(1, 86400));
+  if (const Field m = f["maxReplicaCount"]; m.present()) sj.max_replica_count = m.integer(0, kMaxItemPods);
+  if (const Field m = f["minReplicaCount"]; m.present()) {
+    sj.min_replica_count = m.integer(0, kMaxItemPods);
+    if (sj.min_replica_count > sj.max_replica_count)
+      m.fail(fmt::format("minReplicaCount {} is above maxReplicaCount {}", sj.min_replica_count, sj.max_replica_count));
+  }
+  if (const Field h = f["successfulJobsHistoryLimit"]; h.present()) sj.successful_jobs_history_limit = h.integer(0, 1000000000);
+  if (const Field h = f["failedJobsHistoryLimit"]; h.present()) sj.failed_jobs_history_limit = h.integer(0, 1000000000);
+  if (const Field st = f["scalingStrategy"]; st.present()) {
+    st.require_map();
+    not_modelled(st, {"strategy", "pendingPodConditions"});
+    if (const Field name = st["strategy"]; name.present()) {
+      const std::string v = name.scalar();
+      const auto strategy = replica_autoscaling::parse_scaled_job_strategy(v);
+      if (!strategy) name.fail(fmt::format("unknown strategy '{}' (expected default, accurate, eager; custom is not modelled)", v));
+      sj.strategy = *strategy;
+    }
+    const Field conditions = st["pendingPodConditions"];
+    for (size_t i = 0, n = conditions.size(); i < n; ++i) {
+      const std::string c = conditions.at(i).required_str();
+      if (c != "PodScheduled" && c != "Initialized" && c != "ContainersReady" && c != "Ready" && c != "PodReadyToStartContainers")
+        conditions.at(i).fail(fmt::format("unknown pod condition '{}' (expected PodScheduled, Initialized, ContainersReady, Ready, "
+                                          "PodReadyToStartContainers)", c));
+      sj.pending_pod_conditions.push_back(c);
+    }
+  }
+  const Field ref = f["jobTargetRef"];
+  if (!ref.present()) f.fail("jobTargetRef (the job template) is required");
+  job = parse_item(ref, Item::kScaledJobTemplate, pool_names);
+  job.name = sj.name;
+  job.namespace_name = f["namespace"].str("default");
+  if (job.namespace_name.empty()) f["namespace"].fail("must not be empty");
+  const Field trigger = f["trigger"];
+  trigger.require_map();
+  trigger.only_keys({"queueLength"});
+  const Field q = trigger["queueLength"];
+  q.require_map();
+  q.only_keys({"targetValue", "arrivals", "arrivalsPerSecond"});
+  if (const Field v = q["targetValue"]; v.present()) {
+    sj.target_value = v.number();
+    if (!(sj.target_value > 0) || !std::isfinite(sj.target_value)) v.fail(fmt::format("{} must be positive", v.scalar()));
+  }
+  const Field arrivals = q["arrivals"];
+  for (size_t i = 0, n = arrivals.size(); i < n; ++i) {
+    const Field a = arrivals.at(i);
+    a.require_map();
+    a.only_keys({"timeSeconds", "value"});
+    sim::QueueArrival qa;
+    qa.at_s = seconds(a["timeSeconds"]);
+    if (!sj.arrivals.empty() && qa.at_s < sj.arrivals.back().at_s)
+      a["timeSeconds"].fail(fmt::format("{} is before the previous point's {} (points in time order)", qa.at_s, sj.arrivals.back().at_s));
+    const Field v = a["value"];
+    qa.messages = v.number();
+    if (!(qa.messages > 0) || !std::isfinite(qa.messages) || qa.messages > 1e9) v.fail(fmt::format("{} is outside (0, 1e9]", v.scalar()));
+    sj.arrivals.push_back(qa);
+  }
+  if (const Field r = q["arrivalsPerSecond"]; r.present()) {
+    sj.arrivals_per_second = r.number();
+    if (!(sj.arrivals_per_second >= 0) || sj.arrivals_per_second > 1e6) r.fail(fmt::format("{} is outside [0, 1e6]", r.scalar()));
+  }
+  if (sj.arrivals.empty() && sj.arrivals_per_second == 0) q.fail("the queue gets no messages: give arrivals or arrivalsPerSecond");
+  return sj;
 }
 
 sim::TopologySettings parse_topology(const Field& t, std::vector<SourcePosition>& levels_at) {
@@ -366,7 +458,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
     if (found) kind.fail("a second Workload document (one per file)");
     found = true;
-    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology"});
+    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology", "scaledJobs"});
     const Field horizon = root["horizonSeconds"];
     out.workload.horizon_s = positive_seconds(horizon);
     if (out.workload.horizon_s > kMaxHorizonSeconds)
@@ -387,6 +479,13 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
         out.workload.inference.push_back(parse_inference_service(
             inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
       }
+    }
+    const Field scaled = root["scaledJobs"];
+    for (size_t i = 0, n = scaled.size(); i < n; ++i) {
+      sim::WorkloadSpec job;
+      out.workload.scaled_jobs.push_back(parse_scaled_job(scaled.at(i), job, pool_names, out.warnings));
+      if (!names.insert(job.name).second) scaled.at(i)["name"].fail(fmt::format("duplicate name '{}'", job.name));
+      out.workload.items.push_back(std::move(job));
     }
     if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t, out.topology_levels_at);
     if (const Field q = root["queues"]; q.present()) out.workload.queues = parse_queues(q, source_name);

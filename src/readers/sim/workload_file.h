@@ -46,6 +46,23 @@
 //     slowdown: {nvidia.com/gpu.clique: 0.4}   # per level, >= 0: running time x (1 + s) for a job
 //                                      # whose pods span several domains of the level; default 0
 //     placement: aware                 # aware (default) | ignore: jobs' topology requests are ignored
+//   scaledJobs:                        # optional: KEDA ScaledJobs (keda.sh/v1alpha1) on a queue
+//   - name: embed                      # required, unique among the items; jobs embed-0, embed-1, ...
+//     namespace: default               # default "default"
+//     pollingInterval: 30              # seconds, 1..86400, default 30
+//     maxReplicaCount: 10              # default 100
+//     minReplicaCount: 0               # default 0, at most maxReplicaCount
+//     successfulJobsHistoryLimit: 100  # default 100 (counters: Jobs kept and deleted)
+//     failedJobsHistoryLimit: 100      # default 100
+//     scalingStrategy: {strategy: accurate, pendingPodConditions: [Ready]}   # default | accurate | eager
+//     jobTargetRef: {gpus: 1, durationSeconds: 600}   # job fields without name, namespace, arrival,
+//                                      # queueName, checkpoints; durationSeconds required
+//     trigger:
+//       queueLength:
+//         targetValue: 1               # messages per job, > 0, default 1
+//         arrivals: [{timeSeconds: 0, value: 3}]   # messages put on the queue, in time order
+//         arrivalsPerSecond: 0.05      # constant arrivals on top, default 0
+//     # other KEDA fields (rollout, envSourceContainerName, ...): warned as not modelled
 //   generate:                          # optional: a seeded job stream (inputs/sim/job_generator.h)
 //     jobsPerHour: 20                  # x (endSeconds - startSeconds) / 3600 at most 1e7
 //     diurnalAmplitude: 0.5
@@ -98,6 +115,9 @@ struct SimWorkloadFile {
   std::optional<sim::GeneratorParams> generator;
   /// Where each of workload.topology.levels was read (for checks against the pools, cli/workload_source.h).
   std::vector<SourcePosition> topology_levels_at;
+  /// "file:line:col: field '<path>': not modelled, ignored" for a ScaledJob's KEDA fields the
+  /// simulator does not model.
+  std::vector<std::string> warnings;
 };
 
 /// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from. A

@@ -74,6 +74,7 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
   // new buffers at once.
   size_t unit_total = 0, pod_total = 0;
   for (const WorkloadSpec& spec : workload_.items) {
+    if (spec.on_demand) continue;
     unit_total += spec.kind == WorkloadKind::kJob ? 1 : static_cast<size_t>(spec.pods);
     pod_total += static_cast<size_t>(spec.pods);
   }
@@ -84,12 +85,16 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
     const WorkloadSpec& spec = workload_.items[s];
     const bool job = spec.kind == WorkloadKind::kJob;
-    const int32_t unit_count = job ? 1 : spec.pods;
+    const int32_t unit_count = spec.on_demand ? 0 : job ? 1 : spec.pods;
     const uint32_t pods_per_unit = job ? static_cast<uint32_t>(spec.pods) : 1u;
     const auto [it, inserted] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
     item_first_unit_.push_back(static_cast<uint32_t>(units_.size()));
     item_namespace_.push_back(billing_.namespace_id(spec.namespace_name));
     if (!job) services_.emplace(spec.name, s);
+    if (spec.on_demand) {  // no job yet: the shape is registered with its first pod as it will be
+      template_shape_[s] = it->second;
+      if (inserted) placement_.add_shape(make_pod(spec, 0));
+    }
     for (int32_t r = 0; r < unit_count; ++r) {
       const uint32_t u = add_unit(s, job ? -1 : r, it->second);
       // The first unit of a new shape stands for all (its first pod; they differ only by name).
@@ -145,14 +150,20 @@ std::vector<uint32_t> Units::units_of(uint32_t i) const {
 std::string Units::unit_name(uint32_t u) const {
   const Unit& unit = units_[u];
   const std::string& name = workload_.items[unit.item].name;
-  return unit.replica < 0 ? name : fmt::format("{}-{}", name, unit.replica);
+  if (unit.replica >= 0) return fmt::format("{}-{}", name, unit.replica);
+  if (!job_ordinal_.empty())
+    if (const auto it = job_ordinal_.find(u); it != job_ordinal_.end()) return fmt::format("{}-{}", name, it->second);
+  return name;
 }
 
 const Pod& Units::pod(uint32_t p) const {
   const PodRecord& rec = pods_[p];
   if (!rec.pod) {
     const Unit& unit = units_[rec.unit];
-    const int32_t index = unit.replica < 0 ? static_cast<int32_t>(p - unit.first_pod) : unit.replica;
+    int32_t index = unit.replica < 0 ? static_cast<int32_t>(p - unit.first_pod) : unit.replica;
+    if (unit.replica < 0 && !job_ordinal_.empty())  // a created job: <name>-<n> (pods of a gang numbered on)
+      if (const auto it = job_ordinal_.find(rec.unit); it != job_ordinal_.end())
+        index = it->second * static_cast<int32_t>(unit.pod_count) + static_cast<int32_t>(p - unit.first_pod);
     rec.pod = std::make_unique<Pod>(make_pod(workload_.items[unit.item], index));
   }
   return *rec.pod;
@@ -430,6 +441,7 @@ bool Units::try_start(uint32_t u, double t) {
                    completion_, u, ++unit.run_generation);
     note_run_pools(u);
     if (gate_ != nullptr && !s.queue_name.empty()) gate_->on_started(u, t);
+    for (JobListener* l : job_listeners_) l->on_job_started(u, t);
   }
   return true;
 }
@@ -506,6 +518,7 @@ void Units::on_completion(uint32_t u, uint32_t generation, double t) {
   unit.end_s = t;
   unit.saved_s = spec(u).duration_s;
   if (gate_ != nullptr && !spec(u).queue_name.empty()) gate_->on_completed(u, t);
+  for (JobListener* l : job_listeners_) l->on_job_completed(u, t);
   for (uint32_t p = unit.first_pod; p < unit.first_pod + unit.pod_count; ++p) pods_[p].pod.reset();  // made again if asked for
 }
 
@@ -590,6 +603,20 @@ std::vector<double> Units::restart(std::span<const uint32_t> units, std::span<co
   }
   evictions_ += static_cast<int64_t>(pods.size());
   return lost_by_job;
+}
+
+// ---- jobs created during the run --------------------------------------------------------------
+
+uint32_t Units::create_job(uint32_t item, double t) {
+  const auto shape = template_shape_.find(item);
+  if (shape == template_shape_.end())
+    throw std::invalid_argument(fmt::format("item {} is not an on-demand job template", item));
+  ScaledService& created = scaled_[item];
+  const uint32_t u = add_unit(item, -1, shape->second);
+  created.added_units.push_back(u);
+  job_ordinal_[u] = created.next_ordinal++;
+  loop_.schedule(t, arrival_, u);
+  return u;
 }
 
 // ---- replica counts -----------------------------------------------------------------------------
@@ -700,7 +727,7 @@ void Units::report_checkpoints(SimResult& result, std::span<const double> pool_i
   double total_s = 0, gpu_milli_s_total = checkpoint_gpu_milli_s_;
   for (uint32_t i = 0; i < workload_.items.size(); ++i) {
     const WorkloadSpec& s = workload_.items[i];
-    if (!has_checkpoint_costs(s)) continue;
+    if (!has_checkpoint_costs(s) || s.on_demand) continue;  // on_demand: no unit of its own (rejected by validate)
     const uint32_t u = item_first_unit_[i];
     const Unit& unit = units_[u];
     double seconds = unit.checkpoint_s;

@@ -71,6 +71,14 @@ class ServiceScaler {
   virtual void add_replica_listener(ReplicaListener& listener) = 0;
 };
 
+/// Hears jobs start running (every pod bound) and complete. Called for every job.
+class JobListener {
+ public:
+  virtual ~JobListener() = default;
+  virtual void on_job_started(uint32_t /*unit*/, double /*t*/) {}
+  virtual void on_job_completed(uint32_t /*unit*/, double /*t*/) {}
+};
+
 /// Holds queued jobs until they are admitted (Kueue: sim/controllers/kueue_admission.h) and hears
 /// their starts and ends. Only jobs with a WorkloadSpec::queue_name are offered to it.
 class AdmissionGate {
@@ -120,14 +128,15 @@ class Units final : public UnitStarter, public ServiceScaler {
   // ---- queries
   const WorkloadSpec& item(uint32_t i) const { return workload_.items[i]; }
   size_t item_count() const { return workload_.items.size(); }
-  /// Units of item i in replica order (a job: its one unit), removed replicas included.
+  /// Units of item i in replica order (a job: its one unit; an on_demand job item: the jobs created
+  /// so far, in creation order), removed replicas included.
   std::vector<uint32_t> units_of(uint32_t i) const;
   /// Calls f(unit id) for each unit of item i, in the order of units_of(i).
   template <class F>
   void for_each_unit_of(uint32_t i, F&& f) const {
     const WorkloadSpec& spec = workload_.items[i];
     const uint32_t first = item_first_unit_[i];
-    const uint32_t count = spec.kind == WorkloadKind::kJob ? 1u : static_cast<uint32_t>(spec.pods);
+    const uint32_t count = spec.on_demand ? 0u : spec.kind == WorkloadKind::kJob ? 1u : static_cast<uint32_t>(spec.pods);
     for (uint32_t u = first; u < first + count; ++u) f(u);
     if (!scaled_.empty())
       if (auto it = scaled_.find(i); it != scaled_.end())
@@ -168,6 +177,14 @@ class Units final : public UnitStarter, public ServiceScaler {
   /// Places the unit's pods one after another with the scheduler; if one does not fit, the ones
   /// placed are rolled back (nothing charged) and false is returned.
   bool try_start(uint32_t u, double t) override;
+
+  // ---- jobs created during the run (WorkloadSpec::on_demand)
+  /// Creates a job of on_demand job item `item` at t, named <item name>-<n> (n = 0, 1, ... per item);
+  /// it arrives at t (as any job: its pods go pending, the scheduler places them). Returns its unit.
+  /// Throws std::invalid_argument for an item that is not an on_demand job.
+  uint32_t create_job(uint32_t item, double t);
+  /// Adds a listener of job starts and completions (not owned; called in the order added).
+  void add_job_listener(JobListener& listener) { job_listeners_.push_back(&listener); }
 
   // ---- admission (an AdmissionGate's side)
   /// The gate that holds queued jobs (not owned); set once before the run.
@@ -297,7 +314,10 @@ class Units final : public UnitStarter, public ServiceScaler {
   std::vector<uint32_t> item_first_unit_;    // an item's initial units are [first, first + count)
   std::vector<uint32_t> item_namespace_;     // Billing::namespace_id of each item
   std::unordered_map<std::string, uint32_t> services_;  // service name -> item
-  std::unordered_map<uint32_t, ScaledService> scaled_;  // by item
+  std::unordered_map<uint32_t, ScaledService> scaled_;  // by item (on_demand job items too: added_units)
+  std::unordered_map<uint32_t, uint32_t> template_shape_;  // on_demand job item -> shape
+  std::unordered_map<uint32_t, int32_t> job_ordinal_;      // created job unit -> its n
+  std::vector<JobListener*> job_listeners_;
   // Kept beside the units, not in them: few units have them, and every byte of Unit counts a
   // million times in a large run.
   // Pools of the distinct nodes a unit's pods held at its last start, by unit (jobs with a checkpoint

@@ -22,6 +22,35 @@ struct PendingStats {
   std::optional<double> p50, p95, p99;
 };
 
+/// One poll of a KEDA ScaledJob (sim/controllers/scaled_job.h): what it read and what it created.
+struct ScaledJobPoll {
+  double time_s = 0;
+  double queue_length = 0;   ///< messages on the queue at the poll
+  int64_t running = 0;       ///< jobs not finished (pending ones included), as KEDA counts them
+  int64_t pending = 0;       ///< of those, jobs whose pod is not running yet
+  int64_t created = 0;       ///< jobs created at this poll
+};
+
+/// One KEDA ScaledJob over the run (Workload::scaled_jobs).
+struct ScaledJobResult {
+  std::string name;
+  std::string strategy;                 ///< "default", "accurate", "eager"
+  int64_t jobs_created = 0;
+  int64_t jobs_succeeded = 0;           ///< completed by the horizon
+  int64_t jobs_failed = 0;              ///< could never run (no pool can hold the pod)
+  int64_t succeeded_kept = 0;           ///< min(succeeded, successfulJobsHistoryLimit): Jobs left
+  int64_t failed_kept = 0;              ///< min(failed, failedJobsHistoryLimit)
+  int64_t jobs_deleted = 0;             ///< finished Jobs removed by the history limits
+  double messages_arrived = 0;          ///< up to the horizon
+  double messages_taken = 0;            ///< by jobs whose pods started
+  double queue_at_end = 0;
+  std::vector<ScaledJobPoll> polls;
+  /// (time_s, messages): the queue length at each poll and after each job took its messages.
+  std::vector<std::pair<double, double>> queue;
+  /// The queue length at each SimResult::timeseries row's time (after every event up to it).
+  std::vector<double> queue_at_rows;
+};
+
 /// One ClusterQueue over the run (simulate with queues:).
 struct QueueResult {
   std::string cluster_queue;
@@ -254,6 +283,7 @@ struct SimResult {
   std::string admission;
   std::vector<QueueResult> queues;     ///< ClusterQueues in input order
   std::vector<QueueEvent> queue_events;  ///< in time order; Pending only when the reason changes
+  std::vector<ScaledJobResult> scaled_jobs;  ///< KEDA ScaledJobs (Workload::scaled_jobs), input order
   /// Topology (Workload::topology): job starts, those whose pods span several domains of a level
   /// with a slowdown, and the GPU-hours the slowdown added.
   size_t topology_levels = 0;          ///< Workload::topology.levels (0: none, no topology output)
