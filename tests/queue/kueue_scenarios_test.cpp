@@ -246,8 +246,8 @@ KueueObjects s07_objects(bool placement_aware) {
   return o;
 }
 
-Workload s07_workload(const std::string& name, double creation_s, int32_t priority) {
-  Workload w = make_workload(name, "cq", gpu_pod(8), 1, creation_s, priority);
+Workload s07_workload(const std::string& name, double creation_s, int32_t priority, int32_t gpus = 8) {
+  Workload w = make_workload(name, "cq", gpu_pod(gpus), 1, creation_s, priority);
   w.pod_sets[0].topology.mode = TopologyRequest::Mode::kRequired;
   w.pod_sets[0].topology.level = "kubernetes.io/hostname";
   return w;
@@ -349,6 +349,38 @@ TEST(KueueScenarios, S07PlacementFailureFallsBackToPreemptionInEarlierFlavor) {
   }
   EXPECT_EQ(s.state(h), WorkloadState::kAdmitted);
   EXPECT_EQ(s.evictions(l1) + s.evictions(l2) + s.evictions(b1), 1);
+}
+
+// The cap goes down to NoFit when the placement is refused even with the victims gone: a2 has 2 of
+// its 8 GPUs taken outside Kueue, so evicting L2 (4 GPUs, the quota's choice) leaves 6 free. L2 is
+// not evicted; f1 no longer counts and H preempts B1 (lower priority) in f2 instead, taking b1.
+TEST(KueueScenarios, S07PlacementRefusedWithVictimsGoneTriesTheNextFlavor) {
+  KueueScheduler s(s07_objects(true));
+  std::vector<FakeHosts::Host> h = s07_hosts();
+  h[1].free = 6;
+  FakeHosts hosts(h);
+  WorkloadId l1 = s.submit(s07_workload("L1", 0, 100));
+  WorkloadId l2 = s.submit(s07_workload("L2", 1, 100, 4));
+  s.schedule(1, &hosts);
+  WorkloadId b1 = s.submit(s07_workload("B1", 2, 100));
+  s.schedule(2, &hosts);
+  ASSERT_EQ(hosts.host_of(l1), "a1");
+  ASSERT_EQ(hosts.host_of(l2), "a2");
+  ASSERT_EQ(hosts.host_of(b1), "b1");
+  WorkloadId hi = s.submit(s07_workload("H", 10, 10000));
+  auto events = s.schedule(10, &hosts);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, Type::kPreempted);
+  EXPECT_EQ(events[0].workload, b1);
+  EXPECT_EQ(events[1].type, Type::kAdmitted);
+  EXPECT_EQ(events[1].workload, hi);
+  EXPECT_EQ(events[2].type, Type::kPending);
+  EXPECT_EQ(events[2].workload, b1);
+  EXPECT_EQ(s.admission(hi)->pod_sets[0].flavors[0].second, "f2");
+  EXPECT_EQ(hosts.host_of(hi), "b1");
+  EXPECT_EQ(s.state(l2), WorkloadState::kAdmitted);
+  EXPECT_EQ(hosts.host_of(l2), "a2");
+  EXPECT_EQ(s.evictions(l1) + s.evictions(l2), 0);
 }
 
 // Quota-only admission (Kueue's default, no nodes): f2 fits the quota and H is admitted there without
