@@ -7,12 +7,14 @@
 // not place in this admission attempt carries a cap on its mode. A flavor that fit the quota (with or
 // without borrowing) but whose pods could not be placed is capped at kPreempt, as Kueue lowers a Fit
 // assignment whose topology assignment fails to Preempt; one that still could not be placed with
-// its preemption victims gone is capped at kNoFit. The flavors are then assigned again with the
-// caps, so a flavor whose quota fits but whose nodes cannot hold the pods no longer stops the
-// search: with whenCanPreempt TryNextFlavor the earlier flavor where preemption works wins (first
-// preempting flavor in list order), instead of the workload waiting on the later flavor for good
-// (kubernetes-sigs/kueue#10824; the fix proposed upstream recomputes the assignment with such
-// monotonic Fit -> Preempt -> NoFit downgrades, kubernetes-sigs/kueue#14008).
+// its preemption victims gone is capped at kNoFit. When the refused assignment has flavors with a
+// topologyName, only those are capped, as Kueue lowers the pod set's TAS flavor. The flavors are
+// then assigned again with the caps, so a flavor whose quota fits but whose nodes cannot hold the
+// pods no longer stops the search: with whenCanPreempt TryNextFlavor the earlier flavor where
+// preemption works wins (the first preempting flavor in list order), instead of the workload
+// waiting on the later flavor for good (kubernetes-sigs/kueue#10824; the fix proposed upstream
+// recomputes the assignment with such monotonic Fit -> Preempt -> NoFit downgrades,
+// kubernetes-sigs/kueue#14008).
 #pragma once
 
 #include <cstdint>

@@ -129,12 +129,23 @@ struct KueueScheduler::Impl : SchedulerState {
   }
 
   /// Placement caps after the check refused `a` (flavor_assigner.h): its flavors count at most as
-  /// kPreempt when it needed no victims, as kNoFit when it did. False when no cap was lowered.
-  static bool lower_caps(const Assignment& a, bool had_victims, const std::string& why, std::vector<FlavorCap>& caps) {
+  /// kPreempt when it needed no victims, as kNoFit when it did. When some of them name a Topology,
+  /// only those are capped (Kueue lowers the pod set's TAS flavor; a quota-only flavor of another
+  /// resource group is not where the pods failed to fit). False when no cap was lowered.
+  bool lower_caps(const Assignment& a, bool had_victims, const std::string& why, std::vector<FlavorCap>& caps) const {
     const Mode to = had_victims ? Mode::kNoFit : Mode::kPreempt;
+    const auto has_topology = [&](const std::string& flavor) {
+      for (const ResourceFlavor& f : objects.flavors)
+        if (f.name == flavor) return !f.topology_name.empty();
+      return false;
+    };
+    bool any_topology = false;
+    for (const PodSetAssignment& ps : a.pod_sets)
+      for (const auto& [resource, flavor] : ps.flavors) any_topology = any_topology || has_topology(flavor);
     bool lowered = false;
     for (const PodSetAssignment& ps : a.pod_sets)
       for (const auto& [resource, flavor] : ps.flavors) {
+        if (any_topology && !has_topology(flavor)) continue;
         auto it = std::find_if(caps.begin(), caps.end(), [&](const FlavorCap& c) { return c.flavor == flavor; });
         if (it == caps.end()) {
           caps.push_back({flavor, to, why});
