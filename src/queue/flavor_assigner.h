@@ -12,9 +12,8 @@
 // then assigned again with the caps, so a flavor whose quota fits but whose nodes cannot hold the
 // pods no longer stops the search: with whenCanPreempt TryNextFlavor the earlier flavor where
 // preemption works wins (the first preempting flavor in list order), instead of the workload
-// waiting on the later flavor for good (kubernetes-sigs/kueue#10824; the fix proposed upstream
-// recomputes the assignment with such monotonic Fit -> Preempt -> NoFit downgrades,
-// kubernetes-sigs/kueue#14008).
+// waiting on the later flavor for good, as reported against Kueue. The fix proposed upstream
+// likewise recomputes the assignment with monotonic Fit -> Preempt -> NoFit downgrades.
 #pragma once
 
 #include <cstdint>

@@ -19,7 +19,7 @@
 //    the check refuses, the assignment's flavors are capped (kPreempt when it needed no victims,
 //    kNoFit when it did) and the flavors are assigned again, until the check accepts or nothing
 //    admits. So a flavor whose quota fits but whose nodes cannot hold the pods does not block
-//    preemption in an earlier flavor (whenCanPreempt TryNextFlavor; kubernetes-sigs/kueue#10824).
+//    preemption in an earlier flavor (whenCanPreempt TryNextFlavor).
 //    The victims are chosen by quota, as Kueue's classic preemption does; the pending message is
 //    the first refusal's reason.
 //  - Queues: a heap per ClusterQueue ordered by priority then creation time; BestEffortFIFO skips an
