@@ -69,11 +69,21 @@ struct WorkloadEvent {
 
 /// gpufleet's placement-aware admission: before admitting `workload` with `admission`, may the
 /// cluster hold the admitted pods now? nullopt = yes (the caller may keep the placement it found and
-/// bind it when the kAdmitted event comes), otherwise why not (it becomes the pending message).
+/// bind it when the kAdmitted event comes), otherwise why not. A refusal makes the admission's
+/// flavors count as not fitting and the flavors are assigned again (kueue_scheduler.h); the first
+/// refusal's reason is the pending message when nothing else admits the workload.
 class PlacementCheck {
  public:
   virtual ~PlacementCheck() = default;
   virtual std::optional<std::string> check(WorkloadId id, const Workload& workload, const Admission& admission) = 0;
+  /// The same question when the admitted workloads `victims` are preempted first, as part of this
+  /// admission: answer as if their pods were gone (they are preempted only when the answer is yes).
+  /// The default asks check(), where the victims' pods still count: callers that cannot set them
+  /// aside admit a preempting workload only when its pods fit beside them.
+  virtual std::optional<std::string> check_preempting(WorkloadId id, const Workload& workload, const Admission& admission,
+                                                      const std::vector<WorkloadId>& /*victims*/) {
+    return check(id, workload, admission);
+  }
 };
 
 /// What Kueue injects into the pods of an admitted pod set (kueue site/content/en/docs/concepts/

@@ -14,7 +14,12 @@ std::string quantity_text(const std::string& resource, ResourceAmount amount) {
 
 Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue& spec, const std::vector<ResourceFlavor>& flavors,
                           const Workload& workload, const std::vector<int32_t>& counts,
-                          const std::function<std::string(int fr)>& holders) {
+                          const std::function<std::string(int fr)>& holders, const std::vector<FlavorCap>& caps) {
+  const auto cap_of = [&](const std::string& flavor) -> const FlavorCap* {
+    for (const FlavorCap& c : caps)
+      if (c.flavor == flavor) return &c;
+    return nullptr;
+  };
   const auto supports_tas = [&](const std::string& flavor) {
     for (const ResourceFlavor& f : flavors)
       if (f.name == flavor) return !f.topology_name.empty();
@@ -60,6 +65,11 @@ Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue
           flavor_reasons.push_back("flavor " + f.name + " does not support TopologyAwareScheduling");
           continue;
         }
+        const FlavorCap* cap = cap_of(f.name);
+        if (cap && cap->max == Mode::kNoFit) {
+          flavor_reasons.push_back("flavor " + f.name + " cannot place the pods: " + cap->reason);
+          continue;
+        }
         Mode fm = Mode::kFit;
         for (const auto& [r2, a2] : asked) {
           int fr = tree.flavor_resource(f.name, r2);
@@ -94,6 +104,10 @@ Assignment assign_flavors(const QuotaTree& tree, int cq_node, const ClusterQueue
                                      quantity_text(r2, tree.potential_available(cq_node, fr)) + ")");
           }
           fm = std::min(fm, m);
+        }
+        if (cap && cap->max < fm) {
+          fm = cap->max;
+          flavor_reasons.push_back("flavor " + f.name + " cannot place the pods: " + cap->reason);
         }
         if (fm > best) {
           best = fm;

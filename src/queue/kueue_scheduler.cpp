@@ -121,10 +121,42 @@ struct KueueScheduler::Impl : SchedulerState {
   }
 
   // ---- flavor assignment -------------------------------------------------------------------
-  Assignment assign(WorkloadId id, const std::vector<int32_t>& counts) const {
+  Assignment assign(WorkloadId id, const std::vector<int32_t>& counts, const std::vector<FlavorCap>& caps = {}) const {
     const Rec& r = recs[id];
     const Cq& q = cqs[r.cq];
-    return assign_flavors(tree, q.node, *q.spec, objects.flavors, r.wl, counts, [&](int fr) { return holders(r.cq, fr); });
+    return assign_flavors(tree, q.node, *q.spec, objects.flavors, r.wl, counts, [&](int fr) { return holders(r.cq, fr); },
+                          caps);
+  }
+
+  /// Placement caps after the check refused `a` (flavor_assigner.h): its flavors count at most as
+  /// kPreempt when it needed no victims, as kNoFit when it did. When some of them name a Topology,
+  /// only those are capped (Kueue lowers the pod set's TAS flavor; a quota-only flavor of another
+  /// resource group is not where the pods failed to fit). False when no cap was lowered.
+  bool lower_caps(const Assignment& a, bool had_victims, const std::string& why, std::vector<FlavorCap>& caps) const {
+    const Mode to = had_victims ? Mode::kNoFit : Mode::kPreempt;
+    const auto has_topology = [&](const std::string& flavor) {
+      for (const ResourceFlavor& f : objects.flavors)
+        if (f.name == flavor) return !f.topology_name.empty();
+      return false;
+    };
+    bool any_topology = false;
+    for (const PodSetAssignment& ps : a.pod_sets)
+      for (const auto& [resource, flavor] : ps.flavors) any_topology = any_topology || has_topology(flavor);
+    bool lowered = false;
+    for (const PodSetAssignment& ps : a.pod_sets)
+      for (const auto& [resource, flavor] : ps.flavors) {
+        if (any_topology && !has_topology(flavor)) continue;
+        auto it = std::find_if(caps.begin(), caps.end(), [&](const FlavorCap& c) { return c.flavor == flavor; });
+        if (it == caps.end()) {
+          caps.push_back({flavor, to, why});
+          lowered = true;
+        } else if (it->max > to) {
+          it->max = to;
+          it->reason = why;
+          lowered = true;
+        }
+      }
+    return lowered;
   }
 
   // ---- events -------------------------------------------------------------------------------
@@ -204,48 +236,66 @@ struct KueueScheduler::Impl : SchedulerState {
       }
       return std::nullopt;
     };
-    std::optional<Choice> choice = attempt(first);
     bool partial = false;
     for (size_t p = 0; p < full.size(); ++p)
       if (r.wl.pod_sets[p].min_count && *r.wl.pod_sets[p].min_count < full[p]) partial = true;
-    if (!choice && partial) {
-      // Largest proportional reduction that admits (Kueue's PodSetReducer binary search).
-      int32_t span = 0;
-      for (size_t p = 0; p < full.size(); ++p)
-        span = std::max(span, full[p] - r.wl.pod_sets[p].min_count.value_or(full[p]));
-      auto counts_at = [&](int32_t k) {
-        std::vector<int32_t> c(full.size());
-        for (size_t p = 0; p < full.size(); ++p) {
-          int32_t lo = r.wl.pod_sets[p].min_count.value_or(full[p]);
-          c[p] = lo + static_cast<int32_t>(int64_t{full[p] - lo} * k / span);
-        }
-        return c;
-      };
-      int32_t lo = 0, hi = span - 1;
-      while (lo <= hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        auto c = attempt(assign(id, counts_at(mid)));
-        if (c) {
-          choice = std::move(c);
-          lo = mid + 1;
-        } else {
-          hi = mid - 1;
+    // Placement-aware admission: a refused placement caps the flavors it used and the flavors are
+    // assigned again (flavor_assigner.h); each round lowers a cap, so this ends.
+    std::vector<FlavorCap> caps;
+    std::optional<std::string> refused;  // the first placement refusal
+    std::optional<Choice> choice;
+    for (;;) {
+      choice = attempt(first);
+      if (!choice && partial) {
+        // Largest proportional reduction that admits (Kueue's PodSetReducer binary search).
+        int32_t span = 0;
+        for (size_t p = 0; p < full.size(); ++p)
+          span = std::max(span, full[p] - r.wl.pod_sets[p].min_count.value_or(full[p]));
+        auto counts_at = [&](int32_t k) {
+          std::vector<int32_t> c(full.size());
+          for (size_t p = 0; p < full.size(); ++p) {
+            int32_t lo = r.wl.pod_sets[p].min_count.value_or(full[p]);
+            c[p] = lo + static_cast<int32_t>(int64_t{full[p] - lo} * k / span);
+          }
+          return c;
+        };
+        int32_t lo = 0, hi = span - 1;
+        while (lo <= hi) {
+          int32_t mid = lo + (hi - lo) / 2;
+          auto c = attempt(assign(id, counts_at(mid), caps));
+          if (c) {
+            choice = std::move(c);
+            lo = mid + 1;
+          } else {
+            hi = mid - 1;
+          }
         }
       }
-    }
-    if (!choice) {
-      if (first.mode == Mode::kPreempt && tree_touched) return Try::kDeferred;
-      std::string msg = first.message;
-      if (first.mode == Mode::kPreempt) msg += "; no workload to preempt";
-      set_pending(id, msg.empty() ? "couldn't assign flavors" : msg, t, out);
-      return Try::kInadmissible;
-    }
-    if (objects.configuration.placement_aware && check) {
-      Admission adm{cqs[r.cq].spec->name, choice->a.pod_sets, choice->a.borrowing};
-      if (auto why = check->check(id, r.wl, adm)) {
-        set_pending(id, *why, t, out);
+      if (!choice) {
+        if (first.mode == Mode::kPreempt && tree_touched) return Try::kDeferred;
+        std::string msg = first.message;
+        if (first.mode == Mode::kPreempt) msg += "; no workload to preempt";
+        if (refused) msg = *refused;  // as before the fallback: the placement's reason
+        set_pending(id, msg.empty() ? "couldn't assign flavors" : msg, t, out);
         return Try::kInadmissible;
       }
+      if (!objects.configuration.placement_aware || !check) break;
+      Admission adm{cqs[r.cq].spec->name, choice->a.pod_sets, choice->a.borrowing};
+      std::optional<std::string> why;
+      if (choice->victims.empty()) {
+        why = check->check(id, r.wl, adm);
+      } else {
+        std::vector<WorkloadId> victims;
+        for (const Victim& v : choice->victims) victims.push_back(v.id);
+        why = check->check_preempting(id, r.wl, adm, victims);
+      }
+      if (!why) break;
+      if (!refused) refused = *why;
+      if (!lower_caps(choice->a, !choice->victims.empty(), *why, caps)) {
+        set_pending(id, *refused, t, out);
+        return Try::kInadmissible;
+      }
+      first = assign(id, full, caps);
     }
     for (const Victim& v : choice->victims) {
       Rec& vr = recs[v.id];

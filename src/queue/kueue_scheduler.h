@@ -13,6 +13,15 @@
 //  - Flavor assignment per pod set, resource group by resource group, flavors in order: the first
 //    flavor that fits without borrowing or preemption is taken; otherwise flavorFungibility decides
 //    (default: borrow rather than preempt, try the next flavor rather than preempt).
+//  - Placement-aware admission (gpufleet's; Kueue's counterpart is the TAS step of
+//    pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): the chosen assignment goes to the
+//    caller's PlacementCheck (check_preempting when it preempts, with the victims set aside). When
+//    the check refuses, the assignment's flavors are capped (kPreempt when it needed no victims,
+//    kNoFit when it did) and the flavors are assigned again, until the check accepts or nothing
+//    admits. So a flavor whose quota fits but whose nodes cannot hold the pods does not block
+//    preemption in an earlier flavor (whenCanPreempt TryNextFlavor).
+//    The victims are chosen by quota, as Kueue's classic preemption does; the pending message is
+//    the first refusal's reason.
 //  - Queues: a heap per ClusterQueue ordered by priority then creation time; BestEffortFIFO skips an
 //    inadmissible head, StrictFIFO blocks on it. Each cycle takes every ClusterQueue's head and admits
 //    them in order: those that fit without borrowing first, then by priority (and, with fair sharing,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -222,6 +223,182 @@ TEST(KueueScenarios, S04ReclaimConvergesToEqualShare) {
   }
   EXPECT_EQ(admitted_pods(s, a), 2);
   EXPECT_EQ(admitted_pods(s, b), 2);
+}
+
+// S07 (kubernetes-sigs/kueue#10824): flavors f1 (hosts a1, a2) and f2 (hosts b1, b2; b2 cordoned),
+// 8 GPUs per host, nominal 16 GPUs each; ClusterQueue cq lists f1 then f2, whenCanPreempt
+// TryNextFlavor, withinClusterQueue LowerPriority; every pod set requires one host
+// (kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname). Running: L1 on a1, L2 on a2
+// (priority 100) and B1 on b1 (priority 100). H (priority 10000, 1 pod x 8 GPUs) fits f2's quota
+// (8 of 16 used) but no f2 host can hold it, so admission goes back to f1 and preempts there.
+KueueObjects s07_objects(bool placement_aware) {
+  KueueObjects o;
+  o.configuration.placement_aware = placement_aware;
+  o.topologies.push_back({"hosts", {"kubernetes.io/hostname"}});
+  for (const char* f : {"f1", "f2"}) o.flavors.push_back({f, {{"pool", f}}, {}, {}, "hosts"});
+  ResourceGroup g;
+  g.covered_resources = {std::string(kGpu)};
+  g.flavors.push_back({"f1", {{std::string(kGpu), 16000, std::nullopt, std::nullopt}}});
+  g.flavors.push_back({"f2", {{std::string(kGpu), 16000, std::nullopt, std::nullopt}}});
+  ClusterQueue& cq = add_cq(o, "cq", "", {g});
+  cq.flavor_fungibility.when_can_preempt_try_next = true;
+  cq.preemption.within_cluster_queue = WithinClusterQueue::kLowerPriority;
+  return o;
+}
+
+Workload s07_workload(const std::string& name, double creation_s, int32_t priority, int32_t gpus = 8) {
+  Workload w = make_workload(name, "cq", gpu_pod(gpus), 1, creation_s, priority);
+  w.pod_sets[0].topology.mode = TopologyRequest::Mode::kRequired;
+  w.pod_sets[0].topology.level = "kubernetes.io/hostname";
+  return w;
+}
+
+/// Hosts of the flavors: whole free GPUs, cordoned or not. A pod set with a required topology goes
+/// to one host of its nvidia.com/gpu flavor (first fit in host order); what is accepted is bound.
+/// Victims of a preemption free their hosts first.
+class FakeHosts : public PlacementCheck {
+ public:
+  struct Host {
+    std::string name, flavor;
+    int free = 8;
+    bool cordoned = false;
+  };
+  explicit FakeHosts(std::vector<Host> hosts) : hosts_(std::move(hosts)) {}
+  std::optional<std::string> check(WorkloadId id, const Workload& w, const Admission& a) override {
+    return place(id, w, a, {});
+  }
+  std::optional<std::string> check_preempting(WorkloadId id, const Workload& w, const Admission& a,
+                                              const std::vector<WorkloadId>& victims) override {
+    return place(id, w, a, victims);
+  }
+  /// The host a workload is bound to; "" when none.
+  std::string host_of(WorkloadId id) const {
+    auto it = bound_.find(id);
+    return it == bound_.end() ? "" : hosts_[it->second.first].name;
+  }
+  int calls = 0;
+
+ private:
+  std::optional<std::string> place(WorkloadId id, const Workload& w, const Admission& a, const std::vector<WorkloadId>& victims) {
+    ++calls;
+    std::vector<Host> hosts = hosts_;
+    for (WorkloadId v : victims)
+      if (auto it = bound_.find(v); it != bound_.end()) hosts[it->second.first].free += it->second.second;
+    const std::string& flavor = a.pod_sets.at(0).flavors.at(0).second;
+    const int need = w.pod_sets[0].pod_template.num_gpu * a.pod_sets[0].count;
+    for (size_t h = 0; h < hosts.size(); ++h) {
+      if (hosts[h].flavor != flavor || hosts[h].cordoned || hosts[h].free < need) continue;
+      hosts[h].free -= need;
+      for (WorkloadId v : victims) bound_.erase(v);
+      hosts_ = std::move(hosts);
+      bound_[id] = {h, need};
+      return std::nullopt;
+    }
+    return "no host of flavor " + flavor + " has " + std::to_string(need) + " free GPUs";
+  }
+  std::vector<Host> hosts_;
+  std::map<WorkloadId, std::pair<size_t, int>> bound_;  // workload -> (host, GPUs)
+};
+
+std::vector<FakeHosts::Host> s07_hosts() {
+  return {{"a1", "f1", 8, false}, {"a2", "f1", 8, false}, {"b1", "f2", 8, false}, {"b2", "f2", 8, true}};
+}
+
+// Placement-aware admission (gpufleet's stand-in for Kueue's TAS placement): f2 passes the quota
+// check but fails placement, so it counts as a flavor needing preemption and the assigner falls back
+// to f1, where preemption works. H preempts L2 (lowest priority, most recently admitted) and is bound
+// to a2 in the same schedule() call; L2 then waits (same priority as L1 and B1, b2 cordoned) and
+// nothing moves in the next 10 calls.
+TEST(KueueScenarios, S07PlacementFailureFallsBackToPreemptionInEarlierFlavor) {
+  KueueScheduler s(s07_objects(true));
+  FakeHosts hosts(s07_hosts());
+  WorkloadId l1 = s.submit(s07_workload("L1", 0, 100));
+  WorkloadId l2 = s.submit(s07_workload("L2", 1, 100));
+  s.schedule(1, &hosts);
+  WorkloadId b1 = s.submit(s07_workload("B1", 2, 100));
+  s.schedule(2, &hosts);
+  ASSERT_EQ(s.state(l1), WorkloadState::kAdmitted);
+  ASSERT_EQ(s.state(l2), WorkloadState::kAdmitted);
+  ASSERT_EQ(s.state(b1), WorkloadState::kAdmitted);
+  EXPECT_EQ(hosts.host_of(l1), "a1");
+  EXPECT_EQ(hosts.host_of(l2), "a2");
+  EXPECT_EQ(s.admission(b1)->pod_sets[0].flavors[0].second, "f2");
+  EXPECT_EQ(hosts.host_of(b1), "b1");
+
+  WorkloadId h = s.submit(s07_workload("H", 10, 10000));
+  auto events = s.schedule(10, &hosts);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, Type::kPreempted);
+  EXPECT_EQ(events[0].workload, l2);
+  EXPECT_EQ(events[0].reason, "InClusterQueue");
+  EXPECT_EQ(events[0].by, "default/H");
+  EXPECT_EQ(events[1].type, Type::kAdmitted);
+  EXPECT_EQ(events[1].workload, h);
+  EXPECT_EQ(events[2].type, Type::kPending);
+  EXPECT_EQ(events[2].workload, l2);
+  ASSERT_EQ(s.state(h), WorkloadState::kAdmitted);
+  EXPECT_EQ(s.admission(h)->pod_sets[0].flavors[0].second, "f1");
+  EXPECT_EQ(hosts.host_of(h), "a2");
+  EXPECT_EQ(hosts.host_of(l2), "");
+  EXPECT_EQ(s.state(l1), WorkloadState::kAdmitted);
+  EXPECT_EQ(s.state(b1), WorkloadState::kAdmitted);
+  EXPECT_EQ(s.evictions(l1) + s.evictions(l2) + s.evictions(b1), 1);
+  EXPECT_EQ(s.pending_message(l2), "no host of flavor f2 has 8 free GPUs");  // the first refusal's reason
+  for (int i = 1; i <= 10; ++i) {
+    EXPECT_TRUE(s.schedule(10 + i, &hosts).empty()) << "call " << i;
+  }
+  EXPECT_EQ(s.state(h), WorkloadState::kAdmitted);
+  EXPECT_EQ(s.evictions(l1) + s.evictions(l2) + s.evictions(b1), 1);
+}
+
+// The cap goes down to NoFit when the placement is refused even with the victims gone: a2 has 2 of
+// its 8 GPUs taken outside Kueue, so evicting L2 (4 GPUs, the quota's choice) leaves 6 free. L2 is
+// not evicted; f1 no longer counts and H preempts B1 (lower priority) in f2 instead, taking b1.
+TEST(KueueScenarios, S07PlacementRefusedWithVictimsGoneTriesTheNextFlavor) {
+  KueueScheduler s(s07_objects(true));
+  std::vector<FakeHosts::Host> h = s07_hosts();
+  h[1].free = 6;
+  FakeHosts hosts(h);
+  WorkloadId l1 = s.submit(s07_workload("L1", 0, 100));
+  WorkloadId l2 = s.submit(s07_workload("L2", 1, 100, 4));
+  s.schedule(1, &hosts);
+  WorkloadId b1 = s.submit(s07_workload("B1", 2, 100));
+  s.schedule(2, &hosts);
+  ASSERT_EQ(hosts.host_of(l1), "a1");
+  ASSERT_EQ(hosts.host_of(l2), "a2");
+  ASSERT_EQ(hosts.host_of(b1), "b1");
+  WorkloadId hi = s.submit(s07_workload("H", 10, 10000));
+  auto events = s.schedule(10, &hosts);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, Type::kPreempted);
+  EXPECT_EQ(events[0].workload, b1);
+  EXPECT_EQ(events[1].type, Type::kAdmitted);
+  EXPECT_EQ(events[1].workload, hi);
+  EXPECT_EQ(events[2].type, Type::kPending);
+  EXPECT_EQ(events[2].workload, b1);
+  EXPECT_EQ(s.admission(hi)->pod_sets[0].flavors[0].second, "f2");
+  EXPECT_EQ(hosts.host_of(hi), "b1");
+  EXPECT_EQ(s.state(l2), WorkloadState::kAdmitted);
+  EXPECT_EQ(hosts.host_of(l2), "a2");
+  EXPECT_EQ(s.evictions(l1) + s.evictions(l2), 0);
+}
+
+// Quota-only admission (Kueue's default, no nodes): f2 fits the quota and H is admitted there without
+// preemption; its pod then cannot be placed (the caller's problem, kubernetes-sigs/kueue#4329).
+TEST(KueueScenarios, S07QuotaOnlyAdmitsToSecondFlavor) {
+  KueueScheduler s(s07_objects(false));
+  s.submit(s07_workload("L1", 0, 100));
+  s.submit(s07_workload("L2", 1, 100));
+  s.schedule(1);
+  WorkloadId b1 = s.submit(s07_workload("B1", 2, 100));
+  s.schedule(2);
+  EXPECT_EQ(s.admission(b1)->pod_sets[0].flavors[0].second, "f2");
+  WorkloadId h = s.submit(s07_workload("H", 10, 10000));
+  auto events = s.schedule(10);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, Type::kAdmitted);
+  EXPECT_EQ(s.admission(h)->pod_sets[0].flavors[0].second, "f2");
+  EXPECT_EQ(count_events(events, Type::kPreempted), 0);
 }
 
 }  // namespace
