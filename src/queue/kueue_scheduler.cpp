@@ -144,7 +144,8 @@ struct KueueScheduler::Impl : SchedulerState {
       for (const auto& [resource, flavor] : ps.flavors) any_topology = any_topology || has_topology(flavor);
     bool lowered = false;
     for (const PodSetAssignment& ps : a.pod_sets)
-      for (const auto& [resource, flavor] : ps.flavors) {
+      for (const auto& entry : ps.flavors) {
+        const std::string& flavor = entry.second;  // a named reference: lambdas may not capture bindings (clang)
         if (any_topology && !has_topology(flavor)) continue;
         auto it = std::find_if(caps.begin(), caps.end(), [&](const FlavorCap& c) { return c.flavor == flavor; });
         if (it == caps.end()) {
