@@ -2,6 +2,7 @@
 
 #include "sched/framework/validation.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/resource_allocation_score.h"
 
 namespace gpufleet::sched {
 
@@ -44,8 +45,7 @@ int64_t NodeResourcesFit::score(const Pod& pod, const ClusterState& state, NodeI
     if (weight_[i] == 0) continue;
     const Resource& r = resources[i];
     if (r.allocatable == 0 && release_ == KubeRelease::kCurrent) continue;  // leastResourceScorer skips it
-    const int64_t s = r.allocatable == 0 || r.requested > r.allocatable ? 0 : (r.allocatable - r.requested) * kMaxNodeScore / r.allocatable;
-    total += s * weight_[i];
+    total += least_requested_score(r.requested, r.allocatable) * weight_[i];
     weights += weight_[i];
   }
   return weights == 0 ? 0 : total / weights;

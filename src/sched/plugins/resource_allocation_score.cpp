@@ -32,7 +32,7 @@ int64_t ResourceAllocationScore::score(const Pod& pod, const ClusterState& state
     if (weight_[i] == 0 || r.skip || r.capacity == 0) continue;
     int64_t s = 0;
     if (r.requested <= r.capacity) {
-      s = strategy_ == Strategy::kLeastAllocated ? (r.capacity - r.requested) * 100 / r.capacity
+      s = strategy_ == Strategy::kLeastAllocated ? least_requested_score(r.requested, r.capacity)
                                                  : r.requested * 100 / r.capacity;
     }
     total += s * weight_[i];

@@ -20,6 +20,12 @@
 
 namespace gpufleet::sched {
 
+/// kube's leastRequestedScore (least_allocated.go): (capacity - requested) * 100 / capacity, integer
+/// division; 0 when capacity is 0 or requested exceeds it. Units: any, the same for both.
+inline int64_t least_requested_score(int64_t requested, int64_t capacity) {
+  return capacity == 0 || requested > capacity ? 0 : (capacity - requested) * kMaxNodeScore / capacity;
+}
+
 /// Both strategies' score; LeastAllocated and MostAllocated below are the plugins.
 class ResourceAllocationScore : public ScorePlugin {
  public:
