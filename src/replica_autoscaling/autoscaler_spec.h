@@ -20,6 +20,8 @@ struct ReplicaAutoscalerSpec {
   std::optional<HpaSpec> hpa;
   std::optional<ScaledObjectSpec> keda;
   std::optional<PredictiveSpec> predictive;
+  /// The kube-controller-manager's HPA flags, for the HPA and for the one a ScaledObject makes.
+  HpaControllerOptions hpa_controller;
 
   bool empty() const { return !hpa && !keda && !predictive; }
 };

@@ -100,16 +100,19 @@ int32_t usage_ratio_replicas(int32_t current, double usage_ratio, int32_t ready_
   return to_int32(std::ceil(usage_ratio));
 }
 
-int32_t per_pod_total_replicas(int32_t status_replicas, double total, double target_per_pod, const Tolerances& tol) {
+int32_t per_pod_total_replicas(int32_t spec_replicas, int32_t status_replicas, double total, double target_per_pod,
+                               const Tolerances& tol, bool keep_status_within_tolerance) {
   if (status_replicas <= 0) return to_int32(std::ceil(total / target_per_pod));
   const double usage_ratio = total / (target_per_pod * status_replicas);
-  if (tol.within(usage_ratio)) return status_replicas;
+  if (tol.within(usage_ratio)) return keep_status_within_tolerance ? status_replicas : spec_replicas;
   return to_int32(std::ceil(total / target_per_pod));
 }
 
 std::optional<int32_t> metric_replicas(const MetricSpec& m, const std::optional<MetricSample>& sample,
-                                       int32_t current, int32_t ready, const Tolerances& tol) {
+                                       const ScaleStatus& scale, const Tolerances& tol, bool keep_status_within_tolerance) {
   if (!sample || !(m.target > 0) || !std::isfinite(sample->sum)) return std::nullopt;
+  const int32_t current = scale.spec_replicas;
+  const int32_t ready = scale.ready;
   const int32_t missing = std::max(0, ready - sample->pods);
   switch (m.type) {
     case MetricSourceType::kResource:
@@ -122,7 +125,8 @@ std::optional<int32_t> metric_replicas(const MetricSpec& m, const std::optional<
     case MetricSourceType::kObject:
     case MetricSourceType::kExternal:
       if (m.target_type == MetricTargetType::kValue) return usage_ratio_replicas(current, sample->sum / m.target, ready, tol);
-      if (m.target_type == MetricTargetType::kAverageValue) return per_pod_total_replicas(current, sample->sum, m.target, tol);
+      if (m.target_type == MetricTargetType::kAverageValue) return per_pod_total_replicas(current, scale.status_replicas, sample->sum, m.target, tol,
+                                                                                   keep_status_within_tolerance);
       return std::nullopt;
   }
   return std::nullopt;
@@ -263,7 +267,8 @@ double HpaAutoscaler::next_evaluation_s(double t) const {
   return next_on_grid(t, options_.first_sync_s, options_.sync_period_s);
 }
 
-int32_t HpaAutoscaler::evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) {
+int32_t HpaAutoscaler::evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) {
+  const int32_t current = scale.spec_replicas;
   // recordInitialRecommendation
   if (!recorded_initial_) {
     recommendations_.push_back({current, t});
@@ -284,7 +289,7 @@ int32_t HpaAutoscaler::evaluate(double t, int32_t current, int32_t ready, const 
     for (const MetricSpec& m : spec_.metrics) {
       std::optional<MetricSample> sample;
       if (auto it = metrics.find(m.name); it != metrics.end()) sample = it->second;
-      const std::optional<int32_t> r = metric_replicas(m, sample, current, ready, up_down_tol_);
+      const std::optional<int32_t> r = metric_replicas(m, sample, scale, up_down_tol_, options_.keep_status_within_tolerance);
       if (!r) {
         ++invalid;
         continue;

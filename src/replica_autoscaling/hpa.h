@@ -99,6 +99,10 @@ struct HpaControllerOptions {
   double tolerance = 0.1;                    ///< --horizontal-pod-autoscaler-tolerance
   double downscale_stabilization_s = 300;    ///< --horizontal-pod-autoscaler-downscale-stabilization
   double first_sync_s = 0;                   ///< when the controller first reconciles the HPA (its creation)
+  /// true: a per-pod External/Object metric within tolerance keeps status.replicas, as the
+  /// controller did before kubernetes/kubernetes pull request 141134 (per_pod_total_replicas);
+  /// false (default): spec.replicas.
+  bool keep_status_within_tolerance = false;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -132,17 +136,21 @@ std::optional<int32_t> plain_metric_replicas(int32_t current, double sum, int32_
 int32_t usage_ratio_replicas(int32_t current, double usage_ratio, int32_t ready_pods, const Tolerances& tol);
 
 /// GetExternalPerPodMetricReplicas / GetObjectPerPodMetricReplicas (AverageValue target on an
-/// External or Object metric): ratio = total / (target x status_replicas); `status_replicas` when
-/// within tolerance, else ceil(total / target_per_pod).
-int32_t per_pod_total_replicas(int32_t status_replicas, double total, double target_per_pod, const Tolerances& tol);
+/// External or Object metric): ratio = total / (target x status_replicas); within tolerance the
+/// count stays `spec_replicas` (or `status_replicas` with keep_status_within_tolerance, the
+/// controller before kubernetes/kubernetes pull request 141134: during a rollout with surge it wrote
+/// the surge pods into spec.replicas and drifted up), else ceil(total / target_per_pod).
+int32_t per_pod_total_replicas(int32_t spec_replicas, int32_t status_replicas, double total, double target_per_pod,
+                               const Tolerances& tol, bool keep_status_within_tolerance = false);
 
-/// computeReplicasForMetric for one MetricSpec on its sample. `current` = spec.replicas (also used
-/// as status.replicas), `ready` = pods Running and Ready. Pods not ready are Pending to the HPA
-/// (ignored: not counted, not missing); ready pods beyond sample.pods are missing. nullopt = an
-/// invalid metric (no sample, no pod reported, target <= 0, or Utilization on a non-Resource
-/// metric).
+/// computeReplicasForMetric for one MetricSpec on its sample, on the target's `scale`: Resource,
+/// Pods and Value targets start from spec.replicas, the per-pod External/Object targets divide by
+/// status.replicas (per_pod_total_replicas). Pods not ready are Pending to the HPA (ignored: not
+/// counted, not missing); ready pods beyond sample.pods are missing. nullopt = an invalid metric
+/// (no sample, no pod reported, target <= 0, or Utilization on a non-Resource metric).
 std::optional<int32_t> metric_replicas(const MetricSpec& m, const std::optional<MetricSample>& sample,
-                                       int32_t current, int32_t ready, const Tolerances& tol);
+                                       const ScaleStatus& scale, const Tolerances& tol,
+                                       bool keep_status_within_tolerance = false);
 
 /// A recommendation the controller keeps (horizontal.go timestampedRecommendation).
 struct TimedRecommendation {
@@ -190,7 +198,7 @@ int32_t legacy_scale_up_limit(int32_t current);
 
 /// One HPA object as the controller reconciles it every sync period.
 ///
-/// evaluate(t, current, ready, metrics) is reconcileAutoscaler: records `current` as the first
+/// evaluate(t, scale, metrics) is reconcileAutoscaler, with current = scale.spec_replicas: records `current` as the first
 /// recommendation; current == 0 with minReplicas > 0 -> 0 (scaling disabled); current > max -> max;
 /// current < min -> min; else the max over metrics (all invalid -> current; some invalid and the max
 /// below current -> current, no scale-down on partial data), normalized with behavior (stabilization,
@@ -205,7 +213,8 @@ class HpaAutoscaler : public ReplicaAutoscaler {
   std::vector<std::string> metrics() const override;
   double first_evaluation_s() const override { return options_.first_sync_s; }
   double next_evaluation_s(double t) const override;
-  int32_t evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) override;
+  using ReplicaAutoscaler::evaluate;
+  int32_t evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) override;
 
   const HpaSpec& spec() const { return spec_; }
   int32_t min_replicas() const { return *spec_.min_replicas; }

@@ -116,7 +116,8 @@ std::optional<int32_t> KedaAutoscaler::poll(double t, int32_t current, const Met
   return std::nullopt;
 }
 
-int32_t KedaAutoscaler::evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) {
+int32_t KedaAutoscaler::evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) {
+  const int32_t current = scale.spec_replicas;
   if (is_poll(t)) {
     if (const std::optional<int32_t> to = poll(t, current, metrics)) return *to;
   }
@@ -129,7 +130,7 @@ int32_t KedaAutoscaler::evaluate(double t, int32_t current, int32_t ready, const
     if (!v && tr.ignore_null_values) v = 0.0;
     if (v) hpa_metrics[keda_external_metric_name(i)] = MetricSample{*v, current};
   }
-  return hpa_->evaluate(t, current, ready, hpa_metrics);
+  return hpa_->evaluate(t, scale, hpa_metrics);
 }
 
 }  // namespace gpufleet::replica_autoscaling

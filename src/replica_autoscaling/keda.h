@@ -98,7 +98,8 @@ class KedaAutoscaler : public ReplicaAutoscaler {
   std::vector<std::string> metrics() const override;
   double first_evaluation_s() const override;
   double next_evaluation_s(double t) const override;
-  int32_t evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) override;
+  using ReplicaAutoscaler::evaluate;
+  int32_t evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) override;
 
   const ScaledObjectSpec& spec() const { return spec_; }
   const HpaAutoscaler& hpa() const { return *hpa_; }

@@ -121,7 +121,7 @@ double PredictiveAutoscaler::next_evaluation_s(double t) const {
   return reactive_ ? reactive_->next_evaluation_s(t) : next_on_grid(t, 0.0, spec_.evaluation_period_s);
 }
 
-int32_t PredictiveAutoscaler::evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) {
+int32_t PredictiveAutoscaler::evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) {
   if (const auto it = metrics.find(spec_.rate_metric); it != metrics.end()) forecaster_.observe(t, it->second.sum);
   last_predictive_.reset();
   std::optional<int32_t> want;
@@ -130,10 +130,10 @@ int32_t PredictiveAutoscaler::evaluate(double t, int32_t current, int32_t ready,
     want = last_predictive_;
   }
   if (reactive_) {
-    const int32_t r = reactive_->evaluate(t, current, ready, metrics);
+    const int32_t r = reactive_->evaluate(t, scale, metrics);
     want = want ? std::max(*want, r) : r;
   }
-  return want.value_or(current);
+  return want.value_or(scale.spec_replicas);
 }
 
 }  // namespace gpufleet::replica_autoscaling

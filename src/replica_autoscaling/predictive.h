@@ -93,7 +93,8 @@ class PredictiveAutoscaler : public ReplicaAutoscaler {
   std::vector<std::string> metrics() const override;
   double first_evaluation_s() const override;
   double next_evaluation_s(double t) const override;
-  int32_t evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) override;
+  using ReplicaAutoscaler::evaluate;
+  int32_t evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) override;
 
   RateForecaster& forecaster() { return forecaster_; }
   const RateForecaster& forecaster() const { return forecaster_; }

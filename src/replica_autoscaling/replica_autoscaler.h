@@ -22,6 +22,15 @@ struct MetricSample {
 /// Latest samples by metric name (e.g. "vllm:num_requests_waiting", "DCGM_FI_DEV_GPU_UTIL").
 using MetricSnapshot = std::map<std::string, MetricSample, std::less<>>;
 
+/// The target's scale subresource (autoscaling/v1 Scale) as the autoscaler reads it at an
+/// evaluation. The two counts differ during a Deployment's rolling update: status counts the surge
+/// pods (the old and the new ReplicaSet's), spec does not.
+struct ScaleStatus {
+  int32_t spec_replicas = 0;    ///< scale.spec.replicas: the count last set (the wanted replicas)
+  int32_t status_replicas = 0;  ///< scale.status.replicas: the target's pods that exist now
+  int32_t ready = 0;            ///< of those, pods Running and Ready (serving)
+};
+
 class ReplicaAutoscaler {
  public:
   virtual ~ReplicaAutoscaler() = default;
@@ -30,9 +39,13 @@ class ReplicaAutoscaler {
   /// The first evaluation time (seconds from 0) and the next one after an evaluation at t.
   virtual double first_evaluation_s() const = 0;
   virtual double next_evaluation_s(double t) const = 0;
-  /// One evaluation at t: `current` replicas of the Deployment (spec.replicas), `ready` of them
-  /// serving; returns the desired replica count (the caller scales to it; equal = no change).
-  virtual int32_t evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) = 0;
+  /// One evaluation at t on the target's `scale`; returns the desired replica count (the caller sets
+  /// spec.replicas to it; equal to scale.spec_replicas = no change).
+  virtual int32_t evaluate(double t, const ScaleStatus& scale, const MetricSnapshot& metrics) = 0;
+  /// The same with no rollout in progress: `current` replicas wanted and existing, `ready` serving.
+  int32_t evaluate(double t, int32_t current, int32_t ready, const MetricSnapshot& metrics) {
+    return evaluate(t, ScaleStatus{current, current, ready}, metrics);
+  }
 };
 
 }  // namespace gpufleet::replica_autoscaling

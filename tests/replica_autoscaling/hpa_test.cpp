@@ -130,30 +130,57 @@ TEST(HpaArithmetic, ValueAndPerPodTotals) {
   EXPECT_EQ(as::usage_ratio_replicas(0, 2.5, 0, kTol), 3);
   EXPECT_EQ(as::usage_ratio_replicas(4, 1.05, 4, kTol), 4);
   // External AverageValue: total 1000, target 150, 5 replicas: ratio 1.33 -> ceil(1000/150) = 7.
-  EXPECT_EQ(as::per_pod_total_replicas(5, 1000, 150, kTol), 7);
+  EXPECT_EQ(as::per_pod_total_replicas(5, 5, 1000, 150, kTol), 7);
   // total 700: ratio 0.933, within -> 5.
-  EXPECT_EQ(as::per_pod_total_replicas(5, 700, 150, kTol), 5);
+  EXPECT_EQ(as::per_pod_total_replicas(5, 5, 700, 150, kTol), 5);
   // ceil(7 / 5) = 2 (KEDA's queue of 7 against 5 per replica, from 1 replica).
-  EXPECT_EQ(as::per_pod_total_replicas(1, 7, 5, kTol), 2);
-  EXPECT_EQ(as::per_pod_total_replicas(2, 0, 5, kTol), 0);
+  EXPECT_EQ(as::per_pod_total_replicas(1, 1, 7, 5, kTol), 2);
+  EXPECT_EQ(as::per_pod_total_replicas(2, 2, 0, 5, kTol), 0);
+}
+
+TEST(HpaArithmetic, PerPodTotalDuringARolloutKeepsSpecReplicas) {
+  // A rollout with maxSurge 1: spec 10, status 11 (the surge pod), queue total 100 at 10 per pod.
+  // ratio 100 / (10 x 11) = 0.909, within the 10% tolerance: spec.replicas stays 10 (the
+  // controller since kubernetes/kubernetes pull request 141134); before it, status.replicas 11.
+  EXPECT_EQ(as::per_pod_total_replicas(10, 11, 100, 10, kTol), 10);
+  EXPECT_EQ(as::per_pod_total_replicas(10, 11, 100, 10, kTol, /*keep_status_within_tolerance=*/true), 11);
+  // Outside tolerance both give ceil(total / target): 130 / 10 = 13.
+  EXPECT_EQ(as::per_pod_total_replicas(10, 11, 130, 10, kTol), 13);
+  EXPECT_EQ(as::per_pod_total_replicas(10, 11, 130, 10, kTol, true), 13);
+  // Status below spec (pods not created yet) within tolerance: spec again, not the lower status.
+  EXPECT_EQ(as::per_pod_total_replicas(10, 9, 95, 10, kTol), 10);
+  // Through the HPA: an External AverageValue metric evaluated on scale {spec 10, status 11}.
+  as::HpaSpec spec;
+  spec.name = "queue";
+  spec.scale_target_name = "api";
+  spec.min_replicas = 1;
+  spec.max_replicas = 20;
+  spec.metrics = {{MetricSourceType::kExternal, "queue_depth", MetricTargetType::kAverageValue, 10}};
+  const as::MetricSnapshot m = {{"queue_depth", as::MetricSample{100, 1}}};
+  as::HpaAutoscaler fixed(spec);
+  EXPECT_EQ(fixed.evaluate(0, as::ScaleStatus{10, 11, 11}, m), 10);
+  as::HpaControllerOptions before;
+  before.keep_status_within_tolerance = true;
+  as::HpaAutoscaler drifting(spec, before);
+  EXPECT_EQ(drifting.evaluate(0, as::ScaleStatus{10, 11, 11}, m), 11);
 }
 
 TEST(HpaArithmetic, MetricReplicasPerSourceType) {
   const as::MetricSample s{300, 3};
   // Pods AverageValue 50: 3 ready pods at 100 -> 6.
-  EXPECT_EQ(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kAverageValue, 50}, s, 3, 3, kTol), 6);
+  EXPECT_EQ(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kAverageValue, 50}, s, {3, 3, 3}, kTol), 6);
   // A 4th ready pod without a sample is missing: 300 / 4 / 50 = 1.5 -> 6.
-  EXPECT_EQ(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kAverageValue, 50}, s, 4, 4, kTol), 6);
+  EXPECT_EQ(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kAverageValue, 50}, s, {4, 4, 4}, kTol), 6);
   // Pods with a Value target is invalid.
-  EXPECT_FALSE(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kValue, 50}, s, 3, 3, kTol));
+  EXPECT_FALSE(as::metric_replicas({MetricSourceType::kPods, "m", MetricTargetType::kValue, 50}, s, {3, 3, 3}, kTol));
   // Resource Utilization 50 %: pods at 100 % average -> 6.
-  EXPECT_EQ(as::metric_replicas({MetricSourceType::kResource, "DCGM_FI_DEV_GPU_UTIL", MetricTargetType::kUtilization, 50}, s, 3, 3, kTol), 6);
+  EXPECT_EQ(as::metric_replicas({MetricSourceType::kResource, "DCGM_FI_DEV_GPU_UTIL", MetricTargetType::kUtilization, 50}, s, {3, 3, 3}, kTol), 6);
   // Object Value 100: 300 / 100 = 3 x ready 3 = 9.
-  EXPECT_EQ(as::metric_replicas({MetricSourceType::kObject, "m", MetricTargetType::kValue, 100}, s, 3, 3, kTol), 9);
+  EXPECT_EQ(as::metric_replicas({MetricSourceType::kObject, "m", MetricTargetType::kValue, 100}, s, {3, 3, 3}, kTol), 9);
   // External AverageValue 50: ceil(300 / 50) = 6.
-  EXPECT_EQ(as::metric_replicas({MetricSourceType::kExternal, "m", MetricTargetType::kAverageValue, 50}, s, 3, 3, kTol), 6);
+  EXPECT_EQ(as::metric_replicas({MetricSourceType::kExternal, "m", MetricTargetType::kAverageValue, 50}, s, {3, 3, 3}, kTol), 6);
   // No sample: invalid.
-  EXPECT_FALSE(as::metric_replicas({MetricSourceType::kExternal, "m", MetricTargetType::kAverageValue, 50}, std::nullopt, 3, 3, kTol));
+  EXPECT_FALSE(as::metric_replicas({MetricSourceType::kExternal, "m", MetricTargetType::kAverageValue, 50}, std::nullopt, {3, 3, 3}, kTol));
 }
 
 TEST(HpaPolicies, ScaleUpLimit) {

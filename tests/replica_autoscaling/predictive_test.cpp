@@ -22,7 +22,8 @@ class FixedAutoscaler : public as::ReplicaAutoscaler {
   std::vector<std::string> metrics() const override { return {"vllm:num_requests_waiting"}; }
   double first_evaluation_s() const override { return 0; }
   double next_evaluation_s(double t) const override { return t + 15; }
-  int32_t evaluate(double, int32_t, int32_t, const as::MetricSnapshot&) override { return answer_; }
+  using as::ReplicaAutoscaler::evaluate;
+  int32_t evaluate(double, const as::ScaleStatus&, const as::MetricSnapshot&) override { return answer_; }
 
  private:
   int32_t answer_;
