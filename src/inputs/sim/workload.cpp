@@ -115,4 +115,73 @@ void validate_inference_service(const InferenceServiceSpec& spec, const std::vec
   }
 }
 
+std::pair<int32_t, int32_t> resolve_fenceposts(const RollingUpdateStrategy& strategy, int32_t replicas) {
+  const auto scaled = [&](IntOrPercent v, bool round_up) {
+    if (!v.percent) return v.value;
+    const int64_t x = static_cast<int64_t>(v.value) * replicas;
+    return static_cast<int32_t>(round_up ? (x + 99) / 100 : x / 100);
+  };
+  const int32_t surge = scaled(strategy.max_surge, true);
+  int32_t unavailable = scaled(strategy.max_unavailable, false);
+  if (surge == 0 && unavailable == 0) unavailable = 1;
+  return {surge, unavailable};
+}
+
+void validate_rollouts_and_autoscalers(const Workload& w) {
+  const auto service = [&](const std::string& name) -> const WorkloadSpec* {
+    for (const WorkloadSpec& s : w.items)
+      if (s.name == name && s.kind == WorkloadKind::kService) return &s;
+    return nullptr;
+  };
+  for (const WorkloadSpec& s : w.items) {
+    if (s.kind != WorkloadKind::kService) continue;
+    for (const IntOrPercent& v : {s.rolling_update.max_surge, s.rolling_update.max_unavailable})
+      if (v.value < 0 || (v.percent && v.value > 100))
+        throw std::invalid_argument(fmt::format("service {}: rolling update value {}{} is out of range", s.name, v.value, v.percent ? "%" : ""));
+    if (s.rolling_update.max_surge.value == 0 && s.rolling_update.max_unavailable.value == 0)
+      throw std::invalid_argument(fmt::format("service {}: maxSurge and maxUnavailable cannot both be 0", s.name));
+    if (!std::isfinite(s.min_ready_s) || s.min_ready_s < 0)
+      throw std::invalid_argument(fmt::format("service {}: minReadySeconds {} is negative", s.name, s.min_ready_s));
+  }
+  for (const RolloutSpec& r : w.rollouts) {
+    if (service(r.service) == nullptr) throw std::invalid_argument(fmt::format("rollout of '{}': not a service of the workload", r.service));
+    if (!std::isfinite(r.at_s) || r.at_s < 0 || r.at_s > w.horizon_s)
+      throw std::invalid_argument(fmt::format("rollout of '{}' at {} s: outside [0, {}]", r.service, r.at_s, w.horizon_s));
+  }
+  for (size_t i = 0; i < w.external_metrics.size(); ++i) {
+    const ExternalMetricSeries& m = w.external_metrics[i];
+    if (m.points.empty()) throw std::invalid_argument(fmt::format("external metric '{}' has no points", m.name));
+    for (size_t k = 0; k < m.points.size(); ++k) {
+      if (!std::isfinite(m.points[k].first) || !std::isfinite(m.points[k].second))
+        throw std::invalid_argument(fmt::format("external metric '{}': point {} is not finite", m.name, k));
+      if (k > 0 && m.points[k].first < m.points[k - 1].first)
+        throw std::invalid_argument(fmt::format("external metric '{}': points out of time order", m.name));
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (w.external_metrics[j].name == m.name) throw std::invalid_argument(fmt::format("external metric '{}' is given twice", m.name));
+  }
+  for (size_t i = 0; i < w.service_autoscalers.size(); ++i) {
+    const ServiceAutoscalerSpec& a = w.service_autoscalers[i];
+    if (service(a.service) == nullptr) throw std::invalid_argument(fmt::format("autoscaler of '{}': not a service of the workload", a.service));
+    for (const InferenceServiceSpec& inf : w.inference)
+      if (inf.service == a.service)
+        throw std::invalid_argument(fmt::format("service {}: an inference service's autoscaler goes in its inference block", a.service));
+    for (size_t j = 0; j < i; ++j)
+      if (w.service_autoscalers[j].service == a.service) throw std::invalid_argument(fmt::format("service {}: two autoscalers", a.service));
+    if (a.autoscaler.hpa)
+      for (const replica_autoscaling::MetricSpec& m : a.autoscaler.hpa->metrics)
+        if (m.type != replica_autoscaling::MetricSourceType::kExternal && m.type != replica_autoscaling::MetricSourceType::kObject)
+          throw std::invalid_argument(fmt::format("service {}: HPA metric '{}' is of type {}: a service without inference exports no "
+                                                  "per-pod metrics (use External or Object)",
+                                                  a.service, m.name, replica_autoscaling::metric_source_type_name(m.type)));
+    const auto autoscaler = replica_autoscaling::make_replica_autoscaler(a.autoscaler);
+    if (!autoscaler) throw std::invalid_argument(fmt::format("service {}: an empty autoscaler", a.service));
+    for (const std::string& name : autoscaler->metrics()) {
+      bool ok = false;
+      for (const ExternalMetricSeries& m : w.external_metrics) ok = ok || m.name == name;
+      if (!ok) throw std::invalid_argument(fmt::format("service {}: the autoscaler reads metric '{}', which is not an external metric of the workload", a.service, name));
+    }
+  }
+}
+
 }  // namespace gpufleet::sim

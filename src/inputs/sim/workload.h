@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,17 @@ struct DisruptionBudget {
 /// (at least 0) or scaled(minAvailable), percentages rounded up; allowed = max(0, healthy - desired),
 /// 0 when expected is 0 (or, as kube, when the budget has neither field).
 int32_t disruptions_allowed(const DisruptionBudget& budget, int32_t expected_pods, int32_t healthy_pods);
+
+/// A Deployment's spec.strategy.rollingUpdate (apps/v1): how many pods above the wanted count a
+/// rollout may create (maxSurge) and how many of the wanted count may be unavailable (maxUnavailable),
+/// as counts or percentages of the wanted count; maxSurge rounds up, maxUnavailable down, and when
+/// both resolve to 0 maxUnavailable is 1 (kubernetes/kubernetes
+/// pkg/controller/deployment/util/deployment_util.go ResolveFenceposts). Defaults 25% and 25%
+/// (pkg/apis/apps/v1/defaults.go SetDefaults_Deployment).
+struct RollingUpdateStrategy {
+  IntOrPercent max_surge{25, true};
+  IntOrPercent max_unavailable{25, true};
+};
 
 /// One job or service.
 struct WorkloadSpec {
@@ -108,6 +120,11 @@ struct WorkloadSpec {
   /// (Units::create_job), named <name>-<n>; arrival_s is unused. A KEDA ScaledJob's jobTargetRef
   /// (Workload::scaled_jobs). Default false.
   bool on_demand = false;
+  /// Service: the Deployment's rolling update strategy, used by its rollouts (Workload::rollouts).
+  RollingUpdateStrategy rolling_update;
+  /// Service: spec.minReadySeconds, >= 0: a new replica counts as available to a rollout this long
+  /// after it is ready (a replica is ready when bound; an inference replica when its engine serves).
+  double min_ready_s = 0;
 };
 
 /// The most MIG devices of one profile a pod may request: every instance of a node with
@@ -159,6 +176,30 @@ struct ScaledJobSpec {
   double arrivals_per_second = 0;         ///< constant arrivals on top (a fluid count), >= 0
 };
 
+/// A rollout of a service (a new pod template, hence a new ReplicaSet) at at_s: its replicas are
+/// replaced under the service's rolling_update strategy (sim/controllers/rolling_update.h).
+struct RolloutSpec {
+  std::string service;  ///< a service item's name
+  double at_s = 0;      ///< seconds from the start, within the horizon
+};
+
+/// An external metric as a metrics adapter serves it to the HPA (external.metrics.k8s.io, e.g. a
+/// queue's depth), given as a step function: the value of the last point at or before t, none before
+/// the first point (the HPA then has no sample). The whole metric, not per pod.
+struct ExternalMetricSeries {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  ///< (seconds, value), in time order, values finite
+};
+
+/// The replica autoscaler of a service without inference (a plain Deployment), reading the
+/// workload's external metrics (sim/controllers/service_autoscaling.h). Only External and Object
+/// metrics (HPA) or triggers (KEDA) whose names are external_metrics' names.
+struct ServiceAutoscalerSpec {
+  std::string service;
+  replica_autoscaling::ReplicaAutoscalerSpec autoscaler;
+  std::string description;  ///< e.g. "hpa api (queue_depth AverageValue 10)"
+};
+
 /// A workload: the items and the simulated time span.
 struct Workload {
   double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
@@ -172,6 +213,13 @@ struct Workload {
   TopologySettings topology;
   /// KEDA ScaledJobs; each has an on_demand job item of its name.
   std::vector<ScaledJobSpec> scaled_jobs;
+  /// Rollouts of services, any order.
+  std::vector<RolloutSpec> rollouts;
+  /// External metrics the service autoscalers read; names unique.
+  std::vector<ExternalMetricSeries> external_metrics;
+  /// Autoscalers of services without inference (at most one per service; an inference service's
+  /// autoscaler is its InferenceServiceSpec::autoscaler).
+  std::vector<ServiceAutoscalerSpec> service_autoscalers;
 };
 
 /// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs
@@ -200,5 +248,18 @@ void validate_spec(const WorkloadSpec& spec);
 /// negative max_num_batched_tokens or max_model_len), negative cold-start times or non-positive
 /// bandwidths, a negative timeout or SLO.
 void validate_inference_service(const InferenceServiceSpec& spec, const std::vector<WorkloadSpec>& items);
+
+/// The resolved (maxSurge, maxUnavailable) of a strategy for `replicas` wanted replicas:
+/// ResolveFenceposts (surge rounded up, unavailable rounded down, both 0 -> unavailable 1).
+std::pair<int32_t, int32_t> resolve_fenceposts(const RollingUpdateStrategy& strategy, int32_t replicas);
+
+/// Checks the workload's rollouts, external metrics and service autoscalers against its items;
+/// throws std::invalid_argument naming the problem: a rollout of a name that is not a service or at a
+/// time outside [0, horizon]; a strategy with a negative value or a percentage above 100, or both 0;
+/// a negative or non-finite min_ready_s; an external metric without points, with points out of time
+/// order or not finite, or a duplicate name; a service autoscaler for a name that is not a service, for
+/// an inference service, twice for one service, with an HPA metric other than External or Object,
+/// or reading a metric that is not an external metric.
+void validate_rollouts_and_autoscalers(const Workload& workload);
 
 }  // namespace gpufleet::sim
