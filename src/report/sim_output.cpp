@@ -9,6 +9,7 @@
 #include "report/json_values.h"
 #include "report/inference_output.h"
 #include "report/queue_output.h"
+#include "report/rollout_output.h"
 #include "report/scaled_job_output.h"
 #include "report/text_table.h"
 
@@ -128,6 +129,8 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   if (!r.admission.empty()) j["queues"] = queue_results_json(r);
   if (r.topology_levels > 0) j["topology"] = topology_result_json(r);
   if (!r.scaled_jobs.empty()) j["scaled_jobs"] = scaled_jobs_json(r);
+  if (!r.rollouts.empty()) j["rollouts"] = rollouts_json(r);
+  if (!r.service_scaling.empty()) j["service_autoscalers"] = service_autoscalers_json(r);
   if (r.checkpoint_costs) j["checkpoints"] = checkpoints_json(r);
   if (!r.driver_upgrades.empty()) j["driver_upgrades"] = driver_upgrades_json(r);
   if (r.faults_enabled) {
@@ -335,6 +338,7 @@ std::string sim_summary_text(const sim::SimResult& r) {
   out += inference_summary_text(r.inference);
   out += queue_summary_text(r);
   out += scaled_jobs_summary_text(r);
+  out += rollouts_summary_text(r);
   out += faults_summary_text(r);
   return out;
 }

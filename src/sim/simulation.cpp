@@ -21,7 +21,9 @@
 #include "sim/controllers/inference_services.h"
 #include "sim/controllers/karpenter_provisioner.h"
 #include "sim/controllers/kueue_admission.h"
+#include "sim/controllers/rolling_update.h"
 #include "sim/controllers/scaled_job.h"
+#include "sim/controllers/service_autoscaling.h"
 #include "sim/engine/billing.h"
 #include "sim/engine/event_loop.h"
 #include "sim/engine/fleet.h"
@@ -154,12 +156,14 @@ struct Simulation::Parts {
     if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.scaled_jobs.empty()) controllers.push_back(std::make_unique<ScaledJobs>(workload, modules));
+    if (!workload.service_autoscalers.empty()) controllers.push_back(std::make_unique<ServiceAutoscalers>(workload, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)
         throw std::invalid_argument("inference services need a serving catalog (SimOptions::serving_catalog)");
       controllers.push_back(std::make_unique<InferenceServices>(workload, cluster, *options.serving_catalog, options.seed,
                                                                 options.sample_interval_s, modules));
     }
+    if (!workload.rollouts.empty()) controllers.push_back(std::make_unique<RollingUpdates>(workload, modules));
     if (!cluster.faults.faults.empty()) {  // inert without faults: no events, no alerts
       auto alerting = std::make_unique<Alerting>(modules);
       Alerting& alerts = *alerting;

@@ -275,6 +275,7 @@ InferenceServices::InferenceServices(const Workload& workload, const ClusterConf
   sample_ = loop_.register_event("serving-sample", [this](const Event& e) { on_sample(e.time_s); }, {}, false);
   end_ = loop_.register_event("serving-end", [this](const Event& e) { on_end(e.time_s); }, {}, false);
   units_.add_replica_listener(*this);
+  for (const auto& s : services_) units_.gate_readiness(s->item);  // ready when the engine serves (on_ready)
   loop_.add_clock_observer([this](double t) { on_clock(t); });
 }
 
@@ -406,6 +407,7 @@ void InferenceServices::on_ready(uint32_t ri, uint32_t generation, double t) {
   ++s.result.cold_starts;
   s.cold_start_s.push_back(static_cast<float>(t - log.created_s));
   s.result.max_ready_replicas = std::max(s.result.max_ready_replicas, s.deployment->ready_replicas());
+  units_.mark_ready(r.unit, t);
 }
 
 void InferenceServices::on_scrape(uint32_t i, double t) {
@@ -446,7 +448,8 @@ void InferenceServices::on_autoscale(uint32_t i, double t) {
   Service& s = *services_[i];
   if (ended_) return;
   const int32_t current = units_.replicas(s.name);
-  const int32_t desired = s.autoscaler->evaluate(t, current, s.deployment->ready_replicas(), s.snapshot);
+  const int32_t desired = s.autoscaler->evaluate(
+      t, replica_autoscaling::ScaleStatus{current, units_.live_replicas(s.item), s.deployment->ready_replicas()}, s.snapshot);
   if (desired != current) units_.scale(s.name, std::max(0, desired), t);
   const double next = s.autoscaler->next_evaluation_s(t);
   if (next > t && next <= loop_.horizon_s()) loop_.schedule(next, autoscale_, i);

@@ -295,8 +295,16 @@ void Units::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   fleet_.bind(p, pod(p), n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
   rec.node = n;
   billing_.start_charge(p, pod(p), item_namespace_[units_[rec.unit].item], n, t);
-  if (!job)
-    for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(units_[rec.unit].item, rec.unit, p, n, t);
+  if (!job) {
+    const uint32_t item = units_[rec.unit].item;
+    for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(item, rec.unit, p, n, t);
+    if (std::find(readiness_gated_.begin(), readiness_gated_.end(), item) == readiness_gated_.end())
+      for (ReplicaListener* l : replica_listeners_) l->on_replica_ready(item, rec.unit, t);
+  }
+}
+
+void Units::mark_ready(uint32_t u, double t) {
+  for (ReplicaListener* l : replica_listeners_) l->on_replica_ready(units_[u].item, u, t);
 }
 
 void Units::unbind(uint32_t p, double t) {
@@ -627,34 +635,74 @@ int32_t Units::replicas(std::string_view service) const {
   return expected_pods(it->second);
 }
 
+Units::ScaledService& Units::scaled_service(uint32_t item) {
+  auto [entry, inserted] = scaled_.try_emplace(item);
+  if (inserted) {
+    entry->second.replicas = workload_.items[item].pods;
+    entry->second.next_ordinal = workload_.items[item].pods;
+  }
+  return entry->second;
+}
+
 void Units::scale(std::string_view service, int32_t replicas, double t) {
   const auto it = services_.find(std::string(service));
   if (it == services_.end()) throw std::invalid_argument(fmt::format("'{}' is not a service of the workload", service));
   if (replicas < 0) throw std::invalid_argument(fmt::format("service '{}': replicas {} is negative", service, replicas));
   const uint32_t item = it->second;
-  auto [entry, inserted] = scaled_.try_emplace(item);
-  ScaledService& scaled = entry->second;
-  if (inserted) {
-    scaled.replicas = workload_.items[item].pods;
-    scaled.next_ordinal = workload_.items[item].pods;
-  }
+  ScaledService& scaled = scaled_service(item);
   if (replicas > scaled.replicas) {
-    const uint32_t shape = units_[item_first_unit_[item]].shape;
-    for (int32_t i = scaled.replicas; i < replicas; ++i) {
-      const uint32_t u = add_unit(item, scaled.next_ordinal++, shape);
-      scaled.added_units.push_back(u);
-      loop_.schedule(t, arrival_, u);
-    }
+    for (int32_t i = scaled.replicas; i < replicas; ++i) add_replica(item, t);
   } else if (replicas < scaled.replicas) {
     int32_t to_remove = scaled.replicas - replicas;
+    // The old revision's replicas go first (a rollout's old ReplicaSet), then the highest ordinals.
     const std::vector<uint32_t> units = units_of(item);
-    for (size_t i = units.size(); i-- > 0 && to_remove > 0;) {
-      if (units_[units[i]].state == UnitState::kRemoved) continue;
-      remove_unit(units[i], t);
-      --to_remove;
-    }
+    for (const bool old_pass : {true, false})
+      for (size_t i = units.size(); i-- > 0 && to_remove > 0;) {
+        if (units_[units[i]].state == UnitState::kRemoved) continue;
+        if (old_pass && unit_revision(units[i]) == scaled.revision) continue;
+        remove_unit(units[i], t);
+        --to_remove;
+      }
   }
   scaled.replicas = replicas;
+}
+
+std::optional<uint32_t> Units::service_item(std::string_view service) const {
+  const auto it = services_.find(std::string(service));
+  if (it == services_.end()) return std::nullopt;
+  return it->second;
+}
+
+uint32_t Units::revision(uint32_t i) const {
+  const auto it = scaled_.find(i);
+  return it == scaled_.end() ? 0u : it->second.revision;
+}
+
+uint32_t Units::new_revision(uint32_t i) { return ++scaled_service(i).revision; }
+
+uint32_t Units::unit_revision(uint32_t u) const {
+  if (unit_revision_.empty()) return 0;
+  const auto it = unit_revision_.find(u);
+  return it == unit_revision_.end() ? 0u : it->second;
+}
+
+uint32_t Units::add_replica(uint32_t i, double t) {
+  ScaledService& scaled = scaled_service(i);
+  const uint32_t u = add_unit(i, scaled.next_ordinal++, units_[item_first_unit_[i]].shape);
+  scaled.added_units.push_back(u);
+  if (scaled.revision > 0) unit_revision_[u] = scaled.revision;
+  loop_.schedule(t, arrival_, u);
+  return u;
+}
+
+void Units::remove_replica(uint32_t u, double t) {
+  if (units_[u].state != UnitState::kRemoved) remove_unit(u, t);
+}
+
+int32_t Units::live_replicas(uint32_t i) const {
+  int32_t n = 0;
+  for_each_unit_of(i, [&](uint32_t u) { n += units_[u].state != UnitState::kRemoved ? 1 : 0; });
+  return n;
 }
 
 void Units::remove_unit(uint32_t u, double t) {

@@ -55,6 +55,9 @@ class ReplicaListener {
   virtual void on_replica_bound(uint32_t item, uint32_t unit, uint32_t pod, NodeId n, double t) = 0;
   /// The replica's pod was unbound at t.
   virtual void on_replica_unbound(uint32_t item, uint32_t unit, uint32_t pod, double t) = 0;
+  /// The bound replica became ready (passes its readiness probe) at t: at its binding, or, for an
+  /// item whose readiness a controller reports (Units::gate_readiness), when it says so.
+  virtual void on_replica_ready(uint32_t /*item*/, uint32_t /*unit*/, double /*t*/) {}
 };
 
 /// Changes a service's replica count at run time (see the top of this file). The narrow interface a
@@ -240,7 +243,32 @@ class Units final : public UnitStarter, public ServiceScaler {
   /// Returns the GPU-milli-seconds each job lost, unit by unit (services: none).
   std::vector<double> restart(std::span<const uint32_t> units, std::span<const uint32_t> pods, Placements placed, double t);
 
+  // ---- rollouts (sim/controllers/rolling_update.h)
+  /// The service item whose name is `service`; nullopt for another name.
+  std::optional<uint32_t> service_item(std::string_view service) const;
+  /// Service item i's current pod-template revision: 0 until its first rollout.
+  uint32_t revision(uint32_t i) const;
+  /// A new pod template for service item i (a rollout): replicas created from now on, by scale or
+  /// add_replica, get the returned next revision.
+  uint32_t new_revision(uint32_t i);
+  /// The revision replica unit u was created at.
+  uint32_t unit_revision(uint32_t u) const;
+  /// Creates one replica of service item i at the current revision, arriving at t (a rollout's
+  /// surge or replacement pod); the wanted count (replicas) does not change. Returns its unit.
+  uint32_t add_replica(uint32_t i, double t);
+  /// Removes replica unit u at t as scale removes one (state kRemoved); the wanted count does not
+  /// change. A unit already removed: nothing.
+  void remove_replica(uint32_t u, double t);
+  /// Service item i's replicas not removed, surge pods included (the Deployment's status.replicas).
+  int32_t live_replicas(uint32_t i) const;
+  /// The replicas of service item i become ready when mark_ready says (an inference replica at the
+  /// end of its cold start), not at their binding. Set before the run.
+  void gate_readiness(uint32_t i) { readiness_gated_.push_back(i); }
+  /// Bound replica unit u of a gated item is ready at t: tells the replica listeners.
+  void mark_ready(uint32_t u, double t);
+
   // ---- ServiceScaler
+  /// spec.replicas: the wanted count, surge pods of a rollout not included.
   int32_t replicas(std::string_view service) const override;
   void scale(std::string_view service, int32_t replicas, double t) override;
   void add_replica_listener(ReplicaListener& listener) override { replica_listeners_.push_back(&listener); }
@@ -262,12 +290,15 @@ class Units final : public UnitStarter, public ServiceScaler {
     uint32_t unit = 0;
     NodeId node = sched::kNoNode;
   };
-  // Services scale() changed: their replica count and the units it added.
+  // Services scale() or a rollout changed: their replica count, the units added and the current
+  // pod-template revision.
   struct ScaledService {
     int32_t replicas = 0;
     int32_t next_ordinal = 0;
     std::vector<uint32_t> added_units;
+    uint32_t revision = 0;
   };
+  ScaledService& scaled_service(uint32_t item);
   uint32_t add_unit(uint32_t item, int32_t replica, uint32_t shape);
   void on_arrival(uint32_t u, double t);
   void on_completion(uint32_t u, uint32_t generation, double t);
@@ -315,6 +346,8 @@ class Units final : public UnitStarter, public ServiceScaler {
   std::vector<uint32_t> item_namespace_;     // Billing::namespace_id of each item
   std::unordered_map<std::string, uint32_t> services_;  // service name -> item
   std::unordered_map<uint32_t, ScaledService> scaled_;  // by item (on_demand job items too: added_units)
+  std::unordered_map<uint32_t, uint32_t> unit_revision_;  // replica units created at a revision > 0
+  std::vector<uint32_t> readiness_gated_;                 // service items whose readiness a controller reports
   std::unordered_map<uint32_t, uint32_t> template_shape_;  // on_demand job item -> shape
   std::unordered_map<uint32_t, int32_t> job_ordinal_;      // created job unit -> its n
   std::vector<JobListener*> job_listeners_;

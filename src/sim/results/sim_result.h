@@ -51,6 +51,39 @@ struct ScaledJobResult {
   std::vector<double> queue_at_rows;
 };
 
+/// One rollout over the run (Workload::rollouts; sim/controllers/rolling_update.h).
+struct RolloutResult {
+  std::string service;
+  uint32_t revision = 0;          ///< the pod-template revision it rolls out (1 for the first)
+  double started_s = 0;
+  /// When every wanted replica is of the new revision and available and no old one is left; -1 =
+  /// not by the horizon (or superseded).
+  double completed_s = -1;
+  double superseded_s = -1;       ///< a later rollout of the service started before it completed; -1 = not
+  int32_t max_surge = 0;          ///< resolved at its start (resolve_fenceposts)
+  int32_t max_unavailable = 0;
+  int32_t replicas_created = 0;   ///< new-revision replicas it created
+  int32_t replicas_removed = 0;   ///< old-revision replicas it removed
+  int32_t max_pods = 0;           ///< the most replicas existing at once while it ran (status.replicas)
+  int32_t min_available = 0;      ///< the fewest available replicas while it ran
+};
+
+/// The evaluations of one service autoscaler (Workload::service_autoscalers).
+struct ServiceScalingResult {
+  struct Evaluation {
+    double time_s = 0;
+    int32_t spec_replicas = 0;    ///< what it read: the wanted count
+    int32_t status_replicas = 0;  ///< the replicas that existed (surge pods of a rollout included)
+    int32_t ready = 0;
+    int32_t desired = 0;          ///< what it set
+  };
+  std::string service;
+  std::string autoscaler;         ///< ServiceAutoscalerSpec::description
+  std::vector<Evaluation> evaluations;
+  int32_t min_desired = 0;        ///< over the evaluations (0 when there were none)
+  int32_t max_desired = 0;
+};
+
 /// One ClusterQueue over the run (simulate with queues:).
 struct QueueResult {
   std::string cluster_queue;
@@ -284,6 +317,8 @@ struct SimResult {
   std::vector<QueueResult> queues;     ///< ClusterQueues in input order
   std::vector<QueueEvent> queue_events;  ///< in time order; Pending only when the reason changes
   std::vector<ScaledJobResult> scaled_jobs;  ///< KEDA ScaledJobs (Workload::scaled_jobs), input order
+  std::vector<RolloutResult> rollouts;       ///< Workload::rollouts, in start order
+  std::vector<ServiceScalingResult> service_scaling;  ///< Workload::service_autoscalers, input order
   /// Topology (Workload::topology): job starts, those whose pods span several domains of a level
   /// with a slowdown, and the GPU-hours the slowdown added.
   size_t topology_levels = 0;          ///< Workload::topology.levels (0: none, no topology output)
