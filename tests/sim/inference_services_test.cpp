@@ -338,3 +338,38 @@ TEST(InferenceServices, ServiceFromTheVllmDeployment) {
 
 }  // namespace
 }  // namespace gpufleet::sim
+
+namespace gpufleet::sim {
+namespace {
+
+TEST(InferenceServices, RolloutRemovesTheOldReplicaOnlyWhenTheNewOneServes) {
+  // One replica, maxSurge 1, maxUnavailable 0, two one-GPU nodes; a rollout at 100 s. The new
+  // replica chat-1 binds at 100 on the empty node and is ready at 100 + R (image 10 s on a node that
+  // has not pulled it, weights, engine 20 s); only then is chat-0 removed: the rollout completes at
+  // 100 + R with one replica available throughout.
+  const double ready = 10 + weight_load_s() + 20;
+  ClusterConfig c;
+  c.pools = {l40s_pool(1, 2, 2)};
+  c.autoscaler.enabled = false;
+  Workload w;
+  w.horizon_s = 400;
+  w.items = {service(1)};
+  w.items[0].rolling_update = RollingUpdateStrategy{{1, false}, {0, false}};
+  w.inference = {chat({request(1, 100, 3)})};
+  w.rollouts = {{"chat", 100}};
+  const SimResult r = run(c, w);
+  ASSERT_EQ(r.rollouts.size(), 1u);
+  EXPECT_NEAR(r.rollouts[0].completed_s, 100 + ready, 1e-6);
+  EXPECT_EQ(r.rollouts[0].min_available, 1);
+  EXPECT_EQ(r.rollouts[0].max_pods, 2);
+  const InferenceServiceResult& s = r.inference.at(0);
+  ASSERT_EQ(s.cold_start_log.size(), 2u);
+  EXPECT_EQ(s.cold_start_log[1].replica, "chat-1");
+  EXPECT_DOUBLE_EQ(s.cold_start_log[1].created_s, 100);
+  EXPECT_NEAR(s.cold_start_log[1].ready_s, 100 + ready, 1e-6);
+  EXPECT_EQ(s.max_ready_replicas, 2);  // old and new both serve for an instant at 100 + R
+  EXPECT_EQ(r.pods_running, 1);
+}
+
+}  // namespace
+}  // namespace gpufleet::sim
