@@ -37,11 +37,12 @@
 // devices (its gpufleet.io device annotations) are compared with place's, by namespace/name.
 //
 // Refused with a UsageError: gangs (pod groups and Kueue workloads are placed all or nothing; the
-// extender verbs see one pod at a time). Not replayed: preemption (a pod place binds by preempting is
-// reported, and later decisions may differ). Not given to the server: a controller's selector, which
-// place gives its pods as their default spread selector (kube-scheduler's helper.DefaultSelector) and
-// only the default-scheduler policies score (PodTopologySpread's default constraints); the server
-// reads Pods, not their owners.
+// extender verbs see one pod at a time), naming one; a Pod whose status.phase is Succeeded or Failed
+// (the server leaves terminal pods out, as kube-scheduler's informer does; place counts them). Not
+// replayed: preemption (a pod place binds by preempting is reported, and later decisions may
+// differ). Not given to the server: a controller's selector, which place gives its pods as their
+// default spread selector (kube-scheduler's helper.DefaultSelector) and only the default-scheduler
+// policies score (PodTopologySpread's default constraints); the server reads Pods, not their owners.
 #pragma once
 
 #include <cstdint>
