@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--tls-key", serve.tls_key_path, "PEM private key of --tls-cert");
   serve_cmd->add_option("--policy", serve.policy, "placement policy (see pack --help)")->capture_default_str();
   serve_cmd->add_option("--seed", serve.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
-  serve_cmd->add_option("--cluster-config", serve.cluster_config_paths, "device-plugin / mig-parted configs, PriorityClasses, ResourceQuotas, PDBs for every snapshot (files or directories)");
+  serve_cmd->add_option("--cluster-config", serve.cluster_config_paths, "device-plugin / mig-parted configs, PriorityClasses, ResourceQuotas, PDBs for every snapshot (files or directories); with --replay, more --cluster");
   serve_cmd->add_option("--snapshot", serve.snapshot_path, "start from a `kubectl get nodes,pods -o json` file (more can be POSTed to /snapshot)");
   serve_cmd->add_option("--prices", serve.prices_path, "gpufleet pool file whose instance types and prices cost the nodes in /metrics");
   serve_cmd->add_option("--kubeconfig", serve.kubeconfig_path, "list and watch Nodes and Pods from the API server of this kubeconfig");
@@ -188,8 +188,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--keda-grpc", serve.keda_grpc_listen, "HOST:PORT for the KEDA external scaler (gRPC); off when absent");
   serve_cmd->add_option("--threads", serve.threads, "worker threads (one per open connection)")->capture_default_str()->check(CLI::Range(1, 4096));
   serve_cmd->add_flag("--replay", serve.replay, "drive the server with --cluster and --workload as kube-scheduler would and compare with place");
-  serve_cmd->add_option("--cluster", serve.cluster_paths, "--replay: Node files (YAML or JSON)");
-  serve_cmd->add_option("--workload", serve.workload_paths, "--replay: Pod files (YAML or JSON)");
+  serve_cmd->add_option("--cluster", serve.cluster_paths, "--replay: the cluster, as place --cluster takes it (files or directories)");
+  serve_cmd->add_option("--workload", serve.workload_paths, "--replay: the workload, as place --workload takes it (files or directories)");
   serve_cmd->add_option("--json", serve.json_path, "--replay: write the decisions as JSON to FILE");
   serve_cmd->add_flag("-q,--quiet", serve.quiet, "no messages on stderr");
   if (const std::string problem = unknown_word_problem(app, argc, argv); !problem.empty()) {

@@ -45,27 +45,28 @@ std::pair<std::string, int> split_listen(const std::string& listen, const char* 
 }
 
 int run_replay(const ServeCommandOptions& o) {
-  if (o.cluster_paths.empty()) throw UsageError("--replay: --cluster is required (Node files)");
+  if (o.cluster_paths.empty()) throw UsageError("--replay: --cluster is required (the cluster, as `place --cluster` takes it)");
   if (!o.snapshot_path.empty() || !o.kubeconfig_path.empty() || o.in_cluster || !o.keda_grpc_listen.empty() || !o.tls_cert_path.empty() ||
       !o.prices_path.empty())
     throw UsageError("--replay runs its own server on a free local port: --snapshot, --kubeconfig, --in-cluster, --keda-grpc, --tls-* "
                      "and --prices are options of serving");
+  // --cluster-config with --replay: more of the cluster, read as place reads --cluster.
+  std::vector<std::string> cluster_paths = o.cluster_paths;
+  cluster_paths.insert(cluster_paths.end(), o.cluster_config_paths.begin(), o.cluster_config_paths.end());
   std::vector<InputArg> input_paths;
   for (const std::string& p : o.cluster_paths) input_paths.push_back({"--cluster", p, true});
+  for (const std::string& p : o.cluster_config_paths) input_paths.push_back({"--cluster-config", p, true});
   for (const std::string& p : o.workload_paths) input_paths.push_back({"--workload", p, true});
   check_output_paths({{"--json", o.json_path}}, input_paths);
-  // The files as `place` reads them first: their errors name the file, line and field.
-  io::read_place_inputs(o.cluster_paths, o.workload_paths);
-  std::vector<std::string> paths = o.cluster_paths;
-  paths.insert(paths.end(), o.workload_paths.begin(), o.workload_paths.end());
-  const std::vector<nlohmann::json> objects = io::read_k8s_json_objects(paths);
+  // The files as `place` reads them (its errors name the file, line and field), and its warnings.
+  const server::ReplayInputs inputs = server::read_replay_inputs(cluster_paths, o.workload_paths);
+  for (const std::string& w : inputs.place.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   server::ReplayOptions options;
   options.place.policy = o.policy;
   options.place.seed = o.seed;
-  options.cluster_config_paths = o.cluster_config_paths;
-  server::ReplayResult result = server::run_replay(objects, options);
+  server::ReplayResult result = server::run_replay(inputs, options);
   options.node_cache_capable = false;
-  const server::ReplayResult with_node_list = server::run_replay(objects, options);
+  const server::ReplayResult with_node_list = server::run_replay(inputs, options);
   std::string text = "nodeCacheCapable: true\n" + server::replay_text(result) + "nodeCacheCapable: false\n" + server::replay_text(with_node_list);
   if (!o.json_path.empty()) {
     write_file_atomically(o.json_path, nlohmann::json{{"node_cache_capable", server::replay_json(result)},
@@ -91,7 +92,10 @@ int run_serve_command(const ServeCommandOptions& o) {
     throw UsageError("--cluster, --workload and --json are options of --replay");
   const auto [host, port] = split_listen(o.listen);
 
-  live::ClusterCache cache(live::CacheOptions{place::PlaceOptions{o.policy, o.seed}, o.cluster_config_paths});
+  live::CacheOptions cache_options;
+  cache_options.place = place::PlaceOptions{o.policy, o.seed};
+  cache_options.static_paths = o.cluster_config_paths;
+  live::ClusterCache cache(std::move(cache_options));
   if (!o.snapshot_path.empty()) {
     // The file as `place` reads it first: its errors name the file, line and field (exit 2).
     io::read_place_inputs({o.snapshot_path}, {});

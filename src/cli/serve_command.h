@@ -16,7 +16,7 @@ struct ServeCommandOptions {
   std::string policy = "gpufleet";
   uint64_t seed = 42;
   /// Static Kubernetes files for every snapshot: device-plugin / mig-parted configs, PriorityClasses,
-  /// ResourceQuotas, PodDisruptionBudgets (not Nodes or Pods).
+  /// ResourceQuotas, PodDisruptionBudgets (not Nodes or Pods). With --replay: more cluster paths.
   std::vector<std::string> cluster_config_paths;
   std::string snapshot_path;                 ///< a `kubectl get nodes,pods -o json` List to start from
   std::string prices_path;                   ///< a gpufleet pool file: instance type -> USD per hour (/metrics costs)
@@ -26,7 +26,7 @@ struct ServeCommandOptions {
   std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
   size_t threads = 64;
   bool quiet = false;
-  // --replay: place's inputs driven through the server (docs/live.md).
+  // --replay: place's inputs (place --cluster --workload) driven through the server (docs/live.md).
   bool replay = false;
   std::vector<std::string> cluster_paths, workload_paths;
   std::string json_path;                     ///< replay: the decisions and the comparison as JSON

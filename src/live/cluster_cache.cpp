@@ -55,7 +55,14 @@ std::string object_key(ResourceKind kind, const nlohmann::json& object) {
 
 struct ClusterCache::Impl {
   CacheOptions options;
-  std::string static_text;  // the static files' documents, "---"-joined
+  std::string static_text;  // the static files' documents, then the static objects, "---"-joined
+
+  // The reader on `text` (the static objects first), with the node pools of options.pool_paths.
+  io::K8sObjects parse(const std::string& text, const std::string& source) const {
+    io::K8sObjects read = io::parse_k8s_text(static_text + "\n---\n" + text, source);
+    read.pool_files = options.pool_paths;
+    return read;
+  }
 
   mutable std::mutex mutex;  // guards everything below
   std::map<std::string, nlohmann::json> objects[kKinds];
@@ -80,7 +87,7 @@ struct ClusterCache::Impl {
     copy["kind"] = kind_name(kind);
     copy["apiVersion"] = "v1";
     try {
-      io::K8sObjects read = io::parse_k8s_text(static_text + "\n---\n" + copy.dump(), "object");
+      io::K8sObjects read = parse(copy.dump(), "object");
       if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read));
     } catch (const InputError& e) {
       return e.what();
@@ -146,12 +153,12 @@ struct ClusterCache::Impl {
     snapshot->refused = std::move(refused_lines);
     io::K8sObjects read;
     try {
-      read = io::parse_k8s_text(static_text + "\n---\n" + text, "cluster cache");
+      read = parse(text, "cluster cache");
     } catch (const std::exception& e) {
       snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
       return snapshot;
     }
-    if (read.nodes.empty()) {
+    if (read.nodes.empty() && read.pool_files.empty()) {
       // No node yet: the pods alone, nothing bound.
       snapshot->inputs.objects = std::move(read);
       snapshot->inputs.input.pods = snapshot->inputs.objects.pods;
@@ -180,8 +187,19 @@ ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>(
     const io::K8sObjects read = io::read_k8s_inputs(impl_->options.static_paths);  // validates, with positions
     if (!read.nodes.empty() || !read.pods.empty())
       throw UsageError("--cluster-config: Nodes and Pods come from the API server or a posted snapshot, not from these files");
+    if (!read.pool_files.empty())
+      throw UsageError(fmt::format("--cluster-config: {}: a gpufleet NodePoolSet: nodes come from the API server or a posted snapshot",
+                                   read.pool_files.front()));
     for (const std::string& file : io::k8s_input_files(impl_->options.static_paths))
       impl_->static_text += read_file(file) + "\n---\n";
+  }
+  if (!impl_->options.static_objects.empty()) {
+    std::string text;
+    for (const nlohmann::json& object : impl_->options.static_objects) text += object.dump() + "\n---\n";
+    const io::K8sObjects read = io::parse_k8s_text(text, "static objects");
+    if (!read.nodes.empty() || !read.pods.empty())
+      throw UsageError("static objects: Nodes and Pods (and controllers' pods) come from the API server or a posted snapshot");
+    impl_->static_text += text;
   }
 }
 

@@ -6,8 +6,8 @@
 // resourceVersion. A Snapshot is built from all of them exactly as `gpufleet place` reads its input
 // (the same reader, readers/k8s/k8s_yaml.h, and the same set-up, place/prepared_cluster.h), together with the
 // static objects given at start (device-plugin and mig-parted configs, PriorityClasses, quotas,
-// PodDisruptionBudgets): two caches fed the same objects give the same answers, and a restarted
-// server rebuilds the same state by listing again. An object the reader refuses is left out of the
+// PodDisruptionBudgets, node pools): two caches fed the same objects give the same answers, and a
+// restarted server rebuilds the same state by listing again. An object the reader refuses is left out of the
 // snapshot and counted (Snapshot::refused), never fatal: the API server is not a file to fix.
 //
 // Threads: every member is safe to call from any thread. snapshot() returns the latest snapshot,
@@ -68,8 +68,16 @@ class ObjectSink {
 struct CacheOptions {
   place::PlaceOptions place;                 ///< policy and seed, as `gpufleet place --policy --seed`
   /// Kubernetes files read once at start and added to every snapshot (configs, PriorityClasses,
-  /// ResourceQuotas, PodDisruptionBudgets; readers/k8s/k8s_yaml.h). Nodes and Pods among them are refused.
+  /// ResourceQuotas, PodDisruptionBudgets; readers/k8s/k8s_yaml.h). Nodes, Pods and node pools among
+  /// them are refused (UsageError).
   std::vector<std::string> static_paths;
+  /// More static objects, as the API's JSON, added to every snapshot after those of static_paths
+  /// (`serve --replay` gives the ConfigMaps, PriorityClasses, quotas, ... among `place`'s inputs).
+  /// Objects the reader makes Nodes or Pods of (Node, Pod, workload controllers) are refused.
+  std::vector<nlohmann::json> static_objects;
+  /// gpufleet node-pool files (readers/k8s/pool_file.h): their nodes join every snapshot before the
+  /// Node objects, expanded as `place` expands them (`serve --replay` of a cluster given as pools).
+  std::vector<std::string> pool_paths;
 };
 
 /// One consistent view. Immutable except through decide_mutex.

@@ -266,7 +266,7 @@ void Placer::requeue_victims(Placement& placed, const std::vector<size_t>& victi
     const Pod& victim = input_.pods[vi];
     placed.preempted.push_back(pod_key(victim));
     if (admit::AdmitResult admitted = quotas_.admit(victim); !admitted) {
-      result_.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority});
+      result_.quota_rejected.push_back({pod_key(victim), admitted.message, victim.priority, /*recreated=*/true});
       continue;
     }
     queue_.push({pod_count_ + requeued_++, vi});

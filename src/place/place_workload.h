@@ -78,6 +78,9 @@ struct Unplaced {
   std::string pod;     ///< "namespace/name"
   std::string reason;
   int32_t priority = 0;
+  /// In quota_rejected: a preemption victim refused when it was re-created (step 4), not when the
+  /// input's pod was first created (step 2).
+  bool recreated = false;
 };
 
 struct PlaceResult {

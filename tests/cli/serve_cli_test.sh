@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end checks of `gpufleet serve` (docs/live.md): --replay of examples/live/replay equals place
-# in both nodeCacheCapable modes; a server started from a snapshot file answers health, readiness, the
+# in both nodeCacheCapable modes, --replay of place's examples (controllers, pools, DaemonSets, quotas)
+# differs only where place preempts, gangs are refused; a server started from a snapshot file answers health, readiness, the
 # extender verbs, /metrics (with prices) and the KEDA metrics-api over HTTP, answers 400 to bad bodies,
 # and stops gracefully on SIGTERM (exit 0); bad options and inputs exit 2 with one line.
 set -u
@@ -19,6 +20,21 @@ grep -q '"mismatches": 0' "$T/replay.json" && ok || bad "replay JSON"
 grep -v '^  uid: ' "$EX/replay/pods.yaml" > "$T/no-uid.yaml"
 "$BIN" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/no-uid.yaml" > "$T/replay.txt" 2> "$T/err.txt" \
   && [ "$(grep -c '^equal to place: 13/13$' "$T/replay.txt")" = 2 ] && ok || bad "replay without uids: $(cat "$T/err.txt") $(cat "$T/replay.txt")"
+
+# place's own inputs: node pools, controllers, PriorityClasses, a quota, MIG and time-slicing ConfigMaps.
+# Every decision equal but the one place makes by preemption (not replayed): exit 1, that line only.
+"$BIN" serve --replay --cluster "$2" --workload "$2" --json "$T/examples.json" > "$T/examples.txt" 2> "$T/err.txt"
+rc=$?
+[ "$rc" = 1 ] && [ "$(grep -c '^equal to place: 26/27 (1 bound by preemption in place, not replayed)$' "$T/examples.txt")" = 2 ] \
+  && [ "$(grep -c '^  differs: ' "$T/examples.txt")" = 2 ] \
+  && [ "$(grep -c '^  differs: ml-training/llm-eval-0: serve pending / place training-h200-0 gpus \[0,1,2,3\]$' "$T/examples.txt")" = 2 ] \
+  && [ "$(grep -c '^not created, rejected by ResourceQuota admission as in place: 1 pod$' "$T/examples.txt")" = 2 ] \
+  && grep -q '"quota_rejected": \[' "$T/examples.json" && grep -q '"team-a/hparam-sweep-3"' "$T/examples.json" \
+  && ok || bad "replay of examples: exit $rc: $(cat "$T/err.txt") $(cat "$T/examples.txt")"
+# DaemonSets on a node pool: their pods first, each to its node.
+"$BIN" serve --replay --cluster "$2/daemonsets/pools.yaml" --workload "$2/daemonsets/workload.yaml" > "$T/ds.txt" 2> "$T/err.txt" \
+  && [ "$(grep -c '^replay: 1 nodes, 4 pods to schedule (2 of DaemonSets, first): 3 bound, 1 pending$' "$T/ds.txt")" = 2 ] \
+  && [ "$(grep -c '^equal to place: 4/4$' "$T/ds.txt")" = 2 ] && ok || bad "replay of DaemonSets: $(cat "$T/err.txt") $(cat "$T/ds.txt")"
 
 # 2. A server from a snapshot file.
 "$BIN" serve --listen 127.0.0.1:0 --snapshot "$EX/replay/nodes.yaml" --prices "$2/pools.yaml" > "$T/out.txt" 2> "$T/serve.txt" &
@@ -72,11 +88,20 @@ printf 'apiVersion: v1\nkind: Node\nmetadata: {name: [x]}\n' > "$T/bad.yaml"
 expect2 "bad snapshot" serve --listen 127.0.0.1:0 --snapshot "$T/bad.yaml"
 expect2 "replay without cluster" serve --replay
 printf 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n' > "$T/deploy.yaml"
-expect2 "replay of a Deployment" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/deploy.yaml"
+expect2 "replay of a Deployment without a template" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/deploy.yaml"
+grep -q 'deploy.yaml:' "$T/e.txt" && ok || bad "Deployment without a template: no file in $(cat "$T/e.txt")"
+# Gangs are refused, naming one.
+printf 'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\nspec: {minMember: 1}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: ml, labels: {scheduling.x-k8s.io/pod-group: g}}\nspec:\n  containers: [{name: c}]\n' > "$T/gang.yaml"
+expect2 "replay of a gang" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/gang.yaml"
+grep -q 'PodGroup ml/g is a gang' "$T/e.txt" && ok || bad "gang: $(cat "$T/e.txt")"
 # Replay with nothing pending ends at once (no server left waiting).
 printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: default, uid: u-r}\nspec:\n  nodeName: h100-a\n  containers: [{name: c}]\n' > "$T/bound.yaml"
 timeout 20 "$BIN" serve --replay --cluster "$EX/replay/nodes.yaml" --workload "$T/bound.yaml" > "$T/r0.txt" 2>&1 \
   && grep -q '0 pods to schedule' "$T/r0.txt" && ok || bad "replay with nothing pending: $(cat "$T/r0.txt")"
+# Node pools are nodes for place and --replay, not for a server whose nodes come from the API server.
+timeout 10 "$BIN" serve --listen 127.0.0.1:0 -q --cluster-config "$2/mig-h100.yaml" > /dev/null 2> "$T/e.txt"
+rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l < "$T/e.txt")" = 1 ] && grep -q 'mig-h100.yaml: a gpufleet NodePoolSet' "$T/e.txt" && ok || bad "cluster-config pools: exit $rc: $(cat "$T/e.txt")"
 # A snapshot file that place refuses (a node twice) is refused, naming the file.
 cat "$EX/replay/nodes.yaml" "$EX/replay/nodes.yaml" > "$T/dup.yaml"
 expect2 "duplicate nodes" serve --listen 127.0.0.1:0 --snapshot "$T/dup.yaml"

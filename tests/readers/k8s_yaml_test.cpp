@@ -565,6 +565,11 @@ spec:
   EXPECT_EQ(k.pods[5].num_gpu, 1);
   EXPECT_EQ(k.pods[6].num_gpu, 8);
   EXPECT_EQ(k.pods[6].gpu_request_milli(), 8000);
+  // Each pod's object: the Pod itself or its controller (what `serve --replay` makes the pod from).
+  std::vector<std::string> owners;
+  for (const PodOwner& o : k.pod_owners) owners.push_back(o.kind + "/" + o.name);
+  EXPECT_EQ(owners, (std::vector<std::string>{"Deployment/web", "Deployment/web", "Deployment/web", "Pod/single", "StatefulSet/db",
+                                              "StatefulSet/db", "Job/train", "Job/train", "Job/once", "ReplicaSet/rs"}));
 }
 
 // ------------------------------------------------------------------- PriorityClass, ResourceQuota

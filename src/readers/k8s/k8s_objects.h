@@ -126,9 +126,18 @@ struct NotModelled {
   std::string consequence;  ///< e.g. "the pod is placed as kube's default-scheduler would place it"
 };
 
+/// The object a pod was read from: a Pod itself (kind "Pod", its own name) or the workload
+/// controller that makes it (kind "Deployment", "ReplicaSet", "StatefulSet" or "Job", the
+/// controller's metadata.name; the pod is in the controller's namespace).
+struct PodOwner {
+  std::string kind;
+  std::string name;
+};
+
 struct K8sObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
+  std::vector<PodOwner> pod_owners;  ///< one per pod, parallel to pods
   /// apps/v1 DaemonSets, in order of appearance: templates, expanded per node once the nodes are
   /// known (sched/daemon_set.h); their pods are not in `pods`.
   std::vector<DaemonSet> daemon_sets;

@@ -503,7 +503,7 @@ class Reader : public detail::K8sTemplateParser {
   void workload(const Val& v, const std::string& kind);
   void daemon_set(const Val& v);
   PodTemplate pod_template(const Val& meta, const Val& spec, const std::string& ns);
-  void add_pod(const PodTemplate& t, std::string name, const Val& name_at);
+  void add_pod(const PodTemplate& t, std::string name, const Val& name_at, PodOwner owner);
   void priority_class(const Val& v);
   void resource_quota(const Val& v);
   void pod_disruption_budget(const Val& v);
@@ -842,7 +842,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   return t;
 }
 
-void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at) {
+void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at, PodOwner owner) {
   if (out_.pods.size() >= limits_.max_pods)
     name_at.fail(limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
   if (!pod_keys_.insert(t.pod.namespace_name + "/" + name).second)
@@ -851,6 +851,7 @@ void Reader::add_pod(const PodTemplate& t, std::string name, const Val& name_at)
   p.name = std::move(name);
   pending_.push_back({t.explicit_priority, t.explicit_policy, name_at.source().file, t.class_position, t.class_field});
   out_.pods.push_back(std::move(p));
+  out_.pod_owners.push_back(std::move(owner));
 }
 
 void Reader::pod(const Val& v) {
@@ -860,7 +861,7 @@ void Reader::pod(const Val& v) {
   t.pod.uid = meta["uid"].str();
   // The devices a bind recorded; a pod not yet bound has none to hold, whatever it carries.
   if (!t.pod.node_name.empty()) t.pod.assigned_devices = device_annotations(meta["annotations"]);
-  add_pod(t, name, meta["name"]);
+  add_pod(t, name, meta["name"], PodOwner{"Pod", name});
 }
 
 void Reader::workload(const Val& v, const std::string& kind) {
@@ -883,7 +884,7 @@ void Reader::workload(const Val& v, const std::string& kind) {
   if (out_.pods.size() + static_cast<size_t>(replicas) > limits_.max_pods)  // before building any of them
     spec[kind == "Job" ? "parallelism" : "replicas"].fail(
         limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
-  for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"]);
+  for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"], PodOwner{kind, name});
 }
 
 // apps/v1 DaemonSet: kept as a template (model/daemon_set.h); its pods are made per node once the

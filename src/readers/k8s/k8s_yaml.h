@@ -19,7 +19,8 @@
 //    and uses K8sNodeSource to report positions.
 //  - Pod, and one pod per replica of Deployment and ReplicaSet (spec.replicas, default 1), StatefulSet
 //    (spec.replicas) and Job (spec.parallelism, default 1, at most spec.completions), named
-//    <owner>-0 .. <owner>-(N-1). spec.nodeName (of a Pod or a template) is kept as Pod::node_name: bound to that node.
+//    <owner>-0 .. <owner>-(N-1); K8sObjects::pod_owners names the object each pod came from. spec.nodeName
+//    (of a Pod or a template) is kept as Pod::node_name: bound to that node.
 //    spec.topologySpreadConstraints -> PodConstraints::topology_spread_constraints, refused where the
 //    API server refuses them (validateTopologySpreadConstraints: maxSkew and minDomains >= 1,
 //    minDomains only with DoNotSchedule, whenUnsatisfiable DoNotSchedule or ScheduleAnyway,

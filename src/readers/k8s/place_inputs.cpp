@@ -17,7 +17,7 @@
 
 namespace gpufleet::io {
 
-PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
+std::vector<std::string> place_input_paths(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
   // A path given twice (e.g. one folder as both --cluster and --workload) is read once.
   std::vector<std::string> paths;
   std::set<std::filesystem::path> seen;
@@ -27,7 +27,11 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
       const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
       if (seen.insert(ec ? std::filesystem::path(path) : canonical).second) paths.push_back(path);
     }
-  return place_inputs_from_objects(read_k8s_inputs(paths));
+  return paths;
+}
+
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
+  return place_inputs_from_objects(read_k8s_inputs(place_input_paths(cluster_paths, workload_paths)));
 }
 
 PlaceInputs place_inputs_from_objects(K8sObjects objects) {

@@ -37,6 +37,10 @@ struct PlaceInputs {
 /// cluster paths hold no node at all.
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
 
+/// The paths read_place_inputs reads, in order: the cluster paths, then the workload paths, each
+/// path once (the first time it is given, comparing std::filesystem::weakly_canonical forms).
+std::vector<std::string> place_input_paths(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
+
 /// read_place_inputs' second half, on objects already read (the live server's cache reads them from
 /// the API server's JSON): pools expanded, device set-up applied, quotas, PDBs and queues moved to
 /// the input. Same errors.

@@ -58,24 +58,24 @@ std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>
     for (const YamlNode& doc : detail::parse_yaml_stream(text, src, "")) {
       if (doc.type == YamlType::kNull) continue;
       if (doc.type != YamlType::kMapping) src.fail(doc.mark, "", "expected a Kubernetes object (a mapping)");
-      nlohmann::json object = to_json(doc, src, "");
-      std::vector<nlohmann::json> items;
-      if (is_list(object)) {
-        // The API's typed lists (NodeList, PodList) leave their items' kind out.
-        const std::string list_kind = object["kind"].get<std::string>();
-        const std::string item_kind = list_kind == "List" ? "" : list_kind.substr(0, list_kind.size() - 4);
-        const auto it = object.find("items");
-        if (it != object.end() && it->is_array()) items = std::move(*it);
-        for (nlohmann::json& item : items)
-          if (item.is_object() && !item.contains("kind") && !item_kind.empty()) item["kind"] = item_kind;
-      } else {
-        items.push_back(std::move(object));
-      }
-      for (nlohmann::json& item : items) {
-        if (out.size() >= max_objects)
-          src.fail(doc.mark, "", limit_message(max_objects, "objects", "ObjectLimits::max_nodes + max_pods"));
-        out.push_back(std::move(item));
-      }
+      // A List's items (a List in a List too, as the Kubernetes reader unpacks them), in order.
+      const auto add = [&](auto& self, nlohmann::json object) -> void {
+        if (object.is_object() && is_list(object)) {
+          // The API's typed lists (NodeList, PodList) leave their items' kind out.
+          const std::string list_kind = object["kind"].get<std::string>();
+          const std::string item_kind = list_kind == "List" ? "" : list_kind.substr(0, list_kind.size() - 4);
+          const auto it = object.find("items");
+          if (it == object.end() || !it->is_array()) return;
+          for (nlohmann::json& item : *it) {
+            if (item.is_object() && !item.contains("kind") && !item_kind.empty()) item["kind"] = item_kind;
+            self(self, std::move(item));
+          }
+          return;
+        }
+        if (out.size() >= max_objects) src.fail(doc.mark, "", limit_message(max_objects, "objects", "ObjectLimits::max_nodes + max_pods"));
+        out.push_back(std::move(object));
+      };
+      add(add, to_json(doc, src, ""));
     }
   }
   return out;

@@ -3,7 +3,8 @@
 // files rather than from the API server.
 //
 // Input: files or directories as readers/k8s/k8s_yaml.h takes them (k8s_input_files); every document, and
-// every item of a List (`kind: List`, NodeList, PodList, ...), is one object. Scalars become JSON
+// every item of a List (`kind: List`, NodeList, PodList, ...; a List in a List unpacked too), is one
+// object. Scalars become JSON
 // strings (the YAML tree keeps no types: `8` and `"8"` read the same through readers/k8s/k8s_yaml.h, which
 // takes quantities and integers from their text), a null scalar JSON null. Limits: YamlLimits per
 // file, ObjectLimits::max_nodes + max_pods objects in all. Errors: InputError at the document
