@@ -81,7 +81,7 @@ struct ClusterCache::Impl {
     copy["apiVersion"] = "v1";
     try {
       io::K8sObjects read = io::parse_k8s_text(static_text + "\n---\n" + copy.dump(), "object");
-      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read));
+      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read), "object");
     } catch (const InputError& e) {
       return e.what();
     } catch (const std::exception& e) {
@@ -157,7 +157,7 @@ struct ClusterCache::Impl {
       snapshot->inputs.input.pods = snapshot->inputs.objects.pods;
     } else {
       try {
-        snapshot->inputs = io::place_inputs_from_objects(std::move(read));
+        snapshot->inputs = io::place_inputs_from_objects(std::move(read), "cluster cache");
       } catch (const std::exception& e) {
         snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
         return snapshot;
