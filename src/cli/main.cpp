@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--policy", place.policy, "placement policy (see pack --help)")->capture_default_str();
   place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
   place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
-  place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr");
+  place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr (they stay in --json's warnings)");
 
   gpufleet::cli::SimulateCommandOptions simulate;
   CLI::App* simulate_cmd = app.add_subcommand(

@@ -24,9 +24,10 @@ int run_place_command(const PlaceCommandOptions& o) {
 
   io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
   if (!o.admission.empty()) inputs.input.kueue.configuration.placement_aware = o.admission == "placement";
-  // Always, --quiet or not: each says where gpufleet decides differently from Kubernetes or leaves
-  // something out, which the results depend on.
-  for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
+  // Each says where gpufleet decides differently from Kubernetes or leaves something out, which the
+  // results depend on: on stderr unless --quiet, and always in the JSON (`warnings`).
+  if (!o.quiet)
+    for (const std::string& w : inputs.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
 
   place::PlaceOptions options;
   options.policy = policy;

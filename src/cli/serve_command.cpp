@@ -98,11 +98,12 @@ int run_serve_command(const ServeCommandOptions& o) {
   live::ClusterCache cache(std::move(cache_options));
   if (!o.snapshot_path.empty()) {
     // The file as `place` reads it first: its errors name the file, line and field (exit 2).
-    io::read_place_inputs({o.snapshot_path}, {});
+    io::read_place_inputs({o.snapshot_path}, {}, "--snapshot");
     nlohmann::json items = nlohmann::json::array();
     for (nlohmann::json& object : io::read_k8s_json_objects({o.snapshot_path})) items.push_back(std::move(object));
     cache.replace_all(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}, o.snapshot_path);
-    for (const std::string& line : cache.snapshot()->refused) std::fprintf(stderr, "gpufleet serve: warning: %s\n", line.c_str());
+    if (!o.quiet)
+      for (const std::string& line : cache.snapshot()->refused) std::fprintf(stderr, "gpufleet serve: warning: %s\n", line.c_str());
   }
 
   // SIGTERM and SIGINT go to one thread, which stops the server gracefully.

@@ -67,6 +67,7 @@ struct ClusterCache::Impl {
   mutable std::mutex mutex;  // guards everything below
   std::map<std::string, nlohmann::json> objects[kKinds];
   std::map<std::string, std::string> refused[kKinds];  // key -> why the reader refused it
+  std::map<std::string, std::string> pod_uids;         // metadata.uid -> key of the cached Pod that has it
   std::string resource_version[kKinds];
   bool listed[kKinds] = {false, false};
   bool posted = false;
@@ -88,7 +89,7 @@ struct ClusterCache::Impl {
     copy["apiVersion"] = "v1";
     try {
       io::K8sObjects read = parse(copy.dump(), "object");
-      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read));
+      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read), "object");
     } catch (const InputError& e) {
       return e.what();
     } catch (const std::exception& e) {
@@ -97,30 +98,50 @@ struct ClusterCache::Impl {
     return {};
   }
 
+  // Drops a cached object (and its Pod's uid), under mutex.
+  void drop(ResourceKind kind, const std::string& key) {
+    const size_t k = index_of(kind);
+    const auto it = objects[k].find(key);
+    if (it == objects[k].end()) return;
+    if (kind == ResourceKind::kPod)
+      if (const auto u = pod_uids.find(string_at(it->second, "metadata", "uid")); u != pod_uids.end() && u->second == key) pod_uids.erase(u);
+    objects[k].erase(it);
+  }
+
   // Inserts or replaces (under mutex).
   void put(ResourceKind kind, const std::string& key, nlohmann::json object) {
     const size_t k = index_of(kind);
+    std::string uid;
     if (kind == ResourceKind::kPod) {
       if (terminal(object)) {
-        objects[k].erase(key);
+        drop(kind, key);
         refused[k].erase(key);
         assumed.erase(key);
         return;
       }
       if (!string_at(object, "spec", "nodeName").empty()) assumed.erase(key);
+      uid = string_at(object, "metadata", "uid");
     }
-    if (std::string why = check(kind, object); !why.empty()) {
-      objects[k].erase(key);
+    std::string why = check(kind, object);
+    // The API server gives every object its own uid, and a bind names the pod by it: a second Pod
+    // with one would be bound as the first, so it is refused (the first keeps it).
+    if (const auto owner = uid.empty() ? pod_uids.end() : pod_uids.find(uid); why.empty() && owner != pod_uids.end() && owner->second != key)
+      why = InputError("object", 0, "metadata.uid",
+                       fmt::format("uid '{}' is already that of pod {} (the API server gives every object its own)", uid, owner->second))
+                .what();
+    drop(kind, key);
+    if (!why.empty()) {
       refused[k][key] = std::move(why);
       return;
     }
     refused[k].erase(key);
+    if (!uid.empty()) pod_uids[uid] = key;
     objects[k][key] = std::move(object);
   }
 
   void erase(ResourceKind kind, const std::string& key) {
     const size_t k = index_of(kind);
-    objects[k].erase(key);
+    drop(kind, key);
     refused[k].erase(key);
     if (kind == ResourceKind::kPod) assumed.erase(key);
   }
@@ -164,7 +185,7 @@ struct ClusterCache::Impl {
       snapshot->inputs.input.pods = snapshot->inputs.objects.pods;
     } else {
       try {
-        snapshot->inputs = io::place_inputs_from_objects(std::move(read));
+        snapshot->inputs = io::place_inputs_from_objects(std::move(read), "cluster cache");
       } catch (const std::exception& e) {
         snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
         return snapshot;
@@ -210,6 +231,7 @@ void ClusterCache::replace(ResourceKind kind, std::vector<nlohmann::json> items,
   const size_t k = index_of(kind);
   impl_->objects[k].clear();
   impl_->refused[k].clear();
+  if (kind == ResourceKind::kPod) impl_->pod_uids.clear();
   std::map<std::string, Impl::Assumed> assumed;
   for (nlohmann::json& item : items) {
     const std::string key = object_key(kind, item);

@@ -8,7 +8,8 @@
 // static objects given at start (device-plugin and mig-parted configs, PriorityClasses, quotas,
 // PodDisruptionBudgets, node pools): two caches fed the same objects give the same answers, and a
 // restarted server rebuilds the same state by listing again. An object the reader refuses is left out of the
-// snapshot and counted (Snapshot::refused), never fatal: the API server is not a file to fix.
+// snapshot and counted (Snapshot::refused), never fatal: the API server is not a file to fix. So is
+// a Pod whose metadata.uid another cached Pod already has (binds name pods by uid; the first keeps it).
 //
 // Threads: every member is safe to call from any thread. snapshot() returns the latest snapshot,
 // rebuilding it first when objects changed since (the first caller after a change pays for the

@@ -33,11 +33,25 @@ struct KubeClient::Tls {
 
 namespace {
 
-std::string pem_of(const std::string& path, const std::string& data) {
-  return path.empty() ? data : io::read_text_file(path, io::kMiB, "PEM file size");
+// A TLS setting that does not load. From a kubeconfig: at the kubeconfig's field, the file it names
+// (if a path) in the message -- "kc.yaml:7:28: field 'clusters[0].cluster.certificate-authority':
+// ca.crt: no PEM certificate in the CA bundle". Otherwise (in-cluster): at the file, or at the field.
+[[noreturn]] void fail_tls(const io::KubeConfigPosition& at, const std::string& path, const char* data_field,
+                           const char* field, const std::string& message) {
+  if (at.file.empty()) throw InputError(path.empty() ? data_field : path, 0, field, message);
+  throw InputError(at.file, at.line, at.field, path.empty() ? message : fmt::format("{}: {}", path, message), at.column);
 }
 
-std::string source_of(const std::string& path, const char* data_field) { return path.empty() ? data_field : path; }
+// The PEM text of a setting: the file `path` names (its read errors at the setting), else `data`.
+std::string pem_of(const std::string& path, const std::string& data, const io::KubeConfigPosition& at) {
+  if (path.empty()) return data;
+  try {
+    return io::read_text_file(path, io::kMiB, "PEM file size");
+  } catch (const InputError& e) {
+    if (at.file.empty()) throw;
+    throw InputError(at.file, at.line, at.field, e.what(), at.column);
+  }
+}
 
 void set_timeout(httplib::ClientImpl& c, double seconds, bool read) {
   const auto sec = static_cast<time_t>(seconds);
@@ -52,12 +66,13 @@ KubeClient::KubeClient(io::KubeRestConfig config) : config_(std::move(config)), 
   if (config_.url.scheme != "https") return;
   Tls& t = *tls_;
   if (!config_.certificate_authority.empty() || !config_.certificate_authority_data.empty()) {
-    const std::string pem = pem_of(config_.certificate_authority, config_.certificate_authority_data);
-    const std::string src = source_of(config_.certificate_authority, "certificate-authority-data");
+    const std::string pem = pem_of(config_.certificate_authority, config_.certificate_authority_data, config_.certificate_authority_at);
     BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
     X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
-    if (ca == nullptr) throw InputError(src, 0, "certificate-authority", "no PEM certificate in the CA bundle");
+    if (ca == nullptr)
+      fail_tls(config_.certificate_authority_at, config_.certificate_authority, "certificate-authority-data", "certificate-authority",
+               "no PEM certificate in the CA bundle");
     X509_free(ca);
     if (!config_.certificate_authority.empty()) {
       t.ca_path = config_.certificate_authority;
@@ -74,22 +89,21 @@ KubeClient::KubeClient(io::KubeRestConfig config) : config_(std::move(config)), 
   }
   const bool has_cert = !config_.client_certificate.empty() || !config_.client_certificate_data.empty();
   if (has_cert) {
-    const std::string cert_pem = pem_of(config_.client_certificate, config_.client_certificate_data);
-    const std::string key_pem = pem_of(config_.client_key, config_.client_key_data);
+    const std::string cert_pem = pem_of(config_.client_certificate, config_.client_certificate_data, config_.client_certificate_at);
+    const std::string key_pem = pem_of(config_.client_key, config_.client_key_data, config_.client_key_at);
     BIO* bio = BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()));
     t.cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
     if (t.cert == nullptr)
-      throw InputError(source_of(config_.client_certificate, "client-certificate-data"), 0, "client-certificate",
-                       "no PEM certificate");
+      fail_tls(config_.client_certificate_at, config_.client_certificate, "client-certificate-data", "client-certificate",
+               "no PEM certificate");
     bio = BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()));
     t.key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
     BIO_free(bio);
-    if (t.key == nullptr)
-      throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key", "no PEM private key");
+    if (t.key == nullptr) fail_tls(config_.client_key_at, config_.client_key, "client-key-data", "client-key", "no PEM private key");
     if (X509_check_private_key(t.cert, t.key) != 1)
-      throw InputError(source_of(config_.client_key, "client-key-data"), 0, "client-key",
-                       "the private key does not match the client certificate");
+      fail_tls(config_.client_key_at, config_.client_key, "client-key-data", "client-key",
+               "the private key does not match the client certificate");
   }
 }
 

@@ -104,6 +104,32 @@ TEST(LiveCache, WatchEventsAndRefusedObjects) {
   EXPECT_EQ(cache.snapshot()->inputs.input.pods.size(), 0u);
 }
 
+// Two Pods with one metadata.uid (the API server never has them): the second is refused, the first
+// keeps the uid; once the first is gone, the uid is free again.
+TEST(LiveCache, ASecondPodWithTheSameUidIsRefused) {
+  ClusterCache cache(CacheOptions{});
+  cache.replace(ResourceKind::kNode, {node("a", 8)}, "5");
+  json first = pod("p", 1, "a"), second = pod("q", 1, "a");
+  second["metadata"]["uid"] = "uid-p";
+  cache.replace(ResourceKind::kPod, {first, second}, "5");
+  auto s = cache.snapshot();
+  ASSERT_EQ(s->inputs.input.pods.size(), 1u);
+  EXPECT_EQ(s->inputs.input.pods[0].name, "p");
+  ASSERT_EQ(s->refused.size(), 1u);
+  EXPECT_EQ(s->refused[0],
+            "Pod default/q: object: field 'metadata.uid': uid 'uid-p' is already that of pod default/p (the API server gives every "
+            "object its own)");
+  cache.apply(ResourceKind::kPod, WatchEventType::kModified, first);  // the owner again: still its own
+  cache.apply(ResourceKind::kPod, WatchEventType::kAdded, second);   // by watch too
+  EXPECT_EQ(cache.snapshot()->refused.size(), 1u);
+  cache.apply(ResourceKind::kPod, WatchEventType::kDeleted, first);
+  cache.apply(ResourceKind::kPod, WatchEventType::kModified, second);
+  s = cache.snapshot();
+  EXPECT_TRUE(s->refused.empty());
+  ASSERT_EQ(s->inputs.input.pods.size(), 1u);
+  EXPECT_EQ(s->inputs.input.pods[0].name, "q");
+}
+
 TEST(LiveExtender, FilterSaysWhyPerNode) {
   ClusterCache cache(CacheOptions{});
   cache.replace_all(cluster_list(), "test");

@@ -168,7 +168,7 @@ TEST(DaemonSetReader, RefusesWhatTheApiServerRefuses) {
 
 TEST(DaemonSetController, ShouldRunOnTheNodesTheTemplateAdmits) {
   const io::K8sObjects o = io::parse_k8s_text(kWorkload, "w.yaml");
-  const io::PlaceInputs in = io::place_inputs_from_objects(io::parse_k8s_text(kNodes, "n.yaml"));
+  const io::PlaceInputs in = io::place_inputs_from_objects(io::parse_k8s_text(kNodes, "n.yaml"), "n.yaml");
   std::vector<std::string> agent, gpu_agent;
   for (const Node& n : in.input.nodes) {
     if (sched::daemon_set_should_run(o.daemon_sets[0], n)) agent.push_back(n.name);
@@ -193,7 +193,7 @@ TEST(DaemonSetController, ShouldRunOnTheNodesTheTemplateAdmits) {
 // has 1 CPU. agent-small (1.5 CPUs) does not fit its 1-CPU node and is pending.
 TEST(DaemonSetPlace, PodsComeFirstPinnedToTheirNodes) {
   io::K8sObjects objects = io::parse_k8s_text(std::string(kNodes) + "---\n" + kWorkload, "in.yaml");
-  const io::PlaceInputs in = io::place_inputs_from_objects(std::move(objects));
+  const io::PlaceInputs in = io::place_inputs_from_objects(std::move(objects), "objects");
   const place::PlaceResult r = place::place_workload(in.input, {"gpufleet", 42});
   ASSERT_EQ(r.placements.size(), 5u);
   EXPECT_EQ(r.placements[0].pod, "kube-system/agent-gpu-a");

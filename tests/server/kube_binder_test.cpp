@@ -293,6 +293,26 @@ TEST(KubeClient, TlsMaterialThatDoesNotLoadIsAnInputError) {
   EXPECT_NO_THROW(server::KubeClient client(c));
 }
 
+// A CA, client certificate or key from a kubeconfig that does not load is reported at the
+// kubeconfig's field (file, line, column), with the file the field names when it is a path.
+TEST(KubeClient, TlsMaterialFromAKubeconfigNamesItsField) {
+  TempDir dir;
+  const std::string head = "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                           "users: [{name: u, user: {token: t}}]\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:8443\n";
+  dir.write("bad.crt", "not a certificate\n");
+  const std::string kc = dir.write("kc.yaml", head + "    certificate-authority: bad.crt\n");
+  const io::KubeRestConfig c = io::read_kubeconfig_file(kc);
+  testing::expect_input_error([&] { server::KubeClient client(c); }, kc, 10, 28, "clusters[0].cluster.certificate-authority",
+                              (dir.path / "bad.crt").string() + ": no PEM certificate in the CA bundle");
+  const std::string missing = dir.write("kc2.yaml", head + "    certificate-authority: none.crt\n");
+  testing::expect_input_error([&] { server::KubeClient client(io::read_kubeconfig_file(missing)); }, missing, 10, 28,
+                              "clusters[0].cluster.certificate-authority",
+                              (dir.path / "none.crt").string() + ": cannot open file: no such file");
+  const std::string data = dir.write("kc3.yaml", head + "    certificate-authority-data: Q0E=\n");
+  testing::expect_input_error([&] { server::KubeClient client(io::read_kubeconfig_file(data)); }, data, 10, 33,
+                              "clusters[0].cluster.certificate-authority-data", "no PEM certificate in the CA bundle");
+}
+
 TEST(KubeClient, EscapeAndFailureLine) {
   EXPECT_EQ(server::kube_url_escape("abc-_.~XYZ09"), "abc-_.~XYZ09");
   EXPECT_EQ(server::kube_url_escape("a b/c=d+e"), "a%20b%2Fc%3Dd%2Be");

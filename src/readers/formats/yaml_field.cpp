@@ -64,6 +64,8 @@ Field::Field(const YamlNode& node, std::string path, const Source& src)
 
 void Field::fail(const std::string& message) const { src_->fail(mark_, path_, message); }
 
+void fail_referenced(const Field& f, const InputError& error) { f.fail(error.what()); }
+
 void Field::require_map() const {
   if (!present()) fail("required field is missing");
   if (!is_map()) fail(fmt::format("expected a mapping, got {}", type_name(*node_)));

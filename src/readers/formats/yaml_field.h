@@ -43,6 +43,12 @@
 //   seconds(f)        -- a duration in seconds, finite, in [0, kMaxSeconds]
 //   int_or_percent(f, max) -- a policy/v1 int-or-percent: an integer in [0, max] or "N%", N <= 100
 //
+// Files named by a field (a workload's trace, step profile, Kubernetes objects):
+//   read_referenced(f, read)    -- read(); an InputError from it (the file cannot be opened, is a
+//                                  directory, or has a bad row) fails at f instead, its whole line as
+//                                  the message: "w.yaml:12:14: field 'x.trace': t.csv:3:2: field 'c': ..."
+//   fail_referenced(f, error)   -- the same failure, for an error already caught
+//
 // Loading. strip_bom() drops a leading UTF-8 byte-order mark; load_documents() parses every document
 // of a multi-document stream with libyaml (readers/formats/yaml_tree.h: syntax, UTF-8, no aliases, YamlLimits);
 // a syntax error becomes "YAML syntax error: <msg>" at its mark.
@@ -58,6 +64,7 @@
 
 #include "readers/formats/yaml_tree.h"
 #include "model/quantity.h"
+#include "util/input_error.h"
 
 namespace gpufleet {
 struct IntOrPercent;  // model/pod_disruption_budget.h
@@ -164,5 +171,21 @@ double seconds(const Field& f);
 /// value is at most 100. Errors: "'s' is not a valid percent: a percent is digits followed by '%',
 /// e.g. '50%'", "'s' is more than 100%".
 IntOrPercent int_or_percent(const Field& f, int64_t max_count);
+
+/// Fails at `f`, the field that names a file, with `error` (the file's own error: its file, line,
+/// column and field) as the message, so the one line names both the referencing field and the place
+/// in the referenced file.
+[[noreturn]] void fail_referenced(const Field& f, const InputError& error);
+
+/// Runs `read` (which reads the file `f` names, and may check what it read) and returns its result;
+/// an InputError it throws fails at `f` (fail_referenced).
+template <class Read>
+decltype(auto) read_referenced(const Field& f, Read&& read) {
+  try {
+    return std::forward<Read>(read)();
+  } catch (const InputError& e) {
+    fail_referenced(f, e);
+  }
+}
 
 }  // namespace gpufleet::io::detail

@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 #include <tuple>
 #include <stdexcept>
@@ -529,6 +530,7 @@ class Reader : public detail::K8sTemplateParser {
   std::set<std::string> daemon_set_keys_;         // namespace/name
   detail::KueueReader kueue_;
   std::set<std::string> node_names_, pod_keys_, class_names_, quota_keys_;
+  std::map<std::string, std::string> pod_uids_;  // metadata.uid -> "namespace/name" of the Pod that has it
   std::map<std::string, std::pair<std::string, std::string>> skipped_;  // kind -> (first location, reason)
   std::map<std::string, size_t> features_;  // what -> index in out_.not_modelled
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
@@ -859,6 +861,12 @@ void Reader::pod(const Val& v) {
   const Val meta = v["metadata"];
   PodTemplate t = pod_template(meta, v["spec"], metadata_namespace(v));
   t.pod.uid = meta["uid"].str();
+  // The API server gives every object its own uid, and a bind names the pod by it: a second Pod
+  // with one would be bound as the first.
+  if (!t.pod.uid.empty())
+    if (const auto [it, fresh] = pod_uids_.try_emplace(t.pod.uid, t.pod.namespace_name + "/" + name); !fresh)
+      meta["uid"].fail(fmt::format("uid '{}' is already that of pod {} (the API server gives every object its own)", t.pod.uid,
+                                   it->second));
   // The devices a bind recorded; a pod not yet bound has none to hold, whatever it carries.
   if (!t.pod.node_name.empty()) t.pod.assigned_devices = device_annotations(meta["annotations"]);
   add_pod(t, name, meta["name"], PodOwner{"Pod", name});

@@ -30,11 +30,15 @@ std::vector<std::string> place_input_paths(const std::vector<std::string>& clust
   return paths;
 }
 
-PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths) {
-  return place_inputs_from_objects(read_k8s_inputs(place_input_paths(cluster_paths, workload_paths)));
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths,
+                              const std::string& cluster_option) {
+  std::string given;  // what the user gave for the nodes, as typed: "--cluster a.yaml --cluster b/"
+  for (const std::string& path : cluster_paths) given += fmt::format("{}{} {}", given.empty() ? "" : " ", cluster_option, path);
+  return place_inputs_from_objects(read_k8s_inputs(place_input_paths(cluster_paths, workload_paths)),
+                                   given.empty() ? cluster_option : given);
 }
 
-PlaceInputs place_inputs_from_objects(K8sObjects objects) {
+PlaceInputs place_inputs_from_objects(K8sObjects objects, const std::string& nodes_given) {
   PlaceInputs out;
   out.objects = std::move(objects);
 
@@ -96,7 +100,7 @@ PlaceInputs place_inputs_from_objects(K8sObjects objects) {
     out.input.nodes.push_back(node);
   }
   if (out.input.nodes.empty())
-    throw UsageError("--cluster: no nodes (give Node objects or a gpufleet NodePoolSet file)");
+    throw UsageError(fmt::format("{}: no nodes (give Node objects or a gpufleet NodePoolSet file)", nodes_given));
   out.input.pods = out.objects.pods;
   out.input.daemon_sets = out.objects.daemon_sets;
   // A DaemonSet may make a pod per node: at most that many count toward ObjectLimits::max_pods.

@@ -34,8 +34,10 @@ struct PlaceInputs {
 /// pods + DaemonSets x nodes may not pass ObjectLimits::max_pods, an error at the DaemonSet's name).
 /// Throws InputError for bad input (the
 /// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
-/// cluster paths hold no node at all.
-PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths);
+/// cluster paths hold no node at all: "--cluster a.yaml: no nodes (...)", naming `cluster_option`
+/// (the option the paths were given with: --cluster, --snapshot) and each path.
+PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths,
+                              const std::string& cluster_option = "--cluster");
 
 /// The paths read_place_inputs reads, in order: the cluster paths, then the workload paths, each
 /// path once (the first time it is given, comparing std::filesystem::weakly_canonical forms).
@@ -43,7 +45,8 @@ std::vector<std::string> place_input_paths(const std::vector<std::string>& clust
 
 /// read_place_inputs' second half, on objects already read (the live server's cache reads them from
 /// the API server's JSON): pools expanded, device set-up applied, quotas, PDBs and queues moved to
-/// the input. Same errors.
-PlaceInputs place_inputs_from_objects(K8sObjects objects);
+/// the input. Same errors; `nodes_given` names where the nodes were to come from in the UsageError
+/// for none ("--snapshot s.yaml: no nodes (...)").
+PlaceInputs place_inputs_from_objects(K8sObjects objects, const std::string& nodes_given);
 
 }  // namespace gpufleet::io

@@ -67,6 +67,13 @@ std::string decoded(const Field& f) {
   return *d;
 }
 
+KubeConfigPosition position_of(const Field& path, const Field& data) {
+  const Field& f = path.present() ? path : data;
+  if (!f.present()) return {};
+  const auto [line, column] = f.position();
+  return {f.source().file, line, column, f.path()};
+}
+
 std::string resolve(const std::string& path, const std::string& base_dir) {
   if (path.empty() || base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
   return (std::filesystem::path(base_dir) / path).lexically_normal().string();
@@ -196,6 +203,7 @@ KubeRestConfig parse_kubeconfig_text(std::string_view text, const std::string& s
     ca_data.fail("certificate-authority-data and certificate-authority are both specified (give one)");
   cfg.certificate_authority = resolve(ca.str(), base_dir);
   cfg.certificate_authority_data = decoded(ca_data);
+  cfg.certificate_authority_at = position_of(ca, ca_data);
   const Field insecure = (*cluster)["insecure-skip-tls-verify"];
   cfg.insecure_skip_tls_verify = insecure.boolean(false);
   if (cfg.insecure_skip_tls_verify && (ca.present() || ca_data.present()))
@@ -227,6 +235,8 @@ KubeRestConfig parse_kubeconfig_text(std::string_view text, const std::string& s
       cfg.client_certificate_data = decoded(cert_data);
       cfg.client_key = resolve(key.str(), base_dir);
       cfg.client_key_data = decoded(key_data);
+      cfg.client_certificate_at = position_of(cert, cert_data);
+      cfg.client_key_at = position_of(key, key_data);
     }
   }
   return cfg;

@@ -52,6 +52,16 @@ struct KubeServerUrl {
 /// scheme, an empty host, a port outside 1-65535, a query or a fragment.
 KubeServerUrl parse_server_url(const std::string& url, const std::string& source, const std::string& field);
 
+/// Where a kubeconfig gave a setting: the kubeconfig file, 1-based line and column, and the field
+/// path ("clusters[0].cluster.certificate-authority"). file "" when the setting came from elsewhere
+/// (the in-cluster service account, a config built in code).
+struct KubeConfigPosition {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string field;
+};
+
 /// The connection settings of one context (or of the in-cluster service account).
 struct KubeRestConfig {
   std::string context;                     ///< the context's name; "" for in-cluster
@@ -67,6 +77,9 @@ struct KubeRestConfig {
   std::string client_key;                  ///< path of the client key (PEM); "" when none
   std::string client_key_data;             ///< the client key (PEM, decoded)
   std::string namespace_;                  ///< the context's namespace; "" when none
+  /// Where the kubeconfig gave the CA (certificate-authority or -data), the client certificate and
+  /// the client key, for the errors found when they are loaded (server/kube_client.h).
+  KubeConfigPosition certificate_authority_at, client_certificate_at, client_key_at;
 };
 
 /// Reads the kubeconfig `text` (named `source` in errors), selecting `context` (or current-context

@@ -21,6 +21,8 @@ namespace gpufleet::io {
 namespace {
 
 using detail::Field;
+using detail::fail_referenced;
+using detail::read_referenced;
 using detail::seconds;
 
 inference::Precision parse_precision(const Field& f) {
@@ -104,11 +106,11 @@ std::string resolve(const std::string& base_dir, const std::string& path) {
   return p.is_absolute() || base_dir.empty() ? path : (std::filesystem::path(base_dir) / p).string();
 }
 
-// A trace file, read once; the field names it in errors about the path.
+// A trace file, read once; its errors (cannot open, a bad row) are reported at the field that names it.
 std::shared_ptr<const std::vector<inference::Request>> read_trace(const Field& f, const std::string& base_dir,
                                                                   RequestTraceFormat format) {
   const std::string path = resolve(base_dir, f.required_str());
-  return std::make_shared<const std::vector<inference::Request>>(read_request_trace(path, format));
+  return read_referenced(f, [&] { return std::make_shared<const std::vector<inference::Request>>(read_request_trace(path, format)); });
 }
 
 // traffic: {trace, format, timeScale, rateMultiplier, startSeconds, endSeconds} or {generate: {...}}.
@@ -220,47 +222,51 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
   if (!k8s.present() && !pred.present()) a.fail("one of kubernetes or predictive is required");
   std::string description;
   if (k8s.present()) {
-    const ServingObjects objects = read_k8s_serving({resolve(base_dir, k8s.required_str())});
+    const std::string path = resolve(base_dir, k8s.required_str());
+    const ServingObjects objects = read_referenced(k8s, [&] { return read_k8s_serving({path}); });
     const size_t n = objects.hpas.size() + objects.scaled_objects.size();
     if (n != 1)
       k8s.fail(fmt::format("{} has {} HorizontalPodAutoscaler and {} ScaledObject objects; exactly one is needed",
                            k8s.scalar(), objects.hpas.size(), objects.scaled_objects.size()));
-    if (!objects.hpas.empty()) {
-      const ServingHpa& h = objects.hpas.front();
-      for (size_t i = 0; i < h.spec.metrics.size(); ++i)
-        if (!exported(h.spec.metrics[i].name))
-          fail_at(h.metric_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
-                                                     h.spec.metrics[i].name, exported_list()));
-      const replica_autoscaling::HpaSpec hpa = h.spec;
-      try {
-        replica_autoscaling::HpaAutoscaler check(hpa);
-      } catch (const std::invalid_argument& e) {
-        fail_at(h.where, e.what());
+    // The checks of the object read: errors at its place in its file, reported at `kubernetes`.
+    read_referenced(k8s, [&] {
+      if (!objects.hpas.empty()) {
+        const ServingHpa& h = objects.hpas.front();
+        for (size_t i = 0; i < h.spec.metrics.size(); ++i)
+          if (!exported(h.spec.metrics[i].name))
+            fail_at(h.metric_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                       h.spec.metrics[i].name, exported_list()));
+        const replica_autoscaling::HpaSpec hpa = h.spec;
+        try {
+          replica_autoscaling::HpaAutoscaler check(hpa);
+        } catch (const std::invalid_argument& e) {
+          fail_at(h.where, e.what());
+        }
+        spec.autoscaler.hpa = hpa;
+        std::string metrics;
+        for (const replica_autoscaling::MetricSpec& m : hpa.metrics)
+          metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
+                                 replica_autoscaling::metric_target_type_name(m.target_type), m.target);
+        description = fmt::format("hpa {} ({})", hpa.name, metrics);
+      } else {
+        const ServingScaledObject& so = objects.scaled_objects.front();
+        for (size_t i = 0; i < so.spec.triggers.size(); ++i)
+          if (!exported(so.spec.triggers[i].metric))
+            fail_at(so.trigger_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
+                                                         so.spec.triggers[i].metric, exported_list()));
+        const replica_autoscaling::ScaledObjectSpec keda = so.spec;
+        try {
+          replica_autoscaling::KedaAutoscaler check(keda);
+        } catch (const std::invalid_argument& e) {
+          fail_at(so.where, e.what());
+        }
+        spec.autoscaler.keda = keda;
+        std::string triggers;
+        for (const replica_autoscaling::PrometheusTrigger& t : keda.triggers)
+          triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
+        description = fmt::format("keda {} ({})", keda.name, triggers);
       }
-      spec.autoscaler.hpa = hpa;
-      std::string metrics;
-      for (const replica_autoscaling::MetricSpec& m : hpa.metrics)
-        metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
-                               replica_autoscaling::metric_target_type_name(m.target_type), m.target);
-      description = fmt::format("hpa {} ({})", hpa.name, metrics);
-    } else {
-      const ServingScaledObject& so = objects.scaled_objects.front();
-      for (size_t i = 0; i < so.spec.triggers.size(); ++i)
-        if (!exported(so.spec.triggers[i].metric))
-          fail_at(so.trigger_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
-                                                       so.spec.triggers[i].metric, exported_list()));
-      const replica_autoscaling::ScaledObjectSpec keda = so.spec;
-      try {
-        replica_autoscaling::KedaAutoscaler check(keda);
-      } catch (const std::invalid_argument& e) {
-        fail_at(so.where, e.what());
-      }
-      spec.autoscaler.keda = keda;
-      std::string triggers;
-      for (const replica_autoscaling::PrometheusTrigger& t : keda.triggers)
-        triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
-      description = fmt::format("keda {} ({})", keda.name, triggers);
-    }
+    });
   }
   if (!pred.present()) {
     spec.autoscaler_description = description;
@@ -313,7 +319,9 @@ void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec&
                            const std::string& base_dir, const inference::ServingCatalog& catalog) {
   for (const char* k : {"model", "engine"})
     f.fail_key(k, fmt::format("{} comes from the Deployment: give model and engine, or deployment", k));
-  const ServingObjects objects = read_k8s_serving({resolve(base_dir, f["deployment"].required_str())});
+  const Field file = f["deployment"];
+  const std::string path = resolve(base_dir, file.required_str());
+  const ServingObjects objects = read_referenced(file, [&] { return read_k8s_serving({path}); });
   if (objects.deployments.size() != 1)
     f["deployment"].fail(fmt::format("{} has {} vLLM Deployments; exactly one is needed", f["deployment"].scalar(),
                                      objects.deployments.size()));
@@ -321,8 +329,9 @@ void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec&
   if (catalog.find_model(d.engine.model) == nullptr) {
     std::string known;
     for (const inference::LlmModel& x : catalog.models) known += known.empty() ? x.name : ", " + x.name;
-    throw InputError(d.where.file, d.where.line, d.where.field,
-                     fmt::format("unknown model '{}' (the serving catalog has: {})", d.engine.model, known), d.where.column);
+    fail_referenced(file, InputError(d.where.file, d.where.line, d.where.field,
+                                     fmt::format("unknown model '{}' (the serving catalog has: {})", d.engine.model, known),
+                                     d.where.column));
   }
   spec.engine = d.engine;
   spec.origin = {d.where.file, d.where.line, d.where.column, d.where.field};
@@ -381,10 +390,12 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
   if (service.num_gpu > 0 && spec.engine.tensor_parallel_size != service.num_gpu)
     f["engine"]["tensorParallelSize"].fail(fmt::format("{} but each replica pod requests gpus: {}; they must be equal",
                                                        spec.engine.tensor_parallel_size, service.num_gpu));
-  if (const Field p = f["stepProfile"]; p.is_scalar())
-    spec.step_profile = read_step_profile(resolve(base_dir, p.scalar()));  // a CSV file, as bench-serve reads it
-  else if (p.present())
+  if (const Field p = f["stepProfile"]; p.is_scalar()) {
+    const std::string path = resolve(base_dir, p.scalar());
+    spec.step_profile = read_referenced(p, [&] { return read_step_profile(path); });  // a CSV file, as bench-serve reads it
+  } else if (p.present()) {
     parse_step_profile(p, spec.step_profile);
+  }
   if (const Field r = f["router"]; r.present()) parse_router(r, spec.router);
   if (const Field s = f["slo"]; s.present()) {
     s.require_map();

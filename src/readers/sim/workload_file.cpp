@@ -377,13 +377,23 @@ queue::KueueObjects parse_queues(const Field& q, const std::string& source_name)
   std::vector<std::string> paths;
   for (size_t i = 0, n = files.size(); i < n; ++i) {
     paths.push_back((base / files.at(i).required_str()).string());
-    try {
-      (void)k8s_input_files({paths.back()});  // a missing path, or a folder without YAML: at its entry
-    } catch (const InputError& e) {
-      files.at(i).fail(e.what());
-    }
+    // A missing path, or a folder without YAML: at its entry.
+    detail::read_referenced(files.at(i), [&] { (void)k8s_input_files({paths.back()}); });
   }
-  K8sObjects objects = read_k8s_inputs(paths);
+  // A bad object: at the entry that names its file (or the folder holding it), else at the list.
+  K8sObjects objects = [&] {
+    try {
+      return read_k8s_inputs(paths);
+    } catch (const InputError& e) {
+      for (size_t i = 0; i < paths.size(); ++i) {
+        const std::string& p = paths[i];
+        if (e.file() == p || (e.file().size() > p.size() && e.file().compare(0, p.size(), p) == 0 &&
+                              (p.back() == '/' || e.file()[p.size()] == '/')))
+          detail::fail_referenced(files.at(i), e);
+      }
+      detail::fail_referenced(files, e);
+    }
+  }();
   if (objects.kueue.cluster_queues.empty()) files.fail("the files hold no ClusterQueue");
   // Only Kueue's objects belong here: jobs are the workload's own (jobs:, generate:).
   std::string other;
