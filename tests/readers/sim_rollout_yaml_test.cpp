@@ -327,6 +327,8 @@ spec:
   expect_error("externalMetrics: [{name: lag, points: [{timeSeconds: 0, value: 1}]}]\nservices:\n- name: api\n  autoscaler: {kubernetes: keda.yaml}\n",
                12, 14, "spec.triggers[0].metadata.query",
                "metric 'queue_depth' is not one of the workload's externalMetrics (externalMetrics: lag)", "keda.yaml");
+  expect_error(metrics + "services:\n- name: api\n  autoscaler: {kubernetes: none.yaml}\n", 7, 28, "services[0].autoscaler.kubernetes",
+               path("none.yaml") + ": no such file or directory");
   write("two.yaml", std::string(kHpa) + "---\n" + kKeda);
   expect_error(metrics + "services:\n- name: api\n  autoscaler: {kubernetes: two.yaml}\n", 7, 28, "services[0].autoscaler.kubernetes",
                "two.yaml has 1 HorizontalPodAutoscaler and 1 ScaledObject objects; exactly one is needed");

@@ -11,6 +11,7 @@
 #include "replica_autoscaling/keda.h"
 #include "replica_autoscaling/predictive.h"
 #include "inference/request_sources.h"
+#include "readers/k8s/k8s_yaml.h"
 #include "readers/serving/k8s_serving.h"
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
@@ -228,7 +229,13 @@ ParsedAutoscaler parse_autoscaler(const Field& a, const std::string& base_dir, c
   ParsedAutoscaler out;
   std::string description;
   if (k8s.present()) {
-    const ServingObjects objects = read_k8s_serving({resolve(base_dir, k8s.required_str())});
+    const std::string path = resolve(base_dir, k8s.required_str());
+    try {
+      (void)k8s_input_files({path});  // a missing path, or a folder without YAML: at the field
+    } catch (const InputError& e) {
+      k8s.fail(e.what());
+    }
+    const ServingObjects objects = read_k8s_serving({path});
     const size_t n = objects.hpas.size() + objects.scaled_objects.size();
     if (n != 1)
       k8s.fail(fmt::format("{} has {} HorizontalPodAutoscaler and {} ScaledObject objects; exactly one is needed",
