@@ -11,6 +11,7 @@
 #include "replica_autoscaling/keda.h"
 #include "replica_autoscaling/predictive.h"
 #include "inference/request_sources.h"
+#include "readers/k8s/k8s_yaml.h"
 #include "readers/serving/k8s_serving.h"
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
@@ -197,29 +198,37 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
                                          o.rate.peak_to_trough, from.empty() ? "" : ", lengths from " + from);
 }
 
-bool exported(const std::string& metric) {
-  for (const std::string& m : sim::exported_serving_metrics())
-    if (m == metric) return true;
-  return false;
-}
-
-std::string exported_list() {
-  std::string out;
-  for (const std::string& m : sim::exported_serving_metrics()) out += out.empty() ? m : ", " + m;
-  return out;
-}
-
 [[noreturn]] void fail_at(const SourcePos& pos, const std::string& message) {
   throw InputError(pos.file, pos.line, pos.field, message, pos.column);
 }
 
-// autoscaler: {kubernetes: FILE} (one HorizontalPodAutoscaler or ScaledObject, as users write them),
-// {predictive: {...}}, or both (the predictive scaler with the Kubernetes one as its reactive floor).
-void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std::string& base_dir) {
+bool allowed(const AutoscalerRules& rules, const std::string& metric) {
+  return std::find(rules.metrics.begin(), rules.metrics.end(), metric) != rules.metrics.end();
+}
+
+std::string unknown_metric(const AutoscalerRules& rules, const std::string& metric) {
+  std::string list;
+  for (const std::string& m : rules.metrics) list += list.empty() ? m : ", " + m;
+  return fmt::format("metric '{}' {} ({}: {})", metric, rules.unknown_metric, rules.metrics_label, list.empty() ? "none" : list);
+}
+
+}  // namespace
+
+AutoscalerRules serving_autoscaler_rules() {
+  AutoscalerRules r;
+  r.metrics = sim::exported_serving_metrics();
+  r.unknown_metric = "is exported by no simulated component";
+  r.metrics_label = "exported";
+  return r;
+}
+
+ParsedAutoscaler parse_autoscaler(const Field& a, const std::string& base_dir, const AutoscalerRules& rules) {
   a.require_map();
   a.only_keys({"kubernetes", "predictive"});
   const Field k8s = a["kubernetes"], pred = a["predictive"];
-  if (!k8s.present() && !pred.present()) a.fail("one of kubernetes or predictive is required");
+  if (!rules.predictive) a.fail_key("predictive", rules.predictive_refused);
+  if (!k8s.present() && !pred.present()) a.fail(rules.predictive ? "one of kubernetes or predictive is required" : "kubernetes is required");
+  ParsedAutoscaler out;
   std::string description;
   if (k8s.present()) {
     const std::string path = resolve(base_dir, k8s.required_str());
@@ -232,17 +241,25 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
     read_referenced(k8s, [&] {
       if (!objects.hpas.empty()) {
         const ServingHpa& h = objects.hpas.front();
-        for (size_t i = 0; i < h.spec.metrics.size(); ++i)
-          if (!exported(h.spec.metrics[i].name))
-            fail_at(h.metric_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
-                                                       h.spec.metrics[i].name, exported_list()));
+        if (rules.external_or_object_only && h.spec.metrics.empty())
+          fail_at(h.where, "no metrics: the HPA's default, Resource cpu at 80% utilization, is a per-pod metric, which a "
+                           "service without inference does not export (give External or Object metrics)");
+        for (size_t i = 0; i < h.spec.metrics.size(); ++i) {
+          const replica_autoscaling::MetricSpec& m = h.spec.metrics[i];
+          if (rules.external_or_object_only && m.type != replica_autoscaling::MetricSourceType::kExternal &&
+              m.type != replica_autoscaling::MetricSourceType::kObject)
+            fail_at(h.metric_positions[i], fmt::format("metric '{}' is of type {}: a service without inference exports no per-pod "
+                                                       "metrics (use External or Object)",
+                                                       m.name, replica_autoscaling::metric_source_type_name(m.type)));
+          if (!allowed(rules, m.name)) fail_at(h.metric_positions[i], unknown_metric(rules, m.name));
+        }
         const replica_autoscaling::HpaSpec hpa = h.spec;
         try {
           replica_autoscaling::HpaAutoscaler check(hpa);
         } catch (const std::invalid_argument& e) {
           fail_at(h.where, e.what());
         }
-        spec.autoscaler.hpa = hpa;
+        out.spec.hpa = hpa;
         std::string metrics;
         for (const replica_autoscaling::MetricSpec& m : hpa.metrics)
           metrics += fmt::format("{}{} {} {:g}", metrics.empty() ? "" : ", ", m.name,
@@ -251,16 +268,14 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
       } else {
         const ServingScaledObject& so = objects.scaled_objects.front();
         for (size_t i = 0; i < so.spec.triggers.size(); ++i)
-          if (!exported(so.spec.triggers[i].metric))
-            fail_at(so.trigger_positions[i], fmt::format("metric '{}' is exported by no simulated component (exported: {})",
-                                                         so.spec.triggers[i].metric, exported_list()));
+          if (!allowed(rules, so.spec.triggers[i].metric)) fail_at(so.trigger_positions[i], unknown_metric(rules, so.spec.triggers[i].metric));
         const replica_autoscaling::ScaledObjectSpec keda = so.spec;
         try {
           replica_autoscaling::KedaAutoscaler check(keda);
         } catch (const std::invalid_argument& e) {
           fail_at(so.where, e.what());
         }
-        spec.autoscaler.keda = keda;
+        out.spec.keda = keda;
         std::string triggers;
         for (const replica_autoscaling::PrometheusTrigger& t : keda.triggers)
           triggers += fmt::format("{}{} > {:g}", triggers.empty() ? "" : ", ", t.metric, t.threshold);
@@ -269,17 +284,15 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
     });
   }
   if (!pred.present()) {
-    spec.autoscaler_description = description;
-    return;
+    out.description = description;
+    return out;
   }
   pred.require_map();
   pred.only_keys({"rateMetric", "capacityRpsPerReplica", "headroom", "leadSeconds", "minReplicas", "maxReplicas",
                   "evaluationPeriodSeconds", "forecast"});
   replica_autoscaling::PredictiveSpec p;
   p.rate_metric = pred["rateMetric"].str(sim::kMetricRequestRate);
-  if (!exported(p.rate_metric))
-    pred["rateMetric"].fail(fmt::format("metric '{}' is exported by no simulated component (exported: {})", p.rate_metric,
-                                        exported_list()));
+  if (!allowed(rules, p.rate_metric)) pred["rateMetric"].fail(unknown_metric(rules, p.rate_metric));
   p.capacity_rps_per_replica = positive_number(pred["capacityRpsPerReplica"], 1e6);
   if (const Field f = pred["headroom"]; f.present()) p.headroom = positive_number(f, 100);
   if (const Field f = pred["leadSeconds"]; f.present()) p.lead_time_s = seconds(f);
@@ -306,12 +319,11 @@ void parse_autoscaler(const Field& a, sim::InferenceServiceSpec& spec, const std
   } catch (const std::invalid_argument& e) {
     pred.fail(e.what());
   }
-  spec.autoscaler.predictive = p;
-  spec.autoscaler_description = fmt::format("predictive {:g} req/s per replica, lead {:g} s{}", p.capacity_rps_per_replica,
-                                            p.lead_time_s, description.empty() ? "" : " + " + description);
+  out.spec.predictive = p;
+  out.description = fmt::format("predictive {:g} req/s per replica, lead {:g} s{}", p.capacity_rps_per_replica, p.lead_time_s,
+                                description.empty() ? "" : " + " + description);
+  return out;
 }
-
-}  // namespace
 
 // deployment: FILE -- the vLLM Deployment (apps/v1) the service runs: its engine arguments, and the
 // service fields the item leaves out (replicas, gpus or mig, namespace, nodeSelector, tolerations).
@@ -408,7 +420,11 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
   const Field traffic = f["traffic"];
   if (!traffic.present()) f.fail("traffic is required: a trace or a generator");
   parse_traffic(traffic, spec, base_dir, horizon_s);
-  if (const Field a = f["autoscaler"]; a.present()) parse_autoscaler(a, spec, base_dir);
+  if (const Field a = f["autoscaler"]; a.present()) {
+    ParsedAutoscaler parsed = parse_autoscaler(a, base_dir, serving_autoscaler_rules());
+    spec.autoscaler = std::move(parsed.spec);
+    spec.autoscaler_description = std::move(parsed.description);
+  }
   return spec;
 }
 

@@ -43,13 +43,48 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "inference/catalog.h"
 #include "readers/formats/yaml_field.h"
 #include "inputs/sim/inference_service.h"
 #include "inputs/sim/workload.h"
+#include "replica_autoscaling/autoscaler_spec.h"
 
 namespace gpufleet::io {
+
+/// What an `autoscaler:` block may read. An inference service's (inference.autoscaler): the serving
+/// metrics (sim::exported_serving_metrics), any HPA metric type, predictive allowed. A service
+/// without inference (services[i].autoscaler, readers/sim/workload_file.h): the workload's
+/// externalMetrics, HPA metrics of type External or Object only, no predictive (it forecasts a
+/// request rate such a service does not have).
+struct AutoscalerRules {
+  std::vector<std::string> metrics;   ///< the names HPA metrics, KEDA triggers and predictive.rateMetric may read
+  std::string unknown_metric;         ///< why another name is refused: "is exported by no simulated component"
+  std::string metrics_label;          ///< the list's label in that error: "exported" -> "(exported: a, b)"
+  bool predictive = true;             ///< predictive: is allowed
+  bool external_or_object_only = false;  ///< HPA metrics other than External and Object are refused
+  std::string predictive_refused;     ///< the error at predictive: when it is not allowed
+};
+
+/// The rules of an inference service's autoscaler (see AutoscalerRules).
+AutoscalerRules serving_autoscaler_rules();
+
+/// A parsed `autoscaler:` block and its one-line description, e.g. "hpa chat (vllm:num_requests_waiting
+/// AverageValue 5)", "keda chat (vllm:num_requests_waiting > 5)", "predictive 10 req/s per replica, lead
+/// 0 s + keda ...".
+struct ParsedAutoscaler {
+  replica_autoscaling::ReplicaAutoscalerSpec spec;
+  std::string description;
+};
+
+/// Parses an `autoscaler:` block: {kubernetes: FILE} (one HorizontalPodAutoscaler or ScaledObject,
+/// read with read_k8s_serving, the path relative to `base_dir`), {predictive: {...}}, or both (the
+/// predictive scaler with the Kubernetes one as its reactive floor), under `rules`. Errors in the
+/// Kubernetes file (a metric name or type `rules` refuse, an invalid HPA or ScaledObject) are
+/// reported at their position in that file; the others at the block's fields. Throws InputError.
+/// spec.hpa_controller is left at its defaults (the workload's hpaController: sets it).
+ParsedAutoscaler parse_autoscaler(const detail::Field& a, const std::string& base_dir, const AutoscalerRules& rules);
 
 /// Parses the block `f` of the service item `item`, whose fields are in `service` (already parsed; a
 /// `deployment:` fills those the item leaves out); relative paths in it are resolved

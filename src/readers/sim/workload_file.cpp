@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -30,6 +31,7 @@ using detail::Source;
 
 constexpr const char* kKind = "Workload";
 constexpr int64_t kMaxItemPods = 100000;  // pods of a job, replicas of a service
+constexpr int64_t kInt32Max = 2147483647;
 
 double positive_seconds(const Field& f) {
   const double v = seconds(f);
@@ -38,6 +40,31 @@ double positive_seconds(const Field& f) {
 }
 
 enum class Item { kJob, kService, kTemplate, kScaledJobTemplate };
+
+// strategy: a Deployment's spec.strategy (apps/v1): type RollingUpdate (the default; Recreate is not
+// modelled) and rollingUpdate {maxSurge, maxUnavailable}, each an integer or "N%", a missing one 25%
+// (SetDefaults_Deployment); not both 0 (ValidateRollingUpdateDeployment).
+sim::RollingUpdateStrategy parse_strategy(const Field& st) {
+  st.require_map();
+  st.only_keys({"type", "rollingUpdate"});
+  if (const Field t = st["type"]; t.present()) {
+    const std::string type = t.scalar();
+    if (type == "Recreate")
+      t.fail("type Recreate is not modelled: a rollout replaces the replicas as RollingUpdate does (maxSurge, maxUnavailable)");
+    if (type != "RollingUpdate" && !type.empty())
+      t.fail(fmt::format("unknown strategy type '{}' (expected RollingUpdate; Recreate is not modelled)", type));
+  }
+  sim::RollingUpdateStrategy out;
+  const Field ru = st["rollingUpdate"];
+  if (!ru.present()) return out;
+  ru.require_map();
+  ru.only_keys({"maxSurge", "maxUnavailable"});
+  if (const Field v = ru["maxSurge"]; v.present()) out.max_surge = int_or_percent(v, kMaxItemPods);
+  if (const Field v = ru["maxUnavailable"]; v.present()) out.max_unavailable = int_or_percent(v, kMaxItemPods);
+  if (out.max_surge.value == 0 && out.max_unavailable.value == 0)
+    ru["maxUnavailable"].fail("may not be 0 when maxSurge is 0 (a rollout could replace no replica)");
+  return out;
+}
 
 // mig: <profile> (one device per pod) or {<profile>: count} (nvidia.com/mig-<profile>: count).
 std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
@@ -149,7 +176,8 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
       "queueName", "topology"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
-      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "inference"};
+      "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "inference",
+      "minReadySeconds", "strategy", "autoscaler"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
       "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "queueName", "topology"};
@@ -179,6 +207,8 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   if (kind == Item::kService) {
     s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
+    if (const Field m = f["minReadySeconds"]; m.present()) s.min_ready_s = static_cast<double>(m.integer(0, kInt32Max));
+    if (const Field st = f["strategy"]; st.present()) s.rolling_update = parse_strategy(st);
   } else {
     s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, kMaxItemPods) : 1);
     if (kind == Item::kJob || kind == Item::kScaledJobTemplate) {
@@ -338,6 +368,132 @@ sim::ScaledJobSpec parse_scaled_job(const Field& f, sim::WorkloadSpec& job, cons
   return sj;
 }
 
+// externalMetrics: the metrics a metrics adapter serves the HPA (external.metrics.k8s.io), each a
+// step function of (timeSeconds, value) points in time order; names unique.
+std::vector<sim::ExternalMetricSeries> parse_external_metrics(const Field& list) {
+  std::vector<sim::ExternalMetricSeries> out;
+  std::set<std::string> names;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Field m = list.at(i);
+    m.require_map();
+    m.only_keys({"name", "points"});
+    sim::ExternalMetricSeries series;
+    series.name = m["name"].required_str();
+    if (!names.insert(series.name).second) m["name"].fail(fmt::format("duplicate external metric name '{}'", series.name));
+    const Field points = m["points"];
+    if (points.size() == 0) points.fail("at least one point is required");
+    for (size_t k = 0, np = points.size(); k < np; ++k) {
+      const Field p = points.at(k);
+      p.require_map();
+      p.only_keys({"timeSeconds", "value"});
+      const double t = seconds(p["timeSeconds"]);
+      if (!series.points.empty() && t < series.points.back().first)
+        p["timeSeconds"].fail(fmt::format("{} is before the previous point's {} (points in time order)", t, series.points.back().first));
+      series.points.emplace_back(t, p["value"].number());
+    }
+    out.push_back(std::move(series));
+  }
+  return out;
+}
+
+// The rules of a service autoscaler (services[i].autoscaler): External or Object metrics named in
+// externalMetrics, no predictive.
+AutoscalerRules service_autoscaler_rules(const std::vector<sim::ExternalMetricSeries>& external) {
+  AutoscalerRules r;
+  for (const sim::ExternalMetricSeries& m : external) r.metrics.push_back(m.name);
+  r.unknown_metric = "is not one of the workload's externalMetrics";
+  r.metrics_label = "externalMetrics";
+  r.predictive = false;
+  r.predictive_refused = "predictive is for inference services: it forecasts their request rate, which a service without "
+                         "inference does not have";
+  r.external_or_object_only = true;
+  return r;
+}
+
+// rollouts: [{service, atSeconds}]: a service item of the workload, a time within the horizon.
+std::vector<sim::RolloutSpec> parse_rollouts(const Field& list, const sim::Workload& w) {
+  std::vector<sim::RolloutSpec> out;
+  if (list.size() == 0) return out;
+  std::map<std::string, sim::WorkloadKind> kinds;
+  for (const sim::WorkloadSpec& s : w.items) kinds.emplace(s.name, s.kind);
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Field r = list.at(i);
+    r.require_map();
+    r.only_keys({"service", "atSeconds"});
+    sim::RolloutSpec rollout;
+    const Field service = r["service"];
+    rollout.service = service.required_str();
+    const auto it = kinds.find(rollout.service);
+    if (it == kinds.end() || it->second != sim::WorkloadKind::kService) {
+      std::string known;
+      for (const sim::WorkloadSpec& s : w.items)
+        if (s.kind == sim::WorkloadKind::kService) known += known.empty() ? s.name : ", " + s.name;
+      service.fail(fmt::format("'{}' is {} (services: {})", rollout.service,
+                               it == kinds.end() ? "not a service of the workload" : "a job, not a service", known.empty() ? "none" : known));
+    }
+    const Field at = r["atSeconds"];
+    rollout.at_s = seconds(at);
+    if (rollout.at_s > w.horizon_s) at.fail(fmt::format("{} is after the horizon ({} s)", at.scalar(), w.horizon_s));
+    out.push_back(std::move(rollout));
+  }
+  return out;
+}
+
+// hpaController: the kube-controller-manager's HPA flags, for every HPA of the workload.
+replica_autoscaling::HpaControllerOptions parse_hpa_controller(const Field& c) {
+  c.require_map();
+  c.only_keys({"syncPeriodSeconds", "tolerance", "downscaleStabilizationSeconds", "perPodWithinTolerance"});
+  replica_autoscaling::HpaControllerOptions o;
+  if (const Field f = c["syncPeriodSeconds"]; f.present()) {
+    o.sync_period_s = seconds(f);
+    if (o.sync_period_s < 1 || o.sync_period_s > 86400) f.fail(fmt::format("{} is outside [1, 86400]", f.scalar()));
+  }
+  if (const Field f = c["tolerance"]; f.present()) {
+    o.tolerance = f.number();
+    if (o.tolerance < 0) f.fail(fmt::format("{} is negative", f.scalar()));
+  }
+  if (const Field f = c["downscaleStabilizationSeconds"]; f.present()) {
+    o.downscale_stabilization_s = seconds(f);
+    if (o.downscale_stabilization_s > kMaxHorizonSeconds)
+      f.fail(fmt::format("{} is above the maximum of {:.0f} s", f.scalar(), kMaxHorizonSeconds));
+  }
+  if (const Field f = c["perPodWithinTolerance"]; f.present()) {
+    const std::string v = f.scalar();
+    if (v != "specReplicas" && v != "statusReplicas") f.fail(fmt::format("'{}' is not specReplicas or statusReplicas", v));
+    o.keep_status_within_tolerance = v == "statusReplicas";
+  }
+  return o;
+}
+
+// validate_rollouts_and_autoscalers, a safety net behind the checks above: its error at the part of
+// the file it is about (the services, the rollouts or the external metrics), found by checking the
+// parts one at a time.
+void check_rollouts_and_autoscalers(const Field& root, const sim::Workload& w) {
+  try {
+    sim::validate_rollouts_and_autoscalers(w);
+    return;
+  } catch (const std::invalid_argument&) {
+  }
+  sim::Workload part;
+  part.horizon_s = w.horizon_s;
+  part.items = w.items;
+  part.inference = w.inference;
+  const auto check = [&](const char* field) {
+    try {
+      sim::validate_rollouts_and_autoscalers(part);
+    } catch (const std::invalid_argument& e) {
+      root[field].fail(e.what());
+    }
+  };
+  check("services");
+  part.rollouts = w.rollouts;
+  check("rollouts");
+  part.external_metrics = w.external_metrics;
+  check("externalMetrics");
+  part.service_autoscalers = w.service_autoscalers;
+  check("services");
+}
+
 sim::TopologySettings parse_topology(const Field& t, std::vector<SourcePosition>& levels_at) {
   t.require_map();
   t.only_keys({"levels", "slowdown", "placement"});
@@ -468,7 +624,8 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     if (kind.str() != kKind) kind.fail(fmt::format("kind '{}' is not supported (expected {})", kind.str(), kKind));
     if (found) kind.fail("a second Workload document (one per file)");
     found = true;
-    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology", "scaledJobs"});
+    root.only_keys({"apiVersion", "kind", "metadata", "horizonSeconds", "jobs", "services", "generate", "queues", "topology", "scaledJobs",
+                    "rollouts", "externalMetrics", "hpaController"});
     const Field horizon = root["horizonSeconds"];
     out.workload.horizon_s = positive_seconds(horizon);
     if (out.workload.horizon_s > kMaxHorizonSeconds)
@@ -481,13 +638,20 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     };
     const Field jobs = root["jobs"];
     for (size_t i = 0, n = jobs.size(); i < n; ++i) add(jobs.at(i), Item::kJob);
+    out.workload.external_metrics = parse_external_metrics(root["externalMetrics"]);
+    const AutoscalerRules service_rules = service_autoscaler_rules(out.workload.external_metrics);
+    const std::string base = std::filesystem::path(source_name).parent_path().string();
     const Field services = root["services"];
     for (size_t i = 0, n = services.size(); i < n; ++i) {
-      add(services.at(i), Item::kService);
-      if (const Field inf = services.at(i)["inference"]; inf.present()) {
-        const std::filesystem::path base = std::filesystem::path(source_name).parent_path();
+      const Field item = services.at(i);
+      add(item, Item::kService);
+      if (const Field inf = item["inference"]; inf.present()) {
+        item.fail_key("autoscaler", "a service with inference: has its autoscaler in the inference block (inference.autoscaler)");
         out.workload.inference.push_back(parse_inference_service(
-            inf, services.at(i), out.workload.items.back(), base.string(), out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+            inf, item, out.workload.items.back(), base, out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+      } else if (const Field a = item["autoscaler"]; a.present()) {
+        ParsedAutoscaler parsed = parse_autoscaler(a, base, service_rules);
+        out.workload.service_autoscalers.push_back({out.workload.items.back().name, std::move(parsed.spec), std::move(parsed.description)});
       }
     }
     const Field scaled = root["scaledJobs"];
@@ -506,6 +670,13 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
           g["namePrefix"].fail(fmt::format("generated names '{}-NNNNNN' may clash with '{}'", out.generator->name_prefix, n));
     }
     check_queue_references(root, out.workload, out.generator);
+    out.workload.rollouts = parse_rollouts(root["rollouts"], out.workload);
+    if (const Field c = root["hpaController"]; c.present()) {
+      const replica_autoscaling::HpaControllerOptions options = parse_hpa_controller(c);
+      for (sim::InferenceServiceSpec& inf : out.workload.inference) inf.autoscaler.hpa_controller = options;
+      for (sim::ServiceAutoscalerSpec& a : out.workload.service_autoscalers) a.autoscaler.hpa_controller = options;
+    }
+    check_rollouts_and_autoscalers(root, out.workload);
   }
   if (!found) detail::fail_without_kind(source_name, docs, kKind, kSimApiVersion);
   return out;

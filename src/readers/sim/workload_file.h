@@ -36,6 +36,23 @@
 //     startSeconds: 0                  #   instead of arrivalSeconds
 //                                      #   no durationSeconds / checkpoint* fields
 //     inference: {...}                 #   optional: the replicas serve LLM requests (readers/serving/sim_inference.h)
+//     minReadySeconds: 60              #   Deployment spec.minReadySeconds, an integer >= 0, default 0
+//     strategy:                        #   Deployment spec.strategy: type RollingUpdate (default; Recreate refused)
+//       rollingUpdate: {maxSurge: 1, maxUnavailable: 0}   # ints or "N%" (N <= 100), each default 25%; not both 0
+//     autoscaler: {kubernetes: hpa.yaml}   # only without inference: one HPA or ScaledObject, read as the
+//                                      #   inference block's (readers/serving/sim_inference.h parse_autoscaler) but
+//                                      #   its metrics are externalMetrics names, HPA metric types External or
+//                                      #   Object only, no predictive
+//   rollouts:                          # optional: rollouts of services (a new ReplicaSet)
+//   - {service: chat, atSeconds: 600}  # a service of the file; in [0, horizonSeconds]
+//   externalMetrics:                   # optional: metrics a metrics adapter serves, as step functions
+//   - name: queue_depth                # required, unique
+//     points: [{timeSeconds: 0, value: 100}]   # at least one, in time order; values finite
+//   hpaController:                     # optional: the kube-controller-manager's HPA flags, for every HPA
+//     syncPeriodSeconds: 15            # 1..86400
+//     tolerance: 0.1                   # >= 0
+//     downscaleStabilizationSeconds: 300   # at most 1e8
+//     perPodWithinTolerance: specReplicas  # | statusReplicas (before kubernetes/kubernetes PR 141134)
 //   queues:                            # optional: Kueue admission of the jobs with a queueName
 //     objects: [kueue.yaml]            # files or folders of Kueue objects (ResourceFlavor, ClusterQueue,
 //                                      # Cohort, LocalQueue, WorkloadPriorityClass, Topology,
@@ -83,8 +100,12 @@
 // generator expected to make more than kMaxGeneratedJobs jobs, a disruption budget with both or
 // neither of minAvailable and maxUnavailable, a negative count or a bad or above-100 percentage, a
 // queueName that is no LocalQueue of the job's namespace (or without queues:), a topology level not in
-// topology.levels, errors in the Kueue objects (readers/k8s/k8s_yaml.h), a queues: without a ClusterQueue. Full
-// description: docs/simulate.md.
+// topology.levels, errors in the Kueue objects (readers/k8s/k8s_yaml.h), a queues: without a ClusterQueue, a
+// rollout of a name that is not a service or after the horizon, a Recreate or unknown strategy type,
+// maxSurge and maxUnavailable both 0, a duplicate external metric name or points out of time order, an
+// autoscaler: beside inference:, an autoscaler metric that is not an external metric (at its line in
+// the HPA or ScaledObject file), hpaController values out of range; sim::validate_rollouts_and_autoscalers
+// runs last. Full description: docs/simulate.md.
 #pragma once
 
 #include <optional>
