@@ -328,13 +328,15 @@ TEST(K8sServingReader, FuzzSeedsParse) {
 namespace gpufleet {
 namespace {
 
-// What a vLLM Deployment carries that the serving simulation does not model is said at its field.
-TEST(K8sServingReader, RolloutStrategyAndPlacementFieldsAreSaidNotModelled) {
+// A vLLM Deployment's rollout strategy and minReadySeconds are read (the simulator's rollouts use
+// them); what it carries that the serving simulation does not model is said at its field.
+TEST(K8sServingReader, RolloutStrategyIsReadAndPlacementFieldsAreSaidNotModelled) {
   const io::ServingObjects o = io::parse_k8s_serving_text(R"(apiVersion: apps/v1
 kind: Deployment
 metadata: {name: llm}
 spec:
   replicas: 2
+  minReadySeconds: 30
   strategy:
     type: RollingUpdate
     rollingUpdate: {maxSurge: 1, maxUnavailable: 0}
@@ -348,13 +350,24 @@ spec:
         resources: {limits: {nvidia.com/gpu: 1}}
 )", "d.yaml");
   ASSERT_EQ(o.deployments.size(), 1u);
-  ASSERT_EQ(o.warnings.size(), 2u);
+  ASSERT_TRUE(o.deployments[0].rolling_update.has_value());
+  EXPECT_EQ(o.deployments[0].rolling_update->max_surge, (IntOrPercent{1, false}));
+  EXPECT_EQ(o.deployments[0].rolling_update->max_unavailable, (IntOrPercent{0, false}));
+  EXPECT_DOUBLE_EQ(o.deployments[0].min_ready_s, 30);
+  ASSERT_EQ(o.warnings.size(), 1u);
   EXPECT_EQ(o.warnings[0],
-            "d.yaml:7:5: field 'spec.strategy': Deployment llm: the rollout strategy (strategy.rollingUpdate maxSurge, "
-            "maxUnavailable) is not modelled: replicas are added and removed one by one, with no rollout and no surge pods");
-  EXPECT_EQ(o.warnings[1],
-            "d.yaml:11:22: field 'spec.template.spec.schedulerName': Deployment llm: a scheduler other than default-scheduler is not "
+            "d.yaml:12:22: field 'spec.template.spec.schedulerName': Deployment llm: a scheduler other than default-scheduler is not "
             "modelled: replicas are placed by the simulation's policy");
+  // Recreate is refused at its field.
+  try {
+    io::parse_k8s_serving_text("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm}\nspec:\n  strategy: {type: Recreate}\n"
+                               "  template:\n    spec:\n      containers:\n      - {name: e, image: vllm/vllm-openai, args: [--model, m]}\n",
+                               "r.yaml");
+    ADD_FAILURE() << "Recreate accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_EQ(e.field(), "spec.strategy.type");
+  }
 }
 
 }  // namespace

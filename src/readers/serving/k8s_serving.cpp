@@ -645,8 +645,12 @@ std::optional<VllmDeployment> read_deployment(const Field& root, std::vector<std
     warnings.push_back(fmt::format("{}:{}:{}: field '{}': Deployment {}: {} is not modelled: {}", at.file, at.line, at.column,
                                    at.field, d.name, what, consequence));
   };
-  not_modelled(spec["strategy"], "the rollout strategy (strategy.rollingUpdate maxSurge, maxUnavailable)",
-               "replicas are added and removed one by one, with no rollout and no surge pods");
+  // A count above the largest replica count a workload item may have (100,000) is refused.
+  if (const Field st = spec["strategy"]; st.present()) d.rolling_update = read_deployment_strategy(st, 100000);
+  if (const Field m = spec["minReadySeconds"]; m.present()) {
+    d.min_ready_s = static_cast<double>(m.integer(0, std::numeric_limits<int32_t>::max()));
+    d.has_min_ready = true;
+  }
   not_modelled(pod["affinity"], "affinity", "replicas go to any node of the pools that fits them");
   not_modelled(pod["topologySpreadConstraints"], "topologySpreadConstraints", "replicas are placed without spreading");
   if (const Field sn = pod["schedulerName"]; sn.present() && sn.str() != "default-scheduler")
@@ -773,6 +777,28 @@ PromQuery parse_prometheus_query(std::string_view q) {
 ServingObjects parse_k8s_serving_text(std::string_view text, const std::string& source_name) {
   ServingObjects out;
   parse_into(text, source_name, out);
+  return out;
+}
+
+sim::RollingUpdateStrategy read_deployment_strategy(const Field& st, int64_t max_count) {
+  st.require_map();
+  st.only_keys({"type", "rollingUpdate"});
+  if (const Field t = st["type"]; t.present()) {
+    const std::string type = t.scalar();
+    if (type == "Recreate")
+      t.fail("type Recreate is not modelled: a rollout replaces the replicas as RollingUpdate does (maxSurge, maxUnavailable)");
+    if (type != "RollingUpdate" && !type.empty())
+      t.fail(fmt::format("unknown strategy type '{}' (expected RollingUpdate; Recreate is not modelled)", type));
+  }
+  sim::RollingUpdateStrategy out;
+  const Field ru = st["rollingUpdate"];
+  if (!ru.present()) return out;
+  ru.require_map();
+  ru.only_keys({"maxSurge", "maxUnavailable"});
+  if (const Field v = ru["maxSurge"]; v.present()) out.max_surge = detail::int_or_percent(v, max_count);
+  if (const Field v = ru["maxUnavailable"]; v.present()) out.max_unavailable = detail::int_or_percent(v, max_count);
+  if (out.max_surge.value == 0 && out.max_unavailable.value == 0)
+    ru["maxUnavailable"].fail("may not be 0 when maxSurge is 0 (a rollout could replace no replica)");
   return out;
 }
 

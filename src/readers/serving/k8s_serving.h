@@ -53,6 +53,8 @@
 #include "replica_autoscaling/keda.h"
 #include "inference/engine_args.h"
 #include "model/scheduling_constraints.h"
+#include "inputs/sim/workload.h"
+#include "readers/formats/yaml_field.h"
 
 namespace gpufleet::io {
 
@@ -78,6 +80,10 @@ struct VllmDeployment {
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
   std::vector<std::string> ignored_args;  ///< arguments not modelled, as written ("--port 8000")
+  /// spec.strategy (read_deployment_strategy); nullopt when absent (the API defaults, 25% / 25%).
+  std::optional<sim::RollingUpdateStrategy> rolling_update;
+  double min_ready_s = 0;             ///< spec.minReadySeconds
+  bool has_min_ready = false;         ///< spec.minReadySeconds given
   SourcePos where;                    ///< the document's metadata.name
 };
 
@@ -115,5 +121,12 @@ ServingObjects parse_k8s_serving_text(std::string_view text, const std::string& 
 
 /// Reads files and directories (see the top of this file).
 ServingObjects read_k8s_serving(const std::vector<std::string>& paths);
+
+/// A Deployment's spec.strategy (apps/v1), as the Deployment and the simulator's workload file write
+/// it: type RollingUpdate (the default; Recreate is refused as not modelled) and rollingUpdate
+/// {maxSurge, maxUnavailable}, each an integer in [0, max_count] or "N%" (N <= 100), a missing one 25%
+/// (pkg/apis/apps/v1/defaults.go SetDefaults_Deployment); not both 0
+/// (pkg/apis/apps/validation/validation.go ValidateRollingUpdateDeployment). InputError at the field.
+sim::RollingUpdateStrategy read_deployment_strategy(const detail::Field& strategy, int64_t max_count);
 
 }  // namespace gpufleet::io

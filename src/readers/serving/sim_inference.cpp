@@ -326,7 +326,8 @@ ParsedAutoscaler parse_autoscaler(const Field& a, const std::string& base_dir, c
 }
 
 // deployment: FILE -- the vLLM Deployment (apps/v1) the service runs: its engine arguments, and the
-// service fields the item leaves out (replicas, gpus or mig, namespace, nodeSelector, tolerations).
+// service fields the item leaves out (replicas, gpus or mig, namespace, nodeSelector, tolerations,
+// strategy, minReadySeconds).
 void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec& service, sim::InferenceServiceSpec& spec,
                            const std::string& base_dir, const inference::ServingCatalog& catalog) {
   for (const char* k : {"model", "engine"})
@@ -363,6 +364,8 @@ void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec&
   if (!item["nodeSelector"].present())
     for (const auto& [k, v] : d.node_selector) service.node_selector.emplace_back(k, v);
   if (!item["tolerations"].present()) service.tolerations = d.tolerations;
+  if (!item["strategy"].present() && d.rolling_update) service.rolling_update = *d.rolling_update;
+  if (!item["minReadySeconds"].present() && d.has_min_ready) service.min_ready_s = d.min_ready_s;
   try {
     sim::validate_spec(service);
   } catch (const std::invalid_argument& e) {

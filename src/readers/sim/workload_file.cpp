@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "readers/serving/inference_catalog.h"
+#include "readers/serving/k8s_serving.h"
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/serving/sim_inference.h"
 #include "readers/formats/document_kinds.h"
@@ -40,31 +41,6 @@ double positive_seconds(const Field& f) {
 }
 
 enum class Item { kJob, kService, kTemplate, kScaledJobTemplate };
-
-// strategy: a Deployment's spec.strategy (apps/v1): type RollingUpdate (the default; Recreate is not
-// modelled) and rollingUpdate {maxSurge, maxUnavailable}, each an integer or "N%", a missing one 25%
-// (SetDefaults_Deployment); not both 0 (ValidateRollingUpdateDeployment).
-sim::RollingUpdateStrategy parse_strategy(const Field& st) {
-  st.require_map();
-  st.only_keys({"type", "rollingUpdate"});
-  if (const Field t = st["type"]; t.present()) {
-    const std::string type = t.scalar();
-    if (type == "Recreate")
-      t.fail("type Recreate is not modelled: a rollout replaces the replicas as RollingUpdate does (maxSurge, maxUnavailable)");
-    if (type != "RollingUpdate" && !type.empty())
-      t.fail(fmt::format("unknown strategy type '{}' (expected RollingUpdate; Recreate is not modelled)", type));
-  }
-  sim::RollingUpdateStrategy out;
-  const Field ru = st["rollingUpdate"];
-  if (!ru.present()) return out;
-  ru.require_map();
-  ru.only_keys({"maxSurge", "maxUnavailable"});
-  if (const Field v = ru["maxSurge"]; v.present()) out.max_surge = int_or_percent(v, kMaxItemPods);
-  if (const Field v = ru["maxUnavailable"]; v.present()) out.max_unavailable = int_or_percent(v, kMaxItemPods);
-  if (out.max_surge.value == 0 && out.max_unavailable.value == 0)
-    ru["maxUnavailable"].fail("may not be 0 when maxSurge is 0 (a rollout could replace no replica)");
-  return out;
-}
 
 // mig: <profile> (one device per pod) or {<profile>: count} (nvidia.com/mig-<profile>: count).
 std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
@@ -208,7 +184,7 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
     s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
     if (const Field m = f["minReadySeconds"]; m.present()) s.min_ready_s = static_cast<double>(m.integer(0, kInt32Max));
-    if (const Field st = f["strategy"]; st.present()) s.rolling_update = parse_strategy(st);
+    if (const Field st = f["strategy"]; st.present()) s.rolling_update = read_deployment_strategy(st, kMaxItemPods);
   } else {
     s.pods = static_cast<int32_t>(f["pods"].present() ? f["pods"].integer(1, kMaxItemPods) : 1);
     if (kind == Item::kJob || kind == Item::kScaledJobTemplate) {
