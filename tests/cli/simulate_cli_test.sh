@@ -90,6 +90,18 @@ scaled_job_yaml '  envSourceContainerName: worker' > "$T/scaledjob-warn.yaml"
 grep -qF "scaledjob-warn.yaml:8:27: field 'scaledJobs[0].envSourceContainerName': not modelled, ignored" "$T/err.txt" && ok ||
   bad "ScaledJob warning: $(cat "$T/err.txt")"
 grep -qF "scaled job q (default): 2 jobs created" "$T/out.txt" && ok || bad "ScaledJob summary: $(cat "$T/out.txt")"
+# A rolling update under an HPA (S27, the docs' example): the wanted count stays 10, no node is added;
+# with the controller before kubernetes/kubernetes PR 141134 (statusReplicas) it drifts to 11 and a node is added.
+"$BIN" simulate --pools "$EXAMPLES/rollout-pools.yaml" --workload "$EXAMPLES/rollout-workload.yaml" -q > "$T/out.txt" 2> "$T/err.txt" &&
+  ok || bad "rollout example exited $?: $(cat "$T/err.txt")"
+grep -qF "rollout api revision 1: started at 300 s, complete at 900 s (600 s); maxSurge 1, maxUnavailable 0; 10 replicas created, 10 removed; at most 11 pods, at least 10 available" "$T/out.txt" &&
+  ok || bad "rollout summary: $(cat "$T/out.txt")"
+grep -qF "wanted replicas 10..10" "$T/out.txt" && grep -qF "nodes: 0 scaled up" "$T/out.txt" && ok || bad "S27 with the fix: $(cat "$T/out.txt")"
+cp "$EXAMPLES/rollout-hpa.yaml" "$T/rollout-hpa.yaml"
+sed 's/perPodWithinTolerance: specReplicas/perPodWithinTolerance: statusReplicas/' "$EXAMPLES/rollout-workload.yaml" > "$T/rollout-old.yaml"
+"$BIN" simulate --pools "$EXAMPLES/rollout-pools.yaml" --workload "$T/rollout-old.yaml" -q > "$T/out.txt" 2> "$T/err.txt" &&
+  ok || bad "rollout with statusReplicas exited $?: $(cat "$T/err.txt")"
+grep -qF "wanted replicas 10..11" "$T/out.txt" && grep -qF "nodes: 1 scaled up" "$T/out.txt" && ok || bad "S27 before the fix: $(cat "$T/out.txt")"
 job_yaml '  durationSeconds: -5' > "$T/negative.yaml"
 expect_bad "negative duration" "negative.yaml:7:20: field 'jobs[0].durationSeconds': -5 is negative" "$T/pools.yaml" "$T/negative.yaml"
 job_yaml '  durationSeconds: 60' > "$T/good.yaml"
