@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--keda-grpc", serve.keda_grpc_listen, "HOST:PORT for the KEDA external scaler (gRPC); off when absent");
   serve_cmd->add_option("--threads", serve.threads, "most worker threads, started on demand (each serves one open connection at a time)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
+      ->check(CLI::Range(1, 4096));
   serve_cmd->add_option("--request-timeout", serve.request_timeout_s, "seconds a request body may take to arrive after its head (then 408)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));

@@ -53,9 +53,8 @@ struct ServerOptions {
   int port = 8888;                      ///< 0 = any free port (bound_port() tells)
   std::string tls_cert_file;            ///< PEM; with tls_key_file, the server speaks HTTPS only
   std::string tls_key_file;
-  /// Most worker threads, started on demand; each serves one open connection at a time, further
-  /// connections wait. Sockets are watched with select(), so descriptors from 1024 on get 500: keep
-  /// this well below the process's descriptor limit and 1024.
+  /// Most worker threads, started on demand (they stay until the server stops); each serves one open
+  /// connection at a time, further connections wait for a free one.
   size_t threads = 256;
   /// Largest body any route takes (POST /snapshot's, io::kSnapshotRequestLimits), as sent (before
   /// decoding); a larger Content-Length gets 413 unread. Each route's own limit (the verbs':
