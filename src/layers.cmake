@@ -139,7 +139,7 @@ gpufleet_layer(live             SOURCES live
 gpufleet_layer(server           SOURCES server
                                 PUBLIC live
                                 PRIVATE report sim util
-                                EXTERNAL PkgConfig::HTTPLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
+                                EXTERNAL PkgConfig::HTTPLIB ZLIB::ZLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
 
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet

@@ -24,7 +24,8 @@ struct ServeCommandOptions {
   std::string kube_context;                  ///< its context ("" = current-context)
   bool in_cluster = false;                   ///< the pod's service account instead (KUBERNETES_SERVICE_HOST)
   std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
-  size_t threads = 64;
+  size_t threads = 256;
+  double request_timeout_s = 30;
   bool quiet = false;
   // --replay: place's inputs (place --cluster --workload) driven through the server (docs/live.md).
   bool replay = false;

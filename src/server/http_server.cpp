@@ -1,12 +1,20 @@
 #include "server/http_server.h"
 
 #include <sys/socket.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -36,7 +44,229 @@ nlohmann::json string_map(const std::map<std::string, std::string>& m) {
   return out;
 }
 
+// The request's Content-Encoding, moved here by the pre-routing handler so that cpp-httplib reads the
+// body as sent (it would inflate gzip, deflate and br without a bound, up to std::string's max_size).
+constexpr const char* kEncodingHeader = "X-Gpufleet-Content-Encoding";
+
+// Answers `status` with `text` and closes the connection after it: a request whose body was left
+// unread (or half read) must not have its remaining bytes read as the next request. cpp-httplib 0.11
+// closes a connection when writing a response fails, so the body goes out through a content provider
+// that writes it all and then reports failure.
+void answer_and_close(httplib::Response& res, int status, const std::string& text) {
+  res.status = status;
+  res.set_header("Connection", "close");
+  res.body.clear();
+  auto body = std::make_shared<std::string>(text);
+  res.set_content_provider(body->size(), "text/plain", [body](size_t offset, size_t length, httplib::DataSink& sink) {
+    sink.write(body->data() + offset, length);
+    return false;
+  });
+}
+
+std::string lower_trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  std::string out(v);
+  for (char& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+// Printable and short, for a reason line.
+std::string printable(std::string_view v) {
+  std::string out;
+  for (const char ch : v.substr(0, 100)) out += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
+  return out;
+}
+
+// Workers started on demand, at most `max_workers`: each serves one connection at a time (cpp-httplib
+// gives a connection's whole keep-alive life to one task); further connections wait in the queue.
+class WorkerPool final : public httplib::TaskQueue {
+ public:
+  explicit WorkerPool(size_t max_workers) : max_workers_(std::max<size_t>(max_workers, 1)) {}
+  ~WorkerPool() override = default;
+
+  void enqueue(std::function<void()> fn) override {
+    std::lock_guard lock(mutex_);
+    jobs_.push_back(std::move(fn));
+    if (jobs_.size() > idle_ && workers_.size() < max_workers_)
+      workers_.emplace_back([this] { run(); });
+    else
+      cond_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      shutdown_ = true;
+    }
+    cond_.notify_all();
+    for (std::thread& t : workers_) t.join();  // no enqueue after shutdown: the listen loop has ended
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      ++idle_;
+      cond_.wait(lock, [this] { return !jobs_.empty() || shutdown_; });
+      --idle_;
+      if (jobs_.empty()) return;  // shut down, nothing left
+      std::function<void()> fn = std::move(jobs_.front());
+      jobs_.pop_front();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+  }
+
+  const size_t max_workers_;
+  std::mutex mutex_;
+  std::condition_variable cond_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  size_t idle_ = 0;
+  bool shutdown_ = false;
+};
+
 }  // namespace
+
+std::optional<std::string> read_request_body(const httplib::Request& req, const httplib::ContentReader& reader, httplib::Response& res,
+                                             const BodyLimits& limits) {
+  if (req.is_multipart_form_data()) {  // no route takes one; read it through and drop it
+    size_t raw_bytes = 0;
+    const bool read = reader([](const httplib::MultipartFormData&) { return true; },
+                             [&](const char*, size_t n) { return (raw_bytes += n) <= limits.max_raw_bytes; });
+    const std::string text = "request body: a multipart/form-data body is not accepted; send Content-Type: application/json\n";
+    if (read) {
+      res.status = 415;
+      res.set_content(text, "text/plain");
+    } else {
+      answer_and_close(res, 415, text);
+    }
+    return std::nullopt;
+  }
+  const std::string encoding = lower_trimmed(req.has_header(kEncodingHeader) ? req.get_header_value(kEncodingHeader)
+                                                                               : req.get_header_value("Content-Encoding"));
+  // A body that a plain httplib::Server (no pre-routing handler) has already inflated carries its
+  // Content-Encoding still; only the header moved by HttpServer's pre-routing handler means "raw".
+  const bool raw = req.has_header(kEncodingHeader);
+  const bool inflate = raw && (encoding == "gzip" || encoding == "x-gzip" || encoding == "deflate");
+  const bool unsupported = raw && !inflate && !encoding.empty() && encoding != "identity";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                              std::chrono::duration<double>(limits.timeout_s));
+  std::string body;
+  size_t raw_bytes = 0;
+  bool over = false, timed_out = false, drain_over = false, stream_end = false;
+  std::string bad;  // the compressed stream's error
+  z_stream z{};
+  bool z_ready = false;
+  if (inflate) {
+    // 15 + 32: a zlib or gzip header, detected (HTTP's "deflate" is zlib-wrapped, RFC 9110 8.4.1.2).
+    if (inflateInit2(&z, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+    z_ready = true;
+  }
+  struct ZEnd {
+    z_stream& z;
+    bool& ready;
+    ~ZEnd() {
+      if (ready) inflateEnd(&z);
+    }
+  } z_end{z, z_ready};
+  const auto refuse = [&] {
+    body.clear();
+    body.shrink_to_fit();
+  };
+  const bool read = reader([&](const char* data, size_t n) {
+    raw_bytes += n;
+    if (std::chrono::steady_clock::now() > deadline) {
+      timed_out = true;
+      return false;
+    }
+    if (raw_bytes > limits.max_raw_bytes) {  // only a chunked body gets here (Content-Length is checked first)
+      drain_over = true;
+      return false;
+    }
+    if (unsupported || over || !bad.empty()) return true;  // drain the rest as sent, without decoding it
+    if (!inflate) {
+      if (body.size() + n > limits.max_bytes) {
+        over = true;
+        refuse();
+      } else {
+        body.append(data, n);
+      }
+      return true;
+    }
+    if (stream_end) {
+      bad = "data after the end of the compressed stream";
+      refuse();
+      return true;
+    }
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data));
+    z.avail_in = static_cast<uInt>(n);
+    char out[16384];
+    while (z.avail_in > 0 && !stream_end) {
+      z.next_out = reinterpret_cast<Bytef*>(out);
+      z.avail_out = sizeof out;
+      const int r = ::inflate(&z, Z_NO_FLUSH);
+      if (r != Z_OK && r != Z_STREAM_END && r != Z_BUF_ERROR) {
+        bad = z.msg != nullptr ? z.msg : fmt::format("zlib error {}", r);
+        refuse();
+        return true;
+      }
+      const size_t produced = sizeof out - z.avail_out;
+      if (body.size() + produced > limits.max_bytes) {  // stop inflating at the first byte over
+        over = true;
+        refuse();
+        return true;
+      }
+      body.append(out, produced);
+      if (r == Z_STREAM_END) stream_end = true;
+      if (r == Z_BUF_ERROR) break;
+    }
+    if (stream_end && z.avail_in > 0) {
+      bad = "data after the end of the compressed stream";
+      refuse();
+    }
+    return true;
+  });
+  const std::string decoded = inflate ? fmt::format(" (decoded from {})", encoding) : "";
+  if (timed_out) {
+    answer_and_close(res, 408, fmt::format("request body: not received within the request timeout of {} s\n", limits.timeout_s));
+    return std::nullopt;
+  }
+  if (drain_over) {
+    answer_and_close(res, 413, fmt::format("request body is over the limit of {} bytes\n", limits.max_raw_bytes));
+    return std::nullopt;
+  }
+  if (!read && res.status == 413) {  // cpp-httplib: a Content-Length over max_body_bytes, read through unkept
+    res.set_content(fmt::format("request body of {} bytes is over the limit of {} bytes\n", printable(req.get_header_value("Content-Length")),
+                                limits.max_raw_bytes),
+                    "text/plain");
+    return std::nullopt;
+  }
+  if (!read) {
+    answer_and_close(res, 400, "request: malformed or truncated HTTP request body\n");
+    return std::nullopt;
+  }
+  if (unsupported) {
+    res.status = 415;
+    res.set_content(fmt::format("request body: Content-Encoding '{}' is not supported (gzip, deflate or identity)\n", printable(encoding)),
+                    "text/plain");
+    return std::nullopt;
+  }
+  if (over) {
+    res.status = 413;
+    res.set_content(fmt::format("request body{} is over the limit of {} bytes\n", decoded, limits.max_bytes), "text/plain");
+    return std::nullopt;
+  }
+  if (!bad.empty() || (inflate && !stream_end && raw_bytes > 0)) {
+    res.status = 400;
+    res.set_content(fmt::format("request body: Content-Encoding {}: {}\n", encoding, bad.empty() ? "truncated compressed stream" : printable(bad)),
+                    "text/plain");
+    return std::nullopt;
+  }
+  return body;
+}
 
 struct HttpServer::Impl {
   ServerOptions options;
@@ -50,6 +280,14 @@ struct HttpServer::Impl {
 
   Impl(ServerOptions o, live::ClusterCache& c, PodBinder* b, ServerHooks h) : options(std::move(o)), cache(c), binder(b), hooks(std::move(h)) {}
 
+  // 500 with a generic body: the detail goes to stderr, never to the client.
+  static void internal_error(const httplib::Request& req, httplib::Response& res, const char* what) {
+    std::fprintf(stderr, "gpufleet serve: error: %s %s: %s\n", req.method.c_str(), printable(req.path).c_str(), what);
+    res.headers.erase("EXCEPTION_WHAT");
+    res.status = 500;
+    res.set_content("internal error\n", "text/plain");
+  }
+
   // Runs `body` for route `route`: times it, maps reader errors to 400 and anything else to 500.
   void handle(std::string_view route, const httplib::Request& req, httplib::Response& res,
               const std::function<void(const httplib::Request&, httplib::Response&)>& body) {
@@ -59,15 +297,16 @@ struct HttpServer::Impl {
     } catch (const InputError& e) {
       bad_request(res, e.what());
     } catch (const std::exception& e) {
-      res.status = 500;
-      res.set_content(fmt::format("internal error: {}\n", e.what()), "text/plain");
+      internal_error(req, res, e.what());
+    } catch (...) {
+      internal_error(req, res, "an exception that is not a std::exception");
     }
     if (res.status == -1) res.status = 200;  // cpp-httplib's "not set": it sends 200
     if (hooks.on_request) hooks.on_request(route, res.status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
 
-  void filter(const httplib::Request& req, httplib::Response& res) {
-    const io::ExtenderArgs args = io::parse_extender_args(req.body, "request body");
+  void filter(const std::string& body, httplib::Response& res) {
+    const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
     const auto snapshot = cache.snapshot();
     const live::FilterAnswer answer = live::extender_filter(*snapshot, args.pod, args.node_names);
     nlohmann::json out;
@@ -89,8 +328,8 @@ struct HttpServer::Impl {
     reply_json(res, out);
   }
 
-  void prioritize(const httplib::Request& req, httplib::Response& res) {
-    const io::ExtenderArgs args = io::parse_extender_args(req.body, "request body");
+  void prioritize(const std::string& body, httplib::Response& res) {
+    const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
     const auto snapshot = cache.snapshot();
     nlohmann::json out = nlohmann::json::array();
     for (const live::HostScore& s : live::extender_prioritize(*snapshot, args.pod, args.node_names))
@@ -98,8 +337,8 @@ struct HttpServer::Impl {
     reply_json(res, out);
   }
 
-  void preempt(const httplib::Request& req, httplib::Response& res) {
-    const io::ExtenderPreemptionArgs args = io::parse_extender_preemption_args(req.body, "request body");
+  void preempt(const std::string& body, httplib::Response& res) {
+    const io::ExtenderPreemptionArgs args = io::parse_extender_preemption_args(body, "request body");
     std::map<std::string, live::NodeVictims> candidates;
     for (const auto& [node, victims] : args.node_victims) candidates[node] = live::NodeVictims{victims.pod_uids, victims.num_pdb_violations};
     const auto snapshot = cache.snapshot();
@@ -112,8 +351,8 @@ struct HttpServer::Impl {
     reply_json(res, {{"NodeNameToMetaVictims", std::move(meta)}});
   }
 
-  void bind(const httplib::Request& req, httplib::Response& res) {
-    const io::ExtenderBindingArgs args = io::parse_extender_binding_args(req.body, "request body");
+  void bind(const std::string& body, httplib::Response& res) {
+    const io::ExtenderBindingArgs args = io::parse_extender_binding_args(body, "request body");
     const std::string key = args.pod_namespace + "/" + args.pod_name;
     const auto snapshot = cache.snapshot();
     const auto it = snapshot->pod_by_key.find(key);
@@ -148,13 +387,13 @@ struct HttpServer::Impl {
     reply_json(res, {{"Error", ""}});
   }
 
-  void snapshot_post(const httplib::Request& req, httplib::Response& res) {
+  void snapshot_post(const std::string& body, httplib::Response& res) {
     if (!options.accept_snapshots) {
       res.status = 409;
       res.set_content("the state comes from the API server (--kubeconfig / --in-cluster); POST /snapshot is for offline use\n", "text/plain");
       return;
     }
-    const nlohmann::json list = io::parse_json_request(req.body, "request body", io::kSnapshotRequestLimits);
+    const nlohmann::json list = io::parse_json_request(body, "request body", io::kSnapshotRequestLimits);
     cache.replace_all(list, "request body");
     const auto snapshot = cache.snapshot();
     reply_json(res, {{"nodes", snapshot->inputs.input.nodes.size()},
@@ -175,8 +414,7 @@ HttpServer::HttpServer(ServerOptions options, live::ClusterCache& cache, PodBind
     s.http = std::make_unique<httplib::Server>();
   }
   httplib::Server& http = *s.http;
-  const size_t threads = s.options.threads;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.new_task_queue = [workers = s.options.threads] { return new WorkerPool(workers); };
   http.set_payload_max_length(s.options.max_body_bytes);
   http.set_read_timeout(std::chrono::duration<double>(s.options.read_timeout_s));
   http.set_write_timeout(std::chrono::duration<double>(s.options.write_timeout_s));
@@ -190,35 +428,68 @@ HttpServer::HttpServer(ServerOptions options, live::ClusterCache& cache, PodBind
   // body) waits for the client's delayed ACK, 40 ms on Linux, on many keep-alive requests.
   http.set_tcp_nodelay(true);
   http.set_keep_alive_max_count(100'000);
-  http.set_keep_alive_timeout(10);
-  // cpp-httplib answers an oversized body 413 and an unreadable one 400 without a handler; say why.
+  // An idle keep-alive connection holds its worker this long (kube-scheduler's Go client keeps idle
+  // connections 90 s and opens a new one when the server closed it).
+  http.set_keep_alive_timeout(s.options.idle_timeout_s);
+  // Before the body is read: move Content-Encoding aside, so that cpp-httplib reads every body as sent
+  // (its automatic inflation has no bound); read_request_body decodes with the route's limit. The
+  // handler's Request is process_request's own non-const object, so changing it is defined. Every POST
+  // route reads its body with read_request_body (ServerHooks::add_routes); a body to no route is read
+  // as sent (Content-Length at most max_body_bytes) and answered 404.
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response&) {
+    auto& headers = const_cast<httplib::Request&>(req).headers;
+    headers.erase(kEncodingHeader);
+    std::string encoding;
+    for (auto [it, end] = headers.equal_range("Content-Encoding"); it != end; ++it) encoding += (encoding.empty() ? "" : ", ") + it->second;
+    headers.erase("Content-Encoding");
+    if (!encoding.empty()) headers.emplace(kEncodingHeader, encoding);
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // cpp-httplib answers a body over max_body_bytes 413 and an unreadable request 400 without a
+  // handler; say why. Responses the routes wrote themselves are left alone.
   http.set_error_handler([max = s.options.max_body_bytes](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty() || res.get_header_value("Connection") == "close") return;
     if (res.status == 413) {
-      res.status = 400;
       const std::string length = req.get_header_value("Content-Length");
       if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
         res.set_content("request body: a form-encoded body is limited to 8192 bytes; send Content-Type: application/json\n", "text/plain");
       else
-        res.set_content(fmt::format("request body{} is over the limit of {} bytes\n", length.empty() ? "" : " of " + length + " bytes", max),
+        res.set_content(fmt::format("request body{} is over the limit of {} bytes\n", length.empty() ? "" : " of " + printable(length) + " bytes", max),
                         "text/plain");
-    } else if (res.status == 400 && res.body.empty()) {
+    } else if (res.status == 400) {
       res.set_content("request: malformed or truncated HTTP request\n", "text/plain");
-    } else if (res.status == 404 && res.body.empty()) {
-      std::string path;  // printable, so that the reason stays one line
-      for (const char ch : req.path.substr(0, 200)) path += (ch >= 0x20 && ch < 0x7f) ? ch : '?';
-      res.set_content(fmt::format("no route {} {}\n", req.method, path), "text/plain");
+    } else if (res.status == 404) {
+      res.set_content(fmt::format("no route {} {}\n", printable(req.method), printable(req.path)), "text/plain");
+    } else if (res.status == 500) {
+      res.set_content("internal error\n", "text/plain");
     }
   });
-  const auto route = [&s](std::string_view name, void (Impl::*fn)(const httplib::Request&, httplib::Response&)) {
-    return [&s, name, fn](const httplib::Request& req, httplib::Response& res) {
-      s.handle(name, req, res, [&](const httplib::Request& q, httplib::Response& r) { (s.*fn)(q, r); });
+  // An exception out of cpp-httplib's own reading (std::bad_alloc, ...) or out of a route that does not
+  // catch its own: 500 with a generic body; cpp-httplib's default would send e.what() in a header.
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      Impl::internal_error(req, res, e.what());
+    } catch (...) {
+      Impl::internal_error(req, res, "an exception that is not a std::exception");
+    }
+  });
+  // The verbs and /snapshot read their bodies themselves (read_request_body): decoded within the
+  // route's limit, within the request timeout.
+  const auto route = [&s](std::string_view name, void (Impl::*fn)(const std::string&, httplib::Response&), size_t limit) {
+    const BodyLimits limits{std::min(limit, s.options.max_body_bytes), s.options.max_body_bytes, s.options.request_timeout_s};
+    return [&s, name, fn, limits](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+      s.handle(name, req, res, [&](const httplib::Request& q, httplib::Response& r) {
+        if (const std::optional<std::string> body = read_request_body(q, reader, r, limits)) (s.*fn)(*body, r);
+      });
     };
   };
-  http.Post("/filter", route("filter", &Impl::filter));
-  http.Post("/prioritize", route("prioritize", &Impl::prioritize));
-  http.Post("/preempt", route("preempt", &Impl::preempt));
-  http.Post("/bind", route("bind", &Impl::bind));
-  http.Post("/snapshot", route("snapshot", &Impl::snapshot_post));
+  http.Post("/filter", route("filter", &Impl::filter, io::kJsonRequestLimits.max_body_bytes));
+  http.Post("/prioritize", route("prioritize", &Impl::prioritize, io::kJsonRequestLimits.max_body_bytes));
+  http.Post("/preempt", route("preempt", &Impl::preempt, io::kJsonRequestLimits.max_body_bytes));
+  http.Post("/bind", route("bind", &Impl::bind, io::kJsonRequestLimits.max_body_bytes));
+  http.Post("/snapshot", route("snapshot", &Impl::snapshot_post, io::kSnapshotRequestLimits.max_body_bytes));
   http.Get("/healthz", [&s](const httplib::Request& req, httplib::Response& res) {
     s.handle("healthz", req, res, [](const httplib::Request&, httplib::Response& r) { r.set_content("ok\n", "text/plain"); });
   });

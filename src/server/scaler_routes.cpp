@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "readers/kube_api/scaler_observation.h"
+#include "server/http_server.h"
 #include "util/input_error.h"
 
 namespace gpufleet::server {
@@ -55,16 +56,19 @@ nlohmann::json recommendation_json(const live::Recommendation& r) {
 
 }  // namespace
 
-void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock) {
+void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock, BodyLimits limits) {
   if (!clock)
     clock = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
 
-  server.Post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler, clock](const httplib::Request& req, httplib::Response& res) {
+  server.Post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler, clock, limits](const httplib::Request& req, httplib::Response& res,
+                                                                                         const httplib::ContentReader& reader) {
+    const std::optional<std::string> body = read_request_body(req, reader, res, limits);
+    if (!body) return;
     const std::string service = path_service(req, res);
     if (service.empty()) return;
     try {
       const std::vector<io::ScalerObservation> batch =
-          io::parse_scaler_observations(req.body, fmt::format("POST /v1/services/{}/observations", service));
+          io::parse_scaler_observations(*body, fmt::format("POST /v1/services/{}/observations", service));
       // An observation from the future would hold the service's clock there: every later real one would
       // be "before the last observation" and the recommendation never stale. A minute of clock skew passes.
       constexpr double kMaxClockSkewSeconds = 60;

@@ -6,6 +6,8 @@
 //   POST /v1/services/<namespace>/<name>/observations
 //        body: readers/kube_api/scaler_observation.h (one observation or {"observations": [...]}, oldest first)
 //        200 {"service": "<ns>/<name>", "accepted": <n>, "observations": <total>}
+//        the body is read with read_request_body (server/http_server.h): gzip or deflate inflated within
+//        `limits`, else 413, 415, 400 or 408 as there
 //        400 one line: the reader's InputError ("<source>:line:column: field 'f': ..."), an invalid
 //            namespace or name, or time going backwards
 //   GET  /v1/services/<namespace>/<name>/scale?targetRequestRatePerReplica=8&maxReplicaCount=20...
@@ -25,11 +27,15 @@
 #include <httplib.h>
 
 #include "live/inference_scaler.h"
+#include "readers/kube_api/scaler_observation.h"
+#include "server/http_server.h"
 
 namespace gpufleet::server {
 
 /// Registers the two routes on `server`. `scaler` must outlive the server. `clock` gives now in
-/// seconds on the observations' time base (default: Unix time from the system clock).
-void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock = {});
+/// seconds on the observations' time base (default: Unix time from the system clock). `limits` bound
+/// an observations body (decoded: ScalerObservationLimits::max_body_bytes).
+void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock = {},
+                       BodyLimits limits = {io::kScalerObservationLimits.max_body_bytes, size_t{512} << 20, 30});
 
 }  // namespace gpufleet::server

@@ -213,6 +213,10 @@ TEST(ExtenderPreemptionArgsErrors, EachFieldNamed) {
                        "NodeNameToMetaVictims.n1.NumPDBViolations", "expected an integer, got 1.5");
   expect_preempt_error(pod + R"(,"NodeNameToVictims":{"n1":{"Pods":[{"metadata":{"name":"x"}}]}}})",
                        "NodeNameToVictims.n1.Pods[0].metadata.uid", "required field is missing");
+  expect_preempt_error(pod + R"(,"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"a"},{"UID":"b"},{"UID":"a"}]}}})",
+                       "NodeNameToMetaVictims.n1.Pods[2].UID", "pod UID 'a' is listed twice on this node (also NodeNameToMetaVictims.n1.Pods[0])");
+  expect_preempt_error(pod + R"(,"NodeNameToVictims":{"n1":{"Pods":[{"metadata":{"uid":"a"}},{"metadata":{"uid":"a"}}]}}})",
+                       "NodeNameToVictims.n1.Pods[1].metadata.uid", "listed twice");
   expect_preempt_error(pod + R"(,"NodeNameToVictims":{"":{"Pods":[]}}})", "NodeNameToVictims.", "must not be empty");
   ObjectLimits small;
   small.max_pods = 2;

@@ -1,10 +1,13 @@
 // `gpufleet serve`'s HTTP server (server/http_server.h) in-process on 127.0.0.1: the extender verbs'
 // JSON as kube-scheduler reads it, health and readiness, and bad requests (malformed, wrongly typed,
-// oversized, truncated, slow) that get a 4xx with a reason while the server keeps serving others.
+// oversized, truncated, slow, compressed) that get a 4xx with a reason while the server keeps serving
+// others, and answers that never carry an exception's text.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <gtest/gtest.h>
 
@@ -38,15 +41,31 @@ json pod(const std::string& name, int gpus, const std::string& node_name = "") {
   return p;
 }
 
+// `text` compressed as gzip (window bits 15 + 16) or zlib (15, HTTP's "deflate").
+std::string compress(const std::string& text, bool gzip) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, gzip ? 15 + 16 : 15, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, text.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
 class LiveServer : public ::testing::Test {
  protected:
   void SetUp() override {
     ServerOptions o;
     o.host = "127.0.0.1";
     o.port = 0;
-    o.threads = 4;
+    o.threads = threads_;
     o.max_body_bytes = 1 << 20;
     o.read_timeout_s = 1;
+    o.request_timeout_s = 2;
     server_ = std::make_unique<HttpServer>(o, cache_, nullptr, ServerHooks{});
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
@@ -90,6 +109,19 @@ class LiveServer : public ::testing::Test {
     return out;
   }
 
+  // A POST with extra headers (Content-Encoding, ...).
+  httplib::Result post(const std::string& path, const std::string& body, const httplib::Headers& headers) {
+    httplib::Client c("127.0.0.1", port_);
+    return c.Post(path, headers, body, "application/json");
+  }
+  json filter_body() const { return json{{"Pod", pod("p", 1)}, {"Nodes", nullptr}, {"NodeNames", {"a", "b"}}}; }
+  void expect_filter_works() {
+    const auto r = post("/filter", filter_body().dump());
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+
+  size_t threads_ = 4;
   live::ClusterCache cache_{live::CacheOptions{}};
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
@@ -176,7 +208,7 @@ TEST_F(LiveServer, BadBodiesGet400WithAReasonAndTheServerKeepsServing) {
   // Oversized: refused before it is read.
   const auto big = post("/filter", std::string(2 << 20, ' '));
   ASSERT_TRUE(big);
-  EXPECT_EQ(big->status, 400);
+  EXPECT_EQ(big->status, 413);
   EXPECT_NE(big->body.find("request body of 2097152 bytes is over the limit of 1048576 bytes"), std::string::npos) << big->body;
   // A body shorter than its Content-Length: the read times out, 400, connection closed.
   const std::string reply = raw("POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"Pod\":");
@@ -207,6 +239,176 @@ TEST_F(LiveServer, ASlowClientDoesNotStallOthers) {
   EXPECT_FALSE(slow_done) << "the other requests waited for the slow client";
   slow.join();
   EXPECT_TRUE(slow_reply.starts_with("HTTP/1.1 200")) << slow_reply;
+}
+
+TEST_F(LiveServer, AnUnsupportedContentEncodingGets415NamingIt) {
+  load_cluster();
+  for (const std::string encoding : {"br", "x-unknown", "gzip, br", "compress"}) {
+    const auto r = post("/filter", filter_body().dump(), {{"Content-Encoding", encoding}});
+    ASSERT_TRUE(r) << encoding;
+    EXPECT_EQ(r->status, 415) << encoding << ": " << r->body;
+    EXPECT_NE(r->body.find("Content-Encoding '" + encoding + "' is not supported"), std::string::npos) << r->body;
+    EXPECT_FALSE(r->has_header("EXCEPTION_WHAT"));
+  }
+  // A multipart form is no JSON body either.
+  httplib::Client c("127.0.0.1", port_);
+  const auto form = c.Post("/filter", "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--x--\r\n",
+                           "multipart/form-data; boundary=x");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415) << form->body;
+  EXPECT_FALSE(form->has_header("EXCEPTION_WHAT"));
+  expect_filter_works();
+}
+
+TEST_F(LiveServer, GzipAndDeflateBodiesAreInflated) {
+  load_cluster();
+  const std::string body = filter_body().dump();
+  for (const auto& [encoding, gzip] : std::vector<std::pair<std::string, bool>>{{"gzip", true}, {"deflate", false}, {"GZIP", true}}) {
+    const auto r = post("/filter", compress(body, gzip), {{"Content-Encoding", encoding}});
+    ASSERT_TRUE(r) << encoding;
+    EXPECT_EQ(r->status, 200) << encoding << ": " << r->body;
+    EXPECT_EQ(json::parse(r->body)["NodeNames"], json({"a"})) << encoding;
+    EXPECT_FALSE(r->has_header("EXCEPTION_WHAT"));
+  }
+  // "identity" is the body as sent.
+  const auto identity = post("/filter", body, {{"Content-Encoding", "identity"}});
+  ASSERT_TRUE(identity);
+  EXPECT_EQ(identity->status, 200) << identity->body;
+  // A corrupt or truncated stream: 400 naming the encoding; the next request on the server is served.
+  const std::string gz = compress(body, true);
+  for (const std::string& bad : {gz.substr(0, gz.size() / 2), std::string("\x1f\x8b garbage"), gz + "trailing"}) {
+    const auto r = post("/filter", bad, {{"Content-Encoding", "gzip"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    EXPECT_TRUE(r->body.starts_with("request body: Content-Encoding gzip: ")) << r->body;
+    EXPECT_FALSE(r->has_header("EXCEPTION_WHAT"));
+  }
+  expect_filter_works();
+}
+
+TEST_F(LiveServer, AGzipBombGets413WhileInflating) {
+  load_cluster();
+  // 64 MiB of zeros are about 64 KB compressed; the limit (max_body_bytes here) is 1 MiB. The
+  // inflation stops at the first byte over it, the rest of the body is read and dropped undecoded.
+  const std::string bomb = compress(std::string(size_t{64} << 20, '\0'), true);
+  ASSERT_LT(bomb.size(), size_t{1} << 20);
+  httplib::Client c("127.0.0.1", port_);
+  for (int i = 0; i < 2; ++i) {  // twice on one keep-alive connection: it stays usable
+    const auto r = c.Post("/filter", {{"Content-Encoding", "gzip"}}, bomb, "application/json");
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 413) << r->body;
+    EXPECT_EQ(r->body, "request body (decoded from gzip) is over the limit of 1048576 bytes\n");
+    EXPECT_FALSE(r->has_header("EXCEPTION_WHAT"));
+  }
+  const auto ok = c.Post("/filter", filter_body().dump(), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  // The same for a bomb sent chunked (no Content-Length).
+  const auto chunked = c.Post(
+      "/filter", {{"Content-Encoding", "gzip"}},
+      [&](size_t offset, httplib::DataSink& sink) {
+        if (offset < bomb.size()) return sink.write(bomb.data() + offset, std::min<size_t>(65536, bomb.size() - offset));
+        sink.done();
+        return true;
+      },
+      "application/json");
+  ASSERT_TRUE(chunked) << httplib::to_string(chunked.error());
+  EXPECT_EQ(chunked->status, 413) << chunked->body;
+  expect_filter_works();
+}
+
+TEST_F(LiveServer, PreemptWithADuplicateVictimGets400NamingTheField) {
+  load_cluster();
+  const json victims = {{"b", {{"Pods", json::array({{{"UID", "uid-busy"}}, {{"UID", "uid-busy"}}})}, {"NumPDBViolations", 0}}}};
+  const auto r = post("/preempt", json{{"Pod", pod("big", 2)}, {"NodeNameToMetaVictims", victims}}.dump());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("NodeNameToMetaVictims.b.Pods[1].UID"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("listed twice"), std::string::npos) << r->body;
+  // Unknown nodes and victims are not errors: kube-scheduler's view may be ahead of the cache's, and
+  // such a node is left out of the answer.
+  const json unknown = {{"zz", {{"Pods", json::array({{{"UID", "uid-busy"}}})}}}, {"b", {{"Pods", json::array({{{"UID", "uid-nobody"}}})}}}};
+  const auto u = post("/preempt", json{{"Pod", pod("big", 2)}, {"NodeNameToMetaVictims", unknown}}.dump());
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->status, 200) << u->body;
+  EXPECT_EQ(json::parse(u->body)["NodeNameToMetaVictims"], json::object());
+  // Still serving: a valid request.
+  const json one = {{"b", {{"Pods", json::array({{{"UID", "uid-busy"}}})}, {"NumPDBViolations", 0}}}};
+  const auto ok = post("/preempt", json{{"Pod", pod("big", 2)}, {"NodeNameToMetaVictims", one}}.dump());
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(json::parse(ok->body)["NodeNameToMetaVictims"]["b"]["Pods"][0]["UID"], "uid-busy");
+}
+
+TEST_F(LiveServer, ABodyThatTricklesGets408) {
+  load_cluster();
+  // The head at once, then the body a byte every 300 ms: past the request timeout (2 s here).
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port_));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n";
+  ASSERT_EQ(::write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+  for (int i = 0; i < 12; ++i) {  // until the answer comes
+    if (::send(fd, " ", 1, MSG_NOSIGNAL) != 1) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 300) > 0) break;
+  }
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  EXPECT_TRUE(out.starts_with("HTTP/1.1 408")) << out;
+  EXPECT_NE(out.find("request timeout of 2 s"), std::string::npos) << out;
+  expect_filter_works();
+}
+
+// Slow and silent connections each hold a worker, never all of them: the workers are started on
+// demand up to `threads` (64 here).
+class LiveServerManyWorkers : public LiveServer {
+ protected:
+  LiveServerManyWorkers() { threads_ = 64; }
+};
+
+TEST_F(LiveServerManyWorkers, SlowAndSilentConnectionsDoNotHoldEveryWorker) {
+  std::vector<int> fds;
+  std::atomic<bool> stop{false};
+  for (int i = 0; i < 20; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    fds.push_back(fd);
+  }
+  // Half of them send a request head a header line at a time, every 500 ms (within the read
+  // timeout); the others send nothing.
+  std::thread slow([&] {
+    for (int fd : fds) ::send(fd, "GET /healthz HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+    for (int line = 0; !stop; ++line) {
+      for (size_t i = 0; i < fds.size(); i += 2) {
+        const std::string header = "X-Slow-" + std::to_string(line) + ": 1\r\n";
+        ::send(fds[i], header.data(), header.size(), MSG_NOSIGNAL);
+      }
+      for (int k = 0; k < 5 && !stop; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  httplib::Client c("127.0.0.1", port_);
+  c.set_connection_timeout(5);
+  c.set_read_timeout(5);
+  for (int i = 0; i < 5; ++i) {
+    const auto h = c.Get("/healthz");
+    ASSERT_TRUE(h) << httplib::to_string(h.error());
+    EXPECT_EQ(h->status, 200);
+    EXPECT_FALSE(h->has_header("EXCEPTION_WHAT"));
+  }
+  stop = true;
+  slow.join();
+  for (int fd : fds) ::close(fd);
 }
 
 }  // namespace

@@ -158,15 +158,20 @@ ExtenderVictims read_victims(const json& v, bool meta, const Body& b, const std:
     if (total + pods->size() > limits.max_pods)
       b.fail(field + ".Pods", limit_message(limits.max_pods, "victim pods", "ObjectLimits::max_pods"));
     total += pods->size();
+    std::unordered_map<std::string, size_t> seen;  // UID -> its first index
     for (size_t i = 0; i < pods->size(); ++i) {
       const std::string at = fmt::format("{}.Pods[{}]", field, i);
       const json& pod = b.object(&(*pods)[i], at);
+      const std::string uid_at = meta ? at + ".UID" : at + ".metadata.uid";
       if (meta) {
-        out.pod_uids.push_back(b.required_string(b.member(pod, "UID"), at + ".UID"));
+        out.pod_uids.push_back(b.required_string(b.member(pod, "UID"), uid_at));
       } else {
         const json& metadata = b.object(b.member(pod, "metadata"), at + ".metadata");
-        out.pod_uids.push_back(b.required_string(b.member(metadata, "uid"), at + ".metadata.uid"));
+        out.pod_uids.push_back(b.required_string(b.member(metadata, "uid"), uid_at));
       }
+      // A pod is a victim once: kube-scheduler never lists one twice, and removing it twice is no state.
+      if (const auto [it, added] = seen.emplace(out.pod_uids.back(), i); !added)
+        b.fail(uid_at, fmt::format("pod UID '{}' is listed twice on this node (also {}.Pods[{}])", out.pod_uids.back(), field, it->second));
     }
   }
   if (const json* n = b.member(victims, "NumPDBViolations")) {
