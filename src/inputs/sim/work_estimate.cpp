@@ -301,9 +301,16 @@ void check_figure(const WorkFigure& figure, double max, std::string_view what, s
   if (figure.total <= max) return;
   const WorkTerm* t = figure.largest();
   if (t == nullptr) return;
-  const std::string all = t->amount < 0.995 * figure.total ? fmt::format("; {} in all", amount_text(figure.total)) : "";
-  const std::string message = fmt::format("{} {} ({}{}) is over the budget of {} per run; {}, or raise {}", amount_text(t->amount), what,
-                                          t->formula, all, amount_text(max), t->remedy, option);
+  std::string message;
+  if (t->amount >= 0.5 * figure.total || std::isnan(t->amount)) {  // mostly one field's: named with its product
+    const std::string all = t->amount < 0.995 * figure.total ? fmt::format("; {} in all", amount_text(figure.total)) : "";
+    message = fmt::format("{} {} ({}{}) is over the budget of {} per run; {}, or raise {}", amount_text(t->amount), what, t->formula,
+                          all, amount_text(max), t->remedy, option);
+  } else {  // many fields' together (e.g. thousands of jobs): the total, and the largest share
+    message = fmt::format("{} {} in all (the largest share: {} from {}, of {} terms) is over the budget of {} per run; {}, or raise {}",
+                          amount_text(figure.total), what, amount_text(t->amount), t->formula, figure.terms.size(), amount_text(max),
+                          t->remedy, option);
+  }
   if (t->origin.known()) throw InputError(t->origin.file, t->origin.line, t->origin.field, message, t->origin.column);
   throw UsageError(message);
 }

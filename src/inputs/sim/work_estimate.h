@@ -92,7 +92,9 @@ inline constexpr const char* kMaxNodeChecksOption = "--max-node-checks";
 /// for the first figure over its budget, at its largest term: an InputError at the term's origin
 /// (file, line, column, field) when it has one, else a UsageError (util/input_error.h), with the message
 /// "<amount> <what> (<formula>[; <total> in all]) is over the budget of <max> per run; <remedy>, or
-/// raise <option>". Non-finite figures are over any budget.
+/// raise <option>"; when the largest term is less than half the total (thousands of jobs), "<total>
+/// <what> in all (the largest share: <amount> from <formula>, of <n> terms) is over ...". Non-finite
+/// figures are over any budget.
 void check_work_budget(const WorkEstimate& estimate, const WorkBudget& budget);
 
 /// estimate_work then check_work_budget.
