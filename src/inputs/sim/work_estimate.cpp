@@ -217,8 +217,11 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
   // Arrivals and completions; a Kueue admission pass for each; the scheduler's retries of pending pods
   // (about one per placement and one per node that becomes ready).
   const double kueue = workload.queues ? arrivals + completions : 0;
-  e.events.add({arrivals + completions + kueue + 2 * e.pods.total + 3 * slots,
-                fmt::format("{:g} arrivals + {:g} completions + retries of {:g} pods", arrivals, completions, e.pods.total),
+  // Nodes launched for pods beyond the pools' slots (a node consolidated away and launched again):
+  // at most one per pod placed, each with its lifecycle events and a retry.
+  e.events.add({arrivals + completions + kueue + 2 * e.pods.total + 3 * slots + 4 * e.pods.total,
+                fmt::format("{:g} arrivals + {:g} completions + retries and node launches of {:g} pods", arrivals, completions,
+                            e.pods.total),
                 "fewer jobs and replicas", pods_at});
 
   // Requests, and their events: one per request, one per replica start.
@@ -246,9 +249,7 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
                   "shorten the horizon", horizon_at});
 
   // Periodic controllers: their events, and the node slots each pass looks at.
-  const bool ca = cluster.autoscaler.enabled && std::any_of(cluster.pools.begin(), cluster.pools.end(), [](const SimPool& p) {
-                    return p.settings.karpenter_node_pool.empty();
-                  });
+  const bool ca = cluster.autoscaler.enabled;  // it ticks even when every pool is Karpenter's
   if (ca) {
     const double n = ticks(h, cluster.autoscaler.scan_interval_s);
     e.events.add({n, fmt::format("Cluster Autoscaler: {:g} s / scanIntervalSeconds {:g} s", h, cluster.autoscaler.scan_interval_s),
