@@ -64,7 +64,7 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     // --request-rate is checked with a trace too, and must then be left at its default: a trace keeps
     // its own send times (--time-scale stretches them).
     if (std::isnan(o.request_rate) || !(o.request_rate > 0))
-      throw UsageError(fmt::format("--request-rate: {} must be positive or inf", o.request_rate));
+      throw UsageError(fmt::format("--request-rate: request_rate: {} must be positive or inf", o.request_rate));
     if (!o.trace_path.empty() && !std::isinf(o.request_rate))
       throw UsageError("--request-rate: a --trace keeps its own send times; give one or the other (--time-scale stretches a trace)");
     if (o.trace_path.empty()) {

@@ -136,7 +136,7 @@ for scale in 1e+15 1e+308; do
     bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/t.jsonl" --time-scale "$scale"
 done
 for rate in nan -1 0; do
-  expect_refused "bench-serve --trace --request-rate $rate" "--request-rate: $rate must be positive or inf" \
+  expect_refused "bench-serve --trace --request-rate $rate" "--request-rate: request_rate: $rate must be positive or inf" \
     bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/t.jsonl" --request-rate "$rate"
 done
 expect_refused "bench-serve --trace --request-rate 5" "--request-rate: a --trace keeps its own send times" \
