@@ -61,6 +61,12 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     replica = inference::make_bench_replica(catalog, args, hw);
     if (o.num_replicas < 1 || o.num_replicas > 4096) throw std::invalid_argument(fmt::format("num_replicas: {} is outside 1..4096", o.num_replicas));
     if (o.max_concurrency < 0) throw std::invalid_argument(fmt::format("max_concurrency: {} must be positive (0 = none)", o.max_concurrency));
+    // --request-rate is checked with a trace too, and must then be left at its default: a trace keeps
+    // its own send times (--time-scale stretches them).
+    if (std::isnan(o.request_rate) || !(o.request_rate > 0))
+      throw UsageError(fmt::format("--request-rate: request_rate: {} must be positive or inf", o.request_rate));
+    if (!o.trace_path.empty() && !std::isinf(o.request_rate))
+      throw UsageError("--request-rate: a --trace keeps its own send times; give one or the other (--time-scale stretches a trace)");
     if (o.trace_path.empty()) {
       requests = inference::random_dataset_requests({o.random_input_len, o.random_output_len, o.random_range_ratio}, o.num_prompts, o.seed);
       inference::assign_send_times(requests, o.request_rate, o.burstiness, o.seed);
@@ -81,7 +87,13 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--time-scale: ") + e.what());
     }
-    inference::TraceSource source(io::read_request_trace(o.trace_path), replay);
+    std::vector<inference::Request> trace = io::read_request_trace(o.trace_path);
+    try {
+      if (!trace.empty()) inference::check_trace_send_time(trace.back().arrival_s, o.time_scale);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--time-scale: ") + e.what());
+    }
+    inference::TraceSource source(std::move(trace), replay);
     requests = inference::drain(source);
     if (o.num_prompts > 0 && static_cast<int64_t>(requests.size()) > o.num_prompts) requests.resize(static_cast<size_t>(o.num_prompts));
   }

@@ -81,6 +81,7 @@ int run_compare_command(const CompareCommandOptions& o) {
       source.serving_catalog_path = o.workload.serving_catalog_path;
     }
     workloads.push_back(load_workload(source, clusters.back(), o.seed, catalog));
+    sim::check_work_budget(clusters.back(), workloads.back(), sim::SimOptions{}, o.budget);
   }
 
   Progress progress("compare", static_cast<int64_t>(configs.size()) * 100, !o.quiet);

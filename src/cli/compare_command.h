@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/workload_source.h"
+#include "inputs/sim/work_estimate.h"
 
 namespace gpufleet::cli {
 
@@ -24,6 +25,9 @@ struct CompareCommandOptions {
   std::string json_path;    ///< empty = none
   std::string report_path;  ///< empty = none
   bool quiet = false;
+  /// The work budget each run must fit, checked for every configuration before the first run
+  /// (inputs/sim/work_estimate.h).
+  sim::WorkBudget budget;
 };
 
 /// One parsed --config value.

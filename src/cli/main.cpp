@@ -46,6 +46,16 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
   cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");
 }
 
+// The work budget of simulate and compare (inputs/sim/work_estimate.h, docs/input-limits.md "Work budget").
+void add_budget_options(CLI::App* cmd, gpufleet::sim::WorkBudget& b) {
+  const auto positive = CLI::PositiveNumber;
+  cmd->add_option("--max-requests", b.max_requests, "work budget: most inference requests per run")->check(positive)->capture_default_str();
+  cmd->add_option("--max-events", b.max_events, "work budget: most simulation events per run")->check(positive)->capture_default_str();
+  cmd->add_option("--max-pods", b.max_pods, "work budget: most pods created per run")->check(positive)->capture_default_str();
+  cmd->add_option("--max-node-checks", b.max_node_checks, "work budget: most node checks per run (node slots x scans + pods x node slots)")
+      ->check(positive)->capture_default_str();
+}
+
 // A mistyped command or option, found before CLI11 parses: CLI11 alone reports a missing required
 // option first ("--cluster is required" for `place --polcy x --cluster ...` loses nothing, but
 // `place --polcy x` would hide the typo) and never suggests. "" when every word is known. Only words
@@ -131,6 +141,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
   simulate_cmd->add_option("--serving-timeseries", simulate.serving_timeseries_path, "write the inference services' per-minute CSV to FILE");
   simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
+  add_budget_options(simulate_cmd, simulate.budget);
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
 
   gpufleet::cli::CompareCommandOptions compare;
@@ -142,6 +153,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
   compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
+  add_budget_options(compare_cmd, compare.budget);
   compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
 
   gpufleet::cli::BenchServeCommandOptions bench;

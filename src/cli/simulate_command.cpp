@@ -43,6 +43,7 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   options.seed = o.seed;
   options.production_priority = o.production_priority;
   options.serving_catalog = &catalog;
+  sim::check_work_budget(cluster, workload, options, o.budget);
   Progress progress("simulate", 100, !o.quiet);
   options.progress = progress.fraction_callback(100);
   sim::SimResult result;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/workload_source.h"
+#include "inputs/sim/work_estimate.h"
 
 namespace gpufleet::cli {
 
@@ -21,6 +22,9 @@ struct SimulateCommandOptions {
   std::string report_path;      ///< self-contained HTML report; empty = none
   int32_t production_priority = 1000;  ///< pods at or above it are "production" in the summary
   bool quiet = false;           ///< no progress on stderr
+  /// The work budget the run must fit (--max-requests, --max-events, --max-pods, --max-node-checks),
+  /// checked before it starts (inputs/sim/work_estimate.h).
+  sim::WorkBudget budget;
 };
 
 /// Runs the command: summary on stdout, progress on stderr unless quiet, outputs written all or

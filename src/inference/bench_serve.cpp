@@ -123,9 +123,13 @@ std::vector<Request> random_dataset_requests(const RandomDataset& dataset, int64
   return out;
 }
 
-void assign_send_times(std::vector<Request>& requests, double request_rate, double burstiness, int64_t seed) {
+void assign_send_times(std::vector<Request>& requests, double request_rate, double burstiness, int64_t seed,
+                       const BenchServeLimits& limits) {
   if (!(request_rate > 0)) bad(fmt::format("request_rate: {} must be positive or inf", request_rate));
   if (!(burstiness > 0)) bad(fmt::format("burstiness: {} must be positive", burstiness));
+  if (const double last = static_cast<double>(requests.size()) / request_rate; last > limits.max_send_time_s)
+    bad(fmt::format("request_rate: {:g} sends {} prompts over {:.3g} s, longer than the most simulated time of {:g} s; raise the rate",
+                    request_rate, requests.size(), last, limits.max_send_time_s));
   if (std::isinf(request_rate)) {
     for (Request& q : requests) q.arrival_s = 0;
     return;
@@ -141,6 +145,14 @@ void assign_send_times(std::vector<Request>& requests, double request_rate, doub
     const double factor = (static_cast<double>(requests.size()) / request_rate) / t;
     for (Request& q : requests) q.arrival_s *= factor;
   }
+}
+
+void check_trace_send_time(double last_arrival_s, double time_scale, const BenchServeLimits& limits) {
+  const double last = std::max(0.0, last_arrival_s) * time_scale;
+  if (!std::isfinite(last) || last > limits.max_send_time_s)
+    bad(fmt::format("time_scale: {:g} sends the trace's last request at {:.3g} s, later than the most simulated time of {:g} s; "
+                    "lower the time scale",
+                    time_scale, last, limits.max_send_time_s));
 }
 
 BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes, const std::vector<WeightedSample>& itl_s,

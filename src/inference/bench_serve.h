@@ -63,6 +63,11 @@ struct RandomDataset {
 struct BenchServeLimits {
   int64_t max_num_prompts = 1'000'000;   ///< vLLM's benchmark runs send 1,000 to 10,000
   int32_t max_tokens = 16'777'216;   ///< per prompt and per output, as the catalog's max context
+  /// The latest send time, seconds (1e8 s, about 3 years, as simulate's longest horizon). The run's
+  /// clock is a double: past about 1e14 s adding a step no longer moves it and the loop never ends,
+  /// and a run of years of idle gaps measures nothing. A request rate or trace time scale that sends
+  /// later is refused.
+  double max_send_time_s = 1e8;
 };
 inline constexpr BenchServeLimits kBenchServeLimits{};
 
@@ -75,7 +80,14 @@ std::vector<Request> random_dataset_requests(const RandomDataset& dataset, int64
 /// Sets each request's arrival_s (in order) to its send time under vLLM's get_request (see the top
 /// of this file). request_rate: > 0, +inf = all at 0; burstiness > 0 (+inf allowed). Throws
 /// std::invalid_argument naming the field otherwise.
-void assign_send_times(std::vector<Request>& requests, double request_rate, double burstiness, int64_t seed);
+/// Also throws when the last send time, num_prompts / request_rate, is above limits.max_send_time_s.
+void assign_send_times(std::vector<Request>& requests, double request_rate, double burstiness, int64_t seed,
+                       const BenchServeLimits& limits = kBenchServeLimits);
+
+/// Checks a trace replay's last send time, `last_arrival_s` (the trace's, seconds) x `time_scale`,
+/// against limits.max_send_time_s; throws std::invalid_argument naming time_scale when it is above
+/// it or not finite.
+void check_trace_send_time(double last_arrival_s, double time_scale, const BenchServeLimits& limits = kBenchServeLimits);
 
 /// One statistic set, milliseconds.
 struct LatencyStats {

@@ -44,8 +44,9 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
   if (!std::isfinite(horizon_s) || horizon_s <= 0) throw std::invalid_argument(fmt::format("horizon {} s must be positive", horizon_s));
   if (horizon_s > kMaxHorizonSeconds)
     throw std::invalid_argument(fmt::format("horizon {} s is above the maximum of {:g} s", horizon_s, kMaxHorizonSeconds));
-  if (!std::isfinite(options.sample_interval_s) || options.sample_interval_s <= 0)
-    throw std::invalid_argument("sample interval must be positive");
+  if (!std::isfinite(options.sample_interval_s) || !(options.sample_interval_s >= kMinIntervalSeconds))
+    throw std::invalid_argument(fmt::format("sample interval {:g} s is below the shortest interval of {:g} s", options.sample_interval_s,
+                                            kMinIntervalSeconds));
   validate_autoscaler_settings(cluster.autoscaler);
   validate_consolidation_settings(cluster.consolidation);
   validate_driver_upgrades(cluster);
@@ -281,6 +282,7 @@ SimResult Simulation::run() {
   p.units.start();  // arrivals
   for (const auto& c : p.controllers) c->start();
   p.loop.run();
+  result.events_processed = p.loop.events_run();
 
   p.billing.finish(h, result);
   p.units.report_outcomes(result);

@@ -39,6 +39,7 @@
 #include "model/node_pool.h"
 #include "model/pod_disruption_budget.h"
 #include "inputs/sim/faults.h"
+#include "inputs/sim/field_origin.h"
 
 namespace gpufleet::sim {
 
@@ -80,6 +81,9 @@ struct PoolSettings {
 struct SimPool {
   NodePool pool;  ///< node_count = nodes Ready at time 0
   PoolSettings settings;
+  /// Where its most nodes were read (`max`, else `nodes`; a Karpenter offering: its NodePool's name),
+  /// for the work budget (inputs/sim/work_estimate.h). Empty: built in code.
+  FieldOrigin origin;
 };
 
 /// Cluster Autoscaler expanders implemented (autoscaling.md section 3).

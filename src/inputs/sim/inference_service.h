@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "inputs/sim/field_origin.h"
 #include "replica_autoscaling/autoscaler_spec.h"
 #include "inference/cold_start.h"
 #include "inference/deployment.h"
@@ -33,11 +34,14 @@ struct InferenceServiceSpec {
   /// Where the spec was read (the `model` field of its block), so that the simulator's errors about
   /// it (a model that does not fit its GPUs) name the file, line and field; empty file for specs
   /// built in code.
-  struct Origin {
-    std::string file;
-    int line = 0, column = 0;
-    std::string field;
-  } origin;
+  using Origin = FieldOrigin;
+  Origin origin;
+  /// Where its traffic was read (the `traffic` block; for a generator its `meanRatePerSecond`, for a
+  /// trace its `rateMultiplier` when given), for the work budget (inputs/sim/work_estimate.h).
+  FieldOrigin traffic_origin;
+  /// Where its scrape interval and its autoscaler were read (the service's `inference` block, or the
+  /// autoscaler's field); for the work budget.
+  FieldOrigin autoscaler_origin;
   inference::EngineArgs engine;            ///< the vLLM engine each replica runs
   /// A measured step-time table (inference/step_time.h) instead of the catalog's roofline; empty = roofline.
   std::vector<inference::StepProfileRow> step_profile;

@@ -10,10 +10,15 @@
 
 namespace gpufleet::sim {
 
+/// The shortest period of anything a run repeats (the time series' rows, Prometheus scrapes,
+/// autoscaler evaluations): 1 ms. A shorter one (1e-9 s was accepted) floods the event queue and the
+/// run never finishes; real scrape and sync periods are seconds.
+inline constexpr double kMinIntervalSeconds = 1e-3;
+
 struct SimOptions {
   std::string policy = "gpufleet";  ///< a name from sched::policy_names()
   uint64_t seed = 42;               ///< seeds the scheduler's generator and, derived, the spot one
-  double sample_interval_s = 60;    ///< time-series row spacing (one row per simulated minute)
+  double sample_interval_s = 60;    ///< time-series row spacing (one row per simulated minute), >= kMinIntervalSeconds
   bool trace = false;               ///< record every event handled (SimResult::trace), for tests
   /// Pods with at least this priority are "production" (SimResult::pending_production).
   int32_t production_priority = 1000;

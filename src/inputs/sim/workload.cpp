@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "inputs/sim/sim_options.h"
 #include "model/node_pool.h"
 #include "model/resources.h"
 
@@ -86,7 +87,7 @@ void validate_inference_service(const InferenceServiceSpec& spec, const std::vec
     }
   if (!found) fail("no service of that name in the workload");
   if (std::holds_alternative<std::monostate>(spec.traffic)) fail("no traffic (a trace or a generator)");
-  if (!(spec.scrape_interval_s > 0)) fail("scrape interval must be > 0 s");
+  if (!(spec.scrape_interval_s >= kMinIntervalSeconds)) fail(fmt::format("scrape interval {:g} s is below the shortest interval of {:g} s", spec.scrape_interval_s, kMinIntervalSeconds));
   const inference::EngineArgs& e = spec.engine;
   if (e.model.empty()) fail("no model");
   if (e.tensor_parallel_size < 1) fail("tensor_parallel_size must be >= 1");

@@ -23,6 +23,7 @@
 #include "model/scheduling_constraints.h"
 #include "queue/kueue_objects.h"
 #include "queue/workload.h"
+#include "inputs/sim/field_origin.h"
 #include "inputs/sim/inference_service.h"
 #include "replica_autoscaling/scaled_job.h"
 
@@ -125,7 +126,17 @@ struct WorkloadSpec {
   /// Service: spec.minReadySeconds, >= 0: a new replica counts as available to a rollout this long
   /// after it is ready (a replica is ready when bound; an inference replica when its engine serves).
   double min_ready_s = 0;
+  /// Where its pod count was read (`pods` or `replicas`, else the item; a generated job: the
+  /// generator's `jobsPerHour`), for the work budget (inputs/sim/work_estimate.h). Empty: built in code.
+  FieldOrigin origin;
 };
+
+/// The most pods of one item: a job's gang size, a service's replicas, and every other path to a
+/// replica count (a vLLM Deployment's spec.replicas, an HPA's minReplicas and maxReplicas, a KEDA
+/// ScaledObject's or ScaledJob's minReplicaCount and maxReplicaCount, the predictive scaler's). Far
+/// above any one Deployment (Kubernetes supports 150,000 pods per cluster); the work budget
+/// (inputs/sim/work_estimate.h) bounds the pods of a whole run.
+inline constexpr int32_t kMaxReplicasPerItem = 100'000;
 
 /// The most MIG devices of one profile a pod may request: every instance of a node with
 /// kMaxGpusPerNode GPUs of kMigMaxInstances instances each (112). The device plugin sets no limit; a
@@ -174,6 +185,7 @@ struct ScaledJobSpec {
   double target_value = 1;                ///< the trigger's value: messages per job, > 0
   std::vector<QueueArrival> arrivals;     ///< in time order
   double arrivals_per_second = 0;         ///< constant arrivals on top (a fluid count), >= 0
+  FieldOrigin origin;                     ///< where maxReplicaCount (else the ScaledJob) was read; for the work budget
 };
 
 /// A rollout of a service (a new pod template, hence a new ReplicaSet) at at_s: its replicas are
@@ -203,6 +215,7 @@ struct ServiceAutoscalerSpec {
 /// A workload: the items and the simulated time span.
 struct Workload {
   double horizon_s = 0;                   ///< the simulation runs over [0, horizon_s]
+  FieldOrigin horizon_origin;             ///< where horizon_s was read (`horizonSeconds`); empty: not from a file
   std::vector<WorkloadSpec> items;        ///< any order; the engine orders by arrival
   /// Services among the items whose replicas serve LLM requests (inputs/sim/inference_service.h); at most
   /// one entry per service.

@@ -106,6 +106,7 @@ struct K8sNodeSource {
   SourcePosition name;                           ///< metadata.name (pools[i].name for a pool node)
   std::map<std::string, SourcePosition> labels;  ///< label key -> position of its value
   bool pool = false;                             ///< expanded from a node pool, not read as a Node
+  SourcePosition max_nodes;                      ///< a pool's `max` (else `nodes`): its most nodes
 };
 
 /// Extended resources a pod requests that the Pod model does not carry (effective request). The

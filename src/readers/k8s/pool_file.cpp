@@ -241,6 +241,7 @@ NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   const GpuModelInfo* model = read_gpu(p["gpu"], pool);
   read_cpu_memory(p, pool);
   read_node_counts(p, pool);
+  source.max_nodes = position_of(p["max"].present() ? p["max"] : p["nodes"]);
   read_labels(p["labels"], pool, source);
   read_topology(p["topology"], pool);
   read_taints(p["taints"], pool);

@@ -329,6 +329,10 @@ void add_offering_pools(const sim::KarpenterNodePool& np, const Field& name_fiel
         p.settings.capacity_type = spot ? sim::CapacityType::kSpot : sim::CapacityType::kOnDemand;
         p.settings.provision_s = sim::kProvisionKarpenterS;
         p.settings.karpenter_node_pool = np.name;
+        {
+          const auto [line, column] = name_field.position();
+          p.origin = {name_field.source().file, line, column, name_field.path()};
+        }
         try {
           validate_pool(p.pool);
           sim::validate_pool_settings(p);

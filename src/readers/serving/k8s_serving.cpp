@@ -14,6 +14,7 @@
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
+#include "inputs/sim/workload.h"
 #include "model/gpu_catalog.h"
 #include "util/input_error.h"
 
@@ -42,6 +43,12 @@ double quantity_value(const Field& f) {
 }
 
 int32_t int32_field(const Field& f, int64_t min) { return static_cast<int32_t>(f.integer(min, kInt32Max)); }
+
+// A replica count (spec.replicas, minReplicas, maxReplicas, minReplicaCount, maxReplicaCount): at most
+// sim::kMaxReplicasPerItem, the cap of a workload item's replicas, whichever path sets the number.
+int32_t replica_field(const Field& f, int64_t min) {
+  return static_cast<int32_t>(f.integer(min, sim::kMaxReplicasPerItem));
+}
 
 // ---------------------------------------------------------------------------------------------
 // HorizontalPodAutoscaler
@@ -181,9 +188,9 @@ ServingHpa read_hpa(const Field& root) {
   spec.require_map();
   spec.only_keys({"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"});
   read_scale_target(spec["scaleTargetRef"], h.spec.scale_target_kind, h.spec.scale_target_name);
-  if (const Field m = spec["minReplicas"]; m.present()) h.spec.min_replicas = int32_field(m, 0);
+  if (const Field m = spec["minReplicas"]; m.present()) h.spec.min_replicas = replica_field(m, 0);
   const Field max_f = spec["maxReplicas"];
-  h.spec.max_replicas = int32_field(max_f, 1);
+  h.spec.max_replicas = replica_field(max_f, 1);
   if (h.spec.min_replicas && *h.spec.min_replicas > h.spec.max_replicas)
     max_f.fail(fmt::format("maxReplicas {} must be >= minReplicas {}", h.spec.max_replicas, *h.spec.min_replicas));
   const Field metrics = spec["metrics"];
@@ -252,14 +259,14 @@ ServingScaledObject read_scaled_object(const Field& root, std::vector<std::strin
   if (const Field f = spec["pollingInterval"]; f.present()) s.spec.polling_interval_s = int32_field(f, 1);
   if (const Field f = spec["cooldownPeriod"]; f.present()) s.spec.cooldown_period_s = int32_field(f, 0);
   if (const Field f = spec["initialCooldownPeriod"]; f.present()) s.spec.initial_cooldown_period_s = int32_field(f, 0);
-  if (const Field f = spec["minReplicaCount"]; f.present()) s.spec.min_replica_count = int32_field(f, 0);
-  if (const Field f = spec["maxReplicaCount"]; f.present()) s.spec.max_replica_count = int32_field(f, 0);
+  if (const Field f = spec["minReplicaCount"]; f.present()) s.spec.min_replica_count = replica_field(f, 0);
+  if (const Field f = spec["maxReplicaCount"]; f.present()) s.spec.max_replica_count = replica_field(f, 0);
   if (s.spec.max_replica_count < s.spec.min_replica_count)
     spec["maxReplicaCount"].fail(fmt::format("maxReplicaCount {} must be >= minReplicaCount {}", s.spec.max_replica_count,
                                              s.spec.min_replica_count));
   if (s.spec.max_replica_count < 1) spec["maxReplicaCount"].fail("maxReplicaCount must be at least 1");
   if (const Field f = spec["idleReplicaCount"]; f.present()) {
-    s.spec.idle_replica_count = int32_field(f, 0);
+    s.spec.idle_replica_count = replica_field(f, 0);
     if (*s.spec.idle_replica_count >= s.spec.min_replica_count)
       f.fail(fmt::format("idleReplicaCount {} must be less than minReplicaCount {}", *s.spec.idle_replica_count, s.spec.min_replica_count));
   }
@@ -591,7 +598,7 @@ std::optional<VllmDeployment> read_deployment(const Field& root, std::vector<std
   d.where = pos_of(meta["name"]);
   const Field spec = root["spec"];
   spec.require_map();
-  if (const Field r = spec["replicas"]; r.present()) d.replicas = int32_field(r, 0);
+  if (const Field r = spec["replicas"]; r.present()) d.replicas = replica_field(r, 0);
   const Field pod = spec["template"]["spec"];
   pod.require_map();
   const Field containers = pod["containers"];
@@ -645,8 +652,7 @@ std::optional<VllmDeployment> read_deployment(const Field& root, std::vector<std
     warnings.push_back(fmt::format("{}:{}:{}: field '{}': Deployment {}: {} is not modelled: {}", at.file, at.line, at.column,
                                    at.field, d.name, what, consequence));
   };
-  // A count above the largest replica count a workload item may have (100,000) is refused.
-  if (const Field st = spec["strategy"]; st.present()) d.rolling_update = read_deployment_strategy(st, 100000);
+  if (const Field st = spec["strategy"]; st.present()) d.rolling_update = read_deployment_strategy(st, sim::kMaxReplicasPerItem);
   if (const Field m = spec["minReadySeconds"]; m.present()) {
     d.min_ready_s = static_cast<double>(m.integer(0, std::numeric_limits<int32_t>::max()));
     d.has_min_ready = true;

@@ -16,6 +16,7 @@
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
 #include "model/resources.h"
+#include "inputs/sim/sim_options.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
@@ -38,6 +39,20 @@ double positive_number(const Field& f, double max) {
   const double v = f.number();
   if (!(v > 0) || !(v <= max)) f.fail(fmt::format("{} is outside (0, {:g}]", f.scalar(), max));
   return v;
+}
+
+// A period of something the run repeats (a scrape, an evaluation): at least sim::kMinIntervalSeconds,
+// so that it cannot flood the event queue.
+double interval_number(const Field& f, double max) {
+  const double v = f.number();
+  if (!(v >= sim::kMinIntervalSeconds) || !(v <= max))
+    f.fail(fmt::format("{} is outside [{:g}, {:g}] (an interval is at least 1 ms)", f.scalar(), sim::kMinIntervalSeconds, max));
+  return v;
+}
+
+sim::FieldOrigin origin_of(const Field& f) {
+  const auto [line, column] = f.position();
+  return {f.source().file, line, column, f.path()};
 }
 
 void parse_engine(const Field& e, inference::EngineArgs& a) {
@@ -299,7 +314,7 @@ ParsedAutoscaler parse_autoscaler(const Field& a, const std::string& base_dir, c
   if (const Field f = pred["minReplicas"]; f.present()) p.min_replicas = static_cast<int32_t>(f.integer(0, 100000));
   if (const Field f = pred["maxReplicas"]; f.present()) p.max_replicas = static_cast<int32_t>(f.integer(1, 100000));
   if (p.max_replicas < p.min_replicas) pred["maxReplicas"].fail("maxReplicas is below minReplicas");
-  if (const Field f = pred["evaluationPeriodSeconds"]; f.present()) p.evaluation_period_s = positive_number(f, 86400);
+  if (const Field f = pred["evaluationPeriodSeconds"]; f.present()) p.evaluation_period_s = interval_number(f, 86400);
   if (const Field fo = pred["forecast"]; fo.present()) {
     fo.require_map();
     fo.only_keys({"bucketSeconds", "weeklyWeight", "levelWindowSeconds", "levelGain"});
@@ -419,14 +434,19 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
     if (const Field x = s["tpotP99Seconds"]; x.present()) spec.slo.tpot_p99_s = positive_number(x, 1e6);
   }
   if (const Field c = f["coldStart"]; c.present()) parse_cold_start(c, spec.cold_start);
-  if (const Field s = f["scrapeIntervalSeconds"]; s.present()) spec.scrape_interval_s = positive_number(s, 86400);
+  if (const Field s = f["scrapeIntervalSeconds"]; s.present()) spec.scrape_interval_s = interval_number(s, 86400);
   const Field traffic = f["traffic"];
   if (!traffic.present()) f.fail("traffic is required: a trace or a generator");
   parse_traffic(traffic, spec, base_dir, horizon_s);
+  spec.traffic_origin = origin_of(traffic);
+  if (const Field g = traffic["generate"]["meanRatePerSecond"]; g.present()) spec.traffic_origin = origin_of(g);
+  if (const Field m = traffic["rateMultiplier"]; m.present()) spec.traffic_origin = origin_of(m);
+  spec.autoscaler_origin = origin_of(f);
   if (const Field a = f["autoscaler"]; a.present()) {
     ParsedAutoscaler parsed = parse_autoscaler(a, base_dir, serving_autoscaler_rules());
     spec.autoscaler = std::move(parsed.spec);
     spec.autoscaler_description = std::move(parsed.description);
+    spec.autoscaler_origin = origin_of(a);
   }
   return spec;
 }

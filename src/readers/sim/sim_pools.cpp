@@ -163,7 +163,12 @@ void read_daemon_sets(std::string_view text, const std::string& source_name, con
 
 sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::string& source_name) {
   sim::ClusterConfig config;
-  for (NodePool& pool : parse_pool_text(text, source_name)) config.pools.push_back(sim::SimPool{std::move(pool), {}});
+  std::vector<K8sNodeSource> sources;
+  std::vector<NodePool> pools = parse_pool_text(text, source_name, &sources);
+  for (size_t i = 0; i < pools.size(); ++i) {
+    const SourcePosition& at = sources[i].max_nodes;
+    config.pools.push_back(sim::SimPool{std::move(pools[i]), {}, {at.file, at.line, at.column, at.field}});
+  }
   Source src;
   src.file = source_name;
   bool found = false;

@@ -31,8 +31,13 @@ using detail::seconds;
 using detail::Source;
 
 constexpr const char* kKind = "Workload";
-constexpr int64_t kMaxItemPods = 100000;  // pods of a job, replicas of a service
+constexpr int64_t kMaxItemPods = sim::kMaxReplicasPerItem;  // pods of a job, replicas of a service
 constexpr int64_t kInt32Max = 2147483647;
+
+sim::FieldOrigin origin_of(const Field& f) {
+  const auto [line, column] = f.position();
+  return {f.source().file, line, column, f.path()};
+}
 
 double positive_seconds(const Field& f) {
   const double v = seconds(f);
@@ -180,6 +185,8 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
       s.topology.level = (required.present() ? required : preferred).required_str();
     }
   }
+  const Field count = f[kind == Item::kService ? "replicas" : "pods"];
+  s.origin = origin_of(count.present() ? count : f);
   if (kind == Item::kService) {
     s.pods = static_cast<int32_t>(f["replicas"].present() ? f["replicas"].integer(1, kMaxItemPods) : 1);
     if (const Field a = f["startSeconds"]; a.present()) s.arrival_s = seconds(a);
@@ -252,6 +259,7 @@ sim::GeneratorParams parse_generator(const Field& g, double horizon_s, const std
     const Field t = templates.at(i);
     sim::JobTemplate jt;
     jt.spec = parse_item(t, Item::kTemplate, pool_names);
+    jt.spec.origin = origin_of(rate);  // every generated job: the generator's rate
     if (const Field w = t["weight"]; w.present()) {
       jt.weight = w.number();
       if (jt.weight <= 0) w.fail(fmt::format("{} must be positive", w.scalar()));
@@ -280,6 +288,7 @@ sim::ScaledJobSpec parse_scaled_job(const Field& f, sim::WorkloadSpec& job, cons
   sim::ScaledJobSpec sj;
   sj.name = f["name"].required_str();
   if (const Field p = f["pollingInterval"]; p.present()) sj.polling_interval_s = static_cast<double>(p.integer(1, 86400));
+  sj.origin = origin_of(f["maxReplicaCount"].present() ? f["maxReplicaCount"] : f);
   if (const Field m = f["maxReplicaCount"]; m.present()) sj.max_replica_count = m.integer(0, kMaxItemPods);
   if (const Field m = f["minReplicaCount"]; m.present()) {
     sj.min_replica_count = m.integer(0, kMaxItemPods);
@@ -604,6 +613,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
                     "rollouts", "externalMetrics", "hpaController"});
     const Field horizon = root["horizonSeconds"];
     out.workload.horizon_s = positive_seconds(horizon);
+    out.workload.horizon_origin = origin_of(horizon);
     if (out.workload.horizon_s > kMaxHorizonSeconds)
       horizon.fail(fmt::format("{} is above the maximum of {:.0f} s (about 3 years)", horizon.scalar(), kMaxHorizonSeconds));
     std::set<std::string> names;

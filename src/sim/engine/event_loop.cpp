@@ -42,6 +42,7 @@ void EventLoop::run() {
     const Kind& kind = kinds_[e.kind];
     if (trace_ && kind.traced) trace_->push_back({e.time_s, kind.name, kind.subject_name ? kind.subject_name(e.subject) : std::string()});
     kind.handler(e);
+    ++events_run_;
   }
   // What is left lies beyond the horizon and never runs: give back the storage (a large run's
   // arrivals, all scheduled at the start, once filled it) before the results are built.

@@ -55,6 +55,9 @@ class EventLoop {
 
   double now_s() const { return now_s_; }
   double horizon_s() const { return horizon_s_; }
+  /// Events run so far (every kind, traced or not): the run's work, which the work budget bounds
+  /// (inputs/sim/work_estimate.h).
+  uint64_t events_run() const { return events_run_; }
 
  private:
   struct Kind {
@@ -68,6 +71,7 @@ class EventLoop {
   double horizon_s_;
   double now_s_ = 0;
   double next_progress_ = 0.01;
+  uint64_t events_run_ = 0;
   EventQueue queue_;
   std::deque<Kind> kinds_;  // a deque: a handler may register kinds while it runs
   std::vector<std::function<void(double)>> observers_;

@@ -311,6 +311,9 @@ struct SimResult {
   std::vector<NodeLifetime> nodes;    ///< every billing segment, in order of closing (live nodes' last)
   std::vector<TimeseriesRow> timeseries;
   std::vector<TraceEntry> trace;      ///< SimOptions::trace only (sim/engine/event_loop.h)
+  /// Events the event loop ran (sim/engine/event_loop.h events_run): the measure the work budget's
+  /// event estimate bounds (inputs/sim/work_estimate.h). Not in the outputs.
+  uint64_t events_processed = 0;
   std::vector<InferenceServiceResult> inference;  ///< Workload::inference order
   /// Kueue (Workload::queues): "quota" or "placement" admission; empty without queues.
   std::string admission;
