@@ -23,6 +23,7 @@
 #include "sched/policy_registry.h"
 #include "util/edit_distance.h"
 #include "util/input_error.h"
+#include "util/memory_ceiling.h"
 
 namespace {
 
@@ -47,8 +48,12 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
 }
 
 // The work budget of simulate and compare (inputs/sim/work_estimate.h, docs/input-limits.md "Work budget").
-void add_budget_options(CLI::App* cmd, gpufleet::sim::WorkBudget& b) {
+void add_budget_options(CLI::App* cmd, gpufleet::sim::WorkBudget& b, int64_t& max_memory_mib) {
   const auto positive = CLI::PositiveNumber;
+  cmd->add_option("--max-memory-mib", max_memory_mib,
+                  "memory ceiling of the run, MiB (address space): past it the run stops with exit status 2 (default: three "
+                  "quarters of the machine's memory)")
+      ->check(CLI::Range(int64_t{64}, int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--max-requests", b.max_requests, "work budget: most inference requests per run")->check(positive)->capture_default_str();
   cmd->add_option("--max-events", b.max_events, "work budget: most simulation events per run")->check(positive)->capture_default_str();
   cmd->add_option("--max-pods", b.max_pods, "work budget: most pods created per run")->check(positive)->capture_default_str();
@@ -130,6 +135,7 @@ int main(int argc, char** argv) {
   place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr (they stay in --json's warnings)");
 
   gpufleet::cli::SimulateCommandOptions simulate;
+  int64_t max_memory_mib = gpufleet::default_memory_ceiling_mib();
   CLI::App* simulate_cmd = app.add_subcommand(
       "simulate", "Simulate a workload over time on autoscaled node pools with on-demand, spot and reserved capacity; report cost, chargeback and waiting times");
   simulate_cmd->add_option("--pools", simulate.pools_path, "node-pool file, optionally with an Autoscaling document (docs/simulate.md)")->required();
@@ -141,7 +147,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--timeseries", simulate.timeseries_path, "write one CSV row per simulated minute to FILE");
   simulate_cmd->add_option("--serving-timeseries", simulate.serving_timeseries_path, "write the inference services' per-minute CSV to FILE");
   simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
-  add_budget_options(simulate_cmd, simulate.budget);
+  add_budget_options(simulate_cmd, simulate.budget, max_memory_mib);
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
 
   gpufleet::cli::CompareCommandOptions compare;
@@ -153,7 +159,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
   compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
   compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
-  add_budget_options(compare_cmd, compare.budget);
+  add_budget_options(compare_cmd, compare.budget, max_memory_mib);
   compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
 
   gpufleet::cli::BenchServeCommandOptions bench;
@@ -229,6 +235,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(bench_cmd)) return gpufleet::cli::run_bench_serve_command(bench);
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
+    if ((app.got_subcommand(simulate_cmd) || app.got_subcommand(compare_cmd)) && max_memory_mib > 0)
+      gpufleet::set_memory_ceiling_mib(max_memory_mib);
     if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);
     if (app.got_subcommand(compare_cmd)) return gpufleet::cli::run_compare_command(compare);
     if (app.got_subcommand(serve_cmd)) return gpufleet::cli::run_serve_command(serve);
@@ -237,6 +245,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const gpufleet::UsageError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gpufleet: error: %s\n", gpufleet::memory_ceiling_message().c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpufleet: internal error: %s\n", e.what());

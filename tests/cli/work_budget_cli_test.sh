@@ -34,20 +34,20 @@ sim() { "$@" -q; }
 
 # 1. Replica counts.
 sed -i 's/^  replicas: 2$/  replicas: 100000000/' "$T/vllm-deployment.yaml"
-expect_refused "Deployment spec.replicas" "$T/vllm-deployment.yaml:10:13: field 'spec.replicas': 100000000 is out of range \[0, 100000\]" \
+expect_refused "Deployment spec.replicas" "$T/from-deployment.yaml:13:17: field 'services\[0\]\.inference\.deployment': $T/vllm-deployment.yaml:10:13: field 'spec.replicas': 100000000 is out of range \[0, 100000\]" \
   simulate -q --pools "$T/pools.yaml" --workload "$T/from-deployment.yaml"
 cp "$EXAMPLES/serving/vllm-deployment.yaml" "$T/"
 sed -i 's/^  maxReplicas: .*/  maxReplicas: 100000000/' "$T/hpa-dcgm.yaml"
-expect_refused "HPA maxReplicas" "$T/hpa-dcgm.yaml:14:16: field 'spec.maxReplicas': 100000000 is out of range \[1, 100000\]" \
+expect_refused "HPA maxReplicas" "$T/from-deployment.yaml:22:19: field 'services\[0\]\.inference\.autoscaler\.kubernetes': $T/hpa-dcgm.yaml:14:16: field 'spec.maxReplicas': 100000000 is out of range \[1, 100000\]" \
   simulate -q --pools "$T/pools.yaml" --workload "$T/from-deployment.yaml"
 sed -i 's/^  maxReplicas: .*/  maxReplicas: 8/; s/^  minReplicas: .*/  minReplicas: 100000000/' "$T/hpa-dcgm.yaml"
-expect_refused "HPA minReplicas" "$T/hpa-dcgm.yaml:13:16: field 'spec.minReplicas': 100000000 is out of range \[0, 100000\]" \
+expect_refused "HPA minReplicas" "$T/from-deployment.yaml:22:19: field 'services\[0\]\.inference\.autoscaler\.kubernetes': $T/hpa-dcgm.yaml:13:16: field 'spec.minReplicas': 100000000 is out of range \[0, 100000\]" \
   simulate -q --pools "$T/pools.yaml" --workload "$T/from-deployment.yaml"
 sed -i 's/^  maxReplicaCount: .*/  maxReplicaCount: 100000000/' "$T/keda-waiting.yaml"
-expect_refused "ScaledObject maxReplicaCount" "$T/keda-waiting.yaml:13:20: field 'spec.maxReplicaCount': 100000000 is out of range \[0, 100000\]" \
+expect_refused "ScaledObject maxReplicaCount" "$T/chat.yaml:29:19: field 'services\[0\]\.inference\.autoscaler\.kubernetes': $T/keda-waiting.yaml:13:20: field 'spec.maxReplicaCount': 100000000 is out of range \[0, 100000\]" \
   simulate -q --pools "$T/pools.yaml" --workload "$T/chat.yaml"
 sed -i 's/^  maxReplicaCount: .*/  maxReplicaCount: 16/; s/^  minReplicaCount: .*/  minReplicaCount: 100000000/' "$T/keda-waiting.yaml"
-expect_refused "ScaledObject minReplicaCount" "$T/keda-waiting.yaml:12:20: field 'spec.minReplicaCount': 100000000 is out of range \[0, 100000\]" \
+expect_refused "ScaledObject minReplicaCount" "$T/chat.yaml:29:19: field 'services\[0\]\.inference\.autoscaler\.kubernetes': $T/keda-waiting.yaml:12:20: field 'spec.minReplicaCount': 100000000 is out of range \[0, 100000\]" \
   simulate -q --pools "$T/pools.yaml" --workload "$T/chat.yaml"
 # At the cap, the autoscaler's maximum is over the pods budget, named at the autoscaler.
 sed -i 's/^  maxReplicaCount: .*/  maxReplicaCount: 100000/; s/^  minReplicaCount: .*/  minReplicaCount: 1/' "$T/keda-waiting.yaml"
@@ -141,5 +141,10 @@ for rate in nan -1 0; do
 done
 expect_refused "bench-serve --trace --request-rate 5" "--request-rate: a --trace keeps its own send times" \
   bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/t.jsonl" --request-rate 5
+
+# A run within every budget that passes its memory ceiling stops with exit 2 and one line (never an
+# internal error with std::bad_alloc), writing nothing.
+expect_refused "memory ceiling" "out of memory: the run passed its memory ceiling of 64 MiB (--max-memory-mib" \
+  simulate --pools "$EXAMPLES/serving/pools.yaml" --workload "$EXAMPLES/serving/chat-day.yaml" -q --max-memory-mib 64
 
 finish
