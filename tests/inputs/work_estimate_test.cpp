@@ -68,7 +68,11 @@ TEST(WorkEstimate, ConsolidationAndNoAutoscaler) {
   w.horizon_s = 100;
   const WorkEstimate e = estimate_work(c, w, SimOptions{});
   EXPECT_EQ(e.node_checks.total, 6 * 4);  // passes at 0, 20, ..., 100
-  EXPECT_EQ(e.events.total, 3 * 4 + 3 * 4 + 6);
+  // No autoscaler, Karpenter or faults: no node is ever launched, and the pool starts empty, so
+  // there are no node lifecycle events; the 6 passes only.
+  EXPECT_EQ(e.events.total, 6);
+  c.pools[0].pool.node_count = 2;  // 2 nodes at the start: 3 lifecycle events each
+  EXPECT_EQ(estimate_work(c, w, SimOptions{}).events.total, 3 * 2 + 6);
 }
 
 InferenceServiceSpec service_with(const std::string& name, inference::TrafficSpec traffic) {

@@ -122,14 +122,19 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
   const FieldOrigin& horizon_at = workload.horizon_origin;
 
   // Node slots, and the node lifecycle events of each (ready, GPUs advertised, removal) plus spot
-  // notices and reclaims at the pool's interruption rate.
+  // notices and reclaims at the pool's interruption rate. Without a node autoscaler, Karpenter or
+  // faults no node is ever launched or replaced: only the nodes at the start have a lifecycle.
+  const bool launches = cluster.autoscaler.enabled || !cluster.node_pools.empty() || !cluster.faults.faults.empty() ||
+                        !cluster.faults.upgrades.empty() || !cluster.faults.outages.empty();
   for (const SimPool& p : cluster.pools) {
     const double slots = std::max(0, p.pool.max_nodes);
     e.node_slots.add({slots, fmt::format("pool {} max {}", p.pool.name, p.pool.max_nodes), "lower the pool's max", p.origin});
-    const double spot = slots * h / 3600 * p.settings.spot_interruptions_per_hour * 2;
-    if (slots > 0)
-      e.events.add({3 * slots + spot,
-                    fmt::format("pool {}: 3 lifecycle events x max {}{}", p.pool.name, p.pool.max_nodes,
+    const double living = launches ? slots : std::max(0, p.pool.node_count);
+    const double spot = living * h / 3600 * p.settings.spot_interruptions_per_hour * 2;
+    if (living > 0)
+      e.events.add({3 * living + spot,
+                    fmt::format("pool {}: 3 lifecycle events x {} {}{}", p.pool.name, launches ? "max" : "nodes",
+                                launches ? p.pool.max_nodes : p.pool.node_count,
                                 spot > 0 ? fmt::format(" + spot {:g}/node-hour x {:g} s", p.settings.spot_interruptions_per_hour, h) : ""),
                     "lower the pool's max", p.origin});
   }
@@ -219,9 +224,9 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
   const double kueue = workload.queues ? arrivals + completions : 0;
   // Nodes launched for pods beyond the pools' slots (a node consolidated away and launched again):
   // at most one per pod placed, each with its lifecycle events and a retry.
-  e.events.add({arrivals + completions + kueue + 2 * e.pods.total + 3 * slots + 4 * e.pods.total,
-                fmt::format("{:g} arrivals + {:g} completions + retries and node launches of {:g} pods", arrivals, completions,
-                            e.pods.total),
+  e.events.add({arrivals + completions + kueue + 2 * e.pods.total + (launches ? 3 * slots + 4 * e.pods.total : 0),
+                fmt::format("{:g} arrivals + {:g} completions + retries{} of {:g} pods", arrivals, completions,
+                            launches ? " and node launches" : "", e.pods.total),
                 "fewer jobs and replicas", pods_at});
 
   // Requests, and their events: one per request, one per replica start.
