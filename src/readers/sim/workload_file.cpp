@@ -450,33 +450,14 @@ replica_autoscaling::HpaControllerOptions parse_hpa_controller(const Field& c) {
   return o;
 }
 
-// validate_rollouts_and_autoscalers, a safety net behind the checks above: its error at the part of
-// the file it is about (the services, the rollouts or the external metrics), found by checking the
-// parts one at a time.
+// validate_rollouts_and_autoscalers, a safety net behind the checks above (each of its rules is
+// checked there first, at its field): its error, should one get through, at the Workload document.
 void check_rollouts_and_autoscalers(const Field& root, const sim::Workload& w) {
   try {
     sim::validate_rollouts_and_autoscalers(w);
-    return;
-  } catch (const std::invalid_argument&) {
+  } catch (const std::invalid_argument& e) {
+    root["kind"].fail(e.what());
   }
-  sim::Workload part;
-  part.horizon_s = w.horizon_s;
-  part.items = w.items;
-  part.inference = w.inference;
-  const auto check = [&](const char* field) {
-    try {
-      sim::validate_rollouts_and_autoscalers(part);
-    } catch (const std::invalid_argument& e) {
-      root[field].fail(e.what());
-    }
-  };
-  check("services");
-  part.rollouts = w.rollouts;
-  check("rollouts");
-  part.external_metrics = w.external_metrics;
-  check("externalMetrics");
-  part.service_autoscalers = w.service_autoscalers;
-  check("services");
 }
 
 sim::TopologySettings parse_topology(const Field& t, std::vector<SourcePosition>& levels_at) {
