@@ -157,6 +157,7 @@ struct Simulation::Parts {
     if (!cluster.faults.upgrades.empty()) controllers.push_back(std::make_unique<DriverUpgradeController>(cluster, modules));
     if (workload.queues) controllers.push_back(std::make_unique<KueueAdmission>(*workload.queues, modules));
     if (!workload.scaled_jobs.empty()) controllers.push_back(std::make_unique<ScaledJobs>(workload, modules));
+    if (!workload.rollouts.empty() || !workload.service_autoscalers.empty()) validate_rollouts_and_autoscalers(workload);
     if (!workload.service_autoscalers.empty()) controllers.push_back(std::make_unique<ServiceAutoscalers>(workload, modules));
     if (!workload.inference.empty()) {
       if (options.serving_catalog == nullptr)

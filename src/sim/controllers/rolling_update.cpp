@@ -8,7 +8,6 @@
 namespace gpufleet::sim {
 
 RollingUpdates::RollingUpdates(const Workload& workload, const SimulationModules& modules) : workload_(workload), m_(modules) {
-  validate_rollouts_and_autoscalers(workload);
   // Rollouts start in time order (equal times: input order).
   std::vector<size_t> order(workload.rollouts.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -47,8 +46,8 @@ void RollingUpdates::begin(uint32_t r, double t) {
 }
 
 bool RollingUpdates::available(uint32_t unit, double t) const {
-  const auto it = ready_since_.find(unit);
-  return it != ready_since_.end() && it->second + m_.units.spec(unit).min_ready_s <= t + 1e-9;
+  const std::optional<double> ready = m_.units.ready_since(unit);
+  return ready && *ready + m_.units.spec(unit).min_ready_s <= t + 1e-9;
 }
 
 RollingUpdates::Counts RollingUpdates::count(uint32_t item, double t) const {
@@ -141,13 +140,11 @@ void RollingUpdates::sync(uint32_t item, double t) {
 
 void RollingUpdates::on_replica_bound(uint32_t, uint32_t, uint32_t, NodeId, double) {}
 
-void RollingUpdates::on_replica_unbound(uint32_t item, uint32_t unit, uint32_t, double t) {
-  ready_since_.erase(unit);
+void RollingUpdates::on_replica_unbound(uint32_t item, uint32_t, uint32_t, double t) {
   if (active_.count(item) != 0) m_.events.schedule(t, sync_kind_, item);
 }
 
-void RollingUpdates::on_replica_ready(uint32_t item, uint32_t unit, double t) {
-  ready_since_[unit] = t;
+void RollingUpdates::on_replica_ready(uint32_t item, uint32_t, double t) {
   if (active_.count(item) != 0) m_.events.schedule(t + workload_.items[item].min_ready_s, sync_kind_, item);
 }
 

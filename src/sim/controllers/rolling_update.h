@@ -38,8 +38,8 @@ namespace gpufleet::sim {
 
 class RollingUpdates final : public Controller, public ReplicaListener {
  public:
-  /// Listens to `modules.units`' replicas. Throws std::invalid_argument as
-  /// validate_rollouts_and_autoscalers does.
+  /// Listens to `modules.units`' replicas. The workload must have passed
+  /// validate_rollouts_and_autoscalers (the simulation checks it once, before its controllers).
   RollingUpdates(const Workload& workload, const SimulationModules& modules);
   void start() override;
   void report(SimResult& result) const override;
@@ -63,7 +63,6 @@ class RollingUpdates final : public Controller, public ReplicaListener {
   EventKind begin_kind_ = 0, sync_kind_ = 0;
   std::vector<RolloutResult> results_;              // in start order
   std::unordered_map<uint32_t, size_t> active_;     // service item -> its rollout in progress (results_ index)
-  std::unordered_map<uint32_t, double> ready_since_;  // bound, ready replica unit -> ready at
 };
 
 }  // namespace gpufleet::sim

@@ -15,7 +15,6 @@ std::optional<double> external_metric_at(const ExternalMetricSeries& series, dou
 }
 
 ServiceAutoscalers::ServiceAutoscalers(const Workload& workload, const SimulationModules& modules) : workload_(workload), m_(modules) {
-  validate_rollouts_and_autoscalers(workload);
   for (const ServiceAutoscalerSpec& spec : workload.service_autoscalers) {
     Scaler s;
     s.spec = &spec;
@@ -27,7 +26,6 @@ ServiceAutoscalers::ServiceAutoscalers(const Workload& workload, const Simulatio
   }
   kind_ = m_.events.register_event("service-autoscale", [this](const Event& e) { evaluate(e.subject, e.time_s); },
                                    [this](uint32_t s) { return scalers_[s].spec->service; }, /*traced=*/false);
-  m_.units.add_replica_listener(*this);
 }
 
 ServiceAutoscalers::~ServiceAutoscalers() = default;
@@ -39,10 +37,6 @@ void ServiceAutoscalers::start() {
   }
 }
 
-void ServiceAutoscalers::on_replica_unbound(uint32_t, uint32_t unit, uint32_t, double) { ready_.erase(unit); }
-
-void ServiceAutoscalers::on_replica_ready(uint32_t, uint32_t unit, double) { ready_.insert(unit); }
-
 void ServiceAutoscalers::evaluate(uint32_t si, double t) {
   Scaler& s = scalers_[si];
   replica_autoscaling::MetricSnapshot snapshot;
@@ -53,9 +47,7 @@ void ServiceAutoscalers::evaluate(uint32_t si, double t) {
   replica_autoscaling::ScaleStatus scale;
   scale.spec_replicas = m_.units.replicas(s.spec->service);
   scale.status_replicas = m_.units.live_replicas(s.item);
-  m_.units.for_each_unit_of(s.item, [&](uint32_t u) {
-    if (m_.units.unit(u).state != UnitState::kRemoved && ready_.count(u) != 0) ++scale.ready;
-  });
+  scale.ready = m_.units.ready_replicas(s.item);
   const int32_t desired = std::max(0, s.autoscaler->evaluate(t, scale, snapshot));
   if (desired != scale.spec_replicas) m_.units.scale(s.spec->service, desired, t);
   s.result.evaluations.push_back({t, scale.spec_replicas, scale.status_replicas, scale.ready, desired});

@@ -7,7 +7,7 @@
 // or before t; no sample before the first point) as the whole metric (MetricSample{value, 1}). It
 // reads the Deployment's scale as the HPA reads it (replica_autoscaling::ScaleStatus): spec.replicas
 // = the wanted count (Units::replicas), status.replicas = the replicas that exist, surge pods of a
-// rollout included (Units::live_replicas), ready = those bound and ready. What it returns becomes
+// rollout included (Units::live_replicas), ready = those ready (Units::ready_replicas). What it returns becomes
 // the wanted count (Units::scale).
 //
 // Outputs: SimResult::service_scaling, each evaluation with what it read and set.
@@ -15,7 +15,7 @@
 
 #include <cstdint>
 #include <memory>
-#include <unordered_set>
+#include <optional>
 #include <vector>
 
 #include "replica_autoscaling/replica_autoscaler.h"
@@ -27,17 +27,14 @@ namespace gpufleet::sim {
 /// The value of `series` at t: its last point at or before t; nullopt before its first point.
 std::optional<double> external_metric_at(const ExternalMetricSeries& series, double t);
 
-class ServiceAutoscalers final : public Controller, public ReplicaListener {
+class ServiceAutoscalers final : public Controller {
  public:
-  /// Builds each autoscaler. Throws std::invalid_argument as validate_rollouts_and_autoscalers does.
+  /// Builds each autoscaler. The workload must have passed validate_rollouts_and_autoscalers (the
+  /// simulation checks it once, before its controllers).
   ServiceAutoscalers(const Workload& workload, const SimulationModules& modules);
   ~ServiceAutoscalers() override;
   void start() override;
   void report(SimResult& result) const override;
-
-  void on_replica_bound(uint32_t, uint32_t, uint32_t, NodeId, double) override {}
-  void on_replica_unbound(uint32_t item, uint32_t unit, uint32_t pod, double t) override;
-  void on_replica_ready(uint32_t item, uint32_t unit, double t) override;
 
  private:
   struct Scaler {
@@ -52,7 +49,6 @@ class ServiceAutoscalers final : public Controller, public ReplicaListener {
   SimulationModules m_;
   EventKind kind_ = 0;
   std::vector<Scaler> scalers_;
-  std::unordered_set<uint32_t> ready_;  // replica units bound and ready
 };
 
 }  // namespace gpufleet::sim

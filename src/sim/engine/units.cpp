@@ -298,13 +298,25 @@ void Units::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   if (!job) {
     const uint32_t item = units_[rec.unit].item;
     for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(item, rec.unit, p, n, t);
-    if (std::find(readiness_gated_.begin(), readiness_gated_.end(), item) == readiness_gated_.end())
-      for (ReplicaListener* l : replica_listeners_) l->on_replica_ready(item, rec.unit, t);
+    if (std::find(readiness_gated_.begin(), readiness_gated_.end(), item) == readiness_gated_.end()) mark_ready(rec.unit, t);
   }
 }
 
 void Units::mark_ready(uint32_t u, double t) {
+  ready_since_[u] = t;
   for (ReplicaListener* l : replica_listeners_) l->on_replica_ready(units_[u].item, u, t);
+}
+
+std::optional<double> Units::ready_since(uint32_t u) const {
+  const auto it = ready_since_.find(u);
+  if (it == ready_since_.end()) return std::nullopt;
+  return it->second;
+}
+
+int32_t Units::ready_replicas(uint32_t i) const {
+  int32_t n = 0;
+  for_each_unit_of(i, [&](uint32_t u) { n += ready_since_.count(u) != 0 ? 1 : 0; });
+  return n;
 }
 
 void Units::unbind(uint32_t p, double t) {
@@ -312,8 +324,10 @@ void Units::unbind(uint32_t p, double t) {
   fleet_.unbind(p, pod(p), rec.node, DeviceAssignment{}, units_[rec.unit].replica < 0, t);
   billing_.stop_charge(p, t);
   rec.node = sched::kNoNode;
-  if (units_[rec.unit].replica >= 0)
+  if (units_[rec.unit].replica >= 0) {
+    ready_since_.erase(rec.unit);
     for (ReplicaListener* l : replica_listeners_) l->on_replica_unbound(units_[rec.unit].item, rec.unit, p, t);
+  }
 }
 
 void Units::stop_unit(uint32_t u, double t) {

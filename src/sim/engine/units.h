@@ -266,6 +266,11 @@ class Units final : public UnitStarter, public ServiceScaler {
   void gate_readiness(uint32_t i) { readiness_gated_.push_back(i); }
   /// Bound replica unit u of a gated item is ready at t: tells the replica listeners.
   void mark_ready(uint32_t u, double t);
+  /// When replica unit u became ready (ReplicaListener::on_replica_ready); nullopt while it is not
+  /// (not bound yet, starting, or unbound since).
+  std::optional<double> ready_since(uint32_t u) const;
+  /// Service item i's replicas ready now.
+  int32_t ready_replicas(uint32_t i) const;
 
   // ---- ServiceScaler
   /// spec.replicas: the wanted count, surge pods of a rollout not included.
@@ -348,6 +353,7 @@ class Units final : public UnitStarter, public ServiceScaler {
   std::unordered_map<uint32_t, ScaledService> scaled_;  // by item (on_demand job items too: added_units)
   std::unordered_map<uint32_t, uint32_t> unit_revision_;  // replica units created at a revision > 0
   std::vector<uint32_t> readiness_gated_;                 // service items whose readiness a controller reports
+  std::unordered_map<uint32_t, double> ready_since_;      // replica units ready now -> since when
   std::unordered_map<uint32_t, uint32_t> template_shape_;  // on_demand job item -> shape
   std::unordered_map<uint32_t, int32_t> job_ordinal_;      // created job unit -> its n
   std::vector<JobListener*> job_listeners_;
