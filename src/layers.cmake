@@ -53,11 +53,15 @@ gpufleet_layer(pack_inputs      SOURCES inputs/pack)
 gpufleet_layer(place_inputs     SOURCES inputs/place
                                 PUBLIC model admit queue)
 
+# What `plan` takes in besides the workload: the price catalog and the constraints and SLOs.
+gpufleet_layer(plan_inputs      SOURCES inputs/plan
+                                PUBLIC sim_inputs)
+
 # Readers: inputs at the edge (openb CSV, Kubernetes YAML/JSON, pool and simulator files, the FGD
 # reference, LLM request traces, the serving catalog, the live server's API bodies), each building
 # domain types. The fuzz targets (fuzz/) build this layer and those below.
 gpufleet_layer(readers          SOURCES readers
-                                PUBLIC model admit queue sim_inputs pack_inputs place_inputs inference replica_autoscaling
+                                PUBLIC model admit queue sim_inputs pack_inputs place_inputs plan_inputs inference replica_autoscaling
                                 PRIVATE util
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
 
