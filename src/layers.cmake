@@ -126,9 +126,16 @@ gpufleet_layer(sim              SOURCES sim
                                 PUBLIC sim_inputs sim_results
                                 PRIVATE sim_engine sim_controllers util)
 
+# The planner (`gpufleet plan`): the workload's demand, the cost lower bound (LP, GLPK), the candidate
+# configurations and their search with the simulator as the objective, the frontier and the chosen plan.
+gpufleet_layer(plan             SOURCES plan
+                                PUBLIC plan_inputs sim_inputs sim_results
+                                PRIVATE sim model util
+                                EXTERNAL gpufleet_glpk)
+
 # Writers: JSON, CSV, HTML reports and Prometheus text of the engines' results.
 gpufleet_layer(report           SOURCES report
-                                PUBLIC readers pack place sim_results
+                                PUBLIC readers pack place sim_results plan
                                 PRIVATE util)
 
 # The live server's state and decisions, no network: the cluster cache and its snapshots, the
@@ -148,4 +155,4 @@ gpufleet_layer(server           SOURCES server
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet
                                 SOURCES cli
-                                PRIVATE report readers pack place sim sched synthetic util server live)
+                                PRIVATE report readers pack place sim plan sched synthetic util server live)

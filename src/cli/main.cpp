@@ -19,6 +19,7 @@
 #include "cli/place_command.h"
 #include "cli/serve_command.h"
 #include "cli/compare_command.h"
+#include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "sched/policy_registry.h"
 #include "util/edit_distance.h"
@@ -150,6 +151,32 @@ int main(int argc, char** argv) {
   add_budget_options(simulate_cmd, simulate.budget, max_memory_mib);
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
 
+  gpufleet::cli::PlanCommandOptions plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "Find the pools, commitments, spot and autoscaler settings that meet the SLOs at least cost; pools file, JSON, CSV, report");
+  plan_cmd->add_option("--catalog", plan.catalog_path, "price catalog (PriceCatalog, optionally PlanConstraints; docs/plan.md)")->required();
+  plan_cmd->add_option("--constraints", plan.constraints_path, "constraints and SLOs (PlanConstraints) if not in the catalog file");
+  add_workload_options(plan_cmd, plan.workload, plan.production_priority);
+  plan_cmd->add_option("--seed", plan.seed, "seed of every run")->check(kSeed)->capture_default_str();
+  plan_cmd->add_option("--race-fraction", plan.race_fraction, "race every candidate on this first part of the horizon, (0, 1]")
+      ->capture_default_str();
+  plan_cmd->add_option("--finalists", plan.finalists, "candidates the race keeps for the whole horizon")->check(CLI::Range(int64_t{1}, int64_t{1000}))
+      ->capture_default_str();
+  plan_cmd->add_option("--threads", plan.threads, "simulations at once (0 = one per core)")->check(CLI::Range(0, 256))->capture_default_str();
+  plan_cmd->add_option("--pools-out", plan.pools_out, "write the plan's pools file (simulate --pools reads it) to FILE");
+  plan_cmd->add_option("--karpenter-out", plan.karpenter_out, "write the plan's Karpenter NodePools to FILE");
+  plan_cmd->add_option("--json", plan.json_path, "write the plan, frontier, waterfall and every run as JSON to FILE");
+  plan_cmd->add_option("--csv", plan.csv_path, "write one row per simulation to FILE");
+  plan_cmd->add_option("--report", plan.report_path, "write a self-contained HTML report to FILE");
+  plan_cmd->add_option("--shards", plan.shards, "race only one shard of the candidates (an Indexed Job's completions)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10000}));
+  plan_cmd->add_option("--shard-index", plan.shard_index, "this shard's index (default: $JOB_COMPLETION_INDEX)")
+      ->check(CLI::Range(int64_t{0}, int64_t{9999}));
+  plan_cmd->add_option("--shard-out", plan.shard_out, "write this shard's race results to FILE");
+  plan_cmd->add_option("--merge", plan.merge_paths, "finish the plan from these shard files instead of racing");
+  add_budget_options(plan_cmd, plan.budget, max_memory_mib);
+  plan_cmd->add_flag("-q,--quiet", plan.quiet, "no progress on stderr");
+
   gpufleet::cli::CompareCommandOptions compare;
   CLI::App* compare_cmd = app.add_subcommand(
       "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
@@ -235,10 +262,11 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(bench_cmd)) return gpufleet::cli::run_bench_serve_command(bench);
     if (app.got_subcommand(pack_cmd)) return gpufleet::cli::run_pack_command(pack);
     if (app.got_subcommand(place_cmd)) return gpufleet::cli::run_place_command(place);
-    if ((app.got_subcommand(simulate_cmd) || app.got_subcommand(compare_cmd)) && max_memory_mib > 0)
+    if ((app.got_subcommand(simulate_cmd) || app.got_subcommand(compare_cmd) || app.got_subcommand(plan_cmd)) && max_memory_mib > 0)
       gpufleet::set_memory_ceiling_mib(max_memory_mib);
     if (app.got_subcommand(simulate_cmd)) return gpufleet::cli::run_simulate_command(simulate);
     if (app.got_subcommand(compare_cmd)) return gpufleet::cli::run_compare_command(compare);
+    if (app.got_subcommand(plan_cmd)) return gpufleet::cli::run_plan_command(plan);
     if (app.got_subcommand(serve_cmd)) return gpufleet::cli::run_serve_command(serve);
   } catch (const gpufleet::InputError& e) {
     std::fprintf(stderr, "gpufleet: error: %s\n", e.what());

@@ -79,6 +79,8 @@ void Metrics::add_pending_sample(int32_t priority, double wait_s) {
 
 void Metrics::finish(SimResult& result) {
   result.gpu_allocation_pct_mean = gpu_capacity_milli_s_ > 0 ? gpu_alloc_milli_s_ / gpu_capacity_milli_s_ * 100.0 : 0.0;
+  result.gpu_allocated_hours = gpu_alloc_milli_s_ / 1000.0 / 3600.0;
+  result.gpu_billed_hours = gpu_capacity_milli_s_ / 1000.0 / 3600.0;
   result.pending = pending_stats(std::move(pending_samples_));
   for (auto& [priority, samples] : pending_by_priority_) result.pending_by_priority[priority] = pending_stats(std::move(samples));
   result.production_priority = options_.production_priority;

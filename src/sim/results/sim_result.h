@@ -259,6 +259,10 @@ struct SimResult {
 
   /// GPU-hours allocated / GPU-hours billed x 100 (time-weighted over the horizon; 0 without GPUs).
   double gpu_allocation_pct_mean = 0;
+  /// The two integrals behind it: GPU-hours requested by bound pods (shared GPUs count their
+  /// fraction) and GPU-hours of the billed nodes, over [0, horizon_s].
+  double gpu_allocated_hours = 0;
+  double gpu_billed_hours = 0;
   /// Seconds each pod waited, one sample per start (from arrival or requeue) plus one per pod still
   /// pending at the horizon (its wait so far).
   PendingStats pending;

@@ -1,0 +1,300 @@
+#include "plan/search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sim/simulator.h"
+#include "util/parallel.h"
+
+namespace gpufleet::plan {
+
+namespace {
+
+constexpr double kSecondsPerHour = 3600;
+
+// The largest bucket average of a field.
+double peak(const DemandCurve& d, double DemandBucket::*field) {
+  double m = 0;
+  for (const DemandBucket& b : d.buckets) m = std::max(m, b.*field);
+  return m;
+}
+
+// Whether every pod of the workload fits one node of the option on its own.
+bool holds_every_pod(const sim::Workload& w, const CostBoundOption& o) {
+  for (const sim::WorkloadSpec& s : w.items) {
+    if (s.num_gpu > o.gpus || s.cpu_milli > o.cpu_milli || s.memory_bytes > o.memory_bytes) return false;
+    if (s.num_gpu > 0 && !s.gpu_spec.empty()) {
+      bool allowed = false;
+      size_t start = 0;
+      while (start <= s.gpu_spec.size()) {
+        const size_t bar = s.gpu_spec.find('|', start);
+        const std::string model = s.gpu_spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        allowed = allowed || model == o.gpu_model;
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+      }
+      if (!allowed) return false;
+    }
+  }
+  return true;
+}
+
+std::tuple<double, double, double, std::string> price_key(const CostBoundOption& o) {
+  return {o.on_demand_usd_per_hour, o.spot_usd_per_hour.value_or(-1), o.committed_usd_per_hour.value_or(-1), o.commitment};
+}
+
+}  // namespace
+
+std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std::vector<CostBoundOption>& options,
+                                           const PlanConstraints& constraints, const sim::Workload& workload) {
+  std::vector<PlanCandidate> out;
+  const bool spot_demand = demand.gpu_hours > demand.gpu_hours_on_demand_only + 1e-9;
+  std::set<std::pair<std::string, std::tuple<double, double, double, std::string>>> seen;
+  for (const CostBoundOption& o : options) {
+    if (!seen.insert({o.instance_type, price_key(o)}).second) continue;  // another zone, same prices
+    if (!holds_every_pod(workload, o)) continue;
+    const double nodes_gpu = o.gpus > 0 ? demand.peak_gpus / o.gpus : 0;
+    const double nodes_cpu = o.cpu_milli > 0 ? peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(o.cpu_milli) : 0;
+    const double nodes_mem = o.memory_bytes > 0 ? peak(demand, &DemandBucket::memory_bytes) / static_cast<double>(o.memory_bytes) : 0;
+    const int32_t max_nodes = static_cast<int32_t>(std::ceil(std::max({nodes_gpu, nodes_cpu, nodes_mem}) * 1.5)) + 2;
+    std::vector<int32_t> reserved = {0};
+    if (o.committed_usd_per_hour && o.gpus > 0) {
+      for (double q : {0.10, 0.25, 0.50, 0.75}) {
+        const auto n = static_cast<int32_t>(std::floor(demand_quantile(demand, DemandField::kGpusOnDemandOnly, q) / o.gpus));
+        if (n > 0 && n <= max_nodes && std::find(reserved.begin(), reserved.end(), n) == reserved.end()) reserved.push_back(n);
+      }
+    }
+    std::vector<bool> spots = {false};
+    if (o.spot_usd_per_hour && constraints.max_spot_share > 0 && spot_demand) spots.push_back(true);
+    for (int32_t r : reserved)
+      for (bool spot : spots)
+        for (double scale_down : {600.0, 60.0})
+          for (bool consolidation : {false, true}) {
+            PlanCandidate c;
+            c.option = o;
+            c.reserved_nodes = r;
+            c.spot_pool = spot;
+            c.spot_interruptions_per_hour = o.spot_interruptions_per_hour;
+            c.scale_down_unneeded_s = scale_down;
+            c.consolidation = consolidation;
+            c.max_nodes = max_nodes;
+            out.push_back(c);
+          }
+  }
+  return out;
+}
+
+sim::Workload race_workload(const sim::Workload& workload, double fraction) {
+  if (!(fraction > 0) || fraction > 1) throw std::invalid_argument(fmt::format("race fraction {} is outside (0, 1]", fraction));
+  if (fraction == 1) return workload;
+  sim::Workload w = workload;
+  const double cut = workload.horizon_s * fraction;
+  w.horizon_s = cut;
+  w.items.clear();
+  for (const sim::WorkloadSpec& s : workload.items)
+    if (s.kind != sim::WorkloadKind::kJob || s.arrival_s < cut) w.items.push_back(s);
+  return w;
+}
+
+CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& policy, const sim::Workload& workload,
+                         const PlanSearchOptions& options, size_t index, const std::string& label, sim::SimResult* full_result) {
+  sim::SimOptions so;
+  so.policy = policy;
+  so.seed = options.seed;
+  so.production_priority = options.production_priority;
+  so.serving_catalog = options.serving_catalog;
+  sim::SimResult r = sim::simulate(cluster, workload, so);
+  CandidateResult c;
+  c.index = index;
+  c.label = label;
+  c.horizon_s = r.horizon_s;
+  c.cost_usd = r.cost_usd;
+  auto type_cost = [&](const char* type) {
+    const auto it = r.cost_by_capacity_type.find(type);
+    return it == r.cost_by_capacity_type.end() ? 0.0 : it->second;
+  };
+  c.on_demand_usd = type_cost("on-demand");
+  c.spot_usd = type_cost("spot");
+  c.reserved_usd = type_cost("reserved");
+  c.gpu_allocated_hours = r.gpu_allocated_hours;
+  c.gpu_billed_hours = r.gpu_billed_hours;
+  std::map<std::string, int32_t> gpus;
+  for (const sim::SimPool& p : cluster.pools) gpus[p.pool.name] = p.pool.gpus_per_node;
+  for (const sim::NodeLifetime& n : r.nodes)
+    if (n.capacity_type == "spot") c.spot_billed_gpu_hours += (n.end_s - n.start_s) / kSecondsPerHour * gpus[n.pool];
+  c.lost_gpu_hours = r.lost_gpu_hours;
+  c.kept_allocation_pct = r.gpu_billed_hours > 0 ? std::max(0.0, r.gpu_allocated_hours - r.lost_gpu_hours) / r.gpu_billed_hours * 100 : 0;
+  c.pending_p99_s = r.pending.p99;
+  c.production_pending_p99_s = r.pending_production.p99;
+  c.pods_completed = r.pods_completed;
+  c.pods_failed = r.pods_failed;
+  c.pods_pending = r.pods_pending;
+  c.restarts = r.evictions;
+  if (options.on_simulation_done) options.on_simulation_done();
+  if (full_result != nullptr) *full_result = std::move(r);
+  return c;
+}
+
+std::vector<CandidateResult> race_shard(const std::vector<PlanCandidate>& candidates, const sim::Workload& workload,
+                                        const PlanSearchOptions& options, size_t shard, size_t shards) {
+  if (shards == 0 || shard >= shards) throw std::invalid_argument(fmt::format("shard {} of {}", shard, shards));
+  const sim::Workload race = race_workload(workload, options.race_fraction);
+  std::vector<size_t> mine;
+  for (size_t i = shard; i < candidates.size(); i += shards) mine.push_back(i);
+  std::vector<CandidateResult> out(mine.size());
+  parallel_for(mine.size(), parallel_threads(options.threads, mine.size()), [&](size_t k) {
+    const PlanCandidate& c = candidates[mine[k]];
+    out[k] = evaluate(candidate_cluster(c), c.policy, race, options, mine[k], c.label());
+  });
+  return out;
+}
+
+bool meets(const CandidateResult& r, const PlanConstraints& k, int64_t most_failed_pods, std::string* why, std::string* which) {
+  auto fail = [&](std::string text, const char* key) {
+    if (why != nullptr) *why = std::move(text);
+    if (which != nullptr) *which = key;
+    return false;
+  };
+  if (r.pods_failed > most_failed_pods)
+    return fail(fmt::format("{} pods failed (no node of the plan holds them), more than the {} no configuration can hold",
+                            r.pods_failed, most_failed_pods), "pods");
+  if (k.production_p99_pending_s && r.production_pending_p99_s && *r.production_pending_p99_s > *k.production_p99_pending_s)
+    return fail(fmt::format("production p99 pending {:g} s > {:g} s (slo.productionP99PendingSeconds)", *r.production_pending_p99_s,
+                            *k.production_p99_pending_s), "productionP99PendingSeconds");
+  if (r.spot_share() > k.max_spot_share + 1e-12)
+    return fail(fmt::format("spot share {:.1f}% of the GPU-hours billed > {:.1f}% (maxSpotShare)", r.spot_share() * 100,
+                            k.max_spot_share * 100), "maxSpotShare");
+  if (k.budget_usd && r.cost_usd > *k.budget_usd)
+    return fail(fmt::format("cost {:.2f} USD > {:.2f} USD (budgetUsd)", r.cost_usd, *k.budget_usd), "budgetUsd");
+  return true;
+}
+
+PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
+                        const sim::Workload& workload, const std::vector<CostBoundOption>& options,
+                        const PlanConstraints& constraints, const PlanSearchOptions& search) {
+  PlanOutcome out;
+  out.candidates = candidates;
+  std::sort(race.begin(), race.end(), [](const CandidateResult& a, const CandidateResult& b) { return a.index < b.index; });
+  if (race.size() != candidates.size())
+    throw std::invalid_argument(fmt::format("{} race results for {} candidates", race.size(), candidates.size()));
+  for (size_t i = 0; i < race.size(); ++i)
+    if (race[i].index != i) throw std::invalid_argument(fmt::format("race result of candidate {} is missing or repeated", i));
+  out.race = race;
+  out.demand = workload_demand(workload, search.bucket_s, search.production_priority);
+  out.bound = cost_lower_bound(out.demand, options, constraints.max_spot_share);
+
+  int64_t race_failed = std::numeric_limits<int64_t>::max();
+  for (const CandidateResult& r : race) race_failed = std::min(race_failed, r.pods_failed);
+  std::vector<size_t> order(race.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<bool> ok(race.size());
+  for (size_t i = 0; i < race.size(); ++i) ok[i] = meets(race[i], constraints, race_failed, nullptr);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (ok[a] != ok[b]) return static_cast<bool>(ok[a]);
+    if (race[a].cost_usd != race[b].cost_usd) return race[a].cost_usd < race[b].cost_usd;
+    return a < b;
+  });
+  order.resize(std::min(order.size(), std::max<size_t>(1, search.finalists)));
+
+  // The finalists and the baseline on the whole horizon, in parallel.
+  int32_t baseline_max = 1;
+  for (const PlanCandidate& c : candidates) baseline_max = std::max(baseline_max, c.max_nodes);
+  std::vector<CostBoundOption> baseline_options;
+  {
+    std::set<std::string> types;
+    for (const CostBoundOption& o : options)
+      if (types.insert(o.instance_type).second && holds_every_pod(workload, o)) baseline_options.push_back(o);
+    if (baseline_options.empty()) baseline_options = options;
+  }
+  out.finalists.resize(order.size());
+  parallel_for(order.size() + 1, parallel_threads(search.threads, order.size() + 1), [&](size_t k) {
+    if (k == order.size()) {
+      out.baseline = evaluate(baseline_cluster(baseline_options, baseline_max), "default-scheduler", workload, search,
+                              candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler");
+      return;
+    }
+    const PlanCandidate& c = candidates[order[k]];
+    out.finalists[k] = evaluate(candidate_cluster(c), c.policy, workload, search, order[k], c.label());
+  });
+
+  int64_t most_failed = out.baseline.pods_failed;
+  for (const CandidateResult& r : out.finalists) most_failed = std::min(most_failed, r.pods_failed);
+  for (size_t k = 0; k < out.finalists.size(); ++k) {
+    if (!meets(out.finalists[k], constraints, most_failed, nullptr)) continue;
+    if (!out.recommended || out.finalists[k].cost_usd < out.finalists[*out.recommended].cost_usd) out.recommended = k;
+  }
+  if (!out.recommended) {
+    // The constraint that binds: what the finalist nearest to it reaches.
+    size_t best = 0;
+    std::string why;
+    for (size_t k = 0; k < out.finalists.size(); ++k) {
+      const auto p = out.finalists[k].production_pending_p99_s.value_or(0);
+      if (p < out.finalists[best].production_pending_p99_s.value_or(0)) best = k;
+    }
+    meets(out.finalists[best], constraints, most_failed, &why, &out.binding_constraint);
+    out.infeasible_reason = fmt::format("no configuration meets the constraints: {}; the best, {}, costs {:.2f} USD", why,
+                                        out.finalists[best].label, out.finalists[best].cost_usd);
+  }
+  for (size_t k = 0; k < out.finalists.size(); ++k) {
+    const CandidateResult& a = out.finalists[k];
+    const double pa = a.production_pending_p99_s.value_or(0);
+    bool dominated = false;
+    for (size_t j = 0; j < out.finalists.size() && !dominated; ++j) {
+      if (j == k) continue;
+      const CandidateResult& b = out.finalists[j];
+      const double pb = b.production_pending_p99_s.value_or(0);
+      dominated = b.cost_usd <= a.cost_usd && pb <= pa && (b.cost_usd < a.cost_usd || pb < pa || j < k);
+    }
+    if (!dominated) out.frontier.push_back(k);
+  }
+  std::sort(out.frontier.begin(), out.frontier.end(),
+            [&](size_t a, size_t b) { return std::tie(out.finalists[a].cost_usd, a) < std::tie(out.finalists[b].cost_usd, b); });
+
+  // The waterfall, in the order platform teams adopt the changes.
+  out.waterfall.push_back({"Cluster Autoscaler baseline (on-demand, kube default scoring)", out.baseline, 0, 0});
+  if (out.recommended) {
+    const CandidateResult& rec = out.finalists[*out.recommended];
+    const PlanCandidate& plan = candidates[rec.index];
+    std::vector<std::pair<std::string, PlanCandidate>> steps;
+    PlanCandidate step = plan;
+    step.reserved_nodes = 0;
+    step.spot_pool = false;
+    step.consolidation = false;
+    steps.push_back({fmt::format("{} nodes, bin-packing ({}), scale-down after {:g} s", plan.option.instance_type, plan.policy,
+                                 plan.scale_down_unneeded_s),
+                     step});
+    if (plan.consolidation) {
+      step.consolidation = true;
+      steps.push_back({fmt::format("+ consolidation below {:g} of GPUs requested", plan.consolidation_threshold), step});
+    }
+    if (plan.spot_pool) {
+      step.spot_pool = true;
+      steps.push_back({"+ spot for pods that accept it", step});
+    }
+    std::vector<WaterfallStep> made(steps.size());
+    parallel_for(steps.size(), parallel_threads(search.threads, steps.size()), [&](size_t k) {
+      made[k].step = steps[k].first;
+      made[k].result = evaluate(candidate_cluster(steps[k].second), steps[k].second.policy, workload, search, rec.index,
+                                steps[k].second.label());
+    });
+    for (WaterfallStep& s : made) out.waterfall.push_back(std::move(s));
+    if (plan.reserved_nodes > 0)
+      out.waterfall.push_back({fmt::format("+ {} nodes committed ({})", plan.reserved_nodes, plan.option.commitment), rec, 0, 0});
+    for (size_t k = 1; k < out.waterfall.size(); ++k) {
+      const double prev = out.waterfall[k - 1].result.cost_usd, base = out.baseline.cost_usd;
+      out.waterfall[k].saving_vs_previous_pct = prev > 0 ? (prev - out.waterfall[k].result.cost_usd) / prev * 100 : 0;
+      out.waterfall[k].saving_vs_baseline_pct = base > 0 ? (base - out.waterfall[k].result.cost_usd) / base * 100 : 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpufleet::plan

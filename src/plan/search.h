@@ -1,0 +1,107 @@
+// The planner's search: the simulator is the objective. Every candidate (plan/candidate.h) is raced on
+// the first part of the workload (successive halving with one cut: Jamieson and Talwalkar,
+// "Non-stochastic Best Arm Identification and Hyperparameter Optimization", AISTATS 2016; Li et al.,
+// "Hyperband", JMLR 2018), the best `finalists` are simulated again on the whole horizon, and the
+// cheapest finalist that meets every constraint is the plan. Deterministic: candidates are numbered,
+// every run uses the same seed, and ties go to the lower number, so a run split into shards
+// (race_shard, one per Kubernetes Indexed Job pod) and merged (finish_plan) gives the same plan as one
+// process.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inference/catalog.h"
+#include "inputs/plan/candidate_result.h"
+#include "inputs/plan/plan_inputs.h"
+#include "inputs/sim/cluster_config.h"
+#include "inputs/sim/workload.h"
+#include "plan/candidate.h"
+#include "plan/cost_bound.h"
+#include "plan/demand.h"
+#include "sim/results/sim_result.h"
+
+namespace gpufleet::plan {
+
+struct PlanSearchOptions {
+  uint64_t seed = 42;                      ///< every simulation's seed
+  int32_t production_priority = 1000;      ///< pods at or above it are production (the pending SLO)
+  /// The race window: the first race_fraction of the horizon (items arriving in it), (0, 1]; 1 = every
+  /// candidate runs the whole horizon. Default 0.5.
+  double race_fraction = 0.5;
+  /// Candidates the race keeps for the whole horizon, >= 1. Default 8.
+  size_t finalists = 8;
+  /// Threads for independent simulations (util/parallel.h); 0 = one per core.
+  int threads = 0;
+  /// Demand buckets of the lower bound and of the reserved-node quantiles, seconds, > 0. Default 1 h.
+  double bucket_s = 3600;
+  /// Required when the workload has inference services.
+  const inference::ServingCatalog* serving_catalog = nullptr;
+  /// Called once per finished simulation (any thread, serialised by the caller's lock); may be empty.
+  std::function<void()> on_simulation_done;
+};
+
+
+/// The candidates for a workload, numbered in a fixed order: for every admissible option (one zone
+/// per instance type and price set), reserved nodes at the 0, 10, 25, 50 and 75% quantiles of the
+/// on-demand-only GPU demand (whole nodes, deduplicated; only with a commitment price), with and
+/// without a spot pool (when the option has spot, max_spot_share > 0 and some pod accepts spot),
+/// scale-down after 600 or 60 s, consolidation off or at 0.5, policy gpufleet. max_nodes: the peak
+/// demand's nodes (GPU, CPU and memory) x 1.5 + 2.
+std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std::vector<CostBoundOption>& options,
+                                           const PlanConstraints& constraints, const sim::Workload& workload);
+
+/// The workload of the race: the items arriving before fraction x horizon, over that horizon.
+sim::Workload race_workload(const sim::Workload& workload, double fraction);
+
+/// Simulates one cluster on `workload` and reduces the result (throws what sim::simulate throws).
+CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& policy, const sim::Workload& workload,
+                         const PlanSearchOptions& options, size_t index, const std::string& label,
+                         sim::SimResult* full_result = nullptr);
+
+/// The race results of the candidates whose number is shard modulo shards (0 <= shard < shards), in
+/// number order. One process: shard 0 of 1.
+std::vector<CandidateResult> race_shard(const std::vector<PlanCandidate>& candidates, const sim::Workload& workload,
+                                        const PlanSearchOptions& options, size_t shard, size_t shards);
+
+/// Whether a result meets the constraints; when not, `why` gets the first one it misses
+/// ("production p99 pending 182 s > 60 s (slo.productionP99PendingSeconds)") and `which` the
+/// constraint's key ("productionP99PendingSeconds", "maxSpotShare", "budgetUsd", or "pods" for pods no
+/// node of the plan holds). `most_failed_pods`: the failed pods no configuration avoids.
+bool meets(const CandidateResult& r, const PlanConstraints& constraints, int64_t most_failed_pods, std::string* why,
+           std::string* which = nullptr);
+
+/// One step of the savings waterfall: a configuration simulated on the whole workload.
+struct WaterfallStep {
+  std::string step;                ///< what the step adds
+  CandidateResult result;
+  double saving_vs_previous_pct = 0;
+  double saving_vs_baseline_pct = 0;
+};
+
+struct PlanOutcome {
+  DemandCurve demand;
+  CostBound bound;
+  CandidateResult baseline;                 ///< baseline_cluster, kube's default-scheduler
+  std::vector<CandidateResult> race;        ///< every candidate, number order
+  std::vector<CandidateResult> finalists;   ///< whole horizon, in race rank order
+  std::optional<size_t> recommended;        ///< into finalists; nullopt: none meets the constraints
+  std::string infeasible_reason;            ///< when none does: the constraint that binds and the best reached
+  std::string binding_constraint;           ///< when none does: meets()'s `which` for the nearest finalist
+  std::vector<size_t> frontier;             ///< into finalists: not dominated in (cost, production p99 pending)
+  std::vector<WaterfallStep> waterfall;     ///< baseline first, the plan last
+  std::vector<PlanCandidate> candidates;    ///< the candidate list (finalists' configurations by index)
+};
+
+/// From the race results of every candidate (any order; each number once): ranks them, simulates the
+/// finalists and the baseline on the whole workload, picks the plan, builds the frontier and the
+/// waterfall. Throws std::invalid_argument when a number is missing or repeated.
+PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
+                        const sim::Workload& workload, const std::vector<CostBoundOption>& options,
+                        const PlanConstraints& constraints, const PlanSearchOptions& search);
+
+}  // namespace gpufleet::plan

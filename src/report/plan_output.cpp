@@ -1,0 +1,338 @@
+#include "report/plan_output.h"
+
+#include <cmath>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/html_page.h"
+#include "report/text_table.h"
+
+namespace gpufleet::io {
+
+namespace {
+
+// A double in its shortest form that reads back exactly (fmt's "{}" is shortest round-trip).
+std::string num(double v) { return fmt::format("{}", v); }
+
+std::string yaml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+
+nlohmann::json result_json(const plan::CandidateResult& r) {
+  nlohmann::json j;
+  j["index"] = r.index;
+  j["label"] = r.label;
+  j["horizon_s"] = r.horizon_s;
+  j["cost_usd"] = r.cost_usd;
+  j["on_demand_usd"] = r.on_demand_usd;
+  j["spot_usd"] = r.spot_usd;
+  j["reserved_usd"] = r.reserved_usd;
+  j["gpu_allocated_hours"] = r.gpu_allocated_hours;
+  j["gpu_billed_hours"] = r.gpu_billed_hours;
+  j["spot_billed_gpu_hours"] = r.spot_billed_gpu_hours;
+  j["lost_gpu_hours"] = r.lost_gpu_hours;
+  j["kept_allocation_pct"] = r.kept_allocation_pct;
+  j["pending_p99_s"] = opt_json(r.pending_p99_s);
+  j["production_pending_p99_s"] = opt_json(r.production_pending_p99_s);
+  j["pods_completed"] = r.pods_completed;
+  j["pods_failed"] = r.pods_failed;
+  j["pods_pending"] = r.pods_pending;
+  j["restarts"] = r.restarts;
+  return j;
+}
+
+std::string fmt_opt(const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("-"); }
+
+std::vector<std::string> result_cells(const plan::CandidateResult& r) {
+  return {fmt::format("{:.2f}", r.cost_usd), fmt::format("{:.2f}", r.on_demand_usd), fmt::format("{:.2f}", r.spot_usd),
+          fmt::format("{:.2f}", r.reserved_usd), fmt::format("{:.1f}%", r.kept_allocation_pct),
+          fmt::format("{:.1f}%", r.spot_share() * 100), fmt_opt(r.production_pending_p99_s), fmt::format("{:.2f}", r.lost_gpu_hours),
+          fmt::format("{}", r.pods_failed)};
+}
+
+const std::vector<std::string> kResultHeaders = {"cost USD", "on-demand", "spot", "reserved", "GPU alloc (kept)", "spot share",
+                                                 "production p99 pending s", "lost GPU-h", "failed pods"};
+
+}  // namespace
+
+std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string& comment) {
+  std::string y;
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);) y += line.empty() ? "#\n" : "# " + line + "\n";
+  y += "apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n";
+  for (const sim::SimPool& sp : cluster.pools) {
+    const NodePool& p = sp.pool;
+    y += fmt::format("- name: {}\n", p.name);
+    if (!p.instance_type.empty()) y += fmt::format("  instanceType: {}\n", yaml_string(p.instance_type));
+    if (p.gpus_per_node > 0) y += fmt::format("  gpu: {{model: {}, count: {}}}\n", yaml_string(p.gpu_model), p.gpus_per_node);
+    y += fmt::format("  cpu: {}m\n  memory: \"{}\"\n", p.cpu_milli, p.memory_bytes);
+    y += fmt::format("  nodes: {}\n  min: {}\n  max: {}\n", p.node_count, p.min_nodes, p.max_nodes);
+    if (!p.labels.empty()) {
+      y += "  labels:\n";
+      for (const auto& [k, v] : p.labels) y += fmt::format("    {}: {}\n", yaml_string(k), yaml_string(v));
+    }
+    y += fmt::format("  prices: {{onDemand: {}", num(p.on_demand_usd_per_hour));
+    if (p.spot_usd_per_hour) y += fmt::format(", spot: {}", num(*p.spot_usd_per_hour));
+    if (p.reserved_usd_per_hour) y += fmt::format(", reserved: {}", num(*p.reserved_usd_per_hour));
+    y += "}\n";
+  }
+  const sim::AutoscalerSettings& a = cluster.autoscaler;
+  y += "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nautoscaler:\n";
+  y += fmt::format("  enabled: {}\n  scaleDown: {}\n  expander: {}\n", a.enabled, a.scale_down, sim::expander_name(a.expander));
+  y += fmt::format("  scanIntervalSeconds: {}\n  scaleUpDelaySeconds: {}\n  scaleDownUnneededSeconds: {}\n", num(a.scan_interval_s),
+                   num(a.scale_up_delay_s), num(a.scale_down_unneeded_s));
+  y += fmt::format("  scaleDownDelayAfterAddSeconds: {}\n  unremovableRecheckSeconds: {}\n  utilizationThreshold: {}\n",
+                   num(a.scale_down_delay_after_add_s), num(a.unremovable_recheck_s), num(a.utilization_threshold));
+  const sim::ConsolidationSettings& c = cluster.consolidation;
+  y += fmt::format("consolidation:\n  enabled: {}\n  threshold: {}\n  intervalSeconds: {}\n  consolidateAfterSeconds: {}\n", c.enabled,
+                   num(c.threshold), num(c.interval_s), num(c.consolidate_after_s));
+  y += "pools:\n";
+  for (const sim::SimPool& sp : cluster.pools) {
+    const sim::PoolSettings& s = sp.settings;
+    y += fmt::format("  {}:\n    provisionSeconds: {}\n    capacityType: {}\n", sp.pool.name, num(s.provision_s),
+                     sim::capacity_type_name(s.capacity_type));
+    if (s.reserved_nodes > 0) y += fmt::format("    reservedNodes: {}\n", s.reserved_nodes);
+    if (s.capacity_type == sim::CapacityType::kSpot)
+      y += fmt::format("    spotInterruptionsPerNodeHour: {}\n    spotNoticeSeconds: {}\n", num(s.spot_interruptions_per_hour),
+                       num(s.spot_notice_s));
+  }
+  return y;
+}
+
+std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const std::string& node_class) {
+  std::string y;
+  bool first = true;
+  for (const sim::SimPool& sp : cluster.pools) {
+    const NodePool& p = sp.pool;
+    if (!first) y += "---\n";
+    first = false;
+    if (sp.settings.reserved_nodes > 0)
+      y += fmt::format("# {} nodes of this pool are committed (reserved / capacity block at {} USD per node-hour): buy them\n"
+                       "# outside Kubernetes; Karpenter launches them as on-demand capacity the reservation covers.\n",
+                       sp.settings.reserved_nodes, num(p.reserved_usd_per_hour.value_or(0)));
+    y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n    spec:\n", p.name);
+    y += "      requirements:\n";
+    y += fmt::format("      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{}]}}\n", yaml_string(p.instance_type));
+    for (const auto& [k, v] : p.labels)
+      if (k == "topology.kubernetes.io/zone") y += fmt::format("      - {{key: topology.kubernetes.io/zone, operator: In, values: [{}]}}\n", yaml_string(v));
+    y += fmt::format("      - {{key: karpenter.sh/capacity-type, operator: In, values: [{}]}}\n",
+                     sp.settings.capacity_type == sim::CapacityType::kSpot ? "spot" : "on-demand");
+    y += fmt::format("      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: {}}}\n", yaml_string(node_class));
+    y += "  disruption:\n";
+    y += fmt::format("    consolidationPolicy: {}\n", cluster.consolidation.enabled ? "WhenEmptyOrUnderutilized" : "WhenEmpty");
+    y += fmt::format("    consolidateAfter: {}s\n", num(cluster.autoscaler.scale_down_unneeded_s));
+    y += fmt::format("  limits:\n    nvidia.com/gpu: {}\n", static_cast<int64_t>(p.max_nodes) * p.gpus_per_node);
+  }
+  return y;
+}
+
+std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& workload) {
+  std::string t = fmt::format("workload: {}\n", workload);
+  t += fmt::format("demand: {:.1f} GPU-hours over {:.1f} h (peak {:.1f} GPUs); {} candidates raced, {} finalists\n",
+                   o.demand.gpu_hours, o.demand.horizon_s / 3600, o.demand.peak_gpus, o.race.size(), o.finalists.size());
+  t += fmt::format("lower bound: {:.2f} USD (on-demand {:.2f}, spot {:.2f}, committed {:.2f}; {:.1f} GPU-hours billed{})\n",
+                   o.bound.cost_usd, o.bound.on_demand_usd, o.bound.spot_usd, o.bound.committed_usd, o.bound.billed_gpu_hours,
+                   o.bound.binding.empty() ? "" : ", binding: " + o.bound.binding);
+  std::vector<std::string> header = {"configuration"};
+  header.insert(header.end(), kResultHeaders.begin(), kResultHeaders.end());
+  header.push_back("saving");
+  std::vector<std::vector<std::string>> rows;
+  for (const plan::WaterfallStep& s : o.waterfall) {
+    std::vector<std::string> row = {s.step};
+    const auto cells = result_cells(s.result);
+    row.insert(row.end(), cells.begin(), cells.end());
+    row.push_back(fmt::format("{:.1f}%", s.saving_vs_baseline_pct));
+    rows.push_back(row);
+  }
+  t += "savings, step by step (each simulated on the whole workload):\n" + aligned_table(header, rows, 1);
+  if (o.recommended) {
+    const plan::CandidateResult& r = o.finalists[*o.recommended];
+    t += fmt::format("plan: {}\n  cost {:.2f} USD ({:.1f}% of the baseline, {:.2f}x the lower bound), GPU allocation (kept) {:.1f}%, "
+                     "production p99 pending {} s\n",
+                     r.label, r.cost_usd, o.baseline.cost_usd > 0 ? r.cost_usd / o.baseline.cost_usd * 100 : 0,
+                     o.bound.cost_usd > 0 ? r.cost_usd / o.bound.cost_usd : 0, r.kept_allocation_pct, fmt_opt(r.production_pending_p99_s));
+  } else {
+    t += "plan: none; " + o.infeasible_reason + "\n";
+  }
+  t += "frontier (cost against production p99 pending):\n";
+  for (size_t k : o.frontier) {
+    const plan::CandidateResult& r = o.finalists[k];
+    t += fmt::format("  {:.2f} USD, p99 {} s, alloc {:.1f}%: {}\n", r.cost_usd, fmt_opt(r.production_pending_p99_s), r.kept_allocation_pct, r.label);
+  }
+  return t;
+}
+
+std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
+  nlohmann::json j;
+  j["workload"] = workload;
+  j["demand"] = {{"gpu_hours", o.demand.gpu_hours},
+                 {"gpu_hours_on_demand_only", o.demand.gpu_hours_on_demand_only},
+                 {"peak_gpus", o.demand.peak_gpus},
+                 {"horizon_s", o.demand.horizon_s}};
+  nlohmann::json committed = nlohmann::json::array();
+  for (const auto& [k, v] : o.bound.committed_nodes) committed.push_back({{"option", k}, {"nodes", v}});
+  j["bound"] = {{"cost_usd", o.bound.cost_usd},       {"on_demand_usd", o.bound.on_demand_usd},
+                {"spot_usd", o.bound.spot_usd},       {"committed_usd", o.bound.committed_usd},
+                {"gpu_hours_needed", o.bound.gpu_hours_needed}, {"billed_gpu_hours", o.bound.billed_gpu_hours},
+                {"committed_nodes", committed},       {"binding", o.bound.binding}};
+  j["baseline"] = result_json(o.baseline);
+  j["plan"] = o.recommended ? result_json(o.finalists[*o.recommended]) : nlohmann::json(nullptr);
+  j["infeasible"] = o.infeasible_reason;
+  j["frontier"] = nlohmann::json::array();
+  for (size_t k : o.frontier) j["frontier"].push_back(result_json(o.finalists[k]));
+  j["waterfall"] = nlohmann::json::array();
+  for (const plan::WaterfallStep& s : o.waterfall)
+    j["waterfall"].push_back({{"step", s.step},
+                              {"result", result_json(s.result)},
+                              {"saving_vs_previous_pct", s.saving_vs_previous_pct},
+                              {"saving_vs_baseline_pct", s.saving_vs_baseline_pct}});
+  j["finalists"] = nlohmann::json::array();
+  for (const auto& r : o.finalists) j["finalists"].push_back(result_json(r));
+  j["race"] = nlohmann::json::array();
+  for (const auto& r : o.race) j["race"].push_back(result_json(r));
+  return j.dump(2) + "\n";
+}
+
+std::string plan_csv(const plan::PlanOutcome& o) {
+  std::string c = "phase,index,label,horizon_s,cost_usd,on_demand_usd,spot_usd,reserved_usd,gpu_allocated_hours,gpu_billed_hours,"
+                  "spot_billed_gpu_hours,lost_gpu_hours,kept_allocation_pct,pending_p99_s,production_pending_p99_s,pods_completed,"
+                  "pods_failed,pods_pending,restarts\n";
+  auto row = [&](const char* phase, const plan::CandidateResult& r) {
+    std::string label = "\"";
+    for (char ch : r.label) label += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    label += "\"";
+    c += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", phase, r.index, label, num(r.horizon_s), num(r.cost_usd),
+                     num(r.on_demand_usd), num(r.spot_usd), num(r.reserved_usd), num(r.gpu_allocated_hours), num(r.gpu_billed_hours),
+                     num(r.spot_billed_gpu_hours), num(r.lost_gpu_hours), num(r.kept_allocation_pct),
+                     r.pending_p99_s ? num(*r.pending_p99_s) : "", r.production_pending_p99_s ? num(*r.production_pending_p99_s) : "",
+                     r.pods_completed, r.pods_failed, r.pods_pending, r.restarts);
+  };
+  for (const auto& r : o.race) row("race", r);
+  for (const auto& r : o.finalists) row("finalist", r);
+  row("baseline", o.baseline);
+  for (const auto& s : o.waterfall) row("waterfall", s.result);
+  return c;
+}
+
+namespace {
+
+constexpr std::string_view kPlanRenderScript = R"js(
+(function () {
+  "use strict";
+  if (typeof Chart === "undefined") throw new Error("Chart.js did not load");
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  Chart.defaults.font.size = 13;
+  Chart.defaults.color = "#333a48";
+  function point(r) { return { x: r.production_pending_p99_s === null ? 0 : r.production_pending_p99_s, y: r.cost_usd, label: r.label }; }
+  var datasets = [
+    { label: "finalists", data: data.finalists.map(point), backgroundColor: "#9aa5b8", borderColor: "#9aa5b8", showLine: false },
+    { label: "frontier", data: data.frontier.map(point), backgroundColor: "#2563eb", borderColor: "#2563eb", showLine: true,
+      pointRadius: 5 },
+    { label: "baseline", data: [point(data.baseline)], backgroundColor: "#b91c1c", borderColor: "#b91c1c", pointRadius: 6,
+      pointStyle: "rectRot", showLine: false }
+  ];
+  if (data.plan) datasets.push({ label: "plan", data: [point(data.plan)], backgroundColor: "#15803d", borderColor: "#15803d",
+    pointRadius: 8, pointStyle: "star", showLine: false });
+  new Chart(document.getElementById("chart-frontier"), {
+    type: "scatter",
+    data: { datasets: gpufleetSeparateOverlaps(datasets) },
+    options: { animation: false, responsive: true, maintainAspectRatio: false,
+      scales: { x: { title: { display: true, text: "production p99 pending (s)" }, beginAtZero: true },
+                y: { title: { display: true, text: "cost over the horizon (USD)" }, beginAtZero: true } },
+      plugins: { tooltip: { callbacks: { label: function (c) { return c.raw.label + ": " + c.raw.y.toFixed(2) + " USD, p99 " + c.raw.x + " s"; } } } } }
+  });
+  var steps = data.waterfall;
+  new Chart(document.getElementById("chart-waterfall"), {
+    type: "bar",
+    data: { labels: steps.map(function (s, i) { return (i + 1) + ". " + s.step; }),
+      datasets: [
+        { label: "on-demand", data: steps.map(function (s) { return s.result.on_demand_usd; }), backgroundColor: "#2563eb" },
+        { label: "spot", data: steps.map(function (s) { return s.result.spot_usd; }), backgroundColor: "#f59e0b" },
+        { label: "committed", data: steps.map(function (s) { return s.result.reserved_usd; }), backgroundColor: "#15803d" }
+      ] },
+    options: { animation: false, responsive: true, maintainAspectRatio: false, indexAxis: "y",
+      scales: { x: { stacked: true, title: { display: true, text: "USD over the horizon" } }, y: { stacked: true } } }
+  });
+  if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
+})();
+)js";
+
+}  // namespace
+
+std::string plan_report_html(const plan::PlanOutcome& o, const std::string& workload) {
+  const std::string data_json = json_for_script(plan_json(o, workload));
+  std::string html;
+  html.reserve(chartjs_source_size() + data_json.size() + 16384);
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
+          "style-src 'unsafe-inline'; img-src data:\">\n";
+  html += "<title>gpufleet plan report</title>\n<style>";
+  html += report_style();
+  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main>\n<pre id=\"errors\"></pre>\n<script>";
+  html += report_error_script();
+  html += "</script>\n<header>\n<h1>gpufleet plan</h1>\n";
+  html += fmt::format("<p class=\"subtitle\">{}</p>\n", html_escape(workload));
+  if (o.recommended) {
+    const plan::CandidateResult& r = o.finalists[*o.recommended];
+    html += fmt::format("<p class=\"cluster\">plan: {} &middot; {:.2f} USD, {:.1f}% of the baseline's {:.2f} USD; lower bound {:.2f} "
+                        "USD</p>\n",
+                        html_escape(r.label), r.cost_usd, o.baseline.cost_usd > 0 ? r.cost_usd / o.baseline.cost_usd * 100 : 0,
+                        o.baseline.cost_usd, o.bound.cost_usd);
+  } else {
+    html += fmt::format("<p class=\"cluster\">no plan: {}</p>\n", html_escape(o.infeasible_reason));
+  }
+  html += "</header>\n<noscript><p>JavaScript is off: the charts need it; the tables do not.</p></noscript>\n";
+  html += "<section>\n<h2>Frontier: cost against production p99 pending</h2>\n<p class=\"note\">Every finalist simulated on the "
+          "whole horizon; the frontier joins those no other beats on both.</p>\n<div class=\"chart\"><canvas id=\"chart-frontier\" "
+          "role=\"img\" aria-label=\"cost against production p99 pending, one point per finalist\"></canvas></div>\n</section>\n";
+  html += "<section>\n<h2>Savings, step by step</h2>\n<p class=\"note\">Each step simulated on the same workload and seed, in "
+          "the order platform teams adopt them.</p>\n<div class=\"chart\"><canvas id=\"chart-waterfall\" role=\"img\" "
+          "aria-label=\"cost by capacity type for each step\"></canvas></div>\n";
+  html += "<div class=\"table-scroll\">\n<table>\n<thead><tr><th class=\"text\">step</th>";
+  for (const auto& h : kResultHeaders) html += "<th>" + html_escape(h) + "</th>";
+  html += "<th>saving vs baseline</th></tr></thead>\n<tbody>\n";
+  for (const plan::WaterfallStep& s : o.waterfall) {
+    html += "<tr><td class=\"text\">" + html_escape(s.step) + "</td>";
+    for (const auto& c : result_cells(s.result)) html += "<td>" + html_escape(c) + "</td>";
+    html += fmt::format("<td>{:.1f}%</td></tr>\n", s.saving_vs_baseline_pct);
+  }
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += "<section>\n<h2>Finalists</h2>\n<div class=\"table-scroll\">\n<table>\n<thead><tr><th class=\"text\">configuration</th>";
+  for (const auto& h : kResultHeaders) html += "<th>" + html_escape(h) + "</th>";
+  html += "</tr></thead>\n<tbody>\n";
+  for (const auto& r : o.finalists) {
+    html += "<tr><td class=\"text\">" + html_escape(r.label) + "</td>";
+    for (const auto& c : result_cells(r)) html += "<td>" + html_escape(c) + "</td>";
+    html += "</tr>\n";
+  }
+  html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += report_page_end("gpufleet plan", data_json, kPlanRenderScript);
+  return html;
+}
+
+std::string plan_shard_json(const std::string& fingerprint, size_t shard, size_t shards, size_t candidates,
+                            const std::vector<plan::CandidateResult>& results) {
+  nlohmann::json j;
+  j["apiVersion"] = "plan.gpufleet.io/v1";
+  j["kind"] = "PlanShard";
+  j["fingerprint"] = fingerprint;
+  j["shard"] = shard;
+  j["shards"] = shards;
+  j["candidates"] = candidates;
+  j["results"] = nlohmann::json::array();
+  for (const auto& r : results) j["results"].push_back(result_json(r));
+  return j.dump(1) + "\n";
+}
+
+}  // namespace gpufleet::io

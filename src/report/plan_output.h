@@ -1,0 +1,52 @@
+// Writers of `gpufleet plan`'s results (plan/search.h PlanOutcome): the pools file a user applies (the
+// NodePoolSet and Autoscaling documents `simulate --pools` reads, so simulating it reproduces the
+// plan's cost to the cent), Karpenter NodePools for a real cluster, the summary on stdout, JSON, CSV,
+// the HTML report, and the file one shard of a sharded plan writes (read back by
+// readers/plan/plan_shard.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "inputs/plan/candidate_result.h"
+#include "inputs/sim/cluster_config.h"
+#include "plan/search.h"
+
+namespace gpufleet::io {
+
+/// The pools file of a cluster as `simulate --pools` reads it (docs/simulate.md): one NodePoolSet
+/// document (every pool: instance type, GPUs, cpu in milli-cores, memory in Mi, nodes, min, max,
+/// labels, prices) and one Autoscaling document (the autoscaler, consolidation and every pool's
+/// settings). Numbers print in their shortest exact form, so reading the file back gives the same
+/// doubles. `comment` (lines without '#') goes first as comments.
+std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string& comment);
+
+/// Karpenter NodePools (karpenter.sh/v1) for the plan's pools: one per pool, its instance type and zone
+/// as requirements (node.kubernetes.io/instance-type, topology.kubernetes.io/zone,
+/// karpenter.sh/capacity-type), limits nvidia.com/gpu = max nodes x GPUs, consolidation as the
+/// plan says; the committed nodes as a comment (reservations are bought outside Kubernetes).
+std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const std::string& node_class);
+
+/// The summary: the bound, the baseline, the plan (or why there is none), the frontier and the
+/// waterfall, as text tables.
+std::string plan_summary_text(const plan::PlanOutcome& outcome, const std::string& workload);
+
+/// {"workload", "bound": {...}, "baseline": result, "plan": result|null, "infeasible": "...",
+///  "frontier": [result...], "waterfall": [{"step", "result", "saving_vs_previous_pct",
+///  "saving_vs_baseline_pct"}], "finalists": [...], "race": [...]}; a result is candidate_result_json.
+std::string plan_json(const plan::PlanOutcome& outcome, const std::string& workload);
+
+/// One row per simulation: phase (race, finalist, baseline, waterfall), index, label and the figures.
+std::string plan_csv(const plan::PlanOutcome& outcome);
+
+/// A self-contained page: the bound, the frontier chart (cost against production p99 pending), the
+/// waterfall and the finalists' table.
+std::string plan_report_html(const plan::PlanOutcome& outcome, const std::string& workload);
+
+/// A shard's file: {"apiVersion": "plan.gpufleet.io/v1", "kind": "PlanShard", "fingerprint",
+/// "shard", "shards", "candidates", "results": [candidate_result_json...]}. Doubles print in their
+/// shortest exact form, so the merge reads back the same figures.
+std::string plan_shard_json(const std::string& fingerprint, size_t shard, size_t shards, size_t candidates,
+                            const std::vector<plan::CandidateResult>& results);
+
+}  // namespace gpufleet::io
