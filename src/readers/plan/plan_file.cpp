@@ -1,6 +1,7 @@
 #include "readers/plan/plan_file.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "model/gpu_catalog.h"
 #include "model/quantity.h"
 #include "model/resources.h"
+#include "util/edit_distance.h"
 #include "util/input_error.h"
 
 namespace gpufleet::io {
@@ -45,6 +47,19 @@ std::string warning_at(const sim::FieldOrigin& at, const std::string& message) {
 
 [[noreturn]] void fail_at(const sim::FieldOrigin& at, const std::string& message) {
   throw InputError(at.file, at.line, at.field, message, at.column);
+}
+
+// only_keys with the readers' "did you mean" (util/edit_distance.h): an unknown key that is a typo of
+// a known one is named with it; others get only_keys' list of the known keys.
+void known_keys(const Field& f, std::initializer_list<const char*> allowed) {
+  const std::vector<std::string> keys(allowed.begin(), allowed.end());
+  if (f.is_map())
+    f.each_entry([&](const std::string& key, const Field&) {
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
+      if (const std::string near = closest_word(key, keys); !near.empty())
+        f.fail_key(key, fmt::format("unknown key '{}': did you mean '{}'?", key, near));
+    });
+  f.only_keys(allowed);
 }
 
 void check_count(const Field& list, size_t limit, const char* what, const char* name) {
@@ -103,7 +118,7 @@ std::optional<double> at_most_on_demand(const Field& f, std::string_view key, do
 
 plan::Offering parse_offering(const Field& o, std::map<std::string, int>& zones) {
   o.require_map();
-  o.only_keys({"zone", "onDemand", "spot", "spotInterruptionsPerNodeHour", "reserved1y", "reserved3y", "capacityBlock"});
+  known_keys(o, {"zone", "onDemand", "spot", "spotInterruptionsPerNodeHour", "reserved1y", "reserved3y", "capacityBlock"});
   plan::Offering offering;
   const Field zone = o["zone"];
   offering.zone = zone.required_str();
@@ -130,7 +145,7 @@ plan::Offering parse_offering(const Field& o, std::map<std::string, int>& zones)
 
 plan::InstanceType parse_instance_type(const Field& t, std::vector<std::string>& warnings) {
   t.require_map();
-  t.only_keys({"name", "gpu", "cpu", "memory", "offerings"});
+  known_keys(t, {"name", "gpu", "cpu", "memory", "offerings"});
   plan::InstanceType type;
   const Field name = t["name"];
   type.name = name.required_str();
@@ -142,7 +157,7 @@ plan::InstanceType parse_instance_type(const Field& t, std::vector<std::string>&
 
   const Field gpu = t["gpu"];
   gpu.require_map();
-  gpu.only_keys({"model", "count"});
+  known_keys(gpu, {"model", "count"});
   type.gpu_model = gpu_model(gpu["model"]);
   type.gpus = static_cast<int32_t>(gpu["count"].integer(1, kMaxGpusPerNode));
 
@@ -178,7 +193,7 @@ plan::InstanceType parse_instance_type(const Field& t, std::vector<std::string>&
 }
 
 plan::PriceCatalog parse_catalog(const Field& root, std::vector<std::string>& warnings) {
-  root.only_keys({"apiVersion", "kind", "metadata", "instanceTypes"});
+  known_keys(root, {"apiVersion", "kind", "metadata", "instanceTypes"});
   plan::PriceCatalog catalog;
   catalog.source = root.source().file;
   const Field types = root["instanceTypes"];
@@ -216,13 +231,13 @@ void name_list(const Field& list, bool allow_empty, std::vector<sim::FieldOrigin
 }
 
 plan::PlanConstraints parse_constraints(const Field& root, ListOrigins& at) {
-  root.only_keys({"apiVersion", "kind", "metadata", "slo", "maxSpotShare", "allowedGpuModels", "zones", "commitments", "allowFp8",
+  known_keys(root, {"apiVersion", "kind", "metadata", "slo", "maxSpotShare", "allowedGpuModels", "zones", "commitments", "allowFp8",
                   "budgetUsd"});
   plan::PlanConstraints c;
   c.origin = origin_of(root);
   if (const Field slo = root["slo"]; slo.present()) {
     slo.require_map();
-    slo.only_keys({"productionP99PendingSeconds"});
+    known_keys(slo, {"productionP99PendingSeconds"});
     if (const Field p = slo["productionP99PendingSeconds"]; p.present()) {
       c.production_p99_pending_s = detail::seconds(p);
       c.production_p99_pending_origin = origin_of(p);
