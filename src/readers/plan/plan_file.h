@@ -35,7 +35,8 @@
 // constraints".
 //
 // Errors throw InputError with file, line, column and field path (e.g.
-// "instanceTypes[0].offerings[1].spot"): unknown keys (the message lists the known ones), a missing
+// "instanceTypes[0].offerings[1].spot"): unknown keys (a likely typo is named, "did you mean 'spot'?"
+// (util/edit_distance.h); otherwise the message lists the known keys), a missing
 // name, gpu, cpu, memory, zone or onDemand, an unknown GPU model (the message lists the catalog's), a
 // GPU count outside 1..kMaxGpusPerNode, a CPU or memory that is not a positive quantity, an instance
 // type name or a zone of one type given twice, an empty catalog or an instance type without
