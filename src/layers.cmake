@@ -126,6 +126,13 @@ gpufleet_layer(sim              SOURCES sim
                                 PUBLIC sim_inputs sim_results
                                 PRIVATE sim_engine sim_controllers util)
 
+# The planner (`gpufleet plan`): the workload's demand, the cost lower bound (LP, GLPK), the candidate
+# configurations and their search with the simulator as the objective, the frontier and the chosen plan.
+gpufleet_layer(plan             SOURCES plan
+                                PUBLIC plan_inputs sim_inputs sim_results
+                                PRIVATE sim model util
+                                EXTERNAL gpufleet_glpk)
+
 # Writers: JSON, CSV, HTML reports and Prometheus text of the engines' results.
 gpufleet_layer(report           SOURCES report
                                 PUBLIC readers pack place sim_results
