@@ -1,6 +1,7 @@
 #include "plan/search.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -27,24 +28,24 @@ double peak(const DemandCurve& d, double DemandBucket::*field) {
   return m;
 }
 
-// Whether every pod of the workload fits one node of the option on its own.
-bool holds_every_pod(const sim::Workload& w, const CostBoundOption& o) {
-  for (const sim::WorkloadSpec& s : w.items) {
-    if (s.num_gpu > o.gpus || s.cpu_milli > o.cpu_milli || s.memory_bytes > o.memory_bytes) return false;
-    if (s.num_gpu > 0 && !s.gpu_spec.empty()) {
-      bool allowed = false;
-      size_t start = 0;
-      while (start <= s.gpu_spec.size()) {
-        const size_t bar = s.gpu_spec.find('|', start);
-        const std::string model = s.gpu_spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
-        allowed = allowed || model == o.gpu_model;
-        if (bar == std::string::npos) break;
-        start = bar + 1;
-      }
-      if (!allowed) return false;
-    }
+// Whether one pod of the item fits one node of the option on its own (GPUs, CPU, memory, gpu_spec).
+bool holds(const sim::WorkloadSpec& s, const CostBoundOption& o) {
+  if (s.num_gpu > o.gpus || s.cpu_milli > o.cpu_milli || s.memory_bytes > o.memory_bytes) return false;
+  if (s.num_gpu == 0 || s.gpu_spec.empty()) return true;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = s.gpu_spec.find('|', start);
+    if (s.gpu_spec.compare(start, bar == std::string::npos ? std::string::npos : bar - start, o.gpu_model) == 0) return true;
+    if (bar == std::string::npos) return false;
+    start = bar + 1;
   }
-  return true;
+}
+
+// The items the option cannot hold.
+size_t items_not_held(const sim::Workload& w, const CostBoundOption& o) {
+  size_t n = 0;
+  for (const sim::WorkloadSpec& s : w.items) n += holds(s, o) ? 0 : 1;
+  return n;
 }
 
 std::tuple<double, double, double, std::string> price_key(const CostBoundOption& o) {
@@ -58,9 +59,12 @@ std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std:
   std::vector<PlanCandidate> out;
   const bool spot_demand = demand.gpu_hours > demand.gpu_hours_on_demand_only + 1e-9;
   std::set<std::pair<std::string, std::tuple<double, double, double, std::string>>> seen;
+  // Options that hold every item some option holds (an item no option holds fails in every plan).
+  size_t fewest_not_held = SIZE_MAX;
+  for (const CostBoundOption& o : options) fewest_not_held = std::min(fewest_not_held, items_not_held(workload, o));
   for (const CostBoundOption& o : options) {
     if (!seen.insert({o.instance_type, price_key(o)}).second) continue;  // another zone, same prices
-    if (!holds_every_pod(workload, o)) continue;
+    if (items_not_held(workload, o) > fewest_not_held) continue;
     const double nodes_gpu = o.gpus > 0 ? demand.peak_gpus / o.gpus : 0;
     const double nodes_cpu = o.cpu_milli > 0 ? peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(o.cpu_milli) : 0;
     const double nodes_mem = o.memory_bytes > 0 ? peak(demand, &DemandBucket::memory_bytes) / static_cast<double>(o.memory_bytes) : 0;
@@ -189,7 +193,19 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
     if (race[i].index != i) throw std::invalid_argument(fmt::format("race result of candidate {} is missing or repeated", i));
   out.race = race;
   out.demand = workload_demand(workload, search.bucket_s, search.production_priority);
-  out.bound = cost_lower_bound(out.demand, options, constraints.max_spot_share);
+  {
+    // The bound covers the items some option holds; the others fail in every plan (counted apart).
+    sim::Workload held = workload;
+    held.items.clear();
+    for (const sim::WorkloadSpec& s : workload.items) {
+      bool any = false;
+      for (const CostBoundOption& o : options) any = any || holds(s, o);
+      if (any) held.items.push_back(s);
+      else out.items_no_option_holds.push_back(s.name);
+    }
+    out.bound = cost_lower_bound(workload_demand(held, search.bucket_s, search.production_priority), options,
+                                 constraints.max_spot_share);
+  }
 
   int64_t race_failed = std::numeric_limits<int64_t>::max();
   for (const CandidateResult& r : race) race_failed = std::min(race_failed, r.pods_failed);
@@ -210,8 +226,10 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
   std::vector<CostBoundOption> baseline_options;
   {
     std::set<std::string> types;
+    size_t fewest_not_held = SIZE_MAX;
+    for (const CostBoundOption& o : options) fewest_not_held = std::min(fewest_not_held, items_not_held(workload, o));
     for (const CostBoundOption& o : options)
-      if (types.insert(o.instance_type).second && holds_every_pod(workload, o)) baseline_options.push_back(o);
+      if (types.insert(o.instance_type).second && items_not_held(workload, o) == fewest_not_held) baseline_options.push_back(o);
     if (baseline_options.empty()) baseline_options = options;
   }
   out.finalists.resize(order.size());

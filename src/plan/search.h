@@ -85,7 +85,9 @@ struct WaterfallStep {
 
 struct PlanOutcome {
   DemandCurve demand;
+  /// The lower bound over the items some option holds (items_no_option_holds fail in every plan).
   CostBound bound;
+  std::vector<std::string> items_no_option_holds;  ///< names, workload order
   CandidateResult baseline;                 ///< baseline_cluster, kube's default-scheduler
   std::vector<CandidateResult> race;        ///< every candidate, number order
   std::vector<CandidateResult> finalists;   ///< whole horizon, in race rank order

@@ -139,6 +139,9 @@ std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& wor
   std::string t = fmt::format("workload: {}\n", workload);
   t += fmt::format("demand: {:.1f} GPU-hours over {:.1f} h (peak {:.1f} GPUs); {} candidates raced, {} finalists\n",
                    o.demand.gpu_hours, o.demand.horizon_s / 3600, o.demand.peak_gpus, o.race.size(), o.finalists.size());
+  if (!o.items_no_option_holds.empty())
+    t += fmt::format("{} items fit no allowed instance type and fail in every plan (first: {})\n", o.items_no_option_holds.size(),
+                     o.items_no_option_holds.front());
   t += fmt::format("lower bound: {:.2f} USD (on-demand {:.2f}, spot {:.2f}, committed {:.2f}; {:.1f} GPU-hours billed{})\n",
                    o.bound.cost_usd, o.bound.on_demand_usd, o.bound.spot_usd, o.bound.committed_usd, o.bound.billed_gpu_hours,
                    o.bound.binding.empty() ? "" : ", binding: " + o.bound.binding);
@@ -184,6 +187,7 @@ std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
                 {"spot_usd", o.bound.spot_usd},       {"committed_usd", o.bound.committed_usd},
                 {"gpu_hours_needed", o.bound.gpu_hours_needed}, {"billed_gpu_hours", o.bound.billed_gpu_hours},
                 {"committed_nodes", committed},       {"binding", o.bound.binding}};
+  j["items_no_option_holds"] = o.items_no_option_holds;
   j["baseline"] = result_json(o.baseline);
   j["plan"] = o.recommended ? result_json(o.finalists[*o.recommended]) : nlohmann::json(nullptr);
   j["infeasible"] = o.infeasible_reason;
