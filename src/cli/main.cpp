@@ -162,6 +162,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   plan_cmd->add_option("--finalists", plan.finalists, "candidates the race keeps for the whole horizon")->check(CLI::Range(int64_t{1}, int64_t{1000}))
       ->capture_default_str();
+  plan_cmd->add_option("--refine-rounds", plan.refine_rounds, "rounds of local search around the best finalist (0 = none)")
+      ->check(CLI::Range(0, 20))->capture_default_str();
   plan_cmd->add_option("--threads", plan.threads, "simulations at once (0 = one per core)")->check(CLI::Range(0, 256))->capture_default_str();
   plan_cmd->add_option("--pools-out", plan.pools_out, "write the plan's pools file (simulate --pools reads it) to FILE");
   plan_cmd->add_option("--karpenter-out", plan.karpenter_out, "write the plan's Karpenter NodePools to FILE");

@@ -65,6 +65,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   if (sharding && !o.merge_paths.empty()) throw UsageError("--merge finishes a sharded plan: run it without --shards");
   if (!(o.race_fraction > 0 && o.race_fraction <= 1)) throw UsageError(fmt::format("--race-fraction {} is outside (0, 1]", o.race_fraction));
   if (o.finalists < 1) throw UsageError("--finalists must be at least 1");
+  if (o.refine_rounds < 0) throw UsageError("--refine-rounds must be at least 0");
   check_workload_source(o.workload);
   std::vector<InputArg> inputs = {{"--catalog", o.catalog_path},
                                   {"--constraints", o.constraints_path},
@@ -102,6 +103,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   search.race_fraction = o.race_fraction;
   search.finalists = static_cast<size_t>(o.finalists);
   search.threads = o.threads;
+  search.refine_rounds = o.refine_rounds;
   search.serving_catalog = &serving;
 
   const std::vector<plan::CostBoundOption> options = plan::admissible_options(file.catalog, constraints);
@@ -172,7 +174,9 @@ int run_plan_command(const PlanCommandOptions& o) {
     }
   }
 
-  Progress progress("plan: finalists", static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 5), !o.quiet);
+  // The finalists, the baseline, the waterfall's steps (at most 3) and at most 10 neighbours a round.
+  Progress progress("plan: finalists", static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 4 + 10 * o.refine_rounds),
+                    !o.quiet);
   search.on_simulation_done = [&] {
     std::lock_guard<std::mutex> g(lock);
     progress.advance();

@@ -22,6 +22,7 @@ struct PlanCommandOptions {
   int32_t production_priority = 1000;
   double race_fraction = 0.5;    ///< plan::PlanSearchOptions::race_fraction
   int64_t finalists = 8;
+  int refine_rounds = 3;         ///< plan::PlanSearchOptions::refine_rounds
   int threads = 0;               ///< 0 = one per core
   std::string pools_out;         ///< the plan's pools file (simulate --pools)
   std::string karpenter_out;     ///< Karpenter NodePools

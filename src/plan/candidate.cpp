@@ -41,9 +41,11 @@ std::string pool_stem(const std::string& instance_type) {
 
 std::string PlanCandidate::label() const {
   std::string s = fmt::format("{} {}", option.instance_type, option.zone);
+  if (secondary) s += fmt::format(" + {}", secondary->instance_type);
   if (reserved_nodes > 0) s += fmt::format(", {} {}", reserved_nodes, option.commitment);
   if (spot_pool) s += ", spot";
   s += fmt::format(", scale-down {} s", scale_down_unneeded_s);
+  if (scale_up_delay_s != 30) s += fmt::format(", scale-up delay {} s", scale_up_delay_s);
   if (consolidation) s += fmt::format(", consolidation {}", consolidation_threshold);
   s += ", " + policy;
   return s;
@@ -73,9 +75,18 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
     spot.settings.spot_interruptions_per_hour = c.spot_interruptions_per_hour;
     cluster.pools.push_back(spot);
   }
+  if (c.secondary) {
+    if (c.secondary_max_nodes < 1 || pool_stem(c.secondary->instance_type) == stem)
+      throw std::invalid_argument(fmt::format("candidate {}: a secondary pool needs its own instance type and max nodes >= 1", c.label()));
+    sim::SimPool small;
+    small.pool = node_pool(*c.secondary, pool_stem(c.secondary->instance_type), 0, 0, c.secondary_max_nodes);
+    small.settings.provision_s = sim::kProvisionKarpenterS;
+    cluster.pools.push_back(small);
+  }
   cluster.autoscaler.expander = sim::Expander::kPrice;
   cluster.autoscaler.scale_down_unneeded_s = c.scale_down_unneeded_s;
   cluster.autoscaler.scale_down_delay_after_add_s = c.scale_down_unneeded_s;
+  cluster.autoscaler.scale_up_delay_s = c.scale_up_delay_s;
   cluster.consolidation.enabled = c.consolidation;
   cluster.consolidation.threshold = c.consolidation_threshold;
   return cluster;

@@ -76,8 +76,22 @@ std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std:
         if (n > 0 && n <= max_nodes && std::find(reserved.begin(), reserved.end(), n) == reserved.end()) reserved.push_back(n);
       }
     }
+    // Secondary pools: the two cheapest per GPU of the smaller instance types (other types).
+    std::vector<std::optional<CostBoundOption>> secondaries = {std::nullopt};
+    {
+      std::vector<const CostBoundOption*> smaller;
+      std::set<std::string> types;
+      for (const CostBoundOption& s : options)
+        if (s.gpus > 0 && s.gpus < o.gpus && s.instance_type != o.instance_type && types.insert(s.instance_type).second)
+          smaller.push_back(&s);
+      std::stable_sort(smaller.begin(), smaller.end(), [](const CostBoundOption* a, const CostBoundOption* b) {
+        return a->on_demand_usd_per_hour / a->gpus < b->on_demand_usd_per_hour / b->gpus;
+      });
+      for (size_t i = 0; i < smaller.size() && i < 2; ++i) secondaries.push_back(*smaller[i]);
+    }
     std::vector<bool> spots = {false};
     if (o.spot_usd_per_hour && constraints.max_spot_share > 0 && spot_demand) spots.push_back(true);
+    for (const std::optional<CostBoundOption>& second : secondaries)
     for (int32_t r : reserved)
       for (bool spot : spots)
         for (double scale_down : {600.0, 60.0})
@@ -90,6 +104,16 @@ std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std:
             c.scale_down_unneeded_s = scale_down;
             c.consolidation = consolidation;
             c.max_nodes = max_nodes;
+            if (second) {
+              c.secondary = second;
+              c.secondary_max_nodes =
+                  static_cast<int32_t>(std::ceil(std::max({demand.peak_gpus / second->gpus,
+                                                           peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(second->cpu_milli),
+                                                           peak(demand, &DemandBucket::memory_bytes) /
+                                                               static_cast<double>(second->memory_bytes)}) *
+                                         1.5)) +
+                  2;
+            }
             out.push_back(c);
           }
   }
@@ -203,8 +227,19 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
       if (any) held.items.push_back(s);
       else out.items_no_option_holds.push_back(s.name);
     }
-    out.bound = cost_lower_bound(workload_demand(held, search.bucket_s, search.production_priority), options,
-                                 constraints.max_spot_share);
+    const DemandCurve held_demand = workload_demand(held, search.bucket_s, search.production_priority);
+    out.bound = cost_lower_bound(held_demand, options, constraints.max_spot_share);
+    // The same LP priced in GPUs (one "USD" per GPU-hour, no spot, no commitment) gives the fewest
+    // GPU-hours any plan bills, hence the highest allocation any plan reaches.
+    std::vector<CostBoundOption> by_gpus = options;
+    for (CostBoundOption& o : by_gpus) {
+      o.on_demand_usd_per_hour = o.gpus;
+      o.spot_usd_per_hour.reset();
+      o.committed_usd_per_hour.reset();
+    }
+    const CostBound fewest = cost_lower_bound(held_demand, by_gpus, 0);
+    out.allocation_bound_pct = fewest.billed_gpu_hours > 0 ? held_demand.gpu_hours / fewest.billed_gpu_hours * 100 : 100;
+    out.allocation_bound_binding = fewest.binding;
   }
 
   int64_t race_failed = std::numeric_limits<int64_t>::max();
@@ -245,6 +280,65 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
 
   int64_t most_failed = out.baseline.pods_failed;
   for (const CandidateResult& r : out.finalists) most_failed = std::min(most_failed, r.pods_failed);
+
+  // Local search around the best so far (feasible first, then cheapest; ties: the lower number).
+  auto better = [&](const CandidateResult& a, const CandidateResult& b) {
+    const bool fa = meets(a, constraints, most_failed, nullptr), fb = meets(b, constraints, most_failed, nullptr);
+    if (fa != fb) return fa;
+    if (a.cost_usd != b.cost_usd) return a.cost_usd < b.cost_usd;
+    return a.index < b.index;
+  };
+  std::set<std::string> tried;
+  for (const CandidateResult& r : out.finalists) tried.insert(r.label);
+  for (int round = 0; round < search.refine_rounds && !out.finalists.empty(); ++round) {
+    size_t best = 0;
+    for (size_t k = 1; k < out.finalists.size(); ++k)
+      if (better(out.finalists[k], out.finalists[best])) best = k;
+    const PlanCandidate centre = out.candidates[out.finalists[best].index];
+    std::vector<PlanCandidate> next;
+    auto add = [&](PlanCandidate c) {
+      if (tried.insert(c.label()).second) next.push_back(std::move(c));
+    };
+    if (centre.option.committed_usd_per_hour) {
+      for (double f : {0.5, 0.75, 1.25, 1.5}) {
+        PlanCandidate c = centre;
+        c.reserved_nodes = std::clamp(static_cast<int32_t>(std::lround(centre.reserved_nodes * f)), 0, centre.max_nodes);
+        add(c);
+      }
+    }
+    for (double threshold : {0.0, 0.3, 0.6}) {
+      PlanCandidate c = centre;
+      c.consolidation = threshold > 0;
+      if (threshold > 0) c.consolidation_threshold = threshold;
+      add(c);
+    }
+    for (double scale_down : {30.0, 300.0}) {
+      PlanCandidate c = centre;
+      c.scale_down_unneeded_s = scale_down;
+      add(c);
+    }
+    {
+      PlanCandidate c = centre;
+      c.scale_up_delay_s = 0;
+      add(c);
+    }
+    if (next.empty()) break;
+    const size_t first = out.candidates.size();
+    for (PlanCandidate& c : next) out.candidates.push_back(std::move(c));
+    std::vector<CandidateResult> made(next.size());
+    parallel_for(made.size(), parallel_threads(search.threads, made.size()), [&](size_t k) {
+      const PlanCandidate& c = out.candidates[first + k];
+      made[k] = evaluate(candidate_cluster(c), c.policy, workload, search, first + k, c.label());
+    });
+    const CandidateResult before = out.finalists[best];
+    bool improved = false;
+    for (CandidateResult& r : made) {
+      most_failed = std::min(most_failed, r.pods_failed);
+      improved = improved || better(r, before);
+      out.finalists.push_back(std::move(r));
+    }
+    if (!improved) break;
+  }
   for (size_t k = 0; k < out.finalists.size(); ++k) {
     if (!meets(out.finalists[k], constraints, most_failed, nullptr)) continue;
     if (!out.recommended || out.finalists[k].cost_usd < out.finalists[*out.recommended].cost_usd) out.recommended = k;
@@ -280,15 +374,16 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
   out.waterfall.push_back({"Cluster Autoscaler baseline (on-demand, kube default scoring)", out.baseline, 0, 0});
   if (out.recommended) {
     const CandidateResult& rec = out.finalists[*out.recommended];
-    const PlanCandidate& plan = candidates[rec.index];
+    const PlanCandidate& plan = out.candidates[rec.index];
     std::vector<std::pair<std::string, PlanCandidate>> steps;
     PlanCandidate step = plan;
     step.reserved_nodes = 0;
     step.spot_pool = false;
     step.consolidation = false;
-    steps.push_back({fmt::format("{} nodes, bin-packing ({}), scale-down after {:g} s", plan.option.instance_type, plan.policy,
-                                 plan.scale_down_unneeded_s),
-                     step});
+    const std::string pools = plan.secondary ? fmt::format("{} for large pods, {} for small ones", plan.option.instance_type,
+                                                           plan.secondary->instance_type)
+                                             : fmt::format("{} nodes", plan.option.instance_type);
+    steps.push_back({fmt::format("{}, bin-packing ({}), scale-down after {:g} s", pools, plan.policy, plan.scale_down_unneeded_s), step});
     if (plan.consolidation) {
       step.consolidation = true;
       steps.push_back({fmt::format("+ consolidation below {:g} of GPUs requested", plan.consolidation_threshold), step});

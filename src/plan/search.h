@@ -35,6 +35,11 @@ struct PlanSearchOptions {
   double race_fraction = 0.5;
   /// Candidates the race keeps for the whole horizon, >= 1. Default 8.
   size_t finalists = 8;
+  /// Rounds of local search after the finalists (refine): each round simulates, on the whole horizon,
+  /// the neighbours of the best configuration so far (committed nodes x0.5, x0.75, x1.25, x1.5;
+  /// consolidation off or at 0.3 and 0.6; scale-down after 30 and 300 s; scale-up delay 0) and stops
+  /// when none is better. 0 = none. Default 3.
+  int refine_rounds = 3;
   /// Threads for independent simulations (util/parallel.h); 0 = one per core.
   int threads = 0;
   /// Demand buckets of the lower bound and of the reserved-node quantiles, seconds, > 0. Default 1 h.
@@ -46,12 +51,13 @@ struct PlanSearchOptions {
 };
 
 
-/// The candidates for a workload, numbered in a fixed order: for every admissible option (one zone
-/// per instance type and price set), reserved nodes at the 0, 10, 25, 50 and 75% quantiles of the
-/// on-demand-only GPU demand (whole nodes, deduplicated; only with a commitment price), with and
-/// without a spot pool (when the option has spot, max_spot_share > 0 and some pod accepts spot),
-/// scale-down after 600 or 60 s, consolidation off or at 0.5, policy gpufleet. max_nodes: the peak
-/// demand's nodes (GPU, CPU and memory) x 1.5 + 2.
+/// The candidates for a workload, numbered in a fixed order: for every admissible option that holds
+/// every pod some option holds (one zone per instance type and price set): without a secondary pool
+/// and with each of the two smaller instance types cheapest per GPU; reserved nodes at the 0, 10, 25,
+/// 50 and 75% quantiles of the on-demand-only GPU demand (whole nodes, deduplicated; only with a
+/// commitment price); with and without a spot pool (when the option has spot, max_spot_share > 0
+/// and some pod accepts spot); scale-down after 600 or 60 s; consolidation off or at 0.5; policy
+/// gpufleet. max_nodes: the peak demand's nodes (GPU, CPU and memory) x 1.5 + 2, for each pool.
 std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std::vector<CostBoundOption>& options,
                                            const PlanConstraints& constraints, const sim::Workload& workload);
 
@@ -88,15 +94,23 @@ struct PlanOutcome {
   /// The lower bound over the items some option holds (items_no_option_holds fail in every plan).
   CostBound bound;
   std::vector<std::string> items_no_option_holds;  ///< names, workload order
+  /// The highest GPU allocation (GPU-hours requested / billed x 100) any plan reaches: the same LP
+  /// minimising the GPU-hours billed. With CPU or memory binding (allocation_bound_binding) it is below
+  /// 100: nodes bought for their CPU bring GPUs nobody asks for.
+  double allocation_bound_pct = 100;
+  std::string allocation_bound_binding;
   CandidateResult baseline;                 ///< baseline_cluster, kube's default-scheduler
   std::vector<CandidateResult> race;        ///< every candidate, number order
-  std::vector<CandidateResult> finalists;   ///< whole horizon, in race rank order
+  /// Whole horizon: the race's best in rank order, then the local search's neighbours.
+  std::vector<CandidateResult> finalists;
   std::optional<size_t> recommended;        ///< into finalists; nullopt: none meets the constraints
   std::string infeasible_reason;            ///< when none does: the constraint that binds and the best reached
   std::string binding_constraint;           ///< when none does: meets()'s `which` for the nearest finalist
   std::vector<size_t> frontier;             ///< into finalists: not dominated in (cost, production p99 pending)
   std::vector<WaterfallStep> waterfall;     ///< baseline first, the plan last
-  std::vector<PlanCandidate> candidates;    ///< the candidate list (finalists' configurations by index)
+  /// The candidate list (finalists' configurations by index): plan_candidates' list, then the
+  /// neighbours the local search added, numbered after it.
+  std::vector<PlanCandidate> candidates;
 };
 
 /// From the race results of every candidate (any order; each number once): ranks them, simulates the

@@ -145,6 +145,10 @@ std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& wor
   t += fmt::format("lower bound: {:.2f} USD (on-demand {:.2f}, spot {:.2f}, committed {:.2f}; {:.1f} GPU-hours billed{})\n",
                    o.bound.cost_usd, o.bound.on_demand_usd, o.bound.spot_usd, o.bound.committed_usd, o.bound.billed_gpu_hours,
                    o.bound.binding.empty() ? "" : ", binding: " + o.bound.binding);
+  t += fmt::format("allocation bound: no plan allocates more than {:.1f}% of the GPU-hours it bills{}\n", o.allocation_bound_pct,
+                   o.allocation_bound_binding.empty() || o.allocation_bound_binding == "gpu"
+                       ? std::string()
+                       : " (" + o.allocation_bound_binding + " binds: nodes bought for it bring idle GPUs)");
   std::vector<std::string> header = {"configuration"};
   header.insert(header.end(), kResultHeaders.begin(), kResultHeaders.end());
   header.push_back("saving");
@@ -186,7 +190,8 @@ std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
   j["bound"] = {{"cost_usd", o.bound.cost_usd},       {"on_demand_usd", o.bound.on_demand_usd},
                 {"spot_usd", o.bound.spot_usd},       {"committed_usd", o.bound.committed_usd},
                 {"gpu_hours_needed", o.bound.gpu_hours_needed}, {"billed_gpu_hours", o.bound.billed_gpu_hours},
-                {"committed_nodes", committed},       {"binding", o.bound.binding}};
+                {"committed_nodes", committed},       {"binding", o.bound.binding},
+                {"allocation_bound_pct", o.allocation_bound_pct}, {"allocation_bound_binding", o.allocation_bound_binding}};
   j["items_no_option_holds"] = o.items_no_option_holds;
   j["baseline"] = result_json(o.baseline);
   j["plan"] = o.recommended ? result_json(o.finalists[*o.recommended]) : nlohmann::json(nullptr);
