@@ -35,7 +35,7 @@ std::string fingerprint(const std::string& workload, const PlanCommandOptions& o
   uint64_t h = 14695981039346656037ULL;
   h = fnv1a(h, workload);
   h = fnv1a(h, fmt::format("|seed {}|prio {}|race {}|", o.seed, o.production_priority, o.race_fraction));
-  for (const plan::PlanCandidate& c : candidates) h = fnv1a(h, fmt::format("{}|{}|", c.label(), c.max_nodes));
+  for (const plan::PlanCandidate& c : candidates) h = fnv1a(h, fmt::format("{}|{}|", c.label(), c.max_nodes()));
   return fmt::format("{:016x}", h);
 }
 
@@ -110,8 +110,13 @@ int run_plan_command(const PlanCommandOptions& o) {
   if (options.empty())
     throw InputError(o.constraints_path.empty() ? o.catalog_path : o.constraints_path, 0, "",
                      "no instance type of the catalog is allowed (allowedGpuModels, zones)");
-  const plan::DemandCurve demand = plan::workload_demand(workload, search.bucket_s, o.production_priority);
-  const std::vector<plan::PlanCandidate> candidates = plan::plan_candidates(demand, options, constraints, workload);
+  plan::PlanBounds bounds;
+  try {
+    bounds = plan::plan_bounds(workload, options, constraints, search);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(o.catalog_path, 0, "", e.what());
+  }
+  const std::vector<plan::PlanCandidate> candidates = plan::plan_candidates(bounds, options, constraints, workload);
   if (candidates.empty())
     throw InputError(o.catalog_path, 0, "instanceTypes",
                      "no allowed instance type holds every pod of the workload (GPUs, CPU, memory or gpu_spec of the largest pod)");
@@ -119,7 +124,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   {
     const plan::PlanCandidate* largest = &candidates.front();
     for (const auto& c : candidates)
-      if (c.max_nodes > largest->max_nodes) largest = &c;
+      if (c.max_nodes() > largest->max_nodes()) largest = &c;
     sim::SimOptions so;
     so.policy = largest->policy;
     sim::check_work_budget(plan::candidate_cluster(*largest), workload, so, o.budget);
@@ -183,7 +188,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   };
   plan::PlanOutcome outcome;
   try {
-    outcome = plan::finish_plan(candidates, std::move(race), workload, options, constraints, search);
+    outcome = plan::finish_plan(bounds, candidates, std::move(race), workload, options, constraints, search);
   } catch (const std::invalid_argument& e) {
     throw InputError(o.catalog_path, 0, "", e.what());
   }

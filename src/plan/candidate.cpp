@@ -1,10 +1,10 @@
 #include "plan/candidate.h"
 
 #include <cctype>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
-
 
 namespace gpufleet::plan {
 
@@ -40,10 +40,15 @@ std::string pool_stem(const std::string& instance_type) {
 }
 
 std::string PlanCandidate::label() const {
-  std::string s = fmt::format("{} {}", option.instance_type, option.zone);
-  if (secondary) s += fmt::format(" + {}", secondary->instance_type);
-  if (reserved_nodes > 0) s += fmt::format(", {} {}", reserved_nodes, option.commitment);
-  if (spot_pool) s += ", spot";
+  std::string s;
+  for (const PoolChoice& p : pools) {
+    if (!s.empty()) s += " + ";
+    s += fmt::format("{} {}", p.option.instance_type, p.option.zone);
+    std::string extra;
+    if (p.reserved_nodes > 0) extra = fmt::format("{} {}", p.reserved_nodes, p.option.commitment);
+    if (p.spot) extra += extra.empty() ? "spot" : ", spot";
+    if (!extra.empty()) s += " (" + extra + ")";
+  }
   s += fmt::format(", scale-down {} s", scale_down_unneeded_s);
   if (scale_up_delay_s != 30) s += fmt::format(", scale-up delay {} s", scale_up_delay_s);
   if (consolidation) s += fmt::format(", consolidation {}", consolidation_threshold);
@@ -51,37 +56,54 @@ std::string PlanCandidate::label() const {
   return s;
 }
 
+int32_t PlanCandidate::max_nodes() const {
+  int32_t n = 0;
+  for (const PoolChoice& p : pools) n += p.max_nodes * (p.spot ? 2 : 1);
+  return n;
+}
+
+int32_t PlanCandidate::reserved_nodes() const {
+  int32_t n = 0;
+  for (const PoolChoice& p : pools) n += p.reserved_nodes;
+  return n;
+}
+
+bool PlanCandidate::any_spot() const {
+  for (const PoolChoice& p : pools)
+    if (p.spot) return true;
+  return false;
+}
+
 sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
-  if (c.max_nodes < 1 || c.reserved_nodes < 0 || c.reserved_nodes > c.max_nodes)
-    throw std::invalid_argument(fmt::format("candidate {}: reserved nodes {} outside 0..max nodes {}", c.label(), c.reserved_nodes, c.max_nodes));
-  if (c.reserved_nodes > 0 && !c.option.committed_usd_per_hour)
-    throw std::invalid_argument(fmt::format("candidate {}: reserved nodes without a committed price", c.label()));
-  if (c.spot_pool && !c.option.spot_usd_per_hour)
-    throw std::invalid_argument(fmt::format("candidate {}: a spot pool without a spot price", c.label()));
+  if (c.pools.empty()) throw std::invalid_argument("a candidate without pools");
   sim::ClusterConfig cluster;
-  const std::string stem = pool_stem(c.option.instance_type);
-  sim::SimPool od;
-  od.pool = node_pool(c.option, stem, c.reserved_nodes, c.reserved_nodes, c.max_nodes);
-  if (c.reserved_nodes > 0) od.pool.reserved_usd_per_hour = c.option.committed_usd_per_hour;
-  od.settings.provision_s = sim::kProvisionKarpenterS;
-  od.settings.reserved_nodes = c.reserved_nodes;
-  cluster.pools.push_back(od);
-  if (c.spot_pool) {
-    sim::SimPool spot;
-    spot.pool = node_pool(c.option, stem + "-spot", 0, 0, c.max_nodes);
-    spot.pool.spot_usd_per_hour = c.option.spot_usd_per_hour;
-    spot.settings.capacity_type = sim::CapacityType::kSpot;
-    spot.settings.provision_s = sim::kProvisionKarpenterS;
-    spot.settings.spot_interruptions_per_hour = c.spot_interruptions_per_hour;
-    cluster.pools.push_back(spot);
-  }
-  if (c.secondary) {
-    if (c.secondary_max_nodes < 1 || pool_stem(c.secondary->instance_type) == stem)
-      throw std::invalid_argument(fmt::format("candidate {}: a secondary pool needs its own instance type and max nodes >= 1", c.label()));
-    sim::SimPool small;
-    small.pool = node_pool(*c.secondary, pool_stem(c.secondary->instance_type), 0, 0, c.secondary_max_nodes);
-    small.settings.provision_s = sim::kProvisionKarpenterS;
-    cluster.pools.push_back(small);
+  std::set<std::string> stems;
+  for (const PoolChoice& p : c.pools) {
+    const std::string stem = pool_stem(p.option.instance_type);
+    if (!stems.insert(stem).second)
+      throw std::invalid_argument(fmt::format("candidate {}: instance type {} twice", c.label(), p.option.instance_type));
+    if (p.max_nodes < 1 || p.reserved_nodes < 0 || p.reserved_nodes > p.max_nodes)
+      throw std::invalid_argument(
+          fmt::format("candidate {}: reserved nodes {} outside 0..max nodes {}", c.label(), p.reserved_nodes, p.max_nodes));
+    if (p.reserved_nodes > 0 && !p.option.committed_usd_per_hour)
+      throw std::invalid_argument(fmt::format("candidate {}: reserved nodes without a committed price", c.label()));
+    if (p.spot && !p.option.spot_usd_per_hour)
+      throw std::invalid_argument(fmt::format("candidate {}: a spot pool without a spot price", c.label()));
+    sim::SimPool od;
+    od.pool = node_pool(p.option, stem, p.reserved_nodes, p.reserved_nodes, p.max_nodes);
+    if (p.reserved_nodes > 0) od.pool.reserved_usd_per_hour = p.option.committed_usd_per_hour;
+    od.settings.provision_s = sim::kProvisionKarpenterS;
+    od.settings.reserved_nodes = p.reserved_nodes;
+    cluster.pools.push_back(od);
+    if (p.spot) {
+      sim::SimPool spot;
+      spot.pool = node_pool(p.option, stem + "-spot", 0, 0, p.max_nodes);
+      spot.pool.spot_usd_per_hour = p.option.spot_usd_per_hour;
+      spot.settings.capacity_type = sim::CapacityType::kSpot;
+      spot.settings.provision_s = sim::kProvisionKarpenterS;
+      spot.settings.spot_interruptions_per_hour = p.option.spot_interruptions_per_hour;
+      cluster.pools.push_back(spot);
+    }
   }
   cluster.autoscaler.expander = sim::Expander::kPrice;
   cluster.autoscaler.scale_down_unneeded_s = c.scale_down_unneeded_s;

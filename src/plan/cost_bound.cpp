@@ -247,26 +247,27 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
     size_t option;
     Kind kind;
     double hours;  // the hours it is billed
+    size_t bucket = 0;  // on-demand and spot columns
   };
-  std::vector<Col> col_info{{0, kCommitted, 0}};  // 1-based
+  std::vector<Col> col_info{{0, kCommitted, 0, 0}};  // 1-based
   for (size_t k = 0; k < num_options; ++k) {
     const CostBoundOption& o = options[k];
     const double g = o.gpus;
     if (committed[k]) {
       const int c = add_col(*o.committed_usd_per_hour * horizon_h);
-      col_info.push_back({k, kCommitted, horizon_h});
+      col_info.push_back({k, kCommitted, horizon_h, 0});
       for (size_t i = 0; i < rows.size(); ++i) put(static_cast<int>(i) + 1, c, amount(o, rows[i].resource));
       if (share_row) put(share, c, -max_spot_share * g * horizon_h);
     }
     for (size_t t = 0; t < lp_buckets.size(); ++t) {
       const double h = lp_buckets[t].hours;
       const int c = add_col(o.on_demand_usd_per_hour * h);
-      col_info.push_back({k, kOnDemand, h});
+      col_info.push_back({k, kOnDemand, h, t});
       for (int i : bucket_rows[t]) put(i + 1, c, amount(o, rows[static_cast<size_t>(i)].resource));
       if (share_row) put(share, c, -max_spot_share * g * h);
       if (spot[k]) {
         const int s = add_col(*o.spot_usd_per_hour * h);
-        col_info.push_back({k, kSpot, h});
+        col_info.push_back({k, kSpot, h, t});
         for (int i : bucket_rows[t])
           if (!rows[static_cast<size_t>(i)].on_demand_only) put(i + 1, s, amount(o, rows[static_cast<size_t>(i)].resource));
         if (share_row) put(share, s, (1 - max_spot_share) * g * h);
@@ -285,6 +286,8 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
 
   result.cost_usd = glp_get_obj_val(lp);
   std::vector<double> committed_count(num_options, 0.0);
+  std::vector<double> od_hours(num_options, 0.0), spot_hours(num_options, 0.0);
+  std::vector<std::vector<double>> bucket_nodes(num_options, std::vector<double>(lp_buckets.size(), 0.0));
   for (int c = 1; c <= col; ++c) {
     const Col& info = col_info[static_cast<size_t>(c)];
     const CostBoundOption& o = options[info.option];
@@ -297,9 +300,27 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
         result.committed_usd += usd;
         committed_count[info.option] = x;
         break;
-      case kOnDemand: result.on_demand_usd += usd; break;
-      case kSpot: result.spot_usd += usd; break;
+      case kOnDemand:
+        result.on_demand_usd += usd;
+        od_hours[info.option] += x * info.hours;
+        bucket_nodes[info.option][info.bucket] += x;
+        break;
+      case kSpot:
+        result.spot_usd += usd;
+        spot_hours[info.option] += x * info.hours;
+        bucket_nodes[info.option][info.bucket] += x;
+        break;
     }
+  }
+  for (size_t k = 0; k < num_options; ++k) {
+    if (committed_count[k] <= 0 && od_hours[k] <= 0 && spot_hours[k] <= 0) continue;
+    CostBound::Use use;
+    use.option = k;
+    use.committed_nodes = committed_count[k];
+    use.on_demand_node_hours = od_hours[k];
+    use.spot_node_hours = spot_hours[k];
+    for (double n : bucket_nodes[k]) use.peak_nodes = std::max(use.peak_nodes, n + committed_count[k]);
+    result.uses.push_back(use);
   }
   for (size_t k = 0; k < num_options; ++k)
     if (committed_count[k] > 0)

@@ -86,6 +86,16 @@ struct CostBound {
   /// alone is per GPU, core or GiB and not comparable across resources); "" when the demand is zero.
   std::string binding;
   int64_t buckets_merged = 1;              ///< buckets of the curve per LP bucket (1: none merged)
+  /// What the optimum buys of each option it uses (options order, unused options left out): the
+  /// planner seeds candidates from it (as Melange, arXiv 2404.14527, takes its GPU mix from an ILP).
+  struct Use {
+    size_t option = 0;                     ///< index into the options given
+    double committed_nodes = 0;            ///< fractional
+    double on_demand_node_hours = 0;
+    double spot_node_hours = 0;
+    double peak_nodes = 0;                 ///< the most nodes (committed + on-demand + spot) in one bucket
+  };
+  std::vector<Use> uses;
 };
 
 /// Throws std::invalid_argument when there are no options, when an option has no GPUs, CPU or

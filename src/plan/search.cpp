@@ -54,21 +54,91 @@ std::tuple<double, double, double, std::string> price_key(const CostBoundOption&
 
 }  // namespace
 
-std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std::vector<CostBoundOption>& options,
+namespace {
+
+// The most nodes of an option the demand's peak needs (GPU, CPU and memory), x 1.5 + 2.
+int32_t nodes_for(const DemandCurve& demand, const CostBoundOption& o) {
+  const double nodes_gpu = o.gpus > 0 ? demand.peak_gpus / o.gpus : 0;
+  const double nodes_cpu = o.cpu_milli > 0 ? peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(o.cpu_milli) : 0;
+  const double nodes_mem = o.memory_bytes > 0 ? peak(demand, &DemandBucket::memory_bytes) / static_cast<double>(o.memory_bytes) : 0;
+  return static_cast<int32_t>(std::ceil(std::max({nodes_gpu, nodes_cpu, nodes_mem}) * 1.5)) + 2;
+}
+
+// On-demand USD per GPU the workload can use on the option: a node serves min(GPUs, CPU / the
+// demand's CPU per GPU, memory / its memory per GPU) of the demand's GPUs.
+double usd_per_useful_gpu(const DemandCurve& demand, const CostBoundOption& o) {
+  double gpu = 0, cpu = 0, mem = 0;
+  for (const DemandBucket& b : demand.buckets) {
+    gpu += b.gpus;
+    cpu += b.cpu_milli;
+    mem += b.memory_bytes;
+  }
+  double useful = o.gpus;
+  if (gpu > 0 && cpu > 0) useful = std::min(useful, static_cast<double>(o.cpu_milli) / (cpu / gpu));
+  if (gpu > 0 && mem > 0) useful = std::min(useful, static_cast<double>(o.memory_bytes) / (mem / gpu));
+  return useful > 0 ? o.on_demand_usd_per_hour / useful : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoundOption>& options, const PlanConstraints& constraints,
+                       const PlanSearchOptions& search) {
+  PlanBounds b;
+  b.demand = workload_demand(workload, search.bucket_s, search.production_priority);
+  // The bound covers the items some option holds; the others fail in every plan (counted apart).
+  sim::Workload held = workload;
+  held.items.clear();
+  for (const sim::WorkloadSpec& s : workload.items) {
+    bool any = false;
+    for (const CostBoundOption& o : options) any = any || holds(s, o);
+    if (any) held.items.push_back(s);
+    else b.items_no_option_holds.push_back(s.name);
+  }
+  const DemandCurve held_demand = workload_demand(held, search.bucket_s, search.production_priority);
+  b.bound = cost_lower_bound(held_demand, options, constraints.max_spot_share);
+  // The same LP priced in GPUs (one "USD" per GPU-hour, no spot, no commitment) gives the fewest
+  // GPU-hours any plan bills, hence the highest allocation any plan reaches.
+  std::vector<CostBoundOption> by_gpus = options;
+  for (CostBoundOption& o : by_gpus) {
+    o.on_demand_usd_per_hour = o.gpus;
+    o.spot_usd_per_hour.reset();
+    o.committed_usd_per_hour.reset();
+  }
+  const CostBound fewest = cost_lower_bound(held_demand, by_gpus, 0);
+  b.allocation_bound_pct = fewest.billed_gpu_hours > 0 ? held_demand.gpu_hours / fewest.billed_gpu_hours * 100 : 100;
+  b.allocation_bound_binding = fewest.binding;
+  return b;
+}
+
+std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::vector<CostBoundOption>& options,
                                            const PlanConstraints& constraints, const sim::Workload& workload) {
+  const DemandCurve& demand = bounds.demand;
   std::vector<PlanCandidate> out;
   const bool spot_demand = demand.gpu_hours > demand.gpu_hours_on_demand_only + 1e-9;
-  std::set<std::pair<std::string, std::tuple<double, double, double, std::string>>> seen;
+  auto spot_ok = [&](const CostBoundOption& o) { return o.spot_usd_per_hour && constraints.max_spot_share > 0 && spot_demand; };
   // Options that hold every item some option holds (an item no option holds fails in every plan).
   size_t fewest_not_held = SIZE_MAX;
   for (const CostBoundOption& o : options) fewest_not_held = std::min(fewest_not_held, items_not_held(workload, o));
+  auto holds_all = [&](const CostBoundOption& o) { return items_not_held(workload, o) == fewest_not_held; };
+  auto knobs = [&](const std::vector<PoolChoice>& pools, const char* origin) {
+    for (double scale_down : {600.0, 60.0})
+      for (bool consolidation : {false, true}) {
+        PlanCandidate c;
+        c.pools = pools;
+        c.scale_down_unneeded_s = scale_down;
+        c.consolidation = consolidation;
+        c.origin = origin;
+        out.push_back(std::move(c));
+      }
+  };
+
+  // 1. The grid: a primary type that holds every pod, alone or with one of the two smaller types
+  //    cheapest per useful GPU; committed nodes at quantiles of the on-demand-only demand; spot or not.
+  std::set<std::pair<std::string, std::tuple<double, double, double, std::string>>> seen;
   for (const CostBoundOption& o : options) {
     if (!seen.insert({o.instance_type, price_key(o)}).second) continue;  // another zone, same prices
-    if (items_not_held(workload, o) > fewest_not_held) continue;
-    const double nodes_gpu = o.gpus > 0 ? demand.peak_gpus / o.gpus : 0;
-    const double nodes_cpu = o.cpu_milli > 0 ? peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(o.cpu_milli) : 0;
-    const double nodes_mem = o.memory_bytes > 0 ? peak(demand, &DemandBucket::memory_bytes) / static_cast<double>(o.memory_bytes) : 0;
-    const int32_t max_nodes = static_cast<int32_t>(std::ceil(std::max({nodes_gpu, nodes_cpu, nodes_mem}) * 1.5)) + 2;
+    if (!holds_all(o)) continue;
+    const int32_t max_nodes = nodes_for(demand, o);
     std::vector<int32_t> reserved = {0};
     if (o.committed_usd_per_hour && o.gpus > 0) {
       for (double q : {0.10, 0.25, 0.50, 0.75}) {
@@ -76,46 +146,76 @@ std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std:
         if (n > 0 && n <= max_nodes && std::find(reserved.begin(), reserved.end(), n) == reserved.end()) reserved.push_back(n);
       }
     }
-    // Secondary pools: the two cheapest per GPU of the smaller instance types (other types).
-    std::vector<std::optional<CostBoundOption>> secondaries = {std::nullopt};
+    std::vector<const CostBoundOption*> secondaries = {nullptr};
     {
       std::vector<const CostBoundOption*> smaller;
       std::set<std::string> types;
       for (const CostBoundOption& s : options)
         if (s.gpus > 0 && s.gpus < o.gpus && s.instance_type != o.instance_type && types.insert(s.instance_type).second)
           smaller.push_back(&s);
-      std::stable_sort(smaller.begin(), smaller.end(), [](const CostBoundOption* a, const CostBoundOption* b) {
-        return a->on_demand_usd_per_hour / a->gpus < b->on_demand_usd_per_hour / b->gpus;
+      std::stable_sort(smaller.begin(), smaller.end(), [&](const CostBoundOption* a, const CostBoundOption* b) {
+        return usd_per_useful_gpu(demand, *a) < usd_per_useful_gpu(demand, *b);
       });
-      for (size_t i = 0; i < smaller.size() && i < 2; ++i) secondaries.push_back(*smaller[i]);
+      for (size_t k = 0; k < smaller.size() && k < 2; ++k) secondaries.push_back(smaller[k]);
     }
-    std::vector<bool> spots = {false};
-    if (o.spot_usd_per_hour && constraints.max_spot_share > 0 && spot_demand) spots.push_back(true);
-    for (const std::optional<CostBoundOption>& second : secondaries)
-    for (int32_t r : reserved)
-      for (bool spot : spots)
-        for (double scale_down : {600.0, 60.0})
-          for (bool consolidation : {false, true}) {
-            PlanCandidate c;
-            c.option = o;
-            c.reserved_nodes = r;
-            c.spot_pool = spot;
-            c.spot_interruptions_per_hour = o.spot_interruptions_per_hour;
-            c.scale_down_unneeded_s = scale_down;
-            c.consolidation = consolidation;
-            c.max_nodes = max_nodes;
-            if (second) {
-              c.secondary = second;
-              c.secondary_max_nodes =
-                  static_cast<int32_t>(std::ceil(std::max({demand.peak_gpus / second->gpus,
-                                                           peak(demand, &DemandBucket::cpu_milli) / static_cast<double>(second->cpu_milli),
-                                                           peak(demand, &DemandBucket::memory_bytes) /
-                                                               static_cast<double>(second->memory_bytes)}) *
-                                         1.5)) +
-                  2;
-            }
-            out.push_back(c);
-          }
+    for (const CostBoundOption* second : secondaries)
+      for (int32_t r : reserved)
+        for (bool spot : {false, true}) {
+          if (spot && !spot_ok(o)) continue;
+          std::vector<PoolChoice> pools = {{o, r, spot, max_nodes}};
+          if (second != nullptr) pools.push_back({*second, 0, false, nodes_for(demand, *second)});
+          knobs(pools, "grid");
+        }
+  }
+
+  // 2. The lower bound's mix (as Melange takes its GPU mix from an ILP): every option the LP optimum
+  //    buys, its committed nodes x0.5, x0.75 and x1 (rounded), spot where the optimum buys spot; the
+  //    type the optimum uses most among those that hold every pod goes first, or, when none does, the
+  //    cheapest per useful GPU that does, without commitment.
+  std::vector<PoolChoice> mix;
+  std::set<std::string> mix_types;
+  std::vector<double> mix_committed;
+  for (const CostBound::Use& use : bounds.bound.uses) {
+    const CostBoundOption& o = options[use.option];
+    if (!mix_types.insert(o.instance_type).second) continue;
+    PoolChoice p{o, 0, use.spot_node_hours > 0 && spot_ok(o), std::max(nodes_for(demand, o), static_cast<int32_t>(std::ceil(use.peak_nodes * 1.5)) + 2)};
+    mix.push_back(p);
+    mix_committed.push_back(use.committed_nodes);
+  }
+  if (!mix.empty()) {
+    std::optional<size_t> first;
+    for (size_t k = 0; k < mix.size(); ++k)
+      if (holds_all(mix[k].option) && (!first || bounds.bound.uses[k].on_demand_node_hours + mix_committed[k] * demand.horizon_s / 3600 >
+                                                     bounds.bound.uses[*first].on_demand_node_hours + mix_committed[*first] * demand.horizon_s / 3600))
+        first = k;
+    if (first) {
+      std::swap(mix[0], mix[*first]);
+      std::swap(mix_committed[0], mix_committed[*first]);
+    } else {
+      const CostBoundOption* best = nullptr;
+      for (const CostBoundOption& o : options)
+        if (holds_all(o) && mix_types.count(o.instance_type) == 0 &&
+            (best == nullptr || usd_per_useful_gpu(demand, o) < usd_per_useful_gpu(demand, *best)))
+          best = &o;
+      if (best != nullptr) {
+        mix.insert(mix.begin(), PoolChoice{*best, 0, false, nodes_for(demand, *best)});
+        mix_committed.insert(mix_committed.begin(), 0.0);
+      }
+    }
+    if (holds_all(mix[0].option)) {
+      std::set<std::vector<int32_t>> done;
+      for (double f : {0.5, 0.75, 1.0}) {
+        std::vector<PoolChoice> pools = mix;
+        std::vector<int32_t> key;
+        for (size_t k = 0; k < pools.size(); ++k) {
+          pools[k].reserved_nodes = pools[k].option.committed_usd_per_hour
+                                        ? std::min(pools[k].max_nodes, static_cast<int32_t>(std::lround(mix_committed[k] * f)))
+                                        : 0;
+          key.push_back(pools[k].reserved_nodes);
+        }
+        if (done.insert(key).second) knobs(pools, "lp");
+      }
+    }
   }
   return out;
 }
@@ -205,7 +305,7 @@ bool meets(const CandidateResult& r, const PlanConstraints& k, int64_t most_fail
   return true;
 }
 
-PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
+PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
                         const sim::Workload& workload, const std::vector<CostBoundOption>& options,
                         const PlanConstraints& constraints, const PlanSearchOptions& search) {
   PlanOutcome out;
@@ -216,31 +316,11 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
   for (size_t i = 0; i < race.size(); ++i)
     if (race[i].index != i) throw std::invalid_argument(fmt::format("race result of candidate {} is missing or repeated", i));
   out.race = race;
-  out.demand = workload_demand(workload, search.bucket_s, search.production_priority);
-  {
-    // The bound covers the items some option holds; the others fail in every plan (counted apart).
-    sim::Workload held = workload;
-    held.items.clear();
-    for (const sim::WorkloadSpec& s : workload.items) {
-      bool any = false;
-      for (const CostBoundOption& o : options) any = any || holds(s, o);
-      if (any) held.items.push_back(s);
-      else out.items_no_option_holds.push_back(s.name);
-    }
-    const DemandCurve held_demand = workload_demand(held, search.bucket_s, search.production_priority);
-    out.bound = cost_lower_bound(held_demand, options, constraints.max_spot_share);
-    // The same LP priced in GPUs (one "USD" per GPU-hour, no spot, no commitment) gives the fewest
-    // GPU-hours any plan bills, hence the highest allocation any plan reaches.
-    std::vector<CostBoundOption> by_gpus = options;
-    for (CostBoundOption& o : by_gpus) {
-      o.on_demand_usd_per_hour = o.gpus;
-      o.spot_usd_per_hour.reset();
-      o.committed_usd_per_hour.reset();
-    }
-    const CostBound fewest = cost_lower_bound(held_demand, by_gpus, 0);
-    out.allocation_bound_pct = fewest.billed_gpu_hours > 0 ? held_demand.gpu_hours / fewest.billed_gpu_hours * 100 : 100;
-    out.allocation_bound_binding = fewest.binding;
-  }
+  out.demand = bounds.demand;
+  out.bound = bounds.bound;
+  out.items_no_option_holds = bounds.items_no_option_holds;
+  out.allocation_bound_pct = bounds.allocation_bound_pct;
+  out.allocation_bound_binding = bounds.allocation_bound_binding;
 
   int64_t race_failed = std::numeric_limits<int64_t>::max();
   for (const CandidateResult& r : race) race_failed = std::min(race_failed, r.pods_failed);
@@ -257,7 +337,8 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
 
   // The finalists and the baseline on the whole horizon, in parallel.
   int32_t baseline_max = 1;
-  for (const PlanCandidate& c : candidates) baseline_max = std::max(baseline_max, c.max_nodes);
+  for (const PlanCandidate& c : candidates)
+    for (const PoolChoice& p : c.pools) baseline_max = std::max(baseline_max, p.max_nodes);
   std::vector<CostBoundOption> baseline_options;
   {
     std::set<std::string> types;
@@ -299,26 +380,29 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
     auto add = [&](PlanCandidate c) {
       if (tried.insert(c.label()).second) next.push_back(std::move(c));
     };
-    if (centre.option.committed_usd_per_hour) {
-      for (double f : {0.5, 0.75, 1.25, 1.5}) {
-        PlanCandidate c = centre;
-        c.reserved_nodes = std::clamp(static_cast<int32_t>(std::lround(centre.reserved_nodes * f)), 0, centre.max_nodes);
-        add(c);
-      }
+    for (double f : {0.5, 0.75, 1.25, 1.5}) {
+      PlanCandidate c = centre;
+      c.origin = "local";
+      for (PoolChoice& p : c.pools)
+        if (p.option.committed_usd_per_hour) p.reserved_nodes = std::clamp(static_cast<int32_t>(std::lround(p.reserved_nodes * f)), 0, p.max_nodes);
+      add(c);
     }
     for (double threshold : {0.0, 0.3, 0.6}) {
       PlanCandidate c = centre;
+      c.origin = "local";
       c.consolidation = threshold > 0;
       if (threshold > 0) c.consolidation_threshold = threshold;
       add(c);
     }
     for (double scale_down : {30.0, 300.0}) {
       PlanCandidate c = centre;
+      c.origin = "local";
       c.scale_down_unneeded_s = scale_down;
       add(c);
     }
     {
       PlanCandidate c = centre;
+      c.origin = "local";
       c.scale_up_delay_s = 0;
       add(c);
     }
@@ -377,19 +461,22 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
     const PlanCandidate& plan = out.candidates[rec.index];
     std::vector<std::pair<std::string, PlanCandidate>> steps;
     PlanCandidate step = plan;
-    step.reserved_nodes = 0;
-    step.spot_pool = false;
+    for (PoolChoice& p : step.pools) {
+      p.reserved_nodes = 0;
+      p.spot = false;
+    }
     step.consolidation = false;
-    const std::string pools = plan.secondary ? fmt::format("{} for large pods, {} for small ones", plan.option.instance_type,
-                                                           plan.secondary->instance_type)
-                                             : fmt::format("{} nodes", plan.option.instance_type);
-    steps.push_back({fmt::format("{}, bin-packing ({}), scale-down after {:g} s", pools, plan.policy, plan.scale_down_unneeded_s), step});
+    std::string pools;
+    for (const PoolChoice& p : plan.pools) pools += (pools.empty() ? "" : " + ") + p.option.instance_type;
+    steps.push_back({fmt::format("{} {}, bin-packing ({}), scale-down after {:g} s", plan.pools.size() > 1 ? "separate pools:" : "pool:",
+                                 pools, plan.policy, plan.scale_down_unneeded_s),
+                     step});
     if (plan.consolidation) {
       step.consolidation = true;
       steps.push_back({fmt::format("+ consolidation below {:g} of GPUs requested", plan.consolidation_threshold), step});
     }
-    if (plan.spot_pool) {
-      step.spot_pool = true;
+    if (plan.any_spot()) {
+      for (size_t k = 0; k < step.pools.size(); ++k) step.pools[k].spot = plan.pools[k].spot;
       steps.push_back({"+ spot for pods that accept it", step});
     }
     std::vector<WaterfallStep> made(steps.size());
@@ -399,8 +486,13 @@ PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vecto
                                 steps[k].second.label());
     });
     for (WaterfallStep& s : made) out.waterfall.push_back(std::move(s));
-    if (plan.reserved_nodes > 0)
-      out.waterfall.push_back({fmt::format("+ {} nodes committed ({})", plan.reserved_nodes, plan.option.commitment), rec, 0, 0});
+    if (plan.reserved_nodes() > 0) {
+      std::string committed;
+      for (const PoolChoice& p : plan.pools)
+        if (p.reserved_nodes > 0)
+          committed += fmt::format("{}{} {} ({})", committed.empty() ? "" : ", ", p.reserved_nodes, p.option.instance_type, p.option.commitment);
+      out.waterfall.push_back({"+ committed nodes: " + committed, rec, 0, 0});
+    }
     for (size_t k = 1; k < out.waterfall.size(); ++k) {
       const double prev = out.waterfall[k - 1].result.cost_usd, base = out.baseline.cost_usd;
       out.waterfall[k].saving_vs_previous_pct = prev > 0 ? (prev - out.waterfall[k].result.cost_usd) / prev * 100 : 0;

@@ -51,14 +51,33 @@ struct PlanSearchOptions {
 };
 
 
-/// The candidates for a workload, numbered in a fixed order: for every admissible option that holds
-/// every pod some option holds (one zone per instance type and price set): without a secondary pool
-/// and with each of the two smaller instance types cheapest per GPU; reserved nodes at the 0, 10, 25,
-/// 50 and 75% quantiles of the on-demand-only GPU demand (whole nodes, deduplicated; only with a
-/// commitment price); with and without a spot pool (when the option has spot, max_spot_share > 0
-/// and some pod accepts spot); scale-down after 600 or 60 s; consolidation off or at 0.5; policy
-/// gpufleet. max_nodes: the peak demand's nodes (GPU, CPU and memory) x 1.5 + 2, for each pool.
-std::vector<PlanCandidate> plan_candidates(const DemandCurve& demand, const std::vector<CostBoundOption>& options,
+/// What bounds every plan of a workload: its demand, the cost lower bound (plan/cost_bound.h) over the
+/// items some option holds, and the highest GPU allocation any plan reaches (the same LP minimising
+/// the GPU-hours billed; below 100% when CPU or memory binds).
+struct PlanBounds {
+  DemandCurve demand;
+  CostBound bound;
+  std::vector<std::string> items_no_option_holds;  ///< names, workload order: they fail in every plan
+  double allocation_bound_pct = 100;
+  std::string allocation_bound_binding;
+};
+
+/// Throws what cost_lower_bound throws.
+PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoundOption>& options, const PlanConstraints& constraints,
+                       const PlanSearchOptions& search);
+
+/// The candidates for a workload, numbered in a fixed order:
+///  1. the grid: for every admissible option that holds every pod some option holds (one zone per
+///     instance type and price set), alone or with one of the two smaller instance types cheapest per
+///     useful GPU (the demand's CPU and memory per GPU counted); committed nodes of the first at the 0,
+///     10, 25, 50 and 75% quantiles of the on-demand-only GPU demand (whole nodes, deduplicated; only
+///     with a commitment price); with and without its spot pool (when it has spot, max_spot_share > 0
+///     and some pod accepts spot);
+///  2. the lower bound's mix: every option the LP optimum buys, with its committed nodes x0.5, x0.75
+///     and x1 and spot where the optimum buys spot, led by a type that holds every pod;
+/// each with scale-down after 600 or 60 s and consolidation off or at 0.5; policy gpufleet. A pool's
+/// max_nodes: the peak demand's nodes (GPU, CPU and memory) x 1.5 + 2.
+std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::vector<CostBoundOption>& options,
                                            const PlanConstraints& constraints, const sim::Workload& workload);
 
 /// The workload of the race: the items arriving before fraction x horizon, over that horizon.
@@ -113,10 +132,10 @@ struct PlanOutcome {
   std::vector<PlanCandidate> candidates;
 };
 
-/// From the race results of every candidate (any order; each number once): ranks them, simulates the
+/// From the bounds and the race results of every candidate (any order; each number once): ranks them, simulates the
 /// finalists and the baseline on the whole workload, picks the plan, builds the frontier and the
 /// waterfall. Throws std::invalid_argument when a number is missing or repeated.
-PlanOutcome finish_plan(const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
+PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidate>& candidates, std::vector<CandidateResult> race,
                         const sim::Workload& workload, const std::vector<CostBoundOption>& options,
                         const PlanConstraints& constraints, const PlanSearchOptions& search);
 
