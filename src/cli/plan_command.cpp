@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
@@ -31,11 +33,34 @@ uint64_t fnv1a(uint64_t h, std::string_view s) {
   return h;
 }
 
+// The bytes of an input file, "" when none is given (it was read once already, so it exists).
+std::string file_bytes(const std::string& path) {
+  if (path.empty()) return "";
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Covers what the race results depend on: the workload files' contents (not only their names), the
+// seed and race options, and every candidate with its prices and node shape (an edited price in the
+// catalog changes every cost of the race, not the labels).
 std::string fingerprint(const std::string& workload, const PlanCommandOptions& o, const std::vector<plan::PlanCandidate>& candidates) {
   uint64_t h = 14695981039346656037ULL;
   h = fnv1a(h, workload);
+  for (const std::string& path : {o.workload.workload_path, o.workload.openb_pods_path, o.workload.serving_catalog_path}) {
+    const std::string bytes = file_bytes(path);
+    h = fnv1a(h, fmt::format("|file {} bytes|", bytes.size()));
+    h = fnv1a(h, bytes);
+  }
   h = fnv1a(h, fmt::format("|seed {}|prio {}|race {}|", o.seed, o.production_priority, o.race_fraction));
-  for (const plan::PlanCandidate& c : candidates) h = fnv1a(h, fmt::format("{}|{}|", c.label(), c.max_nodes()));
+  for (const plan::PlanCandidate& c : candidates) {
+    h = fnv1a(h, fmt::format("{}|{}|", c.label(), c.max_nodes()));
+    for (const plan::PoolChoice& pool : c.pools) {
+      const plan::CostBoundOption& p = pool.option;
+      h = fnv1a(h, fmt::format("{}|{}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{:.17g}|", pool.max_nodes, p.gpu_model, p.gpus, p.cpu_milli,
+                               p.memory_bytes, p.on_demand_usd_per_hour, p.spot_usd_per_hour.value_or(-1),
+                               p.committed_usd_per_hour.value_or(-1), p.spot_interruptions_per_hour));
+    }
+  }
   return fmt::format("{:016x}", h);
 }
 
