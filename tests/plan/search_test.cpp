@@ -38,14 +38,10 @@ CostBoundOption p4d() {
 
 PlanCandidate p4d_candidate() {
   PlanCandidate c;
-  c.option = p4d();
-  c.reserved_nodes = 3;
-  c.spot_pool = true;
-  c.spot_interruptions_per_hour = 0.0001;
+  c.pools = {PoolChoice{p4d(), 3, true, 10}};
   c.scale_down_unneeded_s = 60;
   c.consolidation = true;
   c.consolidation_threshold = 0.5;
-  c.max_nodes = 10;
   return c;
 }
 
@@ -54,12 +50,14 @@ bool has_label(const NodePool& p, const std::string& key, const std::string& val
 }
 
 TEST(PlanCandidate, LabelAndStem) {
-  EXPECT_EQ(p4d_candidate().label(), "p4d.24xlarge us-east-1a, 3 reserved1y, spot, scale-down 60 s, consolidation 0.5, gpufleet");
+  EXPECT_EQ(p4d_candidate().label(), "p4d.24xlarge us-east-1a (3 reserved1y, spot), scale-down 60 s, consolidation 0.5, gpufleet");
   EXPECT_EQ(pool_stem("p4d.24xlarge"), "p4d-24xlarge");
   EXPECT_EQ(pool_stem("My_Type.X"), "my-type-x");
   PlanCandidate plain;
-  plain.option = p4d();
+  plain.pools = {PoolChoice{p4d(), 0, false, 1}};
   EXPECT_EQ(plain.label(), "p4d.24xlarge us-east-1a, scale-down 600 s, gpufleet");
+  EXPECT_EQ(p4d_candidate().max_nodes(), 20);  // the spot pool counts apart
+  EXPECT_EQ(p4d_candidate().reserved_nodes(), 3);
 }
 
 TEST(PlanCandidate, Cluster) {
@@ -107,8 +105,8 @@ TEST(PlanCandidate, Cluster) {
 
 TEST(PlanCandidate, ClusterWithoutSpotOrReservations) {
   PlanCandidate c = p4d_candidate();
-  c.reserved_nodes = 0;
-  c.spot_pool = false;
+  c.pools[0].reserved_nodes = 0;
+  c.pools[0].spot = false;
   c.consolidation = false;
   c.scale_down_unneeded_s = 600;
   const sim::ClusterConfig cluster = candidate_cluster(c);
@@ -122,20 +120,25 @@ TEST(PlanCandidate, ClusterWithoutSpotOrReservations) {
 
 TEST(PlanCandidate, InconsistentCandidatesThrow) {
   PlanCandidate c = p4d_candidate();
-  c.option.committed_usd_per_hour.reset();
-  c.option.commitment = "";
+  c.pools[0].option.committed_usd_per_hour.reset();
+  c.pools[0].option.commitment = "";
   EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // reserved nodes without a committed price
-  c.reserved_nodes = 0;
+  c.pools[0].reserved_nodes = 0;
   EXPECT_NO_THROW(candidate_cluster(c));
-  c.option.spot_usd_per_hour.reset();
+  c.pools[0].option.spot_usd_per_hour.reset();
   EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // a spot pool without a spot price
   c = p4d_candidate();
-  c.max_nodes = 0;
-  c.reserved_nodes = 0;
+  c.pools[0].max_nodes = 0;
+  c.pools[0].reserved_nodes = 0;
   EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // no node at all
   c = p4d_candidate();
-  c.reserved_nodes = 11;
+  c.pools[0].reserved_nodes = 11;
   EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // more reserved than max
+  c = p4d_candidate();
+  c.pools.push_back(c.pools[0]);
+  EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // one instance type twice
+  c.pools.clear();
+  EXPECT_THROW(candidate_cluster(c), std::invalid_argument);  // no pools
 }
 
 // A result meeting the default constraints (production p99 60 s, no spot limit, no budget).
@@ -276,59 +279,85 @@ TEST(PlanSearch, CandidatesOfAHandComputedCurve) {
   CostBoundOption b = plain_option("b8", 8, 9);
   // C: 4 GPUs cannot hold the 8-GPU pods: left out.
   CostBoundOption c = plain_option("c4", 4, 1);
-  const std::vector<PlanCandidate> cands = plan_candidates(d, {a, a_other_zone, c, b}, PlanConstraints{}, w);
-  // A: 3 reserved x 2 spot x 2 scale-down x 2 consolidation = 24; B: 1 x 1 x 2 x 2 = 4.
-  ASSERT_EQ(cands.size(), 28u);
-  // The order: option, reserved (0 first), spot (without first), scale-down (600 first), consolidation (off first).
+  const std::vector<CostBoundOption> options = {a, a_other_zone, c, b};
+  const PlanSearchOptions search;
+  const std::vector<PlanCandidate> cands = plan_candidates(plan_bounds(w, options, PlanConstraints{}, search), options, PlanConstraints{}, w);
+  // The grid. A alone: 3 reserved x 2 spot x 2 scale-down x 2 consolidation = 24; A with C (the only
+  // smaller type) as a secondary pool: 24 more; B alone: 1 x 1 x 2 x 2 = 4; B with C: 4. Then the
+  // lower bound's mix (origin "lp").
+  ASSERT_GT(cands.size(), 56u);
+  // The order: option, secondary (none first), reserved (0 first), spot (without first), scale-down
+  // (600 first), consolidation (off first).
   const std::vector<int32_t> reserved_of_blocks = {0, 1, 3};
-  for (size_t i = 0; i < 24; ++i) {
+  for (size_t i = 0; i < 48; ++i) {
     const PlanCandidate& p = cands[i];
     SCOPED_TRACE(i);
-    EXPECT_EQ(p.option.instance_type, "a8");
-    EXPECT_EQ(p.option.zone, "z1");
-    EXPECT_EQ(p.reserved_nodes, reserved_of_blocks[i / 8]);
-    EXPECT_EQ(p.spot_pool, (i / 4) % 2 == 1);
+    ASSERT_EQ(p.pools.size(), i < 24 ? 1u : 2u);
+    EXPECT_EQ(p.pools[0].option.instance_type, "a8");
+    EXPECT_EQ(p.pools[0].option.zone, "z1");
+    EXPECT_EQ(p.pools[0].reserved_nodes, reserved_of_blocks[(i % 24) / 8]);
+    EXPECT_EQ(p.pools[0].spot, (i / 4) % 2 == 1);
     EXPECT_DOUBLE_EQ(p.scale_down_unneeded_s, (i / 2) % 2 == 0 ? 600 : 60);
     EXPECT_EQ(p.consolidation, i % 2 == 1);
-    EXPECT_EQ(p.max_nodes, 7);
+    EXPECT_EQ(p.pools[0].max_nodes, 7);
     EXPECT_EQ(p.policy, "gpufleet");
+    EXPECT_EQ(p.origin, "grid");
+    if (i >= 24) {
+      // C: 4 GPUs; ceil(24 / 4 x 1.5) + 2 = 11 nodes at most, never committed or spot.
+      EXPECT_EQ(p.pools[1].option.instance_type, "c4");
+      EXPECT_EQ(p.pools[1].max_nodes, 11);
+      EXPECT_EQ(p.pools[1].reserved_nodes, 0);
+      EXPECT_FALSE(p.pools[1].spot);
+    }
   }
-  for (size_t i = 24; i < 28; ++i) {
+  for (size_t i = 48; i < 56; ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(cands[i].option.instance_type, "b8");
-    EXPECT_EQ(cands[i].reserved_nodes, 0);
-    EXPECT_FALSE(cands[i].spot_pool);
-    EXPECT_EQ(cands[i].max_nodes, 7);
+    ASSERT_EQ(cands[i].pools.size(), i < 52 ? 1u : 2u);
+    EXPECT_EQ(cands[i].pools[0].option.instance_type, "b8");
+    EXPECT_EQ(cands[i].pools[0].reserved_nodes, 0);
+    EXPECT_FALSE(cands[i].pools[0].spot);
+    EXPECT_EQ(cands[i].pools[0].max_nodes, 7);
+  }
+  for (size_t i = 56; i < cands.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(cands[i].origin, "lp");
+    // The mix is led by a type that holds the 8-GPU pods.
+    EXPECT_EQ(cands[i].pools[0].option.gpus, 8);
   }
   // Labels are unique (the shard files and the fingerprint rely on them).
   std::vector<std::string> labels;
-  for (const auto& p : cands) labels.push_back(p.label() + "|" + std::to_string(p.max_nodes));
+  for (const auto& p : cands) labels.push_back(p.label() + "|" + std::to_string(p.max_nodes()));
   std::sort(labels.begin(), labels.end());
   EXPECT_EQ(std::adjacent_find(labels.begin(), labels.end()), labels.end());
 
-  // No spot allowed: A has 3 x 1 x 2 x 2 = 12.
+  // No spot allowed: no candidate has a spot pool.
   PlanConstraints no_spot;
   no_spot.max_spot_share = 0;
-  EXPECT_EQ(plan_candidates(d, {a, b}, no_spot, w).size(), 16u);
+  const std::vector<CostBoundOption> ab = {a, b};
+  for (const PlanCandidate& p : plan_candidates(plan_bounds(w, ab, no_spot, search), ab, no_spot, w)) EXPECT_FALSE(p.any_spot()) << p.label();
   // No pod accepts spot: no spot pool either. The on-demand-only GPUs are then 24, 24, 8, 16: 10 and
-  // 25% -> 8 (1 node), 50% -> 16 (2 nodes), 75% -> 24 (3 nodes): reserved {0, 1, 2, 3} x 2 x 2 = 16.
+  // 25% -> 8 (1 node), 50% -> 16 (2 nodes), 75% -> 24 (3 nodes): reserved {0, 1, 2, 3} x 2 x 2 = 16
+  // grid candidates of A alone.
   sim::Workload od = w;
   od.items[2].capacity = sim::CapacityPreference::kOnDemand;
-  const DemandCurve d_od = workload_demand(od, kHour, 1000);
-  const std::vector<PlanCandidate> od_cands = plan_candidates(d_od, {a}, PlanConstraints{}, od);
-  ASSERT_EQ(od_cands.size(), 16u);
+  const std::vector<CostBoundOption> only_a = {a};
+  const std::vector<PlanCandidate> od_cands = plan_candidates(plan_bounds(od, only_a, PlanConstraints{}, search), only_a, PlanConstraints{}, od);
+  size_t grid = 0;
   for (size_t i = 0; i < od_cands.size(); ++i) {
-    EXPECT_EQ(od_cands[i].reserved_nodes, static_cast<int32_t>(i / 4)) << i;
-    EXPECT_FALSE(od_cands[i].spot_pool) << i;
+    EXPECT_FALSE(od_cands[i].any_spot()) << i;
+    if (od_cands[i].origin != "grid") continue;
+    EXPECT_EQ(od_cands[i].pools[0].reserved_nodes, static_cast<int32_t>(i / 4)) << i;
+    ++grid;
   }
+  EXPECT_EQ(grid, 16u);
 }
 
 TEST(PlanSearch, FinishPlanRefusesAMissingOrRepeatedResult) {
   const sim::Workload w = four_hours();
-  const DemandCurve d = workload_demand(w, kHour, 1000);
   const std::vector<CostBoundOption> options = {plain_option("b8", 8, 9)};
-  const std::vector<PlanCandidate> cands = plan_candidates(d, options, PlanConstraints{}, w);
-  ASSERT_EQ(cands.size(), 4u);
+  const PlanBounds bounds = plan_bounds(w, options, PlanConstraints{}, PlanSearchOptions{});
+  const std::vector<PlanCandidate> cands = plan_candidates(bounds, options, PlanConstraints{}, w);
+  ASSERT_GE(cands.size(), 4u);
   auto results = [](std::vector<size_t> indexes) {
     std::vector<CandidateResult> r;
     for (size_t i : indexes) {
@@ -338,10 +367,20 @@ TEST(PlanSearch, FinishPlanRefusesAMissingOrRepeatedResult) {
     return r;
   };
   const PlanSearchOptions search;
-  EXPECT_THROW(finish_plan(cands, results({0, 1, 2}), w, options, PlanConstraints{}, search), std::invalid_argument);
-  EXPECT_THROW(finish_plan(cands, results({0, 1, 2, 2}), w, options, PlanConstraints{}, search), std::invalid_argument);
-  EXPECT_THROW(finish_plan(cands, results({0, 1, 2, 4}), w, options, PlanConstraints{}, search), std::invalid_argument);
-  EXPECT_THROW(finish_plan(cands, results({0, 1, 2, 3, 3}), w, options, PlanConstraints{}, search), std::invalid_argument);
+  std::vector<size_t> all(cands.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  auto without_last = all;
+  without_last.pop_back();
+  auto repeated = without_last;
+  repeated.push_back(without_last.back());
+  auto out_of_range = without_last;
+  out_of_range.push_back(cands.size());
+  auto one_more = all;
+  one_more.push_back(all.back());
+  EXPECT_THROW(finish_plan(bounds, cands, results(without_last), w, options, PlanConstraints{}, search), std::invalid_argument);
+  EXPECT_THROW(finish_plan(bounds, cands, results(repeated), w, options, PlanConstraints{}, search), std::invalid_argument);
+  EXPECT_THROW(finish_plan(bounds, cands, results(out_of_range), w, options, PlanConstraints{}, search), std::invalid_argument);
+  EXPECT_THROW(finish_plan(bounds, cands, results(one_more), w, options, PlanConstraints{}, search), std::invalid_argument);
 }
 
 TEST(PlanSearch, FinishPlanOnATinyWorkload) {
@@ -366,14 +405,14 @@ TEST(PlanSearch, FinishPlanOnATinyWorkload) {
   PlanSearchOptions search;
   search.threads = 1;
   search.finalists = 4;
-  const DemandCurve d = workload_demand(w, search.bucket_s, search.production_priority);
-  const std::vector<PlanCandidate> cands = plan_candidates(d, options, k, w);
+  const PlanBounds bounds = plan_bounds(w, options, k, search);
+  const std::vector<PlanCandidate> cands = plan_candidates(bounds, options, k, w);
   ASSERT_GE(cands.size(), 8u);
 
-  const PlanOutcome one = finish_plan(cands, race_shard(cands, w, search, 0, 1), w, options, k, search);
+  const PlanOutcome one = finish_plan(bounds, cands, race_shard(cands, w, search, 0, 1), w, options, k, search);
   ASSERT_EQ(one.race.size(), cands.size());
   for (size_t i = 0; i < one.race.size(); ++i) EXPECT_EQ(one.race[i].index, i);
-  ASSERT_EQ(one.finalists.size(), 4u);
+  ASSERT_GE(one.finalists.size(), 4u);  // the race's 4, then the local search's neighbours
   ASSERT_TRUE(one.recommended.has_value()) << one.infeasible_reason;
   const CandidateResult& plan = one.finalists[*one.recommended];
   int64_t most_failed = one.baseline.pods_failed;
@@ -386,7 +425,7 @@ TEST(PlanSearch, FinishPlanOnATinyWorkload) {
     }
   EXPECT_GE(plan.cost_usd, one.bound.cost_usd - 1e-6);
   EXPECT_GT(plan.cost_usd, 0);
-  EXPECT_EQ(plan.label, cands[plan.index].label());
+  EXPECT_EQ(plan.label, one.candidates[plan.index].label());
   EXPECT_TRUE(one.infeasible_reason.empty());
   ASSERT_FALSE(one.frontier.empty());
   for (size_t i = 1; i < one.frontier.size(); ++i)
@@ -402,7 +441,7 @@ TEST(PlanSearch, FinishPlanOnATinyWorkload) {
   // Two shards, merged in either order, give the same outcome.
   std::vector<CandidateResult> merged = race_shard(cands, w, search, 1, 2);
   for (const auto& r : race_shard(cands, w, search, 0, 2)) merged.push_back(r);
-  const PlanOutcome two = finish_plan(cands, merged, w, options, k, search);
+  const PlanOutcome two = finish_plan(bounds, cands, merged, w, options, k, search);
   ASSERT_EQ(two.race.size(), one.race.size());
   for (size_t i = 0; i < one.race.size(); ++i) EXPECT_EQ(two.race[i].cost_usd, one.race[i].cost_usd);
   ASSERT_TRUE(two.recommended.has_value());
@@ -413,7 +452,7 @@ TEST(PlanSearch, FinishPlanOnATinyWorkload) {
   // A budget below every plan: none recommended, the budget named.
   PlanConstraints poor = k;
   poor.budget_usd = 0.01;
-  const PlanOutcome none = finish_plan(cands, race_shard(cands, w, search, 0, 1), w, options, poor, search);
+  const PlanOutcome none = finish_plan(bounds, cands, race_shard(cands, w, search, 0, 1), w, options, poor, search);
   EXPECT_FALSE(none.recommended.has_value());
   EXPECT_EQ(none.binding_constraint, "budgetUsd");
   EXPECT_NE(none.infeasible_reason.find("(budgetUsd)"), std::string::npos) << none.infeasible_reason;
