@@ -82,7 +82,10 @@ struct Frame {
 std::vector<YamlNode> parse_yaml_stream(std::string_view text, const Source& src, const std::string& path,
                                         const YamlLimits& limits) {
   Parser parser;
-  yaml_parser_set_input_string(&parser.p, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  // libyaml asserts a non-null input, and an empty std::string_view may have data() == nullptr.
+  static const unsigned char kNoText[1] = {0};
+  const unsigned char* input = text.empty() ? kNoText : reinterpret_cast<const unsigned char*>(text.data());
+  yaml_parser_set_input_string(&parser.p, input, text.size());
   yaml_parser_set_encoding(&parser.p, YAML_UTF8_ENCODING);
   std::vector<YamlNode> documents;
   std::vector<Frame> stack;  // open collections, innermost last

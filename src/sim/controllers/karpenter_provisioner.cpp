@@ -34,11 +34,11 @@ KarpenterProvisioner::KarpenterProvisioner(const ClusterConfig& cluster, const S
     const LimitChange& c = cluster_.faults.limit_changes[e.subject];
     for (size_t np = 0; np < cluster_.node_pools.size(); ++np) {
       if (cluster_.node_pools[np].name != c.node_pool) continue;
-      for (const auto& [resource, value] : c.limits) {
+      for (const auto& limit : c.limits) {  // not a structured binding: clang 14 does not capture one
         auto& limits = limits_now_[np];
-        auto it = std::find_if(limits.begin(), limits.end(), [&](const auto& l) { return l.first == resource; });
-        if (it == limits.end()) limits.emplace_back(resource, value);
-        else it->second = value;
+        auto it = std::find_if(limits.begin(), limits.end(), [&](const auto& l) { return l.first == limit.first; });
+        if (it == limits.end()) limits.emplace_back(limit.first, limit.second);
+        else it->second = limit.second;
       }
     }
   });
