@@ -234,6 +234,26 @@ std::string plan_csv(const plan::PlanOutcome& o) {
 
 namespace {
 
+// A table header: escaped, each word with a hyphen kept whole (<span class="word">, html_page.h).
+std::string header_html(const std::string& text) {
+  std::string out, word;
+  auto flush = [&] {
+    if (word.empty()) return;
+    out += word.find('-') == std::string::npos ? html_escape(word) : "<span class=\"word\">" + html_escape(word) + "</span>";
+    word.clear();
+  };
+  for (char c : text) {
+    if (c == ' ') {
+      flush();
+      out += ' ';
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return out;
+}
+
 constexpr std::string_view kPlanRenderScript = R"js(
 (function () {
   "use strict";
@@ -309,7 +329,7 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
           "the order platform teams adopt them.</p>\n<div class=\"chart\"><canvas id=\"chart-waterfall\" role=\"img\" "
           "aria-label=\"cost by capacity type for each step\"></canvas></div>\n";
   html += "<div class=\"table-scroll\">\n<table>\n<thead><tr><th class=\"text\">step</th>";
-  for (const auto& h : kResultHeaders) html += "<th>" + html_escape(h) + "</th>";
+  for (const auto& h : kResultHeaders) html += "<th>" + header_html(h) + "</th>";
   html += "<th>saving vs baseline</th></tr></thead>\n<tbody>\n";
   for (const plan::WaterfallStep& s : o.waterfall) {
     html += "<tr><td class=\"text\">" + html_escape(s.step) + "</td>";
@@ -318,7 +338,7 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
   }
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += "<section>\n<h2>Finalists</h2>\n<div class=\"table-scroll\">\n<table>\n<thead><tr><th class=\"text\">configuration</th>";
-  for (const auto& h : kResultHeaders) html += "<th>" + html_escape(h) + "</th>";
+  for (const auto& h : kResultHeaders) html += "<th>" + header_html(h) + "</th>";
   html += "</tr></thead>\n<tbody>\n";
   for (const auto& r : o.finalists) {
     html += "<tr><td class=\"text\">" + html_escape(r.label) + "</td>";

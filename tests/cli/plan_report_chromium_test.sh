@@ -74,10 +74,8 @@ labels = {d["label"]: d["points"] for d in sets}
 assert labels.get("baseline") == 1, labels
 assert [n for l, n in labels.items() if l == "plan" or l.startswith("plan (")] == [1], labels
 PY
-# Not yet: check_table_cells (tests/cli/chromium.sh) fails here, the headers "on-demand" and "GPU-h"
-# break at their hyphen (src/report/plan_output.cpp prints them without <span class="word">, as
-# sim_report.cpp does). Turn it on when the report is fixed:
-# check_table_cells plan "$T/plan.html"
+# Header words are never hyphenated nor broken; text cells are left-aligned, numbers right-aligned.
+check_table_cells plan "$T/plan.html"
 check_tables_in_cards plan "$T/plan.html" 1400 contained
 check_tables_in_cards plan "$T/plan.html" 800 contained
 
