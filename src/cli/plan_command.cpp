@@ -243,6 +243,7 @@ int run_plan_command(const PlanCommandOptions& o) {
     if (outcome.binding_constraint == "productionP99PendingSeconds") at = &constraints.production_p99_pending_origin;
     if (outcome.binding_constraint == "maxSpotShare") at = &constraints.max_spot_share_origin;
     if (outcome.binding_constraint == "budgetUsd") at = &constraints.budget_origin;
+    if (outcome.binding_constraint == "minGpuAllocation") at = &constraints.min_gpu_allocation_origin;
     if (at != nullptr && at->known()) throw InputError(at->file, at->line, at->field, outcome.infeasible_reason, at->column);
     throw InputError(o.constraints_path.empty() ? o.catalog_path : o.constraints_path, 0, "", outcome.infeasible_reason);
   }

@@ -132,7 +132,10 @@ std::vector<CostBoundOption> admissible_options(const PriceCatalog& catalog, con
   return out;
 }
 
-CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoundOption>& options, double max_spot_share) {
+CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoundOption>& options, double max_spot_share,
+                           std::optional<double> min_allocation) {
+  if (min_allocation && !(*min_allocation > 0 && *min_allocation <= 1))
+    throw std::invalid_argument(fmt::format("cost bound: minimum allocation {} is outside (0, 1]", *min_allocation));
   check_options(options);
   if (!(max_spot_share >= 0 && max_spot_share <= 1))
     throw std::invalid_argument(fmt::format("cost bound: max spot share {} is outside [0, 1]", max_spot_share));
@@ -219,11 +222,15 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
     ~Guard() { glp_delete_prob(p); }
   } guard{lp};
   glp_set_obj_dir(lp, GLP_MIN);
-  const int num_rows = static_cast<int>(rows.size()) + (share_row ? 1 : 0);
+  const bool alloc_row = min_allocation.has_value();
+  const int num_rows = static_cast<int>(rows.size()) + (share_row ? 1 : 0) + (alloc_row ? 1 : 0);
   glp_add_rows(lp, num_rows);
   for (size_t i = 0; i < rows.size(); ++i) glp_set_row_bnds(lp, static_cast<int>(i) + 1, GLP_LO, rows[i].rhs, 0.0);
-  const int share = share_row ? num_rows : 0;
+  const int share = share_row ? static_cast<int>(rows.size()) + 1 : 0;
   if (share_row) glp_set_row_bnds(lp, share, GLP_UP, 0.0, 0.0);
+  // GPU-hours billed <= GPU-hours needed / the minimum allocation.
+  const int alloc = alloc_row ? num_rows : 0;
+  if (alloc_row) glp_set_row_bnds(lp, alloc, GLP_UP, 0.0, demand.gpu_hours / *min_allocation);
 
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0.0};
@@ -258,6 +265,7 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
       col_info.push_back({k, kCommitted, horizon_h, 0});
       for (size_t i = 0; i < rows.size(); ++i) put(static_cast<int>(i) + 1, c, amount(o, rows[i].resource));
       if (share_row) put(share, c, -max_spot_share * g * horizon_h);
+      if (alloc_row) put(alloc, c, g * horizon_h);
     }
     for (size_t t = 0; t < lp_buckets.size(); ++t) {
       const double h = lp_buckets[t].hours;
@@ -265,12 +273,14 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
       col_info.push_back({k, kOnDemand, h, t});
       for (int i : bucket_rows[t]) put(i + 1, c, amount(o, rows[static_cast<size_t>(i)].resource));
       if (share_row) put(share, c, -max_spot_share * g * h);
+      if (alloc_row) put(alloc, c, g * h);
       if (spot[k]) {
         const int s = add_col(*o.spot_usd_per_hour * h);
         col_info.push_back({k, kSpot, h, t});
         for (int i : bucket_rows[t])
           if (!rows[static_cast<size_t>(i)].on_demand_only) put(i + 1, s, amount(o, rows[static_cast<size_t>(i)].resource));
         if (share_row) put(share, s, (1 - max_spot_share) * g * h);
+        if (alloc_row) put(alloc, s, g * h);
       }
     }
   }
@@ -281,6 +291,10 @@ CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoun
   params.msg_lev = GLP_MSG_OFF;
   params.presolve = GLP_ON;
   const int rc = glp_simplex(lp, &params);
+  if (alloc_row && (rc == GLP_ENOPFS || glp_get_status(lp) == GLP_NOFEAS)) {
+    result.feasible = false;  // no plan reaches the allocation floor, whatever it pays
+    return result;
+  }
   if (rc != 0 || glp_get_status(lp) != GLP_OPT)
     throw std::runtime_error(fmt::format("cost bound: GLPK simplex failed (code {}, status {})", rc, glp_get_status(lp)));
 

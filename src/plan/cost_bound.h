@@ -75,6 +75,9 @@ std::vector<CostBoundOption> admissible_options(const PriceCatalog& catalog, con
 inline constexpr int64_t kCostBoundMaxColumns = 200'000;
 
 struct CostBound {
+  /// false: no plan reaches the minimum allocation asked for (the LP has no solution); the figures
+  /// below are then 0.
+  bool feasible = true;
   double cost_usd = 0;                     ///< the LP optimum over the horizon
   double on_demand_usd = 0, spot_usd = 0, committed_usd = 0;
   double gpu_hours_needed = 0;             ///< DemandCurve::gpu_hours
@@ -104,6 +107,9 @@ struct CostBound {
 /// more CPU or memory than any node with enough GPUs, or no admissible type of its GPU models (or
 /// with its MIG profile). The message names the workload item. Throws std::runtime_error if GLPK
 /// fails (it should not: the LP is always feasible, on-demand nodes cover any demand, and bounded).
-CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoundOption>& options, double max_spot_share);
+/// min_allocation (0, 1]: the GPU-hours billed may be at most demand.gpu_hours / min_allocation (the
+/// allocation floor of PlanConstraints::min_gpu_allocation); nullopt = no such row.
+CostBound cost_lower_bound(const DemandCurve& demand, const std::vector<CostBoundOption>& options, double max_spot_share,
+                           std::optional<double> min_allocation = std::nullopt);
 
 }  // namespace gpufleet::plan

@@ -96,6 +96,8 @@ PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoun
   }
   const DemandCurve held_demand = workload_demand(held, search.bucket_s, search.production_priority);
   b.bound = cost_lower_bound(held_demand, options, constraints.max_spot_share);
+  if (constraints.min_gpu_allocation)
+    b.bound_at_min_allocation = cost_lower_bound(held_demand, options, constraints.max_spot_share, constraints.min_gpu_allocation);
   // The same LP priced in GPUs (one "USD" per GPU-hour, no spot, no commitment) gives the fewest
   // GPU-hours any plan bills, hence the highest allocation any plan reaches.
   std::vector<CostBoundOption> by_gpus = options;
@@ -300,6 +302,9 @@ bool meets(const CandidateResult& r, const PlanConstraints& k, int64_t most_fail
   if (r.spot_share() > k.max_spot_share + 1e-12)
     return fail(fmt::format("spot share {:.1f}% of the GPU-hours billed > {:.1f}% (maxSpotShare)", r.spot_share() * 100,
                             k.max_spot_share * 100), "maxSpotShare");
+  if (k.min_gpu_allocation && r.kept_allocation_pct < *k.min_gpu_allocation * 100 - 1e-9)
+    return fail(fmt::format("GPU allocation (kept) {:.1f}% < {:g}% (minGpuAllocation)", r.kept_allocation_pct, *k.min_gpu_allocation * 100),
+                "minGpuAllocation");
   if (k.budget_usd && r.cost_usd > *k.budget_usd)
     return fail(fmt::format("cost {:.2f} USD > {:.2f} USD (budgetUsd)", r.cost_usd, *k.budget_usd), "budgetUsd");
   return true;
@@ -321,6 +326,7 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
   out.items_no_option_holds = bounds.items_no_option_holds;
   out.allocation_bound_pct = bounds.allocation_bound_pct;
   out.allocation_bound_binding = bounds.allocation_bound_binding;
+  out.bound_at_min_allocation = bounds.bound_at_min_allocation;
 
   int64_t race_failed = std::numeric_limits<int64_t>::max();
   for (const CandidateResult& r : race) race_failed = std::min(race_failed, r.pods_failed);
@@ -428,12 +434,31 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     if (!out.recommended || out.finalists[k].cost_usd < out.finalists[*out.recommended].cost_usd) out.recommended = k;
   }
   if (!out.recommended) {
-    // The constraint that binds: what the finalist nearest to it reaches.
+    // The constraint that binds: the finalist that misses the fewest constraints (then the cheapest)
+    // and the first one it misses.
+    auto misses = [&](const CandidateResult& r) {
+      int n = 0;
+      PlanConstraints one = constraints;  // each constraint alone
+      one.production_p99_pending_s.reset();
+      one.max_spot_share = 1;
+      one.budget_usd.reset();
+      one.min_gpu_allocation.reset();
+      n += meets(r, one, most_failed, nullptr) ? 0 : 1;
+      for (int c = 0; c < 4; ++c) {
+        PlanConstraints k = one;
+        k.production_p99_pending_s = c == 0 ? constraints.production_p99_pending_s : std::nullopt;
+        k.max_spot_share = c == 1 ? constraints.max_spot_share : 1;
+        k.min_gpu_allocation = c == 2 ? constraints.min_gpu_allocation : std::nullopt;
+        k.budget_usd = c == 3 ? constraints.budget_usd : std::nullopt;
+        n += meets(r, k, INT64_MAX, nullptr) ? 0 : 1;
+      }
+      return n;
+    };
     size_t best = 0;
     std::string why;
-    for (size_t k = 0; k < out.finalists.size(); ++k) {
-      const auto p = out.finalists[k].production_pending_p99_s.value_or(0);
-      if (p < out.finalists[best].production_pending_p99_s.value_or(0)) best = k;
+    for (size_t k = 1; k < out.finalists.size(); ++k) {
+      const int mk = misses(out.finalists[k]), mb = misses(out.finalists[best]);
+      if (mk < mb || (mk == mb && out.finalists[k].cost_usd < out.finalists[best].cost_usd)) best = k;
     }
     meets(out.finalists[best], constraints, most_failed, &why, &out.binding_constraint);
     out.infeasible_reason = fmt::format("no configuration meets the constraints: {}; the best, {}, costs {:.2f} USD", why,

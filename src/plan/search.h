@@ -60,6 +60,9 @@ struct PlanBounds {
   std::vector<std::string> items_no_option_holds;  ///< names, workload order: they fail in every plan
   double allocation_bound_pct = 100;
   std::string allocation_bound_binding;
+  /// With PlanConstraints::min_gpu_allocation: the cost bound of plans that reach it (feasible false:
+  /// none does).
+  std::optional<CostBound> bound_at_min_allocation;
 };
 
 /// Throws what cost_lower_bound throws.
@@ -95,7 +98,7 @@ std::vector<CandidateResult> race_shard(const std::vector<PlanCandidate>& candid
 
 /// Whether a result meets the constraints; when not, `why` gets the first one it misses
 /// ("production p99 pending 182 s > 60 s (slo.productionP99PendingSeconds)") and `which` the
-/// constraint's key ("productionP99PendingSeconds", "maxSpotShare", "budgetUsd", or "pods" for pods no
+/// constraint's key ("productionP99PendingSeconds", "maxSpotShare", "minGpuAllocation", "budgetUsd", or "pods" for pods no
 /// node of the plan holds). `most_failed_pods`: the failed pods no configuration avoids.
 bool meets(const CandidateResult& r, const PlanConstraints& constraints, int64_t most_failed_pods, std::string* why,
            std::string* which = nullptr);
@@ -118,6 +121,7 @@ struct PlanOutcome {
   /// 100: nodes bought for their CPU bring GPUs nobody asks for.
   double allocation_bound_pct = 100;
   std::string allocation_bound_binding;
+  std::optional<CostBound> bound_at_min_allocation;  ///< PlanBounds::bound_at_min_allocation
   CandidateResult baseline;                 ///< baseline_cluster, kube's default-scheduler
   std::vector<CandidateResult> race;        ///< every candidate, number order
   /// Whole horizon: the race's best in rank order, then the local search's neighbours.

@@ -145,6 +145,12 @@ std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& wor
   t += fmt::format("lower bound: {:.2f} USD (on-demand {:.2f}, spot {:.2f}, committed {:.2f}; {:.1f} GPU-hours billed{})\n",
                    o.bound.cost_usd, o.bound.on_demand_usd, o.bound.spot_usd, o.bound.committed_usd, o.bound.billed_gpu_hours,
                    o.bound.binding.empty() ? "" : ", binding: " + o.bound.binding);
+  if (o.bound_at_min_allocation) {
+    if (o.bound_at_min_allocation->feasible)
+      t += fmt::format("lower bound at the allocation floor: {:.2f} USD\n", o.bound_at_min_allocation->cost_usd);
+    else
+      t += "lower bound at the allocation floor: none, no plan reaches it whatever it pays\n";
+  }
   t += fmt::format("allocation bound: no plan allocates more than {:.1f}% of the GPU-hours it bills{}\n", o.allocation_bound_pct,
                    o.allocation_bound_binding.empty() || o.allocation_bound_binding == "gpu"
                        ? std::string()
@@ -193,6 +199,9 @@ std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
                 {"committed_nodes", committed},       {"binding", o.bound.binding},
                 {"allocation_bound_pct", o.allocation_bound_pct}, {"allocation_bound_binding", o.allocation_bound_binding}};
   j["items_no_option_holds"] = o.items_no_option_holds;
+  if (o.bound_at_min_allocation)
+    j["bound_at_min_allocation"] = o.bound_at_min_allocation->feasible ? nlohmann::json(o.bound_at_min_allocation->cost_usd)
+                                                                      : nlohmann::json("infeasible");
   j["baseline"] = result_json(o.baseline);
   j["plan"] = o.recommended ? result_json(o.finalists[*o.recommended]) : nlohmann::json(nullptr);
   j["infeasible"] = o.infeasible_reason;

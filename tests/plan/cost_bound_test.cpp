@@ -137,6 +137,32 @@ TEST(CostBound, CpuBinds) {
   EXPECT_EQ(bm.binding, "memory");
 }
 
+TEST(CostBound, AllocationFloor) {
+  // The CPU-heavy service above: on g8 alone the 2 nodes bill 160 GPU-hours for 80 needed (50%). A
+  // floor of 50% is met at the same cost; 60% is out of reach on g8. With a CPU-rich 8-GPU option at
+  // 30 (64 cores), a floor of 60% makes the LP buy some of it, above the 200 without the floor.
+  sim::Workload w;
+  w.horizon_s = 10 * kHour;
+  w.items.push_back(item("cpu-heavy", sim::WorkloadKind::kService, 0, 0, 8, 1, 8000));
+  const DemandCurve d = workload_demand(w, kHour, 0);
+  const CostBoundOption lean = option("g8", 8, 10, std::nullopt, std::nullopt, 32000);
+  const CostBound half = cost_lower_bound(d, {lean}, 1, 0.5);
+  EXPECT_TRUE(half.feasible);
+  EXPECT_NEAR(half.cost_usd, 200, 1e-6);
+  const CostBound none = cost_lower_bound(d, {lean}, 1, 0.6);
+  EXPECT_FALSE(none.feasible);
+  const CostBoundOption rich = option("r8", 8, 30, std::nullopt, std::nullopt, 64000);
+  EXPECT_NEAR(cost_lower_bound(d, {lean, rich}, 1).cost_usd, 200, 1e-6);
+  const CostBound floor = cost_lower_bound(d, {lean, rich}, 1, 0.6);
+  ASSERT_TRUE(floor.feasible);
+  // Mixing: x lean + y rich nodes with 32x + 64y >= 64 cores, 8x + 8y >= 8 GPUs and 8(x + y) x 10 <=
+  // 80 / 0.6, i.e. x + 2y >= 2 and x + y <= 5/3. On x + 2y = 2 the cost per hour is 10x + 15(2 - x)
+  // = 30 - 5x, least at the largest x, 4/3 (y = 1/3): 10 h x (40/3 + 10) = 233.33.
+  EXPECT_NEAR(floor.cost_usd, 700.0 / 3, 1e-6);
+  EXPECT_THROW(cost_lower_bound(d, {lean}, 1, 0.0), std::invalid_argument);
+  EXPECT_THROW(cost_lower_bound(d, {lean}, 1, 1.5), std::invalid_argument);
+}
+
 TEST(CostBound, PicksTheCheaperOptionPerGpu) {
   // A 1-GPU node at 1.5 and an 8-GPU node at 10 (1.25 per GPU): 8 GPUs for 1 h cost 10; 1 GPU costs 1.25
   // in the LP (fractional nodes).

@@ -241,9 +241,14 @@ TEST(PlanFileReader, CatalogErrorsNameTheField) {
 TEST(PlanFileReader, ConstraintErrorsNameTheField) {
   expect_input_error([] { parse(kConstraintsHead + "maxSpotShares: 0.5\n"); }, "p.yaml", 3, 1, "maxSpotShares",
                      "unknown key 'maxSpotShares': did you mean 'maxSpotShare'?");
+  expect_input_error([] { parse(kConstraintsHead + "minGpuAllocation: 0\n"); }, "p.yaml", 3, 19, "minGpuAllocation",
+                     "0 is outside (0, 1]");
+  expect_input_error([] { parse(kConstraintsHead + "minGpuAllocation: 1.5\n"); }, "p.yaml", 3, 19, "minGpuAllocation",
+                     "1.5 is outside (0, 1]");
+  EXPECT_DOUBLE_EQ(*parse(kConstraintsHead + "minGpuAllocation: 0.85\n").constraints.min_gpu_allocation, 0.85);
   expect_input_error([] { parse(kConstraintsHead + "spotShare: 0.5\n"); }, "p.yaml", 3, 1, "spotShare",
                      "unknown key 'spotShare' (expected apiVersion, kind, metadata, slo, maxSpotShare, allowedGpuModels, zones, "
-                     "commitments, allowFp8, budgetUsd)");
+                     "commitments, allowFp8, budgetUsd, minGpuAllocation)");
   expect_input_error([] { parse(kConstraintsHead + "maxSpotShare: 1.5\n"); }, "p.yaml", 3, 15, "maxSpotShare", "1.5 is outside [0, 1]");
   expect_input_error([] { parse(kConstraintsHead + "slo: {productionP99PendingSeconds: -1}\n"); }, "p.yaml", 3, 36,
                      "slo.productionP99PendingSeconds", "-1 is negative");

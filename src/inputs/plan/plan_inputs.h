@@ -77,9 +77,13 @@ struct PlanConstraints {
   bool allow_fp8 = false;
   /// The most a plan may cost over the horizon, USD; nullopt = no budget.
   std::optional<double> budget_usd;
+  /// The least share of the GPU-hours billed that pods must hold as kept work (allocated minus lost to
+  /// restarts, evictions and consolidation moves), (0, 1]; nullopt = no floor. The cost lower bound
+  /// honours it too, so a floor no plan can reach at a price shows as a bound.
+  std::optional<double> min_gpu_allocation;
   sim::FieldOrigin origin;  ///< where the constraints were read (the document); empty = defaults
   /// Where each limit was read, for "which constraint binds" messages; empty when defaulted.
-  sim::FieldOrigin production_p99_pending_origin, max_spot_share_origin, budget_origin;
+  sim::FieldOrigin production_p99_pending_origin, max_spot_share_origin, budget_origin, min_gpu_allocation_origin;
 };
 
 }  // namespace gpufleet::plan

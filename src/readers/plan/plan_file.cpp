@@ -232,7 +232,7 @@ void name_list(const Field& list, bool allow_empty, std::vector<sim::FieldOrigin
 
 plan::PlanConstraints parse_constraints(const Field& root, ListOrigins& at) {
   known_keys(root, {"apiVersion", "kind", "metadata", "slo", "maxSpotShare", "allowedGpuModels", "zones", "commitments", "allowFp8",
-                  "budgetUsd"});
+                  "budgetUsd", "minGpuAllocation"});
   plan::PlanConstraints c;
   c.origin = origin_of(root);
   if (const Field slo = root["slo"]; slo.present()) {
@@ -242,6 +242,12 @@ plan::PlanConstraints parse_constraints(const Field& root, ListOrigins& at) {
       c.production_p99_pending_s = detail::seconds(p);
       c.production_p99_pending_origin = origin_of(p);
     }
+  }
+  if (const Field m = root["minGpuAllocation"]; m.present()) {
+    const double v = m.number();
+    if (!(v > 0) || v > 1) m.fail(fmt::format("{} is outside (0, 1]", m.scalar()));
+    c.min_gpu_allocation = v;
+    c.min_gpu_allocation_origin = origin_of(m);
   }
   if (const Field m = root["maxSpotShare"]; m.present()) {
     c.max_spot_share = m.number();

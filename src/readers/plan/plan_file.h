@@ -28,6 +28,7 @@
 //   commitments: [reserved1y, capacityBlock]   # default: all three; [] allows none
 //   allowFp8: false                    # default false
 //   budgetUsd: 50000                   # optional; > 0
+//   minGpuAllocation: 0.85             # optional; (0, 1]: kept GPU-hours / GPU-hours billed
 //
 // `metadata` is accepted (and ignored) in both documents. When the file holds both documents, every
 // model of allowedGpuModels must be the GPU of some instance type of the catalog, and every zone of
