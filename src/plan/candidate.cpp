@@ -50,7 +50,7 @@ std::string PlanCandidate::label() const {
     if (!extra.empty()) s += " (" + extra + ")";
   }
   s += fmt::format(", scale-down {} s", scale_down_unneeded_s);
-  if (scale_up_delay_s != 30) s += fmt::format(", scale-up delay {} s", scale_up_delay_s);
+  if (scale_up_delay_s != 0) s += fmt::format(", scale-up delay {} s", scale_up_delay_s);
   if (consolidation) s += fmt::format(", consolidation {}", consolidation_threshold);
   s += ", " + policy;
   return s;
@@ -123,6 +123,7 @@ sim::ClusterConfig baseline_cluster(const std::vector<CostBoundOption>& options,
     p.pool = node_pool(o, name, 0, 0, max_nodes_per_pool);
     cluster.pools.push_back(p);
   }
+  cluster.autoscaler.scale_up_delay_s = 0;  // CA's --new-pod-scale-up-delay default
   return cluster;
 }
 

@@ -42,8 +42,8 @@ struct PlanCandidate {
   std::vector<PoolChoice> pools;   ///< at least one; instance types distinct; the first holds every pod
   double scale_down_unneeded_s = 600;      ///< CA --scale-down-unneeded-time, seconds, >= 0
   /// CA --new-pod-scale-up-delay, seconds, >= 0: how long a pod stays unschedulable before it counts
-  /// for a scale-up (the simulator's default 30; CA's own default 0).
-  double scale_up_delay_s = 30;
+  /// for a scale-up. Default 0, CA's own default (the simulator's AutoscalerSettings default is 30).
+  double scale_up_delay_s = 0;
   bool consolidation = false;
   double consolidation_threshold = 0.5;    ///< 0..1
   std::string policy = "gpufleet";
@@ -75,8 +75,9 @@ std::string pool_stem(const std::string& instance_type);
 sim::ClusterConfig candidate_cluster(const PlanCandidate& candidate);
 
 /// The Cluster Autoscaler baseline a plan is measured against: one on-demand pool per option (0..max
-/// nodes each), Cluster Autoscaler defaults (least-waste expander, 10-minute scale-down, 180 s
-/// provisioning), no spot, no commitments, no consolidation; run with kube's `default-scheduler`.
+/// nodes each), Cluster Autoscaler defaults (least-waste expander, 10-minute scale-down, no scale-up
+/// delay: kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go), 180 s provisioning, no
+/// spot, no commitments, no consolidation; run with kube's `default-scheduler`.
 sim::ClusterConfig baseline_cluster(const std::vector<CostBoundOption>& options, int32_t max_nodes_per_pool);
 
 }  // namespace gpufleet::plan

@@ -406,12 +406,6 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
       c.scale_down_unneeded_s = scale_down;
       add(c);
     }
-    {
-      PlanCandidate c = centre;
-      c.origin = "local";
-      c.scale_up_delay_s = 0;
-      add(c);
-    }
     if (next.empty()) break;
     const size_t first = out.candidates.size();
     for (PlanCandidate& c : next) out.candidates.push_back(std::move(c));

@@ -37,7 +37,7 @@ struct PlanSearchOptions {
   size_t finalists = 8;
   /// Rounds of local search after the finalists (refine): each round simulates, on the whole horizon,
   /// the neighbours of the best configuration so far (committed nodes x0.5, x0.75, x1.25, x1.5;
-  /// consolidation off or at 0.3 and 0.6; scale-down after 30 and 300 s; scale-up delay 0) and stops
+  /// consolidation off or at 0.3 and 0.6; scale-down after 30 and 300 s) and stops
   /// when none is better. 0 = none. Default 3.
   int refine_rounds = 3;
   /// Threads for independent simulations (util/parallel.h); 0 = one per core.
