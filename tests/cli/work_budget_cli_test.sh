@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Inputs inside every per-field limit whose product hurt (found by fuzzing through the command line),
 # and the work budget that refuses them (inputs/sim/work_estimate.h, docs/input-limits.md "Work
-# budget"): each must give exit status 2 within 10 s and one error line naming the file, line and
-# field (or the option), and write no output file.
+# budget"): each must give exit status 2 and one error line naming the file, line and field (or the
+# option), write no output file, and stay under 200 MB of peak resident memory (GNU time); 10 s is
+# the hang guard (each takes under 2 s: the note of the change gives the times).
 #   1. replica counts past 100,000 by every path: a vLLM Deployment's spec.replicas, an HPA's
 #      maxReplicas, a ScaledObject's maxReplicaCount, a service's replicas;
 #   2. request totals: a generator's rate x window, a trace's rows x rateMultiplier;
@@ -15,13 +16,16 @@ EXAMPLES="$2"
 source "$(dirname "$0")/common.sh"
 
 # expect_refused NAME PATTERN ARGS...: exit 2 within 10 s, one stderr line matching
-# "gpufleet: error: PATTERN", no --json output left behind.
+# "gpufleet: error: PATTERN", no --json output left behind, peak RSS under 200 MB.
 expect_refused() {
   local name="$1" pattern="$2"
   shift 2
   rm -f "$T/out.json"
-  timeout 10 "$BIN" "$@" --json "$T/out.json" > /dev/null 2> "$T/err.txt"
+  /usr/bin/time -o "$T/rss.txt" -f "%M" timeout 10 "$BIN" "$@" --json "$T/out.json" > /dev/null 2> "$T/err.txt"
   local rc=$?
+  local rss_kib
+  rss_kib=$(tail -1 "$T/rss.txt")
+  [ "$rss_kib" -lt 204800 ] 2>/dev/null && ok || bad "$name: peak RSS ${rss_kib} KiB, expected under 200 MB"
   [ "$rc" = 2 ] && ok || bad "$name: exit $rc, expected 2: $(head -c 400 "$T/err.txt")"
   [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -q "^gpufleet: error: $pattern" "$T/err.txt" && ok \
     || bad "$name: expected one line 'gpufleet: error: $pattern...', got: $(head -c 400 "$T/err.txt")"
