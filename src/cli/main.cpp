@@ -151,6 +151,18 @@ int main(int argc, char** argv) {
   add_budget_options(simulate_cmd, simulate.budget, max_memory_mib);
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
 
+  gpufleet::cli::CompareCommandOptions compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
+  compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
+  add_workload_options(compare_cmd, compare.workload, compare.production_priority);
+  compare_cmd->add_option("--faults", compare.faults_path, "fault schedule file applied to every configuration (docs/faults.md)");
+  compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
+  compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
+  compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
+  add_budget_options(compare_cmd, compare.budget, max_memory_mib);
+  compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
+
   gpufleet::cli::PlanCommandOptions plan;
   CLI::App* plan_cmd = app.add_subcommand(
       "plan", "Find the pools, commitments, spot and autoscaler settings that meet the SLOs at least cost; pools file, JSON, CSV, report");
@@ -167,6 +179,7 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--threads", plan.threads, "simulations at once (0 = one per core)")->check(CLI::Range(0, 256))->capture_default_str();
   plan_cmd->add_option("--pools-out", plan.pools_out, "write the plan's pools file (simulate --pools reads it) to FILE");
   plan_cmd->add_option("--karpenter-out", plan.karpenter_out, "write the plan's Karpenter NodePools to FILE");
+  plan_cmd->add_option("--kueue-out", plan.kueue_out, "write Kueue ResourceFlavors and a ClusterQueue sized to the plan to FILE");
   plan_cmd->add_option("--json", plan.json_path, "write the plan, frontier, waterfall and every run as JSON to FILE");
   plan_cmd->add_option("--csv", plan.csv_path, "write one row per simulation to FILE");
   plan_cmd->add_option("--report", plan.report_path, "write a self-contained HTML report to FILE");
@@ -178,18 +191,6 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--merge", plan.merge_paths, "finish the plan from these shard files instead of racing");
   add_budget_options(plan_cmd, plan.budget, max_memory_mib);
   plan_cmd->add_flag("-q,--quiet", plan.quiet, "no progress on stderr");
-
-  gpufleet::cli::CompareCommandOptions compare;
-  CLI::App* compare_cmd = app.add_subcommand(
-      "compare", "Simulate several configurations (pools file + policy) on the same workload; one table, JSON and report");
-  compare_cmd->add_option("--config", compare.configs, "[LABEL=]POOLS[,POLICY], repeated; the first is the baseline")->required();
-  add_workload_options(compare_cmd, compare.workload, compare.production_priority);
-  compare_cmd->add_option("--faults", compare.faults_path, "fault schedule file applied to every configuration (docs/faults.md)");
-  compare_cmd->add_option("--seed", compare.seed, "seed of every run")->check(kSeed)->capture_default_str();
-  compare_cmd->add_option("--json", compare.json_path, "write every run as JSON to FILE");
-  compare_cmd->add_option("--report", compare.report_path, "write a self-contained HTML report to FILE");
-  add_budget_options(compare_cmd, compare.budget, max_memory_mib);
-  compare_cmd->add_flag("-q,--quiet", compare.quiet, "no progress on stderr");
 
   gpufleet::cli::BenchServeCommandOptions bench;
   CLI::App* bench_cmd = app.add_subcommand(

@@ -100,6 +100,7 @@ int run_plan_command(const PlanCommandOptions& o) {
   for (const std::string& m : o.merge_paths) inputs.push_back({"--merge", m});
   check_output_paths({{"--pools-out", o.pools_out},
                       {"--karpenter-out", o.karpenter_out},
+                      {"--kueue-out", o.kueue_out},
                       {"--json", o.json_path},
                       {"--csv", o.csv_path},
                       {"--report", o.report_path},
@@ -229,6 +230,7 @@ int run_plan_command(const PlanCommandOptions& o) {
         r.label, description, o.seed, r.cost_usd, r.horizon_s, outcome.candidates[r.index].policy);
     if (!o.pools_out.empty()) outputs.emplace_back(o.pools_out, io::sim_pools_yaml(cluster, comment));
     if (!o.karpenter_out.empty()) outputs.emplace_back(o.karpenter_out, io::karpenter_node_pools_yaml(cluster, "default"));
+    if (!o.kueue_out.empty()) outputs.emplace_back(o.kueue_out, io::kueue_objects_yaml(cluster, "plan"));
   }
   if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::plan_json(outcome, description));
   if (!o.csv_path.empty()) outputs.emplace_back(o.csv_path, io::plan_csv(outcome));

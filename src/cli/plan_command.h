@@ -26,6 +26,7 @@ struct PlanCommandOptions {
   int threads = 0;               ///< 0 = one per core
   std::string pools_out;         ///< the plan's pools file (simulate --pools)
   std::string karpenter_out;     ///< Karpenter NodePools
+  std::string kueue_out;         ///< Kueue ResourceFlavors and a ClusterQueue sized to the plan
   std::string json_path, csv_path, report_path;
   /// Sharding: shards > 0 runs one shard's race only and writes shard_out. The index is shard_index,
   /// or the JOB_COMPLETION_INDEX environment variable when shard_index < 0.

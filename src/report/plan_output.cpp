@@ -135,6 +135,27 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
   return y;
 }
 
+std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::string& cluster_queue) {
+  std::string y;
+  for (const sim::SimPool& sp : cluster.pools) {
+    y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: {}\nspec:\n  nodeLabels:\n", sp.pool.name);
+    y += fmt::format("    {}: {}\n    karpenter.sh/capacity-type: {}\n---\n", kPoolLabel, sp.pool.name,
+                     sim::capacity_type_name(sp.settings.capacity_type));
+  }
+  y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: {}\nspec:\n  namespaceSelector: {{}}\n",
+                   cluster_queue);
+  y += "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
+  for (const sim::SimPool& sp : cluster.pools) {
+    const NodePool& p = sp.pool;
+    const int64_t n = p.max_nodes;
+    y += fmt::format("    - name: {}\n      resources:\n", p.name);
+    y += fmt::format("      - {{name: cpu, nominalQuota: {}m}}\n", n * p.cpu_milli);
+    y += fmt::format("      - {{name: memory, nominalQuota: {}Mi}}\n", n * (p.memory_bytes / (int64_t{1} << 20)));
+    y += fmt::format("      - {{name: nvidia.com/gpu, nominalQuota: {}}}\n", n * p.gpus_per_node);
+  }
+  return y;
+}
+
 std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& workload) {
   std::string t = fmt::format("workload: {}\n", workload);
   t += fmt::format("demand: {:.1f} GPU-hours over {:.1f} h (peak {:.1f} GPUs); {} candidates raced, {} finalists\n",

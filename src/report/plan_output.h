@@ -27,6 +27,12 @@ std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string&
 /// plan says; the committed nodes as a comment (reservations are bought outside Kubernetes).
 std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const std::string& node_class);
 
+/// Kueue objects sized to the plan (kueue.x-k8s.io/v1beta1): one ResourceFlavor per pool (nodeLabels
+/// gpufleet.io/pool, the pool's capacity type as karpenter.sh/capacity-type) and one ClusterQueue
+/// `cluster_queue` covering cpu, memory and nvidia.com/gpu whose nominalQuota per flavor is what the
+/// pool holds at its most nodes (cpu in cores, memory in Mi), so Kueue admits what the plan can run.
+std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::string& cluster_queue);
+
 /// The summary: the bound, the baseline, the plan (or why there is none), the frontier and the
 /// waterfall, as text tables.
 std::string plan_summary_text(const plan::PlanOutcome& outcome, const std::string& workload);

@@ -17,7 +17,7 @@ expect_usage() {
   [ "$(cat "$T/err.txt")" = "$want" ] && ok || bad "$name: stderr is '$(cat "$T/err.txt")', want '$want'"
 }
 
-commands="pack, place, simulate, compare, bench-serve, serve"
+commands="pack, place, simulate, compare, plan, bench-serve, serve"
 expect_usage "command typo" "gpufleet: error: unknown command 'simlate': did you mean 'simulate'? (commands: $commands)" simlate
 expect_usage "command swap" "gpufleet: error: unknown command 'sreve': did you mean 'serve'? (commands: $commands)" sreve
 expect_usage "unknown command" "gpufleet: error: unknown command 'xyzzy' (commands: $commands)" xyzzy
