@@ -377,14 +377,33 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
       for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
       request = &confined;
     }
+    // The first pod of a plain unit (no constraints added) failed for this shape on this very state:
+    // it fails again with the same message, and a failed cycle draws no random number.
+    const bool plain = p == unit.first_pod && extra.empty() && injected == nullptr;
+    FailedShape* failed = nullptr;
+    if (plain) {
+      if (failed_shapes_.size() <= unit.shape) failed_shapes_.resize(unit.shape + 1);
+      failed = &failed_shapes_[unit.shape];
+      if (failed->known && failed->state_changes == fleet_.state().change_count()) {
+        if (failed->has_reason) pending_.set_scheduling_reason(u, failed->reason);
+        return false;
+      }
+    }
     sched::ScheduleResult r = placement_.decide(*request);
     if (!r.scheduled()) {
       // kube's FailedScheduling message for the pending list (SimResult::pending_at_horizon).
+      std::optional<std::string> reason;
       if (!r.node_to_status.empty())
-        pending_.set_scheduling_reason(
-            u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *request, fleet_.state()), fleet_.state().live_node_count()));
+        reason = fit_error(r.node_to_status, *request, plain ? &failed->message : nullptr);
       else if (fleet_.state().live_node_count() == 0)
-        pending_.set_scheduling_reason(u, "no nodes available to schedule pods");  // kube-scheduler's ErrNoNodesAvailable
+        reason = "no nodes available to schedule pods";  // kube-scheduler's ErrNoNodesAvailable
+      if (failed != nullptr) {
+        failed->known = true;
+        failed->state_changes = fleet_.state().change_count();
+        failed->has_reason = reason.has_value();
+        failed->reason = reason.value_or("");
+      }
+      if (reason) pending_.set_scheduling_reason(u, std::move(*reason));
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& rec = pods_[q];
         fleet_.undo_bind(pod(q), rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
@@ -398,6 +417,26 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
     bind(p, node, take_devices(std::move(r)), t);
   }
   return true;
+}
+
+std::string Units::fit_error(const sched::NodeToStatus& statuses, const Pod& request, MessageMemo* memo) const {
+  const size_t live = fleet_.state().live_node_count();
+  if (memo == nullptr) return sched::fit_error_message(sched::rejection_histogram(statuses, request, fleet_.state()), live);
+  // Reasons that are not worded per node are the same words for every node (FilterPlugin::
+  // count_reasons): then the nodes per reason number and the live node count make the message.
+  std::vector<int32_t> counts = statuses.counts();
+  bool fixed_words = true;
+  for (size_t k = 1; k < counts.size() && fixed_words; ++k)
+    fixed_words = counts[k] == 0 || !statuses.table().rejection(static_cast<uint8_t>(k)).code.get()->per_node;
+  if (fixed_words && memo->valid && memo->live_nodes == live && memo->counts == counts) return memo->message;
+  std::string message = sched::fit_error_message(sched::rejection_histogram(statuses, request, fleet_.state()), live);
+  memo->valid = fixed_words;
+  if (fixed_words) {
+    memo->live_nodes = live;
+    memo->counts = std::move(counts);
+    memo->message = message;
+  }
+  return message;
 }
 
 bool Units::place_with_topology(uint32_t u, double t) {
