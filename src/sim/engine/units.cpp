@@ -48,6 +48,21 @@ std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
   return key;
 }
 
+// Whether shape_key(a, pods) == shape_key(b, pods), field by field (the key is injective): cheaper
+// than building the key, for the items that repeat the shape of one seen just before.
+bool same_shape(const WorkloadSpec& a, const WorkloadSpec& b) {
+  const auto same_tolerations = [](const std::vector<Toleration>& x, const std::vector<Toleration>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const Toleration& s, const Toleration& t) {
+      return s.key == t.key && s.operator_ == t.operator_ && s.value == t.value && s.effect == t.effect;
+    });
+  };
+  const bool topology = a.topology.mode != queue::TopologyRequest::Mode::kNone;
+  return a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.num_gpu == b.num_gpu && a.gpu_milli == b.gpu_milli &&
+         a.capacity == b.capacity && a.gpu_spec == b.gpu_spec && a.pools == b.pools && a.node_selector == b.node_selector &&
+         same_tolerations(a.tolerations, b.tolerations) && a.topology.mode == b.topology.mode &&
+         (!topology || a.topology.level == b.topology.level) && a.mig_requests == b.mig_requests;
+}
+
 }  // namespace
 
 std::vector<std::pair<sched::PodShapeKey, double>> Units::pod_mix(const Workload& workload) {
@@ -82,21 +97,50 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
   pods_.reserve(pod_total);
   item_first_unit_.reserve(workload_.items.size());
   item_namespace_.reserve(workload_.items.size());
+  // Recent shapes (item, pods per unit, shape id), newest first: most items repeat one of a few
+  // shapes (a generator's templates), found here without building their key.
+  struct RecentShape {
+    uint32_t item;
+    uint32_t pods_per_unit;
+    uint32_t shape;
+  };
+  std::vector<RecentShape> recent;
+  constexpr size_t kRecentShapes = 8;
+  std::string last_namespace;
+  uint32_t last_namespace_id = 0;
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
     const WorkloadSpec& spec = workload_.items[s];
     const bool job = spec.kind == WorkloadKind::kJob;
     const int32_t unit_count = spec.on_demand ? 0 : job ? 1 : spec.pods;
     const uint32_t pods_per_unit = job ? static_cast<uint32_t>(spec.pods) : 1u;
-    const auto [it, inserted] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
+    auto hit = std::find_if(recent.begin(), recent.end(), [&](const RecentShape& r) {
+      return r.pods_per_unit == pods_per_unit && same_shape(workload_.items[r.item], spec);
+    });
+    uint32_t shape = 0;
+    bool inserted = false;
+    if (hit != recent.end()) {
+      shape = hit->shape;
+      std::rotate(recent.begin(), hit, hit + 1);
+    } else {
+      const auto [it, added] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
+      shape = it->second;
+      inserted = added;
+      if (recent.size() == kRecentShapes) recent.pop_back();
+      recent.insert(recent.begin(), RecentShape{s, pods_per_unit, shape});
+    }
     item_first_unit_.push_back(static_cast<uint32_t>(units_.size()));
-    item_namespace_.push_back(billing_.namespace_id(spec.namespace_name));
+    if (s == 0 || spec.namespace_name != last_namespace) {
+      last_namespace = spec.namespace_name;
+      last_namespace_id = billing_.namespace_id(spec.namespace_name);
+    }
+    item_namespace_.push_back(last_namespace_id);
     if (!job) services_.emplace(spec.name, s);
     if (spec.on_demand) {  // no job yet: the shape is registered with its first pod as it will be
-      template_shape_[s] = it->second;
+      template_shape_[s] = shape;
       if (inserted) placement_.add_shape(make_pod(spec, 0));
     }
     for (int32_t r = 0; r < unit_count; ++r) {
-      const uint32_t u = add_unit(s, job ? -1 : r, it->second);
+      const uint32_t u = add_unit(s, job ? -1 : r, shape);
       // The first unit of a new shape stands for all (its first pod; they differ only by name).
       if (inserted && r == 0) placement_.add_shape(pod(units_[u].first_pod));
     }
