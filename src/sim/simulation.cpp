@@ -288,7 +288,7 @@ SimResult Simulation::run() {
   result.events_processed = p.loop.events_run();
 
   p.billing.finish(h, result);
-  p.units.report_outcomes(result);
+  p.units.report_outcomes(result, !p.options.summary_only);
   p.metrics.finish(result);
   p.units.report(result);
   p.units.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));

@@ -813,24 +813,13 @@ void Units::remove_unit(uint32_t u, double t) {
   unit.end_s = t;
 }
 
-void Units::report_outcomes(SimResult& result) const {
+void Units::report_outcomes(SimResult& result, bool per_unit) const {
   const double h = loop_.horizon_s();
-  result.units.reserve(result.units.size() + unit_count());  // one outcome per unit, no regrowth at the run's peak
+  if (per_unit) result.units.reserve(result.units.size() + unit_count());  // one outcome per unit, no regrowth at the run's peak
   for (uint32_t i = 0; i < item_count(); ++i) {
     const WorkloadSpec& spec = item(i);
     for_each_unit_of(i, [&](uint32_t u) {
       const Unit& unit = units_[u];
-      UnitOutcome out;
-      out.name = unit_name(u);
-      out.state = unit.state;
-      out.pods = static_cast<int32_t>(unit.pod_count);
-      if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;
-      if (unit.state == UnitState::kRemoved) out.removed_s = unit.end_s;
-      out.starts = unit.starts;
-      out.interruptions = unit.interruptions;
-      out.consolidations = unit.consolidations;
-      out.saved_work_s = unit.saved_s;
-      out.reason = failure_reason(u);
       switch (unit.state) {
         case UnitState::kCompleted: result.pods_completed += unit.pod_count; break;
         case UnitState::kRunning: result.pods_running += unit.pod_count; break;
@@ -844,6 +833,18 @@ void Units::report_outcomes(SimResult& result) const {
         case UnitState::kWaiting:  // arrives after the horizon: not part of this run
           break;
       }
+      if (!per_unit) return;
+      UnitOutcome out;
+      out.name = unit_name(u);
+      out.state = unit.state;
+      out.pods = static_cast<int32_t>(unit.pod_count);
+      if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;
+      if (unit.state == UnitState::kRemoved) out.removed_s = unit.end_s;
+      out.starts = unit.starts;
+      out.interruptions = unit.interruptions;
+      out.consolidations = unit.consolidations;
+      out.saved_work_s = unit.saved_s;
+      out.reason = failure_reason(u);
       result.units.push_back(std::move(out));
     });
   }

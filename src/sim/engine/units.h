@@ -279,9 +279,10 @@ class Units final : public UnitStarter, public ServiceScaler {
   void add_replica_listener(ReplicaListener& listener) override { replica_listeners_.push_back(&listener); }
 
   /// At the horizon: the outcome of every unit (workload order; a service's replicas in replica
-  /// order) and the pod counts per state; each pod still pending adds its wait so far to the metrics'
-  /// pending-time samples (Metrics::finish then computes the statistics).
-  void report_outcomes(SimResult& result) const;
+  /// order; none with per_unit false, SimOptions::summary_only) and the pod counts per state; each
+  /// pod still pending adds its wait so far to the metrics' pending-time samples (Metrics::finish
+  /// then computes the statistics).
+  void report_outcomes(SimResult& result, bool per_unit = true) const;
   /// Writes evictions and lost_gpu_hours.
   void report(SimResult& result) const;
   /// Writes the checkpoint results (SimResult::checkpoint_costs and what goes with it) when any job
