@@ -173,14 +173,14 @@ uint32_t Units::add_unit(uint32_t item, int32_t replica, uint32_t shape) {
 }
 
 void Units::start() {
-  // Arrivals in time order; equal times keep the input order.
-  std::vector<uint32_t> order(units_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return spec(a).arrival_s < spec(b).arrival_s; });
-  for (uint32_t u : order) {
-    const double at = spec(u).arrival_s;
+  // Arrivals in time order; equal times keep the input order (unit order: the pairs' second key).
+  // Sorted as (time, unit) pairs side by side, not as unit ids reading their items' times.
+  std::vector<std::pair<double, uint32_t>> order;
+  order.reserve(units_.size());
+  for (uint32_t u = 0; u < units_.size(); ++u) order.emplace_back(spec(u).arrival_s, u);
+  std::sort(order.begin(), order.end());
+  for (const auto& [at, u] : order)
     if (at <= loop_.horizon_s()) loop_.schedule(at, arrival_, u);
-  }
 }
 
 // ---- queries ------------------------------------------------------------------------------------
