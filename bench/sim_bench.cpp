@@ -4,7 +4,9 @@
 // 1-GPU L4 nodes on spot) and the workload is the seeded generator's diurnal stream with bounded-Pareto
 // durations (10 min to 1 day, shape 1.2; mean about 38 min) over four job templates (whole GPUs,
 // shares of a GPU, 8-GPU gangs of 2, spot-ok inference tests). Counters: jobs, simulated_days,
-// peak_rss_mib (the process's peak resident set, getrusage), pods_pending_at_end.
+// peak_rss_mib (the process's peak resident set, getrusage), pods_pending_at_end. BM_SimulateSummary
+// runs the same with SimOptions::summary_only (a planner's run: no per-unit outcomes); run each case
+// in a process of its own for its peak (the counter is the process's, so the largest case run so far).
 //   build/bench/gpufleet_bench --benchmark_filter=Simulate
 //   build/bench/gpufleet_bench --benchmark_filter=Simulate/3   # 3 days, 100,000 jobs (quick)
 #include <benchmark/benchmark.h>
@@ -86,12 +88,13 @@ sim::Workload workload(int days, int64_t jobs) {
   return w;
 }
 
-void BM_Simulate(benchmark::State& state) {
+void simulate_case(benchmark::State& state, bool summary_only) {
   const int days = static_cast<int>(state.range(0));
   const int64_t jobs = state.range(1);
   const sim::ClusterConfig c = cluster();
   const sim::Workload w = workload(days, jobs);
   sim::SimOptions options;
+  options.summary_only = summary_only;
   int64_t pending = 0;
   for (auto _ : state) {
     const sim::SimResult r = sim::simulate(c, w, options);
@@ -105,6 +108,12 @@ void BM_Simulate(benchmark::State& state) {
   state.counters["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   state.counters["pods_pending_at_end"] = static_cast<double>(pending);
 }
+
+void BM_Simulate(benchmark::State& state) { simulate_case(state, false); }
 BENCHMARK(BM_Simulate)->Args({3, 100'000})->Args({30, 1'000'000})->Iterations(1)->Unit(benchmark::kSecond);
+
+// The same run as a planner makes it (SimOptions::summary_only): no per-unit outcomes.
+void BM_SimulateSummary(benchmark::State& state) { simulate_case(state, true); }
+BENCHMARK(BM_SimulateSummary)->Args({3, 100'000})->Args({30, 1'000'000})->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace

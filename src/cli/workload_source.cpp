@@ -91,7 +91,14 @@ sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& c
   }
   if (file.generator) {
     GoRand rng(static_cast<int64_t>(seed));  // the generator's own stream, seeded like the run
-    for (sim::WorkloadSpec& job : sim::generate_jobs(*file.generator, rng)) file.workload.items.push_back(std::move(job));
+    std::vector<sim::WorkloadSpec> jobs = sim::generate_jobs(*file.generator, rng);
+    std::vector<sim::WorkloadSpec>& items = file.workload.items;
+    if (items.empty()) {
+      items = std::move(jobs);  // no second buffer
+    } else {
+      items.reserve(items.size() + jobs.size());  // grown once, not by doubling
+      for (sim::WorkloadSpec& job : jobs) items.push_back(std::move(job));
+    }
   }
   return std::move(file.workload);
 }

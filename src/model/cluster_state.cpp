@@ -105,6 +105,7 @@ int32_t ClusterState::register_gpu_model(std::string_view model) {
 void ClusterState::grow_slots(size_t count) {
   if (count <= nodes_.size()) return;
   const uint64_t version = ++version_high_;
+  ++changes_;
   nodes_.resize(count);
   usage_.resize(count);
   versions_.resize(count, version);
@@ -117,6 +118,7 @@ void ClusterState::grow_slots(size_t count) {
 }
 
 void ClusterState::shrink_slots(size_t count) {
+  ++changes_;
   nodes_.resize(count);
   usage_.resize(count);
   versions_.resize(count);
@@ -203,6 +205,7 @@ void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>&
   gpu_capacity_milli_ += static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
   usage_[n] = Usage{.gpu_free_total_milli = node.gpu_count * kGpuMilliPerGpu};
   versions_[n] = ++version_high_;
+  ++changes_;
   anti_pos_[n] = 0;
   nodes_[n] = std::move(node);
   live_[n >> 6] |= uint64_t{1} << (n & 63);
@@ -245,6 +248,7 @@ Node ClusterState::uninstall_node(NodeId n) {
   gpu_capacity_milli_ -= static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
   usage_[n] = Usage{};
   versions_[n] = ++version_high_;
+  ++changes_;
   std::vector<BoundPod>().swap(bound_[n]);
   gpu_offset_[n] = 0;
   model_id_[n] = -1;

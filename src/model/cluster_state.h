@@ -187,6 +187,10 @@ class ClusterState {
   /// Slot n's version (see the file comment): starts at 1 for the constructor's nodes, changes on
   /// every change of the slot, never repeats.
   uint64_t version(NodeId n) const { return versions_[n]; }
+  /// Moves on with every change of any slot's version() (never back, a fork's discard included):
+  /// two equal values bracket no change of the state. For callers that memoize a result over the
+  /// whole state (the simulator's failed placements).
+  uint64_t change_count() const { return changes_; }
 
   // ---- Totals over the nodes ----
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
@@ -349,6 +353,7 @@ class ClusterState {
   // Version bump of slot n.
   void touch(NodeId n) {
     if (++versions_[n] > version_high_) version_high_ = versions_[n];
+    ++changes_;
   }
   // Fork::commit / discard (keep false) of the open fork with this id, which must be the innermost
   // unless `from_destructor`: then the forks inside it end too, and an ended fork is no error.
@@ -407,6 +412,7 @@ class ClusterState {
   int64_t gpu_used_milli_ = 0;
   uint64_t last_bind_seq_ = 0;
   uint64_t version_high_ = 1;  // the highest version() handed out
+  uint64_t changes_ = 0;       // change_count()
   uint64_t node_set_version_ = 0;
   int64_t anti_affinity_pods_ = 0;
   int64_t scored_affinity_pods_ = 0;  // scored_affinity_pod_count()

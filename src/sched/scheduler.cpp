@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <numeric>
 #include <climits>
 #include <cmath>
@@ -29,24 +30,36 @@ constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
 // An injective encoding of everything besides the request that filters and scores may read: the
 // namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
 // any (the openb trace) get "" and share one cache entry per request shape.
+// Appends the decimal digits of v without a temporary string (the key is built on every cycle).
+void append_number(std::string& out, int64_t v) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  out.append(digits, end);
+}
 void put(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
+  append_number(out, static_cast<int64_t>(s.size()));
   out += ':';
   out += s;
 }
+// put(out, std::to_string(v)), without the temporary.
+void put_number(std::string& out, int64_t v) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+  put(out, std::string_view(digits, static_cast<size_t>(end - digits)));
+}
 void put(std::string& out, const Labels& labels) {
-  put(out, std::to_string(labels.size()));
+  put_number(out, static_cast<int64_t>(labels.size()));
   for (const auto& [k, v] : labels) {
     put(out, k);
     put(out, v);
   }
 }
 void put(std::string& out, const std::vector<std::string>& values) {
-  put(out, std::to_string(values.size()));
+  put_number(out, static_cast<int64_t>(values.size()));
   for (const auto& v : values) put(out, v);
 }
 void put(std::string& out, const std::vector<SelectorRequirement>& requirements) {
-  put(out, std::to_string(requirements.size()));
+  put_number(out, static_cast<int64_t>(requirements.size()));
   for (const auto& r : requirements) {
     put(out, r.key);
     put(out, r.operator_);
@@ -72,17 +85,18 @@ std::string constraints_key(const Pod& pod) {
       c.preferred_anti_affinity.empty() && c.required_affinity.empty() && c.preferred_affinity.empty())
     return {};
   std::string out;
+  out.reserve(256);
   put(out, pod.namespace_name);
   put(out, pod.labels);
   put(out, c.node_selector);
-  put(out, std::to_string(c.required_node_affinity.size()));
+  put_number(out, static_cast<int64_t>(c.required_node_affinity.size()));
   for (const auto& t : c.required_node_affinity) put(out, t);
-  put(out, std::to_string(c.preferred_node_affinity.size()));
+  put_number(out, static_cast<int64_t>(c.preferred_node_affinity.size()));
   for (const auto& t : c.preferred_node_affinity) {
-    put(out, std::to_string(t.weight));
+    put_number(out, static_cast<int64_t>(t.weight));
     put(out, t.preference);
   }
-  put(out, std::to_string(c.tolerations.size()));
+  put_number(out, static_cast<int64_t>(c.tolerations.size()));
   for (const auto& t : c.tolerations) {
     put(out, t.key);
     put(out, t.operator_);
@@ -92,11 +106,11 @@ std::string constraints_key(const Pod& pod) {
   }
   for (const auto& [required, preferred] : {std::pair{&c.required_anti_affinity, &c.preferred_anti_affinity},
                                             std::pair{&c.required_affinity, &c.preferred_affinity}}) {
-    put(out, std::to_string(required->size()));
+    put_number(out, static_cast<int64_t>(required->size()));
     for (const auto& t : *required) put(out, t);
-    put(out, std::to_string(preferred->size()));
+    put_number(out, static_cast<int64_t>(preferred->size()));
     for (const auto& t : *preferred) {
-      put(out, std::to_string(t.weight));
+      put_number(out, static_cast<int64_t>(t.weight));
       put(out, t.term);
     }
   }
@@ -107,7 +121,7 @@ std::string mig_key(const Pod& pod) {
   std::string out;
   for (const MigRequest& r : pod.mig_requests) {
     put(out, r.profile);
-    put(out, std::to_string(r.count));
+    put_number(out, static_cast<int64_t>(r.count));
   }
   return out;
 }

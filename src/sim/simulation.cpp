@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -54,7 +55,8 @@ void validate(const ClusterConfig& cluster, const Workload& workload, const SimO
     validate_pool(p.pool);
     validate_pool_settings(p);
   }
-  std::unordered_set<std::string> names;
+  std::unordered_set<std::string_view> names;  // views of the items' names: no copy of a million strings
+  names.reserve(workload.items.size());
   for (const WorkloadSpec& s : workload.items) {
     validate_spec(s);
     if (!names.insert(s.name).second) throw std::invalid_argument(fmt::format("duplicate workload item name '{}'", s.name));
@@ -286,7 +288,7 @@ SimResult Simulation::run() {
   result.events_processed = p.loop.events_run();
 
   p.billing.finish(h, result);
-  p.units.report_outcomes(result);
+  p.units.report_outcomes(result, !p.options.summary_only);
   p.metrics.finish(result);
   p.units.report(result);
   p.units.report_checkpoints(result, p.wiring.pool_interruptions_per_hour(result.nodes));

@@ -23,15 +23,16 @@ void validate_generator(const GeneratorParams& p) {
     if (!(t.weight > 0) || !std::isfinite(t.weight)) bad(fmt::format("template weight {} must be positive", t.weight));
 }
 
-std::vector<WorkloadSpec> generate_jobs(const GeneratorParams& p, GoRand& rng) {
-  validate_generator(p);
-  double total_weight = 0;
-  for (const JobTemplate& t : p.templates) total_weight += t.weight;
+namespace {
+
+// The stream's draws (see the header): calls job(arrival_s, template index, u) for each job kept, in
+// order, until max_jobs or end_s.
+template <class OnJob>
+void draw_jobs(const GeneratorParams& p, double total_weight, GoRand& rng, OnJob&& job) {
   const double max_rate_per_s = p.jobs_per_hour * (1 + p.diurnal_amplitude) / 3600.0;
-  const double ratio = std::pow(p.duration_min_s / p.duration_max_s, p.pareto_shape);
-  std::vector<WorkloadSpec> jobs;
   double t = p.start_s;
-  while (static_cast<int64_t>(jobs.size()) < p.max_jobs) {
+  int64_t count = 0;
+  while (count < p.max_jobs) {
     t += -std::log(1.0 - rng.float64()) / max_rate_per_s;
     if (t >= p.end_s) break;
     const double phase = 2 * std::numbers::pi * (t / 86400.0 - p.peak_hour / 24.0);
@@ -40,14 +41,33 @@ std::vector<WorkloadSpec> generate_jobs(const GeneratorParams& p, GoRand& rng) {
     double pick = rng.float64() * total_weight;
     size_t k = 0;
     while (k + 1 < p.templates.size() && pick >= p.templates[k].weight) pick -= p.templates[k++].weight;
+    job(t, k, rng.float64());
+    ++count;
+  }
+}
+
+}  // namespace
+
+std::vector<WorkloadSpec> generate_jobs(const GeneratorParams& p, GoRand& rng) {
+  validate_generator(p);
+  double total_weight = 0;
+  for (const JobTemplate& t : p.templates) total_weight += t.weight;
+  const double ratio = std::pow(p.duration_min_s / p.duration_max_s, p.pareto_shape);
+  // A first pass on a copy of the generator counts the jobs, so that the vector is allocated once:
+  // grown by doubling, a million items (about 0.5 GB) would hold their old and new buffers at once.
+  size_t count = 0;
+  GoRand counting = rng;
+  draw_jobs(p, total_weight, counting, [&count](double, size_t, double) { ++count; });
+  std::vector<WorkloadSpec> jobs;
+  jobs.reserve(count);
+  draw_jobs(p, total_weight, rng, [&](double t, size_t k, double u) {
     WorkloadSpec job = p.templates[k].spec;
     job.kind = WorkloadKind::kJob;
     job.name = fmt::format("{}-{:06d}", p.name_prefix, jobs.size());
     job.arrival_s = t;
-    const double u = rng.float64();
     job.duration_s = std::min(p.duration_max_s, p.duration_min_s / std::pow(1.0 - u * (1.0 - ratio), 1.0 / p.pareto_shape));
     jobs.push_back(std::move(job));
-  }
+  });
   return jobs;
 }
 

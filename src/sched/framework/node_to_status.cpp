@@ -51,9 +51,18 @@ NodeToStatus::NodeToStatus(std::shared_ptr<const FilterReasonTable> table, std::
 
 std::vector<int32_t> NodeToStatus::counts() const {
   if (empty()) return {};
-  std::vector<int32_t> out(table_->size() + 1, 0);
-  for (const uint8_t number : numbers_) ++out[number];
-  out[0] = 0;
+  // Four tallies over interleaved nodes, summed at the end: runs of one number (most nodes rejected
+  // for the same reason) would otherwise wait on the same counter at every step.
+  const size_t width = table_->size() + 1;
+  std::vector<int32_t> tally(4 * width, 0);
+  const size_t n = numbers_.size();
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (size_t k = 0; k < 4; ++k) ++tally[k * width + numbers_[i + k]];
+  for (; i < n; ++i) ++tally[numbers_[i]];
+  std::vector<int32_t> out(width, 0);
+  for (size_t k = 0; k < 4; ++k)
+    for (size_t number = 1; number < width; ++number) out[number] += tally[k * width + number];
   return out;
 }
 

@@ -51,6 +51,7 @@ bool ClusterAutoscaler::upcoming(NodeId n) const {
 // GPUs, that long after its launch is given up. A refused launch is not waited for here: the fleet
 // reports it (on_launch_failed).
 void ClusterAutoscaler::give_up_late_nodes(double t) {
+  if (fleet_.provisioning_total() == 0 && fleet_.withheld_gpu_count() == 0) return;  // no node is upcoming
   for (NodeId n = 0; n < fleet_.node_count(); ++n) {
     if (!upcoming(n) || !managed(fleet_.pool_of(n))) continue;
     if (t - fleet_.launched_at_s(n) < settings_.max_node_provision_s) continue;
@@ -190,23 +191,26 @@ void ClusterAutoscaler::scale_up(double t) {
 
 void ClusterAutoscaler::scale_down(double t) {
   const size_t node_count = fleet_.node_count();
+  std::vector<NodeId> unneeded_nodes;  // the nodes unneeded after this pass, in node order
   for (NodeId n = 0; n < node_count; ++n) {
     if (fleet_.phase(n) != NodePhase::kReady || !managed(fleet_.pool_of(n)) || upcoming(n)) continue;
     NodeTimers& node = timers(n);
     // CA lists a node as unneeded only while it could be removed: utilization below the threshold,
     // no pod that blocks eviction (job pods, as safe-to-evict "false"), and not inside the recheck
     // period after a failed removal. A node that drops off the list loses its unneeded time.
+    // The cheap conditions first: most nodes hold job pods, and their utilization is not needed.
     const bool skip_daemon_sets = settings_.ignore_daemon_sets_utilization;
-    const double utilization = node_utilization(fleet_.state(), n, skip_daemon_sets ? fleet_.daemon_cpu_milli(n) : 0,
-                                                skip_daemon_sets ? fleet_.daemon_memory_bytes(n) : 0);
-    const bool unneeded = utilization < settings_.utilization_threshold &&
-                          fleet_.not_safe_to_evict_pods(n) == 0 && t >= node.recheck_after_s;
+    const bool unneeded = fleet_.not_safe_to_evict_pods(n) == 0 && t >= node.recheck_after_s &&
+                          node_utilization(fleet_.state(), n, skip_daemon_sets ? fleet_.daemon_cpu_milli(n) : 0,
+                                           skip_daemon_sets ? fleet_.daemon_memory_bytes(n) : 0) < settings_.utilization_threshold;
     if (!unneeded) node.unneeded_since_s = -1;
     else if (node.unneeded_since_s < 0) node.unneeded_since_s = t;
+    if (node.unneeded_since_s >= 0) unneeded_nodes.push_back(n);
   }
   if (t < last_scale_up_s_ + settings_.scale_down_delay_after_add_s) return;
   int moved_nodes = 0;
-  for (NodeId n = 0; n < node_count; ++n) {
+  // Only the nodes unneeded now can go (removing or emptying one changes no other node's timers).
+  for (const NodeId n : unneeded_nodes) {
     if (fleet_.phase(n) != NodePhase::kReady || !managed(fleet_.pool_of(n)) || upcoming(n)) continue;
     NodeTimers& node = timers(n);
     if (node.unneeded_since_s < 0 || t - node.unneeded_since_s < settings_.scale_down_unneeded_s) continue;

@@ -26,14 +26,18 @@ class EventQueue {
  public:
   /// Schedules an event; returns its sequence number.
   uint64_t push(double time_s, EventKind kind, uint32_t subject = 0, uint32_t generation = 0);
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
+  bool empty() const { return heap_.empty() && next_ == run_.size(); }
+  size_t size() const { return heap_.size() + (run_.size() - next_); }
   /// The earliest event (smallest time, then smallest sequence). Undefined when empty.
-  const Event& top() const { return heap_.top(); }
+  const Event& top() const { return run_first() ? run_[next_] : heap_.top(); }
   /// Removes and returns the earliest event. Undefined when empty.
   Event pop();
   /// Drops every event and gives back their storage; sequence numbers go on from where they were.
-  void clear() { heap_ = {}; }
+  void clear() {
+    heap_ = {};
+    run_ = {};
+    next_ = 0;
+  }
 
  private:
   struct Later {
@@ -41,7 +45,15 @@ class EventQueue {
       return a.time_s != b.time_s ? a.time_s > b.time_s : a.sequence > b.sequence;
     }
   };
+  // Whether the run's first event comes before the heap's (the run is not empty).
+  bool run_first() const { return next_ < run_.size() && (heap_.empty() || Later{}(heap_.top(), run_[next_])); }
+  // Two stores, one order: events pushed in time order (no earlier than the last one of the run, as
+  // the arrivals of a large workload, all scheduled at the start) are appended to a sorted run, read
+  // from its front; the others go to a binary heap, which stays small. pop() takes the earlier of the
+  // two fronts by (time, sequence), so the order is the one a single heap gives.
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::vector<Event> run_;
+  size_t next_ = 0;  // the run's front
   uint64_t next_sequence_ = 0;
 };
 

@@ -164,6 +164,7 @@ void Fleet::remove(NodeId n, double t, NodeRemoval cause) {
       DeviceAssignment devices;
       state_->release(n, withheld_placeholder(n, static_cast<int32_t>(g), devices));
       withheld_gpu_milli_ -= node.withheld_milli[g];
+      --withheld_gpu_count_;
     }
     node.withheld.clear();
     node.withheld_milli.clear();
@@ -318,7 +319,14 @@ void Fleet::withhold_gpu(NodeId n, int32_t g, GpuWithheld why, double t) {
   const auto milli = static_cast<int32_t>(state_->gpu_used_milli() - before);
   node.withheld_milli[static_cast<size_t>(g)] = milli;
   withheld_gpu_milli_ += milli;
+  ++withheld_gpu_count_;
   state = why;
+}
+
+int32_t Fleet::provisioning_total() const {
+  int32_t total = 0;
+  for (const PoolRecord& p : pools_) total += p.provisioning;
+  return total;
 }
 
 void Fleet::restore_gpu(NodeId n, int32_t g, double t) {
@@ -329,6 +337,7 @@ void Fleet::restore_gpu(NodeId n, int32_t g, double t) {
   DeviceAssignment devices;
   state_->release(n, withheld_placeholder(n, g, devices));
   withheld_gpu_milli_ -= node.withheld_milli[static_cast<size_t>(g)];
+  --withheld_gpu_count_;
   node.withheld_milli[static_cast<size_t>(g)] = 0;
   node.withheld[static_cast<size_t>(g)] = GpuWithheld::kNone;
   notify_capacity(n, t);

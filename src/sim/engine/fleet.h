@@ -185,6 +185,10 @@ class Fleet {
   int32_t withheld_gpus(NodeId n, GpuWithheld why = GpuWithheld::kNone) const;
   /// Milli-GPUs withheld over all nodes (capacity billed but not allocatable).
   int64_t withheld_gpu_milli() const { return withheld_gpu_milli_; }
+  /// GPUs withheld over all nodes, for any reason (0: withheld_gpus(n) is 0 for every node).
+  int64_t withheld_gpu_count() const { return withheld_gpu_count_; }
+  /// Nodes provisioning over all pools (0: no node is kProvisioning).
+  int32_t provisioning_total() const;
   /// Milli-GPUs held by pods (the state's usage without the withheld GPUs' placeholders).
   int64_t gpu_allocated_milli() const { return state_->gpu_used_milli() - withheld_gpu_milli_; }
   /// Node n fails at t (NotReady: kubelet stopped reporting): listeners stop its pods
@@ -296,6 +300,7 @@ class Fleet {
   int64_t live_gpu_capacity_milli_ = 0;
   int64_t interruptions_ = 0;
   int64_t withheld_gpu_milli_ = 0;
+  int64_t withheld_gpu_count_ = 0;
   int64_t launch_failures_ = 0;
   int64_t daemon_pods_pending_ = 0;
   NodeRemovals removals_;

@@ -48,6 +48,21 @@ std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
   return key;
 }
 
+// Whether shape_key(a, pods) == shape_key(b, pods), field by field (the key is injective): cheaper
+// than building the key, for the items that repeat the shape of one seen just before.
+bool same_shape(const WorkloadSpec& a, const WorkloadSpec& b) {
+  const auto same_tolerations = [](const std::vector<Toleration>& x, const std::vector<Toleration>& y) {
+    return std::equal(x.begin(), x.end(), y.begin(), y.end(), [](const Toleration& s, const Toleration& t) {
+      return s.key == t.key && s.operator_ == t.operator_ && s.value == t.value && s.effect == t.effect;
+    });
+  };
+  const bool topology = a.topology.mode != queue::TopologyRequest::Mode::kNone;
+  return a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.num_gpu == b.num_gpu && a.gpu_milli == b.gpu_milli &&
+         a.capacity == b.capacity && a.gpu_spec == b.gpu_spec && a.pools == b.pools && a.node_selector == b.node_selector &&
+         same_tolerations(a.tolerations, b.tolerations) && a.topology.mode == b.topology.mode &&
+         (!topology || a.topology.level == b.topology.level) && a.mig_requests == b.mig_requests;
+}
+
 }  // namespace
 
 std::vector<std::pair<sched::PodShapeKey, double>> Units::pod_mix(const Workload& workload) {
@@ -82,21 +97,50 @@ Units::Units(const Workload& workload, EventLoop& loop, Fleet& fleet, Placement&
   pods_.reserve(pod_total);
   item_first_unit_.reserve(workload_.items.size());
   item_namespace_.reserve(workload_.items.size());
+  // Recent shapes (item, pods per unit, shape id), newest first: most items repeat one of a few
+  // shapes (a generator's templates), found here without building their key.
+  struct RecentShape {
+    uint32_t item;
+    uint32_t pods_per_unit;
+    uint32_t shape;
+  };
+  std::vector<RecentShape> recent;
+  constexpr size_t kRecentShapes = 8;
+  std::string last_namespace;
+  uint32_t last_namespace_id = 0;
   for (uint32_t s = 0; s < workload_.items.size(); ++s) {
     const WorkloadSpec& spec = workload_.items[s];
     const bool job = spec.kind == WorkloadKind::kJob;
     const int32_t unit_count = spec.on_demand ? 0 : job ? 1 : spec.pods;
     const uint32_t pods_per_unit = job ? static_cast<uint32_t>(spec.pods) : 1u;
-    const auto [it, inserted] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
+    auto hit = std::find_if(recent.begin(), recent.end(), [&](const RecentShape& r) {
+      return r.pods_per_unit == pods_per_unit && same_shape(workload_.items[r.item], spec);
+    });
+    uint32_t shape = 0;
+    bool inserted = false;
+    if (hit != recent.end()) {
+      shape = hit->shape;
+      std::rotate(recent.begin(), hit, hit + 1);
+    } else {
+      const auto [it, added] = shapes.try_emplace(shape_key(spec, pods_per_unit), placement_.shape_count());
+      shape = it->second;
+      inserted = added;
+      if (recent.size() == kRecentShapes) recent.pop_back();
+      recent.insert(recent.begin(), RecentShape{s, pods_per_unit, shape});
+    }
     item_first_unit_.push_back(static_cast<uint32_t>(units_.size()));
-    item_namespace_.push_back(billing_.namespace_id(spec.namespace_name));
+    if (s == 0 || spec.namespace_name != last_namespace) {
+      last_namespace = spec.namespace_name;
+      last_namespace_id = billing_.namespace_id(spec.namespace_name);
+    }
+    item_namespace_.push_back(last_namespace_id);
     if (!job) services_.emplace(spec.name, s);
     if (spec.on_demand) {  // no job yet: the shape is registered with its first pod as it will be
-      template_shape_[s] = it->second;
+      template_shape_[s] = shape;
       if (inserted) placement_.add_shape(make_pod(spec, 0));
     }
     for (int32_t r = 0; r < unit_count; ++r) {
-      const uint32_t u = add_unit(s, job ? -1 : r, it->second);
+      const uint32_t u = add_unit(s, job ? -1 : r, shape);
       // The first unit of a new shape stands for all (its first pod; they differ only by name).
       if (inserted && r == 0) placement_.add_shape(pod(units_[u].first_pod));
     }
@@ -129,14 +173,14 @@ uint32_t Units::add_unit(uint32_t item, int32_t replica, uint32_t shape) {
 }
 
 void Units::start() {
-  // Arrivals in time order; equal times keep the input order.
-  std::vector<uint32_t> order(units_.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return spec(a).arrival_s < spec(b).arrival_s; });
-  for (uint32_t u : order) {
-    const double at = spec(u).arrival_s;
+  // Arrivals in time order; equal times keep the input order (unit order: the pairs' second key).
+  // Sorted as (time, unit) pairs side by side, not as unit ids reading their items' times.
+  std::vector<std::pair<double, uint32_t>> order;
+  order.reserve(units_.size());
+  for (uint32_t u = 0; u < units_.size(); ++u) order.emplace_back(spec(u).arrival_s, u);
+  std::sort(order.begin(), order.end());
+  for (const auto& [at, u] : order)
     if (at <= loop_.horizon_s()) loop_.schedule(at, arrival_, u);
-  }
 }
 
 // ---- queries ------------------------------------------------------------------------------------
@@ -377,14 +421,33 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
       for (const auto& kv : extra) confined.constraints.node_selector.push_back(kv);
       request = &confined;
     }
+    // The first pod of a plain unit (no constraints added) failed for this shape on this very state:
+    // it fails again with the same message, and a failed cycle draws no random number.
+    const bool plain = p == unit.first_pod && extra.empty() && injected == nullptr;
+    FailedShape* failed = nullptr;
+    if (plain) {
+      if (failed_shapes_.size() <= unit.shape) failed_shapes_.resize(unit.shape + 1);
+      failed = &failed_shapes_[unit.shape];
+      if (failed->known && failed->state_changes == fleet_.state().change_count()) {
+        if (failed->has_reason) pending_.set_scheduling_reason(u, failed->reason);
+        return false;
+      }
+    }
     sched::ScheduleResult r = placement_.decide(*request);
     if (!r.scheduled()) {
       // kube's FailedScheduling message for the pending list (SimResult::pending_at_horizon).
+      std::optional<std::string> reason;
       if (!r.node_to_status.empty())
-        pending_.set_scheduling_reason(
-            u, sched::fit_error_message(sched::rejection_histogram(r.node_to_status, *request, fleet_.state()), fleet_.state().live_node_count()));
+        reason = fit_error(r.node_to_status, *request, plain ? &failed->message : nullptr);
       else if (fleet_.state().live_node_count() == 0)
-        pending_.set_scheduling_reason(u, "no nodes available to schedule pods");  // kube-scheduler's ErrNoNodesAvailable
+        reason = "no nodes available to schedule pods";  // kube-scheduler's ErrNoNodesAvailable
+      if (failed != nullptr) {
+        failed->known = true;
+        failed->state_changes = fleet_.state().change_count();
+        failed->has_reason = reason.has_value();
+        failed->reason = reason.value_or("");
+      }
+      if (reason) pending_.set_scheduling_reason(u, std::move(*reason));
       for (uint32_t q = p; q-- > unit.first_pod;) {  // roll the gang back, last bind first; nothing was charged
         PodRecord& rec = pods_[q];
         fleet_.undo_bind(pod(q), rec.node, DeviceAssignment{}, job, last_change[q - unit.first_pod]);
@@ -398,6 +461,26 @@ bool Units::place_pods(uint32_t u, double t, const Labels& extra) {
     bind(p, node, take_devices(std::move(r)), t);
   }
   return true;
+}
+
+std::string Units::fit_error(const sched::NodeToStatus& statuses, const Pod& request, MessageMemo* memo) const {
+  const size_t live = fleet_.state().live_node_count();
+  if (memo == nullptr) return sched::fit_error_message(sched::rejection_histogram(statuses, request, fleet_.state()), live);
+  // Reasons that are not worded per node are the same words for every node (FilterPlugin::
+  // count_reasons): then the nodes per reason number and the live node count make the message.
+  std::vector<int32_t> counts = statuses.counts();
+  bool fixed_words = true;
+  for (size_t k = 1; k < counts.size() && fixed_words; ++k)
+    fixed_words = counts[k] == 0 || !statuses.table().rejection(static_cast<uint8_t>(k)).code.get()->per_node;
+  if (fixed_words && memo->valid && memo->live_nodes == live && memo->counts == counts) return memo->message;
+  std::string message = sched::fit_error_message(sched::rejection_histogram(statuses, request, fleet_.state()), live);
+  memo->valid = fixed_words;
+  if (fixed_words) {
+    memo->live_nodes = live;
+    memo->counts = std::move(counts);
+    memo->message = message;
+  }
+  return message;
 }
 
 bool Units::place_with_topology(uint32_t u, double t) {
@@ -730,24 +813,13 @@ void Units::remove_unit(uint32_t u, double t) {
   unit.end_s = t;
 }
 
-void Units::report_outcomes(SimResult& result) const {
+void Units::report_outcomes(SimResult& result, bool per_unit) const {
   const double h = loop_.horizon_s();
-  result.units.reserve(result.units.size() + unit_count());  // one outcome per unit, no regrowth at the run's peak
+  if (per_unit) result.units.reserve(result.units.size() + unit_count());  // one outcome per unit, no regrowth at the run's peak
   for (uint32_t i = 0; i < item_count(); ++i) {
     const WorkloadSpec& spec = item(i);
     for_each_unit_of(i, [&](uint32_t u) {
       const Unit& unit = units_[u];
-      UnitOutcome out;
-      out.name = unit_name(u);
-      out.state = unit.state;
-      out.pods = static_cast<int32_t>(unit.pod_count);
-      if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;
-      if (unit.state == UnitState::kRemoved) out.removed_s = unit.end_s;
-      out.starts = unit.starts;
-      out.interruptions = unit.interruptions;
-      out.consolidations = unit.consolidations;
-      out.saved_work_s = unit.saved_s;
-      out.reason = failure_reason(u);
       switch (unit.state) {
         case UnitState::kCompleted: result.pods_completed += unit.pod_count; break;
         case UnitState::kRunning: result.pods_running += unit.pod_count; break;
@@ -761,6 +833,18 @@ void Units::report_outcomes(SimResult& result) const {
         case UnitState::kWaiting:  // arrives after the horizon: not part of this run
           break;
       }
+      if (!per_unit) return;
+      UnitOutcome out;
+      out.name = unit_name(u);
+      out.state = unit.state;
+      out.pods = static_cast<int32_t>(unit.pod_count);
+      if (unit.state == UnitState::kCompleted) out.completion_s = unit.end_s;
+      if (unit.state == UnitState::kRemoved) out.removed_s = unit.end_s;
+      out.starts = unit.starts;
+      out.interruptions = unit.interruptions;
+      out.consolidations = unit.consolidations;
+      out.saved_work_s = unit.saved_s;
+      out.reason = failure_reason(u);
       result.units.push_back(std::move(out));
     });
   }

@@ -279,9 +279,10 @@ class Units final : public UnitStarter, public ServiceScaler {
   void add_replica_listener(ReplicaListener& listener) override { replica_listeners_.push_back(&listener); }
 
   /// At the horizon: the outcome of every unit (workload order; a service's replicas in replica
-  /// order) and the pod counts per state; each pod still pending adds its wait so far to the metrics'
-  /// pending-time samples (Metrics::finish then computes the statistics).
-  void report_outcomes(SimResult& result) const;
+  /// order; none with per_unit false, SimOptions::summary_only) and the pod counts per state; each
+  /// pod still pending adds its wait so far to the metrics' pending-time samples (Metrics::finish
+  /// then computes the statistics).
+  void report_outcomes(SimResult& result, bool per_unit = true) const;
   /// Writes evictions and lost_gpu_hours.
   void report(SimResult& result) const;
   /// Writes the checkpoint results (SimResult::checkpoint_costs and what goes with it) when any job
@@ -365,6 +366,29 @@ class Units final : public UnitStarter, public ServiceScaler {
   // What Kueue's admission added to a unit's pods (the flavors' nodeLabels and tolerations), by unit.
   std::unordered_map<uint32_t, queue::FlavorInjection> injected_;
   std::unordered_map<uint32_t, std::string> failure_reasons_;  // failed units: why, by unit
+  // The last time a plain unit's first pod found no node, by shape (place_pods): the state then
+  // (ClusterState::change_count) and the scheduler's message. While the state has not changed, a
+  // retry of the shape fails the same way without a scheduling cycle (the cycle reads only the pod
+  // and the state; when it fails it draws no random number and binds nothing).
+  // The last message worded from counts alone (fit_error), with those counts.
+  struct MessageMemo {
+    bool valid = false;
+    size_t live_nodes = 0;
+    std::vector<int32_t> counts;  // NodeToStatus::counts
+    std::string message;
+  };
+  struct FailedShape {
+    bool known = false;
+    uint64_t state_changes = 0;
+    bool has_reason = false;
+    std::string reason;
+    MessageMemo message;
+  };
+  std::vector<FailedShape> failed_shapes_;
+  // kube's FitError message for a failed cycle (sched::fit_error_message of its rejection
+  // histogram). With a memo: when no rejection is worded per node, equal counts per reason and live
+  // nodes give the memo's message without wording the nodes again.
+  std::string fit_error(const sched::NodeToStatus& statuses, const Pod& request, MessageMemo* memo) const;
   int64_t evictions_ = 0;
   double lost_gpu_milli_s_ = 0;
   double checkpoint_gpu_milli_s_ = 0;
