@@ -241,6 +241,7 @@ CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& p
   so.seed = options.seed;
   so.production_priority = options.production_priority;
   so.serving_catalog = options.serving_catalog;
+  so.summary_only = full_result == nullptr;  // the figures below need no per-unit outcomes
   sim::SimResult r = sim::simulate(cluster, workload, so);
   CandidateResult c;
   c.index = index;
