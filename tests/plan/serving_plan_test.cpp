@@ -74,7 +74,7 @@ PlanSearchOptions search_options() {
 }
 
 TEST(ServingPlan, BisectionFindsTheFewestReplicasMeetingTheSlo) {
-  const sim::Workload w = tiny_service(0.02);
+  const sim::Workload w = tiny_service(0.09);
   PlanConstraints k;
   const ServingPlanResult r = plan_service(w, 0, {one_gpu("l4.x", "L4", 0.8)}, k, search_options());
   ASSERT_TRUE(r.chosen.has_value()) << r.infeasible_reason;
@@ -90,14 +90,19 @@ TEST(ServingPlan, BisectionFindsTheFewestReplicasMeetingTheSlo) {
       fewer_tried = true;
       EXPECT_FALSE(p.meets);
     }
-    if (!p.autoscaled && p.replicas < fewest) EXPECT_FALSE(p.meets) << p.label();
+    if (!p.autoscaled && p.replicas < fewest) {
+      EXPECT_FALSE(p.meets) << p.label();
+    }
   }
   EXPECT_TRUE(fewer_tried);
   const ServicePlan& c = r.tried[*r.chosen];
   EXPECT_TRUE(c.meets);
-  EXPECT_LE(c.tpot_p99_s, 0.02);
-  for (const ServicePlan& p : r.tried)
-    if (p.meets) EXPECT_LE(c.node_cost_usd, p.node_cost_usd) << p.label();
+  EXPECT_LE(c.tpot_p99_s, 0.09);
+  for (const ServicePlan& p : r.tried) {
+    if (p.meets) {
+      EXPECT_LE(c.node_cost_usd, p.node_cost_usd) << p.label();
+    }
+  }
   EXPECT_GT(r.bound_usd, 0);
   EXPECT_LE(r.bound_usd, c.cost_usd);
   // The same search again gives the same plan (deterministic with threads).
