@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--pools-out", plan.pools_out, "write the plan's pools file (simulate --pools reads it) to FILE");
   plan_cmd->add_option("--karpenter-out", plan.karpenter_out, "write the plan's Karpenter NodePools to FILE");
   plan_cmd->add_option("--kueue-out", plan.kueue_out, "write Kueue ResourceFlavors and a ClusterQueue sized to the plan to FILE");
+  plan_cmd->add_option("--workload-out", plan.workload_out,
+                       "write the planned workload (inference services configured; simulate --workload reads it) to FILE");
+  plan_cmd->add_option("--keda-out", plan.keda_out, "write the KEDA ScaledObjects of the inference services the plan autoscales to FILE");
   plan_cmd->add_option("--json", plan.json_path, "write the plan, frontier, waterfall and every run as JSON to FILE");
   plan_cmd->add_option("--csv", plan.csv_path, "write one row per simulation to FILE");
   plan_cmd->add_option("--report", plan.report_path, "write a self-contained HTML report to FILE");

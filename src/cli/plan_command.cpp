@@ -4,7 +4,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -13,9 +15,12 @@
 #include "cli/command_checks.h"
 #include "plan/cost_bound.h"
 #include "plan/search.h"
+#include "plan/serving_plan.h"
 #include "readers/plan/plan_file.h"
 #include "readers/plan/plan_shard.h"
 #include "report/plan_output.h"
+#include "report/workload_yaml.h"
+#include "sim/simulator.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 #include "util/progress.h"
@@ -101,6 +106,8 @@ int run_plan_command(const PlanCommandOptions& o) {
   check_output_paths({{"--pools-out", o.pools_out},
                       {"--karpenter-out", o.karpenter_out},
                       {"--kueue-out", o.kueue_out},
+                      {"--workload-out", o.workload_out},
+                      {"--keda-out", o.keda_out},
                       {"--json", o.json_path},
                       {"--csv", o.csv_path},
                       {"--report", o.report_path},
@@ -119,9 +126,54 @@ int run_plan_command(const PlanCommandOptions& o) {
   }
 
   const inference::ServingCatalog serving = load_serving_catalog(o.workload);
-  const sim::ClusterConfig no_pools;  // the workload names no pools of its own: the plan makes them
-  const sim::Workload workload = load_workload(o.workload, no_pools, o.seed, serving);
+  // The plan makes the pools, so the workload is read accepting any pool name. An inference service's
+  // pools are then replaced by its plan (plan/serving_plan.h); a job or plain service that names pools
+  // is refused, since none of the plan's pools would have that name.
+  const sim::ClusterConfig no_pools;
+  sim::Workload workload = load_workload(o.workload, no_pools, o.seed, serving, /*any_pool_name=*/true);
   const std::string description = describe_workload_source(o.workload);
+  std::set<std::string> inference_services;
+  for (const sim::InferenceServiceSpec& spec : workload.inference) {
+    inference_services.insert(spec.service);
+    if (!spec.slo.ttft_p99_s && !spec.slo.tpot_p99_s) {
+      const std::string what = fmt::format("inference service '{}' has no slo: plan chooses its configuration against its "
+                                           "ttftP99Seconds and tpotP99Seconds",
+                                           spec.service);
+      if (spec.origin.known()) throw InputError(spec.origin.file, spec.origin.line, spec.origin.field, what, spec.origin.column);
+      throw InputError(o.workload.workload_path, 0, "", what);
+    }
+  }
+  for (sim::WorkloadSpec& item : workload.items) {
+    if (item.kind == sim::WorkloadKind::kService && inference_services.count(item.name) > 0) {
+      item.pools.clear();
+      continue;
+    }
+    if (!item.pools.empty()) {
+      std::string names;
+      for (const std::string& p : item.pools) names += (names.empty() ? "" : ", ") + p;
+      throw InputError(o.workload.workload_path, 0, "pools",
+                       fmt::format("'{}' names pools ({}): plan makes the pools of jobs and plain services, so leave its pools "
+                                   "out (only an inference service's pools are replaced by the plan)",
+                                   item.name, names));
+    }
+  }
+  const bool has_inference = !workload.inference.empty();
+  // The job plan covers the jobs and plain services; the inference services are planned apart.
+  sim::Workload jobs = workload;
+  if (has_inference) {
+    jobs.inference.clear();
+    jobs.items.clear();
+    for (const sim::WorkloadSpec& item : workload.items)
+      if (!(item.kind == sim::WorkloadKind::kService && inference_services.count(item.name) > 0)) jobs.items.push_back(item);
+  }
+  const bool has_jobs = !jobs.items.empty();
+  if (has_inference && !o.workload_out.empty() && o.keda_out.empty())
+    throw UsageError("--workload-out with inference services needs --keda-out FILE: an autoscaled service's workload reads its "
+                     "ScaledObject from it");
+  if (!has_jobs && (sharding || !o.merge_paths.empty()))
+    throw UsageError("the workload has only inference services, which plan searches in one process: run it without --shards and --merge");
+  if (!has_jobs && (!o.csv_path.empty() || !o.report_path.empty()))
+    throw UsageError("--csv and --report show the plan of jobs and services; this workload has only inference services: use --json");
 
   plan::PlanSearchOptions search;
   search.seed = o.seed;
@@ -138,22 +190,23 @@ int run_plan_command(const PlanCommandOptions& o) {
                      "no instance type of the catalog is allowed (allowedGpuModels, zones)");
   plan::PlanBounds bounds;
   try {
-    bounds = plan::plan_bounds(workload, options, constraints, search);
+    if (has_jobs) bounds = plan::plan_bounds(jobs, options, constraints, search);
   } catch (const std::invalid_argument& e) {
     throw InputError(o.catalog_path, 0, "", e.what());
   }
-  const std::vector<plan::PlanCandidate> candidates = plan::plan_candidates(bounds, options, constraints, workload);
-  if (candidates.empty())
+  const std::vector<plan::PlanCandidate> candidates =
+      has_jobs ? plan::plan_candidates(bounds, options, constraints, jobs) : std::vector<plan::PlanCandidate>{};
+  if (has_jobs && candidates.empty())
     throw InputError(o.catalog_path, 0, "instanceTypes",
                      "no allowed instance type holds every pod of the workload (GPUs, CPU, memory or gpu_spec of the largest pod)");
   // The largest candidate's run must fit the work budget.
-  {
+  if (has_jobs) {
     const plan::PlanCandidate* largest = &candidates.front();
     for (const auto& c : candidates)
       if (c.max_nodes() > largest->max_nodes()) largest = &c;
     sim::SimOptions so;
     so.policy = largest->policy;
-    sim::check_work_budget(plan::candidate_cluster(*largest), workload, so, o.budget);
+    sim::check_work_budget(plan::candidate_cluster(*largest), jobs, so, o.budget);
   }
   const std::string print = fingerprint(description, o, candidates);
 
@@ -183,7 +236,7 @@ int run_plan_command(const PlanCommandOptions& o) {
     }
     for (size_t i = 0; i < shards; ++i)
       if (!seen_shard[i]) throw UsageError(fmt::format("--merge: shard {} of {} is missing", i, shards));
-  } else {
+  } else if (has_jobs) {
     const size_t shards = sharding ? static_cast<size_t>(o.shards) : 1;
     const size_t shard = sharding ? shard_index(o) : 0;
     const size_t mine = shard < candidates.size() ? (candidates.size() - shard + shards - 1) / shards : 0;
@@ -193,7 +246,7 @@ int run_plan_command(const PlanCommandOptions& o) {
       std::lock_guard<std::mutex> g(lock);
       progress.advance();
     };
-    race = plan::race_shard(candidates, workload, search, shard, shards);
+    race = plan::race_shard(candidates, jobs, search, shard, shards);
     progress.finish();
     if (sharding) {
       write_files_atomically({{o.shard_out, io::plan_shard_json(print, shard, shards, candidates.size(), race)}});
@@ -205,25 +258,73 @@ int run_plan_command(const PlanCommandOptions& o) {
     }
   }
 
-  // The finalists, the baseline, the waterfall's steps (at most 3) and at most 10 neighbours a round.
-  Progress progress("plan: finalists", static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 4 + 10 * o.refine_rounds),
-                    !o.quiet);
-  search.on_simulation_done = [&] {
-    std::lock_guard<std::mutex> g(lock);
-    progress.advance();
-  };
   plan::PlanOutcome outcome;
-  try {
-    outcome = plan::finish_plan(bounds, candidates, std::move(race), workload, options, constraints, search);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(o.catalog_path, 0, "", e.what());
+  if (has_jobs) {
+    // The finalists, the baseline, the waterfall's steps (at most 3) and at most 10 neighbours a round.
+    Progress progress("plan: finalists",
+                      static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 4 + 10 * o.refine_rounds), !o.quiet);
+    search.on_simulation_done = [&] {
+      std::lock_guard<std::mutex> g(lock);
+      progress.advance();
+    };
+    try {
+      outcome = plan::finish_plan(bounds, candidates, std::move(race), jobs, options, constraints, search);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(o.catalog_path, 0, "", e.what());
+    }
+    progress.finish();
   }
-  progress.finish();
+
+  // The inference services, each on its own pool (plan/serving_plan.h), after the job plan.
+  std::vector<plan::ServingPlanResult> services;
+  for (size_t i = 0; i < workload.inference.size(); ++i) {
+    Progress progress(fmt::format("plan: service {}", workload.inference[i].service), 0, !o.quiet);
+    search.on_simulation_done = [&] {
+      std::lock_guard<std::mutex> g(lock);
+      progress.advance();
+    };
+    try {
+      services.push_back(plan::plan_service(workload, i, options, constraints, search));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(o.workload.workload_path, 0, "", e.what());
+    }
+    progress.finish();
+  }
+  search.on_simulation_done = nullptr;
+
+  // The planned cluster and workload: the job plan's pools, then each service's pool.
+  const bool job_plan_ok = !has_jobs || outcome.recommended.has_value();
+  bool services_ok = true;
+  sim::ClusterConfig cluster;
+  if (has_jobs && outcome.recommended) cluster = plan::candidate_cluster(outcome.candidates[outcome.finalists[*outcome.recommended].index]);
+  sim::Workload planned = workload;
+  std::vector<std::string> service_labels;
+  for (size_t i = 0; i < services.size(); ++i) {
+    if (!services[i].chosen) {
+      services_ok = false;
+      continue;
+    }
+    const plan::ServicePlan& p = services[i].tried[*services[i].chosen];
+    plan::apply_service_plan(planned, i, p);
+    service_labels.push_back(fmt::format("{}: {}", services[i].service, p.label()));
+    const sim::ClusterConfig sc = plan::service_cluster(services[i].service, p.option, plan::service_max_nodes(p), p.scale_down_s);
+    if (cluster.pools.empty()) cluster = sc;
+    else cluster.pools.push_back(sc.pools.front());
+  }
+  std::optional<double> total_usd;
+  if (has_inference && job_plan_ok && services_ok) {
+    // Jobs and services together, as `simulate --pools <pools-out> --workload <workload-out>` runs them.
+    sim::SimOptions so;
+    so.policy = has_jobs ? outcome.candidates[outcome.finalists[*outcome.recommended].index].policy : "gpufleet";
+    so.seed = o.seed;
+    so.production_priority = o.production_priority;
+    so.serving_catalog = &serving;
+    total_usd = sim::simulate(cluster, planned, so).cost_usd;
+  }
 
   std::vector<std::pair<std::string, std::string>> outputs;
-  if (outcome.recommended) {
+  if (!has_inference && outcome.recommended) {
     const plan::CandidateResult& r = outcome.finalists[*outcome.recommended];
-    const sim::ClusterConfig cluster = plan::candidate_cluster(outcome.candidates[r.index]);
     const std::string comment = fmt::format(
         "gpufleet plan: {}\nworkload: {}, seed {}\npredicted: {:.2f} USD over {:g} s; simulate with --policy {} and the same workload and "
         "seed to reproduce it.",
@@ -231,15 +332,59 @@ int run_plan_command(const PlanCommandOptions& o) {
     if (!o.pools_out.empty()) outputs.emplace_back(o.pools_out, io::sim_pools_yaml(cluster, comment));
     if (!o.karpenter_out.empty()) outputs.emplace_back(o.karpenter_out, io::karpenter_node_pools_yaml(cluster, "default"));
     if (!o.kueue_out.empty()) outputs.emplace_back(o.kueue_out, io::kueue_objects_yaml(cluster, "plan"));
+    if (!o.workload_out.empty())
+      outputs.emplace_back(o.workload_out, io::sim_workload_yaml(planned, o.workload_out, {}, "gpufleet plan: the workload as planned"));
   }
-  if (!o.json_path.empty()) outputs.emplace_back(o.json_path, io::plan_json(outcome, description));
+  if (has_inference && total_usd) {
+    std::string what = has_jobs ? outcome.finalists[*outcome.recommended].label : std::string();
+    for (const std::string& l : service_labels) what += (what.empty() ? "" : "; ") + l;
+    const std::string comment = fmt::format(
+        "gpufleet plan: {}\nworkload: {}, seed {}\npredicted: {:.2f} USD over {:g} s (every node); simulate with --policy {}, the planned "
+        "workload (--workload-out) and the same seed to reproduce it.",
+        what, description, o.seed, *total_usd, workload.horizon_s,
+        has_jobs ? outcome.candidates[outcome.finalists[*outcome.recommended].index].policy : "gpufleet");
+    if (!o.pools_out.empty()) outputs.emplace_back(o.pools_out, io::sim_pools_yaml(cluster, comment));
+    if (!o.karpenter_out.empty()) outputs.emplace_back(o.karpenter_out, io::karpenter_node_pools_yaml(cluster, "default"));
+    if (!o.kueue_out.empty()) outputs.emplace_back(o.kueue_out, io::kueue_objects_yaml(cluster, "plan"));
+    std::map<std::string, std::string> scaled_object_files;
+    std::string keda;
+    for (const sim::InferenceServiceSpec& spec : planned.inference) {
+      if (!spec.autoscaler.keda) continue;
+      if (!keda.empty()) keda += "---\n";
+      keda += io::keda_scaled_object_yaml(planned, spec.service,
+                                          fmt::format("gpufleet plan: the replica autoscaler of service {}, under the predictive scaler "
+                                                      "(the workload's autoscaler.predictive)",
+                                                      spec.service));
+      scaled_object_files[spec.service] = o.keda_out;
+    }
+    if (scaled_object_files.size() > 1 && !o.workload_out.empty())
+      throw UsageError("--workload-out: more than one inference service is autoscaled, and a workload reads one ScaledObject per file");
+    if (!o.keda_out.empty() && !keda.empty()) outputs.emplace_back(o.keda_out, keda);
+    if (!o.workload_out.empty()) {
+      try {
+        outputs.emplace_back(o.workload_out, io::sim_workload_yaml(planned, o.workload_out, scaled_object_files, comment));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(o.workload.workload_path, 0, "", e.what());
+      }
+    }
+  }
+  if (!o.json_path.empty())
+    outputs.emplace_back(o.json_path, has_jobs ? io::plan_json(outcome, description, services, total_usd)
+                                               : io::services_plan_json(description, services, total_usd));
   if (!o.csv_path.empty()) outputs.emplace_back(o.csv_path, io::plan_csv(outcome));
   if (!o.report_path.empty()) outputs.emplace_back(o.report_path, io::plan_report_html(outcome, description));
   if (!outputs.empty()) write_files_atomically(outputs);
-  std::string text = io::plan_summary_text(outcome, description);
+  std::string text = has_jobs ? io::plan_summary_text(outcome, description) : fmt::format("workload: {}\n", description);
+  if (has_inference) text += io::services_summary_text(services, total_usd);
   for (const auto& [path, body] : outputs) text += fmt::format("wrote {}\n", path);
   std::fputs(text.c_str(), stdout);
-  if (!outcome.recommended) {
+  for (size_t i = 0; i < services.size(); ++i) {
+    if (services[i].chosen) continue;
+    const sim::FieldOrigin& at = workload.inference[i].origin;
+    if (at.known()) throw InputError(at.file, at.line, at.field, services[i].infeasible_reason, at.column);
+    throw InputError(o.workload.workload_path, 0, "", services[i].infeasible_reason);
+  }
+  if (has_jobs && !outcome.recommended) {
     // Exit 2 naming the constraint that binds, where it was read.
     const sim::FieldOrigin* at = nullptr;
     if (outcome.binding_constraint == "productionP99PendingSeconds") at = &constraints.production_p99_pending_origin;

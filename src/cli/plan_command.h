@@ -27,6 +27,10 @@ struct PlanCommandOptions {
   std::string pools_out;         ///< the plan's pools file (simulate --pools)
   std::string karpenter_out;     ///< Karpenter NodePools
   std::string kueue_out;         ///< Kueue ResourceFlavors and a ClusterQueue sized to the plan
+  /// Inference services: the planned workload (simulate --workload) and the KEDA ScaledObjects of the
+  /// services the plan autoscales (plan/serving_plan.h).
+  std::string workload_out;
+  std::string keda_out;
   std::string json_path, csv_path, report_path;
   /// Sharding: shards > 0 runs one shard's race only and writes shard_out. The index is shard_index,
   /// or the JOB_COMPLETION_INDEX environment variable when shard_index < 0.

@@ -51,7 +51,7 @@ inference::ServingCatalog load_serving_catalog(const WorkloadSource& s) {
 }
 
 sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& cluster, uint64_t seed,
-                            const inference::ServingCatalog& catalog) {
+                            const inference::ServingCatalog& catalog, bool any_pool_name) {
   if (!s.openb_pods_path.empty()) {
     const std::vector<sim::TracePod> pods = io::read_openb_trace(s.openb_pods_path);
     sim::TraceReplayParams params;
@@ -73,6 +73,7 @@ sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& c
   }
   std::vector<std::string> pool_names;
   for (const sim::SimPool& p : cluster.pools) pool_names.push_back(p.pool.name);
+  if (any_pool_name) pool_names = {io::kAnyPoolName};
   io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names, &catalog);
   for (const std::string& w : file.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   for (size_t l = 0; l < file.workload.topology.levels.size(); ++l) {

@@ -39,8 +39,9 @@ void check_workload_source(const WorkloadSource& source);
 /// or kubernetes.io/hostname); `seed` seeds the generator. Throws InputError (file, line, field)
 /// for bad input, and UsageError naming --time-scale when a replay without --horizon would run past
 /// io::kMaxHorizonSeconds.
+/// With any_pool_name, `pools:` may name any pool (io::kAnyPoolName): `plan` makes the pools.
 sim::Workload load_workload(const WorkloadSource& source, const sim::ClusterConfig& cluster, uint64_t seed,
-                            const inference::ServingCatalog& catalog);
+                            const inference::ServingCatalog& catalog, bool any_pool_name = false);
 
 /// The serving catalog: source.serving_catalog_path when set, else the built-in one (data/inference/
 /// catalog.yaml). Throws InputError.

@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -179,6 +180,10 @@ class GeneratedSource : public RequestSource {
 struct TraceTraffic {
   std::shared_ptr<const std::vector<Request>> requests;
   TraceReplayOptions replay;
+  /// The trace file as the reader opened it (relative to the working directory, or absolute) and the
+  /// format given ("" = auto), for writers of the workload (report/workload_yaml.h); "" when built in code.
+  std::string path;
+  std::string format;
 };
 
 /// What an inference service's requests are: none yet (monostate), a trace replayed, or a generator

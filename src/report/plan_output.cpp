@@ -205,6 +205,107 @@ std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& wor
   return t;
 }
 
+namespace {
+
+nlohmann::json service_config_json(const plan::ServicePlan& p) {
+  nlohmann::json j = {{"instance_type", p.option.instance_type},
+                      {"zone", p.option.zone},
+                      {"gpu_model", p.option.gpu_model},
+                      {"dtype", p.dtype()},
+                      {"tensor_parallel", p.tensor_parallel},
+                      {"replicas", p.replicas},
+                      {"autoscaler", p.autoscaled ? "keda+predictive" : "static"},
+                      {"phase", p.phase},
+                      {"label", p.label()},
+                      {"ttft_p99_s", p.ttft_p99_s},
+                      {"tpot_p99_s", p.tpot_p99_s},
+                      {"slo_attainment", p.slo_attainment},
+                      {"requests", p.requests},
+                      {"timed_out", p.timed_out},
+                      {"cost_usd", p.cost_usd},
+                      {"node_cost_usd", p.node_cost_usd},
+                      {"gpu_hours", p.gpu_hours},
+                      {"peak_rps", p.peak_rps},
+                      {"meets", p.meets}};
+  if (p.autoscaled) {
+    j["min_replicas"] = p.min_replicas;
+    j["max_replicas"] = p.max_replicas;
+    j["capacity_rps_per_replica"] = p.capacity_rps_per_replica;
+    j["headroom"] = p.headroom;
+    j["lead_s"] = p.lead_s;
+    j["scale_down_s"] = p.scale_down_s;
+  }
+  return j;
+}
+
+nlohmann::json services_json(const std::vector<plan::ServingPlanResult>& services) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const plan::ServingPlanResult& s : services) {
+    nlohmann::json tried = nlohmann::json::array();
+    for (const plan::ServicePlan& p : s.tried) tried.push_back(service_config_json(p));
+    a.push_back({{"service", s.service},
+                 {"model", s.model},
+                 {"slo", {{"ttft_p99_s", s.slo_ttft_p99_s}, {"tpot_p99_s", s.slo_tpot_p99_s}}},
+                 {"plan", s.chosen ? service_config_json(s.tried[*s.chosen]) : nlohmann::json(nullptr)},
+                 {"infeasible", s.infeasible_reason},
+                 {"binding", s.binding},
+                 {"bound_usd", s.bound_usd},
+                 {"skipped", s.skipped},
+                 {"tried", tried}});
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string plan_json(const plan::PlanOutcome& o, const std::string& workload, const std::vector<plan::ServingPlanResult>& services,
+                      std::optional<double> total_cost_usd) {
+  if (services.empty()) return plan_json(o, workload);
+  nlohmann::json j = nlohmann::json::parse(plan_json(o, workload));
+  j["services"] = services_json(services);
+  j["total_cost_usd"] = total_cost_usd ? nlohmann::json(*total_cost_usd) : nlohmann::json(nullptr);
+  return j.dump(2) + "\n";
+}
+
+std::string services_plan_json(const std::string& workload, const std::vector<plan::ServingPlanResult>& services,
+                               std::optional<double> total_cost_usd) {
+  nlohmann::json j;
+  j["workload"] = workload;
+  j["services"] = services_json(services);
+  j["total_cost_usd"] = total_cost_usd ? nlohmann::json(*total_cost_usd) : nlohmann::json(nullptr);
+  return j.dump(2) + "\n";
+}
+
+std::string services_summary_text(const std::vector<plan::ServingPlanResult>& services, std::optional<double> total_cost_usd) {
+  std::string t = "inference services (each simulated alone on its pool; cost: its pods, USD over the horizon):\n";
+  const std::vector<std::string> header = {"service", "instance", "GPU", "dtype", "tp", "replicas", "TTFT p99 s", "TPOT p99 s",
+                                           "SLO met", "cost USD", "nodes USD", "bound USD", "tried"};
+  std::vector<std::vector<std::string>> rows;
+  for (const plan::ServingPlanResult& s : services) {
+    if (!s.chosen) {
+      rows.push_back({s.service, "-", "-", "-", "-", "none", "-", "-", "-", "-", "-", fmt::format("{:.2f}", s.bound_usd),
+                      fmt::format("{}", s.tried.size())});
+      continue;
+    }
+    const plan::ServicePlan& p = s.tried[*s.chosen];
+    const std::string replicas = p.autoscaled ? fmt::format("keda+predictive {}..{}, {:.3g} req/s, lead {:g} s", p.min_replicas,
+                                                            p.max_replicas, p.capacity_rps_per_replica, p.lead_s)
+                                              : fmt::format("{} static", p.replicas);
+    rows.push_back({s.service, p.option.instance_type, p.option.gpu_model, p.dtype(), fmt::format("{}", p.tensor_parallel), replicas,
+                    fmt::format("{:.3f}", p.ttft_p99_s), fmt::format("{:.4f}", p.tpot_p99_s), fmt::format("{:.1f}%", p.slo_attainment * 100),
+                    fmt::format("{:.2f}", p.cost_usd), fmt::format("{:.2f}", p.node_cost_usd), fmt::format("{:.2f}", s.bound_usd),
+                    fmt::format("{}", s.tried.size())});
+  }
+  t += aligned_table(header, rows, 1);
+  for (const plan::ServingPlanResult& s : services) {
+    t += fmt::format("  {}: SLO TTFT p99 <= {:g} s, TPOT p99 <= {:g} s", s.service, s.slo_ttft_p99_s, s.slo_tpot_p99_s);
+    if (s.chosen) t += "; plan: " + s.tried[*s.chosen].label() + "\n";
+    else t += "; plan: none; " + s.infeasible_reason + "\n";
+  }
+  if (total_cost_usd) t += fmt::format("total (every node, jobs and services simulated together): {:.2f} USD\n", *total_cost_usd);
+  return t;
+}
+
 std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
   nlohmann::json j;
   j["workload"] = workload;

@@ -5,12 +5,14 @@
 // readers/plan/plan_shard.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "inputs/plan/candidate_result.h"
 #include "inputs/sim/cluster_config.h"
 #include "plan/search.h"
+#include "plan/serving_plan.h"
 
 namespace gpufleet::io {
 
@@ -41,6 +43,26 @@ std::string plan_summary_text(const plan::PlanOutcome& outcome, const std::strin
 ///  "frontier": [result...], "waterfall": [{"step", "result", "saving_vs_previous_pct",
 ///  "saving_vs_baseline_pct"}], "finalists": [...], "race": [...]}; a result is candidate_result_json.
 std::string plan_json(const plan::PlanOutcome& outcome, const std::string& workload);
+
+/// The same with the inference services' plans as "services": [...] and "total_cost_usd" (every
+/// node, jobs and services simulated together; null when a plan is missing); without services, the
+/// same bytes as plan_json above.
+std::string plan_json(const plan::PlanOutcome& outcome, const std::string& workload,
+                      const std::vector<plan::ServingPlanResult>& services, std::optional<double> total_cost_usd);
+
+/// A workload of inference services only: {"workload", "services": [...], "total_cost_usd"}. A
+/// service: {"service", "model", "slo": {ttft_p99_s, tpot_p99_s}, "plan": configuration|null,
+/// "infeasible", "binding", "bound_usd", "skipped": [...], "tried": [configuration...]}; a
+/// configuration: instance_type, zone, gpu_model, dtype, tensor_parallel, replicas, autoscaler
+/// ("static" or "keda+predictive") with its min/max replicas, capacity, headroom and lead, and the
+/// figures (ttft_p99_s, tpot_p99_s, slo_attainment, requests, timed_out, cost_usd, node_cost_usd,
+/// gpu_hours, peak_rps, meets).
+std::string services_plan_json(const std::string& workload, const std::vector<plan::ServingPlanResult>& services,
+                               std::optional<double> total_cost_usd);
+
+/// The services' table: service, instance type, dtype, tp, replicas or autoscaler, TTFT p99, TPOT p99,
+/// SLO attainment, cost (its pods), the bound; then why a service has no plan, and the total.
+std::string services_summary_text(const std::vector<plan::ServingPlanResult>& services, std::optional<double> total_cost_usd);
 
 /// One row per simulation: phase (race, finalist, baseline, waterfall), index, label and the figures.
 std::string plan_csv(const plan::PlanOutcome& outcome);

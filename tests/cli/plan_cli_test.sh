@@ -4,7 +4,10 @@
 # shard processes (--shard-index or JOB_COMPLETION_INDEX) merged with --merge write every output
 # byte-identical to one process; (c) bad input: exit 2, one error line naming the file, line and field,
 # no output written; (d) the openb trace of docs' example with --race-fraction 0.5 (skipped without
-# ../shared/traces).
+# ../shared/traces); (e) inference services: a job naming pools is refused, a service without an SLO
+# is refused, and the Azure conversation trace x5 with FP8 allowed (docs/plan.md "Inference services",
+# skipped without ../shared/traces) meets its SLO, no dearer than docs/serving.md's best by hand, and
+# simulate on --pools-out and --workload-out reproduces the plan's cost to the cent.
 set -u
 BIN="$1"
 SRC="$2"
@@ -159,6 +162,64 @@ assert j["plan"]["cost_usd"] < j["baseline"]["cost_usd"], (j["plan"]["cost_usd"]
 PY
 else
   echo "plan_cli_test: the openb case skipped: $TRACE is absent (../shared/traces)"
+fi
+
+# e. Inference services.
+cat > "$T/pools-named.yaml" <<'YAML'
+apiVersion: sim.gpufleet.io/v1
+kind: Workload
+horizonSeconds: 3600
+jobs:
+- {name: train, gpus: 1, cpu: "1", memory: 1Gi, durationSeconds: 600, pools: [l40s]}
+YAML
+expect_bad "a job naming pools" "'train' names pools (l40s): plan makes the pools" --catalog "$T/catalog.yaml" \
+  --workload "$T/pools-named.yaml" --seed "$SEED"
+cat > "$T/no-slo.yaml" <<'YAML'
+apiVersion: sim.gpufleet.io/v1
+kind: Workload
+horizonSeconds: 600
+services:
+- name: chat
+  gpus: 1
+  pools: [l40s]
+  inference:
+    model: Llama-3.2-1B
+    traffic: {generate: {meanRatePerSecond: 1, tokens: {promptMean: 100, promptMedian: 80, outputMean: 50, outputMedian: 40}}}
+YAML
+expect_bad "a service without an SLO" "inference service 'chat' has no slo" --catalog "$T/catalog.yaml" --workload "$T/no-slo.yaml" --seed "$SEED"
+CONV="${GPUFLEET_TRACES:-$SRC/../shared/traces}/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv"
+if [ -f "$CONV" ]; then
+  A="$T/azure"
+  mkdir -p "$A/out"
+  sed "s|trace: .*AzureLLMInferenceTrace_conv.csv|trace: $CONV|" "$SRC/examples/plan/azure-conv.yaml" > "$A/workload.yaml"
+  "$BIN" plan -q --catalog "$SRC/examples/plan/catalog.yaml" --constraints "$SRC/examples/plan/serving-constraints.yaml" \
+    --workload "$A/workload.yaml" --json "$A/plan.json" --pools-out "$A/pools.yaml" --workload-out "$A/out/planned.yaml" \
+    --keda-out "$A/keda.yaml" > "$A/out.txt" 2> "$T/err.txt" && ok || bad "azure fp8 plan exited $?: $(cat "$T/err.txt")"
+  # docs/serving.md's best by hand (keda-predictive-l40s-fp8.yaml): pods 10.33 USD, nodes 13.61 USD.
+  python3 - "$A/plan.json" <<'PY' && ok || bad "azure fp8: the plan misses the SLO or costs more than the best by hand"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["services"][0]
+p = s["plan"]
+assert p is not None, s["infeasible"]
+assert p["ttft_p99_s"] <= 2 and p["tpot_p99_s"] <= 0.1 and p["meets"], p
+assert p["node_cost_usd"] <= 13.61, p["node_cost_usd"]
+assert abs(j["total_cost_usd"] - p["node_cost_usd"]) < 0.005, (j["total_cost_usd"], p["node_cost_usd"])
+best_pods = min(t["cost_usd"] for t in s["tried"] if t["meets"])
+assert best_pods <= 10.33, best_pods
+assert s["bound_usd"] <= p["cost_usd"], (s["bound_usd"], p["cost_usd"])
+PY
+  "$BIN" simulate -q --pools "$A/pools.yaml" --workload "$A/out/planned.yaml" --json "$A/sim.json" > /dev/null 2> "$T/err.txt" \
+    && ok || bad "azure fp8: simulate of the plan's files exited $?: $(cat "$T/err.txt")"
+  python3 - "$A/plan.json" "$A/sim.json" <<'PY' && ok || bad "azure fp8: simulate does not reproduce the plan's cost to the cent"
+import json, sys
+plan, sim = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+p = plan["services"][0]["plan"]
+assert round(plan["total_cost_usd"], 2) == round(sim["cost_usd"], 2), (plan["total_cost_usd"], sim["cost_usd"])
+assert round(p["cost_usd"], 2) == round(sim["inference"][0]["cost_usd"], 2), (p["cost_usd"], sim["inference"][0]["cost_usd"])
+PY
+else
+  echo "plan_cli_test: the Azure inference case skipped: $CONV is absent (../shared/traces)"
 fi
 
 finish

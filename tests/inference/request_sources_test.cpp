@@ -364,7 +364,7 @@ TEST(GeneratedSource, RefusesBadOptions) {
 TEST(TrafficSpec, MakeRequestSourceSeedsTheSourceOfItsData) {
   std::vector<Request> trace;
   for (int i = 0; i < 1000; ++i) trace.push_back(req(i * 0.5));
-  TraceTraffic t{std::make_shared<const std::vector<Request>>(trace), {}};
+  TraceTraffic t{std::make_shared<const std::vector<Request>>(trace), {}, {}, {}};
   t.replay.rate_multiplier = 1.7;
   t.replay.seed = 1;  // replaced by the run's
   TraceReplayOptions seeded = t.replay;

@@ -67,7 +67,7 @@ InferenceServiceSpec chat(std::vector<inference::Request> requests) {
   spec.cold_start.image_pull_s = 10;
   spec.cold_start.weight_load_bandwidth_gb_s = 1.0;
   spec.cold_start.engine_start_s = 20;
-  spec.traffic = inference::TraceTraffic{std::make_shared<const std::vector<inference::Request>>(std::move(requests)), {}};
+  spec.traffic = inference::TraceTraffic{std::make_shared<const std::vector<inference::Request>>(std::move(requests)), {}, {}, {}};
   return spec;
 }
 

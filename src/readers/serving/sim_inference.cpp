@@ -152,7 +152,7 @@ void parse_traffic(const Field& t, sim::InferenceServiceSpec& spec, const std::s
     if (const Field f = t["endSeconds"]; f.present()) o.window_end_s = seconds(f);
     if (o.window_end_s <= o.window_start_s) t["endSeconds"].fail("endSeconds must be after startSeconds");
     if (const Field f = t["delaySeconds"]; f.present()) o.delay_s = seconds(f);
-    spec.traffic = inference::TraceTraffic{requests, o};
+    spec.traffic = inference::TraceTraffic{requests, o, resolve(base_dir, trace.scalar()), t["format"].present() ? t["format"].scalar() : ""};
     spec.traffic_description = fmt::format("trace {}{}{}{}", std::filesystem::path(trace.scalar()).filename().string(),
                                            o.time_scale != 1 ? fmt::format(" time x{:g}", o.time_scale) : "",
                                            o.rate_multiplier != 1 ? fmt::format(" rate x{:g}", o.rate_multiplier) : "",

@@ -109,7 +109,8 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
   for (size_t i = 0, n = pools.size(); i < n; ++i) {
     const Field p = pools.at(i);
     const std::string name = p.required_str();
-    if (std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
+    const bool any = pool_names.size() == 1 && pool_names.front() == kAnyPoolName;
+    if (!any && std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
       std::string known;
       for (const std::string& k : pool_names) known += known.empty() ? k : ", " + k;
       p.fail(fmt::format("unknown pool '{}' (pools: {})", name, known.empty() ? "none" : known));

@@ -141,6 +141,10 @@ struct SimWorkloadFile {
   std::vector<std::string> warnings;
 };
 
+/// As the only entry of `pool_names`: any name in `pools:` is accepted (`gpufleet plan`, which makes
+/// the pools itself, reads workloads written for other pools files this way).
+inline constexpr const char* kAnyPoolName = "*";
+
 /// Reads a workload file; `pool_names` are the pools the names in `pools:` must come from. A
 /// service's `inference:` block (readers/serving/sim_inference.h) is read with `catalog` (nullptr: the built-in
 /// serving catalog); its trace paths are relative to the file's folder. Throws InputError.
