@@ -342,7 +342,7 @@ TEST(PlanFileReader, ExamplesParse) {
   std::vector<std::string> names;
   for (const plan::InstanceType& t : catalog.catalog.instance_types) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"p4d.24xlarge", "p5.48xlarge", "g5.xlarge", "g5.12xlarge", "g5.48xlarge", "g6.xlarge",
-                                             "g6.12xlarge", "g6.48xlarge", "g4dn.xlarge", "g4dn.12xlarge"}));
+                                             "g6.12xlarge", "g6.48xlarge", "g6e.xlarge", "g4dn.xlarge", "g4dn.12xlarge"}));
   const plan::InstanceType& p4d = catalog.catalog.instance_types[0];
   EXPECT_EQ(p4d.cpu_milli, 95690);
   EXPECT_DOUBLE_EQ(p4d.offerings[0].on_demand_usd_per_hour, 32.77);
