@@ -13,7 +13,7 @@
 //     static service meets the SLO (a larger tp costs more GPUs per replica for the same model).
 //  2. Per engine option, the fewest static replicas N meeting both p99s: doubling from 1, then
 //     bisection, on the instance type of the model cheapest per GPU that holds tp GPUs; at most
-//     PlanSearchOptions::... kMaxServiceGpus GPUs. Assumes more replicas never miss an SLO that fewer
+//     kMaxServiceGpus GPUs. Assumes more replicas never miss an SLO that fewer
 //     meet (true up to the simulation's noise).
 //  3. Per engine option that meets the SLO: static N on every instance type of its model (node sizes
 //     pack N replicas differently), and KEDA + the predictive scaler on the cheapest, as

@@ -402,7 +402,7 @@ constexpr std::string_view kPlanRenderScript = R"js(
       pointStyle: "rectRot", showLine: false }
   ];
   if (data.plan) datasets.push({ label: "plan", data: [point(data.plan)], backgroundColor: "#15803d", borderColor: "#15803d",
-    pointRadius: 8, pointStyle: "star", showLine: false });
+    pointRadius: 10, pointStyle: "star", borderWidth: 3, showLine: false, order: -1 });
   new Chart(document.getElementById("chart-frontier"), {
     type: "scatter",
     data: { datasets: gpufleetSeparateOverlaps(datasets) },
@@ -414,7 +414,15 @@ constexpr std::string_view kPlanRenderScript = R"js(
   var steps = data.waterfall;
   new Chart(document.getElementById("chart-waterfall"), {
     type: "bar",
-    data: { labels: steps.map(function (s, i) { return (i + 1) + ". " + s.step; }),
+    // Long step names on several lines of at most 36 characters, so the axis does not cut them.
+    data: { labels: steps.map(function (s, i) {
+        var words = ((i + 1) + ". " + s.step).split(" "), lines = [], line = "";
+        words.forEach(function (w) {
+          if (line && (line + " " + w).length > 36) { lines.push(line); line = w; } else { line = line ? line + " " + w : w; }
+        });
+        if (line) lines.push(line);
+        return lines;
+      }),
       datasets: [
         { label: "on-demand", data: steps.map(function (s) { return s.result.on_demand_usd; }), backgroundColor: "#2563eb" },
         { label: "spot", data: steps.map(function (s) { return s.result.spot_usd; }), backgroundColor: "#f59e0b" },
