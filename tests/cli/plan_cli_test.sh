@@ -14,23 +14,8 @@ SRC="$2"
 source "$(dirname "$0")/common.sh"
 unset JOB_COMPLETION_INDEX  # the shards below set it per command
 
-cat > "$T/catalog.yaml" <<'YAML'
-apiVersion: plan.gpufleet.io/v1
-kind: PriceCatalog
-instanceTypes:
-- name: g6.xlarge
-  gpu: {model: L4, count: 1}
-  cpu: 3920m
-  memory: 13Gi
-  offerings:
-  - {zone: us-east-1a, onDemand: 0.8048, spot: 0.3219, spotInterruptionsPerNodeHour: 0.00017, reserved1y: 0.472}
-- name: g6.12xlarge
-  gpu: {model: L4, count: 4}
-  cpu: 47810m
-  memory: 181Gi
-  offerings:
-  - {zone: us-east-1a, onDemand: 4.6016, spot: 1.8406, spotInterruptionsPerNodeHour: 0.00017, reserved1y: 2.6989}
-YAML
+source "$(dirname "$0")/plan_catalog.sh"
+plan_catalog > "$T/catalog.yaml"
 cat > "$T/constraints.yaml" <<'YAML'
 apiVersion: plan.gpufleet.io/v1
 kind: PlanConstraints

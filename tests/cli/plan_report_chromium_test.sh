@@ -8,23 +8,8 @@ BIN="$1"
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/chromium.sh"
 
-cat > "$T/catalog.yaml" <<'YAML'
-apiVersion: plan.gpufleet.io/v1
-kind: PriceCatalog
-instanceTypes:
-- name: g6.xlarge
-  gpu: {model: L4, count: 1}
-  cpu: 3920m
-  memory: 13Gi
-  offerings:
-  - {zone: us-east-1a, onDemand: 0.8048, spot: 0.3219, spotInterruptionsPerNodeHour: 0.00017, reserved1y: 0.472}
-- name: g6.12xlarge
-  gpu: {model: L4, count: 4}
-  cpu: 47810m
-  memory: 181Gi
-  offerings:
-  - {zone: us-east-1a, onDemand: 4.6016, spot: 1.8406, spotInterruptionsPerNodeHour: 0.00017, reserved1y: 2.6989}
----
+source "$(dirname "$0")/plan_catalog.sh"
+{ plan_catalog; echo "---"; cat; } > "$T/catalog.yaml" <<'YAML'
 apiVersion: plan.gpufleet.io/v1
 kind: PlanConstraints
 slo: {productionP99PendingSeconds: 600}
