@@ -2,7 +2,9 @@
 // commands. Exit status: 0 success, 1 internal error, 2 bad input or usage.
 #include <charconv>
 #include <cstdint>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -49,8 +51,20 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
 }
 
 // The work budget of simulate and compare (inputs/sim/work_estimate.h, docs/input-limits.md "Work budget").
+// A budget: a finite number above 0 (CLI11's PositiveNumber lets "nan" through and prints its range
+// as a 300-digit number).
+const CLI::Validator kFiniteAboveZero(
+    [](const std::string& text) -> std::string {
+      char* end = nullptr;
+      const double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || !(v > 0))
+        return "'" + text + "' is not a finite number above 0";
+      return {};
+    },
+    "NUMBER > 0");
+
 void add_budget_options(CLI::App* cmd, gpufleet::sim::WorkBudget& b, int64_t& max_memory_mib) {
-  const auto positive = CLI::PositiveNumber;
+  const auto& positive = kFiniteAboveZero;
   cmd->add_option("--max-memory-mib", max_memory_mib,
                   "memory ceiling of the run, MiB (address space): past it the run stops with exit status 2 (default: three "
                   "quarters of the machine's memory)")

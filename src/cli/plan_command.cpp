@@ -123,6 +123,22 @@ int run_plan_command(const PlanCommandOptions& o) {
     for (const std::string& w : c.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
     if (!c.has_constraints) throw InputError(o.constraints_path, 0, "", "no PlanConstraints document (apiVersion plan.gpufleet.io/v1)");
     constraints = c.constraints;
+    // What the one-file form checks at the entry (readers/plan/plan_file.h), checked here for a
+    // separate file: every allowed model and zone must be the catalog's.
+    for (const std::string& model : constraints.allowed_gpu_models) {
+      bool found = false;
+      for (const plan::InstanceType& t : file.catalog.instance_types) found = found || t.gpu_model == model;
+      if (!found)
+        throw InputError(o.constraints_path, 0, "allowedGpuModels",
+                         fmt::format("model '{}' is the GPU of no instance type of the catalog {}", model, o.catalog_path));
+    }
+    for (const std::string& zone : constraints.allowed_zones) {
+      bool found = false;
+      for (const plan::InstanceType& t : file.catalog.instance_types)
+        for (const plan::Offering& offering : t.offerings) found = found || offering.zone == zone;
+      if (!found)
+        throw InputError(o.constraints_path, 0, "zones", fmt::format("zone '{}' is in no offering of the catalog {}", zone, o.catalog_path));
+    }
   }
 
   const inference::ServingCatalog serving = load_serving_catalog(o.workload);
@@ -157,6 +173,9 @@ int run_plan_command(const PlanCommandOptions& o) {
                                    item.name, names));
     }
   }
+  if (workload.items.empty())
+    throw InputError(o.workload.workload_path.empty() ? o.workload.openb_pods_path : o.workload.workload_path, 0, "",
+                     "the workload has no jobs or services: there is nothing to plan for");
   const bool has_inference = !workload.inference.empty();
   // The job plan covers the jobs and plain services; the inference services are planned apart.
   sim::Workload jobs = workload;
@@ -194,6 +213,10 @@ int run_plan_command(const PlanCommandOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(o.catalog_path, 0, "", e.what());
   }
+  if (!bounds.items_no_option_holds.empty())
+    std::fprintf(stderr, "gpufleet: warning: %zu workload items fit no allowed instance type (GPUs, CPU, memory or gpu_spec) and fail in "
+                 "every plan, the baseline's too (first: %s)\n",
+                 bounds.items_no_option_holds.size(), bounds.items_no_option_holds.front().c_str());
   const std::vector<plan::PlanCandidate> candidates =
       has_jobs ? plan::plan_candidates(bounds, options, constraints, jobs) : std::vector<plan::PlanCandidate>{};
   if (has_jobs && candidates.empty())

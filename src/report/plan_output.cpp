@@ -119,6 +119,9 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
       y += fmt::format("# {} nodes of this pool are committed (reserved / capacity block at {} USD per node-hour): buy them\n"
                        "# outside Kubernetes; Karpenter launches them as on-demand capacity the reservation covers.\n",
                        sp.settings.reserved_nodes, num(p.reserved_usd_per_hour.value_or(0)));
+    if (sp.settings.capacity_type == sim::CapacityType::kSpot)
+      y += "# Spot capacity: pods that must not run on spot need node affinity karpenter.sh/capacity-type NotIn [spot],\n"
+           "# as the simulation gives every pod that does not accept spot.\n";
     y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n    spec:\n", p.name);
     y += "      requirements:\n";
     y += fmt::format("      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{}]}}\n", yaml_string(p.instance_type));
@@ -139,7 +142,7 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
   std::string y;
   for (const sim::SimPool& sp : cluster.pools) {
     y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: {}\nspec:\n  nodeLabels:\n", sp.pool.name);
-    y += fmt::format("    {}: {}\n    karpenter.sh/capacity-type: {}\n---\n", kPoolLabel, sp.pool.name,
+    y += fmt::format("    karpenter.sh/nodepool: {}\n    karpenter.sh/capacity-type: {}\n---\n", sp.pool.name,
                      sim::capacity_type_name(sp.settings.capacity_type));
   }
   y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: {}\nspec:\n  namespaceSelector: {{}}\n",
@@ -158,7 +161,8 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
 
 std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& workload) {
   std::string t = fmt::format("workload: {}\n", workload);
-  t += fmt::format("demand: {:.1f} GPU-hours over {:.1f} h (peak {:.1f} GPUs); {} candidates raced, {} finalists\n",
+  t += fmt::format("demand: {:.1f} GPU-hours over {:.1f} h (peak {:.1f} GPUs); {} candidates raced, {} simulated on the whole horizon "
+                   "(finalists and local search)\n",
                    o.demand.gpu_hours, o.demand.horizon_s / 3600, o.demand.peak_gpus, o.race.size(), o.finalists.size());
   if (!o.items_no_option_holds.empty())
     t += fmt::format("{} items fit no allowed instance type and fail in every plan (first: {})\n", o.items_no_option_holds.size(),
@@ -187,7 +191,8 @@ std::string plan_summary_text(const plan::PlanOutcome& o, const std::string& wor
     row.push_back(fmt::format("{:.1f}%", s.saving_vs_baseline_pct));
     rows.push_back(row);
   }
-  t += "savings, step by step (each simulated on the whole workload):\n" + aligned_table(header, rows, 1);
+  t += "savings, step by step (each simulated on the whole workload; saving: against the baseline, the first row):\n" +
+       aligned_table(header, rows, 1);
   if (o.recommended) {
     const plan::CandidateResult& r = o.finalists[*o.recommended];
     t += fmt::format("plan: {}\n  cost {:.2f} USD ({:.1f}% of the baseline, {:.2f}x the lower bound), GPU allocation (kept) {:.1f}%, "

@@ -30,7 +30,8 @@ std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string&
 std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const std::string& node_class);
 
 /// Kueue objects sized to the plan (kueue.x-k8s.io/v1beta1): one ResourceFlavor per pool (nodeLabels
-/// gpufleet.io/pool, the pool's capacity type as karpenter.sh/capacity-type) and one ClusterQueue
+/// karpenter.sh/nodepool, the label Karpenter puts on its nodes, with the names of
+/// karpenter_node_pools_yaml's NodePools, and the capacity type as karpenter.sh/capacity-type) and one ClusterQueue
 /// `cluster_queue` covering cpu, memory and nvidia.com/gpu whose nominalQuota per flavor is what the
 /// pool holds at its most nodes (cpu in cores, memory in Mi), so Kueue admits what the plan can run.
 std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::string& cluster_queue);

@@ -19,7 +19,8 @@
 #   absent beside the checkout. A command that exits 77 counts as skipped (the kube-scheduler
 #   differential test does when its simulator is absent). A command whose program is a binary under
 #   build/ that is not built (build/bench/ with -DGPUFLEET_BUILD_BENCH=OFF) is skipped with a message.
-# - Each command has 60 s. out/ is created first (scripts/demo creates it); commands may write there.
+# - Each command has 120 s (the longest documented ones take about 30 s on an idle 2-core machine,
+#   and the suite runs beside other tests). out/ is created first (scripts/demo creates it); commands may write there.
 # - When GPUFLEET_BINARY is not SOURCE_DIR/build/gpufleet, "build/gpufleet" in a command runs it.
 # The relative links of these files ([text](path#anchor)) must name a file of the checkout and a
 # heading of it (GitHub's anchors: the heading in lower case, without punctuation, spaces as "-").
@@ -117,11 +118,11 @@ for i in "${!cmds[@]}"; do
   fi
   $same_bin || cmd="${cmd//build\/gpufleet/$BIN}"
   t0=$SECONDS
-  timeout 60 bash -c "$cmd" > "$T/out.txt" 2> "$T/err.txt" < /dev/null
+  timeout 120 bash -c "$cmd" > "$T/out.txt" 2> "$T/err.txt" < /dev/null
   rc=$?
   if [ "$rc" = 0 ]; then ok; echo "ok ${where[$i]} ($((SECONDS - t0)) s): $cmd"
   elif [ "$rc" = 77 ]; then echo "skipped ${where[$i]} (exit 77): $(cat "$T/out.txt" "$T/err.txt" | grep . | tail -1)"
-  else bad "${where[$i]}: exit $rc$([ "$rc" = 124 ] && echo ' (timed out after 60 s)'): $cmd
+  else bad "${where[$i]}: exit $rc$([ "$rc" = 124 ] && echo ' (timed out after 120 s)'): $cmd
 $(tail -5 "$T/err.txt")"; fi
 done
 for b in "${!quick_changed[@]}"; do

@@ -333,6 +333,15 @@ TEST(PlanFileReader, EntriesAreBounded) {
                      "more than 64 offerings in one instance type (limit kMaxOfferingsPerType, docs/input-limits.md)");
 }
 
+TEST(PlanFileReader, InstanceTypesThatNameOnePoolAreRefused) {
+  const std::string text =
+      "apiVersion: plan.gpufleet.io/v1\nkind: PriceCatalog\ninstanceTypes:\n"
+      "- name: g4dn.xlarge\n  gpu: {model: T4, count: 1}\n  cpu: 3920m\n  memory: 14Gi\n  offerings: [{zone: z, onDemand: 0.5}]\n"
+      "- name: g4dn-xlarge\n  gpu: {model: T4, count: 1}\n  cpu: 3920m\n  memory: 14Gi\n  offerings: [{zone: z, onDemand: 0.5}]\n";
+  expect_input_error([&] { parse_plan_text(text, "c.yaml"); }, "c.yaml", 9, 9, "instanceTypes[1].name",
+                     "instance type 'g4dn-xlarge' and 'g4dn.xlarge' (line 4) would name the same node pool 'g4dn-xlarge'");
+}
+
 TEST(PlanFileReader, ExamplesParse) {
   const auto dir = std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "plan";
   const PlanFile catalog = read_plan_file((dir / "catalog.yaml").string());

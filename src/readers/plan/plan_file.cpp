@@ -200,10 +200,18 @@ plan::PriceCatalog parse_catalog(const Field& root, std::vector<std::string>& wa
   require_entries(types, "the catalog has no instance types");
   check_count(types, kMaxInstanceTypes, "instance types", "kMaxInstanceTypes");
   std::map<std::string, int> names;
+  // A plan names its node pools after the instance type with '.' as '-' (a DNS label): two names
+  // that differ only there would make one pool name.
+  std::map<std::string, std::pair<std::string, int>> pool_names;
   for (size_t i = 0, n = types.size(); i < n; ++i) {
     plan::InstanceType type = parse_instance_type(types.at(i), warnings);
     if (const auto [it, fresh] = names.emplace(type.name, type.origin.line); !fresh)
       types.at(i)["name"].fail(fmt::format("instance type '{}' is listed twice (first at line {})", type.name, it->second));
+    std::string pool = type.name;
+    for (char& c : pool) c = c == '.' ? '-' : c;
+    if (const auto [it, fresh] = pool_names.emplace(pool, std::make_pair(type.name, type.origin.line)); !fresh)
+      types.at(i)["name"].fail(fmt::format("instance type '{}' and '{}' (line {}) would name the same node pool '{}' ('.' becomes '-')",
+                                           type.name, it->second.first, it->second.second, pool));
     catalog.instance_types.push_back(std::move(type));
   }
   return catalog;
