@@ -38,6 +38,12 @@ std::string html_escape(std::string_view text);
 /// inside JSON strings) become \u003c, \u003e, \u0026, so "</script>" or "<!--" cannot end the element.
 std::string json_for_script(std::string_view json);
 
+/// The start of a report page, up to its header: the doctype, a Content-Security-Policy that lets
+/// nothing be fetched (inline scripts and styles only), `<title>title</title>`, report_style(),
+/// `<body data-rendered="pending">`, `<main>` (with class `main_class` when not empty), the
+/// `<pre id="errors">` and the error hook (report_error_script), which must come before Chart.js.
+std::string report_page_start(std::string_view title, std::string_view main_class = {});
+
 /// The end of a report page after its last section: a footer naming `tool` (e.g. "gpufleet pack")
 /// and Chart.js, Chart.js inline, the data block (`data_json`, already json_for_script-escaped) as
 /// <script id="report-data">, and the page's render script. Before the render script, in its

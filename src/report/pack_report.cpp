@@ -225,17 +225,7 @@ std::string pack_report_html(const ClusterInfo& cluster, const std::vector<pack:
   // 3. The page. Order matters: the error hook before Chart.js, the data before the render script.
   std::string html;
   html.reserve(chartjs_source_size() + data_json.size() + 16384);
-  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  // Nothing may be fetched: inline scripts and styles only.
-  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n";
-  html += "<title>gpufleet pack report</title>\n<style>";
-  html += report_style();
-  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main>\n";
-  html += "<pre id=\"errors\"></pre>\n<script>";
-  html += report_error_script();
-  html += "</script>\n";
+  html += report_page_start("gpufleet pack report");
   html += "<header>\n<h1>gpufleet pack: GPU allocation by placement policy</h1>\n";
   html += fmt::format("<p class=\"subtitle\">{}</p>\n", html_escape(subtitle));
   html += fmt::format("<p class=\"cluster\">cluster: {} nodes, {} GPUs &middot; {} runs, {} {}</p>\n</header>\n",

@@ -446,15 +446,8 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
   const std::string data_json = json_for_script(plan_json(o, workload));
   std::string html;
   html.reserve(chartjs_source_size() + data_json.size() + 16384);
-  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n";
-  html += "<title>gpufleet plan report</title>\n<style>";
-  html += report_style();
-  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main>\n<pre id=\"errors\"></pre>\n<script>";
-  html += report_error_script();
-  html += "</script>\n<header>\n<h1>gpufleet plan</h1>\n";
+  html += report_page_start("gpufleet plan report");
+  html += "<header>\n<h1>gpufleet plan</h1>\n";
   html += fmt::format("<p class=\"subtitle\">{}</p>\n", html_escape(workload));
   if (o.recommended) {
     const plan::CandidateResult& r = o.finalists[*o.recommended];

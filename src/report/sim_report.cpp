@@ -318,15 +318,7 @@ std::string add_inference_series(const std::vector<CompareEntry>& entries, nlohm
 std::string page_start(const std::string& workload, size_t configs) {
   const bool single = configs == 1;
   std::string html;
-  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
-          "style-src 'unsafe-inline'; img-src data:\">\n";
-  html += fmt::format("<title>gpufleet {} report</title>\n<style>", single ? "simulate" : "compare");
-  html += report_style();
-  html += "</style>\n</head>\n<body data-rendered=\"pending\">\n<main class=\"wide\">\n<pre id=\"errors\"></pre>\n<script>";
-  html += report_error_script();
-  html += "</script>\n";
+  html += report_page_start(fmt::format("gpufleet {} report", single ? "simulate" : "compare"), "wide");
   html += fmt::format("<header>\n<h1>gpufleet {}: cost and waiting over time</h1>\n<p class=\"subtitle\">workload: {}</p>\n"
                       "<p class=\"cluster\">{} configuration{}</p>\n</header>\n",
                       single ? "simulate" : "compare", html_escape(workload), configs, single ? "" : "s");

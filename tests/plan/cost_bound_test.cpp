@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "plan/cost_bound.h"
+#include "support/sim_test_support.h"
 
 namespace gpufleet::plan {
 namespace {
@@ -34,17 +35,7 @@ CostBoundOption option(std::string type, int32_t gpus, double on_demand, std::op
 
 sim::WorkloadSpec item(std::string name, sim::WorkloadKind kind, double arrival_s, double duration_s, int32_t pods,
                        int32_t num_gpu, int64_t cpu_milli = 1000, int64_t memory_bytes = kGiB) {
-  sim::WorkloadSpec s;
-  s.name = std::move(name);
-  s.kind = kind;
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
-  s.pods = pods;
-  s.num_gpu = num_gpu;
-  s.gpu_milli = num_gpu > 0 ? 1000 : 0;
-  s.cpu_milli = cpu_milli;
-  s.memory_bytes = memory_bytes;
-  return s;
+  return testing::gpu_item(std::move(name), kind, arrival_s, duration_s, pods, num_gpu, cpu_milli, memory_bytes);
 }
 
 // 8 GPUs (8 pods x 1 GPU) all the time over 10 h, in buckets of 1 h.

@@ -13,6 +13,7 @@
 
 #include "plan/candidate.h"
 #include "plan/search.h"
+#include "support/sim_test_support.h"
 
 namespace gpufleet::plan {
 namespace {
@@ -205,16 +206,7 @@ TEST(PlanSearch, MeetsNamesTheConstraintMissed) {
 
 sim::WorkloadSpec item(std::string name, sim::WorkloadKind kind, double arrival_s, double duration_s, int32_t pods, int32_t num_gpu,
                        sim::CapacityPreference capacity = sim::CapacityPreference::kOnDemand, int32_t priority = 0) {
-  sim::WorkloadSpec s;
-  s.name = std::move(name);
-  s.kind = kind;
-  s.arrival_s = arrival_s;
-  s.duration_s = duration_s;
-  s.pods = pods;
-  s.num_gpu = num_gpu;
-  s.gpu_milli = num_gpu > 0 ? 1000 : 0;
-  s.cpu_milli = 1000;
-  s.memory_bytes = kGiB;
+  sim::WorkloadSpec s = testing::gpu_item(std::move(name), kind, arrival_s, duration_s, pods, num_gpu);
   s.capacity = capacity;
   s.priority = priority;
   return s;

@@ -76,6 +76,24 @@ inline sim::WorkloadSpec gpu_job(std::string name, double arrival_s, double dura
   return s;
 }
 
+/// A job or service of `pods` pods (a service: replicas), each holding `num_gpu` whole GPUs (gpu_milli
+/// 1000 when num_gpu > 0), `cpu_milli` and `memory_bytes` (default 1 core, 1 GiB), arriving at
+/// `arrival_s`; a job needs `duration_s` seconds of work. The other fields at their WorkloadSpec defaults.
+inline sim::WorkloadSpec gpu_item(std::string name, sim::WorkloadKind kind, double arrival_s, double duration_s, int32_t pods,
+                                  int32_t num_gpu, int64_t cpu_milli = 1000, int64_t memory_bytes = int64_t{1} << 30) {
+  sim::WorkloadSpec s;
+  s.name = std::move(name);
+  s.kind = kind;
+  s.arrival_s = arrival_s;
+  s.duration_s = duration_s;
+  s.pods = pods;
+  s.num_gpu = num_gpu;
+  s.gpu_milli = num_gpu > 0 ? 1000 : 0;
+  s.cpu_milli = cpu_milli;
+  s.memory_bytes = memory_bytes;
+  return s;
+}
+
 /// Options with the policy "leastallocated" (kube-scheduler's default scoring) and every other
 /// option at its default. A Simulation keeps a reference to its options: hold them in a variable
 /// that outlives the run (`const SimOptions o = least_allocated_options();`), never pass this
