@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "model/extended_resource_toleration.h"
 #include "model/node_pool.h"
 #include "inputs/sim/fault_checks.h"
 #include "sim/controllers/alerting.h"
@@ -133,8 +134,12 @@ class NodeEventWiring final : public NodeListener {
 }  // namespace
 
 struct Simulation::Parts {
-  Parts(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options)
-      : cluster(cluster),
+  static std::unique_ptr<const Workload> admit(const ClusterConfig& cluster, const Workload& workload);
+
+  Parts(const ClusterConfig& cluster, const Workload& original, const SimOptions& options)
+      : admitted(admit(cluster, original)),
+        workload(admitted ? *admitted : original),
+        cluster(cluster),
         options(options),
         loop(workload.horizon_s),
         fleet(cluster, loop, options.seed ^ kSpotSeedSalt),
@@ -240,6 +245,11 @@ struct Simulation::Parts {
     }
   }
 
+  // The workload as the API server admits its pods: a copy with the admission plugins' changes when
+  // the cluster runs one (ClusterConfig::extended_resource_toleration), else null and `workload` is
+  // the caller's.
+  std::unique_ptr<const Workload> admitted;
+  const Workload& workload;
   const ClusterConfig& cluster;
   const SimOptions& options;
   EventLoop loop;
@@ -255,6 +265,13 @@ struct Simulation::Parts {
   bool ran = false;
   std::vector<size_t> queued_at_peak;  // indices of the jobs Kueue held in result.pending_at_peak
 };
+
+std::unique_ptr<const Workload> Simulation::Parts::admit(const ClusterConfig& cluster, const Workload& workload) {
+  if (!cluster.extended_resource_toleration) return nullptr;
+  auto admitted = std::make_unique<Workload>(workload);
+  for (WorkloadSpec& spec : admitted->items) add_extended_resource_tolerations(pod_request(spec), spec.tolerations);
+  return admitted;
+}
 
 Simulation::Simulation(const ClusterConfig& cluster, const Workload& workload, const SimOptions& options) {
   validate(cluster, workload, options);

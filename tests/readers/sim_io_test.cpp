@@ -156,6 +156,17 @@ TEST(SimPoolsReader, ConsolidationBlock) {
   EXPECT_NE(err("consolidation: {policy: x}\n").find("unknown key 'policy'"), std::string::npos);
 }
 
+TEST(SimPoolsReader, AdmissionPlugins) {
+  const std::string head = std::string(kPools) + "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
+  EXPECT_FALSE(io::parse_sim_cluster_text(kPools, "p.yaml").extended_resource_toleration);
+  EXPECT_TRUE(io::parse_sim_cluster_text(head + "admissionPlugins: [ExtendedResourceToleration]\n", "p.yaml").extended_resource_toleration);
+  EXPECT_FALSE(io::parse_sim_cluster_text(head + "admissionPlugins: []\n", "p.yaml").extended_resource_toleration);
+  auto err = [&](const std::string& doc) { return error_of([&] { io::parse_sim_cluster_text(head + doc, "p.yaml"); }); };
+  EXPECT_EQ(err("admissionPlugins: [ExtendedResourceToleration, PodNodeSelector]\n"),
+            "p.yaml:14:48: field 'admissionPlugins[1]': unknown admission plugin 'PodNodeSelector' (the simulation models "
+            "ExtendedResourceToleration)");
+}
+
 TEST(SimWorkloadReader, DoNotDisrupt) {
   const std::string head = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 100\n";
   const io::SimWorkloadFile f = io::parse_sim_workload_text(

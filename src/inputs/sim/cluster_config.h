@@ -237,6 +237,12 @@ struct ClusterConfig {
   /// Karpenter NodePools (empty: none; then no Karpenter provisioner runs).
   std::vector<KarpenterNodePool> node_pools;
   KarpenterSettings karpenter;
+  /// kube-apiserver runs the ExtendedResourceToleration admission plugin
+  /// (model/extended_resource_toleration.h): every pod that requests nvidia.com/gpu, .../gpu.shared
+  /// or a MIG device gets a toleration for the taint of that name, so pools tainted
+  /// `nvidia.com/gpu:NoSchedule` take only GPU pods. Default false (upstream's default: the plugin is
+  /// off unless --enable-admission-plugins names it).
+  bool extended_resource_toleration = false;
 };
 
 /// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row

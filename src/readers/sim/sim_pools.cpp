@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "model/extended_resource_toleration.h"
+
 #include "readers/karpenter/karpenter_nodepool.h"
 #include "readers/sim/fault_schedule.h"
 #include "readers/k8s/k8s_yaml.h"
@@ -44,6 +46,19 @@ double per_node_hour(const Field& f) {
   if (v < 0) f.fail(fmt::format("{} is negative", f.scalar()));
   if (v > kMaxPerNodeHour) f.fail(fmt::format("{} is above the maximum of {:g} per node-hour", f.scalar(), kMaxPerNodeHour));
   return v;
+}
+
+// admissionPlugins: the kube-apiserver admission plugins the simulation applies to every pod; the
+// only one modelled is ExtendedResourceToleration (model/extended_resource_toleration.h).
+void parse_admission_plugins(const Field& list, sim::ClusterConfig& config) {
+  if (!list.present()) return;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Field plugin = list.at(i);
+    const std::string name = plugin.required_str();
+    if (name != kExtendedResourceTolerationPlugin)
+      plugin.fail(fmt::format("unknown admission plugin '{}' (the simulation models {})", name, kExtendedResourceTolerationPlugin));
+    config.extended_resource_toleration = true;
+  }
 }
 
 void parse_autoscaler(const Field& a, sim::AutoscalerSettings& s) {
@@ -185,7 +200,8 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
                             kFaultScheduleKind, kInstanceTypesKind));
     if (found) kind.fail(fmt::format("a second {} document (one per file)", kKind));
     found = true;
-    root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools"});
+    root.only_keys({"apiVersion", "kind", "metadata", "autoscaler", "consolidation", "pools", "admissionPlugins"});
+    parse_admission_plugins(root["admissionPlugins"], config);
     parse_autoscaler(root["autoscaler"], config.autoscaler);
     parse_consolidation(root["consolidation"], config.consolidation);
     root["pools"].each_entry([&](const std::string& name, const Field& f) {
