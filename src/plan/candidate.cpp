@@ -1,10 +1,13 @@
 #include "plan/candidate.h"
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "model/resources.h"
 
 namespace gpufleet::plan {
 
@@ -47,6 +50,7 @@ std::string PlanCandidate::label() const {
     std::string extra;
     if (p.reserved_nodes > 0) extra = fmt::format("{} {}", p.reserved_nodes, p.option.commitment);
     if (p.spot) extra += extra.empty() ? "spot" : ", spot";
+    if (p.option.gpus == 0) extra += extra.empty() ? "pods without GPUs" : ", pods without GPUs";
     if (!extra.empty()) s += " (" + extra + ")";
   }
   s += fmt::format(", scale-down {} s", scale_down_unneeded_s);
@@ -68,6 +72,12 @@ int32_t PlanCandidate::reserved_nodes() const {
   return n;
 }
 
+bool PlanCandidate::dedicated_gpu_nodes() const {
+  return std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; });
+}
+
+Taint dedicated_gpu_taint() { return Taint{std::string(kGpuResource), "", "NoSchedule"}; }
+
 bool PlanCandidate::any_spot() const {
   for (const PoolChoice& p : pools)
     if (p.spot) return true;
@@ -77,6 +87,8 @@ bool PlanCandidate::any_spot() const {
 sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
   if (c.pools.empty()) throw std::invalid_argument("a candidate without pools");
   sim::ClusterConfig cluster;
+  const bool dedicated = c.dedicated_gpu_nodes();
+  cluster.extended_resource_toleration = dedicated;
   std::set<std::string> stems;
   for (const PoolChoice& p : c.pools) {
     const std::string stem = pool_stem(p.option.instance_type);
@@ -91,6 +103,7 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
       throw std::invalid_argument(fmt::format("candidate {}: a spot pool without a spot price", c.label()));
     sim::SimPool od;
     od.pool = node_pool(p.option, stem, p.reserved_nodes, p.reserved_nodes, p.max_nodes);
+    if (dedicated && p.option.gpus > 0) od.pool.taints.push_back(dedicated_gpu_taint());
     if (p.reserved_nodes > 0) od.pool.reserved_usd_per_hour = p.option.committed_usd_per_hour;
     od.settings.provision_s = sim::kProvisionKarpenterS;
     od.settings.reserved_nodes = p.reserved_nodes;
@@ -98,6 +111,7 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
     if (p.spot) {
       sim::SimPool spot;
       spot.pool = node_pool(p.option, stem + "-spot", 0, 0, p.max_nodes);
+      if (dedicated && p.option.gpus > 0) spot.pool.taints.push_back(dedicated_gpu_taint());
       spot.pool.spot_usd_per_hour = p.option.spot_usd_per_hour;
       spot.settings.capacity_type = sim::CapacityType::kSpot;
       spot.settings.provision_s = sim::kProvisionKarpenterS;

@@ -12,6 +12,11 @@
 //   several pools      the Cluster Autoscaler's `price` expander grows, for the pending pods, the pool
 //                      that holds them most cheaply: small pods (inference replicas, dev jobs) go to
 //                      small nodes and training to large ones, without taints
+//   a CPU-only pool    (an option without GPUs) dedicates the GPU nodes to GPU pods: every GPU pool is
+//                      tainted nvidia.com/gpu:NoSchedule and the cluster runs kube-apiserver's
+//                      ExtendedResourceToleration admission plugin (model/extended_resource_toleration.h),
+//                      so pods without GPUs run on the CPU pool and leave the GPU nodes' CPU and memory
+//                      to the GPU pods (GKE's and EKS's GPU node pools work so)
 //   scale_down_unneeded_s   Cluster Autoscaler --scale-down-unneeded-time (and
 //                      --scale-down-delay-after-add, set equal)
 //   scale_up_delay_s   Cluster Autoscaler --new-pod-scale-up-delay
@@ -26,6 +31,7 @@
 #include <vector>
 
 #include "inputs/sim/cluster_config.h"
+#include "model/node.h"
 #include "plan/cost_bound.h"
 
 namespace gpufleet::plan {
@@ -39,7 +45,9 @@ struct PoolChoice {
 };
 
 struct PlanCandidate {
-  std::vector<PoolChoice> pools;   ///< at least one; instance types distinct; the first holds every pod
+  /// At least one; instance types distinct; the first holds every pod (a GPU type; a CPU-only pool,
+  /// when there is one, holds the pods without GPUs).
+  std::vector<PoolChoice> pools;
   double scale_down_unneeded_s = 600;      ///< CA --scale-down-unneeded-time, seconds, >= 0
   /// CA --new-pod-scale-up-delay, seconds, >= 0: how long a pod stays unschedulable before it counts
   /// for a scale-up. Default 0, CA's own default (the simulator's AutoscalerSettings default is 30).
@@ -59,7 +67,13 @@ struct PlanCandidate {
   /// Committed nodes of every pool.
   int32_t reserved_nodes() const;
   bool any_spot() const;
+  /// Whether a pool is CPU-only, so the GPU pools are tainted (see above).
+  bool dedicated_gpu_nodes() const;
 };
+
+/// The taint of a dedicated GPU node (the ExtendedResourceToleration convention: the extended
+/// resource's name as its key): nvidia.com/gpu, no value, NoSchedule.
+Taint dedicated_gpu_taint();
 
 /// The pools' name stem of an instance type: its name with '.' and '_' replaced by '-' and lower case
 /// (p4d.24xlarge -> p4d-24xlarge), a DNS label.
@@ -68,7 +82,8 @@ std::string pool_stem(const std::string& instance_type);
 /// The simulator's cluster for a candidate: for each pool choice, the on-demand pool "<stem>"
 /// (reserved_nodes nodes at time 0, min reserved_nodes, max max_nodes, the committed price as its
 /// reserved price, zone label topology.kubernetes.io/zone) and, with spot, "<stem>-spot" (0..max_nodes);
-/// all provisioned in kProvisionKarpenterS; the autoscaler with the `price` expander, the candidate's
+/// all provisioned in kProvisionKarpenterS; with a CPU-only pool, every GPU pool has
+/// dedicated_gpu_taint() and ClusterConfig::extended_resource_toleration is set; the autoscaler with the `price` expander, the candidate's
 /// scale-down time and scale-up delay; consolidation as the candidate says. Throws
 /// std::invalid_argument for an inconsistent candidate (no pools, an instance type twice, reserved
 /// nodes without a committed price, spot without a spot price, max_nodes < 1 or below reserved_nodes).

@@ -77,7 +77,7 @@ void check_options(const std::vector<CostBoundOption>& options) {
     auto bad = [&](std::string_view why) {
       throw std::invalid_argument(fmt::format("cost bound: option {}/{}: {}", o.instance_type, o.zone, why));
     };
-    if (o.gpus <= 0 || o.cpu_milli <= 0 || o.memory_bytes <= 0) bad("GPUs, CPU and memory must be positive");
+    if (o.gpus < 0 || o.cpu_milli <= 0 || o.memory_bytes <= 0) bad("GPUs must not be negative, CPU and memory must be positive");
     if (!positive_price(o.on_demand_usd_per_hour)) bad("the on-demand price must be positive");
     if (o.spot_usd_per_hour && !positive_price(*o.spot_usd_per_hour)) bad("the spot price must be positive");
     if (o.committed_usd_per_hour && !positive_price(*o.committed_usd_per_hour)) bad("the committed price must be positive");
@@ -98,7 +98,7 @@ struct LpBucket {
 std::vector<CostBoundOption> admissible_options(const PriceCatalog& catalog, const PlanConstraints& constraints) {
   std::vector<CostBoundOption> out;
   for (const InstanceType& type : catalog.instance_types) {
-    if (!constraints.allowed_gpu_models.empty() &&
+    if (type.gpus > 0 && !constraints.allowed_gpu_models.empty() &&
         std::none_of(constraints.allowed_gpu_models.begin(), constraints.allowed_gpu_models.end(),
                      [&](const std::string& m) { return equal_ignoring_case(m, type.gpu_model); }))
       continue;

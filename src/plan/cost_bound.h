@@ -65,7 +65,8 @@ struct CostBoundOption {            ///< one buyable (instance type, zone), the 
   double spot_interruptions_per_hour = 0;
 };
 
-/// The options a plan may buy: every offering of an allowed model in an allowed zone (constraints),
+/// The options a plan may buy: every offering of an allowed model (CPU-only types always) in an
+/// allowed zone (constraints),
 /// in the catalog's order (instance types, then their offerings). Spot only when the offering has a
 /// spot price and constraints.max_spot_share > 0; the committed price is the cheapest of the allowed
 /// commitments the offering has (ties: the first in allowed_commitments' order).

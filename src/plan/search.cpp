@@ -79,6 +79,39 @@ double usd_per_useful_gpu(const DemandCurve& demand, const CostBoundOption& o) {
   return useful > 0 ? o.on_demand_usd_per_hour / useful : std::numeric_limits<double>::infinity();
 }
 
+// The CPU-only option that serves the workload's pods without GPUs most cheaply on demand, among those
+// that hold each of them (that some option holds): USD per useful core, a node serving min(cores,
+// memory / those pods' memory per core); ties: the first. nullptr when the workload has no such pods
+// or no CPU-only option holds them.
+const CostBoundOption* cpu_pool_option(const sim::Workload& workload, const std::vector<CostBoundOption>& options) {
+  double cpu = 0, mem = 0;
+  for (const sim::WorkloadSpec& s : workload.items) {
+    if (s.num_gpu > 0 || !s.mig_requests.empty()) continue;
+    const double seconds = s.kind == sim::WorkloadKind::kJob ? s.duration_s : workload.horizon_s;
+    cpu += static_cast<double>(s.cpu_milli) * s.pods * seconds;
+    mem += static_cast<double>(s.memory_bytes) * s.pods * seconds;
+  }
+  if (cpu <= 0) return nullptr;
+  const CostBoundOption* best = nullptr;
+  double best_usd = std::numeric_limits<double>::infinity();
+  for (const CostBoundOption& o : options) {
+    if (o.gpus != 0) continue;
+    // It must hold every such pod some option holds: on tainted GPU nodes they have nowhere else to go.
+    const bool holds_them = std::all_of(workload.items.begin(), workload.items.end(), [&](const sim::WorkloadSpec& s) {
+      if (s.num_gpu > 0 || !s.mig_requests.empty() || holds(s, o)) return true;
+      return std::none_of(options.begin(), options.end(), [&](const CostBoundOption& any) { return holds(s, any); });
+    });
+    if (!holds_them) continue;
+    const double useful = std::min(static_cast<double>(o.cpu_milli), static_cast<double>(o.memory_bytes) / (mem / cpu));
+    const double usd = useful > 0 ? o.on_demand_usd_per_hour / useful : std::numeric_limits<double>::infinity();
+    if (usd < best_usd) {
+      best_usd = usd;
+      best = &o;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoundOption>& options, const PlanConstraints& constraints,
@@ -96,13 +129,27 @@ PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoun
   }
   const DemandCurve held_demand = workload_demand(held, search.bucket_s, search.production_priority);
   b.bound = cost_lower_bound(held_demand, options, constraints.max_spot_share);
+  std::vector<CostBoundOption> gpu_options;
+  std::vector<size_t> gpu_index;
+  for (size_t i = 0; i < options.size(); ++i)
+    if (options[i].gpus > 0) {
+      gpu_options.push_back(options[i]);
+      gpu_index.push_back(i);
+    }
+  if (gpu_options.size() == options.size() || gpu_options.empty()) {
+    b.mix = b.bound;
+  } else {
+    b.mix = cost_lower_bound(held_demand, gpu_options, constraints.max_spot_share);
+    for (CostBound::Use& use : b.mix.uses) use.option = gpu_index[use.option];
+  }
   if (constraints.min_gpu_allocation)
     b.bound_at_min_allocation = cost_lower_bound(held_demand, options, constraints.max_spot_share, constraints.min_gpu_allocation);
   // The same LP priced in GPUs (one "USD" per GPU-hour, no spot, no commitment) gives the fewest
   // GPU-hours any plan bills, hence the highest allocation any plan reaches.
   std::vector<CostBoundOption> by_gpus = options;
   for (CostBoundOption& o : by_gpus) {
-    o.on_demand_usd_per_hour = o.gpus;
+    // A CPU-only node bills no GPU-hour; a nominal price keeps the LP from buying more than it needs.
+    o.on_demand_usd_per_hour = o.gpus > 0 ? o.gpus : 1e-6;
     o.spot_usd_per_hour.reset();
     o.committed_usd_per_hour.reset();
   }
@@ -122,19 +169,29 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   size_t fewest_not_held = SIZE_MAX;
   for (const CostBoundOption& o : options) fewest_not_held = std::min(fewest_not_held, items_not_held(workload, o));
   auto holds_all = [&](const CostBoundOption& o) { return items_not_held(workload, o) == fewest_not_held; };
-  auto knobs = [&](const std::vector<PoolChoice>& pools, const char* origin) {
-    for (double scale_down : {600.0, 60.0})
-      for (bool consolidation : {false, true}) {
-        PlanCandidate c;
-        c.pools = pools;
-        c.scale_down_unneeded_s = scale_down;
-        c.consolidation = consolidation;
-        c.origin = origin;
-        out.push_back(std::move(c));
-      }
+  // With a CPU-only type and pods without GPUs, every pool set is tried twice: as it is, and with a
+  // CPU-only pool for those pods (the GPU pools then tainted; plan/candidate.h).
+  const CostBoundOption* cpu_option = cpu_pool_option(workload, options);
+  auto knobs = [&](std::vector<PoolChoice> pools, const char* origin) {
+    const bool has_cpu_pool = std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; });
+    std::vector<std::vector<PoolChoice>> sets = {pools};
+    if (cpu_option != nullptr && !has_cpu_pool && pools.front().option.gpus > 0) {
+      pools.push_back({*cpu_option, 0, false, nodes_for(demand, *cpu_option)});
+      sets.push_back(std::move(pools));
+    }
+    for (const std::vector<PoolChoice>& set : sets)
+      for (double scale_down : {600.0, 60.0})
+        for (bool consolidation : {false, true}) {
+          PlanCandidate c;
+          c.pools = set;
+          c.scale_down_unneeded_s = scale_down;
+          c.consolidation = consolidation;
+          c.origin = origin;
+          out.push_back(std::move(c));
+        }
   };
 
-  // 1. The grid: a primary type that holds every pod, alone or with one of the two smaller types
+  // 1. The grid: a primary type that holds every pod, alone or with one of the two other types (as many GPUs or fewer)
   //    cheapest per useful GPU; committed nodes at quantiles of the on-demand-only demand; spot or not.
   std::set<std::pair<std::string, std::tuple<double, double, double, std::string>>> seen;
   for (const CostBoundOption& o : options) {
@@ -150,15 +207,15 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
     }
     std::vector<const CostBoundOption*> secondaries = {nullptr};
     {
-      std::vector<const CostBoundOption*> smaller;
+      std::vector<const CostBoundOption*> others;
       std::set<std::string> types;
       for (const CostBoundOption& s : options)
-        if (s.gpus > 0 && s.gpus < o.gpus && s.instance_type != o.instance_type && types.insert(s.instance_type).second)
-          smaller.push_back(&s);
-      std::stable_sort(smaller.begin(), smaller.end(), [&](const CostBoundOption* a, const CostBoundOption* b) {
+        if (s.gpus > 0 && s.gpus <= o.gpus && s.instance_type != o.instance_type && types.insert(s.instance_type).second)
+          others.push_back(&s);
+      std::stable_sort(others.begin(), others.end(), [&](const CostBoundOption* a, const CostBoundOption* b) {
         return usd_per_useful_gpu(demand, *a) < usd_per_useful_gpu(demand, *b);
       });
-      for (size_t k = 0; k < smaller.size() && k < 2; ++k) secondaries.push_back(smaller[k]);
+      for (size_t k = 0; k < others.size() && k < 2; ++k) secondaries.push_back(others[k]);
     }
     for (const CostBoundOption* second : secondaries)
       for (int32_t r : reserved)
@@ -177,7 +234,7 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   std::vector<PoolChoice> mix;
   std::set<std::string> mix_types;
   std::vector<double> mix_committed;
-  for (const CostBound::Use& use : bounds.bound.uses) {
+  for (const CostBound::Use& use : bounds.mix.uses) {
     const CostBoundOption& o = options[use.option];
     if (!mix_types.insert(o.instance_type).second) continue;
     PoolChoice p{o, 0, use.spot_node_hours > 0 && spot_ok(o), std::max(nodes_for(demand, o), static_cast<int32_t>(std::ceil(use.peak_nodes * 1.5)) + 2)};
@@ -187,8 +244,8 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   if (!mix.empty()) {
     std::optional<size_t> first;
     for (size_t k = 0; k < mix.size(); ++k)
-      if (holds_all(mix[k].option) && (!first || bounds.bound.uses[k].on_demand_node_hours + mix_committed[k] * demand.horizon_s / 3600 >
-                                                     bounds.bound.uses[*first].on_demand_node_hours + mix_committed[*first] * demand.horizon_s / 3600))
+      if (holds_all(mix[k].option) && (!first || bounds.mix.uses[k].on_demand_node_hours + mix_committed[k] * demand.horizon_s / 3600 >
+                                                     bounds.mix.uses[*first].on_demand_node_hours + mix_committed[*first] * demand.horizon_s / 3600))
         first = k;
     if (first) {
       std::swap(mix[0], mix[*first]);
@@ -486,17 +543,34 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
       p.spot = false;
     }
     step.consolidation = false;
+    // The GPU pools first (the pods without GPUs on them too), then the CPU-only pool that takes those.
+    std::erase_if(step.pools, [](const PoolChoice& p) { return p.option.gpus == 0; });
     std::string pools;
-    for (const PoolChoice& p : plan.pools) pools += (pools.empty() ? "" : " + ") + p.option.instance_type;
-    steps.push_back({fmt::format("{} {}, bin-packing ({}), scale-down after {:g} s", plan.pools.size() > 1 ? "separate pools:" : "pool:",
+    for (const PoolChoice& p : step.pools) pools += (pools.empty() ? "" : " + ") + p.option.instance_type;
+    steps.push_back({fmt::format("{} {}, bin-packing ({}), scale-down after {:g} s", step.pools.size() > 1 ? "separate pools:" : "pool:",
                                  pools, plan.policy, plan.scale_down_unneeded_s),
                      step});
+    if (plan.dedicated_gpu_nodes()) {
+      std::string cpu_pools;
+      for (const PoolChoice& p : plan.pools)
+        if (p.option.gpus == 0) {
+          cpu_pools += (cpu_pools.empty() ? "" : " + ") + p.option.instance_type;
+          step.pools.push_back(p);
+          step.pools.back().reserved_nodes = 0;
+          step.pools.back().spot = false;
+        }
+      steps.push_back({fmt::format("+ GPU nodes for GPU pods only (taint nvidia.com/gpu, ExtendedResourceToleration), the others on {}",
+                                   cpu_pools),
+                       step});
+    }
     if (plan.consolidation) {
       step.consolidation = true;
       steps.push_back({fmt::format("+ consolidation below {:g} of GPUs requested", plan.consolidation_threshold), step});
     }
     if (plan.any_spot()) {
-      for (size_t k = 0; k < step.pools.size(); ++k) step.pools[k].spot = plan.pools[k].spot;
+      for (PoolChoice& p : step.pools)
+        for (const PoolChoice& q : plan.pools)
+          if (q.option.instance_type == p.option.instance_type) p.spot = q.spot;
       steps.push_back({"+ spot for pods that accept it", step});
     }
     std::vector<WaterfallStep> made(steps.size());

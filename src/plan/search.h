@@ -63,6 +63,11 @@ struct PlanBounds {
   /// With PlanConstraints::min_gpu_allocation: the cost bound of plans that reach it (feasible false:
   /// none does).
   std::optional<CostBound> bound_at_min_allocation;
+  /// The mix plan_candidates starts from: the same LP over the GPU types only (`bound` itself when the
+  /// options have no CPU-only type), its uses' option numbers those of the whole option list. In
+  /// `bound` the CPU-only types lend their CPU and memory to GPU pods (the LP pools capacity), which
+  /// no tainted GPU node can; their pool is added to each candidate instead.
+  CostBound mix;
 };
 
 /// Throws what cost_lower_bound throws.
@@ -71,14 +76,17 @@ PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoun
 
 /// The candidates for a workload, numbered in a fixed order:
 ///  1. the grid: for every admissible option that holds every pod some option holds (one zone per
-///     instance type and price set), alone or with one of the two smaller instance types cheapest per
-///     useful GPU (the demand's CPU and memory per GPU counted); committed nodes of the first at the 0,
+///     instance type and price set), alone or with one of the two other GPU instance types with at
+///     most as many GPUs cheapest per useful GPU (the demand's CPU and memory per GPU counted); committed nodes of the first at the 0,
 ///     10, 25, 50 and 75% quantiles of the on-demand-only GPU demand (whole nodes, deduplicated; only
 ///     with a commitment price); with and without its spot pool (when it has spot, max_spot_share > 0
 ///     and some pod accepts spot);
-///  2. the lower bound's mix: every option the LP optimum buys, with its committed nodes x0.5, x0.75
-///     and x1 and spot where the optimum buys spot, led by a type that holds every pod;
-/// each with scale-down after 600 or 60 s and consolidation off or at 0.5; policy gpufleet. A pool's
+///  2. the lower bound's mix (PlanBounds::mix): every option the LP optimum buys, with its committed
+///     nodes x0.5, x0.75 and x1 and spot where the optimum buys spot, led by a type that holds every pod;
+/// each with scale-down after 600 or 60 s and consolidation off or at 0.5; policy gpufleet. When the
+/// workload has pods without GPUs and the options a CPU-only type that holds each of them, each pool
+/// set is tried again with a pool of the one cheapest per useful core (never committed or spot), which
+/// taints the GPU pools (plan/candidate.h). A pool's
 /// max_nodes: the peak demand's nodes (GPU, CPU and memory) x 1.5 + 2.
 std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::vector<CostBoundOption>& options,
                                            const PlanConstraints& constraints, const sim::Workload& workload);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/extended_resource_toleration.h"
 #include "report/html_page.h"
 #include "report/text_table.h"
 
@@ -59,6 +60,18 @@ std::vector<std::string> result_cells(const plan::CandidateResult& r) {
           fmt::format("{}", r.pods_failed)};
 }
 
+// A node pool's or NodePool template's taints, one flow mapping each, under `indent`; "" for none.
+std::string taints_yaml(const std::vector<Taint>& taints, const std::string& indent) {
+  if (taints.empty()) return "";
+  std::string y = indent + "taints:\n";
+  for (const Taint& t : taints) {
+    y += fmt::format("{}- {{key: {}", indent, yaml_string(t.key));
+    if (!t.value.empty()) y += fmt::format(", value: {}", yaml_string(t.value));
+    y += fmt::format(", effect: {}}}\n", t.effect);
+  }
+  return y;
+}
+
 const std::vector<std::string> kResultHeaders = {"cost USD", "on-demand", "spot", "reserved", "GPU alloc (kept)", "spot share",
                                                  "production p99 pending s", "lost GPU-h", "failed pods"};
 
@@ -80,13 +93,16 @@ std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string&
       y += "  labels:\n";
       for (const auto& [k, v] : p.labels) y += fmt::format("    {}: {}\n", yaml_string(k), yaml_string(v));
     }
+    y += taints_yaml(p.taints, "  ");
     y += fmt::format("  prices: {{onDemand: {}", num(p.on_demand_usd_per_hour));
     if (p.spot_usd_per_hour) y += fmt::format(", spot: {}", num(*p.spot_usd_per_hour));
     if (p.reserved_usd_per_hour) y += fmt::format(", reserved: {}", num(*p.reserved_usd_per_hour));
     y += "}\n";
   }
   const sim::AutoscalerSettings& a = cluster.autoscaler;
-  y += "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\nautoscaler:\n";
+  y += "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
+  if (cluster.extended_resource_toleration) y += fmt::format("admissionPlugins: [{}]\n", kExtendedResourceTolerationPlugin);
+  y += "autoscaler:\n";
   y += fmt::format("  enabled: {}\n  scaleDown: {}\n  expander: {}\n", a.enabled, a.scale_down, sim::expander_name(a.expander));
   y += fmt::format("  scanIntervalSeconds: {}\n  scaleUpDelaySeconds: {}\n  scaleDownUnneededSeconds: {}\n", num(a.scan_interval_s),
                    num(a.scale_up_delay_s), num(a.scale_down_unneeded_s));
@@ -130,10 +146,12 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
     y += fmt::format("      - {{key: karpenter.sh/capacity-type, operator: In, values: [{}]}}\n",
                      sp.settings.capacity_type == sim::CapacityType::kSpot ? "spot" : "on-demand");
     y += fmt::format("      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: {}}}\n", yaml_string(node_class));
+    y += taints_yaml(p.taints, "      ");
     y += "  disruption:\n";
     y += fmt::format("    consolidationPolicy: {}\n", cluster.consolidation.enabled ? "WhenEmptyOrUnderutilized" : "WhenEmpty");
     y += fmt::format("    consolidateAfter: {}s\n", num(cluster.autoscaler.scale_down_unneeded_s));
-    y += fmt::format("  limits:\n    nvidia.com/gpu: {}\n", static_cast<int64_t>(p.max_nodes) * p.gpus_per_node);
+    if (p.gpus_per_node > 0) y += fmt::format("  limits:\n    nvidia.com/gpu: {}\n", static_cast<int64_t>(p.max_nodes) * p.gpus_per_node);
+    else y += fmt::format("  limits:\n    cpu: {}m\n", static_cast<int64_t>(p.max_nodes) * p.cpu_milli);
   }
   return y;
 }

@@ -17,16 +17,17 @@
 namespace gpufleet::io {
 
 /// The pools file of a cluster as `simulate --pools` reads it (docs/simulate.md): one NodePoolSet
-/// document (every pool: instance type, GPUs, cpu in milli-cores, memory in Mi, nodes, min, max,
-/// labels, prices) and one Autoscaling document (the autoscaler, consolidation and every pool's
-/// settings). Numbers print in their shortest exact form, so reading the file back gives the same
+/// document (every pool: instance type, GPUs (none for a CPU-only pool), cpu in milli-cores, memory
+/// in bytes, nodes, min, max, labels, taints, prices) and one Autoscaling document (the admission
+/// plugins when the cluster runs one, the autoscaler, consolidation and every pool's settings). Numbers print in their shortest exact form, so reading the file back gives the same
 /// doubles. `comment` (lines without '#') goes first as comments.
 std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string& comment);
 
 /// Karpenter NodePools (karpenter.sh/v1) for the plan's pools: one per pool, its instance type and zone
 /// as requirements (node.kubernetes.io/instance-type, topology.kubernetes.io/zone,
-/// karpenter.sh/capacity-type), limits nvidia.com/gpu = max nodes x GPUs, consolidation as the
-/// plan says; the committed nodes as a comment (reservations are bought outside Kubernetes).
+/// karpenter.sh/capacity-type), the pool's taints on the template, limits nvidia.com/gpu = max nodes x
+/// GPUs (cpu = max nodes x cpu for a CPU-only pool), consolidation as the plan says; the committed
+/// nodes as a comment (reservations are bought outside Kubernetes).
 std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const std::string& node_class);
 
 /// Kueue objects sized to the plan (kueue.x-k8s.io/v1beta1): one ResourceFlavor per pool (nodeLabels

@@ -119,6 +119,37 @@ TEST(PlanCandidate, ClusterWithoutSpotOrReservations) {
   EXPECT_DOUBLE_EQ(cluster.autoscaler.scale_down_unneeded_s, 600);
 }
 
+TEST(PlanCandidate, ACpuPoolDedicatesTheGpuNodes) {
+  CostBoundOption c7i;
+  c7i.instance_type = "c7i.24xlarge";
+  c7i.zone = "us-east-1a";
+  c7i.cpu_milli = 95690;
+  c7i.memory_bytes = 181 * kGiB;
+  c7i.on_demand_usd_per_hour = 4.284;
+  PlanCandidate c = p4d_candidate();
+  EXPECT_FALSE(c.dedicated_gpu_nodes());
+  EXPECT_FALSE(candidate_cluster(c).extended_resource_toleration);
+  for (const sim::SimPool& p : candidate_cluster(c).pools) EXPECT_TRUE(p.pool.taints.empty()) << p.pool.name;
+  c.pools.push_back(PoolChoice{c7i, 0, false, 4});
+  EXPECT_TRUE(c.dedicated_gpu_nodes());
+  EXPECT_EQ(c.label(),
+            "p4d.24xlarge us-east-1a (3 reserved1y, spot) + c7i.24xlarge us-east-1a (pods without GPUs), scale-down 60 s, "
+            "consolidation 0.5, gpufleet");
+  const sim::ClusterConfig cluster = candidate_cluster(c);
+  EXPECT_TRUE(cluster.extended_resource_toleration);
+  ASSERT_EQ(cluster.pools.size(), 3u);
+  // Both p4d pools (on-demand and spot) carry nvidia.com/gpu:NoSchedule; the CPU pool none.
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(cluster.pools[i].pool.taints.size(), 1u) << i;
+    EXPECT_EQ(cluster.pools[i].pool.taints[0].key, "nvidia.com/gpu");
+    EXPECT_EQ(cluster.pools[i].pool.taints[0].value, "");
+    EXPECT_EQ(cluster.pools[i].pool.taints[0].effect, "NoSchedule");
+  }
+  EXPECT_EQ(cluster.pools[2].pool.name, "c7i-24xlarge");
+  EXPECT_EQ(cluster.pools[2].pool.gpus_per_node, 0);
+  EXPECT_TRUE(cluster.pools[2].pool.taints.empty());
+}
+
 TEST(PlanCandidate, InconsistentCandidatesThrow) {
   PlanCandidate c = p4d_candidate();
   c.pools[0].option.committed_usd_per_hour.reset();
@@ -274,14 +305,15 @@ TEST(PlanSearch, CandidatesOfAHandComputedCurve) {
   const std::vector<CostBoundOption> options = {a, a_other_zone, c, b};
   const PlanSearchOptions search;
   const std::vector<PlanCandidate> cands = plan_candidates(plan_bounds(w, options, PlanConstraints{}, search), options, PlanConstraints{}, w);
-  // The grid. A alone: 3 reserved x 2 spot x 2 scale-down x 2 consolidation = 24; A with C (the only
-  // smaller type) as a secondary pool: 24 more; B alone: 1 x 1 x 2 x 2 = 4; B with C: 4. Then the
-  // lower bound's mix (origin "lp").
-  ASSERT_GT(cands.size(), 56u);
+  // The grid. A alone: 3 reserved x 2 spot x 2 scale-down x 2 consolidation = 24; A with each of the
+  // two other types of at most 8 GPUs, cheapest per useful GPU first (C at 1/4 USD, then B at 9/8), as
+  // a secondary pool: 24 + 24 more; B alone: 1 x 1 x 2 x 2 = 4; B with C, then with A: 4 + 4. Then
+  // the lower bound's mix (origin "lp").
+  ASSERT_GT(cands.size(), 84u);
   // The order: option, secondary (none first), reserved (0 first), spot (without first), scale-down
   // (600 first), consolidation (off first).
   const std::vector<int32_t> reserved_of_blocks = {0, 1, 3};
-  for (size_t i = 0; i < 48; ++i) {
+  for (size_t i = 0; i < 72; ++i) {
     const PlanCandidate& p = cands[i];
     SCOPED_TRACE(i);
     ASSERT_EQ(p.pools.size(), i < 24 ? 1u : 2u);
@@ -295,22 +327,23 @@ TEST(PlanSearch, CandidatesOfAHandComputedCurve) {
     EXPECT_EQ(p.policy, "gpufleet");
     EXPECT_EQ(p.origin, "grid");
     if (i >= 24) {
-      // C: 4 GPUs; ceil(24 / 4 x 1.5) + 2 = 11 nodes at most, never committed or spot.
-      EXPECT_EQ(p.pools[1].option.instance_type, "c4");
-      EXPECT_EQ(p.pools[1].max_nodes, 11);
+      // C: 4 GPUs; ceil(24 / 4 x 1.5) + 2 = 11 nodes at most; B: 7. Never committed or spot.
+      EXPECT_EQ(p.pools[1].option.instance_type, i < 48 ? "c4" : "b8");
+      EXPECT_EQ(p.pools[1].max_nodes, i < 48 ? 11 : 7);
       EXPECT_EQ(p.pools[1].reserved_nodes, 0);
       EXPECT_FALSE(p.pools[1].spot);
     }
   }
-  for (size_t i = 48; i < 56; ++i) {
+  for (size_t i = 72; i < 84; ++i) {
     SCOPED_TRACE(i);
-    ASSERT_EQ(cands[i].pools.size(), i < 52 ? 1u : 2u);
+    ASSERT_EQ(cands[i].pools.size(), i < 76 ? 1u : 2u);
     EXPECT_EQ(cands[i].pools[0].option.instance_type, "b8");
     EXPECT_EQ(cands[i].pools[0].reserved_nodes, 0);
     EXPECT_FALSE(cands[i].pools[0].spot);
     EXPECT_EQ(cands[i].pools[0].max_nodes, 7);
+    if (i >= 76) EXPECT_EQ(cands[i].pools[1].option.instance_type, i < 80 ? "c4" : "a8");
   }
-  for (size_t i = 56; i < cands.size(); ++i) {
+  for (size_t i = 84; i < cands.size(); ++i) {
     SCOPED_TRACE(i);
     EXPECT_EQ(cands[i].origin, "lp");
     // The mix is led by a type that holds the 8-GPU pods.

@@ -234,8 +234,19 @@ TEST(PlanFileReader, CatalogErrorsNameTheField) {
                      "instanceTypes[0].name", "'G6.xlarge' is not an instance type name");
   expect_input_error([&] { parse(kCatalogHead + "- {name: g6.xlarge, gpus: 1}\n"); }, "p.yaml", 4, 21, "instanceTypes[0].gpus",
                      "unknown key 'gpus': did you mean 'gpu'?");
-  expect_input_error([&] { parse(kCatalogHead + "- {name: g6.xlarge, cpu: 1}\n"); }, "p.yaml", 4, 3, "instanceTypes[0].gpu",
+  // No gpu: a CPU-only type, which still needs its memory.
+  expect_input_error([&] { parse(kCatalogHead + "- {name: c7i.large, cpu: 1}\n"); }, "p.yaml", 4, 3, "instanceTypes[0].memory",
                      "required field is missing");
+  expect_input_error([&] { parse(kCatalogHead + type("g6.xlarge", "{count: 1}") + "  - {zone: a, onDemand: 1}\n"); }, "p.yaml", 5, 8,
+                     "instanceTypes[0].gpu.model", "required field is missing");
+}
+
+TEST(PlanFileReader, ACpuOnlyTypeHasNoGpus) {
+  const PlanFile f = parse(kCatalogHead + "- {name: c7i.large, cpu: 1900m, memory: 3Gi, offerings: [{zone: a, onDemand: 0.08925}]}\n");
+  ASSERT_EQ(f.catalog.instance_types.size(), 1u);
+  EXPECT_EQ(f.catalog.instance_types[0].gpus, 0);
+  EXPECT_EQ(f.catalog.instance_types[0].gpu_model, "");
+  EXPECT_EQ(f.catalog.instance_types[0].cpu_milli, 1900);
 }
 
 TEST(PlanFileReader, ConstraintErrorsNameTheField) {
@@ -351,7 +362,8 @@ TEST(PlanFileReader, ExamplesParse) {
   std::vector<std::string> names;
   for (const plan::InstanceType& t : catalog.catalog.instance_types) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"p4d.24xlarge", "p5.48xlarge", "g5.xlarge", "g5.12xlarge", "g5.48xlarge", "g6.xlarge",
-                                             "g6.12xlarge", "g6.48xlarge", "g6e.xlarge", "g4dn.xlarge", "g4dn.12xlarge"}));
+                                             "g6.12xlarge", "g6.48xlarge", "g6e.xlarge", "g4dn.xlarge", "g4dn.metal", "g4dn.12xlarge",
+                                             "c7i.24xlarge", "c7i.12xlarge", "m7i.24xlarge"}));
   const plan::InstanceType& p4d = catalog.catalog.instance_types[0];
   EXPECT_EQ(p4d.cpu_milli, 95690);
   EXPECT_DOUBLE_EQ(p4d.offerings[0].on_demand_usd_per_hour, 32.77);

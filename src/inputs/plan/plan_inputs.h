@@ -46,8 +46,11 @@ struct Offering {
 /// An instance type: what one node has and what it costs where.
 struct InstanceType {
   std::string name;                ///< e.g. "p4d.24xlarge"; unique in the catalog; a DNS label once '.' -> '-'
-  std::string gpu_model;           ///< a model of the GPU catalog (model/gpu_catalog.h), e.g. "A100-40GB"
-  int32_t gpus = 0;                ///< GPUs per node, 1..kMaxGpusPerNode
+  /// A model of the GPU catalog (model/gpu_catalog.h), e.g. "A100-40GB"; "" for a CPU-only type.
+  std::string gpu_model;
+  /// GPUs per node, 1..kMaxGpusPerNode; 0 for a CPU-only type (e.g. m7i.8xlarge), which a plan buys
+  /// for the pods without GPUs while its GPU nodes are tainted nvidia.com/gpu (plan/candidate.h).
+  int32_t gpus = 0;
   int64_t cpu_milli = 0;           ///< allocatable CPU per node, milli-cores, > 0
   int64_t memory_bytes = 0;        ///< allocatable memory per node, bytes, > 0
   std::vector<Offering> offerings; ///< at least one

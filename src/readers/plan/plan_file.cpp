@@ -155,11 +155,13 @@ plan::InstanceType parse_instance_type(const Field& t, std::vector<std::string>&
                           type.name));
   type.origin = origin_of(name);
 
-  const Field gpu = t["gpu"];
-  gpu.require_map();
-  known_keys(gpu, {"model", "count"});
-  type.gpu_model = gpu_model(gpu["model"]);
-  type.gpus = static_cast<int32_t>(gpu["count"].integer(1, kMaxGpusPerNode));
+  // No `gpu`: a CPU-only type, for the pods without GPUs.
+  if (const Field gpu = t["gpu"]; gpu.present()) {
+    gpu.require_map();
+    known_keys(gpu, {"model", "count"});
+    type.gpu_model = gpu_model(gpu["model"]);
+    type.gpus = static_cast<int32_t>(gpu["count"].integer(1, kMaxGpusPerNode));
+  }
 
   const Field cpu = t["cpu"];
   const Quantity cpu_q = cpu.quantity();
@@ -301,7 +303,7 @@ void check_against_catalog(const plan::PriceCatalog& catalog, const plan::PlanCo
                            std::vector<std::string>& warnings) {
   std::vector<std::string> models, zones;
   for (const plan::InstanceType& t : catalog.instance_types) {
-    if (std::find(models.begin(), models.end(), t.gpu_model) == models.end()) models.push_back(t.gpu_model);
+    if (!t.gpu_model.empty() && std::find(models.begin(), models.end(), t.gpu_model) == models.end()) models.push_back(t.gpu_model);
     for (const plan::Offering& o : t.offerings)
       if (std::find(zones.begin(), zones.end(), o.zone) == zones.end()) zones.push_back(o.zone);
   }

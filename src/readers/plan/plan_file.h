@@ -6,7 +6,8 @@
 //   instanceTypes:                     # at least one, at most kMaxInstanceTypes; names unique
 //   - name: p4d.24xlarge               # lowercase letters, digits, '-' and '.'; at most 63
 //     gpu: {model: A100-40GB, count: 8}   # a GPU catalog model (model/gpu_catalog.h; any case or a
-//                                      #   product label, kept canonical); count 1..kMaxGpusPerNode
+//                                      #   product label, kept canonical); count 1..kMaxGpusPerNode;
+//                                      #   no `gpu`: a CPU-only type (for the pods without GPUs)
 //     cpu: 95690m                      # allocatable per node, a Kubernetes quantity, > 0
 //     memory: 1100Gi                   # allocatable per node, a Kubernetes quantity, > 0
 //     offerings:                       # at least one, at most kMaxOfferingsPerType; zones unique
@@ -38,7 +39,7 @@
 // Errors throw InputError with file, line, column and field path (e.g.
 // "instanceTypes[0].offerings[1].spot"): unknown keys (a likely typo is named, "did you mean 'spot'?"
 // (util/edit_distance.h); otherwise the message lists the known keys), a missing
-// name, gpu, cpu, memory, zone or onDemand, an unknown GPU model (the message lists the catalog's), a
+// name, cpu, memory, zone or onDemand, a `gpu` without model or count, an unknown GPU model (the message lists the catalog's), a
 // GPU count outside 1..kMaxGpusPerNode, a CPU or memory that is not a positive quantity, an instance
 // type name or a zone of one type given twice, an empty catalog or an instance type without
 // offerings, prices that are not finite positive numbers or that contradict (spot, reserved1y,
