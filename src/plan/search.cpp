@@ -114,6 +114,20 @@ const CostBoundOption* cpu_pool_option(const sim::Workload& workload, const std:
 
 }  // namespace
 
+UtilizationSeries utilization_series(const std::vector<sim::TimeseriesRow>& timeseries) {
+  UtilizationSeries u;
+  const size_t stride = std::max<size_t>(1, (timeseries.size() + kMaxUtilizationSamples - 1) / kMaxUtilizationSamples);
+  for (size_t i = 0; i < timeseries.size(); i += stride) {
+    const sim::TimeseriesRow& row = timeseries[i];
+    u.time_s.push_back(row.time_s);
+    u.gpus_allocated.push_back(static_cast<double>(row.gpu_allocated_milli) / 1000.0);
+    u.gpus_billed.push_back(static_cast<double>(row.gpu_capacity_milli) / 1000.0);
+    u.cost_usd_per_hour.push_back(row.cost_usd_per_hour);
+    u.pending_pods.push_back(row.pending_pods);
+  }
+  return u;
+}
+
 PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoundOption>& options, const PlanConstraints& constraints,
                        const PlanSearchOptions& search) {
   PlanBounds b;
@@ -415,8 +429,10 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
   out.finalists.resize(order.size());
   parallel_for(order.size() + 1, parallel_threads(search.threads, order.size() + 1), [&](size_t k) {
     if (k == order.size()) {
+      sim::SimResult full;
       out.baseline = evaluate(baseline_cluster(baseline_options, baseline_max), "default-scheduler", workload, search,
-                              candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler");
+                              candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler", &full);
+      out.baseline_utilization = utilization_series(full.timeseries);
       return;
     }
     const PlanCandidate& c = candidates[order[k]];
@@ -573,8 +589,15 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
           if (q.option.instance_type == p.option.instance_type) p.spot = q.spot;
       steps.push_back({"+ spot for pods that accept it", step});
     }
+    // The steps, and the plan once more for its cluster over time (the same run as its finalist's).
     std::vector<WaterfallStep> made(steps.size());
-    parallel_for(steps.size(), parallel_threads(search.threads, steps.size()), [&](size_t k) {
+    parallel_for(steps.size() + 1, parallel_threads(search.threads, steps.size() + 1), [&](size_t k) {
+      if (k == steps.size()) {
+        sim::SimResult full;
+        evaluate(candidate_cluster(plan), plan.policy, workload, search, rec.index, rec.label, &full);
+        out.plan_utilization = utilization_series(full.timeseries);
+        return;
+      }
       made[k].step = steps[k].first;
       made[k].result = evaluate(candidate_cluster(steps[k].second), steps[k].second.policy, workload, search, rec.index,
                                 steps[k].second.label());

@@ -111,6 +111,21 @@ std::vector<CandidateResult> race_shard(const std::vector<PlanCandidate>& candid
 bool meets(const CandidateResult& r, const PlanConstraints& constraints, int64_t most_failed_pods, std::string* why,
            std::string* which = nullptr);
 
+/// A cluster over time, from a simulation's per-minute rows (sim::SimResult::timeseries), columns of
+/// equal length: every `stride`-th row, the stride the smallest that keeps at most
+/// kMaxUtilizationSamples rows (a 40-day horizon has 57,600 minutes; a chart needs far fewer).
+struct UtilizationSeries {
+  std::vector<double> time_s;             ///< seconds from the start
+  std::vector<double> gpus_allocated;     ///< GPUs requested by bound pods (shares count their fraction)
+  std::vector<double> gpus_billed;        ///< GPUs of the billed nodes
+  std::vector<double> cost_usd_per_hour;  ///< the bill's rate: billed nodes plus unused reservations
+  std::vector<int64_t> pending_pods;      ///< pods waiting for capacity
+};
+inline constexpr size_t kMaxUtilizationSamples = 1500;
+
+/// The rows of `timeseries` as a UtilizationSeries (see there).
+UtilizationSeries utilization_series(const std::vector<sim::TimeseriesRow>& timeseries);
+
 /// One step of the savings waterfall: a configuration simulated on the whole workload.
 struct WaterfallStep {
   std::string step;                ///< what the step adds
@@ -139,6 +154,9 @@ struct PlanOutcome {
   std::string binding_constraint;           ///< when none does: meets()'s `which` for the nearest finalist
   std::vector<size_t> frontier;             ///< into finalists: not dominated in (cost, production p99 pending)
   std::vector<WaterfallStep> waterfall;     ///< baseline first, the plan last
+  /// The plan's cluster over time (empty without a plan) and the baseline's, on the whole workload.
+  UtilizationSeries plan_utilization;
+  UtilizationSeries baseline_utilization;
   /// The candidate list (finalists' configurations by index): plan_candidates' list, then the
   /// neighbours the local search added, numbered after it.
   std::vector<PlanCandidate> candidates;

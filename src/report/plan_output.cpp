@@ -358,6 +358,14 @@ std::string plan_json(const plan::PlanOutcome& o, const std::string& workload) {
                               {"result", result_json(s.result)},
                               {"saving_vs_previous_pct", s.saving_vs_previous_pct},
                               {"saving_vs_baseline_pct", s.saving_vs_baseline_pct}});
+  auto series = [](const plan::UtilizationSeries& u) {
+    return nlohmann::json{{"time_s", u.time_s},
+                          {"gpus_allocated", u.gpus_allocated},
+                          {"gpus_billed", u.gpus_billed},
+                          {"cost_usd_per_hour", u.cost_usd_per_hour},
+                          {"pending_pods", u.pending_pods}};
+  };
+  j["utilization"] = {{"plan", series(o.plan_utilization)}, {"baseline", series(o.baseline_utilization)}};
   j["finalists"] = nlohmann::json::array();
   for (const auto& r : o.finalists) j["finalists"].push_back(result_json(r));
   j["race"] = nlohmann::json::array();
@@ -454,6 +462,23 @@ constexpr std::string_view kPlanRenderScript = R"js(
     options: { animation: false, responsive: true, maintainAspectRatio: false, indexAxis: "y",
       scales: { x: { stacked: true, title: { display: true, text: "USD over the horizon" } }, y: { stacked: true } } }
   });
+  // The plan's and the baseline's GPUs over time (hours on the x axis).
+  function line(u, field, label, color, dash) {
+    return { label: label, data: u.time_s.map(function (t, i) { return { x: t / 3600, y: u[field][i] }; }), borderColor: color,
+      backgroundColor: color, borderDash: dash, pointRadius: 0, borderWidth: 2, fill: false };
+  }
+  var u = data.utilization;
+  var lines = [line(u.baseline, "gpus_billed", "baseline: GPUs billed", "#b91c1c", [6, 4]),
+               line(u.baseline, "gpus_allocated", "baseline: GPUs allocated", "#f59e0b", [6, 4])];
+  if (u.plan.time_s.length) lines.push(line(u.plan, "gpus_billed", "plan: GPUs billed", "#2563eb", []),
+                                       line(u.plan, "gpus_allocated", "plan: GPUs allocated", "#15803d", []));
+  new Chart(document.getElementById("chart-utilization"), {
+    type: "line",
+    data: { datasets: lines },
+    options: { animation: false, responsive: true, maintainAspectRatio: false, parsing: false,
+      scales: { x: { type: "linear", title: { display: true, text: "hours from the start" }, beginAtZero: true },
+                y: { title: { display: true, text: "GPUs" }, beginAtZero: true } } }
+  });
   if (document.body.dataset.rendered !== "error") document.body.dataset.rendered = "ok";
 })();
 )js";
@@ -492,6 +517,10 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
     html += fmt::format("<td>{:.1f}%</td></tr>\n", s.saving_vs_baseline_pct);
   }
   html += "</tbody>\n</table>\n</div>\n</section>\n";
+  html += "<section>\n<h2>GPUs over time</h2>\n<p class=\"note\">GPUs billed and allocated, the plan against the baseline, "
+          "on the whole workload (one sample per simulated minute, or fewer on long horizons).</p>\n<div class=\"chart\"><canvas "
+          "id=\"chart-utilization\" role=\"img\" aria-label=\"GPUs billed and allocated over time, plan and baseline\"></canvas></div>\n"
+          "</section>\n";
   html += "<section>\n<h2>Finalists</h2>\n<div class=\"table-scroll\">\n<table>\n<thead><tr><th class=\"text\">configuration</th>";
   for (const auto& h : kResultHeaders) html += "<th>" + header_html(h) + "</th>";
   html += "</tr></thead>\n<tbody>\n";

@@ -58,6 +58,10 @@ sets = [d for c in charts.values() if c for d in c]
 labels = {d["label"]: d["points"] for d in sets}
 assert labels.get("baseline") == 1, labels
 assert [n for l, n in labels.items() if l == "plan" or l.startswith("plan (")] == [1], labels
+# GPUs over time: the plan's and the baseline's, one point per simulated minute of the 4-hour horizon.
+over_time = {d["label"]: d["points"] for d in charts["chart-utilization"]}
+assert over_time == {"baseline: GPUs billed": 240, "baseline: GPUs allocated": 240, "plan: GPUs billed": 240,
+                     "plan: GPUs allocated": 240}, over_time
 PY
 # Header words are never hyphenated nor broken; text cells are left-aligned, numbers right-aligned.
 check_table_cells plan "$T/plan.html"

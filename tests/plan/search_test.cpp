@@ -485,3 +485,34 @@ TEST(PlanSearch, FinishPlanOnATinyWorkload) {
 
 }  // namespace
 }  // namespace gpufleet::plan
+
+namespace gpufleet::plan {
+namespace {
+
+TEST(PlanUtilization, EveryStrideThRowWithinTheLimit) {
+  std::vector<sim::TimeseriesRow> rows(3001);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].time_s = 60.0 * static_cast<double>(i);
+    rows[i].gpu_allocated_milli = static_cast<int64_t>(i) * 500;  // i/2 GPUs
+    rows[i].gpu_capacity_milli = 8000;
+    rows[i].cost_usd_per_hour = 32.77;
+    rows[i].pending_pods = static_cast<int64_t>(i % 7);
+  }
+  // 3,001 rows over a limit of 1,500: stride ceil(3001 / 1500) = 3, rows 0, 3, ..., 3000: 1,001 samples.
+  const UtilizationSeries u = utilization_series(rows);
+  ASSERT_EQ(u.time_s.size(), 1001u);
+  ASSERT_EQ(u.gpus_allocated.size(), 1001u);
+  ASSERT_EQ(u.pending_pods.size(), 1001u);
+  EXPECT_DOUBLE_EQ(u.time_s[1], 180);
+  EXPECT_DOUBLE_EQ(u.gpus_allocated[1], 1.5);
+  EXPECT_DOUBLE_EQ(u.gpus_billed[1000], 8);
+  EXPECT_DOUBLE_EQ(u.cost_usd_per_hour[5], 32.77);
+  EXPECT_EQ(u.pending_pods[1000], 3000 % 7);
+  // Within the limit every row stays.
+  rows.resize(kMaxUtilizationSamples);
+  EXPECT_EQ(utilization_series(rows).time_s.size(), kMaxUtilizationSamples);
+  EXPECT_TRUE(utilization_series({}).time_s.empty());
+}
+
+}  // namespace
+}  // namespace gpufleet::plan
