@@ -61,7 +61,17 @@ plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<s
   K8sObjects objects = read_k8s_inputs({path});
   plan::CurrentCluster out;
   out.source = path;
-  for (const std::string& w : objects.warnings) warnings.push_back(w);
+  // The simulator's documents of a pool file are read below (read_sim_cluster_file), not skipped.
+  std::vector<std::string> read_below;
+  if (!objects.pool_files.empty())
+    for (const char* kind : {"Autoscaling", "FaultSchedule"})
+      if (const auto n = objects.skipped_kinds.find(kind); n != objects.skipped_kinds.end())
+        read_below.push_back(fmt::format("skipped {} {} object(s): ", n->second, kind));
+  for (const std::string& w : objects.warnings) {
+    bool drop = false;
+    for (const std::string& prefix : read_below) drop = drop || w.rfind(prefix, 0) == 0;
+    if (!drop) warnings.push_back(w);
+  }
   if (!objects.pods.empty())
     warnings.push_back(fmt::format("{}: {} pods not read: --current counts the nodes only", path, objects.pods.size()));
 
