@@ -126,7 +126,7 @@ expect_bad "unknown capacity type" \
 head -c 2000 "$NODES" > "$T/truncated.json"
 expect_bad "truncated JSON" "$T/truncated.json:" --current "$T/truncated.json" --diff-out "$T/bad.md"
 printf 'apiVersion: v1\nkind: List\nitems: []\n' > "$T/no-nodes.json"
-expect_bad "no nodes" "$T/no-nodes.json: no Node and no NodePoolSet" --current "$T/no-nodes.json"
+expect_bad "no nodes" "$T/no-nodes.json: no nodes (no Node, nor a pool of a NodePoolSet)" --current "$T/no-nodes.json"
 expect_bad "missing file" "$T/absent.json" --current "$T/absent.json"
 expect_bad "--diff-out without --current" "--diff-out needs --current FILE" --diff-out "$T/bad.md"
 

@@ -101,6 +101,8 @@ plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<s
     const sim::ClusterConfig cluster = read_sim_cluster_file(file);
     for (const sim::SimPool& sp : cluster.pools) {
       const NodePool& pool = sp.pool;
+      // A Karpenter NodePool's offerings (readers/karpenter/) are what it may launch, not nodes.
+      if (!sp.settings.karpenter_node_pool.empty() && pool.node_count == 0 && sp.settings.reserved_nodes == 0) continue;
       static const K8sNodeSource kNoSource;
       const auto s = source_of.find(pool.name);
       const K8sNodeSource& source = s != source_of.end() ? *s->second : kNoSource;
@@ -125,7 +127,7 @@ plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<s
     }
   }
   if (out.entries.empty())
-    throw InputError(path, 0, "", "no Node and no NodePoolSet: --current takes `kubectl get nodes -o json` or a node-pool file (docs/node-pools.md)");
+    throw InputError(path, 0, "", "no nodes (no Node, nor a pool of a NodePoolSet): --current takes `kubectl get nodes -o json` or a node-pool file (docs/node-pools.md)");
   return out;
 }
 

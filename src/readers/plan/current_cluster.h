@@ -11,11 +11,12 @@
 //    Autoscaling document (readers/sim/sim_pools.h; `plan --pools-out` writes such a file): one entry
 //    per pool, its current `nodes`, instanceType, the zone and capacity-type labels as above (a label
 //    wins over the Autoscaling document's capacityType), reservedNodes as committed, and its prices.
+//    A Karpenter NodePool's offerings without nodes are left out: what it may launch is not a node.
 // Pods and other objects in the file are not read (a warning counts the pods).
 //
 // Errors: InputError, as the Kubernetes and node-pool readers throw them (file, line, column, field),
 // and at the label's value for a capacity type that is none of the above
-// (`items[2].metadata.labels.karpenter.sh/capacity-type`); a file with no Node and no NodePoolSet is
+// (`items[2].metadata.labels.karpenter.sh/capacity-type`); a file with no Node and no pool is
 // an error at the file.
 #pragma once
 
