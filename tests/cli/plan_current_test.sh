@@ -5,7 +5,8 @@
 # node without an instance type): (a) the diff in the summary, the JSON and --diff-out, the rows' kinds
 # following the plan's bounds, the unlabelled nodes named on stderr; (b) the plan's own pools file as
 # --current: every row "keep"; (c) a priced node-pool file: the hourly costs; (d) --merge accepts
-# --current and gives the one-process outputs; (e) bad input: exit 2, one line, nothing written.
+# --current and gives the one-process outputs; (e) a workload of inference
+# services only; (f) bad input: exit 2, one line, nothing written.
 set -u
 BIN="$1"
 SRC="$2"
@@ -107,7 +108,35 @@ plan --merge "$T/d/shard-0.json" "$T/d/shard-1.json" --current "$NODES" --json "
 for f in plan.json diff.md pools.yaml; do cmp -s "$T/a/$f" "$T/d/$f" && ok || bad "merged $f differs from one process's"; done
 cmp -s "$T/a/out.txt" <(sed 's#/d/#/a/#' "$T/d/out.txt") && ok || bad "merged summary differs: $(diff "$T/a/out.txt" "$T/d/out.txt")"
 
-# e. Bad input: exit 2, one line naming the file (line, column, field where there are), nothing written.
+# e. A workload of inference services only: the diff against the services' pools, the plan's mean
+# the total cost over the one-hour horizon.
+cat > "$T/services.yaml" <<'YAML'
+apiVersion: sim.gpufleet.io/v1
+kind: Workload
+horizonSeconds: 3600
+services:
+- name: chat
+  gpus: 1
+  inference:
+    model: Llama-3.2-1B
+    slo: {ttftP99Seconds: 600, tpotP99Seconds: 0.1}
+    traffic: {generate: {meanRatePerSecond: 2, tokens: {promptMean: 100, promptMedian: 80, outputMean: 50, outputMedian: 40}}}
+YAML
+"$BIN" plan -q --catalog "$T/catalog.yaml" --workload "$T/services.yaml" --current "$POOLS" --json "$T/f.json" --diff-out "$T/f.md" \
+  > "$T/f.txt" 2> "$T/err.txt" && ok || bad "services plan --current exited $?: $(cat "$T/err.txt")"
+python3 - "$T/f.json" <<'PY' && ok || bad "services: current_diff: $(cat "$T/f.txt")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = j["current_diff"]
+assert abs(d["plan_mean_usd_per_hour"] - j["total_cost_usd"]) < 1e-9, (d["plan_mean_usd_per_hour"], j["total_cost_usd"])
+assert abs(d["current_usd_per_hour"] - (2.6989 + 2 * 4.6016 + 2 * 1.8406)) < 1e-9, d["current_usd_per_hour"]
+kinds = {(r["instance_type"], r["capacity_type"]): r["kind"] for r in d["rows"]}
+assert kinds[("g6.12xlarge", "spot")] == "remove", kinds
+assert "add" in kinds.values() or "keep" in kinds.values() or "change" in kinds.values(), kinds
+PY
+grep -q '^- plan: chat: ' "$T/f.md" && ok || bad "services: --diff-out does not name the service's plan: $(cat "$T/f.md")"
+
+# f. Bad input: exit 2, one line naming the file (line, column, field where there are), nothing written.
 expect_bad() {  # name, expected substring, then the plan arguments
   local name="$1" want="$2"
   shift 2
