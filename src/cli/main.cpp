@@ -200,6 +200,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--json", plan.json_path, "write the plan, frontier, waterfall and every run as JSON to FILE");
   plan_cmd->add_option("--csv", plan.csv_path, "write one row per simulation to FILE");
   plan_cmd->add_option("--report", plan.report_path, "write a self-contained HTML report to FILE");
+  plan_cmd->add_option("--current", plan.current_path,
+                       "the cluster running today (kubectl get nodes -o json, or a node-pool file): diff the plan against it");
+  plan_cmd->add_option("--diff-out", plan.diff_out, "write the plan's diff against --current as a markdown table to FILE");
   plan_cmd->add_option("--shards", plan.shards, "race only one shard of the candidates (an Indexed Job's completions)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000}));
   plan_cmd->add_option("--shard-index", plan.shard_index, "this shard's index (default: $JOB_COMPLETION_INDEX)")

@@ -14,10 +14,13 @@
 
 #include "cli/command_checks.h"
 #include "plan/cost_bound.h"
+#include "plan/current_diff.h"
 #include "plan/search.h"
 #include "plan/serving_plan.h"
+#include "readers/plan/current_cluster.h"
 #include "readers/plan/plan_file.h"
 #include "readers/plan/plan_shard.h"
+#include "report/current_diff_output.h"
 #include "report/plan_output.h"
 #include "report/workload_yaml.h"
 #include "sim/simulator.h"
@@ -96,12 +99,14 @@ int run_plan_command(const PlanCommandOptions& o) {
   if (!(o.race_fraction > 0 && o.race_fraction <= 1)) throw UsageError(fmt::format("--race-fraction {} is outside (0, 1]", o.race_fraction));
   if (o.finalists < 1) throw UsageError("--finalists must be at least 1");
   if (o.refine_rounds < 0) throw UsageError("--refine-rounds must be at least 0");
+  if (!o.diff_out.empty() && o.current_path.empty()) throw UsageError("--diff-out needs --current FILE (the cluster running today)");
   check_workload_source(o.workload);
   std::vector<InputArg> inputs = {{"--catalog", o.catalog_path},
                                   {"--constraints", o.constraints_path},
                                   {"--workload", o.workload.workload_path},
                                   {"--openb-pods", o.workload.openb_pods_path},
-                                  {"--serving-catalog", o.workload.serving_catalog_path}};
+                                  {"--serving-catalog", o.workload.serving_catalog_path},
+                                  {"--current", o.current_path}};
   for (const std::string& m : o.merge_paths) inputs.push_back({"--merge", m});
   check_output_paths({{"--pools-out", o.pools_out},
                       {"--karpenter-out", o.karpenter_out},
@@ -111,6 +116,7 @@ int run_plan_command(const PlanCommandOptions& o) {
                       {"--json", o.json_path},
                       {"--csv", o.csv_path},
                       {"--report", o.report_path},
+                      {"--diff-out", o.diff_out},
                       {"--shard-out", o.shard_out}},
                      inputs);
 
@@ -139,6 +145,16 @@ int run_plan_command(const PlanCommandOptions& o) {
       if (!found)
         throw InputError(o.constraints_path, 0, "zones", fmt::format("zone '{}' is in no offering of the catalog {}", zone, o.catalog_path));
     }
+  }
+
+  // The cluster running today: read (and refused when bad) before any run, in every mode, a shard's
+  // too; it does not change the plan (so not the shards' fingerprint): the diff is made at the end.
+  std::optional<plan::CurrentGroups> current;
+  if (!o.current_path.empty()) {
+    std::vector<std::string> warnings;
+    current = plan::group_current(io::read_current_cluster(o.current_path, warnings));
+    warnings.insert(warnings.end(), current->warnings.begin(), current->warnings.end());
+    for (const std::string& w : warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   }
 
   const inference::ServingCatalog serving = load_serving_catalog(o.workload);
@@ -346,6 +362,22 @@ int run_plan_command(const PlanCommandOptions& o) {
     total_usd = sim::simulate(cluster, planned, so).cost_usd;
   }
 
+  // The diff against the current cluster, from the plan's cluster (jobs' pools and services' pools).
+  std::optional<plan::CurrentDiff> diff;
+  std::string plan_label;
+  if (current && job_plan_ok && services_ok && (!has_inference || total_usd)) {
+    double cost = 0, horizon = workload.horizon_s;
+    if (has_jobs) {
+      const plan::CandidateResult& r = outcome.finalists[*outcome.recommended];
+      plan_label = r.label;
+      cost = r.cost_usd;
+      horizon = r.horizon_s;
+    }
+    for (const std::string& l : service_labels) plan_label += (plan_label.empty() ? "" : "; ") + l;
+    if (has_inference) cost = *total_usd;
+    diff = plan::current_diff(*current, cluster, cost, horizon);
+  }
+
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!has_inference && outcome.recommended) {
     const plan::CandidateResult& r = outcome.finalists[*outcome.recommended];
@@ -392,14 +424,20 @@ int run_plan_command(const PlanCommandOptions& o) {
       }
     }
   }
-  if (!o.json_path.empty())
-    outputs.emplace_back(o.json_path, has_jobs ? io::plan_json(outcome, description, services, total_usd)
-                                               : io::services_plan_json(description, services, total_usd));
+  if (!o.diff_out.empty() && diff) outputs.emplace_back(o.diff_out, io::current_diff_markdown(*diff, plan_label));
+  if (!o.json_path.empty()) {
+    std::string json = has_jobs ? io::plan_json(outcome, description, services, total_usd)
+                                : io::services_plan_json(description, services, total_usd);
+    if (current) json = io::with_current_diff_json(json, diff ? &*diff : nullptr);
+    outputs.emplace_back(o.json_path, std::move(json));
+  }
   if (!o.csv_path.empty()) outputs.emplace_back(o.csv_path, io::plan_csv(outcome));
   if (!o.report_path.empty()) outputs.emplace_back(o.report_path, io::plan_report_html(outcome, description));
   if (!outputs.empty()) write_files_atomically(outputs);
   std::string text = has_jobs ? io::plan_summary_text(outcome, description) : fmt::format("workload: {}\n", description);
   if (has_inference) text += io::services_summary_text(services, total_usd);
+  if (diff) text += io::current_diff_text(*diff);
+  else if (current) text += fmt::format("current cluster: {}: no plan, so no diff\n", o.current_path);
   for (const auto& [path, body] : outputs) text += fmt::format("wrote {}\n", path);
   std::fputs(text.c_str(), stdout);
   for (size_t i = 0; i < services.size(); ++i) {

@@ -32,6 +32,11 @@ struct PlanCommandOptions {
   std::string workload_out;
   std::string keda_out;
   std::string json_path, csv_path, report_path;
+  /// The cluster running today (`kubectl get nodes -o json` or a node-pool file,
+  /// readers/plan/current_cluster.h): the plan's diff against it (plan/current_diff.h) goes to the
+  /// summary, the JSON ("current_diff") and diff_out (markdown). It does not change the plan.
+  std::string current_path;
+  std::string diff_out;
   /// Sharding: shards > 0 runs one shard's race only and writes shard_out. The index is shard_index,
   /// or the JOB_COMPLETION_INDEX environment variable when shard_index < 0.
   int64_t shards = 0;
