@@ -1,6 +1,7 @@
 #include "readers/plan/current_cluster.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/k8s/pool_file.h"
+#include "readers/formats/text_file.h"
 #include "readers/sim/sim_pools.h"
 #include "util/input_error.h"
 
@@ -55,10 +57,11 @@ std::optional<Capacity> capacity_of(const Labels& labels, const std::map<std::st
 
 sim::FieldOrigin origin_of(const SourcePosition& p) { return {p.file, p.line, p.column, p.field}; }
 
-}  // namespace
-
-plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<std::string>& warnings) {
-  K8sObjects objects = read_k8s_inputs({path});
+// The current cluster from the objects read from `path` (a file or folder, or a text named so); the
+// text of each node-pool file among them comes from `pool_text` (the file itself, or the text).
+plan::CurrentCluster current_cluster_of(const K8sObjects& objects, const std::string& path,
+                                        const std::function<std::string(const std::string&)>& pool_text,
+                                        std::vector<std::string>& warnings) {
   plan::CurrentCluster out;
   out.source = path;
   // The simulator's documents of a pool file are read below (read_sim_cluster_file), not skipped.
@@ -94,11 +97,12 @@ plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<s
 
   for (const std::string& file : objects.pool_files) {
     std::vector<K8sNodeSource> sources;
-    const std::vector<NodePool> read = read_pool_file(file, &sources);
+    const std::string text = pool_text(file);
+    const std::vector<NodePool> read = parse_pool_text(text, file, &sources);
     std::map<std::string, const K8sNodeSource*> source_of;
     for (size_t i = 0; i < read.size() && i < sources.size(); ++i) source_of[read[i].name] = &sources[i];
     // The pools with the simulator's settings (capacityType, reservedNodes), when the file has them.
-    const sim::ClusterConfig cluster = read_sim_cluster_file(file);
+    const sim::ClusterConfig cluster = parse_sim_cluster_text(text, file);
     for (const sim::SimPool& sp : cluster.pools) {
       const NodePool& pool = sp.pool;
       // A Karpenter NodePool's offerings (readers/karpenter/) are what it may launch, not nodes.
@@ -129,6 +133,18 @@ plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<s
   if (out.entries.empty())
     throw InputError(path, 0, "", "no nodes (no Node, nor a pool of a NodePoolSet): --current takes `kubectl get nodes -o json` or a node-pool file (docs/node-pools.md)");
   return out;
+}
+
+}  // namespace
+
+plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<std::string>& warnings) {
+  return current_cluster_of(read_k8s_inputs({path}), path, [](const std::string& file) { return read_yaml_file(file); }, warnings);
+}
+
+plan::CurrentCluster parse_current_cluster_text(std::string_view text, const std::string& source_name,
+                                                std::vector<std::string>& warnings) {
+  return current_cluster_of(parse_k8s_text(text, source_name), source_name, [&](const std::string&) { return std::string(text); },
+                            warnings);
 }
 
 }  // namespace gpufleet::io

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inputs/plan/current_cluster.h"
@@ -30,5 +31,10 @@ namespace gpufleet::io {
 /// Reads the current cluster from `path`; the reader's warnings (Kubernetes objects skipped or not
 /// modelled, pods not read) are appended to `warnings`, one line each. Throws InputError.
 plan::CurrentCluster read_current_cluster(const std::string& path, std::vector<std::string>& warnings);
+
+/// The same from the text of one file named `source_name` (for tests and the fuzz target
+/// fuzz/current_cluster_fuzz.cpp), within the YAML/JSON readers' limits (readers/formats/input_limits.h).
+plan::CurrentCluster parse_current_cluster_text(std::string_view text, const std::string& source_name,
+                                                std::vector<std::string>& warnings);
 
 }  // namespace gpufleet::io
