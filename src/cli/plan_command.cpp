@@ -229,6 +229,11 @@ int run_plan_command(const PlanCommandOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw InputError(o.catalog_path, 0, "", e.what());
   }
+  if (has_jobs && bounds.items_no_option_holds.size() == jobs.items.size())
+    throw InputError(o.catalog_path, 0, "",
+                     fmt::format("no allowed instance type holds any pod of the workload (GPUs, CPU, memory or gpu_spec; first: {}): "
+                                 "there is nothing to plan",
+                                 bounds.items_no_option_holds.front()));
   if (!bounds.items_no_option_holds.empty())
     std::fprintf(stderr, "gpufleet: warning: %zu workload items fit no allowed instance type (GPUs, CPU, memory or gpu_spec) and fail in "
                  "every plan, the baseline's too (first: %s)\n",

@@ -73,7 +73,8 @@ int32_t PlanCandidate::reserved_nodes() const {
 }
 
 bool PlanCandidate::dedicated_gpu_nodes() const {
-  return std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; });
+  return std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; }) &&
+         std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus > 0; });
 }
 
 Taint dedicated_gpu_taint() { return Taint{std::string(kGpuResource), "", "NoSchedule"}; }

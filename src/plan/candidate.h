@@ -67,7 +67,8 @@ struct PlanCandidate {
   /// Committed nodes of every pool.
   int32_t reserved_nodes() const;
   bool any_spot() const;
-  /// Whether a pool is CPU-only, so the GPU pools are tainted (see above).
+  /// Whether the GPU pools are dedicated to GPU pods (see above): some pool is CPU-only and some
+  /// has GPUs.
   bool dedicated_gpu_nodes() const;
 };
 

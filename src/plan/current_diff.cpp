@@ -129,6 +129,15 @@ CurrentDiff current_diff(const CurrentGroups& current, const sim::ClusterConfig&
     out.rows.push_back(std::move(r));
   }
   out.plan_usd_per_hour = plan_cost_usd / (horizon_s / 3600.0);
+  if (plan.extended_resource_toleration) {
+    std::string tainted;
+    for (const sim::SimPool& p : plan.pools)
+      if (!p.pool.taints.empty()) tainted += (tainted.empty() ? "" : ", ") + p.pool.name;
+    out.notes.push_back(
+        "the plan dedicates its GPU nodes to GPU pods: taint the nodes of " + tainted +
+        " nvidia.com/gpu:NoSchedule and run kube-apiserver with --enable-admission-plugins=...,ExtendedResourceToleration "
+        "(GKE and EKS do both); the current nodes' taints are not read, so a 'keep' row may still need the taint");
+  }
   return out;
 }
 

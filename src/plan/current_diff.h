@@ -69,6 +69,11 @@ struct CurrentDiff {
   CurrentGroups current;
   std::vector<DiffRow> rows;
   std::optional<double> plan_usd_per_hour;  ///< the plan's mean hourly cost
+  /// What the plan needs beyond node counts, one sentence each: when its GPU pools are dedicated to
+  /// GPU pods (ClusterConfig::extended_resource_toleration), their taint and the admission plugin
+  /// (the current nodes' taints and the API server's plugins are not read, so a "keep" row may still
+  /// need them).
+  std::vector<std::string> notes;
 };
 
 /// The diff of the current groups against the plan's cluster, whose pools give instance type,

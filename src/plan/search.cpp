@@ -560,7 +560,7 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     }
     step.consolidation = false;
     // The GPU pools first (the pods without GPUs on them too), then the CPU-only pool that takes those.
-    std::erase_if(step.pools, [](const PoolChoice& p) { return p.option.gpus == 0; });
+    if (plan.dedicated_gpu_nodes()) std::erase_if(step.pools, [](const PoolChoice& p) { return p.option.gpus == 0; });
     std::string pools;
     for (const PoolChoice& p : step.pools) pools += (pools.empty() ? "" : " + ") + p.option.instance_type;
     steps.push_back({fmt::format("{} {}, bin-packing ({}), scale-down after {:g} s", step.pools.size() > 1 ? "separate pools:" : "pool:",

@@ -47,6 +47,7 @@ std::string current_diff_text(const plan::CurrentDiff& diff) {
     s += fmt::format("  not in the table: {} node{} without an instance type (warned on stderr)\n", diff.current.unlabelled.size(),
                      diff.current.unlabelled.size() == 1 ? "" : "s");
   if (const std::string c = cost_line(diff); !c.empty()) s += c + "\n";
+  for (const std::string& n : diff.notes) s += "  note: " + n + "\n";
   return s;
 }
 
@@ -70,6 +71,10 @@ std::string current_diff_markdown(const plan::CurrentDiff& diff, const std::stri
   s += "Kinds: **add** a pool the cluster does not have; **remove** a group the plan does not keep; **keep** the current nodes lie within "
        "the plan's min..max and the committed nodes are the same; **change** otherwise (resize to the bounds, or buy or end "
        "commitments). Committed nodes (reserved, capacity blocks) count as on-demand capacity.\n";
+  if (!diff.notes.empty()) {
+    s += "\nNotes:\n\n";
+    for (const std::string& n : diff.notes) s += "- " + n + "\n";
+  }
   if (!diff.current.warnings.empty()) {
     s += "\nWarnings:\n\n";
     for (const std::string& w : diff.current.warnings) s += "- " + w + "\n";
@@ -98,6 +103,7 @@ std::string with_current_diff_json(const std::string& json, const plan::CurrentD
                        {"nodes", diff->current.nodes},
                        {"unlabelled", diff->current.unlabelled},
                        {"warnings", diff->current.warnings},
+                       {"notes", diff->notes},
                        {"current_usd_per_hour", diff->current.usd_per_hour ? nlohmann::json(*diff->current.usd_per_hour) : nlohmann::json(nullptr)},
                        {"plan_mean_usd_per_hour", diff->plan_usd_per_hour ? nlohmann::json(*diff->plan_usd_per_hour) : nlohmann::json(nullptr)},
                        {"rows", rows}};

@@ -166,8 +166,16 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
   y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: {}\nspec:\n  namespaceSelector: {{}}\n",
                    cluster_queue);
   y += "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
-  for (const sim::SimPool& sp : cluster.pools) {
-    const NodePool& p = sp.pool;
+  // Kueue tries a resource group's flavors in order and takes the first that fits: CPU-only flavors
+  // first, so a workload without GPUs gets a CPU pool (a GPU one only when those are full), and a GPU
+  // workload passes them (no nvidia.com/gpu quota) to a GPU flavor.
+  std::vector<const sim::SimPool*> order;
+  for (const sim::SimPool& sp : cluster.pools)
+    if (sp.pool.gpus_per_node == 0) order.push_back(&sp);
+  for (const sim::SimPool& sp : cluster.pools)
+    if (sp.pool.gpus_per_node > 0) order.push_back(&sp);
+  for (const sim::SimPool* spp : order) {
+    const NodePool& p = spp->pool;
     const int64_t n = p.max_nodes;
     y += fmt::format("    - name: {}\n      resources:\n", p.name);
     y += fmt::format("      - {{name: cpu, nominalQuota: {}m}}\n", n * p.cpu_milli);

@@ -35,6 +35,8 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
 /// karpenter_node_pools_yaml's NodePools, and the capacity type as karpenter.sh/capacity-type) and one ClusterQueue
 /// `cluster_queue` covering cpu, memory and nvidia.com/gpu whose nominalQuota per flavor is what the
 /// pool holds at its most nodes (cpu in cores, memory in Mi), so Kueue admits what the plan can run.
+/// Its flavors list the CPU-only pools first: Kueue takes the first flavor that fits, so workloads
+/// without GPUs go to them and GPU workloads (no nvidia.com/gpu quota there) to the GPU pools.
 std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::string& cluster_queue);
 
 /// The summary: the bound, the baseline, the plan (or why there is none), the frontier and the

@@ -115,6 +115,18 @@ TEST(CurrentDiff, KeepWithinTheBoundsChangeOutside) {
   EXPECT_EQ(diff_kind_name(current_diff(group_current(committed), planned(1), 10, 3600).rows[0].kind), "keep");
 }
 
+TEST(CurrentDiff, ADedicatedGpuPlanSaysItsTaintAndPlugin) {
+  EXPECT_TRUE(current_diff(group_current(today()), planned(0), 10, 3600).notes.empty());
+  sim::ClusterConfig dedicated = planned(0);
+  dedicated.extended_resource_toleration = true;
+  dedicated.pools[0].pool.taints.push_back({"nvidia.com/gpu", "", "NoSchedule"});
+  const CurrentDiff d = current_diff(group_current(today()), dedicated, 10, 3600);
+  ASSERT_EQ(d.notes.size(), 1u);
+  EXPECT_NE(d.notes[0].find("taint the nodes of " + dedicated.pools[0].pool.name + " nvidia.com/gpu:NoSchedule"), std::string::npos)
+      << d.notes[0];
+  EXPECT_NE(d.notes[0].find("ExtendedResourceToleration"), std::string::npos) << d.notes[0];
+}
+
 TEST(CurrentDiff, UnlabelledNodesAreNamedNotDropped) {
   CurrentCluster c = today();
   c.entries.push_back(node("control-0", "", sim::CapacityType::kOnDemand, false));

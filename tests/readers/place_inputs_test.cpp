@@ -146,3 +146,37 @@ TEST(PlaceInputs, PoolNodesWithPositionsAreSetUpAsWithout) {
 
 }  // namespace
 }  // namespace gpufleet::io
+
+namespace gpufleet::io {
+namespace {
+
+// A pools file whose simulator settings name ExtendedResourceToleration: `place` gives the GPU pod
+// the plugin's toleration (and the pod without GPUs none), as the API server would.
+TEST_F(PlaceInputsDir, TheAdmissionPluginOfThePoolsFileHoldsForPlace) {
+  const std::string pools_text = "apiVersion: gpufleet.io/v1\nkind: NodePoolSet\npools:\n"
+                                 "- name: gpu\n  gpu: {model: L4, count: 1}\n  cpu: \"4\"\n  memory: 16Gi\n  nodes: 1\n"
+                                 "  taints: [{key: nvidia.com/gpu, effect: NoSchedule}]\n  prices: {onDemand: 1.0}\n";
+  const std::string workload = write("w.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: train}\nspec:\n  containers:\n"
+                                               "  - name: c\n    resources: {requests: {cpu: \"1\", nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}\n"
+                                               "---\napiVersion: v1\nkind: Pod\nmetadata: {name: etl}\nspec:\n  containers:\n"
+                                               "  - name: c\n    resources: {requests: {cpu: \"1\"}}\n");
+  const auto tolerations_of = [&](const std::string& settings) {
+    const std::string pools = write("pools.yaml", pools_text + settings);
+    const PlaceInputs in = read_place_inputs({pools}, {workload});
+    std::vector<size_t> counts;
+    for (const Pod& p : in.input.pods) counts.push_back(p.constraints.tolerations.size());
+    return std::make_pair(in.input.pods, counts);
+  };
+  const auto [with, counts] = tolerations_of("---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n"
+                                             "admissionPlugins: [ExtendedResourceToleration]\n");
+  ASSERT_EQ(with.size(), 2u);
+  ASSERT_EQ(counts, (std::vector<size_t>{1, 0}));
+  EXPECT_EQ(with[0].constraints.tolerations[0].key, "nvidia.com/gpu");
+  EXPECT_EQ(with[0].constraints.tolerations[0].operator_, "Exists");
+  EXPECT_EQ(with[0].constraints.tolerations[0].effect, "NoSchedule");
+  // Without the plugin, no toleration.
+  EXPECT_EQ(tolerations_of("").second, (std::vector<size_t>{0, 0}));
+}
+
+}  // namespace
+}  // namespace gpufleet::io

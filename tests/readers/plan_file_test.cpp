@@ -239,6 +239,10 @@ TEST(PlanFileReader, CatalogErrorsNameTheField) {
                      "required field is missing");
   expect_input_error([&] { parse(kCatalogHead + type("g6.xlarge", "{count: 1}") + "  - {zone: a, onDemand: 1}\n"); }, "p.yaml", 5, 8,
                      "instanceTypes[0].gpu.model", "required field is missing");
+  // A blank gpu is an error, not a CPU-only type.
+  for (const char* blank : {"", "~", "null"})
+    expect_input_error([&] { parse(kCatalogHead + type("g6.xlarge", blank) + "  - {zone: a, onDemand: 1}\n"); }, "p.yaml", 5,
+                       std::string(blank).empty() ? 7 : 8, "instanceTypes[0].gpu", "has no value");
 }
 
 TEST(PlanFileReader, ACpuOnlyTypeHasNoGpus) {

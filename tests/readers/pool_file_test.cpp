@@ -291,6 +291,9 @@ TEST(PoolFileErrors, YamlSyntax) {
 
 TEST(PoolFileErrors, UnknownGpuModel) {
   expect_error(edit(5, "  gpu: {model: L5, count: 1}"), 5, 16, "pools[0].gpu.model", "unknown GPU model 'L5'");
+  // A blank gpu is an error, not a CPU-only pool (leaving the key out is).
+  expect_error(edit(5, "  gpu: ~"), 5, 8, "pools[0].gpu", "has no value");
+  EXPECT_EQ(parse_pool_text(edit(5, "  instanceType: c7i.xlarge"), "pools.yaml")[0].gpus_per_node, 0);
 }
 
 TEST(PoolFileErrors, BadQuantities) {

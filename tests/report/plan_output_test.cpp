@@ -50,6 +50,17 @@ TEST(PlanOutput, PoolsFileKeepsTaintsAndAdmission) {
   EXPECT_EQ(back.pools[1].pool.cpu_milli, 95690);
 }
 
+TEST(PlanOutput, KueueListsTheCpuFlavorFirst) {
+  const std::string y = io::kueue_objects_yaml(plan::candidate_cluster(candidate_with_cpu_pool()), "plan");
+  const size_t flavors = y.find("    flavors:\n");
+  ASSERT_NE(flavors, std::string::npos) << y;
+  const size_t cpu = y.find("    - name: c7i-24xlarge\n", flavors), gpu = y.find("    - name: g4dn-metal\n", flavors);
+  ASSERT_NE(cpu, std::string::npos) << y;
+  ASSERT_NE(gpu, std::string::npos) << y;
+  EXPECT_LT(cpu, gpu) << y;
+  EXPECT_NE(y.find("      - {name: nvidia.com/gpu, nominalQuota: 0}\n", cpu), std::string::npos) << y;
+}
+
 TEST(PlanOutput, KarpenterNodePoolsCarryTheTaint) {
   const std::string y = io::karpenter_node_pools_yaml(plan::candidate_cluster(candidate_with_cpu_pool()), "default");
   EXPECT_NE(y.find("      taints:\n      - {key: \"nvidia.com/gpu\", effect: NoSchedule}\n"), std::string::npos) << y;

@@ -99,6 +99,9 @@ class Field {
   Field(const YamlNode& node, std::string path, const Source& src);
 
   bool present() const { return node_ != nullptr && node_->type != YamlType::kNull; }
+  /// Whether the key is written at all, even with a null value (`gpu:` or `gpu: ~`): for keys whose
+  /// absence means something (a CPU-only node), so that a blank value is an error, not that meaning.
+  bool given() const { return node_ != nullptr; }
   bool is_map() const { return present() && node_->type == YamlType::kMapping; }
   bool is_seq() const { return present() && node_->type == YamlType::kSequence; }
   bool is_scalar() const { return present() && node_->type == YamlType::kScalar; }

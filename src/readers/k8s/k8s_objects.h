@@ -159,6 +159,10 @@ struct K8sObjects {
   std::vector<queue::Workload> queued_workloads;
   std::vector<PodGroup> pod_groups;  ///< gangs, in order of appearance
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
+  /// A simulator settings document (sim.gpufleet.io/v1 Autoscaling, readers/sim/sim_pools.h) names the
+  /// ExtendedResourceToleration admission plugin in its admissionPlugins (the rest of that document is
+  /// the simulator's: counted as skipped). readers/k8s/place_inputs.h applies it to the pods.
+  bool extended_resource_toleration = false;
   std::vector<NotModelled> not_modelled;      ///< in order of first appearance
   std::vector<std::string> warnings;         ///< one per file without objects, per skipped kind, per field
                                              ///< not modelled and per unenforced quota resource

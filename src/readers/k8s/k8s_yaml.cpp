@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "admit/resource_quota.h"
+#include "model/extended_resource_toleration.h"
 #include "readers/formats/input_limits.h"
 #include "util/edit_distance.h"
 #include "readers/k8s/k8s_fields.h"
@@ -586,6 +587,13 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // readers/k8s/pool_file.h reads it
     if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
     return;
+  }
+  if (kind == "Autoscaling" && v["apiVersion"].str() == "sim.gpufleet.io/v1") {
+    // The cluster's admission plugins (model/extended_resource_toleration.h) hold for `place` too; the
+    // other settings are the simulator's. sim_pools.h checks the names.
+    const Val plugins = v["admissionPlugins"];
+    for (size_t i = 0, n = plugins.is_seq() ? plugins.size() : 0; i < n; ++i)
+      if (plugins.at(i).str() == kExtendedResourceTolerationPlugin) out_.extended_resource_toleration = true;
   }
   skip(kind, v, "kind not modelled");
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "admit/resource_quota.h"
+#include "model/extended_resource_toleration.h"
 #include "readers/k8s/device_setup.h"
 #include "readers/formats/input_limits.h"
 #include "readers/k8s/pool_file.h"
@@ -102,6 +103,12 @@ PlaceInputs place_inputs_from_objects(K8sObjects objects, const std::string& nod
   if (out.input.nodes.empty())
     throw UsageError(fmt::format("{}: no nodes (give Node objects or a gpufleet NodePoolSet file)", nodes_given));
   out.input.pods = out.objects.pods;
+  // kube-apiserver's ExtendedResourceToleration, when the pools file's settings name it (K8sObjects).
+  if (out.objects.extended_resource_toleration) {
+    for (Pod& pod : out.input.pods) add_extended_resource_tolerations(pod, pod.constraints.tolerations);
+    for (queue::Workload& w : out.objects.queued_workloads)
+      for (queue::PodSet& set : w.pod_sets) add_extended_resource_tolerations(set.pod_template, set.pod_template.constraints.tolerations);
+  }
   out.input.daemon_sets = out.objects.daemon_sets;
   // A DaemonSet may make a pod per node: at most that many count toward ObjectLimits::max_pods.
   size_t pods = out.input.pods.size();

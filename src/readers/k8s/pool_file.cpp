@@ -64,7 +64,9 @@ void read_name(const Field& name, NodePool& pool, K8sNodeSource& source) {
 // gpu: a model of the catalog (returned; nullptr without gpu) and the GPUs per node.
 const GpuModelInfo* read_gpu(const Field& gpu, NodePool& pool) {
   const GpuModelInfo* model = nullptr;
-  if (gpu.present()) {
+  if (gpu.given()) {  // `gpu: ~` is an error, not a CPU-only pool
+    if (!gpu.present()) gpu.fail("has no value: give {model, count}, or leave gpu out for a CPU-only pool");
+    gpu.require_map();
     gpu.only_keys({"model", "count"});
     const Field m = gpu["model"];
     const std::string model_name = m.required_str();

@@ -156,7 +156,8 @@ plan::InstanceType parse_instance_type(const Field& t, std::vector<std::string>&
   type.origin = origin_of(name);
 
   // No `gpu`: a CPU-only type, for the pods without GPUs.
-  if (const Field gpu = t["gpu"]; gpu.present()) {
+  if (const Field gpu = t["gpu"]; gpu.given()) {
+    if (!gpu.present()) gpu.fail("has no value: give {model, count}, or leave gpu out for a CPU-only type");
     gpu.require_map();
     known_keys(gpu, {"model", "count"});
     type.gpu_model = gpu_model(gpu["model"]);
