@@ -1,12 +1,15 @@
 #include "report/plan_output.h"
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/extended_resource_toleration.h"
+#include "plan/candidate.h"
 #include "report/html_page.h"
 #include "report/text_table.h"
 
@@ -72,6 +75,13 @@ std::string taints_yaml(const std::vector<Taint>& taints, const std::string& ind
   return y;
 }
 
+// A MIG layout as a YAML flow mapping, profiles quoted, in name order: {"1g.5gb": 4, "3g.20gb": 1}.
+std::string mig_devices_flow(const std::map<std::string, int>& devices) {
+  std::string y = "{";
+  for (const auto& [profile, count] : devices) y += fmt::format("{}{}: {}", y.size() > 1 ? ", " : "", yaml_string(profile), count);
+  return y + "}";
+}
+
 const std::vector<std::string> kResultHeaders = {"cost USD", "on-demand", "spot", "reserved", "GPU alloc (kept)", "spot share",
                                                  "production p99 pending s", "lost GPU-h", "failed pods"};
 
@@ -98,6 +108,10 @@ std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string&
     if (p.spot_usd_per_hour) y += fmt::format(", spot: {}", num(*p.spot_usd_per_hour));
     if (p.reserved_usd_per_hour) y += fmt::format(", reserved: {}", num(*p.reserved_usd_per_hour));
     y += "}\n";
+    if (p.mig_devices) y += fmt::format("  mig: {}\n", mig_devices_flow(*p.mig_devices));
+    if (p.time_slicing_replicas)
+      y += fmt::format("  {}: {{replicas: {}}}\n", p.gpu_sharing_strategy == GpuSharingStrategy::kMps ? "mps" : "timeSlicing",
+                       *p.time_slicing_replicas);
   }
   const sim::AutoscalerSettings& a = cluster.autoscaler;
   y += "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
@@ -138,7 +152,13 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
     if (sp.settings.capacity_type == sim::CapacityType::kSpot)
       y += "# Spot capacity: pods that must not run on spot need node affinity karpenter.sh/capacity-type NotIn [spot],\n"
            "# as the simulation gives every pod that does not accept spot.\n";
-    y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n    spec:\n", p.name);
+    y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n", p.name);
+    // The GPU Operator's config labels (MIG manager, device plugin) go on every node of the NodePool.
+    std::string config_labels;
+    for (const auto& [k, v] : p.labels)
+      if (k == plan::kMigConfigLabel || k == plan::kDevicePluginConfigLabel) config_labels += fmt::format("        {}: {}\n", k, yaml_string(v));
+    if (!config_labels.empty()) y += "    metadata:\n      labels:\n" + config_labels;
+    y += "    spec:\n";
     y += "      requirements:\n";
     y += fmt::format("      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{}]}}\n", yaml_string(p.instance_type));
     for (const auto& [k, v] : p.labels)
@@ -503,6 +523,63 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += report_page_end("gpufleet plan", data_json, kPlanRenderScript);
   return html;
+}
+
+namespace {
+
+// The comment lines of `comment`, each "# ...".
+std::string comment_lines(const std::string& comment) {
+  std::string y;
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);) y += line.empty() ? "#\n" : "# " + line + "\n";
+  return y;
+}
+
+// A pool's value of label `key`, else its name.
+std::string config_name(const NodePool& p, const char* key) {
+  for (const auto& [k, v] : p.labels)
+    if (k == key) return v;
+  return p.name;
+}
+
+}  // namespace
+
+std::string mig_parted_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment) {
+  std::string configs;
+  std::set<std::string> done;
+  for (const sim::SimPool& sp : cluster.pools) {
+    if (!sp.pool.mig_devices) continue;
+    const std::string name = config_name(sp.pool, plan::kMigConfigLabel);
+    if (!done.insert(name).second) continue;
+    configs += fmt::format("  {}:\n  - devices: all\n    mig-enabled: true\n    mig-devices:\n", name);
+    for (const auto& [profile, count] : *sp.pool.mig_devices) configs += fmt::format("      {}: {}\n", yaml_string(profile), count);
+  }
+  std::string y = comment_lines(comment);
+  if (configs.empty()) return y + "# The plan has no MIG pool: no mig-parted config to apply.\n";
+  y += "# nvidia/mig-parted config (github.com/NVIDIA/mig-parted). The GPU Operator's MIG manager applies to each node\n"
+       "# the config its nvidia.com/mig.config label names: put this file in the ConfigMap that ClusterPolicy\n"
+       "# spec.migManager.config.name names (kubectl create configmap ... --from-file=config.yaml=<this file>).\n";
+  return y + "version: v1\nmig-configs:\n" + configs;
+}
+
+std::string device_plugin_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment, const std::string& name,
+                                      const std::string& ns) {
+  std::string data;
+  std::set<std::string> done;
+  for (const sim::SimPool& sp : cluster.pools) {
+    const NodePool& p = sp.pool;
+    if (!p.time_slicing_replicas) continue;
+    const std::string key = config_name(p, plan::kDevicePluginConfigLabel);
+    if (!done.insert(key).second) continue;
+    data += fmt::format("  {}: |-\n    version: v1\n    sharing:\n      {}:\n        resources:\n        - name: nvidia.com/gpu\n"
+                        "          replicas: {}\n",
+                        key, p.gpu_sharing_strategy == GpuSharingStrategy::kMps ? "mps" : "timeSlicing", *p.time_slicing_replicas);
+  }
+  std::string y = comment_lines(comment);
+  if (data.empty()) return y + "# The plan has no time-sliced or MPS pool: no device-plugin config to apply.\n";
+  y += "# NVIDIA k8s-device-plugin configs, one per time-sliced or MPS pool; each node takes the config its\n"
+       "# nvidia.com/device-plugin.config label names (GPU Operator: ClusterPolicy spec.devicePlugin.config.name).\n";
+  return y + fmt::format("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: {}\ndata:\n", name, ns) + data;
 }
 
 std::string plan_shard_json(const std::string& fingerprint, size_t shard, size_t shards, size_t candidates,

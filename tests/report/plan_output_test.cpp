@@ -30,7 +30,7 @@ plan::PlanCandidate candidate_with_cpu_pool() {
   c7i.memory_bytes = 181 * kGiB;
   c7i.on_demand_usd_per_hour = 4.284;
   plan::PlanCandidate c;
-  c.pools = {plan::PoolChoice{t4, 0, false, 5}, plan::PoolChoice{c7i, 0, false, 3}};
+  c.pools = {plan::PoolChoice{t4, 0, false, 5, {}}, plan::PoolChoice{c7i, 0, false, 3, {}}};
   return c;
 }
 
