@@ -223,9 +223,54 @@ int32_t mig_nodes_for(const std::vector<const sim::WorkloadSpec*>& items, double
   return static_cast<int32_t>(std::ceil(nodes * 1.5)) + 2;
 }
 
+// The whole MIG nodes of `o` with `layout` the items need (devices of each profile, CPU, memory) at
+// the median of the horizon (time-weighted, nearest rank as demand_quantile): the smallest count n
+// such that the items need at most n nodes during at least half of the horizon.
+int32_t mig_median_nodes(const std::vector<const sim::WorkloadSpec*>& items, double horizon, const CostBoundOption& o,
+                         const std::map<std::string, int>& layout) {
+  std::vector<double> times = {0, horizon};
+  for (const sim::WorkloadSpec* s : items) {
+    const double run = run_seconds(*s, horizon);
+    if (run <= 0) continue;
+    times.push_back(std::max(0.0, s->arrival_s));
+    times.push_back(std::max(0.0, s->arrival_s) + run);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<std::pair<int32_t, double>> need;  // (nodes, seconds)
+  double total = 0;
+  for (size_t k = 0; k + 1 < times.size(); ++k) {
+    const double t = times[k], len = times[k + 1] - times[k];
+    if (len <= 0 || t >= horizon) continue;
+    std::map<std::string, double> devices;
+    double cpu = 0, mem = 0;
+    for (const sim::WorkloadSpec* s : items) {
+      const double a = std::max(0.0, s->arrival_s);
+      if (!(t >= a && t < a + run_seconds(*s, horizon))) continue;
+      for (const MigRequest& r : s->mig_requests) devices[r.profile] += static_cast<double>(s->pods) * r.count;
+      cpu += static_cast<double>(s->pods) * static_cast<double>(s->cpu_milli);
+      mem += static_cast<double>(s->pods) * static_cast<double>(s->memory_bytes);
+    }
+    double nodes = std::max(cpu / static_cast<double>(o.cpu_milli), mem / static_cast<double>(o.memory_bytes));
+    for (const auto& [profile, n] : devices)
+      if (const auto it = layout.find(profile); it != layout.end()) nodes = std::max(nodes, n / (static_cast<double>(it->second) * o.gpus));
+    need.emplace_back(static_cast<int32_t>(std::ceil(nodes - 1e-9)), len);
+    total += len;
+  }
+  std::sort(need.begin(), need.end());
+  double covered = 0;
+  for (const auto& [n, len] : need) {
+    covered += len;
+    if (covered >= 0.5 * total - 1e-12 * total) return n;
+  }
+  return 0;
+}
+
 }  // namespace
 
-std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const std::vector<CostBoundOption>& options) {
+std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const std::vector<CostBoundOption>& options,
+                                         std::vector<int32_t>* median_nodes) {
+  if (median_nodes != nullptr) median_nodes->clear();
   std::vector<const sim::WorkloadSpec*> left;
   for (const sim::WorkloadSpec& s : workload.items)
     if (!s.mig_requests.empty() && run_seconds(s, workload.horizon_s) > 0) left.push_back(&s);
@@ -272,6 +317,7 @@ std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const st
     if (best == nullptr || best_items.empty()) break;  // the rest fit no option: they fail in every plan
     types.insert(best->instance_type);
     PoolChoice choice{*best, 0, false, mig_nodes_for(best_items, workload.horizon_s, *best, best_layout), {}};
+    if (median_nodes != nullptr) median_nodes->push_back(mig_median_nodes(best_items, workload.horizon_s, *best, best_layout));
     choice.mig_devices = std::move(best_layout);
     out.push_back(std::move(choice));
     std::erase_if(left, [&](const sim::WorkloadSpec* s) { return std::find(best_items.begin(), best_items.end(), s) != best_items.end(); });
@@ -337,8 +383,21 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   // With a CPU-only type and pods without GPUs, every pool set is tried twice: as it is, and with a
   // CPU-only pool for those pods (the GPU pools then tainted; plan/candidate.h).
   const CostBoundOption* cpu_option = cpu_pool_option(workload, options);
-  // The MIG pools every pool set gets when the workload has MIG pods (none otherwise).
-  const std::vector<PoolChoice> mig_pools = mig_pool_choices(workload, options);
+  // The MIG pools every pool set gets when the workload has MIG pods (none otherwise): on demand, and
+  // again with the nodes needed half of the time committed (when some MIG pool has a committed price
+  // and needs a node that long).
+  std::vector<int32_t> mig_median;
+  std::vector<std::vector<PoolChoice>> mig_variants = {mig_pool_choices(workload, options, &mig_median)};
+  {
+    std::vector<PoolChoice> committed = mig_variants.front();
+    bool any = false;
+    for (size_t k = 0; k < committed.size(); ++k)
+      if (committed[k].option.committed_usd_per_hour && mig_median[k] > 0) {
+        committed[k].reserved_nodes = std::min(mig_median[k], committed[k].max_nodes);
+        any = true;
+      }
+    if (any) mig_variants.push_back(std::move(committed));
+  }
   auto knobs = [&](std::vector<PoolChoice> pools, const char* origin) {
     const bool has_cpu_pool = std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; });
     std::vector<std::vector<PoolChoice>> sets = {pools};
@@ -346,7 +405,15 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
       pools.push_back({*cpu_option, 0, false, nodes_for(demand, *cpu_option), {}});
       sets.push_back(std::move(pools));
     }
-    for (std::vector<PoolChoice>& set : sets) set.insert(set.end(), mig_pools.begin(), mig_pools.end());
+    if (!mig_variants.front().empty()) {
+      std::vector<std::vector<PoolChoice>> with_mig;
+      for (const std::vector<PoolChoice>& set : sets)
+        for (const std::vector<PoolChoice>& mig : mig_variants) {
+          with_mig.push_back(set);
+          with_mig.back().insert(with_mig.back().end(), mig.begin(), mig.end());
+        }
+      sets = std::move(with_mig);
+    }
     for (const std::vector<PoolChoice>& set : sets)
       for (double scale_down : {600.0, 60.0})
         for (bool consolidation : {false, true}) {
@@ -753,7 +820,8 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
       std::string committed;
       for (const PoolChoice& p : plan.pools)
         if (p.reserved_nodes > 0)
-          committed += fmt::format("{}{} {} ({})", committed.empty() ? "" : ", ", p.reserved_nodes, p.option.instance_type, p.option.commitment);
+          committed += fmt::format("{}{} {}{} ({})", committed.empty() ? "" : ", ", p.reserved_nodes, p.option.instance_type,
+                                   p.mig_devices.empty() ? "" : " MIG", p.option.commitment);
       out.waterfall.push_back({"+ committed nodes: " + committed, rec, 0, 0});
     }
     for (size_t k = 1; k < out.waterfall.size(); ++k) {

@@ -99,8 +99,12 @@ std::map<std::string, int> mig_layout_for_demand(const GpuModelInfo& model, cons
 /// holds, then again for the rest (other instance types), until none is left that some option holds.
 /// Each choice: that layout for the profiles of its items, no committed nodes, no spot, max_nodes
 /// the peak concurrent devices of each profile over the layout's devices per node, the peak CPU and
-/// memory of its items over the node's, the largest x 1.5 + 2 (as the other pools).
-std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const std::vector<CostBoundOption>& options);
+/// memory of its items over the node's, the largest x 1.5 + 2 (as the other pools). `median_nodes`
+/// (when given) gets, per choice, the whole MIG nodes its items need during at least half of the
+/// horizon (devices per profile over the layout's per node, CPU, memory; time-weighted median), the
+/// committed nodes plan_candidates tries.
+std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const std::vector<CostBoundOption>& options,
+                                         std::vector<int32_t>* median_nodes = nullptr);
 
 /// The candidates for a workload, numbered in a fixed order:
 ///  1. the grid: for every admissible option that holds every pod some option holds (one zone per
@@ -115,7 +119,9 @@ std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const st
 /// workload has pods without GPUs and the options a CPU-only type that holds each of them, each pool
 /// set is tried again with a pool of the one cheapest per useful core (never committed or spot), which
 /// taints the GPU pools (plan/candidate.h). When the workload has items that request MIG devices,
-/// every pool set also gets the MIG pools of mig_pool_choices (after its other pools); "holds every
+/// every pool set also gets the MIG pools of mig_pool_choices (after its other pools), on demand and,
+/// when a MIG pool has a committed price and its median_nodes > 0, again with that many committed
+/// nodes (each pool set then twice, on demand first); "holds every
 /// pod" above then means every pod without MIG devices. Without such items the list is what it was
 /// before MIG pools existed, byte for byte. A pool's
 /// max_nodes: the peak demand's nodes (GPU, CPU and memory) x 1.5 + 2.

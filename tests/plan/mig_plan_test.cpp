@@ -118,6 +118,20 @@ TEST(MigPlan, PoolChoiceOfASmallWorkload) {
   // Most nodes: the peaks (6 1g.5gb at once, 2 3g.20gb, 20 cores, 64 GiB) over a node's (32 1g.5gb,
   // 8 3g.20gb, 95.69 cores, 1122 GiB): 3g.20gb binds at 0.25 node; ceil(0.25 x 1.5) + 2 = 3.
   EXPECT_EQ(pools[0].max_nodes, 3);
+  // The nodes needed half of the horizon: none (the MIG jobs run 1 h 10 min of 4 h).
+  std::vector<int32_t> median;
+  mig_pool_choices(w, {g6(), p4d()}, &median);
+  EXPECT_EQ(median, std::vector<int32_t>{0});
+  // With a service of 20 notebooks of one 1g.5gb over the whole horizon: at most 26 1g.5gb devices
+  // (0.81 of a node's 32) and 2 3g.20gb (0.25 of 8), so one node all the time: the median is 1.
+  sim::Workload with_service = w;
+  sim::WorkloadSpec notebooks = mig_job("notebooks", 0, 0, 20, "1g.5gb");
+  notebooks.kind = sim::WorkloadKind::kService;
+  with_service.items.push_back(notebooks);
+  const std::vector<PoolChoice> two = mig_pool_choices(with_service, {g6(), p4d()}, &median);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].mig_devices, (std::map<std::string, int>{{"1g.5gb", 4}, {"3g.20gb", 1}}));
+  EXPECT_EQ(median, std::vector<int32_t>{1});
   // Without MIG pods: none.
   sim::Workload plain = w;
   plain.items.resize(1);
