@@ -134,13 +134,14 @@ std::map<std::string, int> mig_layout_for_demand(const GpuModelInfo& model, cons
       if (const MigProfile* p = model.find_mig_profile(name)) wanted.emplace_back(p, hours);
   std::map<std::string, int> best;
   if (wanted.empty()) return best;
-  // Lexicographic key: (profiles left out, GPU-hours needed, -compute slices); the enumeration tries
-  // larger counts first, so on equal keys the larger counts in name order win.
-  std::tuple<int, double, int> best_key{std::numeric_limits<int>::max(), 0, 0};
+  // Lexicographic key: (profiles left out, -the demand served in GPU-hours (device-hours x compute
+  // slices / 7), GPU-hours needed, -compute slices); the enumeration tries larger counts first, so on
+  // equal keys the larger counts in name order win.
+  std::tuple<int, double, double, int> best_key{std::numeric_limits<int>::max(), 0, 0, 0};
   std::vector<int> counts(wanted.size(), 0);
   auto leaf = [&] {
     int missing = 0, slices = 0, instances = 0;
-    double need = 0;
+    double need = 0, served = 0;
     std::map<std::string, int> layout;
     for (size_t k = 0; k < wanted.size(); ++k) {
       if (counts[k] == 0) {
@@ -151,9 +152,10 @@ std::map<std::string, int> mig_layout_for_demand(const GpuModelInfo& model, cons
       slices += counts[k] * wanted[k].first->compute_slices;
       instances += counts[k];
       need = std::max(need, wanted[k].second / counts[k]);
+      served += wanted[k].second * wanted[k].first->compute_slices / kMigComputeSlices;
     }
     if (instances == 0) return;
-    const std::tuple<int, double, int> key{missing, need, -slices};
+    const std::tuple<int, double, double, int> key{missing, -served, need, -slices};
     if (key < best_key && layout_for_counts(model, layout)) {
       best_key = key;
       best = std::move(layout);

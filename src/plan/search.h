@@ -83,8 +83,10 @@ PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoun
 /// among the layouts that NVIDIA's MIG geometry allows on the model (NVIDIA MIG User Guide,
 /// "Supported MIG Profiles", as model/mig.h encodes it; every layout returned passes
 /// layout_for_counts). In order: the fewest profiles of the demand left out (0 when one layout holds
-/// them all; a 7g profile excludes every other), the fewest GPU-hours, the most compute slices used
-/// (the least idle), then the larger counts of the profiles in name order. Profiles the model lacks
+/// them all; a 7g profile excludes every other), the most demand served (device-hours x the profile's
+/// compute slices / 7, summed over the profiles kept; equal when none is left out), the fewest
+/// GPU-hours, the most compute slices used (the least idle), then the larger counts of the profiles
+/// in name order. Profiles the model lacks
 /// and entries <= 0 are ignored; empty when none is left. Example: A100-40GB with {1g.5gb: 6,
 /// 3g.20gb: 2} gives {1g.5gb: 4, 3g.20gb: 1} (2 GPU-hours; {1g.5gb: 3, 3g.20gb: 1} needs as many but
 /// leaves a slice idle).

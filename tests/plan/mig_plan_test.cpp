@@ -86,8 +86,10 @@ TEST(MigPlan, LayoutForAHandComputedDemand) {
   // One profile: as many as fit one GPU (7 1g.10gb on an H100: 7 compute slices, memory 0-6).
   EXPECT_EQ(mig_layout_for_demand(model("H100-80GB"), {{"1g.10gb", 3}}), (std::map<std::string, int>{{"1g.10gb", 7}}));
   EXPECT_EQ(mig_layout_for_demand(model("A100-40GB"), {{"3g.20gb", 5}}), (std::map<std::string, int>{{"3g.20gb", 2}}));
-  // 7g.40gb excludes everything: one profile is left out; 7 1g.5gb need 1/7 GPU-hours, one 7g.40gb 1.
-  EXPECT_EQ(mig_layout_for_demand(model("A100-40GB"), {{"1g.5gb", 1}, {"7g.40gb", 1}}), (std::map<std::string, int>{{"1g.5gb", 7}}));
+  // 7g.40gb excludes everything: one profile is left out, the one serving less demand: 1 device-hour
+  // of 7g.40gb is 1 GPU-hour, 1 of 1g.5gb 1/7; with 14 of 1g.5gb (2 GPU-hours) the 1g.5gb stay.
+  EXPECT_EQ(mig_layout_for_demand(model("A100-40GB"), {{"1g.5gb", 1}, {"7g.40gb", 1}}), (std::map<std::string, int>{{"7g.40gb", 1}}));
+  EXPECT_EQ(mig_layout_for_demand(model("A100-40GB"), {{"1g.5gb", 14}, {"7g.40gb", 1}}), (std::map<std::string, int>{{"1g.5gb", 7}}));
   // Profiles the model lacks, zero demand and a model without MIG give nothing.
   EXPECT_TRUE(mig_layout_for_demand(model("A100-40GB"), {{"3g.40gb", 4}}).empty());
   EXPECT_TRUE(mig_layout_for_demand(model("A100-40GB"), {{"1g.5gb", 0}}).empty());
