@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/extended_resource_toleration.h"
+#include "model/resources.h"
 #include "plan/candidate.h"
 #include "report/html_page.h"
 #include "report/text_table.h"
@@ -185,14 +186,28 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
   }
   y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: {}\nspec:\n  namespaceSelector: {{}}\n",
                    cluster_queue);
-  y += "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
+  // MIG pools advertise nvidia.com/mig-<profile> instead of nvidia.com/gpu: those resources are
+  // covered too (every flavor lists every covered resource, in the same order; 0 where it has none).
+  std::set<std::string> mig_profiles;
+  for (const sim::SimPool& sp : cluster.pools)
+    if (sp.pool.mig_devices)
+      for (const auto& [profile, count] : *sp.pool.mig_devices) mig_profiles.insert(profile);
+  std::string covered = "cpu, memory, nvidia.com/gpu";
+  for (const std::string& profile : mig_profiles) covered += ", " + std::string(kMigResourcePrefix) + profile;
+  y += fmt::format("  resourceGroups:\n  - coveredResources: [{}]\n    flavors:\n", covered);
   for (const sim::SimPool& sp : cluster.pools) {
     const NodePool& p = sp.pool;
     const int64_t n = p.max_nodes;
     y += fmt::format("    - name: {}\n      resources:\n", p.name);
     y += fmt::format("      - {{name: cpu, nominalQuota: {}m}}\n", n * p.cpu_milli);
     y += fmt::format("      - {{name: memory, nominalQuota: {}Mi}}\n", n * (p.memory_bytes / (int64_t{1} << 20)));
-    y += fmt::format("      - {{name: nvidia.com/gpu, nominalQuota: {}}}\n", n * p.gpus_per_node);
+    y += fmt::format("      - {{name: nvidia.com/gpu, nominalQuota: {}}}\n", p.mig_devices ? 0 : n * p.gpus_per_node);
+    for (const std::string& profile : mig_profiles) {
+      int64_t per_gpu = 0;
+      if (p.mig_devices)
+        if (const auto it = p.mig_devices->find(profile); it != p.mig_devices->end()) per_gpu = it->second;
+      y += fmt::format("      - {{name: {}{}, nominalQuota: {}}}\n", kMigResourcePrefix, profile, n * p.gpus_per_node * per_gpu);
+    }
   }
   return y;
 }

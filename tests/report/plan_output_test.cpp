@@ -115,6 +115,23 @@ TEST(PlanOutput, MigPoolSurvivesThePoolsFile) {
             std::string::npos);
 }
 
+TEST(PlanOutput, KueueCoversTheMigDevices) {
+  sim::ClusterConfig c = plan::candidate_cluster(candidate_with_cpu_pool());
+  const std::string plain = io::kueue_objects_yaml(c, "plan");
+  EXPECT_NE(plain.find("  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"), std::string::npos) << plain;
+  c.pools.push_back(one_mig_pool().pools[0]);
+  const std::string y = io::kueue_objects_yaml(c, "plan");
+  EXPECT_NE(y.find("  - coveredResources: [cpu, memory, nvidia.com/gpu, nvidia.com/mig-1g.5gb, nvidia.com/mig-3g.20gb]\n"),
+            std::string::npos) << y;
+  // The T4 pool: 5 nodes x 8 GPUs, no MIG device; the MIG pool: 3 nodes x 8 GPUs x 4 1g.5gb and x 1 3g.20gb, no whole GPU.
+  EXPECT_NE(y.find("      - {name: nvidia.com/gpu, nominalQuota: 40}\n      - {name: nvidia.com/mig-1g.5gb, nominalQuota: 0}\n"
+                   "      - {name: nvidia.com/mig-3g.20gb, nominalQuota: 0}\n"),
+            std::string::npos) << y;
+  EXPECT_NE(y.find("      - {name: nvidia.com/gpu, nominalQuota: 0}\n      - {name: nvidia.com/mig-1g.5gb, nominalQuota: 96}\n"
+                   "      - {name: nvidia.com/mig-3g.20gb, nominalQuota: 24}\n"),
+            std::string::npos) << y;
+}
+
 TEST(PlanOutput, DevicePluginConfigMap) {
   sim::ClusterConfig c = plan::candidate_cluster(candidate_with_cpu_pool());
   EXPECT_EQ(io::device_plugin_config_yaml(c, "plan Y"), "# plan Y\n# The plan has no time-sliced or MPS pool: no device-plugin config to apply.\n");
