@@ -305,6 +305,7 @@ std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const st
         return std::any_of(s->mig_requests.begin(), s->mig_requests.end(),
                            [&](const MigRequest& r) { return layout.count(r.profile) == 0; });
       });
+      if (held.empty()) continue;
       double gpu_hours = 0;
       for (const auto& [profile, count] : layout) gpu_hours = std::max(gpu_hours, device_hours[profile] / count);
       const double usd = o.on_demand_usd_per_hour / o.gpus * gpu_hours;
