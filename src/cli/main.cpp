@@ -194,6 +194,9 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--pools-out", plan.pools_out, "write the plan's pools file (simulate --pools reads it) to FILE");
   plan_cmd->add_option("--karpenter-out", plan.karpenter_out, "write the plan's Karpenter NodePools to FILE");
   plan_cmd->add_option("--kueue-out", plan.kueue_out, "write Kueue ResourceFlavors and a ClusterQueue sized to the plan to FILE");
+  plan_cmd->add_option("--mig-parted-out", plan.mig_parted_out, "write the nvidia/mig-parted config of the plan's MIG pools to FILE");
+  plan_cmd->add_option("--device-plugin-out", plan.device_plugin_out,
+                       "write the NVIDIA device plugin's time-slicing/MPS ConfigMap of the plan's shared pools to FILE");
   plan_cmd->add_option("--workload-out", plan.workload_out,
                        "write the planned workload (inference services configured; simulate --workload reads it) to FILE");
   plan_cmd->add_option("--keda-out", plan.keda_out, "write the KEDA ScaledObjects of the inference services the plan autoscales to FILE");

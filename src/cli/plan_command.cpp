@@ -88,6 +88,14 @@ size_t shard_index(const PlanCommandOptions& o) {
   return static_cast<size_t>(index);
 }
 
+// --mig-parted-out and --device-plugin-out: the GPU Operator's configs of the plan's shared pools
+// (written even when the plan has none, saying so).
+void add_sharing_outputs(const PlanCommandOptions& o, const sim::ClusterConfig& cluster, const std::string& comment,
+                         std::vector<std::pair<std::string, std::string>>& outputs) {
+  if (!o.mig_parted_out.empty()) outputs.emplace_back(o.mig_parted_out, io::mig_parted_config_yaml(cluster, comment));
+  if (!o.device_plugin_out.empty()) outputs.emplace_back(o.device_plugin_out, io::device_plugin_config_yaml(cluster, comment));
+}
+
 }  // namespace
 
 int run_plan_command(const PlanCommandOptions& o) {
@@ -111,6 +119,8 @@ int run_plan_command(const PlanCommandOptions& o) {
   check_output_paths({{"--pools-out", o.pools_out},
                       {"--karpenter-out", o.karpenter_out},
                       {"--kueue-out", o.kueue_out},
+                      {"--mig-parted-out", o.mig_parted_out},
+                      {"--device-plugin-out", o.device_plugin_out},
                       {"--workload-out", o.workload_out},
                       {"--keda-out", o.keda_out},
                       {"--json", o.json_path},
@@ -393,6 +403,7 @@ int run_plan_command(const PlanCommandOptions& o) {
     if (!o.pools_out.empty()) outputs.emplace_back(o.pools_out, io::sim_pools_yaml(cluster, comment));
     if (!o.karpenter_out.empty()) outputs.emplace_back(o.karpenter_out, io::karpenter_node_pools_yaml(cluster, "default"));
     if (!o.kueue_out.empty()) outputs.emplace_back(o.kueue_out, io::kueue_objects_yaml(cluster, "plan"));
+    add_sharing_outputs(o, cluster, comment, outputs);
     if (!o.workload_out.empty())
       outputs.emplace_back(o.workload_out, io::sim_workload_yaml(planned, o.workload_out, {}, "gpufleet plan: the workload as planned"));
   }
@@ -407,6 +418,7 @@ int run_plan_command(const PlanCommandOptions& o) {
     if (!o.pools_out.empty()) outputs.emplace_back(o.pools_out, io::sim_pools_yaml(cluster, comment));
     if (!o.karpenter_out.empty()) outputs.emplace_back(o.karpenter_out, io::karpenter_node_pools_yaml(cluster, "default"));
     if (!o.kueue_out.empty()) outputs.emplace_back(o.kueue_out, io::kueue_objects_yaml(cluster, "plan"));
+    add_sharing_outputs(o, cluster, comment, outputs);
     std::map<std::string, std::string> scaled_object_files;
     std::string keda;
     for (const sim::InferenceServiceSpec& spec : planned.inference) {

@@ -27,6 +27,8 @@ struct PlanCommandOptions {
   std::string pools_out;         ///< the plan's pools file (simulate --pools)
   std::string karpenter_out;     ///< Karpenter NodePools
   std::string kueue_out;         ///< Kueue ResourceFlavors and a ClusterQueue sized to the plan
+  std::string mig_parted_out;    ///< the nvidia/mig-parted config of the plan's MIG pools
+  std::string device_plugin_out; ///< the k8s-device-plugin ConfigMap of the plan's time-sliced / MPS pools
   /// Inference services: the planned workload (simulate --workload) and the KEDA ScaledObjects of the
   /// services the plan autoscales (plan/serving_plan.h).
   std::string workload_out;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "model/gpu_catalog.h"
+#include "model/mig.h"
 #include "model/resources.h"
 
 namespace gpufleet::plan {
@@ -42,13 +44,24 @@ std::string pool_stem(const std::string& instance_type) {
   return s;
 }
 
+std::string mig_pool_name(const std::string& instance_type) { return pool_stem(instance_type) + "-mig"; }
+
 std::string PlanCandidate::label() const {
   std::string s;
   for (const PoolChoice& p : pools) {
     if (!s.empty()) s += " + ";
     s += fmt::format("{} {}", p.option.instance_type, p.option.zone);
     std::string extra;
-    if (p.reserved_nodes > 0) extra = fmt::format("{} {}", p.reserved_nodes, p.option.commitment);
+    if (!p.mig_devices.empty()) {
+      extra = "MIG";
+      bool first = true;
+      for (const auto& [profile, count] : p.mig_devices) {
+        extra += fmt::format("{}{} x{}", first ? " " : ", ", profile, count);
+        first = false;
+      }
+    }
+    if (p.reserved_nodes > 0) extra += extra.empty() ? "" : ", ";
+    if (p.reserved_nodes > 0) extra += fmt::format("{} {}", p.reserved_nodes, p.option.commitment);
     if (p.spot) extra += extra.empty() ? "spot" : ", spot";
     if (p.option.gpus == 0) extra += extra.empty() ? "pods without GPUs" : ", pods without GPUs";
     if (!extra.empty()) s += " (" + extra + ")";
@@ -92,8 +105,9 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
   cluster.extended_resource_toleration = dedicated;
   std::set<std::string> stems;
   for (const PoolChoice& p : c.pools) {
-    const std::string stem = pool_stem(p.option.instance_type);
-    if (!stems.insert(stem).second)
+    const bool mig = !p.mig_devices.empty();
+    const std::string stem = mig ? mig_pool_name(p.option.instance_type) : pool_stem(p.option.instance_type);
+    if (!stems.insert(stem).second || (p.spot && !stems.insert(stem + "-spot").second))
       throw std::invalid_argument(fmt::format("candidate {}: instance type {} twice", c.label(), p.option.instance_type));
     if (p.max_nodes < 1 || p.reserved_nodes < 0 || p.reserved_nodes > p.max_nodes)
       throw std::invalid_argument(
@@ -102,9 +116,22 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
       throw std::invalid_argument(fmt::format("candidate {}: reserved nodes without a committed price", c.label()));
     if (p.spot && !p.option.spot_usd_per_hour)
       throw std::invalid_argument(fmt::format("candidate {}: a spot pool without a spot price", c.label()));
+    if (mig) {
+      const GpuModelInfo* model = find_gpu_model(p.option.gpu_model);
+      if (p.option.gpus < 1 || model == nullptr || !layout_for_counts(*model, p.mig_devices))
+        throw std::invalid_argument(fmt::format("candidate {}: the MIG layout does not fit one {} GPU of {}", c.label(),
+                                                p.option.gpu_model, p.option.instance_type));
+    }
+    // A MIG pool: its layout and the label that names its mig-parted config (the same for its spot pool).
+    auto set_mig = [&](NodePool& pool) {
+      if (!mig) return;
+      pool.mig_devices = p.mig_devices;
+      pool.labels.emplace_back(kMigConfigLabel, stem);
+    };
     sim::SimPool od;
     od.pool = node_pool(p.option, stem, p.reserved_nodes, p.reserved_nodes, p.max_nodes);
-    if (dedicated && p.option.gpus > 0) od.pool.taints.push_back(dedicated_gpu_taint());
+    set_mig(od.pool);
+    if (dedicated && p.option.gpus > 0 && !mig) od.pool.taints.push_back(dedicated_gpu_taint());
     if (p.reserved_nodes > 0) od.pool.reserved_usd_per_hour = p.option.committed_usd_per_hour;
     od.settings.provision_s = sim::kProvisionKarpenterS;
     od.settings.reserved_nodes = p.reserved_nodes;
@@ -112,7 +139,8 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
     if (p.spot) {
       sim::SimPool spot;
       spot.pool = node_pool(p.option, stem + "-spot", 0, 0, p.max_nodes);
-      if (dedicated && p.option.gpus > 0) spot.pool.taints.push_back(dedicated_gpu_taint());
+      set_mig(spot.pool);
+      if (dedicated && p.option.gpus > 0 && !mig) spot.pool.taints.push_back(dedicated_gpu_taint());
       spot.pool.spot_usd_per_hour = p.option.spot_usd_per_hour;
       spot.settings.capacity_type = sim::CapacityType::kSpot;
       spot.settings.provision_s = sim::kProvisionKarpenterS;
@@ -129,13 +157,22 @@ sim::ClusterConfig candidate_cluster(const PlanCandidate& c) {
   return cluster;
 }
 
-sim::ClusterConfig baseline_cluster(const std::vector<CostBoundOption>& options, int32_t max_nodes_per_pool) {
+sim::ClusterConfig baseline_cluster(const std::vector<CostBoundOption>& options, int32_t max_nodes_per_pool,
+                                    const std::vector<PoolChoice>& mig_pools) {
   sim::ClusterConfig cluster;
   for (const CostBoundOption& o : options) {
     std::string name = pool_stem(o.instance_type);
     if (!o.zone.empty()) name += "-" + pool_stem(o.zone);
     sim::SimPool p;
     p.pool = node_pool(o, name, 0, 0, max_nodes_per_pool);
+    cluster.pools.push_back(p);
+  }
+  for (const PoolChoice& m : mig_pools) {
+    if (m.mig_devices.empty()) continue;
+    sim::SimPool p;
+    p.pool = node_pool(m.option, mig_pool_name(m.option.instance_type), 0, 0, max_nodes_per_pool);
+    p.pool.mig_devices = m.mig_devices;
+    p.pool.labels.emplace_back(kMigConfigLabel, p.pool.name);
     cluster.pools.push_back(p);
   }
   cluster.autoscaler.scale_up_delay_s = 0;  // CA's --new-pod-scale-up-delay default

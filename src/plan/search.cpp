@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "model/gpu_catalog.h"
+#include "model/mig.h"
 #include "sim/simulator.h"
 #include "util/parallel.h"
 
@@ -28,10 +30,21 @@ double peak(const DemandCurve& d, double DemandBucket::*field) {
   return m;
 }
 
-// Whether one pod of the item fits one node of the option on its own (GPUs, CPU, memory, gpu_spec).
+// Whether one pod of the item fits one node of the option on its own (GPUs, CPU, memory, gpu_spec; a
+// MIG pod: a model with its profile and enough GPUs for its devices, on a MIG pool of the option).
 bool holds(const sim::WorkloadSpec& s, const CostBoundOption& o) {
   if (s.num_gpu > o.gpus || s.cpu_milli > o.cpu_milli || s.memory_bytes > o.memory_bytes) return false;
-  if (s.num_gpu == 0 || s.gpu_spec.empty()) return true;
+  if (!s.mig_requests.empty()) {
+    const GpuModelInfo* model = o.gpus > 0 ? find_gpu_model(o.gpu_model) : nullptr;
+    if (model == nullptr) return false;
+    for (const MigRequest& r : s.mig_requests) {
+      const MigProfile* p = model->find_mig_profile(r.profile);
+      if (p == nullptr || (r.count + std::max(1, p->max_count) - 1) / std::max(1, p->max_count) > o.gpus) return false;
+    }
+  } else if (s.num_gpu == 0) {
+    return true;
+  }
+  if (s.gpu_spec.empty()) return true;
   size_t start = 0;
   while (true) {
     const size_t bar = s.gpu_spec.find('|', start);
@@ -41,10 +54,10 @@ bool holds(const sim::WorkloadSpec& s, const CostBoundOption& o) {
   }
 }
 
-// The items the option cannot hold.
+// The items without MIG devices the option cannot hold (the MIG items go to MIG pools, mig_pool_choices).
 size_t items_not_held(const sim::Workload& w, const CostBoundOption& o) {
   size_t n = 0;
-  for (const sim::WorkloadSpec& s : w.items) n += holds(s, o) ? 0 : 1;
+  for (const sim::WorkloadSpec& s : w.items) n += !s.mig_requests.empty() || holds(s, o) ? 0 : 1;
   return n;
 }
 
@@ -128,6 +141,207 @@ UtilizationSeries utilization_series(const std::vector<sim::TimeseriesRow>& time
   return u;
 }
 
+std::map<std::string, int> mig_layout_for_demand(const GpuModelInfo& model, const std::map<std::string, double>& device_hours) {
+  std::vector<std::pair<const MigProfile*, double>> wanted;  // name order (the map's)
+  for (const auto& [name, hours] : device_hours)
+    if (hours > 0)
+      if (const MigProfile* p = model.find_mig_profile(name)) wanted.emplace_back(p, hours);
+  std::map<std::string, int> best;
+  if (wanted.empty()) return best;
+  // Lexicographic key: (profiles left out, -the demand served in GPU-hours (device-hours x compute
+  // slices / 7), GPU-hours needed, -compute slices); the enumeration tries larger counts first, so on
+  // equal keys the larger counts in name order win.
+  std::tuple<int, double, double, int> best_key{std::numeric_limits<int>::max(), 0, 0, 0};
+  std::vector<int> counts(wanted.size(), 0);
+  auto leaf = [&] {
+    int missing = 0, slices = 0, instances = 0;
+    double need = 0, served = 0;
+    std::map<std::string, int> layout;
+    for (size_t k = 0; k < wanted.size(); ++k) {
+      if (counts[k] == 0) {
+        ++missing;
+        continue;
+      }
+      layout[wanted[k].first->name] = counts[k];
+      slices += counts[k] * wanted[k].first->compute_slices;
+      instances += counts[k];
+      need = std::max(need, wanted[k].second / counts[k]);
+      served += wanted[k].second * wanted[k].first->compute_slices / kMigComputeSlices;
+    }
+    if (instances == 0) return;
+    const std::tuple<int, double, double, int> key{missing, -served, need, -slices};
+    if (key < best_key && layout_for_counts(model, layout)) {
+      best_key = key;
+      best = std::move(layout);
+    }
+  };
+  auto walk = [&](auto&& self, size_t k, int slices, int instances) -> void {
+    if (k == wanted.size()) {
+      leaf();
+      return;
+    }
+    const MigProfile& p = *wanted[k].first;
+    for (int n = std::max(1, p.max_count); n >= 0; --n) {
+      if (slices + n * p.compute_slices > kMigComputeSlices || instances + n > kMigMaxInstances) continue;
+      counts[k] = n;
+      self(self, k + 1, slices + n * p.compute_slices, instances + n);
+    }
+    counts[k] = 0;
+  };
+  walk(walk, 0, 0, 0);
+  return best;
+}
+
+namespace {
+
+// The seconds an item's pods run within the horizon, counted as the demand curve counts them
+// (plan/demand.h: a job from arrival for its duration, a service to the horizon, a ScaledJob's template
+// not at all).
+double run_seconds(const sim::WorkloadSpec& s, double horizon) {
+  if (s.kind == sim::WorkloadKind::kJob && s.on_demand) return 0;
+  const double a = std::max(0.0, s.arrival_s);
+  const double b = std::min(horizon, s.kind == sim::WorkloadKind::kJob ? s.arrival_s + s.duration_s : horizon);
+  return b > a ? b - a : 0;
+}
+
+// The most MIG nodes of `o` with `layout` the items' peak needs (devices of each profile, CPU, memory),
+// x 1.5 + 2.
+int32_t mig_nodes_for(const std::vector<const sim::WorkloadSpec*>& items, double horizon, const CostBoundOption& o,
+                      const std::map<std::string, int>& layout) {
+  // (time, change) per quantity: one per profile, then CPU and memory.
+  std::map<std::string, std::vector<std::pair<double, double>>> events;
+  for (const sim::WorkloadSpec* s : items) {
+    const double run = run_seconds(*s, horizon);
+    if (run <= 0) continue;
+    const double a = std::max(0.0, s->arrival_s);
+    auto add = [&](const std::string& what, double amount) {
+      events[what].emplace_back(a, amount);
+      events[what].emplace_back(a + run, -amount);
+    };
+    for (const MigRequest& r : s->mig_requests) add("mig " + r.profile, static_cast<double>(s->pods) * r.count);
+    add("cpu", static_cast<double>(s->pods) * static_cast<double>(s->cpu_milli));
+    add("memory", static_cast<double>(s->pods) * static_cast<double>(s->memory_bytes));
+  }
+  double nodes = 0;
+  for (auto& [what, ev] : events) {
+    std::sort(ev.begin(), ev.end());  // at equal times the ends (negative) first: half-open runs
+    double level = 0, top = 0;
+    for (const auto& [t, change] : ev) {
+      level += change;
+      top = std::max(top, level);
+    }
+    double per_node = 0;
+    if (what == "cpu") per_node = static_cast<double>(o.cpu_milli);
+    else if (what == "memory") per_node = static_cast<double>(o.memory_bytes);
+    else if (const auto it = layout.find(what.substr(4)); it != layout.end()) per_node = static_cast<double>(it->second) * o.gpus;
+    if (per_node > 0) nodes = std::max(nodes, top / per_node);
+  }
+  return static_cast<int32_t>(std::ceil(nodes * 1.5)) + 2;
+}
+
+// The whole MIG nodes of `o` with `layout` the items need (devices of each profile, CPU, memory) at
+// the median of the horizon (time-weighted, nearest rank as demand_quantile): the smallest count n
+// such that the items need at most n nodes during at least half of the horizon.
+int32_t mig_median_nodes(const std::vector<const sim::WorkloadSpec*>& items, double horizon, const CostBoundOption& o,
+                         const std::map<std::string, int>& layout) {
+  std::vector<double> times = {0, horizon};
+  for (const sim::WorkloadSpec* s : items) {
+    const double run = run_seconds(*s, horizon);
+    if (run <= 0) continue;
+    times.push_back(std::max(0.0, s->arrival_s));
+    times.push_back(std::max(0.0, s->arrival_s) + run);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<std::pair<int32_t, double>> need;  // (nodes, seconds)
+  double total = 0;
+  for (size_t k = 0; k + 1 < times.size(); ++k) {
+    const double t = times[k], len = times[k + 1] - times[k];
+    if (len <= 0 || t >= horizon) continue;
+    std::map<std::string, double> devices;
+    double cpu = 0, mem = 0;
+    for (const sim::WorkloadSpec* s : items) {
+      const double a = std::max(0.0, s->arrival_s);
+      if (!(t >= a && t < a + run_seconds(*s, horizon))) continue;
+      for (const MigRequest& r : s->mig_requests) devices[r.profile] += static_cast<double>(s->pods) * r.count;
+      cpu += static_cast<double>(s->pods) * static_cast<double>(s->cpu_milli);
+      mem += static_cast<double>(s->pods) * static_cast<double>(s->memory_bytes);
+    }
+    double nodes = std::max(cpu / static_cast<double>(o.cpu_milli), mem / static_cast<double>(o.memory_bytes));
+    for (const auto& [profile, n] : devices)
+      if (const auto it = layout.find(profile); it != layout.end()) nodes = std::max(nodes, n / (static_cast<double>(it->second) * o.gpus));
+    need.emplace_back(static_cast<int32_t>(std::ceil(nodes - 1e-9)), len);
+    total += len;
+  }
+  std::sort(need.begin(), need.end());
+  double covered = 0;
+  for (const auto& [n, len] : need) {
+    covered += len;
+    if (covered >= 0.5 * total - 1e-12 * total) return n;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<PoolChoice> mig_pool_choices(const sim::Workload& workload, const std::vector<CostBoundOption>& options,
+                                         std::vector<int32_t>* median_nodes) {
+  if (median_nodes != nullptr) median_nodes->clear();
+  std::vector<const sim::WorkloadSpec*> left;
+  for (const sim::WorkloadSpec& s : workload.items)
+    if (!s.mig_requests.empty() && run_seconds(s, workload.horizon_s) > 0) left.push_back(&s);
+  std::vector<PoolChoice> out;
+  std::set<std::string> types;
+  while (!left.empty()) {
+    // Per option (one per instance type, not yet chosen): the MIG items it holds and its layout for them.
+    const CostBoundOption* best = nullptr;
+    std::vector<const sim::WorkloadSpec*> best_items;
+    std::map<std::string, int> best_layout;
+    double best_usd = std::numeric_limits<double>::infinity();
+    std::set<std::string> seen;
+    for (const CostBoundOption& o : options) {
+      if (o.gpus == 0 || types.count(o.instance_type) > 0 || !seen.insert(o.instance_type).second) continue;
+      const GpuModelInfo* model = find_gpu_model(o.gpu_model);
+      if (model == nullptr || !model->mig_capable) continue;
+      std::vector<const sim::WorkloadSpec*> held;
+      std::map<std::string, double> device_hours;
+      for (const sim::WorkloadSpec* s : left) {
+        if (!holds(*s, o)) continue;
+        held.push_back(s);
+        for (const MigRequest& r : s->mig_requests)
+          device_hours[r.profile] += static_cast<double>(s->pods) * r.count * run_seconds(*s, workload.horizon_s) / kSecondsPerHour;
+      }
+      if (held.empty()) continue;
+      std::map<std::string, int> layout = mig_layout_for_demand(*model, device_hours);
+      if (layout.empty()) continue;
+      // The items whose profile the layout left out are not held by this pool.
+      std::erase_if(held, [&](const sim::WorkloadSpec* s) {
+        return std::any_of(s->mig_requests.begin(), s->mig_requests.end(),
+                           [&](const MigRequest& r) { return layout.count(r.profile) == 0; });
+      });
+      if (held.empty()) continue;
+      double gpu_hours = 0;
+      for (const auto& [profile, count] : layout) gpu_hours = std::max(gpu_hours, device_hours[profile] / count);
+      const double usd = o.on_demand_usd_per_hour / o.gpus * gpu_hours;
+      // More items held first (all of them when one type can), then the cheaper.
+      if (best == nullptr || held.size() > best_items.size() || (held.size() == best_items.size() && usd < best_usd)) {
+        best = &o;
+        best_items = std::move(held);
+        best_layout = std::move(layout);
+        best_usd = usd;
+      }
+    }
+    if (best == nullptr || best_items.empty()) break;  // the rest fit no option: they fail in every plan
+    types.insert(best->instance_type);
+    PoolChoice choice{*best, 0, false, mig_nodes_for(best_items, workload.horizon_s, *best, best_layout), {}};
+    if (median_nodes != nullptr) median_nodes->push_back(mig_median_nodes(best_items, workload.horizon_s, *best, best_layout));
+    choice.mig_devices = std::move(best_layout);
+    out.push_back(std::move(choice));
+    std::erase_if(left, [&](const sim::WorkloadSpec* s) { return std::find(best_items.begin(), best_items.end(), s) != best_items.end(); });
+  }
+  return out;
+}
+
 PlanBounds plan_bounds(const sim::Workload& workload, const std::vector<CostBoundOption>& options, const PlanConstraints& constraints,
                        const PlanSearchOptions& search) {
   PlanBounds b;
@@ -186,12 +400,36 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   // With a CPU-only type and pods without GPUs, every pool set is tried twice: as it is, and with a
   // CPU-only pool for those pods (the GPU pools then tainted; plan/candidate.h).
   const CostBoundOption* cpu_option = cpu_pool_option(workload, options);
+  // The MIG pools every pool set gets when the workload has MIG pods (none otherwise): on demand, and
+  // again with the nodes needed half of the time committed (when some MIG pool has a committed price
+  // and needs a node that long).
+  std::vector<int32_t> mig_median;
+  std::vector<std::vector<PoolChoice>> mig_variants = {mig_pool_choices(workload, options, &mig_median)};
+  {
+    std::vector<PoolChoice> committed = mig_variants.front();
+    bool any = false;
+    for (size_t k = 0; k < committed.size(); ++k)
+      if (committed[k].option.committed_usd_per_hour && mig_median[k] > 0) {
+        committed[k].reserved_nodes = std::min(mig_median[k], committed[k].max_nodes);
+        any = true;
+      }
+    if (any) mig_variants.push_back(std::move(committed));
+  }
   auto knobs = [&](std::vector<PoolChoice> pools, const char* origin) {
     const bool has_cpu_pool = std::any_of(pools.begin(), pools.end(), [](const PoolChoice& p) { return p.option.gpus == 0; });
     std::vector<std::vector<PoolChoice>> sets = {pools};
     if (cpu_option != nullptr && !has_cpu_pool && pools.front().option.gpus > 0) {
-      pools.push_back({*cpu_option, 0, false, nodes_for(demand, *cpu_option)});
+      pools.push_back({*cpu_option, 0, false, nodes_for(demand, *cpu_option), {}});
       sets.push_back(std::move(pools));
+    }
+    if (!mig_variants.front().empty()) {
+      std::vector<std::vector<PoolChoice>> with_mig;
+      for (const std::vector<PoolChoice>& set : sets)
+        for (const std::vector<PoolChoice>& mig : mig_variants) {
+          with_mig.push_back(set);
+          with_mig.back().insert(with_mig.back().end(), mig.begin(), mig.end());
+        }
+      sets = std::move(with_mig);
     }
     for (const std::vector<PoolChoice>& set : sets)
       for (double scale_down : {600.0, 60.0})
@@ -235,8 +473,8 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
       for (int32_t r : reserved)
         for (bool spot : {false, true}) {
           if (spot && !spot_ok(o)) continue;
-          std::vector<PoolChoice> pools = {{o, r, spot, max_nodes}};
-          if (second != nullptr) pools.push_back({*second, 0, false, nodes_for(demand, *second)});
+          std::vector<PoolChoice> pools = {{o, r, spot, max_nodes, {}}};
+          if (second != nullptr) pools.push_back({*second, 0, false, nodes_for(demand, *second), {}});
           knobs(pools, "grid");
         }
   }
@@ -251,7 +489,7 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
   for (const CostBound::Use& use : bounds.mix.uses) {
     const CostBoundOption& o = options[use.option];
     if (!mix_types.insert(o.instance_type).second) continue;
-    PoolChoice p{o, 0, use.spot_node_hours > 0 && spot_ok(o), std::max(nodes_for(demand, o), static_cast<int32_t>(std::ceil(use.peak_nodes * 1.5)) + 2)};
+    PoolChoice p{o, 0, use.spot_node_hours > 0 && spot_ok(o), std::max(nodes_for(demand, o), static_cast<int32_t>(std::ceil(use.peak_nodes * 1.5)) + 2), {}};
     mix.push_back(p);
     mix_committed.push_back(use.committed_nodes);
   }
@@ -271,7 +509,7 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
             (best == nullptr || usd_per_useful_gpu(demand, o) < usd_per_useful_gpu(demand, *best)))
           best = &o;
       if (best != nullptr) {
-        mix.insert(mix.begin(), PoolChoice{*best, 0, false, nodes_for(demand, *best)});
+        mix.insert(mix.begin(), PoolChoice{*best, 0, false, nodes_for(demand, *best), {}});
         mix_committed.insert(mix_committed.begin(), 0.0);
       }
     }
@@ -430,8 +668,8 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
   parallel_for(order.size() + 1, parallel_threads(search.threads, order.size() + 1), [&](size_t k) {
     if (k == order.size()) {
       sim::SimResult full;
-      out.baseline = evaluate(baseline_cluster(baseline_options, baseline_max), "default-scheduler", workload, search,
-                              candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler", &full);
+      out.baseline = evaluate(baseline_cluster(baseline_options, baseline_max, mig_pool_choices(workload, options)), "default-scheduler",
+                              workload, search, candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler", &full);
       out.baseline_utilization = utilization_series(full.timeseries);
       return;
     }
@@ -562,7 +800,8 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     // The GPU pools first (the pods without GPUs on them too), then the CPU-only pool that takes those.
     if (plan.dedicated_gpu_nodes()) std::erase_if(step.pools, [](const PoolChoice& p) { return p.option.gpus == 0; });
     std::string pools;
-    for (const PoolChoice& p : step.pools) pools += (pools.empty() ? "" : " + ") + p.option.instance_type;
+    for (const PoolChoice& p : step.pools)
+      pools += (pools.empty() ? "" : " + ") + p.option.instance_type + (p.mig_devices.empty() ? "" : " MIG");
     steps.push_back({fmt::format("{} {}, bin-packing ({}), scale-down after {:g} s", step.pools.size() > 1 ? "separate pools:" : "pool:",
                                  pools, plan.policy, plan.scale_down_unneeded_s),
                      step});
@@ -586,7 +825,7 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     if (plan.any_spot()) {
       for (PoolChoice& p : step.pools)
         for (const PoolChoice& q : plan.pools)
-          if (q.option.instance_type == p.option.instance_type) p.spot = q.spot;
+          if (q.option.instance_type == p.option.instance_type && q.mig_devices == p.mig_devices) p.spot = q.spot;
       steps.push_back({"+ spot for pods that accept it", step});
     }
     // The steps, and the plan once more for its cluster over time (the same run as its finalist's).
@@ -607,7 +846,8 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
       std::string committed;
       for (const PoolChoice& p : plan.pools)
         if (p.reserved_nodes > 0)
-          committed += fmt::format("{}{} {} ({})", committed.empty() ? "" : ", ", p.reserved_nodes, p.option.instance_type, p.option.commitment);
+          committed += fmt::format("{}{} {}{} ({})", committed.empty() ? "" : ", ", p.reserved_nodes, p.option.instance_type,
+                                   p.mig_devices.empty() ? "" : " MIG", p.option.commitment);
       out.waterfall.push_back({"+ committed nodes: " + committed, rec, 0, 0});
     }
     for (size_t k = 1; k < out.waterfall.size(); ++k) {

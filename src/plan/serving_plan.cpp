@@ -57,7 +57,7 @@ sim::ClusterConfig service_cluster(const std::string& service, const CostBoundOp
   on_demand.spot_usd_per_hour.reset();
   on_demand.committed_usd_per_hour.reset();
   PlanCandidate c;
-  c.pools = {PoolChoice{on_demand, 0, false, std::max(1, max_nodes)}};
+  c.pools = {PoolChoice{on_demand, 0, false, std::max(1, max_nodes), {}}};
   c.scale_down_unneeded_s = scale_down_s;
   c.scale_up_delay_s = 0;  // a replica's pod asks for a node at once (examples/serving/pools.yaml)
   sim::ClusterConfig cluster = candidate_cluster(c);

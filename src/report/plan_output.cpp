@@ -1,12 +1,16 @@
 #include "report/plan_output.h"
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/extended_resource_toleration.h"
+#include "model/resources.h"
+#include "plan/candidate.h"
 #include "report/html_page.h"
 #include "report/text_table.h"
 
@@ -72,6 +76,13 @@ std::string taints_yaml(const std::vector<Taint>& taints, const std::string& ind
   return y;
 }
 
+// A MIG layout as a YAML flow mapping, profiles quoted, in name order: {"1g.5gb": 4, "3g.20gb": 1}.
+std::string mig_devices_flow(const std::map<std::string, int>& devices) {
+  std::string y = "{";
+  for (const auto& [profile, count] : devices) y += fmt::format("{}{}: {}", y.size() > 1 ? ", " : "", yaml_string(profile), count);
+  return y + "}";
+}
+
 const std::vector<std::string> kResultHeaders = {"cost USD", "on-demand", "spot", "reserved", "GPU alloc (kept)", "spot share",
                                                  "production p99 pending s", "lost GPU-h", "failed pods"};
 
@@ -98,6 +109,10 @@ std::string sim_pools_yaml(const sim::ClusterConfig& cluster, const std::string&
     if (p.spot_usd_per_hour) y += fmt::format(", spot: {}", num(*p.spot_usd_per_hour));
     if (p.reserved_usd_per_hour) y += fmt::format(", reserved: {}", num(*p.reserved_usd_per_hour));
     y += "}\n";
+    if (p.mig_devices) y += fmt::format("  mig: {}\n", mig_devices_flow(*p.mig_devices));
+    if (p.time_slicing_replicas)
+      y += fmt::format("  {}: {{replicas: {}}}\n", p.gpu_sharing_strategy == GpuSharingStrategy::kMps ? "mps" : "timeSlicing",
+                       *p.time_slicing_replicas);
   }
   const sim::AutoscalerSettings& a = cluster.autoscaler;
   y += "---\napiVersion: sim.gpufleet.io/v1\nkind: Autoscaling\n";
@@ -138,7 +153,13 @@ std::string karpenter_node_pools_yaml(const sim::ClusterConfig& cluster, const s
     if (sp.settings.capacity_type == sim::CapacityType::kSpot)
       y += "# Spot capacity: pods that must not run on spot need node affinity karpenter.sh/capacity-type NotIn [spot],\n"
            "# as the simulation gives every pod that does not accept spot.\n";
-    y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n    spec:\n", p.name);
+    y += fmt::format("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {}\nspec:\n  template:\n", p.name);
+    // The GPU Operator's config labels (MIG manager, device plugin) go on every node of the NodePool.
+    std::string config_labels;
+    for (const auto& [k, v] : p.labels)
+      if (k == plan::kMigConfigLabel || k == plan::kDevicePluginConfigLabel) config_labels += fmt::format("        {}: {}\n", k, yaml_string(v));
+    if (!config_labels.empty()) y += "    metadata:\n      labels:\n" + config_labels;
+    y += "    spec:\n";
     y += "      requirements:\n";
     y += fmt::format("      - {{key: node.kubernetes.io/instance-type, operator: In, values: [{}]}}\n", yaml_string(p.instance_type));
     for (const auto& [k, v] : p.labels)
@@ -165,7 +186,15 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
   }
   y += fmt::format("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: {}\nspec:\n  namespaceSelector: {{}}\n",
                    cluster_queue);
-  y += "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n";
+  // MIG pools advertise nvidia.com/mig-<profile> instead of nvidia.com/gpu: those resources are
+  // covered too (every flavor lists every covered resource, in the same order; 0 where it has none).
+  std::set<std::string> mig_profiles;
+  for (const sim::SimPool& sp : cluster.pools)
+    if (sp.pool.mig_devices)
+      for (const auto& [profile, count] : *sp.pool.mig_devices) mig_profiles.insert(profile);
+  std::string covered = "cpu, memory, nvidia.com/gpu";
+  for (const std::string& profile : mig_profiles) covered += ", " + std::string(kMigResourcePrefix) + profile;
+  y += fmt::format("  resourceGroups:\n  - coveredResources: [{}]\n    flavors:\n", covered);
   // Kueue tries a resource group's flavors in order and takes the first that fits: CPU-only flavors
   // first, so a workload without GPUs gets a CPU pool (a GPU one only when those are full), and a GPU
   // workload passes them (no nvidia.com/gpu quota) to a GPU flavor.
@@ -175,12 +204,19 @@ std::string kueue_objects_yaml(const sim::ClusterConfig& cluster, const std::str
   for (const sim::SimPool& sp : cluster.pools)
     if (sp.pool.gpus_per_node > 0) order.push_back(&sp);
   for (const sim::SimPool* spp : order) {
-    const NodePool& p = spp->pool;
+    const sim::SimPool& sp = *spp;
+    const NodePool& p = sp.pool;
     const int64_t n = p.max_nodes;
     y += fmt::format("    - name: {}\n      resources:\n", p.name);
     y += fmt::format("      - {{name: cpu, nominalQuota: {}m}}\n", n * p.cpu_milli);
     y += fmt::format("      - {{name: memory, nominalQuota: {}Mi}}\n", n * (p.memory_bytes / (int64_t{1} << 20)));
-    y += fmt::format("      - {{name: nvidia.com/gpu, nominalQuota: {}}}\n", n * p.gpus_per_node);
+    y += fmt::format("      - {{name: nvidia.com/gpu, nominalQuota: {}}}\n", p.mig_devices ? 0 : n * p.gpus_per_node);
+    for (const std::string& profile : mig_profiles) {
+      int64_t per_gpu = 0;
+      if (p.mig_devices)
+        if (const auto it = p.mig_devices->find(profile); it != p.mig_devices->end()) per_gpu = it->second;
+      y += fmt::format("      - {{name: {}{}, nominalQuota: {}}}\n", kMigResourcePrefix, profile, n * p.gpus_per_node * per_gpu);
+    }
   }
   return y;
 }
@@ -540,6 +576,63 @@ std::string plan_report_html(const plan::PlanOutcome& o, const std::string& work
   html += "</tbody>\n</table>\n</div>\n</section>\n";
   html += report_page_end("gpufleet plan", data_json, kPlanRenderScript);
   return html;
+}
+
+namespace {
+
+// The comment lines of `comment`, each "# ...".
+std::string comment_lines(const std::string& comment) {
+  std::string y;
+  std::istringstream lines(comment);
+  for (std::string line; std::getline(lines, line);) y += line.empty() ? "#\n" : "# " + line + "\n";
+  return y;
+}
+
+// A pool's value of label `key`, else its name.
+std::string config_name(const NodePool& p, const char* key) {
+  for (const auto& [k, v] : p.labels)
+    if (k == key) return v;
+  return p.name;
+}
+
+}  // namespace
+
+std::string mig_parted_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment) {
+  std::string configs;
+  std::set<std::string> done;
+  for (const sim::SimPool& sp : cluster.pools) {
+    if (!sp.pool.mig_devices) continue;
+    const std::string name = config_name(sp.pool, plan::kMigConfigLabel);
+    if (!done.insert(name).second) continue;
+    configs += fmt::format("  {}:\n  - devices: all\n    mig-enabled: true\n    mig-devices:\n", name);
+    for (const auto& [profile, count] : *sp.pool.mig_devices) configs += fmt::format("      {}: {}\n", yaml_string(profile), count);
+  }
+  std::string y = comment_lines(comment);
+  if (configs.empty()) return y + "# The plan has no MIG pool: no mig-parted config to apply.\n";
+  y += "# nvidia/mig-parted config (github.com/NVIDIA/mig-parted). The GPU Operator's MIG manager applies to each node\n"
+       "# the config its nvidia.com/mig.config label names: put this file in the ConfigMap that ClusterPolicy\n"
+       "# spec.migManager.config.name names (kubectl create configmap ... --from-file=config.yaml=<this file>).\n";
+  return y + "version: v1\nmig-configs:\n" + configs;
+}
+
+std::string device_plugin_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment, const std::string& name,
+                                      const std::string& ns) {
+  std::string data;
+  std::set<std::string> done;
+  for (const sim::SimPool& sp : cluster.pools) {
+    const NodePool& p = sp.pool;
+    if (!p.time_slicing_replicas) continue;
+    const std::string key = config_name(p, plan::kDevicePluginConfigLabel);
+    if (!done.insert(key).second) continue;
+    data += fmt::format("  {}: |-\n    version: v1\n    sharing:\n      {}:\n        resources:\n        - name: nvidia.com/gpu\n"
+                        "          replicas: {}\n",
+                        key, p.gpu_sharing_strategy == GpuSharingStrategy::kMps ? "mps" : "timeSlicing", *p.time_slicing_replicas);
+  }
+  std::string y = comment_lines(comment);
+  if (data.empty()) return y + "# The plan has no time-sliced or MPS pool: no device-plugin config to apply.\n";
+  y += "# NVIDIA k8s-device-plugin configs, one per time-sliced or MPS pool; each node takes the config its\n"
+       "# nvidia.com/device-plugin.config label names (GPU Operator: ClusterPolicy spec.devicePlugin.config.name).\n";
+  return y + fmt::format("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {}\n  namespace: {}\ndata:\n", name, ns) + data;
 }
 
 std::string plan_shard_json(const std::string& fingerprint, size_t shard, size_t shards, size_t candidates,

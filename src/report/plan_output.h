@@ -75,6 +75,26 @@ std::string plan_csv(const plan::PlanOutcome& outcome);
 /// waterfall and the finalists' table.
 std::string plan_report_html(const plan::PlanOutcome& outcome, const std::string& workload);
 
+/// The nvidia/mig-parted config file (github.com/NVIDIA/mig-parted, examples/config.yaml: `version:
+/// v1`, `mig-configs:` config name -> [{devices: all, mig-enabled: true, mig-devices: {profile:
+/// count}}]) of the cluster's MIG pools (NodePool::mig_devices): one config per distinct config name, in
+/// pool order, the name the pool's nvidia.com/mig.config label gives (plan::kMigConfigLabel; the NVIDIA
+/// GPU Operator's MIG manager applies to each node the config this label names), else the pool's name;
+/// a MIG pool and its spot pool share their config. Profiles quoted and in name order, as mig-parted's
+/// examples write them. `comment` (lines without '#') goes first as comments. Without MIG pools: the
+/// comment and a comment saying that the plan has none, and nothing else (not an error).
+std::string mig_parted_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment);
+
+/// A ConfigMap (`namespace`/`name`) of NVIDIA k8s-device-plugin configs (its README, "Shared Access to
+/// GPUs"), one data key per time-sliced or MPS pool (NodePool::time_slicing_replicas), keyed by the
+/// pool's nvidia.com/device-plugin.config label (plan::kDevicePluginConfigLabel, the label that selects
+/// a node's config) else its name: `version: v1`, `sharing.timeSlicing.resources` (or `sharing.mps`)
+/// `[{name: nvidia.com/gpu, replicas: R}]`, the replicas the simulator gives the pool's GPUs. Without
+/// such pools: `comment` and a comment saying so, and no object (not an error).
+std::string device_plugin_config_yaml(const sim::ClusterConfig& cluster, const std::string& comment,
+                                      const std::string& name = "gpufleet-device-plugin-config",
+                                      const std::string& ns = "gpu-operator");
+
 /// A shard's file: {"apiVersion": "plan.gpufleet.io/v1", "kind": "PlanShard", "fingerprint",
 /// "shard", "shards", "candidates", "results": [candidate_result_json...]}. Doubles print in their
 /// shortest exact form, so the merge reads back the same figures.

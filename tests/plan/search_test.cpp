@@ -39,7 +39,7 @@ CostBoundOption p4d() {
 
 PlanCandidate p4d_candidate() {
   PlanCandidate c;
-  c.pools = {PoolChoice{p4d(), 3, true, 10}};
+  c.pools = {PoolChoice{p4d(), 3, true, 10, {}}};
   c.scale_down_unneeded_s = 60;
   c.consolidation = true;
   c.consolidation_threshold = 0.5;
@@ -55,7 +55,7 @@ TEST(PlanCandidate, LabelAndStem) {
   EXPECT_EQ(pool_stem("p4d.24xlarge"), "p4d-24xlarge");
   EXPECT_EQ(pool_stem("My_Type.X"), "my-type-x");
   PlanCandidate plain;
-  plain.pools = {PoolChoice{p4d(), 0, false, 1}};
+  plain.pools = {PoolChoice{p4d(), 0, false, 1, {}}};
   EXPECT_EQ(plain.label(), "p4d.24xlarge us-east-1a, scale-down 600 s, gpufleet");
   EXPECT_EQ(p4d_candidate().max_nodes(), 20);  // the spot pool counts apart
   EXPECT_EQ(p4d_candidate().reserved_nodes(), 3);
@@ -130,7 +130,7 @@ TEST(PlanCandidate, ACpuPoolDedicatesTheGpuNodes) {
   EXPECT_FALSE(c.dedicated_gpu_nodes());
   EXPECT_FALSE(candidate_cluster(c).extended_resource_toleration);
   for (const sim::SimPool& p : candidate_cluster(c).pools) EXPECT_TRUE(p.pool.taints.empty()) << p.pool.name;
-  c.pools.push_back(PoolChoice{c7i, 0, false, 4});
+  c.pools.push_back(PoolChoice{c7i, 0, false, 4, {}});
   EXPECT_TRUE(c.dedicated_gpu_nodes());
   EXPECT_EQ(c.label(),
             "p4d.24xlarge us-east-1a (3 reserved1y, spot) + c7i.24xlarge us-east-1a (pods without GPUs), scale-down 60 s, "
