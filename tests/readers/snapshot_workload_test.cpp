@@ -125,6 +125,23 @@ TEST(SnapshotWorkload, ExpressesRequiredNodeAffinityOrSaysWhatItDrops) {
   EXPECT_TRUE(has_warning(s, "required node affinity 'gpu-class Exists' (1 pod): the pod is placed without this requirement"));
 }
 
+TEST(SnapshotWorkload, ThePriorityClassInTheFileDecides) {
+  // spec.priority 5 (admitted under an older class of that name), class value 700 in the file: 700,
+  // with a warning; a class not in the file: spec.priority.
+  const std::string text = R"({"kind": "List", "items": [
+{"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 700},
+{"kind": "Pod", "metadata": {"name": "a"}, "spec": {"priorityClassName": "high", "priority": 5,
+ "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+{"kind": "Pod", "metadata": {"name": "b"}, "spec": {"priorityClassName": "elsewhere", "priority": 40,
+ "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+]})";
+  const SnapshotWorkload s = parse_snapshot_workload_text(text, "prio.json", SnapshotWorkloadOptions{});
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].priority, 700);
+  EXPECT_EQ(s.items[1].priority, 40);
+  EXPECT_TRUE(has_warning(s, "spec.priority other than the value of its PriorityClass 'high' (700) (1 pod): the class's value is used"));
+}
+
 TEST(SnapshotWorkload, RefusesAnUnknownPhaseAtItsField) {
   const std::string text = R"({"kind": "List", "items": [
 {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},

@@ -242,6 +242,15 @@ SnapshotWorkload parse_snapshot_workload_text(std::string_view text, const std::
     if (!p.mig_requests.empty() && p.num_gpu > 0) gpu_at.fail("MIG devices together with nvidia.com/gpu: a simulated pod asks for one or the other");
     spec.mig_requests = p.mig_requests;
     spec.priority = p.priority;
+    // The value of the pod's PriorityClass when the file has it (the class decides, as at admission),
+    // else the reader's (spec.priority, a built-in class, the global default, 0).
+    for (const PriorityClassSpec& pc : objects.priority_classes)
+      if (!p.priority_class_name.empty() && pc.name == p.priority_class_name) {
+        if (pc.value != p.priority)
+          notes.add(fmt::format("spec.priority other than the value of its PriorityClass '{}' ({})", pc.name, pc.value), st.name_at,
+                    "the class's value is used");
+        spec.priority = pc.value;
+      }
     spec.capacity = sim::CapacityPreference::kSpotOk;
     spec.node_selector = p.constraints.node_selector;
     spec.tolerations = p.constraints.tolerations;

@@ -29,10 +29,12 @@
 // PodRequests, formerly kubernetes pkg/api/v1/resource/helpers.go): containers summed (with sidecar
 // init containers), the max with each ordinary init container, plus spec.overhead; a resource with a
 // limit and no request requests the limit. cpu -> cpu_milli, memory -> memory_bytes, nvidia.com/gpu N
-// -> num_gpu N with gpu_milli 1000, nvidia.com/mig-<profile> N -> mig_requests. Priority: the reader's
-// (the Priority admission plugin's): spec.priority (which the API server wrote from the pod's
-// PriorityClass at admission), else the value of the class named by priorityClassName (from the file,
-// or the built-in system classes), else the file's globalDefault class, else 0. Namespace: the pod's.
+// -> num_gpu N with gpu_milli 1000, nvidia.com/mig-<profile> N -> mig_requests. Priority: the value of
+// the PriorityClass named by spec.priorityClassName when the file has that class (a spec.priority
+// that differs, possible only if the class was deleted and made again since the pod's admission, gets
+// a warning); else the reader's, as the Priority admission plugin sets it: spec.priority (which the
+// API server wrote from the class at admission), else a built-in system class's value, else the
+// file's globalDefault class, else 0. Namespace: the pod's.
 // Constraints: spec.nodeSelector and spec.tolerations as they are. Required node affinity becomes the
 // item's constraints where WorkloadSpec expresses it exactly: one nodeSelectorTerm whose
 // matchExpressions are `gpufleet.io/pool In [...]` (-> pools), `karpenter.sh/capacity-type NotIn
