@@ -57,7 +57,7 @@ int run_compare_command(const CompareCommandOptions& o) {
       throw UsageError(fmt::format("--config: label '{}' appears twice (name them LABEL=POOLS)", configs.back().label));
   }
   // The command's workload is needed unless every configuration names its own.
-  if (!every_config_has_workload || !workload_source_file(o.workload).empty())
+  if (!every_config_has_workload || !workload_source_file(o.workload).empty() || !o.workload.history_path.empty())
     check_workload_source(o.workload);
   std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path},
                                   {"--openb-pods", o.workload.openb_pods_path},

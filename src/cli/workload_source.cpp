@@ -33,10 +33,10 @@ sim::ClusterConfig load_cluster(const std::string& pools_path, const std::string
 }
 
 void check_workload_source(const WorkloadSource& s) {
-  const int sources = int{!s.workload_path.empty()} + int{!s.openb_pods_path.empty()} + int{!s.snapshot_path.empty()};
-  if (sources != 1) throw UsageError("give exactly one of --workload FILE, --openb-pods CSV and --snapshot FILE");
   if (!s.history_path.empty() && s.snapshot_path.empty())
     throw UsageError("--history CSV needs --snapshot FILE (the history is that of the snapshot's cluster)");
+  const int sources = int{!s.workload_path.empty()} + int{!s.openb_pods_path.empty()} + int{!s.snapshot_path.empty()};
+  if (sources != 1) throw UsageError("give exactly one of --workload FILE, --openb-pods CSV and --snapshot FILE");
   if (s.snapshot_job_s != 0 && s.snapshot_path.empty()) throw UsageError("--snapshot-job-seconds applies to --snapshot only");
   const bool trace = !s.openb_pods_path.empty() || !s.history_path.empty();
   if (!trace && (s.time_scale != 1 || s.trace_start_s != 0 || s.be_checkpoint_s != 600 || (s.horizon_s != 0 && s.snapshot_path.empty())))

@@ -29,6 +29,10 @@ grep -q "1 pod Succeeded or Failed: history, not load" "$T/err.txt" && ok || bad
 grep -q "1 DaemonSet pod left out" "$T/err.txt" && ok || bad "no warning for the DaemonSet pod: $(cat "$T/err.txt")"
 grep -q "^workload: .*tiny.json (snapshot: Running and Pending pods at time 0, jobs run to the horizon, horizon 3600 s)" "$T/a.txt" \
   && ok || bad "workload line: $(grep '^workload' "$T/a.txt")"
+# compare takes the same workload options.
+"$BIN" compare -q --snapshot "$D/tiny.json" --horizon 3600 --config one="$D/pools.yaml" > "$T/cmp.txt" 2> "$T/err.txt" \
+  && ok || bad "compare --snapshot exited $?: $(cat "$T/err.txt")"
+grep -qE '^one +gpufleet +1\.00 ' "$T/cmp.txt" && ok || bad "compare --snapshot: want 1.00 USD: $(cat "$T/cmp.txt")"
 
 # b. plan with the history, then simulate on its pools: the same cost to the cent.
 plan_catalog > "$T/catalog.yaml"
@@ -82,6 +86,10 @@ expect_bad "history without snapshot" 2 "--history CSV needs --snapshot FILE" --
 expect_bad "two sources" 2 "give exactly one of --workload FILE, --openb-pods CSV and --snapshot FILE" \
   --openb-pods "$D/history.csv" --snapshot "$D/tiny.json"
 expect_bad "trace options without history" 2 "apply to --openb-pods only" --snapshot "$D/tiny.json" --horizon 3600 --time-scale 2
+printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\njobs:\n- {name: j, gpus: 1, cpu: "1", memory: 1Gi, durationSeconds: 60}\n' \
+  > "$T/own.yaml"
+"$BIN" compare -q --config one="$D/pools.yaml,gpufleet,$T/own.yaml" --history "$D/history.csv" > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- "--history CSV needs --snapshot FILE" "$T/err.txt" && ok || bad "compare --history without --snapshot: $(cat "$T/err.txt")"
 expect_bad "job seconds without snapshot" 2 "--snapshot-job-seconds applies to --snapshot only" --openb-pods "$D/history.csv" \
   --snapshot-job-seconds 60
 finish
