@@ -125,6 +125,26 @@ TEST(SnapshotWorkload, ExpressesRequiredNodeAffinityOrSaysWhatItDrops) {
   EXPECT_TRUE(has_warning(s, "required node affinity 'gpu-class Exists' (1 pod): the pod is placed without this requirement"));
 }
 
+TEST(SnapshotWorkload, NamesWhatItDoesNotModel) {
+  const std::string text = R"({"kind": "List", "items": [
+{"kind": "Pod", "metadata": {"name": "p", "deletionTimestamp": "2026-01-01T00:00:00Z", "labels": {"kueue.x-k8s.io/queue-name": "q", "app": "a"}},
+ "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+  "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}},
+  "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+    "labelSelector": {"matchLabels": {"app": "a"}}}]},
+ "status": {"phase": "Running"}}
+]})";
+  const SnapshotWorkload s = parse_snapshot_workload_text(text, "odd.json", SnapshotWorkloadOptions{});
+  ASSERT_EQ(s.items.size(), 1u);
+  for (const char* what : {"odd.json:2:38: spec.nodeName (bound to a node) (1 pod): placed anew on the simulated pools",
+                           "metadata.deletionTimestamp (terminating) (1 pod): counted as live",
+                           "label kueue.x-k8s.io/queue-name (1 pod): the pod is not queued to Kueue",
+                           "pod anti-affinity (1 pod): the pod is placed without it",
+                           "topologySpreadConstraints (1 pod): the pod is placed without them"})
+    EXPECT_TRUE(has_warning(s, what)) << what;
+}
+
 TEST(SnapshotWorkload, ThePriorityClassInTheFileDecides) {
   // spec.priority 5 (admitted under an older class of that name), class value 700 in the file: 700,
   // with a warning; a class not in the file: spec.priority.

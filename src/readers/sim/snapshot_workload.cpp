@@ -40,6 +40,7 @@ struct PodStatus {
   std::string phase;       // "" when absent
   std::string owner_kind;  // the controller's; "" when none
   std::string owner_name;
+  bool terminating = false;  // metadata.deletionTimestamp set
   At name_at;              // metadata.name
   At spec_at;              // spec
 };
@@ -64,6 +65,7 @@ void collect(const Field& v, const std::string& default_kind, std::map<std::stri
   PodStatus s;
   s.name_at = at_of(meta["name"]);
   s.spec_at = at_of(v["spec"]);
+  s.terminating = meta["deletionTimestamp"].present();
   const Field phase = v["status"]["phase"];
   s.phase = phase.str();
   if (phase.present()) {
@@ -264,6 +266,9 @@ SnapshotWorkload parse_snapshot_workload_text(std::string_view text, const std::
       notes.add("pod anti-affinity", st.name_at, "the pod is placed without it");
     if (!c.topology_spread_constraints.empty()) notes.add("topologySpreadConstraints", st.name_at, "the pod is placed without them");
     if (!p.preempt_lower_priority) notes.add("preemptionPolicy Never", st.name_at, "the pod preempts as PreemptLowerPriority");
+    if (st.terminating) notes.add("metadata.deletionTimestamp (terminating)", st.name_at, "counted as live");
+    if (find_label(p.labels, "kueue.x-k8s.io/queue-name") != nullptr)
+      notes.add("label kueue.x-k8s.io/queue-name", st.name_at, "the pod is not queued to Kueue: it goes straight to the scheduler");
 
     const bool service = !st.owner_kind.empty() && st.owner_kind != "Job";
     if (service && !is_service_owner(st.owner_kind) && other_owners[st.owner_kind]++ == 0) other_owner_at[st.owner_kind] = st.name_at;
@@ -278,6 +283,9 @@ SnapshotWorkload parse_snapshot_workload_text(std::string_view text, const std::
       owner_keys[owner].insert(key);
       const auto [g, fresh] = groups.try_emplace(owner + "\n" + key, out.items.size());
       if (!fresh) {
+        if (out.items[g->second].pods >= sim::kMaxReplicasPerItem)
+          st.name_at.fail(fmt::format("more than {} equal pods of {} {}: above the most replicas of one item (sim::kMaxReplicasPerItem)",
+                                      sim::kMaxReplicasPerItem, st.owner_kind, st.owner_name));
         ++out.items[g->second].pods;
         continue;
       }

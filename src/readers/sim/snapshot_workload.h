@@ -46,7 +46,9 @@
 // instead (never silently dropped): spec.nodeName (the pods are placed anew on the simulated pools),
 // requirements of required node affinity that the item cannot express (the pod is placed without
 // them), preferred node affinity, pod affinity and anti-affinity, topology spread constraints,
-// nvidia.com/gpu.shared requests, preemptionPolicy Never; the reader's own warnings (e.g. resources
+// nvidia.com/gpu.shared requests, preemptionPolicy Never, metadata.deletionTimestamp (a terminating
+// pod counts as live), the label kueue.x-k8s.io/queue-name (the pod is not queued to Kueue: the
+// snapshot has no Kueue objects); the reader's own warnings (e.g. resources
 // such as ephemeral-storage) are passed on. Objects other than Pods and PriorityClasses in the file
 // (Nodes, controllers, DaemonSets, quotas, budgets, configs, Kueue objects) are not load: one warning
 // per kind (a controller's template would count its pods twice: its Pods are in the snapshot).
@@ -61,7 +63,8 @@
 // Limits: the Kubernetes reader's (readers/formats/input_limits.h): YamlLimits (a file of at most
 // 64 MiB, 100,000 documents, 4,000,000 YAML nodes) and ObjectLimits (at most 150,000 pods, 100,000
 // Nodes). A pod above the simulator's kMaxGpusPerPod GPUs, or with MIG devices of two profiles or
-// together with nvidia.com/gpu, is an error (a simulated pod cannot express it).
+// together with nvidia.com/gpu, is an error (a simulated pod cannot express it), and so are more than
+// sim::kMaxReplicasPerItem equal pods of one controller.
 //
 // Errors: InputError (exit status 2), one line with the file, line, column and field path, e.g.
 // `pods.json:12:20: field 'items[1].status.phase': unknown phase 'Done' (...)`; the reader's errors as
