@@ -60,7 +60,7 @@ sed 's/"cpu": "250m"/"cpu": "300m"/' "$D/tiny.json" > "$T/other.json"
   --shards 2 --shard-index 1 --shard-out "$T/plan/shard-b.json" > /dev/null 2>&1
 "$BIN" plan -q --catalog "$T/catalog.yaml" --snapshot "$D/tiny.json" --history "$D/history.csv" --seed "$SEED" \
   --merge "$T/plan/shard-a.json" "$T/plan/shard-b.json" > /dev/null 2> "$T/err.txt"
-[ $? = 2 ] && ok || bad "shards of two snapshots merged: $(cat "$T/err.txt")"
+[ $? = 2 ] && grep -qF "field 'fingerprint'" "$T/err.txt" && ok || bad "shards of two snapshots merged: $(cat "$T/err.txt")"
 
 # c. Bad input and usage.
 expect_bad() {  # name, expected exit status, expected substring, then the simulate arguments

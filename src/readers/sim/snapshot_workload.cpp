@@ -265,7 +265,7 @@ SnapshotWorkload parse_snapshot_workload_text(std::string_view text, const std::
     if (!c.required_anti_affinity.empty() || !c.preferred_anti_affinity.empty())
       notes.add("pod anti-affinity", st.name_at, "the pod is placed without it");
     if (!c.topology_spread_constraints.empty()) notes.add("topologySpreadConstraints", st.name_at, "the pod is placed without them");
-    if (!p.preempt_lower_priority) notes.add("preemptionPolicy Never", st.name_at, "the pod preempts as PreemptLowerPriority");
+    if (!p.preempt_lower_priority) notes.add("preemptionPolicy Never", st.name_at, "the simulated pod has the default, PreemptLowerPriority");
     if (st.terminating) notes.add("metadata.deletionTimestamp (terminating)", st.name_at, "counted as live");
     if (find_label(p.labels, "kueue.x-k8s.io/queue-name") != nullptr)
       notes.add("label kueue.x-k8s.io/queue-name", st.name_at, "the pod is not queued to Kueue: it goes straight to the scheduler");
