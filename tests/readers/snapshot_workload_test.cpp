@@ -69,6 +69,26 @@ TEST(SnapshotWorkload, ConvertsTheLivePodsOfTinyJson) {
   for (const sim::WorkloadSpec& item : s.items) EXPECT_NO_THROW(sim::validate_spec(item)) << item.name;
 }
 
+TEST(SnapshotWorkload, TheExampleOfTheDocs) {
+  // examples/snapshot/pods.json (docs/simulate.md): chat's 3 replicas (2 Running, 1 Pending) one
+  // service at priority 1000, the fine-tuning Job's pod a 4-GPU job at 100, the notebook a bare-pod job;
+  // the Succeeded eval pod and the DCGM exporter's DaemonSet pod left out.
+  const SnapshotWorkload s = read_snapshot_workload(std::string(GPUFLEET_SOURCE_DIR) + "/examples/snapshot/pods.json", {});
+  ASSERT_EQ(s.items.size(), 3u);
+  EXPECT_EQ(s.items[0].name, "chat-7f9c6");
+  EXPECT_EQ(s.items[0].kind, sim::WorkloadKind::kService);
+  EXPECT_EQ(s.items[0].pods, 3);
+  EXPECT_EQ(s.items[0].priority, 1000);
+  EXPECT_EQ(s.items[1].name, "finetune-llama-0-hx2pq");
+  EXPECT_EQ(s.items[1].kind, sim::WorkloadKind::kJob);
+  EXPECT_EQ(s.items[1].num_gpu, 4);
+  EXPECT_EQ(s.items[1].priority, 100);
+  EXPECT_EQ(s.items[2].name, "notebook-ana");
+  EXPECT_EQ(s.items[2].kind, sim::WorkloadKind::kJob);
+  EXPECT_EQ(s.finished_pods, 1);
+  EXPECT_EQ(s.left_out_pods, 1);
+}
+
 TEST(SnapshotWorkload, JobSecondsAreTheCallersChoice) {
   SnapshotWorkloadOptions options;
   options.job_seconds = 120;
