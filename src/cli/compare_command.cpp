@@ -57,10 +57,12 @@ int run_compare_command(const CompareCommandOptions& o) {
       throw UsageError(fmt::format("--config: label '{}' appears twice (name them LABEL=POOLS)", configs.back().label));
   }
   // The command's workload is needed unless every configuration names its own.
-  if (!every_config_has_workload || !o.workload.workload_path.empty() || !o.workload.openb_pods_path.empty())
+  if (!every_config_has_workload || !workload_source_file(o.workload).empty() || !o.workload.history_path.empty())
     check_workload_source(o.workload);
   std::vector<InputArg> inputs = {{"--workload", o.workload.workload_path},
                                   {"--openb-pods", o.workload.openb_pods_path},
+                                  {"--snapshot", o.workload.snapshot_path},
+                                  {"--history", o.workload.history_path},
                                   {"--serving-catalog", o.workload.serving_catalog_path},
                                   {"--faults", o.faults_path}};
   for (const CompareConfig& c : configs) {
@@ -105,7 +107,7 @@ int run_compare_command(const CompareCommandOptions& o) {
   }
   progress.finish();
 
-  std::string workload = every_config_has_workload && o.workload.workload_path.empty() && o.workload.openb_pods_path.empty()
+  std::string workload = every_config_has_workload && workload_source_file(o.workload).empty()
                              ? std::string("per configuration")
                              : describe_workload_source(o.workload);
   std::vector<std::pair<std::string, std::string>> outputs;

@@ -42,9 +42,14 @@ template <class Priority>
 void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Priority& production_priority) {
   cmd->add_option("--workload", w.workload_path, "workload file: jobs, services, generator (docs/simulate.md)");
   cmd->add_option("--openb-pods", w.openb_pods_path, "replay an openb pod list CSV with its own times instead of --workload");
+  cmd->add_option("--snapshot", w.snapshot_path,
+                  "start from a cluster snapshot (kubectl get pods -A -o json): its Running and Pending pods at time 0, instead of --workload");
+  cmd->add_option("--history", w.history_path, "--snapshot: the past pods, an openb pod list CSV replayed after time 0 (the trace options apply)");
+  cmd->add_option("--snapshot-job-seconds", w.snapshot_job_s,
+                  "--snapshot: seconds each of its jobs (a Job's pod, a bare pod) runs from time 0 (0 = to the horizon)")->capture_default_str();
   cmd->add_option("--time-scale", w.time_scale, "openb: divide arrival times by K (lifetimes kept)")->capture_default_str();
   cmd->add_option("--trace-start", w.trace_start_s, "openb: trace second that becomes time 0")->capture_default_str();
-  cmd->add_option("--horizon", w.horizon_s, "openb: simulated seconds (0 = up to the last arrival)")->capture_default_str();
+  cmd->add_option("--horizon", w.horizon_s, "openb, --snapshot: simulated seconds (0 = up to the last arrival; required by --snapshot without --history)")->capture_default_str();
   cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
   cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
   cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");

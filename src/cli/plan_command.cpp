@@ -54,7 +54,8 @@ std::string file_bytes(const std::string& path) {
 std::string fingerprint(const std::string& workload, const PlanCommandOptions& o, const std::vector<plan::PlanCandidate>& candidates) {
   uint64_t h = 14695981039346656037ULL;
   h = fnv1a(h, workload);
-  for (const std::string& path : {o.workload.workload_path, o.workload.openb_pods_path, o.workload.serving_catalog_path}) {
+  for (const std::string& path : {o.workload.workload_path, o.workload.openb_pods_path, o.workload.serving_catalog_path,
+                                  o.workload.snapshot_path, o.workload.history_path}) {
     const std::string bytes = file_bytes(path);
     h = fnv1a(h, fmt::format("|file {} bytes|", bytes.size()));
     h = fnv1a(h, bytes);
@@ -113,6 +114,8 @@ int run_plan_command(const PlanCommandOptions& o) {
                                   {"--constraints", o.constraints_path},
                                   {"--workload", o.workload.workload_path},
                                   {"--openb-pods", o.workload.openb_pods_path},
+                                  {"--snapshot", o.workload.snapshot_path},
+                                  {"--history", o.workload.history_path},
                                   {"--serving-catalog", o.workload.serving_catalog_path},
                                   {"--current", o.current_path}};
   for (const std::string& m : o.merge_paths) inputs.push_back({"--merge", m});
@@ -193,14 +196,14 @@ int run_plan_command(const PlanCommandOptions& o) {
     if (!item.pools.empty()) {
       std::string names;
       for (const std::string& p : item.pools) names += (names.empty() ? "" : ", ") + p;
-      throw InputError(o.workload.workload_path, 0, "pools",
+      throw InputError(workload_source_file(o.workload), 0, "pools",
                        fmt::format("'{}' names pools ({}): plan makes the pools of jobs and plain services, so leave its pools "
                                    "out (only an inference service's pools are replaced by the plan)",
                                    item.name, names));
     }
   }
   if (workload.items.empty())
-    throw InputError(o.workload.workload_path.empty() ? o.workload.openb_pods_path : o.workload.workload_path, 0, "",
+    throw InputError(workload_source_file(o.workload), 0, "",
                      "the workload has no jobs or services: there is nothing to plan for");
   const bool has_inference = !workload.inference.empty();
   // The job plan covers the jobs and plain services; the inference services are planned apart.

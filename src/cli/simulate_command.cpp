@@ -29,6 +29,8 @@ int run_simulate_command(const SimulateCommandOptions& o) {
                       {"--faults", o.faults_path},
                       {"--workload", o.workload.workload_path},
                       {"--openb-pods", o.workload.openb_pods_path},
+                      {"--snapshot", o.workload.snapshot_path},
+                      {"--history", o.workload.history_path},
                       {"--serving-catalog", o.workload.serving_catalog_path}});
 
   check_workload_source(o.workload);
@@ -50,7 +52,7 @@ int run_simulate_command(const SimulateCommandOptions& o) {
   try {
     result = sim::simulate(cluster, workload, options);
   } catch (const std::invalid_argument& e) {  // the readers check everything with positions first
-    throw InputError(o.workload.workload_path.empty() ? o.workload.openb_pods_path : o.workload.workload_path, 0, "", e.what());
+    throw InputError(workload_source_file(o.workload), 0, "", e.what());
   }
   progress.finish();
 

@@ -1,6 +1,7 @@
-// Workload loading shared by `gpufleet simulate` and `gpufleet compare`: a workload file
-// (readers/sim/workload_file.h, with its seeded generator) or the openb trace (readers/traces/openb_csv.h
-// read_openb_trace, mapped by inputs/sim/openb_trace.h).
+// Workload loading shared by `gpufleet simulate`, `compare` and `plan`: a workload file
+// (readers/sim/workload_file.h, with its seeded generator), the openb trace (readers/traces/openb_csv.h
+// read_openb_trace, mapped by inputs/sim/openb_trace.h), or a cluster snapshot (readers/sim/
+// snapshot_workload.h) with, optionally, the history of its pods (an openb pod list, mapped the same).
 #pragma once
 
 #include <cstdint>
@@ -18,20 +19,30 @@ namespace gpufleet::cli {
 inline constexpr double kMinTimeScale = 1e-3;
 inline constexpr double kMaxTimeScale = 1e6;
 
-/// Where the workload comes from: exactly one of workload_path and openb_pods_path.
+/// Where the workload comes from: exactly one of workload_path, openb_pods_path and snapshot_path.
+/// The trace options (time_scale, trace_start_s, horizon_s, be_checkpoint_s) map an openb pod list:
+/// openb_pods_path, or history_path with a snapshot.
 struct WorkloadSource {
   std::string workload_path;      ///< workload YAML (docs/simulate.md)
   std::string openb_pods_path;    ///< openb pod list CSV with creation/deletion/scheduled times
+  /// `kubectl get pods -A -o json` (or nodes,pods): its Running and Pending pods at time 0
+  /// (readers/sim/snapshot_workload.h).
+  std::string snapshot_path;
+  std::string history_path;       ///< with snapshot_path: the past pods, an openb pod list replayed after 0
+  /// With snapshot_path: seconds each job of the snapshot (a Job's pod, a bare pod) runs; 0 = to the horizon.
+  double snapshot_job_s = 0;
   double time_scale = 1;          ///< openb: arrivals compressed K-fold (sim::TraceReplayParams)
   double trace_start_s = 0;       ///< openb: trace second that becomes time 0
-  double horizon_s = 0;           ///< openb: 0 = up to the last arrival
+  double horizon_s = 0;           ///< openb: 0 = up to the last arrival; a snapshot without history needs it
   double be_checkpoint_s = 600;   ///< openb: checkpoint interval of BE pods, seconds
   /// Serving catalog for inference services (readers/serving/inference_catalog.h); empty = the built-in one.
   std::string serving_catalog_path;
 };
 
-/// Checks the combination of options: one source, trace options only with the trace, --time-scale
-/// in [kMinTimeScale, kMaxTimeScale], --horizon at most io::kMaxHorizonSeconds. Throws UsageError.
+/// Checks the combination of options: one source, trace options only with the trace (--openb-pods, or
+/// --snapshot with --history; --horizon also with --snapshot alone, which needs it), --history and
+/// --snapshot-job-seconds only with --snapshot, --time-scale in [kMinTimeScale, kMaxTimeScale],
+/// --horizon and --snapshot-job-seconds at most io::kMaxHorizonSeconds. Throws UsageError.
 void check_workload_source(const WorkloadSource& source);
 
 /// Loads the workload for `cluster`: its pools are those a workload file may name, and each topology
@@ -55,5 +66,9 @@ sim::ClusterConfig load_cluster(const std::string& pools_path, const std::string
 
 /// One line describing the source, for summaries ("workload.yaml", or the trace with its mapping).
 std::string describe_workload_source(const WorkloadSource& source);
+
+/// The file that names the workload in errors found after reading: the workload file, the openb pod
+/// list or the snapshot.
+const std::string& workload_source_file(const WorkloadSource& source);
 
 }  // namespace gpufleet::cli
