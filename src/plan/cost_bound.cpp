@@ -95,6 +95,28 @@ struct LpBucket {
 
 }  // namespace
 
+bool option_holds(const sim::WorkloadSpec& s, const CostBoundOption& o) {
+  if (s.num_gpu > o.gpus || s.cpu_milli > o.cpu_milli || s.memory_bytes > o.memory_bytes) return false;
+  if (!s.mig_requests.empty()) {
+    const GpuModelInfo* model = o.gpus > 0 ? find_gpu_model(o.gpu_model) : nullptr;
+    if (model == nullptr) return false;
+    for (const MigRequest& r : s.mig_requests) {
+      const MigProfile* p = model->find_mig_profile(r.profile);
+      if (p == nullptr || (r.count + std::max(1, p->max_count) - 1) / std::max(1, p->max_count) > o.gpus) return false;
+    }
+  } else if (s.num_gpu == 0) {
+    return true;
+  }
+  if (s.gpu_spec.empty()) return true;
+  size_t start = 0;
+  while (true) {
+    const size_t bar = s.gpu_spec.find('|', start);
+    if (s.gpu_spec.compare(start, bar == std::string::npos ? std::string::npos : bar - start, o.gpu_model) == 0) return true;
+    if (bar == std::string::npos) return false;
+    start = bar + 1;
+  }
+}
+
 std::vector<CostBoundOption> admissible_options(const PriceCatalog& catalog, const PlanConstraints& constraints) {
   std::vector<CostBoundOption> out;
   for (const InstanceType& type : catalog.instance_types) {

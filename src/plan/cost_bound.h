@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "inputs/plan/plan_inputs.h"
+#include "inputs/sim/workload.h"
 #include "plan/demand.h"
 
 namespace gpufleet::plan {
@@ -64,6 +65,12 @@ struct CostBoundOption {            ///< one buyable (instance type, zone), the 
   /// Expected spot interruptions per node-hour of the offering (Offering::spot_interruptions_per_hour).
   double spot_interruptions_per_hour = 0;
 };
+
+/// Whether one pod of `item` fits one node of `option` on its own: GPUs, CPU, memory and gpu_spec (a
+/// model it allows); a pod without GPUs fits any node with the CPU and memory; a MIG pod needs a model
+/// with each of its profiles and enough GPUs for its devices (it runs on a MIG pool of the option,
+/// plan/mig_pools.h). The one fit check of the planner's search.
+bool option_holds(const sim::WorkloadSpec& item, const CostBoundOption& option);
 
 /// The options a plan may buy: every offering of an allowed model (CPU-only types always) in an
 /// allowed zone (constraints),
