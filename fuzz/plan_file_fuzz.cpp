@@ -13,13 +13,15 @@ namespace io = gpufleet::io;
 
 namespace {
 
-// The promises of a catalog that was read: types and offerings present, prices positive and none
-// above on-demand.
+// The promises of a catalog that was read: types and offerings present, GPUs with a model or none (a
+// CPU-only type), prices positive and none above on-demand.
 void check(const io::PlanFile& file) {
   if (file.has_catalog && file.catalog.instance_types.empty()) gpufleet::fuzz::invariant_failed("a catalog without instance types");
   for (const gpufleet::plan::InstanceType& t : file.catalog.instance_types) {
     if (t.offerings.empty()) gpufleet::fuzz::invariant_failed("an instance type without offerings");
-    if (t.gpus < 1 || t.cpu_milli <= 0 || t.memory_bytes <= 0) gpufleet::fuzz::invariant_failed("an instance type without resources");
+    if (t.gpus < 0 || t.cpu_milli <= 0 || t.memory_bytes <= 0) gpufleet::fuzz::invariant_failed("an instance type without resources");
+    // A GPU type has a model; a CPU-only type (no `gpu`) has none.
+    if ((t.gpus > 0) == t.gpu_model.empty()) gpufleet::fuzz::invariant_failed("a GPU count without a model, or a model without GPUs");
     for (const gpufleet::plan::Offering& o : t.offerings) {
       if (!(o.on_demand_usd_per_hour > 0)) gpufleet::fuzz::invariant_failed("an on-demand price that is not positive");
       for (const auto& p : {o.spot_usd_per_hour, o.reserved_1y_usd_per_hour, o.reserved_3y_usd_per_hour, o.capacity_block_usd_per_hour})
