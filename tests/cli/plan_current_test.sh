@@ -15,14 +15,7 @@ unset JOB_COMPLETION_INDEX
 
 source "$(dirname "$0")/plan_catalog.sh"
 plan_catalog > "$T/catalog.yaml"
-cat > "$T/constraints.yaml" <<'YAML'
-apiVersion: plan.gpufleet.io/v1
-kind: PlanConstraints
-slo:
-  productionP99PendingSeconds: 600
-maxSpotShare: 0.5
-commitments: [reserved1y]
-YAML
+plan_constraints > "$T/constraints.yaml"
 cat > "$T/workload.yaml" <<'YAML'
 apiVersion: sim.gpufleet.io/v1
 kind: Workload

@@ -14,6 +14,7 @@
 
 #include "model/gpu_catalog.h"
 #include "model/mig.h"
+#include "support/plan_test_support.h"
 #include "plan/candidate.h"
 #include "plan/search.h"
 #include "support/sim_test_support.h"
@@ -30,17 +31,7 @@ const GpuModelInfo& model(const char* name) {
   return *m;
 }
 
-CostBoundOption p4d() {  // examples/plan/catalog.yaml's p4d.24xlarge, on-demand only
-  CostBoundOption o;
-  o.instance_type = "p4d.24xlarge";
-  o.zone = "us-east-1a";
-  o.gpu_model = "A100-40GB";
-  o.gpus = 8;
-  o.cpu_milli = 95690;
-  o.memory_bytes = 1122 * kGiB;
-  o.on_demand_usd_per_hour = 32.77;
-  return o;
-}
+CostBoundOption p4d() { return testing::p4d_on_demand(); }
 
 CostBoundOption g6() {  // one L4, not MIG-capable
   CostBoundOption o;

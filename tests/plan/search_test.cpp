@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "support/plan_test_support.h"
 #include "plan/candidate.h"
 #include "plan/search.h"
 #include "support/sim_test_support.h"
@@ -22,14 +23,7 @@ constexpr double kHour = 3600;
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 CostBoundOption p4d() {
-  CostBoundOption o;
-  o.instance_type = "p4d.24xlarge";
-  o.zone = "us-east-1a";
-  o.gpu_model = "A100-40GB";
-  o.gpus = 8;
-  o.cpu_milli = 95690;
-  o.memory_bytes = 1122 * kGiB;
-  o.on_demand_usd_per_hour = 32.77;
+  CostBoundOption o = testing::p4d_on_demand();
   o.spot_usd_per_hour = 13.11;
   o.committed_usd_per_hour = 19.22;
   o.commitment = "reserved1y";

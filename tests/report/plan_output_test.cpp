@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "support/plan_test_support.h"
 #include "plan/candidate.h"
 #include "readers/sim/sim_pools.h"
 #include "report/plan_output.h"
@@ -72,17 +73,7 @@ TEST(PlanOutput, KarpenterNodePoolsCarryTheTaint) {
   EXPECT_NE(y.find("  limits:\n    cpu: 287070m\n"), std::string::npos) << y;         // 3 nodes x 95690m
 }
 
-plan::CostBoundOption p4d() {
-  plan::CostBoundOption o;
-  o.instance_type = "p4d.24xlarge";
-  o.zone = "us-east-1a";
-  o.gpu_model = "A100-40GB";
-  o.gpus = 8;
-  o.cpu_milli = 95690;
-  o.memory_bytes = 1122 * kGiB;
-  o.on_demand_usd_per_hour = 32.77;
-  return o;
-}
+plan::CostBoundOption p4d() { return testing::p4d_on_demand(); }
 
 sim::ClusterConfig one_mig_pool() {
   plan::PlanCandidate c;
