@@ -317,10 +317,9 @@ int run_plan_command(const PlanCommandOptions& o) {
 
   plan::PlanOutcome outcome;
   if (has_jobs) {
-    // The finalists, the baseline, the waterfall's steps (at most 4), the plan's run for its cluster
-    // over time and at most 10 neighbours a round.
+    // The finalists, the baseline, the waterfall's steps (at most 4) and at most 10 neighbours a round.
     Progress progress("plan: finalists",
-                      static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 6 + 10 * o.refine_rounds), !o.quiet);
+                      static_cast<int64_t>(std::min<size_t>(search.finalists, candidates.size()) + 5 + 10 * o.refine_rounds), !o.quiet);
     search.on_simulation_done = [&] {
       std::lock_guard<std::mutex> g(lock);
       progress.advance();

@@ -317,7 +317,8 @@ sim::Workload race_workload(const sim::Workload& workload, double fraction) {
 }
 
 CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& policy, const sim::Workload& workload,
-                         const PlanSearchOptions& options, size_t index, const std::string& label, sim::SimResult* full_result) {
+                         const PlanSearchOptions& options, size_t index, const std::string& label, sim::SimResult* full_result,
+                         UtilizationSeries* utilization) {
   sim::SimOptions so;
   so.policy = policy;
   so.seed = options.seed;
@@ -352,6 +353,7 @@ CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& p
   c.pods_pending = r.pods_pending;
   c.restarts = r.evictions;
   if (options.on_simulation_done) options.on_simulation_done();
+  if (utilization != nullptr) *utilization = utilization_series(r.timeseries);
   if (full_result != nullptr) *full_result = std::move(r);
   return c;
 }
@@ -438,16 +440,16 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     if (baseline_options.empty()) baseline_options = options;
   }
   out.finalists.resize(order.size());
+  std::vector<UtilizationSeries> utilization(order.size());  // per finalist, for the plan's chart
   parallel_for(order.size() + 1, parallel_threads(search.threads, order.size() + 1), [&](size_t k) {
     if (k == order.size()) {
-      sim::SimResult full;
       out.baseline = evaluate(baseline_cluster(baseline_options, baseline_max, mig_pool_choices(workload, options)), "default-scheduler",
-                              workload, search, candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler", &full);
-      out.baseline_utilization = utilization_series(full.timeseries);
+                              workload, search, candidates.size(), "Cluster Autoscaler baseline: on-demand, default-scheduler", nullptr,
+                              &out.baseline_utilization);
       return;
     }
     const PlanCandidate& c = candidates[order[k]];
-    out.finalists[k] = evaluate(candidate_cluster(c), c.policy, workload, search, order[k], c.label());
+    out.finalists[k] = evaluate(candidate_cluster(c), c.policy, workload, search, order[k], c.label(), nullptr, &utilization[k]);
   });
 
   int64_t most_failed = out.baseline.pods_failed;
@@ -495,9 +497,11 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
     const size_t first = out.candidates.size();
     for (PlanCandidate& c : next) out.candidates.push_back(std::move(c));
     std::vector<CandidateResult> made(next.size());
+    const size_t before_round = utilization.size();
+    utilization.resize(before_round + next.size());
     parallel_for(made.size(), parallel_threads(search.threads, made.size()), [&](size_t k) {
       const PlanCandidate& c = out.candidates[first + k];
-      made[k] = evaluate(candidate_cluster(c), c.policy, workload, search, first + k, c.label());
+      made[k] = evaluate(candidate_cluster(c), c.policy, workload, search, first + k, c.label(), nullptr, &utilization[before_round + k]);
     });
     const CandidateResult before = out.finalists[best];
     bool improved = false;
@@ -601,15 +605,9 @@ PlanOutcome finish_plan(const PlanBounds& bounds, const std::vector<PlanCandidat
           if (q.option.instance_type == p.option.instance_type && q.mig_devices == p.mig_devices) p.spot = q.spot;
       steps.push_back({"+ spot for pods that accept it", step});
     }
-    // The steps, and the plan once more for its cluster over time (the same run as its finalist's).
+    out.plan_utilization = std::move(utilization[*out.recommended]);
     std::vector<WaterfallStep> made(steps.size());
-    parallel_for(steps.size() + 1, parallel_threads(search.threads, steps.size() + 1), [&](size_t k) {
-      if (k == steps.size()) {
-        sim::SimResult full;
-        evaluate(candidate_cluster(plan), plan.policy, workload, search, rec.index, rec.label, &full);
-        out.plan_utilization = utilization_series(full.timeseries);
-        return;
-      }
+    parallel_for(steps.size(), parallel_threads(search.threads, steps.size()), [&](size_t k) {
       made[k].step = steps[k].first;
       made[k].result = evaluate(candidate_cluster(steps[k].second), steps[k].second.policy, workload, search, rec.index,
                                 steps[k].second.label());

@@ -54,6 +54,21 @@ struct PlanSearchOptions {
 };
 
 
+/// A cluster over time, from a simulation's per-minute rows (sim::SimResult::timeseries), columns of
+/// equal length: every `stride`-th row, the stride the smallest that keeps at most
+/// kMaxUtilizationSamples rows (a 40-day horizon has 57,600 minutes; a chart needs far fewer).
+struct UtilizationSeries {
+  std::vector<double> time_s;             ///< seconds from the start
+  std::vector<double> gpus_allocated;     ///< GPUs requested by bound pods (shares count their fraction)
+  std::vector<double> gpus_billed;        ///< GPUs of the billed nodes
+  std::vector<double> cost_usd_per_hour;  ///< the bill's rate: billed nodes plus unused reservations
+  std::vector<int64_t> pending_pods;      ///< pods waiting for capacity
+};
+inline constexpr size_t kMaxUtilizationSamples = 1500;
+
+/// The rows of `timeseries` as a UtilizationSeries (see there).
+UtilizationSeries utilization_series(const std::vector<sim::TimeseriesRow>& timeseries);
+
 /// What bounds every plan of a workload: its demand, the cost lower bound (plan/cost_bound.h) over the
 /// items some option holds, and the highest GPU allocation any plan reaches (the same LP minimising
 /// the GPU-hours billed; below 100% when CPU or memory binds).
@@ -103,9 +118,10 @@ std::vector<PlanCandidate> plan_candidates(const PlanBounds& bounds, const std::
 sim::Workload race_workload(const sim::Workload& workload, double fraction);
 
 /// Simulates one cluster on `workload` and reduces the result (throws what sim::simulate throws).
+/// `utilization`, when given, gets the run's cluster over time (utilization_series).
 CandidateResult evaluate(const sim::ClusterConfig& cluster, const std::string& policy, const sim::Workload& workload,
                          const PlanSearchOptions& options, size_t index, const std::string& label,
-                         sim::SimResult* full_result = nullptr);
+                         sim::SimResult* full_result = nullptr, UtilizationSeries* utilization = nullptr);
 
 /// The race results of the candidates whose number is shard modulo shards (0 <= shard < shards), in
 /// number order. One process: shard 0 of 1.
@@ -118,21 +134,6 @@ std::vector<CandidateResult> race_shard(const std::vector<PlanCandidate>& candid
 /// node of the plan holds). `most_failed_pods`: the failed pods no configuration avoids.
 bool meets(const CandidateResult& r, const PlanConstraints& constraints, int64_t most_failed_pods, std::string* why,
            std::string* which = nullptr);
-
-/// A cluster over time, from a simulation's per-minute rows (sim::SimResult::timeseries), columns of
-/// equal length: every `stride`-th row, the stride the smallest that keeps at most
-/// kMaxUtilizationSamples rows (a 40-day horizon has 57,600 minutes; a chart needs far fewer).
-struct UtilizationSeries {
-  std::vector<double> time_s;             ///< seconds from the start
-  std::vector<double> gpus_allocated;     ///< GPUs requested by bound pods (shares count their fraction)
-  std::vector<double> gpus_billed;        ///< GPUs of the billed nodes
-  std::vector<double> cost_usd_per_hour;  ///< the bill's rate: billed nodes plus unused reservations
-  std::vector<int64_t> pending_pods;      ///< pods waiting for capacity
-};
-inline constexpr size_t kMaxUtilizationSamples = 1500;
-
-/// The rows of `timeseries` as a UtilizationSeries (see there).
-UtilizationSeries utilization_series(const std::vector<sim::TimeseriesRow>& timeseries);
 
 /// One step of the savings waterfall: a configuration simulated on the whole workload.
 struct WaterfallStep {
