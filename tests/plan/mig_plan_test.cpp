@@ -33,17 +33,7 @@ const GpuModelInfo& model(const char* name) {
 
 CostBoundOption p4d() { return testing::p4d_on_demand(); }
 
-CostBoundOption g6() {  // one L4, not MIG-capable
-  CostBoundOption o;
-  o.instance_type = "g6.xlarge";
-  o.zone = "us-east-1a";
-  o.gpu_model = "L4";
-  o.gpus = 1;
-  o.cpu_milli = 3920;
-  o.memory_bytes = 13 * kGiB;
-  o.on_demand_usd_per_hour = 0.8048;
-  return o;
-}
+CostBoundOption g6() { return testing::on_demand_option("g6.xlarge", "L4", 1, 3920, 13, 0.8048); }  // not MIG-capable
 
 sim::WorkloadSpec mig_job(std::string name, double arrival_s, double duration_s, int32_t pods, const std::string& profile,
                           int32_t count = 1) {

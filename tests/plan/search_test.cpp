@@ -114,12 +114,7 @@ TEST(PlanCandidate, ClusterWithoutSpotOrReservations) {
 }
 
 TEST(PlanCandidate, ACpuPoolDedicatesTheGpuNodes) {
-  CostBoundOption c7i;
-  c7i.instance_type = "c7i.24xlarge";
-  c7i.zone = "us-east-1a";
-  c7i.cpu_milli = 95690;
-  c7i.memory_bytes = 181 * kGiB;
-  c7i.on_demand_usd_per_hour = 4.284;
+  const CostBoundOption c7i = testing::c7i_on_demand();
   PlanCandidate c = p4d_candidate();
   EXPECT_FALSE(c.dedicated_gpu_nodes());
   EXPECT_FALSE(candidate_cluster(c).extended_resource_toleration);

@@ -20,20 +20,8 @@ namespace {
 constexpr int64_t kGiB = int64_t{1} << 30;
 
 plan::PlanCandidate candidate_with_cpu_pool() {
-  plan::CostBoundOption t4;
-  t4.instance_type = "g4dn.metal";
-  t4.zone = "us-east-1a";
-  t4.gpu_model = "T4";
-  t4.gpus = 8;
-  t4.cpu_milli = 95690;
-  t4.memory_bytes = 369 * kGiB;
-  t4.on_demand_usd_per_hour = 7.824;
-  plan::CostBoundOption c7i;
-  c7i.instance_type = "c7i.24xlarge";
-  c7i.zone = "us-east-1a";
-  c7i.cpu_milli = 95690;
-  c7i.memory_bytes = 181 * kGiB;
-  c7i.on_demand_usd_per_hour = 4.284;
+  const plan::CostBoundOption t4 = testing::on_demand_option("g4dn.metal", "T4", 8, 95690, 369, 7.824);
+  const plan::CostBoundOption c7i = testing::c7i_on_demand();
   plan::PlanCandidate c;
   c.pools = {plan::PoolChoice{t4, 0, false, 5, {}}, plan::PoolChoice{c7i, 0, false, 3, {}}};
   return c;

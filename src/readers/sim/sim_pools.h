@@ -3,6 +3,8 @@
 //
 //   apiVersion: sim.gpufleet.io/v1
 //   kind: Autoscaling
+//   admissionPlugins: [ExtendedResourceToleration]   # optional; the only kube-apiserver admission
+//                                      # plugin modelled (model/extended_resource_toleration.h)
 //   autoscaler:                        # all optional; defaults in inputs/sim/cluster_config.h
 //     enabled: true                    # false: a static cluster (pools keep their size)
 //     scaleDown: true
@@ -44,7 +46,7 @@
 // description: docs/simulate.md.
 //
 // Errors throw InputError with file, line, column and field path: unknown keys, an unknown pool
-// name, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
+// name, an admission plugin other than ExtendedResourceToleration, a second Autoscaling document, an unknown expander / provisioner / capacity type, negative
 // times or rates, times above 1e10 s (readers/formats/yaml_field.h seconds()), a spot interruption rate above 60
 // per node-hour, a threshold outside [0, 1], a scan or consolidation interval below 1 s, reserved nodes above
 // max or without a reserved price, a spot pool without a spot price, plus everything the node-pool
