@@ -17,7 +17,6 @@
 namespace gpufleet {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
 
 plan::PlanCandidate candidate_with_cpu_pool() {
   const plan::CostBoundOption t4 = testing::on_demand_option("g4dn.metal", "T4", 8, 95690, 369, 7.824);
