@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
+#include "cli/workload_source.h"
 #include "inference/bench_serve.h"
 #include "inference/request_sources.h"
 #include "report/bench_serve_output.h"
@@ -38,8 +39,9 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
                      {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}, {"--step-profile", o.step_profile_path}});
   if (o.model.empty()) throw UsageError("--model is required");
   if (o.gpu.empty()) throw UsageError("--gpu is required");
-  const inference::ServingCatalog catalog =
+  inference::ServingCatalog catalog =
       o.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(o.serving_catalog_path);
+  select_engine_version(catalog, o.engine_version);
 
   inference::EngineArgs args;
   args.model = o.model;

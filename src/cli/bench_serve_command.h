@@ -22,6 +22,7 @@ struct BenchServeCommandOptions {
   int32_t max_model_len = 0;             ///< 0 = the model's context
   int32_t num_replicas = 1;
   std::string serving_catalog_path;      ///< empty = built in
+  std::string engine_version;            ///< --engine-version; empty = the catalog's default set
   std::string step_profile_path;         ///< a measured step-time table instead of the roofline (readers/serving/step_profile.h)
   // The client (vllm bench serve).
   int64_t num_prompts = 1000;

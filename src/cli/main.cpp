@@ -53,6 +53,7 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
   cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
   cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
   cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");
+  cmd->add_option("--engine-version", w.engine_version, "inference services' latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)");
 }
 
 // The work budget of simulate and compare (inputs/sim/work_estimate.h, docs/input-limits.md "Work budget").
@@ -234,6 +235,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--max-model-len", bench.max_model_len, "context length (0 = the model's)")->capture_default_str();
   bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind a least-outstanding router")->capture_default_str();
   bench_cmd->add_option("--serving-catalog", bench.serving_catalog_path, "serving catalog YAML (default: built in, data/inference/catalog.yaml)");
+  bench_cmd->add_option("--engine-version", bench.engine_version, "latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)");
   bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
   bench_cmd->add_option("--num-prompts", bench.num_prompts, "requests to send (a trace: its first N)")->capture_default_str();
   bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();

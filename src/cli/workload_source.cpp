@@ -59,7 +59,19 @@ void check_workload_source(const WorkloadSource& s) {
 }
 
 inference::ServingCatalog load_serving_catalog(const WorkloadSource& s) {
-  return s.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(s.serving_catalog_path);
+  inference::ServingCatalog catalog =
+      s.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(s.serving_catalog_path);
+  select_engine_version(catalog, s.engine_version);
+  return catalog;
+}
+
+void select_engine_version(inference::ServingCatalog& catalog, const std::string& engine_version) {
+  if (engine_version.empty()) return;
+  try {
+    catalog.select_engine_version(engine_version);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(fmt::format("--engine-version: {}", e.what()));
+  }
 }
 
 namespace {

@@ -37,6 +37,8 @@ struct WorkloadSource {
   double be_checkpoint_s = 600;   ///< openb: checkpoint interval of BE pods, seconds
   /// Serving catalog for inference services (readers/serving/inference_catalog.h); empty = the built-in one.
   std::string serving_catalog_path;
+  /// --engine-version: the serving catalog's constant set (ServingCatalog::select_engine_version); empty = its default.
+  std::string engine_version;
 };
 
 /// Checks the combination of options: one source, trace options only with the trace (--openb-pods, or
@@ -57,6 +59,9 @@ sim::Workload load_workload(const WorkloadSource& source, const sim::ClusterConf
 /// The serving catalog: source.serving_catalog_path when set, else the built-in one (data/inference/
 /// catalog.yaml). Throws InputError.
 inference::ServingCatalog load_serving_catalog(const WorkloadSource& source);
+/// Puts `engine_version`'s latency constants in force (nothing when empty); UsageError naming
+/// --engine-version and the catalog's sets when it has none by that name.
+void select_engine_version(inference::ServingCatalog& catalog, const std::string& engine_version);
 
 /// The cluster of a run: the pools file (readers/sim/sim_pools.h, with its Autoscaling and FaultSchedule
 /// documents) and, when faults_path is not empty, the FaultSchedule of that file

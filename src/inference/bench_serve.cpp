@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <numbers>
+#include <queue>
 #include <stdexcept>
 #include <string>
 
@@ -198,7 +200,14 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   outcomes.reserve(requests.size());
   std::vector<std::vector<double>> step_ends(static_cast<size_t>(num_replicas));
   Deployment::Observer obs;
-  obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
+  // Finish times the client has not reached yet: a finished request's slot frees when its last token
+  // reaches the client (finish_s, after the front end's delay), not when the engine made it.
+  std::priority_queue<double, std::vector<double>, std::greater<>> unseen;
+  size_t returned = 0;
+  obs.on_outcome = [&](const RequestOutcome& o) {
+    outcomes.push_back(o);
+    unseen.push(o.finish_s);
+  };
   obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
   Deployment dep(RouterConfig{}, std::move(obs));
   for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
@@ -206,7 +215,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   // In flight: sent and not yet finished or failed (a request refused at once never counts).
   size_t sent = 0;
   int32_t max_in_flight = 0;
-  auto in_flight = [&] { return static_cast<int32_t>(sent - outcomes.size()); };
+  auto in_flight = [&] { return static_cast<int32_t>(sent - returned); };
   auto send = [&](size_t i, double t) {
     Request q = requests[i];
     q.id = i;
@@ -225,6 +234,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   size_t next = 0;
   double now = 0;
   while (outcomes.size() < requests.size()) {
+    for (; !unseen.empty() && unseen.top() <= now; unseen.pop()) ++returned;
     while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
     while (!held.empty() && (max_concurrency == 0 || in_flight() < max_concurrency)) {
       send(held.front(), now);
@@ -235,6 +245,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     if (max_concurrency > 0 || next == requests.size()) {
       dep.start_due_steps();  // every request of this instant is sent
       t_event = std::min(t_arrival, dep.next_event_s());
+      if (!unseen.empty()) t_event = std::min(t_event, unseen.top());
     }
     if (!std::isfinite(t_event)) break;
     dep.advance_to(t_event);
@@ -253,8 +264,10 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     if (o.status != RequestStatus::kFinished || o.output_tokens < 2 || o.replica < 0) continue;
     const std::vector<double>& ends = step_ends[static_cast<size_t>(o.replica)];
     std::vector<int64_t>& take = takers[static_cast<size_t>(o.replica)];
-    const int64_t first = std::lower_bound(ends.begin(), ends.end(), o.first_token_s) - ends.begin();
-    const int64_t last = std::lower_bound(ends.begin(), ends.end(), o.finish_s) - ends.begin();
+    // The engine's times: the front end delays the client's view of every token alike.
+    const double first_token_s = o.first_token_s - o.frontend_s, finish_s = o.finish_s - o.frontend_s;
+    const int64_t first = std::lower_bound(ends.begin(), ends.end(), first_token_s) - ends.begin();
+    const int64_t last = std::lower_bound(ends.begin(), ends.end(), finish_s) - ends.begin();
     const int64_t want = o.output_tokens - 1;
     const auto n = static_cast<int64_t>(ends.size());
     if (first >= n || last >= n || last - first < want) {
@@ -265,7 +278,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     const int64_t from = last - want + 1;  // its second token's step
     if (from > first + 1) {
       // Preempted: the first gap holds the stall (bench_serve.h), the others are whole steps.
-      itl.push_back({ends[static_cast<size_t>(from)] - o.first_token_s, 1});
+      itl.push_back({ends[static_cast<size_t>(from)] - first_token_s, 1});
       if (from + 1 <= last) {
         ++take[static_cast<size_t>(from + 1)];
         --take[static_cast<size_t>(last + 1)];

@@ -50,4 +50,22 @@ const GpuPerformance& ServingCatalog::gpu(std::string_view name) const {
   throw std::invalid_argument(fmt::format("GPU '{}' is not in the serving catalog", name));
 }
 
+double LatencyConstants::prefill_efficiency(std::string_view gpu) const {
+  for (const auto& [name, mfu] : prefill_compute_efficiency_by_gpu)
+    if (iequals_ascii(name, gpu)) return mfu;
+  return prefill_compute_efficiency;
+}
+
+void ServingCatalog::select_engine_version(std::string_view name) {
+  std::string known;
+  for (const LatencyConstants& set : engine_versions) {
+    if (iequals_ascii(set.engine_version, name)) {
+      latency = set;
+      return;
+    }
+    known += (known.empty() ? "" : ", ") + set.engine_version;
+  }
+  throw std::invalid_argument(fmt::format("engine version '{}' is not in the serving catalog (it has: {})", name, known));
+}
+
 }  // namespace gpufleet::inference

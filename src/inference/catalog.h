@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpufleet::inference {
@@ -48,15 +49,34 @@ struct GpuPerformance {
   std::string source;
 };
 
-/// The roofline model's efficiency factors and overheads (inference/step_time.h). Calibrated on
-/// published measurements; data/inference/catalog.yaml says which.
+/// The roofline model's efficiency factors and overheads (inference/step_time.h) for one engine
+/// version: one named set of constants, calibrated on published measurements of that version
+/// (data/inference/catalog.yaml says which; docs/inference-calibration.md shows the fit).
 struct LatencyConstants {
+  /// The set's name, what `--engine-version` selects: "vllm-v1" (vLLM >= 0.8, V1 engine) or
+  /// "vllm-v0-2024" (vLLM 0.5-0.6, V0 engine) in the built-in catalog; "custom" for a catalog's
+  /// single `latency` block.
+  std::string engine_version = "custom";
+  std::string source;                        ///< what the set was fitted on
   double decode_bandwidth_efficiency = 0.7;  ///< achieved / peak memory bandwidth (MBU)
-  double prefill_compute_efficiency = 0.5;   ///< achieved / peak tensor FLOPS (MFU)
+  /// Achieved / peak tensor FLOPS (MFU) in prefill, for a GPU not in prefill_compute_efficiency_by_gpu.
+  double prefill_compute_efficiency = 0.5;
+  /// Per GPU (serving catalog names): the MFU measured for that GPU, which replaces the one above.
+  std::vector<std::pair<std::string, double>> prefill_compute_efficiency_by_gpu;
   double step_overhead_s = 0.003;            ///< fixed CPU time per engine step (scheduling, sampling, launch)
   double per_sequence_overhead_s = 0.00002;  ///< CPU time per sequence in the batch
   double allreduce_latency_s = 0.00001;      ///< per all-reduce call (2 per layer with TP > 1)
   double time_slice_switch_fraction = 0.05;  ///< extra step time per co-scheduled time-sliced replica
+  /// The front end (vLLM's OpenAI API server: HTTP, tokenisation, detokenisation and streaming of
+  /// every output) as the client sees it: a request's first token and its last reach the client
+  /// frontend_s + frontend_per_request_s x (requests in flight on the replica) after the engine
+  /// produced them. It does not occupy the GPU. 0 = none.
+  double frontend_s = 0;
+  double frontend_per_request_s = 0;
+
+  /// prefill_compute_efficiency_by_gpu's figure for `gpu` (ASCII case ignored), else
+  /// prefill_compute_efficiency.
+  double prefill_efficiency(std::string_view gpu) const;
 };
 
 /// The memory a vLLM engine sets aside besides weights and KV cache, per GPU
@@ -89,7 +109,10 @@ struct ColdStartDefaults {
 struct ServingCatalog {
   std::vector<LlmModel> models;
   std::vector<GpuPerformance> gpus;
+  /// The constants in force: engine_versions' first set unless select_engine_version chose another.
   LatencyConstants latency;
+  /// Every named set the catalog holds, the default first (a catalog with one `latency` block: it alone).
+  std::vector<LatencyConstants> engine_versions;
   MemoryConstants memory;
   ColdStartDefaults cold_start;
 
@@ -101,6 +124,9 @@ struct ServingCatalog {
   /// catalog") when there is none.
   const LlmModel& model(std::string_view name) const;
   const GpuPerformance& gpu(std::string_view name) const;
+  /// Makes engine_versions' set named `name` (ASCII case ignored) the one in force. Throws
+  /// std::invalid_argument naming the sets the catalog has when there is none by that name.
+  void select_engine_version(std::string_view name);
 };
 
 /// KV cache bytes per token per replica (all GPUs): 2 (K and V) x layers x kv_heads x head_dim x

@@ -65,6 +65,20 @@ struct ReplicaEngine::Impl {
     observer.on_outcome(o);
   }
 
+  /// A request that finished in the step just ended: the front end's delay added to what the client
+  /// sees (step_time.h frontend_seconds, with the step's requests in flight).
+  void report_finished(RequestOutcome o) {
+    if (o.status == RequestStatus::kFinished) {
+      const double d = step_time->frontend_seconds(record.num_running + record.num_waiting);
+      if (d > 0) {
+        o.frontend_s = d;
+        o.first_token_s += d;
+        o.finish_s += d;
+      }
+    }
+    report(o);
+  }
+
   /// The step starting at t: the scheduler's plan, timed.
   void begin_step(double t) {
     const StepPlan& p = scheduler.schedule();
@@ -87,7 +101,7 @@ struct ReplicaEngine::Impl {
     const double t = step_end;
     active = false;
     busy_done += step_end - step_start;
-    for (const RequestOutcome& o : scheduler.update_from_output(*plan, t)) report(o);
+    for (const RequestOutcome& o : scheduler.update_from_output(*plan, t)) report_finished(o);
     if (observer.on_step) observer.on_step(record);
     ready_s = t;
   }

@@ -49,6 +49,9 @@ struct RequestOutcome {
   int32_t cached_prompt_tokens = 0;  ///< prompt tokens served from the prefix cache at its last schedule
   int32_t preemptions = 0;         ///< times the engine preempted it (recompute)
   int32_t replica = -1;            ///< the replica that finished it (-1: none)
+  /// Seconds the replica's front end added to first_token_s and finish_s of a finished request
+  /// (StepTimeModel::frontend_seconds): the engine made its first token at first_token_s - frontend_s.
+  double frontend_s = 0;
 
   /// TTFT = first_token_s - arrival_s; TPOT = (finish - first token) / (output - 1) (0 for one token);
   /// end-to-end = finish_s - arrival_s (vllm benchmarks/benchmark_serving.py definitions).

@@ -42,11 +42,13 @@ class RooflineStepTime final : public StepTimeModel {
 
     bandwidth_ = gpu->memory_bandwidth_gb_s * 1e9 * c.decode_bandwidth_efficiency * hw.bandwidth_fraction;
     const double tflops = args.dtype == Precision::kFp8 && gpu->fp8_tflops > 0 ? gpu->fp8_tflops : gpu->bf16_tflops;
-    peak_flops_ = tflops * 1e12 * c.prefill_compute_efficiency * hw.compute_fraction;
+    peak_flops_ = tflops * 1e12 * c.prefill_efficiency(gpu->name) * hw.compute_fraction;
     if (!(bandwidth_ > 0) || !(peak_flops_ > 0))
       throw std::invalid_argument(fmt::format("GPU '{}' has no bandwidth or FLOPS in the serving catalog", gpu->name));
     step_overhead_s_ = c.step_overhead_s;
     per_sequence_overhead_s_ = c.per_sequence_overhead_s;
+    frontend_s_ = c.frontend_s;
+    frontend_per_request_s_ = c.frontend_per_request_s;
     if (args.tensor_parallel_size > 1) {
       if (!(gpu->interconnect_gb_s > 0))
         throw std::invalid_argument(fmt::format("GPU '{}' has no interconnect bandwidth for tensor parallelism", gpu->name));
@@ -71,6 +73,10 @@ class RooflineStepTime final : public StepTimeModel {
     return t;
   }
 
+  double frontend_seconds(int32_t in_flight) const override {
+    return frontend_s_ + frontend_per_request_s_ * std::max(0, in_flight);
+  }
+
  private:
   double shared_bytes_ = 0;       // per GPU, read every step
   double expert_bytes_ = 0;       // per GPU, MoE experts (read when routed to)
@@ -85,6 +91,8 @@ class RooflineStepTime final : public StepTimeModel {
   double allreduces_ = 0;
   double allreduce_latency_s_ = 0;
   double allreduce_s_per_token_ = 0;
+  double frontend_s_ = 0;
+  double frontend_per_request_s_ = 0;
 };
 
 // y at x on the points (xs, ys), xs ascending and distinct: linear between neighbours, the first y

@@ -31,13 +31,19 @@ class StepTimeModel {
   virtual ~StepTimeModel() = default;
   /// Seconds the step takes on one replica running alone; > 0 for a non-empty batch.
   virtual double step_seconds(const StepBatch& batch) const = 0;
+  /// Seconds the replica's front end adds to what the client sees (LatencyConstants::frontend_s):
+  /// a request's first and last tokens reach the client this long after the engine made them, with
+  /// `in_flight` requests on the replica (running + waiting) when it finishes. 0 by default (a
+  /// profile table or a constant step time measures the engine alone).
+  virtual double frontend_seconds(int32_t /*in_flight*/) const { return 0; }
 };
 
 /// Roofline: step = max(bytes / (bandwidth x MBU), flops / (peak x MFU)) + overheads, where bytes =
 /// weights / TP + KV read (context_tokens x KV bytes per token / TP), flops = 2 x active params x
 /// (prefill + decode tokens) / TP + 4 x layers x heads x head_dim x (attention pairs + decode context)
 /// / TP; overheads = step_overhead + per_sequence_overhead x num_seqs + (TP > 1) 2 x layers x
-/// (allreduce latency + hidden x tokens x bytes / interconnect). Bandwidth and peak scale by the
+/// (allreduce latency + hidden x tokens x bytes / interconnect). MFU is the engine version's figure for
+/// the GPU (LatencyConstants::prefill_efficiency). Bandwidth and peak scale by the
 /// hardware's MIG fractions. Constants: ServingCatalog::latency (LatencyConstants).
 /// Refinements of that form, all per GPU: the KV bytes also count the step's new tokens written;
 /// KV heads are replicated when TP exceeds them (max(1, kv_heads / TP)); an MoE model reads its

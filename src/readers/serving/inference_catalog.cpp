@@ -117,6 +117,46 @@ double opt_number(const Field& f, double def, double min, double max, bool open_
   return f.present() ? number_in(f, min, max, open_min) : def;
 }
 
+// One set of latency constants: an engineVersions entry (`named`: name and source required) or the
+// single `latency` block (optional; every key optional).
+inference::LatencyConstants parse_latency(const Field& f, const inference::ServingCatalog& catalog, bool named) {
+  inference::LatencyConstants lc;
+  if (f.present() || named) {
+    f.require_map();
+    if (named)
+      f.only_keys({"name", "source", "decodeBandwidthEfficiency", "prefillComputeEfficiency", "prefillComputeEfficiencyByGpu",
+                   "stepOverheadSeconds", "perSequenceOverheadSeconds", "allreduceLatencySeconds", "timeSliceSwitchFraction",
+                   "frontendSeconds", "frontendPerRequestSeconds"});
+    else
+      f.only_keys({"decodeBandwidthEfficiency", "prefillComputeEfficiency", "prefillComputeEfficiencyByGpu",
+                   "stepOverheadSeconds", "perSequenceOverheadSeconds", "allreduceLatencySeconds", "timeSliceSwitchFraction",
+                   "frontendSeconds", "frontendPerRequestSeconds"});
+  }
+  if (named) {
+    const Field name = f["name"];
+    lc.engine_version = name.required_str();
+    if (lc.engine_version.empty() || lc.engine_version.size() > 64) name.fail("expected a name of 1 to 64 characters");
+    lc.source = f["source"].required_str();
+  }
+  lc.decode_bandwidth_efficiency = opt_number(f["decodeBandwidthEfficiency"], lc.decode_bandwidth_efficiency, 0, 1, true);
+  lc.prefill_compute_efficiency = opt_number(f["prefillComputeEfficiency"], lc.prefill_compute_efficiency, 0, 1, true);
+  if (const Field by_gpu = f["prefillComputeEfficiencyByGpu"]; by_gpu.present()) {
+    by_gpu.require_map();
+    by_gpu.each_entry([&](const std::string& gpu, const Field& v) {
+      const inference::GpuPerformance* g = catalog.find_gpu(gpu);
+      if (g == nullptr) v.fail(fmt::format("GPU '{}' is not in the catalog's gpus", gpu));
+      lc.prefill_compute_efficiency_by_gpu.emplace_back(g->name, number_in(v, 0, 1, true));
+    });
+  }
+  lc.step_overhead_s = opt_number(f["stepOverheadSeconds"], lc.step_overhead_s, 0, 10);
+  lc.per_sequence_overhead_s = opt_number(f["perSequenceOverheadSeconds"], lc.per_sequence_overhead_s, 0, 1);
+  lc.allreduce_latency_s = opt_number(f["allreduceLatencySeconds"], lc.allreduce_latency_s, 0, 1);
+  lc.time_slice_switch_fraction = opt_number(f["timeSliceSwitchFraction"], lc.time_slice_switch_fraction, 0, 10);
+  lc.frontend_s = opt_number(f["frontendSeconds"], lc.frontend_s, 0, 10);
+  lc.frontend_per_request_s = opt_number(f["frontendPerRequestSeconds"], lc.frontend_per_request_s, 0, 1);
+  return lc;
+}
+
 }  // namespace
 
 inference::ServingCatalog parse_serving_catalog_text(std::string_view text, const std::string& file_name) {
@@ -132,7 +172,7 @@ inference::ServingCatalog parse_serving_catalog_text(std::string_view text, cons
   if (doc == nullptr) detail::fail_without_kind(file_name, docs, kKind, kApiVersion);
   const Field root(*doc, "", src);
   root.require_map();
-  root.only_keys({"apiVersion", "kind", "models", "gpus", "latency", "memory", "coldStart"});
+  root.only_keys({"apiVersion", "kind", "models", "gpus", "latency", "engineVersions", "memory", "coldStart"});
   const Field api = root["apiVersion"];
   if (api.str() != kApiVersion)
     api.fail(fmt::format("apiVersion '{}' is not supported (expected {})", api.str(), kApiVersion));
@@ -157,18 +197,23 @@ inference::ServingCatalog parse_serving_catalog_text(std::string_view text, cons
   }
 
   const Field latency = root["latency"];
-  if (latency.present()) {
-    latency.require_map();
-    latency.only_keys({"decodeBandwidthEfficiency", "prefillComputeEfficiency", "stepOverheadSeconds",
-                       "perSequenceOverheadSeconds", "allreduceLatencySeconds", "timeSliceSwitchFraction"});
+  const Field versions = root["engineVersions"];
+  if (latency.present() && versions.present())
+    versions.fail("give either one latency block or engineVersions, not both");
+  if (versions.present()) {
+    if (!versions.is_seq() || versions.size() == 0) versions.fail("expected a non-empty list of engine versions");
+    for (size_t i = 0, n = versions.size(); i < n; ++i) {
+      const Field v = versions.at(i);
+      inference::LatencyConstants set = parse_latency(v, catalog, true);
+      for (const inference::LatencyConstants& other : catalog.engine_versions)
+        if (iequals_ascii(other.engine_version, set.engine_version))
+          v["name"].fail(fmt::format("engine version '{}' is listed twice", set.engine_version));
+      catalog.engine_versions.push_back(std::move(set));
+    }
+  } else {
+    catalog.engine_versions.push_back(parse_latency(latency, catalog, false));
   }
-  inference::LatencyConstants& lc = catalog.latency;
-  lc.decode_bandwidth_efficiency = opt_number(latency["decodeBandwidthEfficiency"], lc.decode_bandwidth_efficiency, 0, 1, true);
-  lc.prefill_compute_efficiency = opt_number(latency["prefillComputeEfficiency"], lc.prefill_compute_efficiency, 0, 1, true);
-  lc.step_overhead_s = opt_number(latency["stepOverheadSeconds"], lc.step_overhead_s, 0, 10);
-  lc.per_sequence_overhead_s = opt_number(latency["perSequenceOverheadSeconds"], lc.per_sequence_overhead_s, 0, 1);
-  lc.allreduce_latency_s = opt_number(latency["allreduceLatencySeconds"], lc.allreduce_latency_s, 0, 1);
-  lc.time_slice_switch_fraction = opt_number(latency["timeSliceSwitchFraction"], lc.time_slice_switch_fraction, 0, 10);
+  catalog.latency = catalog.engine_versions.front();
 
   const Field memory = root["memory"];
   memory.require_map();
