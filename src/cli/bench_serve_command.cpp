@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "cli/command_checks.h"
 #include "cli/workload_source.h"
 #include "inference/bench_serve.h"
+#include "inference/dataset_lengths.h"
 #include "inference/request_sources.h"
 #include "report/bench_serve_output.h"
 #include "readers/serving/inference_catalog.h"
@@ -43,6 +45,14 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
       o.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(o.serving_catalog_path);
   select_engine_version(catalog, o.engine_version);
 
+  const std::optional<inference::BenchDataset> dataset = inference::parse_bench_dataset(o.dataset_name);
+  if (!dataset)
+    throw UsageError(fmt::format("--dataset-name: unknown dataset '{}' (random, sharegpt, sonnet; vLLM's burstgpt, hf, custom, "
+                                 "prefix_repetition and multimodal datasets are not modelled: use --trace)",
+                                 o.dataset_name));
+  if (!o.trace_path.empty() && *dataset != inference::BenchDataset::kRandom)
+    throw UsageError("--dataset-name: a --trace replaces the dataset; give one or the other");
+
   inference::EngineArgs args;
   args.model = o.model;
   args.tensor_parallel_size = o.tensor_parallel_size;
@@ -70,7 +80,19 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     if (!o.trace_path.empty() && !std::isinf(o.request_rate))
       throw UsageError("--request-rate: a --trace keeps its own send times; give one or the other (--time-scale stretches a trace)");
     if (o.trace_path.empty()) {
-      requests = inference::random_dataset_requests({o.random_input_len, o.random_output_len, o.random_range_ratio}, o.num_prompts, o.seed);
+      switch (*dataset) {
+        case inference::BenchDataset::kRandom:
+          requests = inference::random_dataset_requests({o.random_input_len, o.random_output_len, o.random_range_ratio},
+                                                        o.num_prompts, o.seed);
+          break;
+        case inference::BenchDataset::kShareGpt:
+          requests = inference::sharegpt_dataset_requests(o.num_prompts, o.seed);
+          break;
+        case inference::BenchDataset::kSonnet:
+          requests = inference::sonnet_dataset_requests({o.sonnet_input_len, o.sonnet_output_len, o.sonnet_prefix_len},
+                                                        o.num_prompts);
+          break;
+      }
       inference::assign_send_times(requests, o.request_rate, o.burstiness, o.seed);
     }
   } catch (const std::invalid_argument& e) {

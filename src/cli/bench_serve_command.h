@@ -29,10 +29,14 @@ struct BenchServeCommandOptions {
   double request_rate = std::numeric_limits<double>::infinity();
   double burstiness = 1;
   int32_t max_concurrency = 0;           ///< 0 = none
+  std::string dataset_name = "random";    ///< random, sharegpt or sonnet (inference/dataset_lengths.h)
   int32_t random_input_len = 1024;
   int32_t random_output_len = 128;
   double random_range_ratio = 0;
-  std::string trace_path;                ///< Azure CSV or Mooncake JSONL instead of the random dataset
+  int32_t sonnet_input_len = 550;
+  int32_t sonnet_output_len = 150;
+  int32_t sonnet_prefix_len = 200;
+  std::string trace_path;                ///< Azure CSV or Mooncake JSONL instead of a dataset
   double time_scale = 1;
   int64_t seed = 0;
   std::string json_path;
@@ -40,7 +44,8 @@ struct BenchServeCommandOptions {
 
 /// Runs the command: the result block on stdout, the JSON written atomically. Returns 0. Throws
 /// UsageError / InputError (exit 2) for bad arguments, an unknown model or GPU (listing the known
-/// ones), a replica that cannot start (the KV budget's message) and bad trace or catalog files.
+/// ones), a replica that cannot start (the KV budget's message), an unknown --dataset-name and bad
+/// trace or catalog files.
 int run_bench_serve_command(const BenchServeCommandOptions& options);
 
 }  // namespace gpufleet::cli

@@ -241,9 +241,15 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();
   bench_cmd->add_option("--burstiness", bench.burstiness, "gamma shape of the gaps (1 = Poisson)")->capture_default_str();
   bench_cmd->add_option("--max-concurrency", bench.max_concurrency, "most requests in flight (0 = no limit)")->capture_default_str();
+  bench_cmd->add_option("--dataset-name", bench.dataset_name, "random, sharegpt or sonnet (vLLM's datasets; docs/bench-serve.md)")
+      ->capture_default_str();
   bench_cmd->add_option("--random-input-len", bench.random_input_len, "random dataset: prompt tokens")->capture_default_str();
   bench_cmd->add_option("--random-output-len", bench.random_output_len, "random dataset: output tokens")->capture_default_str();
   bench_cmd->add_option("--random-range-ratio", bench.random_range_ratio, "random dataset: lengths uniform in len x [1-r, 1+r]")->capture_default_str();
+  bench_cmd->add_option("--sonnet-input-len", bench.sonnet_input_len, "sonnet dataset: prompt tokens")->capture_default_str();
+  bench_cmd->add_option("--sonnet-output-len", bench.sonnet_output_len, "sonnet dataset: output tokens")->capture_default_str();
+  bench_cmd->add_option("--sonnet-prefix-len", bench.sonnet_prefix_len, "sonnet dataset: prompt tokens shared by every request")
+      ->capture_default_str();
   bench_cmd->add_option("--trace", bench.trace_path, "replay an Azure LLM CSV or Mooncake JSONL trace instead (docs/request-traces.md)");
   bench_cmd->add_option("--time-scale", bench.time_scale, "trace: multiply arrival times by K")->capture_default_str();
   bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->check(kSeed)->capture_default_str();

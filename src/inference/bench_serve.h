@@ -10,7 +10,7 @@
 //    first, then all output lengths. Departures: vLLM subtracts the tokenizer's special tokens from
 //    input_len (1 for Llama's BOS) and tokenises text; here the lengths are the token counts, and a
 //    prompt is at least 1 token. The draws come from util/go_rand.h, so a seed does not reproduce
-//    numpy's lengths, only their law.
+//    numpy's lengths, only their law. The sharegpt and sonnet datasets: inference/dataset_lengths.h.
 //  - Arrivals (serve.py get_request): request_rate inf sends every request at t = 0. Otherwise
 //    request i is sent at the cumulative sum of i + 1 gaps drawn from Gamma(shape = burstiness, scale =
 //    1 / (request_rate x burstiness)) (burstiness 1: Poisson; inf: a constant 1 / request_rate), then

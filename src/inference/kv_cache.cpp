@@ -100,12 +100,13 @@ KvCacheBudget kv_cache_budget(const ServingCatalog& catalog, const EngineArgs& a
       break;
     }
   }
-  if (args.dtype != Precision::kFp8) {
+  // fp8 is no way out on a GPU that vLLM refuses it on (the refusals above).
+  if (args.dtype != Precision::kFp8 && gpu->bf16_supported) {
     EngineArgs a = args;
     a.dtype = Precision::kFp8;
     if (fits(compute(catalog, *model, a, hw))) would_fit.push_back("dtype fp8");
   }
-  if (args.kv_cache_dtype != Precision::kFp8 && b.kv_bytes > 0) {
+  if (args.kv_cache_dtype != Precision::kFp8 && b.kv_bytes > 0 && gpu->bf16_supported) {
     EngineArgs a = args;
     a.kv_cache_dtype = Precision::kFp8;
     if (fits(compute(catalog, *model, a, hw))) would_fit.push_back("kv_cache_dtype fp8");

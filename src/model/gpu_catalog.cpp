@@ -67,6 +67,13 @@ std::vector<GpuModelInfo> build_catalog() {
                {"NVIDIA-B200"},
                true,
                mig_profiles("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")});
+  // Not MIG-capable either: V100 (Volta) and A40 (GA102) are not in [mig-doc] "Supported GPUs".
+  // V100 SXM2, as AWS p3.2xlarge/8xlarge/16xlarge (16 GB) and p3dn.24xlarge (32 GB) have it: nvidia-smi
+  // shows "Tesla V100-SXM2-16GB" with 16160 MiB and "Tesla V100-SXM2-32GB" with 32510 MiB.
+  c.push_back({"V100-16GB", 16160, {"Tesla-V100-SXM2-16GB"}, false, {}});
+  c.push_back({"V100-32GB", 32510, {"Tesla-V100-SXM2-32GB"}, false, {}});
+  // A40: "NVIDIA A40", 46068 MiB (48 GB GDDR6 with ECC on, as the L40S). No AWS instance type has it.
+  c.push_back({"A40", 46068, {"NVIDIA-A40"}, false, {}});
   return c;
 }
 

@@ -50,7 +50,7 @@ struct GpuModelInfo {
 };
 
 /// Every model, in this order: T4, L4, L40S, A10G, A100-40GB, A100-80GB, H100-80GB, H200-141GB,
-/// B200-180GB. The references returned by this and find_gpu_model stay valid for the program's life.
+/// B200-180GB, V100-16GB, V100-32GB, A40. The references returned by this and find_gpu_model stay valid for the program's life.
 const std::vector<GpuModelInfo>& gpu_catalog();
 
 /// The model whose canonical name equals `name_or_product` ignoring ASCII case ("a100-80gb"), or one

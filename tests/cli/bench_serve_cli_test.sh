@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end checks of `gpufleet bench-serve`: vLLM's result block with vLLM's names, the JSON file
-# with vLLM's keys, determinism by seed, and exit 2 with one error line for a model too big for its
-# GPU (naming the missing memory and what would fit), an unknown model or GPU (listing the known
-# ones), absurd token counts and a trace with a missing column (naming the file and line).
+# with vLLM's keys, determinism by seed, the sharegpt and sonnet datasets, and exit 2 with one error
+# line for a model too big for its GPU (naming the missing memory and what would fit), an unknown
+# model, GPU or dataset (listing the known ones), absurd token counts and a trace with a missing
+# column (naming the file and line).
 set -u
 BIN="$1"
 source "$(dirname "$0")/common.sh"
@@ -47,6 +48,22 @@ printf '{"timestamp": 0, "input_length": 100, "output_length": 10}\n{"timestamp"
   && ok || bad "trace run failed"
 grep -qF 'Total generated tokens:                  30 ' "$T/trace.txt" && ok || bad "trace tokens: $(cat "$T/trace.txt")"
 
+# 2b. vLLM's datasets: sharegpt lengths drawn by seed (the same seed, the same bytes; every prompt at
+# most 1,024 tokens and every pair at most 2,048, so at most 200 x 1,024 input tokens); sonnet's
+# fixed lengths, 10 x 550 input and 10 x 150 output tokens.
+sg() { "$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sharegpt --num-prompts 200 "$@"; }
+sg --seed 3 --json "$T/sg1.json" > "$T/sg.txt" && ok || bad "sharegpt run failed"
+sg --seed 3 --json "$T/sg2.json" > /dev/null
+cmp -s "$T/sg1.json" "$T/sg2.json" && ok || bad "sharegpt: same seed, different JSON"
+sg --seed 4 --json "$T/sg3.json" > /dev/null
+cmp -s "$T/sg1.json" "$T/sg3.json" && bad "sharegpt: seeds 3 and 4 give the same JSON" || ok
+in_tokens=$(awk -F: '/Total input tokens/ {print $2+0}' "$T/sg.txt")
+awk -v n="$in_tokens" 'BEGIN {exit !(n >= 800 && n <= 204800)}' && ok || bad "sharegpt input tokens $in_tokens"
+"$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sonnet --num-prompts 10 > "$T/sonnet.txt" \
+  && ok || bad "sonnet run failed"
+grep -qF 'Total input tokens:                      5500 ' "$T/sonnet.txt" && ok || bad "sonnet input: $(cat "$T/sonnet.txt")"
+grep -qF 'Total generated tokens:                  1500 ' "$T/sonnet.txt" && ok || bad "sonnet output: $(cat "$T/sonnet.txt")"
+
 # 3. Bad input: exit 2, one error line containing the expected text, the old output kept.
 expect_bad() {  # name, expected substring, args...
   local name="$1" want="$2"
@@ -70,8 +87,12 @@ expect_bad "range ratio" "random_range_ratio: 1 is outside [0, 1)" --model Llama
 expect_bad "negative rate" "request_rate: -1 must be positive" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --request-rate -1
 expect_bad "bad dtype" "--dtype: unknown dtype 'int3'" --model Llama-3.1-8B --gpu H100-80GB --dtype int3
 expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 to 9223372036854775807)" --model Llama-3.1-8B --gpu H100-80GB --seed -1
+expect_bad "unknown dataset" "--dataset-name: unknown dataset 'burstgpt' (random, sharegpt, sonnet;" --model Llama-3.1-8B --gpu H100-80GB --dataset-name burstgpt
+expect_bad "sonnet prefix" "sonnet_prefix_len: 600 is outside 0..550 (the sonnet input length)" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sonnet --sonnet-prefix-len 600
+expect_bad "sonnet output" "sonnet_output_len: 0 is outside" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sonnet --sonnet-output-len 0
 printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
 expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
+expect_bad "dataset and trace" "--dataset-name: a --trace replaces the dataset" --model Llama-3.1-8B --gpu H100-80GB --dataset-name sharegpt --trace "$T/azure.csv"
 expect_bad "trace missing column names it" "GeneratedTokens" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
 # A measured step profile: a constant 10 ms step, so 2 requests of 10 + 3 tokens sent at once end at 30 ms.
 printf 'num_seqs,tokens,step_s\n1,1,0.01\n' > "$T/profile.csv"

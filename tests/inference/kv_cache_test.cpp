@@ -4,7 +4,7 @@
 // Constants used below (data/inference/catalog.yaml): cudaReservedFraction 0.00587,
 // activationBytesPerTokenHidden 2.69, activationBytesPerSeqVocab 38.2, nonTorchGiB 0.13,
 // nonTorchTensorParallelGiB 0.42. GiB = 2^30 bytes. GPU memory (model/gpu_catalog.h):
-// H100-80GB 81,559 MiB, A100-80GB 81,920 MiB, A10G 23,028 MiB.
+// H100-80GB 81,559 MiB, A100-80GB 81,920 MiB, A10G 23,028 MiB, V100-16GB 16,160 MiB, A40 46,068 MiB.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -164,6 +164,74 @@ TEST(KvCache, KvShortOfMaxModelLenSuggestsTpAndShorterLength) {
   EXPECT_FALSE(inference::kv_cache_budget(cat(), a, on("A10G")).error.empty());
 }
 
+// Llama-3.2-1B fp16 on one V100-16GB (AWS p3.2xlarge), vLLM's small defaults (below 70 GiB: 2,048
+// tokens, 256 sequences):
+//   memory     = 16,160 MiB x (1 - 0.00587) = 16,065.14 MiB = 15.6886 GiB; usable 14.1198 GiB
+//   weights    = 1.236e9 x 2 B = 2.472e9 B = 2.3022 GiB
+//   activation = 2.69 x 2,048 x 2,048 + 38.2 x 256 x 128,256 = 11.28e6 + 1,254.2e6 B = 1.1786 GiB
+//   kv         = 14.1198 - 2.3022 - 1.1786 - 0.13 = 10.5089 GiB = 11,283,858,781 B
+//   per token  = 2 x 16 x 8 x 64 x 2 B = 32,768 B; blocks = floor(11,283,858,781 / 524,288) = 21,522
+TEST(KvCache, Llama1bFp16OnV100) {
+  EngineArgs a = args_for("Llama-3.2-1B", 1);
+  a.dtype = Precision::kFp16;
+  a.kv_cache_dtype = Precision::kFp16;
+  const KvCacheBudget b = inference::kv_cache_budget(cat(), a, on("V100-16GB"));
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  EXPECT_EQ(b.max_num_batched_tokens, 2048);
+  EXPECT_NEAR(b.usable_bytes / kGiB, 14.1198, 0.0005);
+  EXPECT_NEAR(b.weight_bytes / kGiB, 2.3022, 0.0005);
+  EXPECT_NEAR(b.activation_bytes / kGiB, 1.1786, 0.0005);
+  EXPECT_NEAR(b.kv_bytes / kGiB, 10.5089, 0.0005);
+  EXPECT_EQ(b.kv_bytes_per_token, 32768);
+  EXPECT_EQ(b.num_blocks, 21522);
+  EXPECT_EQ(b.num_tokens, 344352);
+}
+
+// Llama-3.1-8B fp16 does not fit one V100-16GB: 14.957 GiB of weights + 1.189 activation + 0.13
+// against 14.120 usable. On the four of an AWS p3.8xlarge (TP 4):
+//   weights    = 8.030e9 x 2 / 4 = 4.015e9 B = 3.7393 GiB
+//   activation = 2.69 x 2,048 x 4,096 + 38.2 x 256 x 128,256 = 22.57e6 + 1,254.2e6 B = 1.1891 GiB
+//   kv         = 14.1198 - 3.7393 - 1.1891 - 0.55 = 8.6414 GiB = 9,278,604,537 B
+//   per token  = 2 x 32 x (8 / 4) x 128 x 2 B = 32,768 B; blocks = floor(9,278,604,537 / 524,288) = 17,697
+//   (283,152 tokens >= the model's 131,072)
+TEST(KvCache, Llama8bOnFourV100s) {
+  EngineArgs a = args_for("Llama-3.1-8B", 1);
+  a.dtype = Precision::kFp16;
+  a.kv_cache_dtype = Precision::kFp16;
+  const KvCacheBudget one = inference::kv_cache_budget(cat(), a, on("V100-16GB"));
+  EXPECT_LT(one.kv_bytes, 0);
+  EXPECT_NE(one.error.find("more than the 14.1 GiB usable on V100-16GB"), std::string::npos) << one.error;
+  // With max_model_len 4,096, TP 2 fits (kv 14.1198 - 7.4785 - 1.1891 - 0.55 = 4.9021 GiB, 80,315
+  // tokens); fp8 weights would too by memory, but vLLM refuses fp8 on V100, so it is not suggested.
+  a.max_model_len = 4096;
+  const std::string short_len = inference::kv_cache_budget(cat(), a, on("V100-16GB")).error;
+  EXPECT_TRUE(short_len.ends_with("; tensor_parallel_size 2 would fit")) << short_len;
+  a.max_model_len = 0;
+  a.tensor_parallel_size = 4;
+  const KvCacheBudget b = inference::kv_cache_budget(cat(), a, on("V100-16GB"));
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  EXPECT_NEAR(b.weight_bytes / kGiB, 3.7393, 0.0005);
+  EXPECT_NEAR(b.activation_bytes / kGiB, 1.1891, 0.0005);
+  EXPECT_NEAR(b.kv_bytes / kGiB, 8.6414, 0.0005);
+  EXPECT_EQ(b.kv_bytes_per_token, 32768);
+  EXPECT_EQ(b.num_blocks, 17697);
+  EXPECT_EQ(b.max_model_len, 131072);
+}
+
+// Llama-3.1-8B bf16 on one A40 (48 GB GDDR6, 46,068 MiB; Ampere, so bf16 runs):
+//   memory = 46,068 MiB x (1 - 0.00587) = 44.7242 GiB; usable 40.2518 GiB
+//   kv     = 40.2518 - 14.9570 - 1.1891 - 0.13 = 23.9756 GiB = 25,743,626,846 B
+//   blocks = floor(25,743,626,846 / (16 x 131,072)) = 12,275 (196,400 tokens)
+TEST(KvCache, Llama8bBf16OnA40) {
+  const KvCacheBudget b = inference::kv_cache_budget(cat(), args_for("Llama-3.1-8B", 1), on("A40"));
+  ASSERT_TRUE(b.error.empty()) << b.error;
+  EXPECT_EQ(b.max_num_batched_tokens, 2048);
+  EXPECT_NEAR(b.usable_bytes / kGiB, 40.2518, 0.0005);
+  EXPECT_NEAR(b.kv_bytes / kGiB, 23.9756, 0.0005);
+  EXPECT_EQ(b.num_blocks, 12275);
+  EXPECT_EQ(b.num_tokens, 196400);
+}
+
 TEST(KvCache, VllmRefusalsBeforeMemory) {
   // T4 has no bf16; fp16 runs.
   EngineArgs a = args_for("Llama-3.2-1B", 1);
@@ -175,6 +243,20 @@ TEST(KvCache, VllmRefusalsBeforeMemory) {
   EXPECT_TRUE(inference::kv_cache_budget(cat(), a, on("T4")).error.empty());
   a.dtype = Precision::kFp8;
   EXPECT_NE(inference::kv_cache_budget(cat(), a, on("T4")).error.find("T4 cannot run fp8"), std::string::npos);
+  // V100 (compute capability 7.0) likewise, both memory sizes; A40 (8.6) runs bf16.
+  EngineArgs v = args_for("Llama-3.2-1B", 1);
+  for (const char* gpu : {"V100-16GB", "V100-32GB"}) {
+    v.dtype = Precision::kBf16;
+    v.kv_cache_dtype = Precision::kBf16;
+    EXPECT_EQ(inference::kv_cache_budget(cat(), v, on(gpu)).error,
+              std::string(gpu) + " does not support bf16 (compute capability below 8.0, which vLLM refuses); use dtype fp16");
+    v.dtype = Precision::kFp16;
+    v.kv_cache_dtype = Precision::kFp16;
+    EXPECT_TRUE(inference::kv_cache_budget(cat(), v, on(gpu)).error.empty()) << gpu;
+    v.dtype = Precision::kFp8;
+    EXPECT_NE(inference::kv_cache_budget(cat(), v, on(gpu)).error.find(std::string(gpu) + " cannot run fp8"), std::string::npos);
+  }
+  EXPECT_TRUE(inference::kv_cache_budget(cat(), args_for("Llama-3.2-1B", 1), on("A40")).error.empty());
   // 28 heads of Qwen2.5-7B do not split over 8 GPUs.
   EXPECT_EQ(inference::kv_cache_budget(cat(), args_for("Qwen2.5-7B", 8), on("H100-80GB")).error,
             "Qwen2.5-7B has 28 attention heads, not a multiple of tensor_parallel_size 8");
@@ -218,6 +300,8 @@ TEST(KvCache, DefaultsAndBadArguments) {
   EXPECT_EQ(inference::default_max_num_batched_tokens("H100-80GB", 40192), 2048);  // a MIG slice: < 70 GiB
   EXPECT_EQ(inference::default_max_num_seqs("B200-180GB", 183359), 1024);
   EXPECT_EQ(inference::default_max_num_seqs("A10G", 23028), 256);
+  EXPECT_EQ(inference::default_max_num_seqs("V100-32GB", 32510), 256);
+  EXPECT_EQ(inference::default_max_num_batched_tokens("A40", 46068), 2048);
   EXPECT_THROW(inference::kv_cache_budget(cat(), args_for("GPT-5", 1), on("H100-80GB")), std::invalid_argument);
   EXPECT_THROW(inference::kv_cache_budget(cat(), args_for("Llama-3.1-8B", 1), on("V100")), std::invalid_argument);
   EngineArgs a = args_for("Llama-3.1-8B", 0);

@@ -6,6 +6,7 @@
 // NVLink 450 GB/s; MBU 0.7 -> 2.345e12 B/s; MFU 0.5 -> 494.5e12 FLOP/s; step overhead 1.5 ms,
 // per sequence 20 us, all-reduce latency 25 us. Llama-3.1-8B: 8.030e9 params, 32 layers, 32 heads,
 // head_dim 128, 131,072 KV B/token. Llama-3.1-70B: 70.55e9, 80 layers, 64 heads, hidden 8,192.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -114,6 +115,45 @@ TEST(StepTime, RooflineMigSliceScalesBandwidthAndPeak) {
   p.prefill_attention_token_pairs = 2048.0 * 1024;
   // 103.20854 ms x 7/3 = 240.81993 ms; + 1.5505 ms = 242.37043 ms
   EXPECT_NEAR(roofline("Llama-3.1-8B", 1, "H100-80GB", p, inference::Precision::kBf16, 3.0 / 7, 0.5), 242.37043e-3, 1e-8);
+}
+
+// V100 (AWS p3) and A40, from their catalog figures: V100-16GB 900 GB/s, 125 FP16 tensor TFLOPS,
+// NVLink 150 GB/s per direction; A40 696 GB/s, 149.7 BF16 TFLOPS. The bytes and FLOPs are computed
+// by hand; the efficiencies and overheads are the catalog's (L), so that a refit of the latency
+// constants leaves these checks standing. With MBU 0.7, MFU 0.333, 1.538 ms per step, 12.5 us per
+// sequence and 25 us per all-reduce the steps are 5.97833 ms, 683.40252 ms and 10.06948 ms.
+TEST(StepTime, RooflineOnV100AndA40) {
+  const inference::LatencyConstants& L = cat().latency;
+  StepBatch d;
+  d.num_seqs = 8;
+  d.decode_tokens = 8;
+  d.context_tokens = 8000;
+  // Llama-3.2-1B fp16 on V100-16GB, the decode batch: bytes = 1.236e9 x 2 + 8,008 x 32,768 (2 x 16 x 8 x 64
+  // x 2) = 2,734,406,144 B -> 4.34033 ms at 630e9 B/s; flops = 2 x 1.236e9 x 8 + 4 x 16 x 32 x 64 x 8,000
+  // = 20.824576e9 -> 0.50029 ms at 41.625e12: memory-bound.
+  const double v100 = std::max(2734406144.0 / (900e9 * L.decode_bandwidth_efficiency),
+                               20.824576e9 / (125e12 * L.prefill_compute_efficiency)) +
+                      L.step_overhead_s + 8 * L.per_sequence_overhead_s;
+  EXPECT_NEAR(roofline("Llama-3.2-1B", 1, "V100-16GB", d, inference::Precision::kFp16), v100, 1e-9);
+  EXPECT_NEAR(v100, 5.97833e-3, 2e-3);  // today's constants, loosely
+  // Llama-3.1-8B fp16 TP 4 on a p3.8xlarge's four V100s, the same batch: bytes = 8.03e9 x 2 / 4 + 8,008 x
+  // 32,768 = 4,277,406,144 B; flops = 2 x 8.03e9 x 8 / 4 + 4 x 32 x 32 x 128 / 4 x 8,000 = 33.168576e9;
+  // all-reduce = 2 x 32 x (latency + 2 x 3/4 x 4,096 x 8 x 2 B / 150e9 = 0.65536 us).
+  const double tp4 = std::max(4277406144.0 / (900e9 * L.decode_bandwidth_efficiency),
+                              33.168576e9 / (125e12 * L.prefill_compute_efficiency)) +
+                     L.step_overhead_s + 8 * L.per_sequence_overhead_s + 64 * (L.allreduce_latency_s + 0.65536e-6);
+  EXPECT_NEAR(roofline("Llama-3.1-8B", 4, "V100-16GB", d, inference::Precision::kFp16), tp4, 1e-9);
+  // Llama-3.1-8B bf16 on A40, a 2,048-token prefill chunk: flops = 33.99039e12 (as on H100 above) at
+  // 149.7e12 x MFU; bytes = 16.328e9 at 696e9 x MBU (33.5 ms): compute-bound, 681.85 ms today.
+  StepBatch p;
+  p.num_seqs = 1;
+  p.prefill_tokens = 2048;
+  p.prefill_attention_token_pairs = 2048.0 * 1024;
+  const double a40 = std::max(16.328435456e9 / (696e9 * L.decode_bandwidth_efficiency),
+                              33.990391627776e12 / (149.7e12 * L.prefill_compute_efficiency)) +
+                     L.step_overhead_s + L.per_sequence_overhead_s;
+  EXPECT_NEAR(roofline("Llama-3.1-8B", 1, "A40", p), a40, 1e-9);
+  EXPECT_NEAR(a40, 683.40252e-3, 0.1);  // today's constants, loosely
 }
 
 TEST(StepTime, RooflineEmptyBatchAndErrors) {

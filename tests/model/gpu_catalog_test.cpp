@@ -1,4 +1,4 @@
-// GPU catalog: the nine models, their memory and labels, lookup rules, and the MIG profile tables
+// GPU catalog: the twelve models, their memory and labels, lookup rules, and the MIG profile tables
 // checked row by row against the NVIDIA MIG User Guide, "Supported MIG Profiles"
 // (docs.nvidia.com/datacenter/tesla/mig-user-guide).
 #include "model/gpu_catalog.h"
@@ -22,6 +22,7 @@ TEST(GpuCatalog, ModelsInOrderWithMemory) {
       {"T4", 15360, false},         {"L4", 23034, false},          {"L40S", 46068, false},
       {"A10G", 23028, false},       {"A100-40GB", 40960, true},    {"A100-80GB", 81920, true},
       {"H100-80GB", 81559, true},   {"H200-141GB", 143771, true},  {"B200-180GB", 183359, true},
+      {"V100-16GB", 16160, false},  {"V100-32GB", 32510, false},   {"A40", 46068, false},
   };
   const auto& catalog = gpu_catalog();
   ASSERT_EQ(catalog.size(), expected.size());
@@ -51,6 +52,9 @@ TEST(GpuCatalog, FindsByProductLabelExactly) {
       {"NVIDIA-H200", "H200-141GB"},
       {"NVIDIA-H200-NVL", "H200-141GB"},
       {"NVIDIA-B200", "B200-180GB"},
+      {"Tesla-V100-SXM2-16GB", "V100-16GB"},
+      {"Tesla-V100-SXM2-32GB", "V100-32GB"},
+      {"NVIDIA-A40", "A40"},
   };
   for (const auto& [label, model] : labels) {
     const GpuModelInfo* m = find_gpu_model(label);

@@ -375,14 +375,15 @@ status:
 )",
                6, 31, "metadata.labels.nvidia.com/gpu.product",
                "node a30-1: unknown GPU model 'NVIDIA-A30': nvidia.com/gpu.product matches no catalog model (T4, L4, L40S, "
-               "A10G, A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200-180GB, or one of their product labels)");
+               "A10G, A100-40GB, A100-80GB, H100-80GB, H200-141GB, B200-180GB, V100-16GB, V100-32GB, A40, or one of "
+               "their product labels)");
   // Inside a List the path has the item prefix.
   expect_error(R"({"kind": "List", "items": [
   {"kind": "Node", "metadata": {"name": "v"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi"}}},
-  {"kind": "Node", "metadata": {"name": "w", "labels": {"nvidia.com/gpu.product": "Tesla-V100-SXM2-16GB"}},
+  {"kind": "Node", "metadata": {"name": "w", "labels": {"nvidia.com/gpu.product": "Tesla-P100-SXM2-16GB"}},
    "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "nvidia.com/gpu": "8"}}}]}
 )",
-               3, 83, "items[1].metadata.labels.nvidia.com/gpu.product", "unknown GPU model 'Tesla-V100-SXM2-16GB'");
+               3, 83, "items[1].metadata.labels.nvidia.com/gpu.product", "unknown GPU model 'Tesla-P100-SXM2-16GB'");
   // Without GPUs the label is not checked; a GPU node without a product keeps an empty model.
   const K8sObjects k = setup(node_doc("cpu", {"nvidia.com/gpu.product: NVIDIA-A30"}, "") +
                              node_doc("anon", {}, "nvidia.com/gpu: 2") +
