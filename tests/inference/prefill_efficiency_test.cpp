@@ -86,7 +86,7 @@ TEST(PrefillEfficiency, CatalogFiguresAreVidurMedians) {
   ServingCatalog cat = io::builtin_serving_catalog();
   cat.select_engine_version("vllm-v1");
   // Vidur's folder -> the serving catalog's GPU (its dense bf16 peak is the one the roofline uses).
-  for (const auto& [folder, gpu] : {std::pair{"h100", "H100-80GB"}, std::pair{"a100", "A100-80GB"}}) {
+  for (const auto& [folder, gpu] : {std::pair{"h100", "H100-80GB"}, std::pair{"a100", "A100-80GB"}, std::pair{"a40", "A40"}}) {
     const std::vector<double> mfu = row_mfus(dir / folder, cat.gpu(gpu).bf16_tflops * 1e12);
     ASSERT_GT(mfu.size(), 100u) << folder;
     EXPECT_NEAR(cat.latency.prefill_efficiency(gpu), median(mfu), 0.001) << gpu;
@@ -94,6 +94,8 @@ TEST(PrefillEfficiency, CatalogFiguresAreVidurMedians) {
   // H200 and A100-40GB have the H100's and the A100-80GB's compute.
   EXPECT_EQ(cat.latency.prefill_efficiency("H200-141GB"), cat.latency.prefill_efficiency("H100-80GB"));
   EXPECT_EQ(cat.latency.prefill_efficiency("A100-40GB"), cat.latency.prefill_efficiency("A100-80GB"));
+  // A GPU Vidur did not profile: the median of the three profiled.
+  EXPECT_EQ(cat.latency.prefill_efficiency("L4"), 0.652);
 }
 
 }  // namespace

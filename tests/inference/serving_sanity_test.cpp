@@ -6,7 +6,7 @@
 //  - TTFT at low load (one request at a time) is linear in the prompt length while the prompt's
 //    prefill dominates (the causal-attention term adds a small quadratic part): a line through the
 //    points explains them (R^2 >= 0.99), its slope is the prefill time per token of the roofline
-//    within 20%, and its intercept is not negative.
+//    within 20%, and the shortest prompt's TTFT is at least the fixed overheads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -82,9 +82,12 @@ TEST(ServingSanity, ThroughputRisesWithConcurrencyToSaturation) {
       ReplicaHardware hw;
       hw.gpu = gpu;
       const BenchReplica r = make_bench_replica(cat, a, hw);
+      // Saturation: max_num_seqs, or the most requests whose KV the cache holds at once (beyond it
+      // the engine preempts and recomputes, and throughput may fall, as vLLM's does).
+      const int64_t fits = r.kv_cache_tokens / (512 + 128);
       double last = 0;
-      for (int32_t c = 1; c <= r.limits.max_num_seqs; c *= 2) {
-        const BenchServeResult res = run(r, 512, 128, std::max<int64_t>(64, 4 * c), c);
+      for (int32_t c = 1; c <= r.limits.max_num_seqs && c <= fits; c *= 2) {
+        const BenchServeResult res = run(r, 512, 128, std::max<int64_t>(256, 8 * c), c);
         ASSERT_EQ(res.failed, 0);
         // 1% slack: a closed loop's ramp-up and tail differ a little from one concurrency to the next.
         EXPECT_GE(res.output_throughput, last * 0.99) << v << " " << model << " on " << gpu << " at concurrency " << c;
@@ -126,7 +129,8 @@ TEST(ServingSanity, TtftIsLinearInPromptLengthAtLowLoad) {
         ss_tot += std::pow(ys[i] - sy / k, 2);
       }
       EXPECT_GE(1 - ss_res / ss_tot, 0.99) << v << " " << model << " on " << gpu;
-      EXPECT_GE(intercept, 0) << v << " " << model << " on " << gpu;
+      // The shortest prompt's TTFT is at least the step overhead and the front end.
+      EXPECT_GE(ys.front(), (cat.latency.step_overhead_s + cat.latency.frontend_s) * 1e3) << v << " " << model << " on " << gpu;
       // The roofline's prefill time per token: 2 x params / (peak x MFU), in ms.
       const LlmModel& m = cat.model(model);
       const double per_token_ms = 2 * m.params / (cat.gpu(gpu).bf16_tflops * 1e12 * cat.latency.prefill_efficiency(gpu)) * 1e3;

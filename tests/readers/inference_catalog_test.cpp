@@ -21,9 +21,10 @@ using inference::ServingCatalog;
 
 TEST(InferenceCatalog, BuiltinParsesWithEveryModelAndGpu) {
   const ServingCatalog& c = io::builtin_serving_catalog();
-  ASSERT_EQ(c.models.size(), 8u);
+  ASSERT_EQ(c.models.size(), 14u);
   for (const char* name : {"Llama-3.1-8B", "Llama-3.1-70B", "Llama-2-70B", "Mistral-7B-v0.3", "Qwen2.5-7B", "Qwen2.5-72B",
-                           "Mixtral-8x7B", "Llama-3.2-1B"})
+                           "Mixtral-8x7B", "Llama-3.2-1B", "Qwen2-7B", "Qwen2.5-0.5B", "Qwen3-1.7B", "Qwen3-8B", "Qwen3-14B",
+                           "Qwen3-32B"})
     EXPECT_NE(c.find_model(name), nullptr) << name;
   // Every GPU of the GPU catalog has its performance figures, under the same name.
   ASSERT_EQ(c.gpus.size(), gpu_catalog().size());
@@ -40,7 +41,15 @@ TEST(InferenceCatalog, BuiltinParsesWithEveryModelAndGpu) {
   // Constants as the file states them.
   EXPECT_DOUBLE_EQ(c.memory.activation_bytes_per_token_hidden, 2.69);
   EXPECT_DOUBLE_EQ(c.memory.non_torch_bytes, 0.13 * 1073741824.0);
-  EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.7);
+  // Engine versions: vllm-v1 first and in force, then the 2024 set.
+  ASSERT_EQ(c.engine_versions.size(), 2u);
+  EXPECT_EQ(c.latency.engine_version, "vllm-v1");
+  EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.7254);
+  EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("H100-80GB"), 0.601);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_per_request_s, 0.003754);
+  EXPECT_EQ(c.engine_versions[1].engine_version, "vllm-v0-2024");
+  EXPECT_DOUBLE_EQ(c.engine_versions[1].decode_bandwidth_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(c.engine_versions[1].prefill_efficiency("H100-80GB"), 0.333);
   EXPECT_DOUBLE_EQ(c.cold_start.snapshot_restore_s, 10);
 }
 
