@@ -14,11 +14,14 @@
 #include "cli/workload_source.h"
 #include "inference/bench_serve.h"
 #include "inference/dataset_lengths.h"
+#include "inference/disaggregated_deployment.h"
+#include "inputs/plan/plan_inputs.h"
 #include "inference/request_sources.h"
 #include "report/bench_serve_output.h"
 #include "readers/serving/inference_catalog.h"
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
+#include "readers/plan/plan_file.h"
 #include "util/atomic_file.h"
 #include "util/input_error.h"
 
@@ -38,7 +41,8 @@ inference::Precision parse_dtype(const std::string& flag, const std::string& v, 
 
 int run_bench_serve_command(const BenchServeCommandOptions& o) {
   check_output_paths({{"--json", o.json_path}},
-                     {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}, {"--step-profile", o.step_profile_path}});
+                     {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}, {"--step-profile", o.step_profile_path},
+                      {"--price-catalog", o.price_catalog_path}});
   if (o.model.empty()) throw UsageError("--model is required");
   if (o.gpu.empty()) throw UsageError("--gpu is required");
   inference::ServingCatalog catalog =
@@ -67,10 +71,73 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
   inference::ReplicaHardware hw;
   hw.gpu = o.gpu;
 
-  inference::BenchReplica replica;
+  const bool disaggregated = o.prefill_replicas > 0;
+  if (o.prefill_replicas < 0 || o.prefill_replicas > 4096)
+    throw UsageError(fmt::format("--prefill-replicas: {} is outside 0..4096", o.prefill_replicas));
+  if (!disaggregated && (o.decode_replicas != 0 || !o.prefill_gpu.empty() || !o.decode_gpu.empty() || o.prefill_tensor_parallel_size != 0 ||
+                         o.decode_tensor_parallel_size != 0))
+    throw UsageError("--decode-replicas, --prefill-gpu, --decode-gpu and --prefill/decode-tensor-parallel-size need --prefill-replicas > 0");
+  if (disaggregated && !o.step_profile_path.empty())
+    throw UsageError("--step-profile: a measured step-time table is for one configuration; not with --prefill-replicas");
+  const int32_t decode_replicas = o.decode_replicas > 0 ? o.decode_replicas : o.num_replicas;
+
+  inference::BenchReplica replica;           // aggregated: the replica; disaggregated: the decode replica
+  inference::BenchReplica prefill_replica;   // disaggregated only
+  inference::DisaggregationConfig disagg;
   std::vector<inference::Request> requests;
+  auto pool_args = [&](int32_t tp) {
+    inference::EngineArgs a = args;
+    if (tp != 0) a.tensor_parallel_size = tp;
+    return a;
+  };
+  auto pool_hw = [&](const std::string& gpu) {
+    inference::ReplicaHardware h = hw;
+    if (!gpu.empty()) h.gpu = gpu;
+    return h;
+  };
   try {
-    replica = inference::make_bench_replica(catalog, args, hw);
+    if (!disaggregated) {
+      replica = inference::make_bench_replica(catalog, args, hw);
+    } else {
+      if (o.decode_replicas < 0 || decode_replicas > 4096)
+        throw UsageError(fmt::format("--decode-replicas: {} is outside 1..4096", o.decode_replicas));
+      if (o.prefill_tensor_parallel_size < 0 || o.decode_tensor_parallel_size < 0)
+        throw UsageError("--prefill-tensor-parallel-size / --decode-tensor-parallel-size: must be positive (0 = --tensor-parallel-size)");
+      try {
+        prefill_replica = inference::make_bench_replica(catalog, pool_args(o.prefill_tensor_parallel_size), pool_hw(o.prefill_gpu));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--prefill-gpu/--prefill-tensor-parallel-size: ") + e.what());
+      }
+      try {
+        replica = inference::make_bench_replica(catalog, pool_args(o.decode_tensor_parallel_size), pool_hw(o.decode_gpu));
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--decode-gpu/--decode-tensor-parallel-size: ") + e.what());
+      }
+      try {
+        disagg.link = inference::kv_transfer_link(o.kv_transfer_link);
+      } catch (const std::invalid_argument& e) {
+        throw UsageError(std::string("--kv-transfer-link: ") + e.what());
+      }
+      if (std::isnan(o.kv_transfer_gbps) || o.kv_transfer_gbps < 0 || std::isinf(o.kv_transfer_gbps))
+        throw UsageError(fmt::format("--kv-transfer-gbps: {} must be a positive number of Gb/s", o.kv_transfer_gbps));
+      if (o.kv_transfer_gbps > 0) disagg.link.gb_s = o.kv_transfer_gbps / 8;
+      if (std::isnan(o.kv_transfer_latency_ms) || std::isinf(o.kv_transfer_latency_ms))
+        throw UsageError(fmt::format("--kv-transfer-latency-ms: {} must be a finite number of ms >= 0", o.kv_transfer_latency_ms));
+      if (o.kv_transfer_latency_ms >= 0) disagg.link.latency_s = o.kv_transfer_latency_ms / 1000;
+      if (o.max_local_prefill_length < 0)
+        throw UsageError(fmt::format("--max-local-prefill-length: {} must be >= 0", o.max_local_prefill_length));
+      disagg.max_local_prefill_tokens = o.max_local_prefill_length;
+      if (o.first_token_from == "prefill") {
+        disagg.first_token = inference::FirstTokenFrom::kPrefill;
+      } else if (o.first_token_from == "decode") {
+        disagg.first_token = inference::FirstTokenFrom::kDecode;
+      } else {
+        throw UsageError(fmt::format("--first-token-from: unknown value '{}' (prefill, decode)", o.first_token_from));
+      }
+      disagg.prefill_tensor_parallel_size = pool_args(o.prefill_tensor_parallel_size).tensor_parallel_size;
+      disagg.decode_tensor_parallel_size = pool_args(o.decode_tensor_parallel_size).tensor_parallel_size;
+      disagg.decode_kv_bytes_per_token_per_gpu = replica.kv_bytes_per_token_per_gpu;
+    }
     if (o.num_replicas < 1 || o.num_replicas > 4096) throw std::invalid_argument(fmt::format("num_replicas: {} is outside 1..4096", o.num_replicas));
     if (o.max_concurrency < 0) throw std::invalid_argument(fmt::format("max_concurrency: {} must be positive (0 = none)", o.max_concurrency));
     // --request-rate is checked with a trace too, and must then be left at its default: a trace keeps
@@ -121,8 +188,29 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     requests = inference::drain(source);
     if (o.num_prompts > 0 && static_cast<int64_t>(requests.size()) > o.num_prompts) requests.resize(static_cast<size_t>(o.num_prompts));
   }
-  const inference::BenchServeResult result =
-      inference::run_bench_serve(requests, *replica.step_time, replica.limits, o.num_replicas, o.max_concurrency);
+  std::optional<plan::PriceCatalog> prices;
+  if (!o.price_catalog_path.empty()) {
+    io::PlanFile file = io::read_plan_file(o.price_catalog_path);
+    if (!file.has_catalog) throw UsageError(fmt::format("--price-catalog: {} has no PriceCatalog document", o.price_catalog_path));
+    prices = std::move(file.catalog);
+  }
+  // GPU-hours and their price per pool: (canonical GPU, GPUs).
+  std::vector<std::pair<std::string, int32_t>> pools;
+  inference::BenchServeResult result;
+  if (!disaggregated) {
+    result = inference::run_bench_serve(requests, *replica.step_time, replica.limits, o.num_replicas, o.max_concurrency);
+    pools.push_back({catalog.find_gpu(hw.gpu)->name, o.num_replicas * args.tensor_parallel_size});
+  } else {
+    const inference::BenchPool p{prefill_replica.step_time.get(), prefill_replica.limits, o.prefill_replicas};
+    const inference::BenchPool d{replica.step_time.get(), replica.limits, decode_replicas};
+    try {
+      result = inference::run_bench_serve_disaggregated(requests, p, d, disagg, o.max_concurrency);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--kv-transfer-gbps/--kv-transfer-latency-ms: ") + e.what());
+    }
+    pools.push_back({catalog.find_gpu(pool_hw(o.prefill_gpu).gpu)->name, o.prefill_replicas * disagg.prefill_tensor_parallel_size});
+    pools.push_back({catalog.find_gpu(pool_hw(o.decode_gpu).gpu)->name, decode_replicas * disagg.decode_tensor_parallel_size});
+  }
 
   io::BenchServeSettings st;
   st.model = catalog.find_model(o.model)->name;
@@ -134,6 +222,35 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
   st.burstiness = o.burstiness;
   st.max_concurrency = o.max_concurrency;
   st.kv_cache_tokens = replica.kv_cache_tokens;
+  if (disaggregated) {
+    st.disaggregated = true;
+    st.prefill_gpu = pools[0].first;
+    st.prefill_tensor_parallel_size = disagg.prefill_tensor_parallel_size;
+    st.prefill_replicas = o.prefill_replicas;
+    st.prefill_kv_cache_tokens = prefill_replica.kv_cache_tokens;
+    st.decode_gpu = pools[1].first;
+    st.decode_tensor_parallel_size = disagg.decode_tensor_parallel_size;
+    st.num_replicas = decode_replicas;
+    st.tensor_parallel_size = disagg.decode_tensor_parallel_size;
+    st.gpu = pools[1].first;
+    st.kv_transfer_link = disagg.link.name;
+    st.kv_transfer_gb_s = disagg.link.gb_s;
+    st.max_local_prefill_length = disagg.max_local_prefill_tokens;
+    st.first_token_from = o.first_token_from;
+  }
+  if (prices) {
+    st.priced = true;
+    for (const auto& [gpu, gpus] : pools) {
+      const std::optional<double> usd = plan::on_demand_usd_per_gpu_hour(*prices, gpu);
+      if (!usd) throw UsageError(fmt::format("--price-catalog: no instance type with GPU {} in {}", gpu, o.price_catalog_path));
+      const double gpu_hours = gpus * result.duration_s / 3600;
+      st.gpus += gpus;
+      st.gpu_hours += gpu_hours;
+      st.cost_usd += gpu_hours * *usd;
+    }
+    const auto tokens = static_cast<double>(result.total_input_tokens + result.total_output_tokens);
+    st.usd_per_million_tokens = tokens > 0 ? st.cost_usd / tokens * 1e6 : 0;
+  }
   if (!o.json_path.empty()) write_file_atomically(o.json_path, io::bench_serve_json(st, result).dump(2) + "\n");
   std::string text = io::bench_serve_text(st, result);
   if (!o.json_path.empty()) text += fmt::format("json: {}\n", o.json_path);

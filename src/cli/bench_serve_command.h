@@ -40,6 +40,21 @@ struct BenchServeCommandOptions {
   double time_scale = 1;
   int64_t seed = 0;
   std::string json_path;
+  // Disaggregated prefill/decode (inference/disaggregated_deployment.h, docs/disaggregated-serving.md):
+  // on when prefill_replicas > 0. Each pool's GPU and TP default to --gpu / --tensor-parallel-size.
+  int32_t prefill_replicas = 0;
+  std::string prefill_gpu;
+  int32_t prefill_tensor_parallel_size = 0;  ///< 0 = --tensor-parallel-size
+  int32_t decode_replicas = 0;               ///< 0 = --num-replicas
+  std::string decode_gpu;
+  int32_t decode_tensor_parallel_size = 0;   ///< 0 = --tensor-parallel-size
+  std::string kv_transfer_link = "rdma";     ///< nvlink, rdma, tcp (inference::kv_transfer_link)
+  double kv_transfer_gbps = 0;               ///< > 0: the link's bandwidth in Gb/s instead of the preset's
+  double kv_transfer_latency_ms = -1;        ///< >= 0: the fixed cost per transfer instead of the preset's
+  int32_t max_local_prefill_length = 0;      ///< Dynamo's: prompts up to this are prefilled by the decode pool
+  std::string first_token_from = "prefill";  ///< prefill, decode (inference::FirstTokenFrom)
+  // Cost: a price catalog (docs/plan.md, kind PriceCatalog) gives each GPU's on-demand price.
+  std::string price_catalog_path;
 };
 
 /// Runs the command: the result block on stdout, the JSON written atomically. Returns 0. Throws

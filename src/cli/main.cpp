@@ -254,6 +254,24 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--time-scale", bench.time_scale, "trace: multiply arrival times by K")->capture_default_str();
   bench_cmd->add_option("--seed", bench.seed, "seed of the dataset and the arrival gaps")->check(kSeed)->capture_default_str();
   bench_cmd->add_option("--json", bench.json_path, "write the result JSON (vLLM's keys) to FILE");
+  bench_cmd->add_option("--prefill-replicas", bench.prefill_replicas,
+                        "disaggregated prefill/decode: prefill replicas (0 = aggregated; docs/disaggregated-serving.md)")->capture_default_str();
+  bench_cmd->add_option("--prefill-gpu", bench.prefill_gpu, "disaggregated: the prefill replicas' GPU (default --gpu)");
+  bench_cmd->add_option("--prefill-tensor-parallel-size", bench.prefill_tensor_parallel_size,
+                        "disaggregated: GPUs per prefill replica (0 = --tensor-parallel-size)")->capture_default_str();
+  bench_cmd->add_option("--decode-replicas", bench.decode_replicas, "disaggregated: decode replicas (0 = --num-replicas)")->capture_default_str();
+  bench_cmd->add_option("--decode-gpu", bench.decode_gpu, "disaggregated: the decode replicas' GPU (default --gpu)");
+  bench_cmd->add_option("--decode-tensor-parallel-size", bench.decode_tensor_parallel_size,
+                        "disaggregated: GPUs per decode replica (0 = --tensor-parallel-size)")->capture_default_str();
+  bench_cmd->add_option("--kv-transfer-link", bench.kv_transfer_link, "disaggregated: KV transfer link nvlink, rdma or tcp")->capture_default_str();
+  bench_cmd->add_option("--kv-transfer-gbps", bench.kv_transfer_gbps, "disaggregated: link bandwidth in Gb/s instead of the link's (per GPU for nvlink/rdma)");
+  bench_cmd->add_option("--kv-transfer-latency-ms", bench.kv_transfer_latency_ms, "disaggregated: fixed time per KV transfer instead of the link's");
+  bench_cmd->add_option("--max-local-prefill-length", bench.max_local_prefill_length,
+                        "disaggregated: prompts of at most N tokens are prefilled by the decode replica (Dynamo's)")->capture_default_str();
+  bench_cmd->add_option("--first-token-from", bench.first_token_from,
+                        "disaggregated: the client's first token from the prefill replica or the decode replica (vLLM NixlConnector)")->capture_default_str();
+  bench_cmd->add_option("--price-catalog", bench.price_catalog_path,
+                        "price catalog YAML (kind PriceCatalog, e.g. examples/plan/catalog.yaml): print GPU-hours and USD per million tokens");
 
   gpufleet::cli::ServeCommandOptions serve;
   CLI::App* serve_cmd = app.add_subcommand(

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "inference/deployment.h"
+#include "inference/disaggregated_deployment.h"
 #include "inference/kv_cache.h"
 #include "inference/request_sources.h"
 #include "util/go_rand.h"
@@ -187,33 +188,25 @@ BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes
   return r;
 }
 
-BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
-                                 const EngineLimits& limits, int32_t num_replicas, int32_t max_concurrency) {
-  if (num_replicas < 1) bad(fmt::format("num_replicas: {} must be at least 1", num_replicas));
+namespace {
+
+void check_requests(const std::vector<Request>& requests, int32_t max_concurrency) {
   if (max_concurrency < 0) bad(fmt::format("max_concurrency: {} must be 0 (no limit) or positive", max_concurrency));
   if (requests.empty()) bad("bench-serve: no requests");
   if (!(requests.front().arrival_s >= 0)) bad("bench-serve: send times must be >= 0 s");
   for (size_t i = 1; i < requests.size(); ++i)
     if (requests[i].arrival_s < requests[i - 1].arrival_s) bad("bench-serve: requests must be sorted by send time");
+}
 
-  std::vector<RequestOutcome> outcomes;
-  outcomes.reserve(requests.size());
-  std::vector<std::vector<double>> step_ends(static_cast<size_t>(num_replicas));
-  Deployment::Observer obs;
-  // Finish times the client has not reached yet: a finished request's slot frees when its last token
-  // reaches the client (finish_s, after the front end's delay), not when the engine made it.
-  std::priority_queue<double, std::vector<double>, std::greater<>> unseen;
-  size_t returned = 0;
-  obs.on_outcome = [&](const RequestOutcome& o) {
-    outcomes.push_back(o);
-    unseen.push(o.finish_s);
-  };
-  obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
-  Deployment dep(RouterConfig{}, std::move(obs));
-  for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
-
-  // In flight: sent and not yet finished or failed (a request refused at once never counts).
-  size_t sent = 0;
+/// The client's loop against `dep` (a Deployment or a DisaggregatedDeployment), whose observer
+/// appends every outcome to `outcomes`. Returns the most requests in flight at once.
+template <class D>
+int32_t run_client(const std::vector<Request>& requests, D& dep, const std::vector<RequestOutcome>& outcomes, int32_t max_concurrency) {
+  // In flight: sent and not yet back at the client (a request refused at once never counts). A
+  // finished request's slot frees when its last token reaches the client: finish_s, the front end's
+  // delay after the engine made it (StepTimeModel::frontend_seconds), not when the engine reports it.
+  size_t sent = 0, returned = 0, reported = 0;
+  std::priority_queue<double, std::vector<double>, std::greater<>> unseen;  // finish times still ahead
   int32_t max_in_flight = 0;
   auto in_flight = [&] { return static_cast<int32_t>(sent - returned); };
   auto send = [&](size_t i, double t) {
@@ -234,6 +227,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   size_t next = 0;
   double now = 0;
   while (outcomes.size() < requests.size()) {
+    for (; reported < outcomes.size(); ++reported) unseen.push(outcomes[reported].finish_s);
     for (; !unseen.empty() && unseen.top() <= now; unseen.pop()) ++returned;
     while (next < requests.size() && requests[next].arrival_s <= now) held.push_back(next++);
     while (!held.empty() && (max_concurrency == 0 || in_flight() < max_concurrency)) {
@@ -251,12 +245,21 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     dep.advance_to(t_event);
     now = t_event;
   }
+  return max_in_flight;
+}
+
+/// The metrics of a run whose outcomes' tokens after the first come at the step ends of the
+/// replica `step_ends[o.replica]` (bench_serve.h, ITL).
+BenchServeResult metrics_with_itl(const std::vector<RequestOutcome>& outcomes, const std::vector<std::vector<double>>& step_ends) {
   double duration = 0;
   for (const RequestOutcome& o : outcomes) duration = std::max(duration, o.finish_s);
 
-  // Inter-token gaps from the replicas' step ends (bench_serve.h). A request whose tokens come at step
-  // ends k = a..b of its replica has the gaps ends[k] - ends[k - 1] for those k: they are counted per
-  // step (a difference array of how many requests take each step's gap), not stored per token.
+  // Inter-token gaps from the replicas' step ends (bench_serve.h). A request whose tokens 2.. come at
+  // step ends k = from..last of its replica has the gaps ends[k] - ends[k - 1] for those k, the first
+  // one ends[from] - first token when the step before `from` is not its first token (a preempted
+  // request's stall; a disaggregated request's first token came from the prefill replica): they are
+  // counted per step (a difference array of how many requests take each step's gap), not stored per
+  // token.
   std::vector<WeightedSample> itl;
   std::vector<std::vector<int64_t>> takers(step_ends.size());
   for (size_t r = 0; r < step_ends.size(); ++r) takers[r].assign(step_ends[r].size() + 1, 0);
@@ -264,20 +267,21 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
     if (o.status != RequestStatus::kFinished || o.output_tokens < 2 || o.replica < 0) continue;
     const std::vector<double>& ends = step_ends[static_cast<size_t>(o.replica)];
     std::vector<int64_t>& take = takers[static_cast<size_t>(o.replica)];
-    // The engine's times: the front end delays the client's view of every token alike.
+    // The engine's times: the front end delays the client's view of every token alike (a step end
+    // is matched within 1 ns, as subtracting the delay may not give the engine's time to the bit).
     const double first_token_s = o.first_token_s - o.frontend_s, finish_s = o.finish_s - o.frontend_s;
-    const int64_t first = std::lower_bound(ends.begin(), ends.end(), first_token_s) - ends.begin();
-    const int64_t last = std::lower_bound(ends.begin(), ends.end(), finish_s) - ends.begin();
+    constexpr double kSameTime = 1e-9;
+    const int64_t after = std::upper_bound(ends.begin(), ends.end(), first_token_s + kSameTime) - ends.begin();
+    const int64_t last = std::lower_bound(ends.begin(), ends.end(), finish_s - kSameTime) - ends.begin();
     const int64_t want = o.output_tokens - 1;
     const auto n = static_cast<int64_t>(ends.size());
-    if (first >= n || last >= n || last - first < want) {
+    if (after >= n || last >= n || last - after + 1 < want) {
       // Not expected (the request's tokens are step ends of its replica); an even split keeps the sum.
       itl.push_back({(o.finish_s - o.first_token_s) / static_cast<double>(want), want});
       continue;
     }
     const int64_t from = last - want + 1;  // its second token's step
-    if (from > first + 1) {
-      // Preempted: the first gap holds the stall (bench_serve.h), the others are whole steps.
+    if (from == 0 || std::fabs(ends[static_cast<size_t>(from - 1)] - first_token_s) > kSameTime) {
       itl.push_back({ends[static_cast<size_t>(from)] - first_token_s, 1});
       if (from + 1 <= last) {
         ++take[static_cast<size_t>(from + 1)];
@@ -295,8 +299,56 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
       if (w > 0) itl.push_back({step_ends[r][k] - step_ends[r][k - 1], w});
     }
   }
-  BenchServeResult r = bench_serve_metrics(outcomes, itl, duration);
+  return bench_serve_metrics(outcomes, itl, duration);
+}
+
+}  // namespace
+
+BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
+                                 const EngineLimits& limits, int32_t num_replicas, int32_t max_concurrency) {
+  if (num_replicas < 1) bad(fmt::format("num_replicas: {} must be at least 1", num_replicas));
+  check_requests(requests, max_concurrency);
+
+  std::vector<RequestOutcome> outcomes;
+  outcomes.reserve(requests.size());
+  std::vector<std::vector<double>> step_ends(static_cast<size_t>(num_replicas));
+  Deployment::Observer obs;
+  obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
+  obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
+  Deployment dep(RouterConfig{}, std::move(obs));
+  for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
+  const int32_t max_in_flight = run_client(requests, dep, outcomes, max_concurrency);
+  BenchServeResult r = metrics_with_itl(outcomes, step_ends);
   r.max_concurrent_requests = max_in_flight;
+  return r;
+}
+
+BenchServeResult run_bench_serve_disaggregated(const std::vector<Request>& requests, const BenchPool& prefill, const BenchPool& decode,
+                                               const DisaggregationConfig& config, int32_t max_concurrency) {
+  if (prefill.replicas < 1 || decode.replicas < 1)
+    bad(fmt::format("num_replicas: prefill {} and decode {} must be at least 1", prefill.replicas, decode.replicas));
+  if (prefill.step_time == nullptr || decode.step_time == nullptr) bad("bench-serve: a pool without a step-time model");
+  check_requests(requests, max_concurrency);
+
+  std::vector<RequestOutcome> outcomes;
+  outcomes.reserve(requests.size());
+  std::vector<std::vector<double>> step_ends(static_cast<size_t>(decode.replicas));  // the decode replicas' (ITL)
+  DisaggregatedDeployment::Observer obs;
+  obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
+  obs.on_decode_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
+  DisaggregatedDeployment dep(config, RouterConfig{}, std::move(obs));
+  for (int32_t i = 0; i < prefill.replicas; ++i) dep.add_prefill_replica(0, *prefill.step_time, prefill.limits);
+  for (int32_t i = 0; i < decode.replicas; ++i) dep.add_decode_replica(0, *decode.step_time, decode.limits);
+  const int32_t max_in_flight = run_client(requests, dep, outcomes, max_concurrency);
+  // A request finished on its prefill replica (one output token) carries a prefill replica's id;
+  // it has no inter-token gap, so the decode replicas' step ends are never looked up for it.
+  BenchServeResult r = metrics_with_itl(outcomes, step_ends);
+  r.max_concurrent_requests = max_in_flight;
+  r.remote_prefills = dep.remote_prefills();
+  r.local_prefills = dep.local_prefills();
+  r.kv_transfers = dep.transfers();
+  r.kv_bytes_transferred = dep.kv_bytes_transferred();
+  r.kv_transfer_mean_ms = r.kv_transfers > 0 ? dep.transfer_seconds() / static_cast<double>(r.kv_transfers) * 1000 : 0;
   return r;
 }
 
@@ -322,6 +374,7 @@ BenchReplica make_bench_replica(const ServingCatalog& catalog, EngineArgs args, 
   r.limits.num_blocks = budget.num_blocks;
   r.limits.enable_prefix_caching = args.enable_prefix_caching;
   r.kv_cache_tokens = budget.num_tokens;
+  r.kv_bytes_per_token_per_gpu = budget.kv_bytes_per_token;
   r.step_time = make_roofline_step_time(catalog, args, hw);
   return r;
 }

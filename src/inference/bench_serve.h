@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "inference/catalog.h"
+#include "inference/disaggregated_deployment.h"
 #include "inference/engine_args.h"
 #include "inference/replica_engine.h"
 #include "inference/request.h"
@@ -109,6 +110,12 @@ struct BenchServeResult {
   int32_t max_concurrent_requests = 0;  ///< most requests in flight at once (sent, not finished)
   int64_t preemptions = 0;            ///< over all requests
   LatencyStats ttft, tpot, itl, e2el;
+  // Disaggregated runs only (run_bench_serve_disaggregated); 0 otherwise.
+  int64_t remote_prefills = 0;        ///< requests prefilled on the prefill pool
+  int64_t local_prefills = 0;         ///< requests prefilled by a decode replica (short prompts)
+  int64_t kv_transfers = 0;           ///< KV transfers to the decode pool
+  double kv_bytes_transferred = 0;    ///< bytes, over all transfers
+  double kv_transfer_mean_ms = 0;     ///< mean transfer time (kv_transfer_seconds)
 };
 
 /// Runs `requests` (arrival_s = the scheduled send time, non-decreasing) against `num_replicas`
@@ -118,6 +125,22 @@ struct BenchServeResult {
 /// unsorted or empty requests or a negative send time, or bad limits (inference/replica_engine.h).
 BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
                                  const EngineLimits& limits, int32_t num_replicas = 1, int32_t max_concurrency = 0);
+
+/// One pool of a disaggregated run: `replicas` replicas of one configuration. `step_time` must outlive the run.
+struct BenchPool {
+  const StepTimeModel* step_time = nullptr;
+  EngineLimits limits;
+  int32_t replicas = 1;
+};
+
+/// run_bench_serve against a prefill pool and a decode pool (inference/disaggregated_deployment.h),
+/// each behind its own least-outstanding router. The inter-token gaps are those of the decode
+/// replicas' steps (a request's first gap runs from its first token, on the prefill replica, to its
+/// second, on the decode replica). Also fills the disaggregation counters. Throws
+/// std::invalid_argument as run_bench_serve does, for a pool with fewer than 1 replica, and for a bad
+/// `config` (DisaggregatedDeployment).
+BenchServeResult run_bench_serve_disaggregated(const std::vector<Request>& requests, const BenchPool& prefill, const BenchPool& decode,
+                                               const DisaggregationConfig& config, int32_t max_concurrency = 0);
 
 /// A value that occurs `weight` times (the pooled ITL gaps: one step's gap is shared by every request
 /// decoding through it, so the gaps are kept per step, not per token; memory follows the steps).
@@ -141,6 +164,7 @@ struct BenchReplica {
   EngineLimits limits;
   std::unique_ptr<StepTimeModel> step_time;
   int64_t kv_cache_tokens = 0;
+  double kv_bytes_per_token_per_gpu = 0;  ///< KvCacheBudget::kv_bytes_per_token (for the KV transfer)
 };
 
 /// Builds the replica for `args` on `hw` (roofline step time, KV budget). Throws std::invalid_argument

@@ -18,6 +18,14 @@ struct Request {
   /// tokens each); empty = none, no prefix reuse.
   std::vector<uint32_t> prefix_hashes;
   int32_t prefix_block_tokens = 512;
+  /// Disaggregated serving (inference/disaggregated_deployment.h): leading prompt tokens whose KV
+  /// arrives computed from a prefill replica (vLLM's NixlConnector, kv_role kv_consumer). On its first
+  /// admission the engine allocates its blocks and computes only the tokens after them, with no prefix
+  /// cache lookup; a preempted request recomputes everything. 0 = none; at most prompt_tokens.
+  int32_t kv_transferred_tokens = 0;
+  /// With kv_transferred_tokens = prompt_tokens: the time of the first output token, already
+  /// sampled by the prefill replica (the request arrives with 1 token generated). -1 = none.
+  double remote_first_token_s = -1;
 };
 
 /// A stream of requests in arrival order (a trace, a generator). Deterministic for its seed.

@@ -33,6 +33,10 @@ void Scheduler::add_request(const Request& request) {
   s.first_token_s = -1;
   s.counted_query = false;
   s.decoding = false;
+  if (request.remote_first_token_s >= 0 && request.kv_transferred_tokens == request.prompt_tokens) {
+    s.generated = 1;  // sampled by the prefill replica (Request::remote_first_token_s)
+    s.first_token_s = request.remote_first_token_s;
+  }
   s.kv.cached.clear();
   const RequestBlocks fresh = kv_->new_request(request);
   s.kv.blocks = fresh.blocks;
@@ -161,14 +165,18 @@ const StepPlan& Scheduler::schedule_general() {
       while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < limits_.max_num_seqs) {
         const int32_t si = waiting_.front();
         RequestState& s = slots_[static_cast<size_t>(si)];
-        // Prefix cache hits: leading cached blocks, leaving at least the last token to compute.
-        const PrefixHit hit = kv_->find_cached_prefix(s.req, s.kv, s.num_tokens());
-        const int32_t hit_tokens = hit.blocks * limits_.block_size;
+        // Prefix cache hits: leading cached blocks, leaving at least the last token to compute. A
+        // request whose KV was transferred (Request::kv_transferred_tokens) holds those tokens
+        // computed instead, once.
+        const bool transferred = s.req.kv_transferred_tokens > 0 && s.preemptions == 0;
+        const PrefixHit hit = transferred ? PrefixHit{} : kv_->find_cached_prefix(s.req, s.kv, s.num_tokens());
+        const int32_t hit_tokens = transferred ? s.req.kv_transferred_tokens : hit.blocks * limits_.block_size;
         const int32_t n = std::min(s.num_tokens() - hit_tokens, budget);
         if (!kv_->allocate_slots(s.req, s.kv, hit_tokens + n, hit)) break;
         s.computed = hit_tokens;
-        s.cached_prompt_tokens = hit_tokens;
-        if (!s.counted_query && kv_->caching()) {
+        s.cached_prompt_tokens = transferred ? 0 : hit_tokens;
+        if (transferred) s.decoding = s.generated > 0;  // the prompt is in: it decodes from here
+        if (!s.counted_query && kv_->caching() && !transferred) {
           s.counted_query = true;
           kv_->count_prefix_query(s.num_tokens(), hit_tokens);
         }

@@ -42,6 +42,23 @@ std::string bench_serve_text(const BenchServeSettings& st, const inference::Benc
   out += metric("Time to First Token", "TTFT", r.ttft);
   out += metric("Time per Output Token (excl. 1st token)", "TPOT", r.tpot);
   out += metric("Inter-token Latency", "ITL", r.itl);
+  if (st.disaggregated) {
+    out += rule("Disaggregated Prefill/Decode", '-');
+    out += line("Prefill pool:", fmt::format("{} x {} TP{}", st.prefill_replicas, st.prefill_gpu, st.prefill_tensor_parallel_size));
+    out += line("Decode pool:", fmt::format("{} x {} TP{}", st.num_replicas, st.decode_gpu, st.decode_tensor_parallel_size));
+    out += line("KV transfer link:", fmt::format("{} {:g} GB/s", st.kv_transfer_link, st.kv_transfer_gb_s));
+    out += line("Remote prefills:", std::to_string(r.remote_prefills));
+    out += line("Local prefills:", std::to_string(r.local_prefills));
+    out += line("KV transfers:", std::to_string(r.kv_transfers));
+    out += line2("Mean KV transfer (ms):", r.kv_transfer_mean_ms);
+  }
+  if (st.priced) {
+    out += rule("Cost", '-');
+    out += line("GPUs:", std::to_string(st.gpus));
+    out += line2("GPU-hours:", st.gpu_hours);
+    out += line2("Cost (USD, on-demand):", st.cost_usd);
+    out += line2("USD per million tokens:", st.usd_per_million_tokens);
+  }
   out += std::string(50, '=') + "\n";
   return out;
 }
@@ -67,6 +84,27 @@ nlohmann::ordered_json bench_serve_json(const BenchServeSettings& st, const infe
   j["total_token_throughput"] = r.total_token_throughput;
   j["max_concurrent_requests"] = r.max_concurrent_requests;
   j["preemptions"] = r.preemptions;
+  if (st.disaggregated) {
+    j["prefill_gpu"] = st.prefill_gpu;
+    j["prefill_tensor_parallel_size"] = st.prefill_tensor_parallel_size;
+    j["prefill_replicas"] = st.prefill_replicas;
+    j["prefill_kv_cache_tokens"] = st.prefill_kv_cache_tokens;
+    j["kv_transfer_link"] = st.kv_transfer_link;
+    j["kv_transfer_gb_s"] = st.kv_transfer_gb_s;
+    j["max_local_prefill_length"] = st.max_local_prefill_length;
+    j["first_token_from"] = st.first_token_from;
+    j["remote_prefills"] = r.remote_prefills;
+    j["local_prefills"] = r.local_prefills;
+    j["kv_transfers"] = r.kv_transfers;
+    j["kv_bytes_transferred"] = r.kv_bytes_transferred;
+    j["mean_kv_transfer_ms"] = r.kv_transfer_mean_ms;
+  }
+  if (st.priced) {
+    j["gpus"] = st.gpus;
+    j["gpu_hours"] = st.gpu_hours;
+    j["cost_usd"] = st.cost_usd;
+    j["usd_per_million_tokens"] = st.usd_per_million_tokens;
+  }
   const std::pair<const char*, const inference::LatencyStats*> sets[] = {{"ttft", &r.ttft}, {"tpot", &r.tpot}, {"itl", &r.itl}, {"e2el", &r.e2el}};
   for (const auto& [name, s] : sets) {
     j[fmt::format("mean_{}_ms", name)] = s->mean_ms;

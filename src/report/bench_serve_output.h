@@ -14,6 +14,14 @@
 // plus the run's settings under their vLLM names ("model_id", "num_prompts", "request_rate" (null
 // for inf), "burstiness" (null for inf), "max_concurrency" (null: none)) and gpufleet's ("gpu",
 // "tensor_parallel_size", "num_replicas", "kv_cache_tokens", "preemptions").
+//
+// Disaggregated runs add a "Disaggregated Prefill/Decode" section (pools, link, remote and local
+// prefills, KV transfers and their mean time) and the JSON keys "prefill_gpu",
+// "prefill_tensor_parallel_size", "prefill_replicas", "prefill_kv_cache_tokens", "kv_transfer_link",
+// "kv_transfer_gb_s", "max_local_prefill_length", "first_token_from", "remote_prefills",
+// "local_prefills", "kv_transfers", "kv_bytes_transferred", "mean_kv_transfer_ms". A priced run
+// (--price-catalog) adds a "Cost" section and "gpus", "gpu_hours", "cost_usd",
+// "usd_per_million_tokens".
 #pragma once
 
 #include <cstdint>
@@ -35,7 +43,25 @@ struct BenchServeSettings {
   double request_rate = 0;   ///< +inf = all at once
   double burstiness = 1;
   int32_t max_concurrency = 0;  ///< 0 = none
-  int64_t kv_cache_tokens = 0;  ///< per replica
+  int64_t kv_cache_tokens = 0;  ///< per replica (disaggregated: per decode replica)
+  // Disaggregated runs (gpu, tensor_parallel_size, num_replicas, kv_cache_tokens: the decode pool's).
+  bool disaggregated = false;
+  std::string prefill_gpu;
+  int32_t prefill_tensor_parallel_size = 1;
+  int32_t prefill_replicas = 0;
+  int64_t prefill_kv_cache_tokens = 0;
+  std::string decode_gpu;
+  int32_t decode_tensor_parallel_size = 1;
+  std::string kv_transfer_link;
+  double kv_transfer_gb_s = 0;
+  int32_t max_local_prefill_length = 0;
+  std::string first_token_from;
+  // Cost (--price-catalog): GPUs x duration, at each GPU's cheapest on-demand price per GPU-hour.
+  bool priced = false;
+  int32_t gpus = 0;
+  double gpu_hours = 0;
+  double cost_usd = 0;
+  double usd_per_million_tokens = 0;  ///< cost / (input + output tokens of the completed requests) x 1e6
 };
 
 /// The result block, ending with a newline.

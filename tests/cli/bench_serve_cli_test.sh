@@ -3,7 +3,8 @@
 # with vLLM's keys, determinism by seed, the sharegpt and sonnet datasets, and exit 2 with one error
 # line for a model too big for its GPU (naming the missing memory and what would fit), an unknown
 # model, GPU or dataset (listing the known ones), absurd token counts and a trace with a missing
-# column (naming the file and line).
+# column (naming the file and line); a disaggregated prefill/decode run with its cost section, and
+# its bad flags.
 set -u
 BIN="$1"
 source "$(dirname "$0")/common.sh"
@@ -102,4 +103,27 @@ grep -qF 'Benchmark duration (s):                  0.03 ' "$T/profile.txt" && ok
 grep -qF 'Mean TTFT (ms):                          10.00 ' "$T/profile.txt" && ok || bad "profile run TTFT: $(cat "$T/profile.txt")"
 printf 'num_seqs,tokens,step_s\n1,1,0.01\n2,2,fast\n' > "$T/bad-profile.csv"
 expect_bad "step profile bad cell" "bad-profile.csv:3:5: field 'step_s'" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --step-profile "$T/bad-profile.csv"
+
+# 4. Disaggregated prefill/decode (docs/disaggregated-serving.md) and the cost section.
+PRICES="$(cd "$(dirname "$0")/../../examples/plan" && pwd)/catalog.yaml"
+run --request-rate 20 --seed 1 --prefill-replicas 1 --decode-replicas 2 --price-catalog "$PRICES" \
+  --json "$T/pd.json" > "$T/pd.txt" 2> "$T/err.txt" && ok || bad "disaggregated run failed: $(cat "$T/err.txt")"
+for line in '-----------Disaggregated Prefill/Decode-----------' 'Prefill pool:                            1 x H100-80GB TP1' \
+            'Decode pool:                             2 x H100-80GB TP1' 'KV transfer link:                        rdma 50 GB/s' \
+            'Remote prefills:                         100 ' 'Successful requests:                     100 ' \
+            'GPUs:                                    3 ' 'USD per million tokens:'; do
+  grep -qF -- "$line" "$T/pd.txt" && ok || bad "no '$line' in: $(cat "$T/pd.txt")"
+done
+for key in '"prefill_replicas": 1' '"kv_transfer_link": "rdma"' '"kv_transfers": 100' '"gpus": 3' '"usd_per_million_tokens": '; do
+  grep -qF -- "$key" "$T/pd.json" && ok || bad "disaggregated JSON lacks $key"
+done
+# Every prompt (128..384 tokens) at most 400: all prefilled locally, no transfer.
+run --prefill-replicas 1 --max-local-prefill-length 400 > "$T/local.txt" && ok || bad "local-prefill run failed"
+grep -qF 'Local prefills:                          100 ' "$T/local.txt" && ok || bad "local prefills: $(cat "$T/local.txt")"
+expect_bad "unknown link" "--kv-transfer-link: kv_transfer_link: unknown link 'wifi'" --model Llama-3.1-8B --gpu H100-80GB --prefill-replicas 1 --kv-transfer-link wifi
+expect_bad "decode flags alone" "need --prefill-replicas > 0" --model Llama-3.1-8B --gpu H100-80GB --decode-replicas 2
+expect_bad "first token" "--first-token-from: unknown value 'both'" --model Llama-3.1-8B --gpu H100-80GB --prefill-replicas 1 --first-token-from both
+expect_bad "negative gbps" "--kv-transfer-gbps: -1" --model Llama-3.1-8B --gpu H100-80GB --prefill-replicas 1 --kv-transfer-gbps -1
+expect_bad "prefill pool too small" "--prefill-gpu/--prefill-tensor-parallel-size: " --model Llama-3.1-70B --gpu H100-80GB --prefill-replicas 1 --prefill-gpu L4 --max-model-len 4096 --decode-tensor-parallel-size 4 --prefill-tensor-parallel-size 1
+expect_bad "price catalog without the GPU" "--price-catalog: no instance type with GPU H200-141GB" --model Llama-3.1-8B --gpu H200-141GB --price-catalog "$PRICES"
 finish

@@ -63,6 +63,11 @@ struct PriceCatalog {
   std::string source;                        ///< the file it was read from
 };
 
+/// The cheapest on-demand price per GPU-hour of `gpu_model` in the catalog: over its instance types
+/// with that GPU model (compared ignoring ASCII case) and their offerings, on_demand_usd_per_hour /
+/// gpus. nullopt when no instance type has it. (bench-serve's cost per million tokens.)
+std::optional<double> on_demand_usd_per_gpu_hour(const PriceCatalog& catalog, std::string_view gpu_model);
+
 /// What a plan must meet and what it may use. Each limit is optional; absent = unconstrained.
 struct PlanConstraints {
   /// Production pods' (priority >= the production priority) p99 pending time, seconds. Default 60.
