@@ -8,7 +8,9 @@
 namespace gpufleet::inference {
 
 Scheduler::Scheduler(const EngineLimits& limits, KvCacheManager& kv, bool decode_fast_path)
-    : limits_(limits), kv_(&kv), decode_fast_path_(decode_fast_path) {}
+    : limits_(limits), kv_(&kv), decode_fast_path_(decode_fast_path) {
+  if (limits.block_size > 0 && (limits.block_size & (limits.block_size - 1)) == 0) block_mask_ = limits.block_size - 1;
+}
 
 int32_t Scheduler::new_slot() {
   if (!free_slots_.empty()) {
@@ -118,7 +120,7 @@ bool Scheduler::start_decode_phase() {
   phase_min_left_ = std::numeric_limits<int32_t>::max();
   for (int32_t si : running_) {
     const RequestState& s = slots_[static_cast<size_t>(si)];
-    ++phase_residue_[static_cast<size_t>(s.computed % bs)];
+    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
     phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
   }

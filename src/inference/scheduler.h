@@ -146,12 +146,15 @@ class Scheduler {
   const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
   bool try_decode_all();
   bool start_decode_phase();
+  /// tokens % block_size for tokens >= 0 (a mask for a power-of-two block size).
+  int32_t residue(int32_t tokens) const { return block_mask_ >= 0 ? tokens & block_mask_ : tokens % limits_.block_size; }
   void sync();
   void materialize();
 
   EngineLimits limits_;
   KvCacheManager* kv_;
   bool decode_fast_path_;
+  int32_t block_mask_ = -1;        // block_size - 1 for a power-of-two block size, else -1
 
   std::vector<RequestState> slots_;
   std::vector<int32_t> free_slots_;
@@ -181,7 +184,7 @@ inline bool Scheduler::try_decode_all() {
   if (fast_steps_ + 1 >= phase_min_left_) return false;
   // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
   const int32_t bs = limits_.block_size;
-  const int64_t need = phase_residue_[static_cast<size_t>((bs - fast_steps_ % bs) % bs)];
+  const int64_t need = phase_residue_[static_cast<size_t>(residue(bs - residue(fast_steps_)))];
   if (need > kv_->num_free_blocks()) return false;
   kv_->take_blocks(need);
   plan_.decode_all = true;
