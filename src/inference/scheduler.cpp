@@ -111,21 +111,50 @@ void Scheduler::materialize() {
 /// request is still in prefill.
 bool Scheduler::start_decode_phase() {
   if (fast_steps_ != 0) return false;
-  for (int32_t si : running_) {
-    if (!slots_[static_cast<size_t>(si)].decoding) return false;
-  }
-  const int32_t bs = limits_.block_size;
-  phase_residue_.assign(static_cast<size_t>(bs), 0);
+  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
   for (int32_t si : running_) {
     const RequestState& s = slots_[static_cast<size_t>(si)];
+    if (!s.decoding) return false;  // the figures stay invalid
     ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
     phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
   }
   phase_valid_ = true;
   return true;
+}
+
+/// The end of a decode_all step in which some running request generated its last token: every
+/// running request's counters catch up (sync), the finished ones are freed and reported in running
+/// order and leave (as apply_general does for a plan of the same decodes), and the phase goes on
+/// with the others (its figures taken afresh, as start_decode_phase would).
+void Scheduler::finish_decoded(double end_s) {
+  const int32_t f = fast_steps_;
+  fast_steps_ = 0;
+  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+  phase_context_ = 0;
+  phase_min_left_ = std::numeric_limits<int32_t>::max();
+  size_t w = 0;
+  for (size_t r = 0; r < running_.size(); ++r) {
+    const int32_t si = running_[r];
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    s.computed += f;
+    s.generated += f;
+    kv_->set_held(s.kv, s.computed);
+    if (s.generated >= s.req.output_tokens) {
+      kv_->free(s.kv);
+      finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
+      release_slot(si);
+      continue;
+    }
+    running_[w++] = si;
+    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
+    phase_context_ += s.computed;
+    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+  }
+  running_.resize(w);
+  phase_valid_ = true;
 }
 
 const StepPlan& Scheduler::schedule_general() {
