@@ -232,10 +232,20 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
   finished_.clear();
   in_flight_ = false;
   bool any_finished = false;
+  // When the plan holds every running request, the figures of the next decode phase are taken in
+  // this pass (those start_decode_phase would take over the requests left running).
+  const bool phase = decode_fast_path_ && fast_steps_ == 0 && plan.scheduled.size() == running_.size();
+  bool all_decoding = true;
+  int64_t context = 0;
+  int32_t min_left = std::numeric_limits<int32_t>::max();
+  if (phase) phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];
     s.computed += e.num_tokens;
-    if (s.computed < s.num_tokens()) continue;  // a prefill chunk, not the last
+    if (s.computed < s.num_tokens()) {  // a prefill chunk, not the last
+      all_decoding = false;
+      continue;
+    }
     ++s.generated;
     s.decoding = true;
     if (s.generated == 1) s.first_token_s = end_s;
@@ -244,6 +254,10 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
       finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
       s.generated = -1;  // mark for removal from running
       any_finished = true;
+    } else if (phase) {
+      ++phase_residue_[static_cast<size_t>(residue(s.computed))];
+      context += s.computed;
+      min_left = std::min(min_left, s.req.output_tokens - s.generated);
     }
   }
   if (any_finished) {
@@ -257,6 +271,11 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
       }
     }
     running_.resize(w);
+  }
+  if (phase && all_decoding) {
+    phase_context_ = context;
+    phase_min_left_ = min_left;
+    phase_valid_ = true;
   }
   plan_.scheduled.clear();
   return finished_;
