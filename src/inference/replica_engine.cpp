@@ -74,6 +74,7 @@ struct ReplicaEngine::Impl {
     active = true;
     step_start = t;
     step_end = t + checked(step_time->step_seconds(p.batch));
+    if (!observer.on_step) return;  // the record is the observer's only
     record.start_s = t;
     record.end_s = step_end;
     record.batch = p.batch;

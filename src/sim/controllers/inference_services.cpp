@@ -38,12 +38,15 @@ void sort_samples(std::vector<float>& v) {
     return;
   }
   // Order-preserving map of a float's bits to an unsigned key: negatives flipped, positives' sign set.
-  std::vector<uint32_t> keys(v.size()), tmp(v.size());
+  std::vector<uint32_t> keys(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     uint32_t u;
     std::memcpy(&u, &v[i], sizeof u);
     keys[i] = (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
   }
+  const size_t n = v.size();
+  std::vector<float>().swap(v);  // the keys hold the samples meanwhile: two buffers at a time, not three
+  std::vector<uint32_t> tmp(n);
   constexpr int kBits = 11;
   constexpr uint32_t kBuckets = 1u << kBits;
   std::vector<size_t> count(kBuckets);
@@ -56,7 +59,8 @@ void sort_samples(std::vector<float>& v) {
     for (uint32_t k : keys) tmp[count[(k >> shift) & (kBuckets - 1)]++] = k;
     keys.swap(tmp);
   }
-  for (size_t i = 0; i < v.size(); ++i) {
+  v.resize(n);
+  for (size_t i = 0; i < n; ++i) {
     const uint32_t k = keys[i];
     const uint32_t u = (k & 0x80000000u) != 0 ? (k & 0x7fffffffu) : ~k;
     std::memcpy(&v[i], &u, sizeof u);
