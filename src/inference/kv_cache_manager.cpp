@@ -6,7 +6,12 @@
 namespace gpufleet::inference {
 
 KvCacheManager::KvCacheManager(int32_t block_size, int64_t num_blocks, bool enable_prefix_caching)
-    : block_size_(block_size), pool_(num_blocks, enable_prefix_caching) {}
+    : block_size_(block_size), pool_(num_blocks, enable_prefix_caching) {
+  if (block_size > 0 && (block_size & (block_size - 1)) == 0) {
+    block_shift_ = 0;
+    while ((1 << block_shift_) < block_size) ++block_shift_;
+  }
+}
 
 RequestBlocks KvCacheManager::new_request(const Request& request) const {
   RequestBlocks b;

@@ -58,7 +58,11 @@ class KvCacheManager {
   bool caching() const { return pool_.caching(); }
   const BlockPool& pool() const { return pool_; }
   /// ceil(tokens / block_size).
-  int64_t blocks_for(int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
+  int64_t blocks_for(int64_t tokens) const {
+    const int64_t t = tokens + block_size_ - 1;
+    // A shift for a power-of-two block size (the same quotient for t >= 0; the inner loop's division).
+    return block_shift_ >= 0 && t >= 0 ? t >> block_shift_ : t / block_size_;
+  }
 
   /// A new request's record: how many of its prompt blocks can be cached.
   RequestBlocks new_request(const Request& request) const;
@@ -110,6 +114,7 @@ class KvCacheManager {
   void cache_full_blocks(const Request& request, RequestBlocks& b, int32_t tokens);
 
   int32_t block_size_;
+  int32_t block_shift_ = -1;  // log2(block_size) when a power of two, else -1
   BlockPool pool_;
   int64_t prefix_queries_ = 0, prefix_hits_ = 0;
 };

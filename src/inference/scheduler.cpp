@@ -8,7 +8,9 @@
 namespace gpufleet::inference {
 
 Scheduler::Scheduler(const EngineLimits& limits, KvCacheManager& kv, bool decode_fast_path)
-    : limits_(limits), kv_(&kv), decode_fast_path_(decode_fast_path) {}
+    : limits_(limits), kv_(&kv), decode_fast_path_(decode_fast_path) {
+  if (limits.block_size > 0 && (limits.block_size & (limits.block_size - 1)) == 0) block_mask_ = limits.block_size - 1;
+}
 
 int32_t Scheduler::new_slot() {
   if (!free_slots_.empty()) {
@@ -113,21 +115,50 @@ void Scheduler::materialize() {
 /// request is still in prefill.
 bool Scheduler::start_decode_phase() {
   if (fast_steps_ != 0) return false;
-  for (int32_t si : running_) {
-    if (!slots_[static_cast<size_t>(si)].decoding) return false;
-  }
-  const int32_t bs = limits_.block_size;
-  phase_residue_.assign(static_cast<size_t>(bs), 0);
+  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
   for (int32_t si : running_) {
     const RequestState& s = slots_[static_cast<size_t>(si)];
-    ++phase_residue_[static_cast<size_t>(s.computed % bs)];
+    if (!s.decoding) return false;  // the figures stay invalid
+    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
     phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
   }
   phase_valid_ = true;
   return true;
+}
+
+/// The end of a decode_all step in which some running request generated its last token: every
+/// running request's counters catch up (sync), the finished ones are freed and reported in running
+/// order and leave (as apply_general does for a plan of the same decodes), and the phase goes on
+/// with the others (its figures taken afresh, as start_decode_phase would).
+void Scheduler::finish_decoded(double end_s) {
+  const int32_t f = fast_steps_;
+  fast_steps_ = 0;
+  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+  phase_context_ = 0;
+  phase_min_left_ = std::numeric_limits<int32_t>::max();
+  size_t w = 0;
+  for (size_t r = 0; r < running_.size(); ++r) {
+    const int32_t si = running_[r];
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    s.computed += f;
+    s.generated += f;
+    kv_->set_held(s.kv, s.computed);
+    if (s.generated >= s.req.output_tokens) {
+      kv_->free(s.kv);
+      finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
+      release_slot(si);
+      continue;
+    }
+    running_[w++] = si;
+    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
+    phase_context_ += s.computed;
+    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+  }
+  running_.resize(w);
+  phase_valid_ = true;
 }
 
 const StepPlan& Scheduler::schedule_general() {
@@ -209,10 +240,20 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
   finished_.clear();
   in_flight_ = false;
   bool any_finished = false;
+  // When the plan holds every running request, the figures of the next decode phase are taken in
+  // this pass (those start_decode_phase would take over the requests left running).
+  const bool phase = decode_fast_path_ && fast_steps_ == 0 && plan.scheduled.size() == running_.size();
+  bool all_decoding = true;
+  int64_t context = 0;
+  int32_t min_left = std::numeric_limits<int32_t>::max();
+  if (phase) phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];
     s.computed += e.num_tokens;
-    if (s.computed < s.num_tokens()) continue;  // a prefill chunk, not the last
+    if (s.computed < s.num_tokens()) {  // a prefill chunk, not the last
+      all_decoding = false;
+      continue;
+    }
     ++s.generated;
     s.decoding = true;
     if (s.generated == 1) s.first_token_s = end_s;
@@ -221,6 +262,10 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
       finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
       s.generated = -1;  // mark for removal from running
       any_finished = true;
+    } else if (phase) {
+      ++phase_residue_[static_cast<size_t>(residue(s.computed))];
+      context += s.computed;
+      min_left = std::min(min_left, s.req.output_tokens - s.generated);
     }
   }
   if (any_finished) {
@@ -234,6 +279,11 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
       }
     }
     running_.resize(w);
+  }
+  if (phase && all_decoding) {
+    phase_context_ = context;
+    phase_min_left_ = min_left;
+    phase_valid_ = true;
   }
   plan_.scheduled.clear();
   return finished_;

@@ -119,6 +119,7 @@ class Scheduler {
     plan_.decode_all = false;
     ++fast_steps_;
     finished_.clear();
+    if (fast_steps_ >= phase_min_left_) finish_decoded(end_s);
     return finished_;
   }
   /// Ends a request wherever it is (an abort: a client timeout) at t, with `status`: its blocks are
@@ -146,12 +147,16 @@ class Scheduler {
   const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
   bool try_decode_all();
   bool start_decode_phase();
+  void finish_decoded(double end_s);
+  /// tokens % block_size for tokens >= 0 (a mask for a power-of-two block size).
+  int32_t residue(int32_t tokens) const { return block_mask_ >= 0 ? tokens & block_mask_ : tokens % limits_.block_size; }
   void sync();
   void materialize();
 
   EngineLimits limits_;
   KvCacheManager* kv_;
   bool decode_fast_path_;
+  int32_t block_mask_ = -1;        // block_size - 1 for a power-of-two block size, else -1
 
   std::vector<RequestState> slots_;
   std::vector<int32_t> free_slots_;
@@ -164,24 +169,24 @@ class Scheduler {
   // Pure-decode fast path (try_decode_all): the running requests' counters lag by fast_steps_.
   bool phase_valid_ = false;       // the figures below describe the running set
   int32_t fast_steps_ = 0;         // decode_all steps applied since the counters were last brought up to date
-  int32_t phase_min_left_ = 0;     // fewest output tokens left over the running set at the phase start
+  int32_t phase_min_left_ = 0;     // fewest output tokens left over the running set at the phase start (its first finish: fast_steps_ reaches it)
   int64_t phase_context_ = 0;      // sum of computed tokens at the phase start
   std::vector<int32_t> phase_residue_;  // running requests by computed % block_size at the phase start
 };
 
 /// A step in which every running request decodes, all fit the token budget, none can be admitted
-/// from waiting, the new blocks are free and none finishes at its end: the same plan as the general
-/// path (no preemption, no admission), made in O(1). The step that finishes a request, and any
-/// other, goes through the general path.
+/// from waiting and the new blocks are free: the same plan as the general path (no preemption, no
+/// admission), made in O(1). At the end of a step in which some request finishes, the counters are
+/// brought up to date and the finished requests leave, as the general path's update would do
+/// (finish_decoded, O(batch)); any other step goes through the general path.
 inline bool Scheduler::try_decode_all() {
   const auto b = static_cast<int32_t>(running_.size());
   if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
   if (!waiting_.empty() && b < limits_.max_num_seqs) return false;
   if (!phase_valid_ && !start_decode_phase()) return false;
-  if (fast_steps_ + 1 >= phase_min_left_) return false;
   // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
   const int32_t bs = limits_.block_size;
-  const int64_t need = phase_residue_[static_cast<size_t>((bs - fast_steps_ % bs) % bs)];
+  const int64_t need = phase_residue_[static_cast<size_t>(residue(bs - residue(fast_steps_)))];
   if (need > kv_->num_free_blocks()) return false;
   kv_->take_blocks(need);
   plan_.decode_all = true;
