@@ -51,6 +51,7 @@ struct ReplicaEngine::Impl {
   KvCacheManager kv;
   Scheduler scheduler;
   StepRecord record;
+  int32_t step_in_flight = 0;     // running + waiting when the step in progress was planned (the front end's load)
 
   Impl(int32_t id, const StepTimeModel& st, const EngineLimits& l, Observer o, const EngineOptions& options)
       : replica_id(id),
@@ -70,7 +71,7 @@ struct ReplicaEngine::Impl {
   /// sees (step_time.h frontend_seconds, with the step's requests in flight).
   void report_finished(RequestOutcome o) {
     if (o.status == RequestStatus::kFinished) {
-      const double d = step_time->frontend_seconds(record.num_running + record.num_waiting);
+      const double d = step_time->frontend_seconds(step_in_flight);
       if (d > 0) {
         o.frontend_s = d;
         o.first_token_s += d;
@@ -88,6 +89,7 @@ struct ReplicaEngine::Impl {
     active = true;
     step_start = t;
     step_end = t + checked(step_time->step_seconds(p.batch));
+    step_in_flight = p.num_running + p.num_waiting;
     if (!observer.on_step) return;  // the record is the observer's only
     record.start_s = t;
     record.end_s = step_end;
