@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,23 @@ struct BenchServeSettings {
   int32_t max_concurrency = 0;  ///< 0 = none
   int64_t kv_cache_tokens = 0;  ///< per replica
 };
+
+/// One run of a routing comparison (`bench-serve --routing a,b,...`).
+struct BenchServeRoutingRow {
+  std::string routing;  ///< inference::routing_policy_name
+  inference::BenchServeResult result;
+};
+
+/// GPU-hours of a run: replicas x tensor parallel size x duration (the replicas are up for the whole
+/// benchmark).
+double bench_serve_gpu_hours(const BenchServeSettings& settings, const inference::BenchServeResult& result);
+
+/// The comparison table, one line per run: routing, completed, failed (of which shed/dropped), TTFT
+/// p50 and p99 (ms), prefix-cache hit rate (cached prompt tokens / prompt tokens of the completed
+/// requests, %), GPU-hours, and with usd_per_gpu_hour > 0 the cost (GPU-hours x price, USD) and USD per
+/// million tokens (input + output of the completed requests). A heading line names the setup.
+std::string bench_serve_routing_table(const BenchServeSettings& settings, const std::vector<BenchServeRoutingRow>& rows,
+                                      double usd_per_gpu_hour);
 
 /// The result block, ending with a newline.
 std::string bench_serve_text(const BenchServeSettings& settings, const inference::BenchServeResult& result);
