@@ -87,7 +87,7 @@ TEST(EndpointPickerConfigReader, ErrorsNameFileLineColumnAndField) {
   EXPECT_EQ(parse_error(std::string(kHead) + "plugins:\n- type: utilization-detector\n  parameters: {kvCacheUtilThreshold: 1.5}\n"),
             "e.yaml:5:38: field 'plugins[0].parameters.kvCacheUtilThreshold': kvCacheUtilThreshold 1.5 must be in (0, 1]");
   EXPECT_EQ(parse_error(std::string(kHead) + "plugins:\n- type: queue-scorer\n  parameters: {x: 1}\n"),
-            "e.yaml:5:17: field 'plugins[0].parameters.x': unknown key 'x' (expected )");
+            "e.yaml:5:16: field 'plugins[0].parameters.x': unknown key 'x': plugin type 'queue-scorer' takes no parameters");
   EXPECT_EQ(parse_error(std::string(kHead) + "flowControl: {maxRequests: 10}\n"),
             "e.yaml:3:14: field 'flowControl': flow control (queues, priority bands) is not modelled; shedding of sheddable "
             "requests is (saturationDetector)");
@@ -96,7 +96,7 @@ TEST(EndpointPickerConfigReader, ErrorsNameFileLineColumnAndField) {
             "e.yaml:4:37: field 'spec.poolRef.name': no InferencePool 'missing' in namespace 'default' in this input");
   EXPECT_EQ(parse_error("apiVersion: inference.networking.k8s.io/v1\nkind: InferencePool\nmetadata: {name: p}\n"
                         "spec: {selector: {matchLabels: {a: b}}, targetPorts: [{number: 8000}], endpointPickerRef: {name: e}}\n"),
-            "e.yaml:4:74: field 'spec.endpointPickerRef.port': port is required when kind is 'Service' or unspecified "
+            "e.yaml:4:91: field 'spec.endpointPickerRef.port': port is required when kind is 'Service' or unspecified "
             "(defaults to 'Service')");
   EXPECT_EQ(parse_error("apiVersion: inference.networking.x-k8s.io/v1alpha2\nkind: InferencePool\n"),
             "e.yaml:1:13: field 'apiVersion': apiVersion 'inference.networking.x-k8s.io/v1alpha2' is not supported for "

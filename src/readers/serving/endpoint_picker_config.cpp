@@ -116,7 +116,9 @@ void read_parameters(const Field& params, inf::EppPlugin& p) {
       if (p.max_num_of_endpoints <= 0) p.max_num_of_endpoints = 1;  // picker: invalid -> default
     }
   } else {
-    params.only_keys({});
+    params.each_entry([&](const std::string& k, const Field&) {
+      params.fail_key(k, fmt::format("unknown key '{}': plugin type '{}' takes no parameters", k, p.type));
+    });
   }
 }
 
