@@ -13,7 +13,9 @@
 // "total_token_throughput", "max_concurrent_requests", "{mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms",
 // plus the run's settings under their vLLM names ("model_id", "num_prompts", "request_rate" (null
 // for inf), "burstiness" (null for inf), "max_concurrency" (null: none)) and gpufleet's ("gpu",
-// "tensor_parallel_size", "num_replicas", "kv_cache_tokens", "preemptions").
+// "tensor_parallel_size", "num_replicas", "kv_cache_tokens", "preemptions", "dropped" (failed requests
+// refused: longer than max_model_len, or shed by the endpoint picker), "cached_prompt_tokens" (prefix-cache
+// hits of the completed requests)).
 #pragma once
 
 #include <cstdint>
