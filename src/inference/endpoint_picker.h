@@ -53,9 +53,8 @@
 //    first. maxNumOfEndpoints (1) is accepted; only the first endpoint is used (no fallbacks).
 //    Upstream seeds its shuffle from the clock; here it is the seeded generator passed in.
 //  - single-profile-handler (scheduling/profile/single_profile_handler.go): runs the one profile.
-// Not modelled (the reader rejects them by name): other plugin types (weighted-random-picker,
-// running-requests-scorer, lora-affinity-scorer, latency scorers, concurrency-detector, and the
-// low-queue-filter / least-kv-cache-filter of v0.5, removed upstream by v1.0.0), several
+// Not modelled (the reader rejects them by name): other plugin types (weighted-random-picker, running-requests-scorer,
+// lora-affinity-scorer, latency scorers, concurrency-detector; v0.5's low-queue/least-kv-cache filters, gone by v1.0.0), several
 // profiles, flow control's queues (featureGates flowControl, the flowControl section), metric
 // staleness (the picker reads the replicas' gauges at the instant it schedules).
 #pragma once
