@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "readers/sim/workload_file.h"
 #include "util/input_error.h"
 
 namespace io = gpufleet::io;
@@ -108,6 +109,37 @@ TEST(EndpointPickerConfigReader, OtherKindsAreSkippedWithAWarning) {
       io::parse_endpoint_picker_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "e.yaml");
   ASSERT_EQ(x.warnings.size(), 1u);
   EXPECT_EQ(x.warnings[0], "e.yaml:2: kind Service is not an inference routing object: skipped");
+}
+
+// A simulate workload's inference service routed by the endpoint picker (readers/serving/sim_inference.h).
+std::string workload(const std::string& router) {
+  return "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 60\nservices:\n- name: chat\n"
+         "  gpus: 1\n  pools: [p]\n  inference:\n    model: Llama-3.1-8B\n"
+         "    traffic: {generate: {meanRatePerSecond: 1, tokens: {promptMean: 100, promptMedian: 100, outputMean: 10, outputMedian: 10}}}\n"
+         "    router: " + router + "\n";
+}
+
+TEST(EndpointPickerConfigReader, SimulateRouterReadsTheFileAndTheObjective) {
+  const std::string dir = (std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples/inference-routing").string();
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(
+      workload("{policy: endpoint-picker, endpointPickerConfig: epp.yaml, inferenceObjective: batch-summaries}"), dir + "/w.yaml", {"p"});
+  ASSERT_EQ(f.workload.inference.size(), 1u);
+  const gpufleet::inference::RouterConfig& r = f.workload.inference[0].router;
+  EXPECT_EQ(r.policy, gpufleet::inference::RoutingPolicy::kEndpointPicker);
+  EXPECT_EQ(r.objective_priority, -1);
+  ASSERT_TRUE(r.endpoint_picker);
+  EXPECT_EQ(r.endpoint_picker->scorers.size(), 3u);
+  // Without a file: the EPP's default, priority 0.
+  const io::SimWorkloadFile d = io::parse_sim_workload_text(workload("{policy: endpoint-picker}"), dir + "/w.yaml", {"p"});
+  EXPECT_FALSE(d.workload.inference[0].router.endpoint_picker);
+  EXPECT_EQ(d.workload.inference[0].router.objective_priority, 0);
+  EXPECT_EQ(error_of([&] { io::parse_sim_workload_text(workload("{policy: round-robin, endpointPickerConfig: epp.yaml}"), dir + "/w.yaml", {"p"}); }),
+            dir + "/w.yaml:11:57: field 'services[0].inference.router.endpointPickerConfig': needs policy: endpoint-picker");
+  EXPECT_EQ(error_of([&] {
+              io::parse_sim_workload_text(workload("{policy: endpoint-picker, endpointPickerConfig: epp.yaml, inferenceObjective: x}"),
+                                          dir + "/w.yaml", {"p"});
+            }),
+            dir + "/w.yaml:11:91: field 'services[0].inference.router.inferenceObjective': no InferenceObjective 'x' in " + dir + "/epp.yaml");
 }
 
 }  // namespace
