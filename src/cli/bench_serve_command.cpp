@@ -1,5 +1,6 @@
 #include "cli/bench_serve_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "inputs/plan/plan_inputs.h"
 #include "inference/request_sources.h"
 #include "report/bench_serve_output.h"
+#include "readers/serving/endpoint_picker_config.h"
 #include "readers/serving/inference_catalog.h"
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
@@ -37,12 +39,53 @@ inference::Precision parse_dtype(const std::string& flag, const std::string& v, 
   throw UsageError(fmt::format("{}: unknown dtype '{}' (auto, bf16, bfloat16, fp16, float16, half, fp8)", flag, v));
 }
 
+/// The policies of --routing, in the order given.
+std::vector<inference::RoutingPolicy> parse_routing(const std::string& list) {
+  constexpr inference::RoutingPolicy kAll[] = {inference::RoutingPolicy::kLeastOutstanding, inference::RoutingPolicy::kRoundRobin,
+                                               inference::RoutingPolicy::kPrefixAffinity, inference::RoutingPolicy::kEndpointPicker};
+  std::vector<inference::RoutingPolicy> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    auto it = std::find_if(std::begin(kAll), std::end(kAll), [&](inference::RoutingPolicy p) { return name == inference::routing_policy_name(p); });
+    if (it == std::end(kAll))
+      throw UsageError(fmt::format("--routing: unknown routing policy '{}' (least-outstanding, round-robin, prefix-affinity, endpoint-picker)", name));
+    if (std::find(out.begin(), out.end(), *it) != out.end()) throw UsageError(fmt::format("--routing: '{}' is given twice", name));
+    out.push_back(*it);
+    start = comma + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_bench_serve_command(const BenchServeCommandOptions& o) {
   check_output_paths({{"--json", o.json_path}},
                      {{"--trace", o.trace_path}, {"--serving-catalog", o.serving_catalog_path}, {"--step-profile", o.step_profile_path},
-                      {"--price-catalog", o.price_catalog_path}});
+                      {"--price-catalog", o.price_catalog_path}, {"--endpoint-picker-config", o.endpoint_picker_config_path}});
+  const std::vector<inference::RoutingPolicy> policies = parse_routing(o.routing);
+  if (!(o.usd_per_gpu_hour >= 0) || !std::isfinite(o.usd_per_gpu_hour))
+    throw UsageError(fmt::format("--usd-per-gpu-hour: {} must be a non-negative price", o.usd_per_gpu_hour));
+  inference::RouterConfig epp_router;
+  epp_router.policy = inference::RoutingPolicy::kEndpointPicker;
+  epp_router.endpoint_picker_seed = o.seed;
+  if (!o.endpoint_picker_config_path.empty()) {
+    const io::EndpointPickerObjects epp = io::read_endpoint_picker_file(o.endpoint_picker_config_path);
+    for (const std::string& w : epp.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    epp_router.endpoint_picker = epp.resolved;
+    const inference::InferenceObjective* objective = nullptr;
+    for (const inference::InferenceObjective& x : epp.objectives)
+      if (x.name == o.inference_objective || (o.inference_objective.empty() && epp.objectives.size() == 1)) objective = &x;
+    if (!o.inference_objective.empty() && objective == nullptr)
+      throw UsageError(fmt::format("--inference-objective: no InferenceObjective '{}' in {}", o.inference_objective, o.endpoint_picker_config_path));
+    if (objective != nullptr) epp_router.objective_priority = objective->effective_priority();
+  } else if (!o.inference_objective.empty()) {
+    throw UsageError("--inference-objective: needs --endpoint-picker-config (the file that defines it)");
+  }
+  if (std::find(policies.begin(), policies.end(), inference::RoutingPolicy::kEndpointPicker) == policies.end() &&
+      !o.endpoint_picker_config_path.empty())
+    throw UsageError("--endpoint-picker-config: --routing names no endpoint-picker");
   if (o.model.empty()) throw UsageError("--model is required");
   if (o.gpu.empty()) throw UsageError("--gpu is required");
   inference::ServingCatalog catalog =
@@ -196,21 +239,32 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
   }
   // GPU-hours and their price per pool: (canonical GPU, GPUs).
   std::vector<std::pair<std::string, int32_t>> pools;
-  inference::BenchServeResult result;
+  // One row per routing policy (aggregated runs); a disaggregated run is one row, routed least
+  // outstanding in each pool.
+  std::vector<io::BenchServeRoutingRow> rows;
   if (!disaggregated) {
-    result = inference::run_bench_serve(requests, *replica.step_time, replica.limits, o.num_replicas, o.max_concurrency);
+    for (inference::RoutingPolicy p : policies) {
+      inference::RouterConfig router;
+      if (p == inference::RoutingPolicy::kEndpointPicker) router = epp_router;
+      router.policy = p;
+      rows.push_back({inference::routing_policy_name(p),
+                      inference::run_bench_serve(requests, *replica.step_time, replica.limits, o.num_replicas, o.max_concurrency, router)});
+    }
     pools.push_back({catalog.find_gpu(hw.gpu)->name, o.num_replicas * args.tensor_parallel_size});
   } else {
+    if (policies.size() != 1 || policies.front() != inference::RoutingPolicy::kLeastOutstanding)
+      throw UsageError("--routing: a disaggregated run (--prefill-replicas) routes least-outstanding in each pool");
     const inference::BenchPool p{prefill_replica.step_time.get(), prefill_replica.limits, o.prefill_replicas};
     const inference::BenchPool d{replica.step_time.get(), replica.limits, decode_replicas};
     try {
-      result = inference::run_bench_serve_disaggregated(requests, p, d, disagg, o.max_concurrency);
+      rows.push_back({"least-outstanding", inference::run_bench_serve_disaggregated(requests, p, d, disagg, o.max_concurrency)});
     } catch (const std::invalid_argument& e) {
       throw UsageError(std::string("--kv-transfer-gbps/--kv-transfer-latency-ms: ") + e.what());
     }
     pools.push_back({catalog.find_gpu(pool_hw(o.prefill_gpu).gpu)->name, o.prefill_replicas * disagg.prefill_tensor_parallel_size});
     pools.push_back({catalog.find_gpu(pool_hw(o.decode_gpu).gpu)->name, decode_replicas * disagg.decode_tensor_parallel_size});
   }
+  const inference::BenchServeResult& result = rows.front().result;
 
   io::BenchServeSettings st;
   st.model = catalog.find_model(o.model)->name;
@@ -250,6 +304,22 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     }
     const auto tokens = static_cast<double>(result.total_input_tokens + result.total_output_tokens);
     st.usd_per_million_tokens = tokens > 0 ? st.cost_usd / tokens * 1e6 : 0;
+  }
+  if (rows.size() > 1) {
+    if (!o.json_path.empty()) {
+      nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+      for (const io::BenchServeRoutingRow& row : rows) {
+        nlohmann::ordered_json j;
+        j["routing"] = row.routing;
+        j.update(io::bench_serve_json(st, row.result));
+        runs.push_back(std::move(j));
+      }
+      write_file_atomically(o.json_path, runs.dump(2) + "\n");
+    }
+    std::string text = io::bench_serve_routing_table(st, rows, o.usd_per_gpu_hour);
+    if (!o.json_path.empty()) text += fmt::format("json: {}\n", o.json_path);
+    std::fputs(text.c_str(), stdout);
+    return 0;
   }
   if (!o.json_path.empty()) write_file_atomically(o.json_path, io::bench_serve_json(st, result).dump(2) + "\n");
   std::string text = io::bench_serve_text(st, result);

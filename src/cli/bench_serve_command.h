@@ -55,6 +55,15 @@ struct BenchServeCommandOptions {
   std::string first_token_from = "prefill";  ///< prefill, decode (inference::FirstTokenFrom)
   // Cost: a price catalog (docs/plan.md, kind PriceCatalog) gives each GPU's on-demand price.
   std::string price_catalog_path;
+  // The router (docs/inference-routing.md).
+  /// Comma-separated routing policies (inference::routing_policy_name): one runs vLLM's result
+  /// block; several run the same load once per policy and print one comparison table.
+  std::string routing = "least-outstanding";
+  /// EndpointPickerConfig / InferencePool / InferenceObjective YAML for endpoint-picker (empty: the
+  /// EPP's default configuration, priority 0).
+  std::string endpoint_picker_config_path;
+  std::string inference_objective;       ///< the InferenceObjective the requests name; "" = the file's only one
+  double usd_per_gpu_hour = 0;           ///< the comparison table's cost columns (0: not shown)
 };
 
 /// Runs the command: the result block on stdout, the JSON written atomically. Returns 0. Throws

@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--max-num-seqs", bench.max_num_seqs, "most requests in a batch (0 = vLLM's default for the GPU)")->capture_default_str();
   bench_cmd->add_option("--max-num-batched-tokens", bench.max_num_batched_tokens, "tokens per step (0 = vLLM's default for the GPU)")->capture_default_str();
   bench_cmd->add_option("--max-model-len", bench.max_model_len, "context length (0 = the model's)")->capture_default_str();
-  bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind a least-outstanding router")->capture_default_str();
+  bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind the router (--routing)")->capture_default_str();
   bench_cmd->add_option("--serving-catalog", bench.serving_catalog_path, "serving catalog YAML (default: built in, data/inference/catalog.yaml)");
   bench_cmd->add_option("--engine-version", bench.engine_version, "latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)");
   bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
@@ -272,6 +272,13 @@ int main(int argc, char** argv) {
                         "disaggregated: the client's first token from the prefill replica or the decode replica (vLLM NixlConnector)")->capture_default_str();
   bench_cmd->add_option("--price-catalog", bench.price_catalog_path,
                         "price catalog YAML (kind PriceCatalog, e.g. examples/plan/catalog.yaml): print GPU-hours and USD per million tokens");
+  bench_cmd->add_option("--routing", bench.routing,
+                        "router: least-outstanding, round-robin, prefix-affinity, endpoint-picker; several, comma-separated: one "
+                        "comparison table (docs/inference-routing.md)")->capture_default_str();
+  bench_cmd->add_option("--endpoint-picker-config", bench.endpoint_picker_config_path,
+                        "EndpointPickerConfig / InferencePool / InferenceObjective YAML for endpoint-picker (default: the EPP's default config)");
+  bench_cmd->add_option("--inference-objective", bench.inference_objective, "InferenceObjective of the requests (its priority < 0: sheddable)");
+  bench_cmd->add_option("--usd-per-gpu-hour", bench.usd_per_gpu_hour, "GPU price for the routing table's cost columns")->capture_default_str();
 
   gpufleet::cli::ServeCommandOptions serve;
   CLI::App* serve_cmd = app.add_subcommand(

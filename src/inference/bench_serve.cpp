@@ -166,10 +166,12 @@ BenchServeResult bench_serve_metrics(const std::vector<RequestOutcome>& outcomes
     r.preemptions += o.preemptions;
     if (o.status != RequestStatus::kFinished) {
       ++r.failed;
+      if (o.status == RequestStatus::kDropped) ++r.dropped;
       continue;
     }
     ++r.completed;
     r.total_input_tokens += o.prompt_tokens;
+    r.cached_prompt_tokens += o.cached_prompt_tokens;
     r.total_output_tokens += o.output_tokens;
     ttft.push_back(o.ttft_s());
     if (o.output_tokens > 1) tpot.push_back(o.tpot_s());
@@ -305,7 +307,8 @@ BenchServeResult metrics_with_itl(const std::vector<RequestOutcome>& outcomes, c
 }  // namespace
 
 BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
-                                 const EngineLimits& limits, int32_t num_replicas, int32_t max_concurrency) {
+                                 const EngineLimits& limits, int32_t num_replicas, int32_t max_concurrency,
+                                 const RouterConfig& router) {
   if (num_replicas < 1) bad(fmt::format("num_replicas: {} must be at least 1", num_replicas));
   check_requests(requests, max_concurrency);
 
@@ -315,7 +318,7 @@ BenchServeResult run_bench_serve(const std::vector<Request>& requests, const Ste
   Deployment::Observer obs;
   obs.on_outcome = [&](const RequestOutcome& o) { outcomes.push_back(o); };
   obs.on_step = [&](int32_t replica, const StepRecord& s) { step_ends[static_cast<size_t>(replica)].push_back(s.end_s); };
-  Deployment dep(RouterConfig{}, std::move(obs));
+  Deployment dep(router, std::move(obs));
   for (int32_t i = 0; i < num_replicas; ++i) dep.add_replica(0, step_time, limits);
   const int32_t max_in_flight = run_client(requests, dep, outcomes, max_concurrency);
   BenchServeResult r = metrics_with_itl(outcomes, step_ends);

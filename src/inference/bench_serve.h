@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "inference/catalog.h"
+#include "inference/deployment.h"
 #include "inference/disaggregated_deployment.h"
 #include "inference/engine_args.h"
 #include "inference/replica_engine.h"
@@ -109,6 +110,13 @@ struct BenchServeResult {
   double total_token_throughput = 0;  ///< tok/s
   int32_t max_concurrent_requests = 0;  ///< most requests in flight at once (sent, not finished)
   int64_t preemptions = 0;            ///< over all requests
+  int64_t dropped = 0;                ///< of the failed: refused (max_model_len, the EPP's shedding)
+  /// Prompt tokens of the completed requests found in the replicas' prefix cache (vLLM's
+  /// vllm:prefix_cache_hits over vllm:prefix_cache_queries, at each request's last schedule).
+  int64_t cached_prompt_tokens = 0;
+  double prefix_cache_hit_rate() const {
+    return total_input_tokens > 0 ? static_cast<double>(cached_prompt_tokens) / static_cast<double>(total_input_tokens) : 0;
+  }
   LatencyStats ttft, tpot, itl, e2el;
   // Disaggregated runs only (run_bench_serve_disaggregated); 0 otherwise.
   int64_t remote_prefills = 0;        ///< requests prefilled on the prefill pool
@@ -119,12 +127,14 @@ struct BenchServeResult {
 };
 
 /// Runs `requests` (arrival_s = the scheduled send time, non-decreasing) against `num_replicas`
-/// replicas of one configuration behind a least-outstanding router, with at most `max_concurrency`
-/// requests in flight (0 = no limit), until every request has finished or failed. `step_time` is
-/// used by every replica. Throws std::invalid_argument for num_replicas < 1, max_concurrency < 0,
-/// unsorted or empty requests or a negative send time, or bad limits (inference/replica_engine.h).
+/// replicas of one configuration behind `router` (default: least outstanding), with at most
+/// `max_concurrency` requests in flight (0 = no limit), until every request has finished or failed.
+/// `step_time` is used by every replica. Throws std::invalid_argument for num_replicas < 1,
+/// max_concurrency < 0, unsorted or empty requests or a negative send time, or bad limits
+/// (inference/replica_engine.h).
 BenchServeResult run_bench_serve(const std::vector<Request>& requests, const StepTimeModel& step_time,
-                                 const EngineLimits& limits, int32_t num_replicas = 1, int32_t max_concurrency = 0);
+                                 const EngineLimits& limits, int32_t num_replicas = 1, int32_t max_concurrency = 0,
+                                 const RouterConfig& router = {});
 
 /// One pool of a disaggregated run: `replicas` replicas of one configuration. `step_time` must outlive the run.
 struct BenchPool {

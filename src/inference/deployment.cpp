@@ -25,6 +25,7 @@ const char* routing_policy_name(RoutingPolicy p) {
     case RoutingPolicy::kLeastOutstanding: return "least-outstanding";
     case RoutingPolicy::kRoundRobin: return "round-robin";
     case RoutingPolicy::kPrefixAffinity: return "prefix-affinity";
+    case RoutingPolicy::kEndpointPicker: return "endpoint-picker";
   }
   return "unknown";
 }
@@ -69,6 +70,7 @@ struct Deployment::Impl {
   struct Replica {
     std::unique_ptr<SharedStepTime> shared;
     std::unique_ptr<ReplicaEngine> engine;
+    EngineLimits limits;
     int32_t group = -1;
     bool ready = false;
   };
@@ -92,8 +94,26 @@ struct Deployment::Impl {
   int32_t rr_next = 0;
   // Prefix affinity: prefix hash -> replicas that served a request with it.
   std::unordered_map<uint32_t, std::vector<int32_t>> served;
+  std::unique_ptr<EndpointPicker> epp;  // kEndpointPicker
 
-  Impl(RouterConfig r, Observer o) : router(r), observer(std::move(o)) {}
+  Impl(RouterConfig r, Observer o) : router(r), observer(std::move(o)) {
+    if (router.policy == RoutingPolicy::kEndpointPicker) {
+      epp = std::make_unique<EndpointPicker>(
+          router.endpoint_picker ? *router.endpoint_picker : resolve_endpoint_picker(default_endpoint_picker_config()),
+          router.endpoint_picker_seed);
+    }
+  }
+
+  /// What the endpoint picker scrapes from the ready replicas (with room, when `with_room`).
+  std::vector<EndpointMetrics> epp_metrics(bool with_room) const {
+    std::vector<EndpointMetrics> m;
+    for (int32_t r : ready_ids) {
+      const Replica& x = replicas[static_cast<size_t>(r)];
+      if (with_room && !has_room(x)) continue;
+      m.push_back({r, x.engine->num_requests_waiting(), x.engine->kv_cache_usage(), x.limits.block_size, x.limits.num_blocks});
+    }
+    return m;
+  }
 
   Entry& entry(uint64_t seq) { return table[static_cast<size_t>(seq - table_base)]; }
 
@@ -213,6 +233,10 @@ struct Deployment::Impl {
         const int32_t r = least_outstanding(match);
         return r >= 0 ? r : least_outstanding(ready_ids);
       }
+      case RoutingPolicy::kEndpointPicker: {
+        const std::vector<EndpointMetrics> m = epp_metrics(true);
+        return m.empty() ? -1 : epp->pick(req, m);
+      }
     }
     return -1;
   }
@@ -329,6 +353,7 @@ int32_t Deployment::add_replica(double t, const StepTimeModel& step_time, const 
   const int32_t id = static_cast<int32_t>(d.replicas.size());
   Impl::Replica x;
   x.group = gpu_share_group;
+  x.limits = limits;
   const StepTimeModel* st = &step_time;
   if (gpu_share_group >= 0) {
     x.shared = std::make_unique<SharedStepTime>(
@@ -385,6 +410,7 @@ void Deployment::submit(const Request& request, double t) {
   Request req = request;
   req.id = seq;
   d.queue.push_back(std::move(req));
+  if (d.epp && !d.epp->admit(d.router.objective_priority, d.epp_metrics(false))) d.end_request(seq, RequestStatus::kDropped, t);
   d.dispatch();
   d.pop_done();
 }

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "inference/endpoint_picker.h"
 #include "inference/replica_engine.h"
 #include "inference/request.h"
 #include "inference/step_time.h"
@@ -29,8 +30,14 @@ enum class RoutingPolicy {
   /// The router remembers, per prefix hash, the replicas it sent a request carrying it to; it does
   /// not see the replicas' evictions.
   kPrefixAffinity,
+  /// The Gateway API Inference Extension's endpoint picker (inference/endpoint_picker.h) run with
+  /// RouterConfig::endpoint_picker (null: the EPP's default configuration): filters, weighted
+  /// scorers and picker over the ready replicas with room, reading their vllm:num_requests_waiting
+  /// and vllm:kv_cache_usage_perc and its own approximate prefix index.
+  kEndpointPicker,
 };
-/// "least-outstanding", "round-robin", "prefix-affinity" (the names the workload file uses).
+/// "least-outstanding", "round-robin", "prefix-affinity", "endpoint-picker" (the names the workload
+/// file and `bench-serve --routing` use).
 const char* routing_policy_name(RoutingPolicy p);
 
 struct RouterConfig {
@@ -49,6 +56,13 @@ struct RouterConfig {
   /// by more than prefix_affinity_balance_abs requests and by a factor above prefix_affinity_balance_rel.
   int32_t prefix_affinity_balance_abs = 64;
   double prefix_affinity_balance_rel = 1.5;
+  /// kEndpointPicker: the resolved EndpointPickerConfig (null = default_endpoint_picker_config());
+  /// each Deployment runs its own picker (prefix index, generator seeded with endpoint_picker_seed).
+  std::shared_ptr<const ResolvedEndpointPicker> endpoint_picker;
+  int64_t endpoint_picker_seed = 0;
+  /// kEndpointPicker: the InferenceObjective priority of the requests (unset = 0). < 0 (sheddable):
+  /// a request that arrives while the pool is saturated ends at once as kDropped (the EPP's 429).
+  int32_t objective_priority = 0;
 };
 
 class Deployment {

@@ -63,6 +63,33 @@ std::string bench_serve_text(const BenchServeSettings& st, const inference::Benc
   return out;
 }
 
+double bench_serve_gpu_hours(const BenchServeSettings& st, const inference::BenchServeResult& r) {
+  return static_cast<double>(st.num_replicas) * st.tensor_parallel_size * r.duration_s / 3600.0;
+}
+
+std::string bench_serve_routing_table(const BenchServeSettings& st, const std::vector<BenchServeRoutingRow>& rows,
+                                      double usd_per_gpu_hour) {
+  std::string out = fmt::format("{} x {} on {} (TP {}), {} requests\n", st.num_replicas, st.model, st.gpu, st.tensor_parallel_size,
+                                st.num_prompts);
+  out += fmt::format("{:<18} {:>9} {:>7} {:>8} {:>11} {:>11} {:>10} {:>9}", "routing", "completed", "failed", "dropped",
+                     "TTFT p50 ms", "TTFT p99 ms", "prefix hit", "GPU-hours");
+  if (usd_per_gpu_hour > 0) out += fmt::format(" {:>9} {:>12}", "cost USD", "USD/M tokens");
+  out += "\n";
+  for (const BenchServeRoutingRow& row : rows) {
+    const inference::BenchServeResult& r = row.result;
+    const double gpu_hours = bench_serve_gpu_hours(st, r);
+    out += fmt::format("{:<18} {:>9} {:>7} {:>8} {:>11.1f} {:>11.1f} {:>9.1f}% {:>9.2f}", row.routing, r.completed, r.failed, r.dropped,
+                       r.ttft.median_ms, r.ttft.p99_ms, 100 * r.prefix_cache_hit_rate(), gpu_hours);
+    if (usd_per_gpu_hour > 0) {
+      const double cost = gpu_hours * usd_per_gpu_hour;
+      const double tokens = static_cast<double>(r.total_input_tokens + r.total_output_tokens);
+      out += fmt::format(" {:>9.2f} {:>12.4f}", cost, tokens > 0 ? cost / (tokens / 1e6) : 0.0);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
 nlohmann::ordered_json bench_serve_json(const BenchServeSettings& st, const inference::BenchServeResult& r) {
   nlohmann::ordered_json j;
   j["model_id"] = st.model;
@@ -105,6 +132,8 @@ nlohmann::ordered_json bench_serve_json(const BenchServeSettings& st, const infe
     j["cost_usd"] = st.cost_usd;
     j["usd_per_million_tokens"] = st.usd_per_million_tokens;
   }
+  j["dropped"] = r.dropped;
+  j["cached_prompt_tokens"] = r.cached_prompt_tokens;
   const std::pair<const char*, const inference::LatencyStats*> sets[] = {{"ttft", &r.ttft}, {"tpot", &r.tpot}, {"itl", &r.itl}, {"e2el", &r.e2el}};
   for (const auto& [name, s] : sets) {
     j[fmt::format("mean_{}_ms", name)] = s->mean_ms;

@@ -13,7 +13,9 @@
 // "total_token_throughput", "max_concurrent_requests", "{mean,median,std,p99}_{ttft,tpot,itl,e2el}_ms",
 // plus the run's settings under their vLLM names ("model_id", "num_prompts", "request_rate" (null
 // for inf), "burstiness" (null for inf), "max_concurrency" (null: none)) and gpufleet's ("gpu",
-// "tensor_parallel_size", "num_replicas", "kv_cache_tokens", "preemptions").
+// "tensor_parallel_size", "num_replicas", "kv_cache_tokens", "preemptions", "dropped" (failed requests
+// refused: longer than max_model_len, or shed by the endpoint picker), "cached_prompt_tokens" (prefix-cache
+// hits of the completed requests)).
 //
 // Disaggregated runs add a "Disaggregated Prefill/Decode" section (pools, link, remote and local
 // prefills, KV transfers and their mean time) and the JSON keys "prefill_gpu",
@@ -26,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -63,6 +66,23 @@ struct BenchServeSettings {
   double cost_usd = 0;
   double usd_per_million_tokens = 0;  ///< cost / (input + output tokens of the completed requests) x 1e6
 };
+
+/// One run of a routing comparison (`bench-serve --routing a,b,...`).
+struct BenchServeRoutingRow {
+  std::string routing;  ///< inference::routing_policy_name
+  inference::BenchServeResult result;
+};
+
+/// GPU-hours of a run: replicas x tensor parallel size x duration (the replicas are up for the whole
+/// benchmark).
+double bench_serve_gpu_hours(const BenchServeSettings& settings, const inference::BenchServeResult& result);
+
+/// The comparison table, one line per run: routing, completed, failed (of which shed/dropped), TTFT
+/// p50 and p99 (ms), prefix-cache hit rate (cached prompt tokens / prompt tokens of the completed
+/// requests, %), GPU-hours, and with usd_per_gpu_hour > 0 the cost (GPU-hours x price, USD) and USD per
+/// million tokens (input + output of the completed requests). A heading line names the setup.
+std::string bench_serve_routing_table(const BenchServeSettings& settings, const std::vector<BenchServeRoutingRow>& rows,
+                                      double usd_per_gpu_hour);
 
 /// The result block, ending with a newline.
 std::string bench_serve_text(const BenchServeSettings& settings, const inference::BenchServeResult& result);

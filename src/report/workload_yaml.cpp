@@ -125,6 +125,8 @@ void write_inference(std::string& y, const sim::InferenceServiceSpec& spec, cons
   } else {
     refuse(fmt::format("service '{}' has no traffic", spec.service));
   }
+  if (spec.router.endpoint_picker || spec.router.objective_priority != 0)
+    refuse(fmt::format("service '{}': an endpoint picker configuration (router.endpointPickerConfig)", spec.service));
   y += fmt::format("    router: {{policy: {}, maxOutstandingPerReplica: {}, requestTimeoutSeconds: {}}}\n",
                    inference::routing_policy_name(spec.router.policy), spec.router.max_outstanding_per_replica,
                    num(spec.router.request_timeout_s));

@@ -12,6 +12,7 @@
 #include "replica_autoscaling/predictive.h"
 #include "inference/request_sources.h"
 #include "readers/k8s/k8s_yaml.h"
+#include "readers/serving/endpoint_picker_config.h"
 #include "readers/serving/k8s_serving.h"
 #include "readers/traces/request_trace.h"
 #include "readers/serving/step_profile.h"
@@ -75,19 +76,41 @@ void parse_engine(const Field& e, inference::EngineArgs& a) {
   if (const Field f = e["shutdownTimeoutSeconds"]; f.present()) a.shutdown_timeout_s = seconds(f);
 }
 
-void parse_router(const Field& r, inference::RouterConfig& c) {
+std::string resolve(const std::string& base_dir, const std::string& path);
+
+void parse_router(const Field& r, inference::RouterConfig& c, const std::string& base_dir) {
   r.require_map();
-  r.only_keys({"policy", "maxOutstandingPerReplica", "requestTimeoutSeconds"});
+  r.only_keys({"policy", "maxOutstandingPerReplica", "requestTimeoutSeconds", "endpointPickerConfig", "inferenceObjective"});
   if (const Field f = r["policy"]; f.present()) {
     const std::string v = f.scalar();
     if (v == "least-outstanding") c.policy = inference::RoutingPolicy::kLeastOutstanding;
     else if (v == "round-robin") c.policy = inference::RoutingPolicy::kRoundRobin;
     else if (v == "prefix-affinity") c.policy = inference::RoutingPolicy::kPrefixAffinity;
-    else f.fail(fmt::format("unknown routing policy '{}' (expected least-outstanding, round-robin, prefix-affinity)", v));
+    else if (v == "endpoint-picker") c.policy = inference::RoutingPolicy::kEndpointPicker;
+    else f.fail(fmt::format("unknown routing policy '{}' (expected least-outstanding, round-robin, prefix-affinity, endpoint-picker)", v));
   }
   if (const Field f = r["maxOutstandingPerReplica"]; f.present())
     c.max_outstanding_per_replica = static_cast<int32_t>(f.integer(0, 1 << 20));
   if (const Field f = r["requestTimeoutSeconds"]; f.present()) c.request_timeout_s = seconds(f);
+  // endpoint-picker: an EndpointPickerConfig / InferencePool / InferenceObjective file
+  // (readers/serving/endpoint_picker_config.h); none = the EPP's default configuration.
+  const Field file = r["endpointPickerConfig"];
+  const Field objective = r["inferenceObjective"];
+  if ((file.present() || objective.present()) && c.policy != inference::RoutingPolicy::kEndpointPicker)
+    (file.present() ? file : objective).fail("needs policy: endpoint-picker");
+  if (file.present()) {
+    const std::string path = resolve(base_dir, file.required_str());
+    const EndpointPickerObjects epp = read_referenced(file, [&] { return read_endpoint_picker_file(path); });
+    c.endpoint_picker = epp.resolved;
+    const std::string name = objective.str();
+    const inference::InferenceObjective* o = nullptr;
+    for (const inference::InferenceObjective& x : epp.objectives)
+      if (x.name == name || (name.empty() && epp.objectives.size() == 1)) o = &x;
+    if (!name.empty() && o == nullptr) objective.fail(fmt::format("no InferenceObjective '{}' in {}", name, path));
+    if (o != nullptr) c.objective_priority = o->effective_priority();
+  } else if (objective.present()) {
+    objective.fail("needs endpointPickerConfig (the file that defines it)");
+  }
 }
 
 void parse_cold_start(const Field& c, inference::ColdStartSpec& s) {
@@ -426,7 +449,7 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
   } else if (p.present()) {
     parse_step_profile(p, spec.step_profile);
   }
-  if (const Field r = f["router"]; r.present()) parse_router(r, spec.router);
+  if (const Field r = f["router"]; r.present()) parse_router(r, spec.router, base_dir);
   if (const Field s = f["slo"]; s.present()) {
     s.require_map();
     s.only_keys({"ttftP99Seconds", "tpotP99Seconds"});

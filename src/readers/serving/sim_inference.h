@@ -28,8 +28,10 @@
 //       # or: traffic: {generate: {meanRatePerSecond, peakToTrough: 1, peakHour: 14, weekendFactor: 1,
 //       #       tokens: {fromTrace: FILE, law: lognormal | empirical} | {promptMean, promptMedian,
 //       #       outputMean, outputMedian}, maxPromptTokens, maxOutputTokens}}
-//       router: {policy: least-outstanding | round-robin | prefix-affinity,
-//                maxOutstandingPerReplica: 0, requestTimeoutSeconds: 0}
+//       router: {policy: least-outstanding | round-robin | prefix-affinity | endpoint-picker,
+//                maxOutstandingPerReplica: 0, requestTimeoutSeconds: 0,
+//                endpointPickerConfig: epp.yaml,   # endpoint-picker: EndpointPickerConfig / InferencePool /
+//                inferenceObjective: NAME}         # InferenceObjective (docs/inference-routing.md)
 //       slo: {ttftP99Seconds: 2, tpotP99Seconds: 0.1}
 //       coldStart: {imagePullSeconds: 120, weightLoadGBps: 1, cachedWeights: false,
 //                   cachedWeightLoadGBps: 5, engineStartSeconds: 60, snapshotRestore: false,
