@@ -20,6 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const auto& g : catalog.gpus)
       if (!(g.memory_bandwidth_gb_s > 0) || !(g.bf16_tflops > 0) || !std::isfinite(g.fp8_tflops))
         gpufleet::fuzz::invariant_failed("GPU figures validated");
+    if (catalog.engine_versions.empty() || catalog.latency.engine_version != catalog.engine_versions.front().engine_version)
+      gpufleet::fuzz::invariant_failed("the first engine version is in force");
+    for (const auto& v : catalog.engine_versions) {
+      if (!(v.decode_bandwidth_efficiency > 0 && v.decode_bandwidth_efficiency <= 1) || !(v.frontend_s >= 0) ||
+          !(v.frontend_per_request_s >= 0))
+        gpufleet::fuzz::invariant_failed("latency constants validated");
+      for (const auto& [gpu, mfu] : v.prefill_compute_efficiency_by_gpu)
+        if (catalog.find_gpu(gpu) == nullptr || !(mfu > 0 && mfu <= 1)) gpufleet::fuzz::invariant_failed("per-GPU MFU validated");
+    }
   });
   return 0;
 }

@@ -188,6 +188,43 @@ TEST(InferenceCatalog, BadFilesNameFileLineColumnAndField) {
   expect_error("models: [\n", 2, 1, "", "YAML syntax error");
 }
 
+TEST(InferenceCatalog, EngineVersionsAreNamedSetsTheFirstInForce) {
+  const std::string text = std::string(kMinimal) +
+                           "engineVersions:\n"                                                  // 26
+                           "- {name: new, source: s, decodeBandwidthEfficiency: 0.8, frontendSeconds: 0.004,\n"  // 27
+                           "   frontendPerRequestSeconds: 0.002, prefillComputeEfficiencyByGpu: {l4: 0.6}}\n"   // 28
+                           "- {name: old, source: s, decodeBandwidthEfficiency: 0.7}\n";         // 29
+  ServingCatalog c = io::parse_serving_catalog_text(text, "cat.yaml");
+  ASSERT_EQ(c.engine_versions.size(), 2u);
+  EXPECT_EQ(c.latency.engine_version, "new");
+  EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("L4"), 0.6);   // the GPU's figure, its name as the catalog spells it
+  EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("H100-80GB"), inference::LatencyConstants{}.prefill_compute_efficiency);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_s, 0.004);
+  c.select_engine_version("OLD");  // ASCII case ignored
+  EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_s, 0);
+  try {
+    c.select_engine_version("v2");
+    ADD_FAILURE() << "no throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "engine version 'v2' is not in the serving catalog (it has: new, old)");
+  }
+  // A single latency block is one set, "custom".
+  EXPECT_EQ(io::parse_serving_catalog_text(kMinimal, "cat.yaml").latency.engine_version, "custom");
+
+  const std::string head = std::string(kMinimal) + "engineVersions:\n";
+  expect_error(head + "- {name: a, source: s, prefillComputeEfficiencyByGpu: {H100-80GB: 0.6}}\n", 27, 57,
+               "engineVersions[0].prefillComputeEfficiencyByGpu.H100-80GB", "GPU 'H100-80GB' is not in the catalog's gpus");
+  expect_error(head + "- {name: a, source: s, frontendSeconds: -1}\n", 27, 41, "engineVersions[0].frontendSeconds", "out of range");
+  expect_error(head + "- {name: a, source: s}\n- {name: A, source: s}\n", 28, 9, "engineVersions[1].name", "listed twice");
+  expect_error(head + "- {name: a}\n", 27, 3, "engineVersions[0].source", "required field is missing");
+  expect_error(head + "- {name: a, source: s, mbu: 0.7}\n", 27, 24, "engineVersions[0].mbu", "unknown key 'mbu'");
+  expect_error(head + "[]\n", 27, 1, "engineVersions", "non-empty list");
+  expect_error(std::string(kMinimal) + "latency: {}\nengineVersions: [{name: a, source: s}]\n", 27, 17, "engineVersions",
+               "either one latency block or engineVersions");
+}
+
 TEST(InferenceCatalog, UnreadableFileIsAnInputError) {
   EXPECT_THROW(io::load_serving_catalog("/nonexistent/catalog.yaml"), InputError);
 }
