@@ -214,13 +214,13 @@ TEST(InferenceCatalog, EngineVersionsAreNamedSetsTheFirstInForce) {
   EXPECT_EQ(io::parse_serving_catalog_text(kMinimal, "cat.yaml").latency.engine_version, "custom");
 
   const std::string head = std::string(kMinimal) + "engineVersions:\n";
-  expect_error(head + "- {name: a, source: s, prefillComputeEfficiencyByGpu: {H100-80GB: 0.6}}\n", 27, 57,
+  expect_error(head + "- {name: a, source: s, prefillComputeEfficiencyByGpu: {H100-80GB: 0.6}}\n", 27, 67,
                "engineVersions[0].prefillComputeEfficiencyByGpu.H100-80GB", "GPU 'H100-80GB' is not in the catalog's gpus");
   expect_error(head + "- {name: a, source: s, frontendSeconds: -1}\n", 27, 41, "engineVersions[0].frontendSeconds", "out of range");
-  expect_error(head + "- {name: a, source: s}\n- {name: A, source: s}\n", 28, 9, "engineVersions[1].name", "listed twice");
+  expect_error(head + "- {name: a, source: s}\n- {name: A, source: s}\n", 28, 10, "engineVersions[1].name", "listed twice");
   expect_error(head + "- {name: a}\n", 27, 3, "engineVersions[0].source", "required field is missing");
   expect_error(head + "- {name: a, source: s, mbu: 0.7}\n", 27, 24, "engineVersions[0].mbu", "unknown key 'mbu'");
-  expect_error(head + "[]\n", 27, 1, "engineVersions", "non-empty list");
+  expect_error(std::string(kMinimal) + "engineVersions: []\n", 26, 17, "engineVersions", "non-empty list");
   expect_error(std::string(kMinimal) + "latency: {}\nengineVersions: [{name: a, source: s}]\n", 27, 17, "engineVersions",
                "either one latency block or engineVersions");
 }
