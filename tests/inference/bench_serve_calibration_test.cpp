@@ -324,8 +324,10 @@ std::string generate(const std::vector<Evaluated>& rows) {
     out += "\n";
     if (!s.fit.empty()) out += fmt::format("- {} fit: median absolute error {:.1f}% ({}).\n", version, median(s.fit), id_list(rows, version, "fit"));
     if (!s.holdout.empty())
-      out += fmt::format("- {} held out: median absolute error {:.1f}% ({}); TTFT rows {:.1f}% ({} rows).\n", version,
-                         median(s.holdout), id_list(rows, version, "holdout"), median(s.holdout_ttft), s.holdout_ttft.size());
+      out += fmt::format("- {} held out: median absolute error {:.1f}% ({}){}.\n", version, median(s.holdout),
+                         id_list(rows, version, "holdout"),
+                         s.holdout_ttft.empty() ? std::string()
+                                                : fmt::format("; TTFT rows {:.1f}% ({} rows)", median(s.holdout_ttft), s.holdout_ttft.size()));
     if (version == "vllm-v0-2024" && !s.holdout_comparable.empty())
       out += fmt::format("- {} held out, without the tail-dominated and vLLM 0.5 rows: {:.1f}% ({} rows).\n", version,
                          median(s.holdout_comparable), s.holdout_comparable.size());
