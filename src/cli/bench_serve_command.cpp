@@ -75,10 +75,11 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     for (const std::string& w : epp.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
     epp_router.endpoint_picker = epp.resolved;
     const inference::InferenceObjective* objective = nullptr;
-    for (const inference::InferenceObjective& x : epp.objectives)
-      if (x.name == o.inference_objective || (o.inference_objective.empty() && epp.objectives.size() == 1)) objective = &x;
-    if (!o.inference_objective.empty() && objective == nullptr)
-      throw UsageError(fmt::format("--inference-objective: no InferenceObjective '{}' in {}", o.inference_objective, o.endpoint_picker_config_path));
+    try {
+      objective = io::select_objective(epp, o.inference_objective, o.endpoint_picker_config_path);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("--inference-objective: ") + e.what());
+    }
     if (objective != nullptr) epp_router.objective_priority = objective->effective_priority();
   } else if (!o.inference_objective.empty()) {
     throw UsageError("--inference-objective: needs --endpoint-picker-config (the file that defines it)");
@@ -118,8 +119,10 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
   if (o.prefill_replicas < 0 || o.prefill_replicas > 4096)
     throw UsageError(fmt::format("--prefill-replicas: {} is outside 0..4096", o.prefill_replicas));
   if (!disaggregated && (o.decode_replicas != 0 || !o.prefill_gpu.empty() || !o.decode_gpu.empty() || o.prefill_tensor_parallel_size != 0 ||
-                         o.decode_tensor_parallel_size != 0))
-    throw UsageError("--decode-replicas, --prefill-gpu, --decode-gpu and --prefill/decode-tensor-parallel-size need --prefill-replicas > 0");
+                         o.decode_tensor_parallel_size != 0 || o.kv_transfer_gbps || o.kv_transfer_latency_ms ||
+                         o.kv_transfer_link != "rdma" || o.first_token_from != "prefill" || o.max_local_prefill_length != 0))
+    throw UsageError("--decode-replicas, --prefill-gpu, --decode-gpu, --prefill/decode-tensor-parallel-size, --kv-transfer-*, "
+                     "--first-token-from and --max-local-prefill-length need --prefill-replicas > 0");
   if (disaggregated && !o.step_profile_path.empty())
     throw UsageError("--step-profile: a measured step-time table is for one configuration; not with --prefill-replicas");
   const int32_t decode_replicas = o.decode_replicas > 0 ? o.decode_replicas : o.num_replicas;
@@ -161,12 +164,17 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
       } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--kv-transfer-link: ") + e.what());
       }
-      if (std::isnan(o.kv_transfer_gbps) || o.kv_transfer_gbps < 0 || std::isinf(o.kv_transfer_gbps))
-        throw UsageError(fmt::format("--kv-transfer-gbps: {} must be a positive number of Gb/s", o.kv_transfer_gbps));
-      if (o.kv_transfer_gbps > 0) disagg.link.gb_s = o.kv_transfer_gbps / 8;
-      if (std::isnan(o.kv_transfer_latency_ms) || std::isinf(o.kv_transfer_latency_ms))
-        throw UsageError(fmt::format("--kv-transfer-latency-ms: {} must be a finite number of ms >= 0", o.kv_transfer_latency_ms));
-      if (o.kv_transfer_latency_ms >= 0) disagg.link.latency_s = o.kv_transfer_latency_ms / 1000;
+      // Limits keep a transfer under about 10^6 s (a slower link never ends a run in practice).
+      if (o.kv_transfer_gbps) {
+        if (!(*o.kv_transfer_gbps >= 0.001 && *o.kv_transfer_gbps <= 1e6))
+          throw UsageError(fmt::format("--kv-transfer-gbps: {} is outside [0.001, 1000000] Gb/s", *o.kv_transfer_gbps));
+        disagg.link.gb_s = *o.kv_transfer_gbps / 8;
+      }
+      if (o.kv_transfer_latency_ms) {
+        if (!(*o.kv_transfer_latency_ms >= 0 && *o.kv_transfer_latency_ms <= 1e6))
+          throw UsageError(fmt::format("--kv-transfer-latency-ms: {} is outside [0, 1000000] ms", *o.kv_transfer_latency_ms));
+        disagg.link.latency_s = *o.kv_transfer_latency_ms / 1000;
+      }
       if (o.max_local_prefill_length < 0)
         throw UsageError(fmt::format("--max-local-prefill-length: {} must be >= 0", o.max_local_prefill_length));
       disagg.max_local_prefill_tokens = o.max_local_prefill_length;

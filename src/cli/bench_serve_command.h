@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace gpufleet::cli {
@@ -49,8 +50,8 @@ struct BenchServeCommandOptions {
   std::string decode_gpu;
   int32_t decode_tensor_parallel_size = 0;   ///< 0 = --tensor-parallel-size
   std::string kv_transfer_link = "rdma";     ///< nvlink, rdma, tcp (inference::kv_transfer_link)
-  double kv_transfer_gbps = 0;               ///< > 0: the link's bandwidth in Gb/s instead of the preset's
-  double kv_transfer_latency_ms = -1;        ///< >= 0: the fixed cost per transfer instead of the preset's
+  std::optional<double> kv_transfer_gbps;        ///< the link's bandwidth in Gb/s instead of the preset's, [0.001, 1e6]
+  std::optional<double> kv_transfer_latency_ms;  ///< the fixed cost per transfer instead of the preset's, [0, 1e6] ms
   int32_t max_local_prefill_length = 0;      ///< Dynamo's: prompts up to this are prefilled by the decode pool
   std::string first_token_from = "prefill";  ///< prefill, decode (inference::FirstTokenFrom)
   // Cost: a price catalog (docs/plan.md, kind PriceCatalog) gives each GPU's on-demand price.

@@ -30,6 +30,10 @@
 
 namespace {
 
+// A name that must not be empty (an empty value would otherwise read as "not given").
+const CLI::Validator non_empty_name(
+    [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "NAME");
+
 // --seed: cli::seed_problem's rule, the same for every command. CLI11 2.1 alone would read an
 // unsigned option with strtoull, which turns "-1" into 18446744073709551615, silently.
 const CLI::Validator kSeed(
@@ -53,7 +57,8 @@ void add_workload_options(CLI::App* cmd, gpufleet::cli::WorkloadSource& w, Prior
   cmd->add_option("--be-checkpoint", w.be_checkpoint_s, "openb: checkpoint interval of BE pods, seconds (0 = none)")->capture_default_str();
   cmd->add_option("--production-priority", production_priority, "pods at or above this priority are production")->capture_default_str();
   cmd->add_option("--serving-catalog", w.serving_catalog_path, "serving catalog for inference services (default: the built-in data/inference/catalog.yaml)");
-  cmd->add_option("--engine-version", w.engine_version, "inference services' latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)");
+  cmd->add_option("--engine-version", w.engine_version, "inference services' latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)")
+      ->check(non_empty_name);
 }
 
 // The work budget of simulate and compare (inputs/sim/work_estimate.h, docs/input-limits.md "Work budget").
@@ -235,7 +240,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--max-model-len", bench.max_model_len, "context length (0 = the model's)")->capture_default_str();
   bench_cmd->add_option("--num-replicas", bench.num_replicas, "replicas behind the router (--routing)")->capture_default_str();
   bench_cmd->add_option("--serving-catalog", bench.serving_catalog_path, "serving catalog YAML (default: built in, data/inference/catalog.yaml)");
-  bench_cmd->add_option("--engine-version", bench.engine_version, "latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)");
+  bench_cmd->add_option("--engine-version", bench.engine_version, "latency constants: vllm-v1 (default) or vllm-v0-2024 (the catalog's engineVersions)")
+      ->check(non_empty_name);
   bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
   bench_cmd->add_option("--num-prompts", bench.num_prompts, "requests to send (a trace: its first N)")->capture_default_str();
   bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();

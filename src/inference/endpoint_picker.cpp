@@ -91,6 +91,11 @@ ResolvedEndpointPicker resolve_endpoint_picker(const EndpointPickerConfig& confi
     if (it == by_name.end()) bad(fmt::format("{}.pluginRef: no plugin named '{}'", where, ref.plugin_ref));
     const EppPlugin& p = *it->second;
     if (ref.weight && !(*ref.weight >= 0)) bad(fmt::format("{}.weight: {} must be >= 0", where, *ref.weight));
+    for (size_t k = 0; k < j; ++k)
+      if (profiles[0].plugins[k].plugin_ref == ref.plugin_ref)
+        bad(fmt::format("{}.pluginRef: '{}' is already in this profile (plugins[{}])", where, ref.plugin_ref, k));
+    if (ref.weight && !is_scorer(p.type))
+      bad(fmt::format("{}.weight: only a scorer takes a weight ('{}' is a {})", where, p.name, p.type));
     if (is_scorer(p.type)) {
       r.scorers.push_back({p, ref.weight.value_or(1.0)});  // defaults.go DefaultScorerWeight
     } else if (is_filter(p.type)) {

@@ -104,6 +104,37 @@ TEST(EndpointPickerConfigReader, ErrorsNameFileLineColumnAndField) {
             "InferencePool (expected inference.networking.k8s.io/v1)");
 }
 
+TEST(EndpointPickerConfigReader, ProfileMistakesAndDuplicatesAreErrors) {
+  // No schedulingProfiles: the loader makes one of every plugin; a second picker there is reported
+  // at the (absent) schedulingProfiles, the made-up profile not being in the file.
+  EXPECT_EQ(parse_error(std::string(kHead) + "plugins:\n- type: max-score-picker\n- type: random-picker\n"),
+            "e.yaml:1:1: field 'schedulingProfiles': a second picker 'random-picker' in one profile");
+  const std::string two = std::string(kHead) + "plugins:\n- type: queue-scorer\n- type: max-score-picker\nschedulingProfiles:\n- name: d\n  plugins:\n";
+  EXPECT_EQ(parse_error(two + "  - {pluginRef: queue-scorer, weight: 1}\n  - {pluginRef: queue-scorer, weight: 5}\n"),
+            "e.yaml:10:17: field 'schedulingProfiles[0].plugins[1].pluginRef': 'queue-scorer' is already in this profile (plugins[0])");
+  EXPECT_EQ(parse_error(two + "  - {pluginRef: max-score-picker, weight: 5}\n"),
+            "e.yaml:9:43: field 'schedulingProfiles[0].plugins[0].weight': only a scorer takes a weight ('max-score-picker' is a "
+            "max-score-picker)");
+  const std::string pool =
+      "apiVersion: inference.networking.k8s.io/v1\nkind: InferencePool\nmetadata: {name: p}\n"
+      "spec: {selector: {matchLabels: {a: b}}, targetPorts: [{number: 8000}], endpointPickerRef: {name: e, port: {number: 9002}}}\n";
+  const std::string objective = "---\napiVersion: inference.networking.x-k8s.io/v1alpha2\nkind: InferenceObjective\nmetadata: {name: o}\n"
+                                "spec: {priority: -1, poolRef: {name: p}}\n";
+  EXPECT_EQ(parse_error(pool + objective + objective), "e.yaml:13:18: field 'metadata.name': InferenceObjective 'o' is defined twice");
+  // Two objectives and none named: the caller must choose.
+  const io::EndpointPickerObjects two_objectives = io::parse_endpoint_picker_text(
+      pool + objective + "---\napiVersion: inference.networking.x-k8s.io/v1alpha2\nkind: InferenceObjective\nmetadata: {name: q}\n"
+                         "spec: {priority: 2, poolRef: {name: p}}\n",
+      "e.yaml");
+  try {
+    io::select_objective(two_objectives, "", "e.yaml");
+    ADD_FAILURE() << "no throw";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "e.yaml has 2 InferenceObjectives (o, q): name one");
+  }
+  EXPECT_EQ(io::select_objective(two_objectives, "q", "e.yaml")->effective_priority(), 2);
+}
+
 TEST(EndpointPickerConfigReader, OtherKindsAreSkippedWithAWarning) {
   const io::EndpointPickerObjects x =
       io::parse_endpoint_picker_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "e.yaml");

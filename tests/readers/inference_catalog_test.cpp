@@ -188,18 +188,22 @@ TEST(InferenceCatalog, BadFilesNameFileLineColumnAndField) {
   expect_error("models: [\n", 2, 1, "", "YAML syntax error");
 }
 
+// The constants an engineVersions entry must state besides decodeBandwidthEfficiency.
+const std::string kRest =
+    "prefillComputeEfficiency: 0.5, stepOverheadSeconds: 0.001, perSequenceOverheadSeconds: 0.00001, allreduceLatencySeconds: 0.00002";
+
 TEST(InferenceCatalog, EngineVersionsAreNamedSetsTheFirstInForce) {
   const std::string text = std::string(kMinimal) +
                            "engineVersions:\n"                                                  // 26
                            "- {name: new, source: s, decodeBandwidthEfficiency: 0.8, frontendSeconds: 0.004,\n"  // 27
-                           "   frontendPerRequestSeconds: 0.002, prefillComputeEfficiencyByGpu: {l4: 0.6}}\n"   // 28
-                           "- {name: old, source: s, decodeBandwidthEfficiency: 0.7}\n";         // 29
+                           "   frontendPerRequestSeconds: 0.002, prefillComputeEfficiencyByGpu: {l4: 0.6}, " + kRest + "}\n"  // 28
+                           "- {name: old, source: s, decodeBandwidthEfficiency: 0.7, " + kRest + "}\n";  // 29
   ServingCatalog c = io::parse_serving_catalog_text(text, "cat.yaml");
   ASSERT_EQ(c.engine_versions.size(), 2u);
   EXPECT_EQ(c.latency.engine_version, "new");
   EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.8);
   EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("L4"), 0.6);   // the GPU's figure, its name as the catalog spells it
-  EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("H100-80GB"), inference::LatencyConstants{}.prefill_compute_efficiency);
+  EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("H100-80GB"), 0.5);
   EXPECT_DOUBLE_EQ(c.latency.frontend_s, 0.004);
   c.select_engine_version("OLD");  // ASCII case ignored
   EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.7);
@@ -214,11 +218,15 @@ TEST(InferenceCatalog, EngineVersionsAreNamedSetsTheFirstInForce) {
   EXPECT_EQ(io::parse_serving_catalog_text(kMinimal, "cat.yaml").latency.engine_version, "custom");
 
   const std::string head = std::string(kMinimal) + "engineVersions:\n";
-  expect_error(head + "- {name: a, source: s, prefillComputeEfficiencyByGpu: {H100-80GB: 0.6}}\n", 27, 67,
+  expect_error(head + "- {name: a, source: s, prefillComputeEfficiencyByGpu: {H100-80GB: 0.6}, " + kRest + ", decodeBandwidthEfficiency: 0.7}\n", 27, 67,
                "engineVersions[0].prefillComputeEfficiencyByGpu.H100-80GB", "GPU 'H100-80GB' is not in the catalog's gpus");
-  expect_error(head + "- {name: a, source: s, frontendSeconds: -1}\n", 27, 41, "engineVersions[0].frontendSeconds", "out of range");
-  expect_error(head + "- {name: a, source: s}\n- {name: A, source: s}\n", 28, 10, "engineVersions[1].name", "listed twice");
-  expect_error(head + "- {name: a}\n", 27, 3, "engineVersions[0].source", "required field is missing");
+  expect_error(head + "- {name: a, source: s, frontendSeconds: -1, " + kRest + ", decodeBandwidthEfficiency: 0.7}\n", 27, 41,
+               "engineVersions[0].frontendSeconds", "out of range");
+  expect_error(head + "- {name: a, source: s, decodeBandwidthEfficiency: 0.7, " + kRest + "}\n- {name: A, source: s, decodeBandwidthEfficiency: 0.7, " +
+                   kRest + "}\n",
+               28, 10, "engineVersions[1].name", "listed twice");
+  expect_error(head + "- {name: a, source: s, " + kRest + "}\n", 27, 3, "engineVersions[0].decodeBandwidthEfficiency",
+               "required field is missing");
   expect_error(head + "- {name: a, source: s, mbu: 0.7}\n", 27, 24, "engineVersions[0].mbu", "unknown key 'mbu'");
   expect_error(std::string(kMinimal) + "engineVersions: []\n", 26, 17, "engineVersions", "non-empty list");
   expect_error(std::string(kMinimal) + "latency: {}\nengineVersions: [{name: a, source: s}]\n", 27, 17, "engineVersions",

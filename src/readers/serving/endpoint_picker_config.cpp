@@ -131,7 +131,10 @@ Field field_at(const Field& root, const std::string& path) {
     if (p < path.size() && path[p] == '[') {
       const size_t e = path.find(']', p);
       if (e == std::string::npos) return f;
-      f = f.at(static_cast<size_t>(std::stoul(path.substr(p + 1, e - p - 1))));
+      const size_t i = static_cast<size_t>(std::stoul(path.substr(p + 1, e - p - 1)));
+      // A list the file does not have (the default profile the loader made up): the nearest node.
+      if (!f.is_seq() || i >= f.size()) return f;
+      f = f.at(i);
       p = e + 1;
       continue;
     }
@@ -289,7 +292,7 @@ EndpointPickerObjects parse_endpoint_picker_text(std::string_view text, const st
   const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
   std::map<std::string, std::string> skipped;
   std::optional<Field> config_root;
-  std::vector<Field> objective_refs;
+  std::vector<Field> objective_refs, objective_names;
   std::vector<Field> pool_names;
   for (const detail::YamlNode& doc : docs) {
     if (doc.type == detail::YamlType::kNull) continue;
@@ -315,6 +318,7 @@ EndpointPickerObjects parse_endpoint_picker_text(std::string_view text, const st
       want(kObjectiveApi);
       out.objectives.push_back(read_objective(root));
       objective_refs.push_back(root["spec"]["poolRef"]["name"]);
+      objective_names.push_back(root["metadata"]["name"]);
     } else {
       skipped.emplace(kind, fmt::format("{}:{}", source_name, kind_f.position().first));
     }
@@ -325,6 +329,10 @@ EndpointPickerObjects parse_endpoint_picker_text(std::string_view text, const st
     for (size_t j = 0; j < i; ++j)
       if (out.pools[i].name == out.pools[j].name && out.pools[i].namespace_name == out.pools[j].namespace_name)
         pool_names[i].fail(fmt::format("InferencePool '{}' is defined twice", out.pools[i].name));
+  for (size_t i = 0; i < out.objectives.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (out.objectives[i].name == out.objectives[j].name && out.objectives[i].namespace_name == out.objectives[j].namespace_name)
+        objective_names[i].fail(fmt::format("InferenceObjective '{}' is defined twice", out.objectives[i].name));
   for (size_t i = 0; i < out.objectives.size(); ++i) {
     const inf::InferenceObjective& o = out.objectives[i];
     const bool found = std::any_of(out.pools.begin(), out.pools.end(), [&](const inf::InferencePool& p) {
@@ -347,5 +355,19 @@ EndpointPickerObjects parse_endpoint_picker_text(std::string_view text, const st
 }
 
 EndpointPickerObjects read_endpoint_picker_file(const std::string& path) { return parse_endpoint_picker_text(read_yaml_file(path), path); }
+
+const inference::InferenceObjective* select_objective(const EndpointPickerObjects& objects, const std::string& name,
+                                                      const std::string& file) {
+  if (name.empty()) {
+    if (objects.objectives.size() <= 1) return objects.objectives.empty() ? nullptr : &objects.objectives.front();
+    std::string names;
+    for (const inference::InferenceObjective& x : objects.objectives) names += (names.empty() ? "" : ", ") + x.name;
+    throw std::invalid_argument(
+        fmt::format("{} has {} InferenceObjectives ({}): name one", file, objects.objectives.size(), names));
+  }
+  for (const inference::InferenceObjective& x : objects.objectives)
+    if (x.name == name) return &x;
+  throw std::invalid_argument(fmt::format("no InferenceObjective '{}' in {}", name, file));
+}
 
 }  // namespace gpufleet::io

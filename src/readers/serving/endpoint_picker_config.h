@@ -51,4 +51,11 @@ EndpointPickerObjects parse_endpoint_picker_text(std::string_view text, const st
 /// Reads one YAML file (see the top of this file).
 EndpointPickerObjects read_endpoint_picker_file(const std::string& path);
 
+/// The InferenceObjective the requests name: `name`'s, or with `name` empty the file's only one
+/// (nullptr when the file has none: priority 0). Throws std::invalid_argument ("no InferenceObjective
+/// 'x' in FILE", or, with `name` empty and several in the file, "FILE has N InferenceObjectives (a,
+/// b): name one") for the caller to report at its flag or field.
+const inference::InferenceObjective* select_objective(const EndpointPickerObjects& objects, const std::string& name,
+                                                      const std::string& file);
+
 }  // namespace gpufleet::io

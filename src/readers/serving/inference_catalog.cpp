@@ -133,6 +133,11 @@ inference::LatencyConstants parse_latency(const Field& f, const inference::Servi
                    "frontendSeconds", "frontendPerRequestSeconds"});
   }
   if (named) {
+    // A named set states every constant of the roofline (a default would hide in it); the front end
+    // and the time-slicing switch may be left out (0 and 0.05).
+    for (const char* k : {"decodeBandwidthEfficiency", "prefillComputeEfficiency", "stepOverheadSeconds", "perSequenceOverheadSeconds",
+                          "allreduceLatencySeconds"})
+      if (!f[k].present()) f[k].fail("required field is missing");
     const Field name = f["name"];
     lc.engine_version = name.required_str();
     if (lc.engine_version.empty() || lc.engine_version.size() > 64) name.fail("expected a name of 1 to 64 characters");

@@ -28,10 +28,16 @@
 //     bf16Supported: true            # optional, default true
 //     interconnectGBps: 450          # required, (0, 1e5]
 //     source: "..."                  # required
-//   latency:                         # optional; each key optional (default: LatencyConstants)
-//     decodeBandwidthEfficiency: 0.7 # (0, 1]   prefillComputeEfficiency: (0, 1]
-//     stepOverheadSeconds: 0.0015    # [0, 10]  perSequenceOverheadSeconds, allreduceLatencySeconds: [0, 1]
-//     timeSliceSwitchFraction: 0.05  # [0, 10]
+//   engineVersions:                  # the latency constants per engine version, the first in force
+//   - name: vllm-v1                  # required, 1..64 characters, unique ignoring case (--engine-version)
+//     source: "..."                  # required
+//     decodeBandwidthEfficiency: 0.7 # required, (0, 1]   prefillComputeEfficiency: required, (0, 1]
+//     prefillComputeEfficiencyByGpu: {H100-80GB: 0.601}   # optional; GPUs of `gpus`, each (0, 1]
+//     stepOverheadSeconds: 0.0015    # required, [0, 10]  perSequenceOverheadSeconds, allreduceLatencySeconds: required, [0, 1]
+//     timeSliceSwitchFraction: 0.05  # optional, [0, 10]
+//     frontendSeconds: 0.0045        # optional, [0, 10], default 0; frontendPerRequestSeconds: optional, [0, 1], default 0
+//   latency:                         # instead of engineVersions: one set named "custom", every key optional
+//     (the keys above but name and source; default: LatencyConstants)
 //   memory:                          # required, every key required
 //     activationBytesPerTokenHidden: 2.69   # [0, 1e4]   activationBytesPerSeqVocab: [0, 1e4]
 //     nonTorchGiB: 0.13              # [0, 1024]       nonTorchTensorParallelGiB: [0, 1024]

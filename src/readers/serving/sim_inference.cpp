@@ -102,11 +102,12 @@ void parse_router(const Field& r, inference::RouterConfig& c, const std::string&
     const std::string path = resolve(base_dir, file.required_str());
     const EndpointPickerObjects epp = read_referenced(file, [&] { return read_endpoint_picker_file(path); });
     c.endpoint_picker = epp.resolved;
-    const std::string name = objective.str();
     const inference::InferenceObjective* o = nullptr;
-    for (const inference::InferenceObjective& x : epp.objectives)
-      if (x.name == name || (name.empty() && epp.objectives.size() == 1)) o = &x;
-    if (!name.empty() && o == nullptr) objective.fail(fmt::format("no InferenceObjective '{}' in {}", name, path));
+    try {
+      o = select_objective(epp, objective.str(), path);
+    } catch (const std::invalid_argument& e) {
+      (objective.present() ? objective : file).fail(e.what());
+    }
     if (o != nullptr) c.objective_priority = o->effective_priority();
   } else if (objective.present()) {
     objective.fail("needs endpointPickerConfig (the file that defines it)");
