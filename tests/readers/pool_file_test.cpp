@@ -408,7 +408,7 @@ TEST(Examples, EveryFileIsCovered) {
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
                                           "openb", "serving", "queues", "topology", "mps", "faults", "live", "daemonsets", "plan",
-                                          "snapshot", "inference-routing"}));
+                                          "snapshot", "inference-routing", "leaderworkerset"}));
   // daemonsets/: place/daemon_set_test.cpp, sim/sim_daemon_set_test.cpp;
   // simulate/: sim_cli_test.sh; openb/: inputs/openb_trace_test.cpp; serving/: readers/k8s_serving_test.cpp;
   // queues/: readers/kueue_yaml_test.cpp; topology/: sim/sim_topology_test.cpp; mps/: place/mps_test.cpp, place_cli_test.sh,
@@ -418,7 +418,8 @@ TEST(Examples, EveryFileIsCovered) {
   // plan/: readers/plan_file_test.cpp (catalog, constraints), docs/commands_test.sh (workload.yaml); indexed-job.yaml
   // is a manifest for kubectl that gpufleet does not read; snapshot/: readers/snapshot_workload_test.cpp (pods.json),
   // docs/commands_test.sh (pods.json, history.csv, pools.yaml); inference-routing/: readers/endpoint_picker_config_test.cpp
-  // and cli/inference_routing_cli_test.sh (epp.yaml), docs/commands_test.sh (chat-sheddable.yaml)
+  // and cli/inference_routing_cli_test.sh (epp.yaml), docs/commands_test.sh (chat-sheddable.yaml);
+  // leaderworkerset/: place/leader_worker_set_test.cpp, docs/commands_test.sh
 }
 
 TEST(Examples, PoolsExpand) {

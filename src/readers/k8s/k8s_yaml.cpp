@@ -26,11 +26,13 @@
 #include "model/daemon_set.h"
 #include "model/device_annotations.h"
 #include "model/gpu_catalog.h"
+#include "model/leader_worker_set.h"
 #include "model/mig.h"
 #include "model/node_pool.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "util/input_error.h"
+#include "util/sha1.h"
 
 namespace gpufleet::io {
 namespace {
@@ -503,6 +505,7 @@ class Reader : public detail::K8sTemplateParser {
   void node(const Val& v);
   void pod(const Val& v);
   void workload(const Val& v, const std::string& kind);
+  void leader_worker_set(const Val& v);
   void daemon_set(const Val& v);
   PodTemplate pod_template(const Val& meta, const Val& spec, const std::string& ns);
   void add_pod(const PodTemplate& t, std::string name, const Val& name_at, PodOwner owner);
@@ -574,6 +577,7 @@ void Reader::object(const Val& v, const std::string& default_kind) {
     for (size_t i = 0, n = items.size(); i < n; ++i) object(items.at(i), item_kind);
     return;
   }
+  if (kind == "LeaderWorkerSet" && v["apiVersion"].str().rfind("leaderworkerset.x-k8s.io/", 0) == 0) return leader_worker_set(v);
   if (kueue_.object(v, kind)) return;  // Kueue objects, queued jobs, PodGroups (readers/k8s/kueue_yaml.h)
   if (kind == "Node") return node(v);
   if (kind == "Pod") return pod(v);
@@ -901,6 +905,124 @@ void Reader::workload(const Val& v, const std::string& kind) {
     spec[kind == "Job" ? "parallelism" : "replicas"].fail(
         limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
   for (int64_t i = 0; i < replicas; ++i) add_pod(t, fmt::format("{}-{}", name, i), v["metadata"]["name"], PodOwner{kind, name});
+}
+
+// leaderworkerset.x-k8s.io/v1 LeaderWorkerSet (kubernetes-sigs/lws api/leaderworkerset/v1/
+// leaderworkerset_types.go; pods and labels as pkg/controllers and pkg/webhooks/pod_webhook.go make them).
+void Reader::leader_worker_set(const Val& v) {
+  const std::string name = metadata_name(v);
+  const std::string ns = metadata_namespace(v);
+  const Val meta = v["metadata"];
+  const Val name_at = meta["name"];
+  const Val spec = v["spec"];
+  spec.require_map();
+  const auto unmodelled = [&](const Val& at, const std::string& consequence) {
+    feature(fmt::format("LeaderWorkerSet {}", at.path()), at, consequence);
+  };
+  spec.each_entry([&](const std::string& key, const Val& e) {
+    if (key == "replicas" || key == "leaderWorkerTemplate" || key == "startupPolicy") return;
+    if (key == "rolloutStrategy") return unmodelled(e, "the groups are placed as one revision, with no rolling update");
+    if (key == "networkConfig") return unmodelled(e, "no headless Service is made; placement does not depend on it");
+    feature(fmt::format("LeaderWorkerSet unknown field {}", e.path()), e, "the field is ignored (not in leaderworkerset.x-k8s.io/v1)");
+  });
+  // The webhook's bounds (pkg/webhooks/leaderworkerset_webhook.go): 0 <= replicas <= 1,000,000, size >= 1,
+  // replicas x size <= MaxInt32.
+  const Val replicas_v = spec["replicas"];
+  const int64_t replicas = replicas_v.opt_integer(0, kMaxReplicas).value_or(1);
+  const Val lwt = spec["leaderWorkerTemplate"];
+  if (!lwt.present()) lwt.fail("missing leaderWorkerTemplate (a LeaderWorkerSet needs its workerTemplate)");
+  lwt.require_map();
+  lwt.each_entry([&](const std::string& key, const Val& e) {
+    if (key == "leaderTemplate" || key == "workerTemplate" || key == "size" || key == "restartPolicy" || key == "subGroupPolicy") return;
+    if (key == "volumeClaimTemplates" || key == "persistentVolumeClaimRetentionPolicy")
+      return unmodelled(e, "the pods are placed without their volumes");
+    feature(fmt::format("LeaderWorkerSet unknown field {}", e.path()), e, "the field is ignored (not in leaderworkerset.x-k8s.io/v1)");
+  });
+  const Val size_v = lwt["size"];
+  const int64_t size = size_v.opt_integer(1, std::numeric_limits<int32_t>::max()).value_or(1);
+  if (replicas * size > std::numeric_limits<int32_t>::max())
+    replicas_v.fail(fmt::format("the product of replicas and size must not exceed {}", std::numeric_limits<int32_t>::max()));
+  if (const Val r = lwt["restartPolicy"]; r.present()) {
+    const std::string s = r.scalar();
+    if (!one_of(s, {"RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None", "Default"}))
+      r.fail(fmt::format("unknown restartPolicy '{}' (expected RecreateGroupOnPodRestart, RecreateGroupAfterStart, None or Default)", s));
+  }
+  if (const Val p = spec["startupPolicy"]; p.present()) {
+    const std::string s = p.scalar();
+    if (!one_of(s, {"LeaderCreated", "LeaderReady"}))
+      p.fail(fmt::format("unknown startupPolicy '{}' (expected LeaderCreated or LeaderReady)", s));
+    if (s == "LeaderReady")
+      unmodelled(p, "the workers are placed with their leader, as one gang, not once the leader is Ready");
+  }
+  if (const Val sg = lwt["subGroupPolicy"]; sg.present()) {
+    sg.only_keys({"subGroupPolicyType", "subGroupSize"});
+    if (const Val t = sg["subGroupPolicyType"]; t.present() && !one_of(t.scalar(), {"LeaderWorker", "LeaderExcluded"}))
+      t.fail(fmt::format("unknown subGroupPolicyType '{}' (expected LeaderWorker or LeaderExcluded)", t.scalar()));
+    if (const auto sub = sg["subGroupSize"].opt_integer(1, std::numeric_limits<int32_t>::max()); sub && size % *sub != 0 && (size - 1) % *sub != 0)
+      sg["subGroupSize"].fail("size or size - 1 must be divisible by subGroupSize");
+    unmodelled(sg, "the subgroups get no labels of their own and no subgroup-exclusive-topology");
+  }
+  // Exclusive placement: the webhook gives every pod a required pod affinity to its own group and a
+  // required anti-affinity to every other group, both on the annotation's topology key
+  // (SetExclusiveAffinities); the scheduler's InterPodAffinity then does the rest.
+  const Val annotations = meta["annotations"];
+  std::string exclusive_key;
+  if (const Val ex = annotations[kLwsExclusiveTopologyAnnotation]; ex.present()) {
+    exclusive_key = ex.scalar();
+    if (exclusive_key.empty()) ex.fail("an empty topology key");
+  }
+  if (const Val sub = annotations[kLwsSubGroupExclusiveTopologyAnnotation]; sub.present()) {
+    if (!lwt["subGroupPolicy"]["subGroupSize"].present())
+      sub.fail("cannot have subgroup-exclusive-topology without subGroupSize set");
+    unmodelled(sub, "the subgroups are not confined to a domain each");
+  }
+  const Val wt = lwt["workerTemplate"];
+  if (!wt.present()) wt.fail("missing workerTemplate");
+  PodTemplate worker = pod_template(wt["metadata"], wt["spec"], ns);
+  const Val lt = lwt["leaderTemplate"];  // absent: the leader is made from workerTemplate
+  PodTemplate leader = lt.present() ? pod_template(lt["metadata"], lt["spec"], ns) : worker;
+  if (const Val q = meta["labels"]["kueue.x-k8s.io/queue-name"]; q.present())
+    unmodelled(q, "the groups are placed without Kueue's admission");
+  for (PodTemplate* t : {&leader, &worker})
+    if (find_label(t->pod.labels, kPodGroupLabel) != nullptr)
+      feature(fmt::format("LeaderWorkerSet template label {}", kPodGroupLabel), v["metadata"]["name"],
+              "each group of the LeaderWorkerSet is its own pod group");
+  if (out_.pods.size() + static_cast<size_t>(replicas * size) > limits_.max_pods)  // before building any of them
+    replicas_v.fail(limit_message(limits_.max_pods, "pods, counting every controller's replicas", "ObjectLimits::max_pods"));
+  const auto set_label = [](Labels& labels, const std::string& key, std::string value) {
+    for (auto& [k, val] : labels)
+      if (k == key) return void(val = std::move(value));
+    labels.emplace_back(key, std::move(value));
+  };
+  for (int64_t g = 0; g < replicas; ++g) {
+    const std::string leader_name = fmt::format("{}-{}", name, g);
+    const std::string group_key = sha1_hex(ns + "/" + leader_name);  // genGroupUniqueKey
+    PodGroup group;
+    group.namespace_name = ns;
+    group.name = leader_name;
+    group.min_member = static_cast<int32_t>(size);
+    kueue_.add_pod_group(std::move(group), name_at);
+    for (int64_t w = 0; w < size; ++w) {
+      PodTemplate t = w == 0 ? leader : worker;
+      Labels& labels = t.pod.labels;
+      set_label(labels, kLwsNameLabel, name);
+      set_label(labels, kLwsGroupIndexLabel, std::to_string(g));
+      set_label(labels, kLwsWorkerIndexLabel, std::to_string(w));
+      set_label(labels, kLwsGroupKeyLabel, group_key);
+      set_label(labels, kPodGroupLabel, leader_name);
+      if (!exclusive_key.empty()) {
+        PodAffinityTerm same;
+        same.label_selector.match_expressions = {{kLwsGroupKeyLabel, "In", {group_key}}};
+        same.topology_key = exclusive_key;
+        t.pod.constraints.required_affinity.push_back(std::move(same));
+        PodAffinityTerm others;
+        others.label_selector.match_expressions = {{kLwsGroupKeyLabel, "Exists", {}}, {kLwsGroupKeyLabel, "NotIn", {group_key}}};
+        others.topology_key = exclusive_key;
+        t.pod.constraints.required_anti_affinity.push_back(std::move(others));
+      }
+      add_pod(t, w == 0 ? leader_name : fmt::format("{}-{}", leader_name, w), name_at, PodOwner{"LeaderWorkerSet", name});
+    }
+  }
 }
 
 // apps/v1 DaemonSet: kept as a template (model/daemon_set.h); its pods are made per node once the

@@ -46,6 +46,24 @@
 //    PriorityClass named by priorityClassName (from the inputs, or the built-in system-cluster-critical
 //    and system-node-critical), else the globalDefault class among the inputs, else 0. The pod's
 //    preemptionPolicy, when unset, comes from its class.
+//  - LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, kubernetes-sigs/lws api/leaderworkerset/v1/
+//    leaderworkerset_types.go): spec.replicas (default 1, 0..1,000,000) groups of
+//    spec.leaderWorkerTemplate.size pods (default 1, >= 1; replicas x size <= MaxInt32, the webhook's
+//    bounds): the leader <lws>-<g> from leaderTemplate (absent: workerTemplate), the workers
+//    <lws>-<g>-<w>, w = 1..size-1, from workerTemplate, owner kind "LeaderWorkerSet". Each pod gets
+//    lws's labels (model/leader_worker_set.h: name, group-index, worker-index, group-key = hex SHA-1
+//    of "<namespace>/<leader name>") and kPodGroupLabel <lws>-<g>; each group is a PodGroup of that
+//    name with minMember = size (the gang lws's Volcano scheduler provider creates,
+//    pkg/schedulerprovider/volcano_provider.go). The metadata annotation
+//    leaderworkerset.sigs.k8s.io/exclusive-topology: <key> gives every pod the two required terms
+//    lws's pod webhook injects (pkg/webhooks/pod_webhook.go SetExclusiveAffinities): pod affinity to
+//    group-key In [own key] and anti-affinity to group-key Exists + NotIn [own key], topologyKey <key>.
+//    Checked: restartPolicy, startupPolicy and subGroupPolicy enums, subGroupSize dividing size or
+//    size - 1, an empty exclusive key, subgroup-exclusive-topology without subGroupSize. Warned
+//    about (not modelled): startupPolicy LeaderReady, rolloutStrategy, networkConfig, subGroupPolicy,
+//    subgroup-exclusive-topology, volumeClaimTemplates, persistentVolumeClaimRetentionPolicy, the
+//    label kueue.x-k8s.io/queue-name, a template's own kPodGroupLabel (replaced) and unknown keys of
+//    spec and spec.leaderWorkerTemplate. Another apiVersion's LeaderWorkerSet is skipped.
 //  - DaemonSet (apps/v1) -> `daemon_sets` (model/daemon_set.h): its pod template read as a pod's,
 //    spec.template.spec.hostNetwork, and the daemon controller's default tolerations added
 //    (add_daemon_pod_tolerations). No pods here: they are made per node once every node is known

@@ -762,6 +762,15 @@ void KueueReader::add_group_label(const Field& meta, Labels& labels) {
   labels.emplace_back(kPodGroupLabel, group.scalar());
 }
 
+void KueueReader::add_pod_group(PodGroup g, const Field& at) {
+  if (s_->groups.size() >= s_->limits.max_pod_groups)
+    at.fail(limit_message(s_->limits.max_pod_groups, "PodGroups", "ObjectLimits::max_pod_groups"));
+  if (!s_->group_keys.insert(g.namespace_name + "/" + g.name).second)
+    at.fail(fmt::format("duplicate PodGroup '{}' in namespace '{}'", g.name, g.namespace_name));
+  s_->group_min_member.push_back(pos(at));
+  s_->groups.push_back(std::move(g));
+}
+
 void KueueReader::finish(K8sObjects& out) { s_->finish(out); }
 
 }  // namespace gpufleet::io::detail

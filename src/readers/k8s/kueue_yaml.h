@@ -121,6 +121,11 @@ class KueueReader {
   /// metadata) the label kPodGroupLabel with the same value, unless it has that label already.
   static void add_group_label(const Field& meta, Labels& labels);
 
+  /// Adds a pod group that another object implies (a LeaderWorkerSet's groups), with the checks of a
+  /// read PodGroup: ObjectLimits::max_pod_groups, no duplicate (namespace, name), enough members in
+  /// finish(); `at` is where errors point. Throws InputError.
+  void add_pod_group(PodGroup g, const Field& at);
+
   /// Once every input is read (`out` holds the nodes and pods): resolves priorities, runs the
   /// cross-object checks and moves the results into out.kueue, out.queued_workloads, out.pod_groups;
   /// warnings go to out.warnings. Throws InputError.
