@@ -9,6 +9,9 @@
 // (a timeout, t), except while requests wait at the router or replicas share a GPU: then it goes
 // from step end to step end, so that a replica that frees room takes the router's head at that
 // instant and the replicas of a share group see one another's load.
+// Each replica's next wake time and load are kept in arrays (refresh after every engine call that
+// changes them), so an event runs only the replicas with something due and the router reads loads
+// without visiting the engines.
 #include "inference/deployment.h"
 
 #include <algorithm>
@@ -83,6 +86,10 @@ struct Deployment::Impl {
   RouterConfig router;
   Observer observer;
   std::vector<Replica> replicas;          // by id
+  // By replica id, refreshed after every call that changes the engine (refresh): its next_wake_s
+  // (advance_to runs only the replicas with something due) and its outstanding (the router's load).
+  std::vector<double> wake_s;
+  std::vector<int32_t> load;
   std::vector<int32_t> ready_ids;         // ascending
   std::vector<Draining> draining;         // in order of drain_replica
   std::deque<Request> queue;              // held at the router, ids = sequence numbers
@@ -109,10 +116,23 @@ struct Deployment::Impl {
     std::vector<EndpointMetrics> m;
     for (int32_t r : ready_ids) {
       const Replica& x = replicas[static_cast<size_t>(r)];
-      if (with_room && !has_room(x)) continue;
+      if (with_room && !has_room(r)) continue;
       m.push_back({r, x.engine->num_requests_waiting(), x.engine->kv_cache_usage(), x.limits.block_size, x.limits.num_blocks});
     }
     return m;
+  }
+
+  void refresh(int32_t r) {
+    const ReplicaEngine& e = *replicas[static_cast<size_t>(r)].engine;
+    wake_s[static_cast<size_t>(r)] = e.next_wake_s();
+    load[static_cast<size_t>(r)] = e.outstanding();
+  }
+
+  /// Runs the replica to t if anything is due by then.
+  void run_replica(int32_t r, double t) {
+    if (wake_s[static_cast<size_t>(r)] > t) return;
+    replicas[static_cast<size_t>(r)].engine->run_until(t);
+    refresh(r);
   }
 
   Entry& entry(uint64_t seq) { return table[static_cast<size_t>(seq - table_base)]; }
@@ -153,6 +173,8 @@ struct Deployment::Impl {
     }
     x.engine.reset();
     x.shared.reset();
+    wake_s[static_cast<size_t>(replica)] = kInf;
+    load[static_cast<size_t>(replica)] = 0;
   }
 
   /// Retires the draining replicas that are empty or past their deadline at `now`.
@@ -168,17 +190,16 @@ struct Deployment::Impl {
     }
   }
 
-  bool has_room(const Replica& x) const {
-    return router.max_outstanding_per_replica <= 0 || x.engine->outstanding() < router.max_outstanding_per_replica;
+  bool has_room(int32_t r) const {
+    return router.max_outstanding_per_replica <= 0 || load[static_cast<size_t>(r)] < router.max_outstanding_per_replica;
   }
 
   int32_t least_outstanding(const std::vector<int32_t>& ids) const {
     int32_t best = -1, best_load = std::numeric_limits<int32_t>::max();
     for (int32_t r : ids) {
-      const Replica& x = replicas[static_cast<size_t>(r)];
-      if (!has_room(x)) continue;
-      const int32_t load = x.engine->outstanding();
-      if (load < best_load) best = r, best_load = load;
+      if (!has_room(r)) continue;
+      const int32_t l = load[static_cast<size_t>(r)];
+      if (l < best_load) best = r, best_load = l;
     }
     return best;
   }
@@ -192,7 +213,7 @@ struct Deployment::Impl {
         const size_t start = static_cast<size_t>(std::lower_bound(ready_ids.begin(), ready_ids.end(), rr_next) - ready_ids.begin());
         for (size_t k = 0; k < ready_ids.size(); ++k) {
           const int32_t r = ready_ids[(start + k) % ready_ids.size()];
-          if (has_room(replicas[static_cast<size_t>(r)])) {
+          if (has_room(r)) {
             rr_next = r + 1;
             return r;
           }
@@ -202,10 +223,9 @@ struct Deployment::Impl {
       case RoutingPolicy::kPrefixAffinity: {
         int32_t lo = std::numeric_limits<int32_t>::max(), hi = -1;
         for (int32_t r : ready_ids) {
-          const Replica& x = replicas[static_cast<size_t>(r)];
-          if (!has_room(x)) continue;
-          lo = std::min(lo, x.engine->outstanding());
-          hi = std::max(hi, x.engine->outstanding());
+          if (!has_room(r)) continue;
+          lo = std::min(lo, load[static_cast<size_t>(r)]);
+          hi = std::max(hi, load[static_cast<size_t>(r)]);
         }
         if (hi < 0) return -1;
         if (hi - lo > router.prefix_affinity_balance_abs && hi > router.prefix_affinity_balance_rel * lo) {
@@ -250,6 +270,7 @@ struct Deployment::Impl {
       }
     }
     replicas[static_cast<size_t>(r)].engine->add_request(req, now);
+    refresh(r);
   }
 
   void dispatch() {
@@ -273,7 +294,9 @@ struct Deployment::Impl {
   void end_request(uint64_t seq, RequestStatus status, double t) {
     Entry& e = entry(seq);
     if (e.where >= 0) {
-      replicas[static_cast<size_t>(e.where)].engine->abort(seq, status, t);  // reports through on_engine_outcome
+      const int32_t r = e.where;
+      replicas[static_cast<size_t>(r)].engine->abort(seq, status, t);  // reports through on_engine_outcome
+      refresh(r);
       return;
     }
     auto it = std::find_if(queue.begin(), queue.end(), [seq](const Request& q) { return q.id == seq; });
@@ -304,6 +327,7 @@ struct Deployment::Impl {
   double started_step_end(int32_t replica) {
     ReplicaEngine& e = *replicas[static_cast<size_t>(replica)].engine;
     e.start_due_step();
+    refresh(replica);
     return e.next_step_end_s();
   }
 
@@ -332,8 +356,8 @@ struct Deployment::Impl {
         next = std::min(next, std::min(d.deadline_s, started_step_end(d.replica)));
       }
       if (next < now) next = now;
-      for (int32_t r : ready_ids) replicas[static_cast<size_t>(r)].engine->run_until(next);
-      for (const Draining& d : draining) replicas[static_cast<size_t>(d.replica)].engine->run_until(next);
+      for (int32_t r : ready_ids) run_replica(r, next);
+      for (const Draining& d : draining) run_replica(d.replica, next);
       now = next;
       expire(next);
       end_drains();
@@ -368,6 +392,9 @@ int32_t Deployment::add_replica(double t, const StepTimeModel& step_time, const 
   x.engine->run_until(t);
   x.ready = true;
   d.replicas.push_back(std::move(x));
+  d.wake_s.push_back(kInf);
+  d.load.push_back(0);
+  d.refresh(id);
   d.ready_ids.push_back(id);
   d.dispatch();
   return id;
@@ -419,8 +446,14 @@ void Deployment::advance_to(double t) { impl_->advance_to(t); }
 
 void Deployment::start_due_steps() {
   Impl& d = *impl_;
-  for (int32_t r : d.ready_ids) d.replicas[static_cast<size_t>(r)].engine->start_due_step();
-  for (const Impl::Draining& x : d.draining) d.replicas[static_cast<size_t>(x.replica)].engine->start_due_step();
+  for (int32_t r : d.ready_ids) {
+    d.replicas[static_cast<size_t>(r)].engine->start_due_step();
+    d.refresh(r);
+  }
+  for (const Impl::Draining& x : d.draining) {
+    d.replicas[static_cast<size_t>(x.replica)].engine->start_due_step();
+    d.refresh(x.replica);
+  }
   d.pop_done();
 }
 

@@ -171,6 +171,10 @@ void ReplicaEngine::start_due_step() {
 }
 
 double ReplicaEngine::next_step_end_s() const { return impl_->active ? impl_->step_end : kInf; }
+double ReplicaEngine::next_wake_s() const {
+  const Impl& m = *impl_;
+  return m.active ? m.step_end : m.scheduler.has_work() ? m.ready_s : kInf;
+}
 
 bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
   Impl& m = *impl_;

@@ -66,6 +66,10 @@ class ReplicaEngine {
   void start_due_step();
   /// End of the step in progress; +infinity when none is (idle, or a step due and not started).
   double next_step_end_s() const;
+  /// The earliest t at which run_until(t) may do anything: the end of the step in progress, else
+  /// when the due step may start (it starts for t past this), +infinity when idle without work.
+  /// A caller may skip run_until(t) for t below this (nothing would change).
+  double next_wake_s() const;
   /// Aborts a request (client timeout) at t: reported with `status`, blocks freed. False if unknown.
   bool abort(uint64_t request_id, RequestStatus status, double t);
   /// Takes every unfinished request out at t (the replica is going away), in arrival order; their

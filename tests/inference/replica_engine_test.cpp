@@ -179,6 +179,32 @@ TEST(ReplicaEngine, ArrivalsJoinTheNextStep) {
   EXPECT_DOUBLE_EQ(e.next_step_end_s(), std::numeric_limits<double>::infinity());
 }
 
+// next_wake_s: +infinity while idle and empty; the due time of a step not started (run_until at
+// that same time does nothing); the end of the step in progress.
+TEST(ReplicaEngine, NextWakeIsDueStartThenStepEnd) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto st = make_constant_step_time(2.0);
+  EngineLimits lim;
+  lim.num_blocks = 100;
+  Recorder rec;
+  ReplicaEngine e(0, *st, lim, rec.observer());
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), inf);
+  e.add_request(req(1, 0.5, 4, 2), 0.5);  // steps 0.5-2.5 (prefill, first token), 2.5-4.5
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 0.5);
+  e.run_until(0.5);
+  EXPECT_TRUE(rec.steps.empty());
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 0.5);
+  e.run_until(1.0);
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 2.5);
+  e.run_until(2.5);  // the first step ended; the next is due at 2.5
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 2.5);
+  e.run_until(3.0);
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 4.5);
+  e.run_until(4.5);
+  EXPECT_DOUBLE_EQ(rec.outcomes.at(1).finish_s, 4.5);
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), inf);
+}
+
 TEST(ReplicaEngine, MaxModelLenDropsAtOnce) {
   auto st = make_constant_step_time(1.0);
   EngineLimits lim;
