@@ -126,12 +126,14 @@ bool Scheduler::start_decode_phase() {
   phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
+  phase_end_.clear();
   for (int32_t si : running_) {
     const RequestState& s = slots_[static_cast<size_t>(si)];
     if (!s.decoding) return false;  // the figures stay invalid
     ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
-    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+    phase_end_.push_back(s.req.output_tokens - s.generated);
+    phase_min_left_ = std::min(phase_min_left_, phase_end_.back());
   }
   phase_valid_ = true;
   return true;
@@ -152,66 +154,60 @@ void Scheduler::admit_into_decode_step(int32_t budget) {
 
 /// The end of a decode_all step for the requests admitted into it (fast_steps_ already counts the
 /// step): their tokens, first tokens and completed prefills as apply_general applies them, their
-/// counters left lagging by fast_steps_, and their figures joined to the phase's. True when one of
-/// them finished or is still in prefill: then the caller brings everything up to date (finish_decoded).
-bool Scheduler::apply_admitted(const StepPlan& plan, double end_s) {
+/// counters left lagging by fast_steps_, and their figures joined to the phase's. The phase ends
+/// (the next step syncs) when one of them is still in prefill.
+void Scheduler::apply_admitted(const StepPlan& plan, double end_s) {
   const int32_t f = fast_steps_;
-  bool catch_up = false;
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];
     // The true counters: before the step they lagged by f - 1.
     const int32_t computed = s.computed + (f - 1) + e.num_tokens;
     int32_t generated = s.generated + (f - 1);
     if (computed < s.req.prompt_tokens + generated) {  // a prefill chunk, not the last
-      catch_up = true;
+      phase_valid_ = false;
     } else {
       ++generated;
       s.decoding = true;
       if (generated == 1) s.first_token_s = end_s;
-      if (generated >= s.req.output_tokens) catch_up = true;
     }
     s.computed = computed - f;
     s.generated = generated - f;
     ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
-    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+    phase_end_.push_back(s.req.output_tokens - s.generated);
+    phase_min_left_ = std::min(phase_min_left_, phase_end_.back());
   }
-  return catch_up;
 }
 
-/// The end of a decode_all step in which some running request generated its last token (or one
-/// admitted into it is still in prefill): every running request's counters catch up (sync), the
-/// finished ones are freed and reported in running order and leave (as apply_general does for a
-/// plan of the same steps), and the phase goes on with the others (its figures taken afresh, as
-/// start_decode_phase would; not valid while one is in prefill).
+/// The end of a decode_all step in which some running request generated its last token (fast_steps_
+/// reached its phase_end_): the finished ones catch up, are freed and reported in running order and
+/// leave, their figures taken out of the phase's (as apply_general does for a plan of the same
+/// steps); the others keep lagging. O(batch) over phase_end_ only, O(1) per finished request.
 void Scheduler::finish_decoded(double end_s) {
   const int32_t f = fast_steps_;
-  fast_steps_ = 0;
-  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
-  phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
-  bool all_decoding = true;
   size_t w = 0;
   for (size_t r = 0; r < running_.size(); ++r) {
     const int32_t si = running_[r];
+    const int32_t end = phase_end_[r];
+    if (end > f) {
+      running_[w] = si;
+      phase_end_[w++] = end;
+      phase_min_left_ = std::min(phase_min_left_, end);
+      continue;
+    }
     RequestState& s = slots_[static_cast<size_t>(si)];
+    --phase_residue_[static_cast<size_t>(residue(s.computed))];
+    phase_context_ -= s.computed;
     s.computed += f;
     s.generated += f;
     kv_->set_held(s.kv, s.computed);
-    if (s.generated >= s.req.output_tokens) {
-      kv_->free(s.kv);
-      finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
-      release_slot(si);
-      continue;
-    }
-    running_[w++] = si;
-    all_decoding = all_decoding && s.decoding;
-    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
-    phase_context_ += s.computed;
-    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+    kv_->free(s.kv);
+    finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
+    release_slot(si);
   }
   running_.resize(w);
-  phase_valid_ = all_decoding;
+  phase_end_.resize(w);
 }
 
 /// Admits waiting requests first come first served while the budget, max_num_seqs and the KV blocks
@@ -303,7 +299,10 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
   bool all_decoding = true;
   int64_t context = 0;
   int32_t min_left = std::numeric_limits<int32_t>::max();
-  if (phase) phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+  if (phase) {
+    phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+    phase_end_.clear();
+  }
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];
     s.computed += e.num_tokens;
@@ -322,7 +321,8 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
     } else if (phase) {
       ++phase_residue_[static_cast<size_t>(residue(s.computed))];
       context += s.computed;
-      min_left = std::min(min_left, s.req.output_tokens - s.generated);
+      phase_end_.push_back(s.req.output_tokens - s.generated);
+      min_left = std::min(min_left, phase_end_.back());
     }
   }
   if (any_finished) {

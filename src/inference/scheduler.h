@@ -29,8 +29,9 @@
 // Speed: steps in which every running request decodes and fits its blocks (no preemption) are
 // planned in O(1) plus O(1) per request admitted from waiting, with the same plan as the general
 // path (StepPlan::decode_all; the running requests' own counters catch up later), and applied in as
-// much unless a request finishes or an admitted one is still in prefill; a step costs O(batch)
-// otherwise. In steady state nothing is allocated per step: requests live in a slot pool
+// much; a step in which requests finish costs a pass over one integer per running request (the step
+// at which each generates its last token) and O(1) per finished request. A step costs O(batch)
+// otherwise (a preemption, a chunked prefill, an abort). In steady state nothing is allocated per step: requests live in a slot pool
 // reused through a free list, the queues hold slot indices, the plan is a reused buffer.
 #pragma once
 
@@ -121,8 +122,8 @@ class Scheduler {
     plan_.decode_all = false;
     ++fast_steps_;
     finished_.clear();
-    const bool catch_up = plan.num_admitted > 0 && apply_admitted(plan, end_s);
-    if (catch_up || fast_steps_ >= phase_min_left_) finish_decoded(end_s);
+    if (plan.num_admitted > 0) apply_admitted(plan, end_s);
+    if (fast_steps_ >= phase_min_left_) finish_decoded(end_s);
     return finished_;
   }
   /// Ends a request wherever it is (an abort: a client timeout) at t, with `status`: its blocks are
@@ -152,7 +153,7 @@ class Scheduler {
   bool try_decode_all();
   bool start_decode_phase();
   void admit_into_decode_step(int32_t budget);
-  bool apply_admitted(const StepPlan& plan, double end_s);
+  void apply_admitted(const StepPlan& plan, double end_s);
   void finish_decoded(double end_s);
   /// tokens mod block_size, in [0, block_size) for any sign (a mask for a power-of-two block size):
   /// the counters of the fast path lag by fast_steps_ and may be negative.
@@ -182,17 +183,18 @@ class Scheduler {
   // be negative).
   bool phase_valid_ = false;       // the figures below describe the running set
   int32_t fast_steps_ = 0;         // decode_all steps applied since the counters were last brought up to date
-  int32_t phase_min_left_ = 0;     // fewest output tokens left over the running set at the phase start (its first finish: fast_steps_ reaches it)
-  int64_t phase_context_ = 0;      // sum of computed tokens at the phase start
-  std::vector<int32_t> phase_residue_;  // running requests by computed % block_size at the phase start
+  int32_t phase_min_left_ = 0;     // the least of phase_end_ (the next finish: fast_steps_ reaches it)
+  int64_t phase_context_ = 0;      // sum of the running requests' lagging computed tokens
+  std::vector<int32_t> phase_residue_;  // running requests by lagging computed % block_size
+  std::vector<int32_t> phase_end_;      // by running_ index: the fast_steps_ at which the request has generated its last token
 };
 
 /// A step in which every running request decodes, all fit the token budget and the new blocks are
 /// free: the same plan as the general path (no preemption), made in O(1), then the admissions from
 /// waiting as the general path makes them (admit_into_decode_step, O(1) per request admitted). At
-/// the end of a step in which some request finishes or an admitted one is still in prefill, the
-/// counters are brought up to date and the finished requests leave, as the general path's update
-/// would do (finish_decoded, O(batch)); any other step goes through the general path.
+/// the end of a step in which some request finishes, the finished requests catch up and leave, as
+/// the general path's update would do (finish_decoded); an admitted request still in prefill ends
+/// the phase (the next step goes through the general path, which brings every counter up to date).
 inline bool Scheduler::try_decode_all() {
   const auto b = static_cast<int32_t>(running_.size());
   if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
