@@ -28,10 +28,10 @@
 //
 // Speed: steps in which every running request decodes and fits its blocks (no preemption) are
 // planned in O(1) plus O(1) per request admitted from waiting, with the same plan as the general
-// path (StepPlan::decode_all; the running requests' own counters catch up later), and applied in as
-// much; a step in which requests finish costs a pass over one integer per running request (the step
-// at which each generates its last token) and O(1) per finished request. A step costs O(batch)
-// otherwise (a preemption, a chunked prefill, an abort). In steady state nothing is allocated per step: requests live in a slot pool
+// path (StepPlan::decode_all; the running requests' counters catch up later), and applied likewise;
+// a step in which requests finish costs a pass over one integer per running request (the step of
+// its last token) and O(1) per finished one. Other steps cost O(batch) (a preemption, a chunked
+// prefill, an abort). In steady state nothing is allocated per step: requests live in a slot pool
 // reused through a free list, the queues hold slot indices, the plan is a reused buffer.
 #pragma once
 
