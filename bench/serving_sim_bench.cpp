@@ -6,8 +6,9 @@
 // Target: at most 30 s and 1 GB on one core. Counters: requests, finished, timed_out,
 // cold_starts, requests_per_s (of wall time), requests_per_cpu_s (of the process's CPU time, the
 // figure to read on a loaded machine), peak_rss_mib (getrusage). Measured (docs/performance.md):
-// about 6.6 s of CPU, 650,000 requests per CPU second (430,000 before), 115 MiB peak.
-//   build/bench/gpufleet_bench --benchmark_filter=ServingChatDay
+// about 4.1 s of CPU, 1,065,000 requests per CPU second (709,000 before the fast path took
+// admissions and finishes, 430,000 before that), 115 MiB peak.
+//   build/bench/gpufleet_bench --benchmark_filter=ServingChatDay --benchmark_repetitions=3
 // The same run from the command line:
 //   /usr/bin/time -f '%M KB %U s' build/gpufleet simulate --pools examples/serving/pools.yaml
 //     --workload examples/serving/chat-day.yaml -q   (one line)

@@ -39,7 +39,7 @@ class BlockPool {
   /// cached blocks met there (their keys are forgotten).
   void take(int64_t n) {
     used_ += n;
-    if (caching_) take_from_queue(n);
+    if (caching_ && n > 0) take_from_queue(n);
   }
   /// Frees n uncached blocks: they join the queue's tail.
   void give(int64_t n) {

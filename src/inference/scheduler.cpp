@@ -98,15 +98,23 @@ void Scheduler::sync() {
 }
 
 /// Writes out a decode_all plan in flight as an ordinary one, so that a request can leave in the
-/// middle of its step.
+/// middle of its step: a decode for each request that ran before the step's admissions (the first
+/// of running), then the admitted ones' entries; each holds the blocks of its step.
 void Scheduler::materialize() {
   if (!(in_flight_ && plan_.decode_all)) return;
   sync();
+  const std::vector<ScheduledRequest> admitted(plan_.scheduled.begin(), plan_.scheduled.end());
+  const size_t decoders = running_.size() - admitted.size();
   plan_.scheduled.clear();
-  for (int32_t si : running_) {
+  for (size_t i = 0; i < decoders; ++i) {
+    const int32_t si = running_[i];
     RequestState& s = slots_[static_cast<size_t>(si)];
     kv_->set_held(s.kv, s.computed + 1);
     plan_.scheduled.push_back({si, 1, s.req.id});
+  }
+  for (const ScheduledRequest& e : admitted) {
+    kv_->set_held(slots_[static_cast<size_t>(e.slot)].kv, slots_[static_cast<size_t>(e.slot)].computed + e.num_tokens);
+    plan_.scheduled.push_back(e);
   }
   plan_.decode_all = false;
 }
@@ -118,47 +126,118 @@ bool Scheduler::start_decode_phase() {
   phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
   phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
+  phase_end_.clear();
   for (int32_t si : running_) {
     const RequestState& s = slots_[static_cast<size_t>(si)];
     if (!s.decoding) return false;  // the figures stay invalid
     ++phase_residue_[static_cast<size_t>(residue(s.computed))];
     phase_context_ += s.computed;
-    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+    phase_end_.push_back(s.req.output_tokens - s.generated);
+    phase_min_left_ = std::min(phase_min_left_, phase_end_.back());
   }
   phase_valid_ = true;
   return true;
 }
 
-/// The end of a decode_all step in which some running request generated its last token: every
-/// running request's counters catch up (sync), the finished ones are freed and reported in running
-/// order and leave (as apply_general does for a plan of the same decodes), and the phase goes on
-/// with the others (its figures taken afresh, as start_decode_phase would).
+/// Admissions into a decode_all plan (try_decode_all), with the token budget the running requests
+/// left: as the general path admits (admit_waiting); the admitted requests' counters are then stored
+/// lagging by fast_steps_ like the running ones' (sync adds it back).
+void Scheduler::admit_into_decode_step(int32_t budget) {
+  const size_t first = running_.size();
+  admit_waiting(plan_.batch, budget);
+  for (size_t i = first; i < running_.size(); ++i) {
+    RequestState& s = slots_[static_cast<size_t>(running_[i])];
+    s.computed -= fast_steps_;
+    s.generated -= fast_steps_;
+  }
+}
+
+/// The end of a decode_all step for the requests admitted into it (fast_steps_ already counts the
+/// step): their tokens, first tokens and completed prefills as apply_general applies them, their
+/// counters left lagging by fast_steps_, and their figures joined to the phase's. The phase ends
+/// (the next step syncs) when one of them is still in prefill.
+void Scheduler::apply_admitted(const StepPlan& plan, double end_s) {
+  const int32_t f = fast_steps_;
+  for (const ScheduledRequest& e : plan.scheduled) {
+    RequestState& s = slots_[static_cast<size_t>(e.slot)];
+    // The true counters: before the step they lagged by f - 1.
+    const int32_t computed = s.computed + (f - 1) + e.num_tokens;
+    int32_t generated = s.generated + (f - 1);
+    if (computed < s.req.prompt_tokens + generated) {  // a prefill chunk, not the last
+      phase_valid_ = false;
+    } else {
+      ++generated;
+      s.decoding = true;
+      if (generated == 1) s.first_token_s = end_s;
+    }
+    s.computed = computed - f;
+    s.generated = generated - f;
+    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
+    phase_context_ += s.computed;
+    phase_end_.push_back(s.req.output_tokens - s.generated);
+    phase_min_left_ = std::min(phase_min_left_, phase_end_.back());
+  }
+}
+
+/// The end of a decode_all step in which some running request generated its last token (fast_steps_
+/// reached its phase_end_): the finished ones catch up, are freed and reported in running order and
+/// leave, their figures taken out of the phase's (as apply_general does for a plan of the same
+/// steps); the others keep lagging. O(batch) over phase_end_ only, O(1) per finished request.
 void Scheduler::finish_decoded(double end_s) {
   const int32_t f = fast_steps_;
-  fast_steps_ = 0;
-  phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
-  phase_context_ = 0;
   phase_min_left_ = std::numeric_limits<int32_t>::max();
   size_t w = 0;
   for (size_t r = 0; r < running_.size(); ++r) {
     const int32_t si = running_[r];
+    const int32_t end = phase_end_[r];
+    if (end > f) {
+      running_[w] = si;
+      phase_end_[w++] = end;
+      phase_min_left_ = std::min(phase_min_left_, end);
+      continue;
+    }
     RequestState& s = slots_[static_cast<size_t>(si)];
+    --phase_residue_[static_cast<size_t>(residue(s.computed))];
+    phase_context_ -= s.computed;
     s.computed += f;
     s.generated += f;
     kv_->set_held(s.kv, s.computed);
-    if (s.generated >= s.req.output_tokens) {
-      kv_->free(s.kv);
-      finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
-      release_slot(si);
-      continue;
-    }
-    running_[w++] = si;
-    ++phase_residue_[static_cast<size_t>(residue(s.computed))];
-    phase_context_ += s.computed;
-    phase_min_left_ = std::min(phase_min_left_, s.req.output_tokens - s.generated);
+    kv_->free(s.kv);
+    finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));
+    release_slot(si);
   }
   running_.resize(w);
-  phase_valid_ = true;
+  phase_end_.resize(w);
+}
+
+/// Admits waiting requests first come first served while the budget, max_num_seqs and the KV blocks
+/// allow (the second half of Scheduler.schedule): each joins running, the plan and `batch`.
+void Scheduler::admit_waiting(StepBatch& batch, int32_t budget) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < limits_.max_num_seqs) {
+    const int32_t si = waiting_.front();
+    RequestState& s = slots_[static_cast<size_t>(si)];
+    // Prefix cache hits: leading cached blocks, leaving at least the last token to compute. A
+    // request whose KV was transferred (Request::kv_transferred_tokens) holds those tokens
+    // computed instead, once.
+    const bool transferred = s.req.kv_transferred_tokens > 0 && s.preemptions == 0;
+    const PrefixHit hit = transferred ? PrefixHit{} : kv_->find_cached_prefix(s.req, s.kv, s.num_tokens());
+    const int32_t hit_tokens = transferred ? s.req.kv_transferred_tokens : hit.blocks * limits_.block_size;
+    const int32_t n = std::min(s.num_tokens() - hit_tokens, budget);
+    if (!kv_->allocate_slots(s.req, s.kv, hit_tokens + n, hit)) break;
+    s.computed = hit_tokens;
+    s.cached_prompt_tokens = transferred ? 0 : hit_tokens;
+    if (transferred) s.decoding = s.generated > 0;  // the prompt is in: it decodes from here
+    if (!s.counted_query && kv_->caching() && !transferred) {
+      s.counted_query = true;
+      kv_->count_prefix_query(s.num_tokens(), hit_tokens);
+    }
+    waiting_.pop_front();
+    running_.push_back(si);
+    add_to_batch(batch, s, n);
+    plan_.scheduled.push_back({si, n, s.req.id});
+    ++plan_.num_admitted;
+    budget -= n;
+  }
 }
 
 const StepPlan& Scheduler::schedule_general() {
@@ -192,33 +271,7 @@ const StepPlan& Scheduler::schedule_general() {
       ++i;
     }
     // Then waiting requests, first come first served, unless this step preempted.
-    if (plan_.preempted.size() == preempted_before) {
-      while (!waiting_.empty() && budget > 0 && static_cast<int32_t>(running_.size()) < limits_.max_num_seqs) {
-        const int32_t si = waiting_.front();
-        RequestState& s = slots_[static_cast<size_t>(si)];
-        // Prefix cache hits: leading cached blocks, leaving at least the last token to compute. A
-        // request whose KV was transferred (Request::kv_transferred_tokens) holds those tokens
-        // computed instead, once.
-        const bool transferred = s.req.kv_transferred_tokens > 0 && s.preemptions == 0;
-        const PrefixHit hit = transferred ? PrefixHit{} : kv_->find_cached_prefix(s.req, s.kv, s.num_tokens());
-        const int32_t hit_tokens = transferred ? s.req.kv_transferred_tokens : hit.blocks * limits_.block_size;
-        const int32_t n = std::min(s.num_tokens() - hit_tokens, budget);
-        if (!kv_->allocate_slots(s.req, s.kv, hit_tokens + n, hit)) break;
-        s.computed = hit_tokens;
-        s.cached_prompt_tokens = transferred ? 0 : hit_tokens;
-        if (transferred) s.decoding = s.generated > 0;  // the prompt is in: it decodes from here
-        if (!s.counted_query && kv_->caching() && !transferred) {
-          s.counted_query = true;
-          kv_->count_prefix_query(s.num_tokens(), hit_tokens);
-        }
-        waiting_.pop_front();
-        running_.push_back(si);
-        add_to_batch(batch, s, n);
-        plan_.scheduled.push_back({si, n, s.req.id});
-        ++plan_.num_admitted;
-        budget -= n;
-      }
-    }
+    if (plan_.preempted.size() == preempted_before) admit_waiting(batch, budget);
     if (!plan_.scheduled.empty()) {
       plan_.batch = batch;
       plan_.num_running = static_cast<int32_t>(running_.size());
@@ -246,7 +299,10 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
   bool all_decoding = true;
   int64_t context = 0;
   int32_t min_left = std::numeric_limits<int32_t>::max();
-  if (phase) phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+  if (phase) {
+    phase_residue_.assign(static_cast<size_t>(limits_.block_size), 0);
+    phase_end_.clear();
+  }
   for (const ScheduledRequest& e : plan.scheduled) {
     RequestState& s = slots_[static_cast<size_t>(e.slot)];
     s.computed += e.num_tokens;
@@ -265,7 +321,8 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
     } else if (phase) {
       ++phase_residue_[static_cast<size_t>(residue(s.computed))];
       context += s.computed;
-      min_left = std::min(min_left, s.req.output_tokens - s.generated);
+      phase_end_.push_back(s.req.output_tokens - s.generated);
+      min_left = std::min(min_left, phase_end_.back());
     }
   }
   if (any_finished) {

@@ -26,10 +26,12 @@
 //  - The prefix cache's queries and hits count each request at its first admission only (vLLM counts
 //    resumed requests apart).
 //
-// Speed: steps in which every running request decodes and nothing else can change (none finishes,
-// none can be admitted, no preemption) are planned and applied in O(1), with the same plan as the
-// general path (StepPlan::decode_all; the requests' own counters catch up later); a step costs
-// O(batch) otherwise. In steady state nothing is allocated per step: requests live in a slot pool
+// Speed: steps in which every running request decodes and fits its blocks (no preemption) are
+// planned in O(1) plus O(1) per request admitted from waiting, with the same plan as the general
+// path (StepPlan::decode_all; the running requests' counters catch up later), and applied likewise;
+// a step in which requests finish costs a pass over one integer per running request (the step of
+// its last token) and O(1) per finished one. Other steps cost O(batch) (a preemption, a chunked
+// prefill, an abort). In steady state nothing is allocated per step: requests live in a slot pool
 // reused through a free list, the queues hold slot indices, the plan is a reused buffer.
 #pragma once
 
@@ -79,10 +81,11 @@ struct ScheduledRequest {
 /// One step as the scheduler planned it (vLLM's SchedulerOutput): data, for the step-time model,
 /// update_from_output and the step's record.
 struct StepPlan {
-  /// Every running request decodes one token (the fast path): `scheduled` is left empty.
+  /// Every request running before this step's admissions decodes one token (the fast path): they
+  /// are not listed, `scheduled` holds only the requests admitted from waiting.
   bool decode_all = false;
-  /// The running requests scheduled, in running order, then the requests admitted from waiting
-  /// (new or resumed), in admission order.
+  /// The running requests scheduled, in running order (none with decode_all), then the requests
+  /// admitted from waiting (new or resumed), in admission order.
   std::vector<ScheduledRequest> scheduled;
   int32_t num_admitted = 0;          ///< the last entries of `scheduled` that came from waiting
   std::vector<uint64_t> preempted;   ///< ids of the requests preempted while planning, in order
@@ -119,6 +122,7 @@ class Scheduler {
     plan_.decode_all = false;
     ++fast_steps_;
     finished_.clear();
+    if (plan.num_admitted > 0) apply_admitted(plan, end_s);
     if (fast_steps_ >= phase_min_left_) finish_decoded(end_s);
     return finished_;
   }
@@ -143,13 +147,21 @@ class Scheduler {
   RequestOutcome outcome(const RequestState& s, RequestStatus status, double t) const;
   void preempt(int32_t slot);
   void add_to_batch(StepBatch& batch, const RequestState& s, int32_t n) const;
+  void admit_waiting(StepBatch& batch, int32_t budget);
   const StepPlan& schedule_general();
   const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
   bool try_decode_all();
   bool start_decode_phase();
+  void admit_into_decode_step(int32_t budget);
+  void apply_admitted(const StepPlan& plan, double end_s);
   void finish_decoded(double end_s);
-  /// tokens % block_size for tokens >= 0 (a mask for a power-of-two block size).
-  int32_t residue(int32_t tokens) const { return block_mask_ >= 0 ? tokens & block_mask_ : tokens % limits_.block_size; }
+  /// tokens mod block_size, in [0, block_size) for any sign (a mask for a power-of-two block size):
+  /// the counters of the fast path lag by fast_steps_ and may be negative.
+  int32_t residue(int32_t tokens) const {
+    if (block_mask_ >= 0) return tokens & block_mask_;
+    const int32_t r = tokens % limits_.block_size;
+    return r < 0 ? r + limits_.block_size : r;
+  }
   void sync();
   void materialize();
 
@@ -166,23 +178,26 @@ class Scheduler {
   bool in_flight_ = false;         // plan_ was returned by schedule() and is not applied yet
   std::vector<RequestOutcome> finished_;
 
-  // Pure-decode fast path (try_decode_all): the running requests' counters lag by fast_steps_.
+  // Pure-decode fast path (try_decode_all): the running requests' counters lag by fast_steps_ (a
+  // request admitted during the phase is stored lagging too, its counters less fast_steps_; they may
+  // be negative).
   bool phase_valid_ = false;       // the figures below describe the running set
   int32_t fast_steps_ = 0;         // decode_all steps applied since the counters were last brought up to date
-  int32_t phase_min_left_ = 0;     // fewest output tokens left over the running set at the phase start (its first finish: fast_steps_ reaches it)
-  int64_t phase_context_ = 0;      // sum of computed tokens at the phase start
-  std::vector<int32_t> phase_residue_;  // running requests by computed % block_size at the phase start
+  int32_t phase_min_left_ = 0;     // the least of phase_end_ (the next finish: fast_steps_ reaches it)
+  int64_t phase_context_ = 0;      // sum of the running requests' lagging computed tokens
+  std::vector<int32_t> phase_residue_;  // running requests by lagging computed % block_size
+  std::vector<int32_t> phase_end_;      // by running_ index: the fast_steps_ at which the request has generated its last token
 };
 
-/// A step in which every running request decodes, all fit the token budget, none can be admitted
-/// from waiting and the new blocks are free: the same plan as the general path (no preemption, no
-/// admission), made in O(1). At the end of a step in which some request finishes, the counters are
-/// brought up to date and the finished requests leave, as the general path's update would do
-/// (finish_decoded, O(batch)); any other step goes through the general path.
+/// A step in which every running request decodes, all fit the token budget and the new blocks are
+/// free: the same plan as the general path (no preemption), made in O(1), then the admissions from
+/// waiting as the general path makes them (admit_into_decode_step, O(1) per request admitted). At
+/// the end of a step in which some request finishes, the finished requests catch up and leave, as
+/// the general path's update would do (finish_decoded); an admitted request still in prefill ends
+/// the phase (the next step goes through the general path, which brings every counter up to date).
 inline bool Scheduler::try_decode_all() {
   const auto b = static_cast<int32_t>(running_.size());
   if (!decode_fast_path_ || b == 0 || b > limits_.max_num_batched_tokens) return false;
-  if (!waiting_.empty() && b < limits_.max_num_seqs) return false;
   if (!phase_valid_ && !start_decode_phase()) return false;
   // A request needs a new block when its computed tokens fill its blocks: (residue + f) % bs == 0.
   const int32_t bs = limits_.block_size;
@@ -198,7 +213,8 @@ inline bool Scheduler::try_decode_all() {
   batch.prefill_tokens = 0;
   batch.context_tokens = phase_context_ + static_cast<int64_t>(b) * fast_steps_;
   batch.prefill_attention_token_pairs = 0;
-  plan_.num_running = b;
+  if (!waiting_.empty() && b < limits_.max_num_seqs) admit_into_decode_step(limits_.max_num_batched_tokens - b);
+  plan_.num_running = static_cast<int32_t>(running_.size());
   plan_.num_waiting = static_cast<int32_t>(waiting_.size());
   plan_.blocks_used = kv_->num_used_blocks();
   return true;

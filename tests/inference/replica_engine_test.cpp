@@ -287,7 +287,7 @@ TEST(ReplicaEngine, EvictAllReturnsRequestsInArrivalOrder) {
 
 // The pure-decode fast path changes nothing: a random load (seed 5) with preemptions, prefix hits,
 // aborts and an eviction gives the same steps and outcomes with it on and off.
-std::vector<std::string> run_random_load(bool fast) {
+std::vector<std::string> run_random_load(bool fast, int32_t block_size) {
   class Affine final : public StepTimeModel {
    public:
     double step_seconds(const StepBatch& b) const override {
@@ -297,7 +297,7 @@ std::vector<std::string> run_random_load(bool fast) {
   EngineLimits lim;
   lim.max_num_seqs = 12;
   lim.max_num_batched_tokens = 64;
-  lim.block_size = 4;
+  lim.block_size = block_size;
   lim.num_blocks = 120;
   lim.enable_prefix_caching = true;
   std::vector<std::string> log;
@@ -334,9 +334,9 @@ std::vector<std::string> run_random_load(bool fast) {
   return log;
 }
 
-TEST(ReplicaEngine, DecodeFastPathIsExact) {
-  const std::vector<std::string> slow = run_random_load(false);
-  const std::vector<std::string> fast = run_random_load(true);
+void expect_fast_path_exact(int32_t block_size) {
+  const std::vector<std::string> slow = run_random_load(false, block_size);
+  const std::vector<std::string> fast = run_random_load(true, block_size);
   ASSERT_EQ(slow.size(), fast.size());
   for (size_t i = 0; i < slow.size(); ++i) ASSERT_EQ(slow[i], fast[i]) << "line " << i;
   size_t preempted = 0, timed_out = 0, evicted = 0;
@@ -350,6 +350,16 @@ TEST(ReplicaEngine, DecodeFastPathIsExact) {
   EXPECT_GT(timed_out, 0u);
   EXPECT_GT(evicted, 0u);
   EXPECT_EQ(slow.back().find(" hits 0"), std::string::npos) << slow.back();
+}
+
+// Blocks of 4 tokens (a mask) and of 3 (a division, with the fast path's lagging counters negative).
+TEST(ReplicaEngine, DecodeFastPathIsExact) {
+  {
+    SCOPED_TRACE("block size 4");
+    expect_fast_path_exact(4);
+  }
+  SCOPED_TRACE("block size 3");
+  expect_fast_path_exact(3);
 }
 
 TEST(ReplicaEngine, RejectsNonPositiveLimits) {
