@@ -30,6 +30,16 @@ add_custom_command(
   COMMENT "Generating the CEL parser from src/cel/grammar/CEL.g4 (ANTLR 4)"
   VERBATIM)
 
+# Debian's runtime 4.9 umbrella header antlr4-runtime.h includes misc/InterpreterDataReader.h, which
+# clang (14) refuses (InterpreterData default-constructs a dfa::Vocabulary whose default constructor is
+# deleted); the sanitizer build (fuzz/) uses clang. Nothing here uses that header, so the build
+# includes a copy of the umbrella without it, found before the runtime's own.
+set(_antlr_umbrella "${ANTLR4_INCLUDE_DIR}/antlr4-runtime.h")
+file(READ "${_antlr_umbrella}" _antlr_umbrella_text)
+string(REPLACE "#include \"misc/InterpreterDataReader.h\"" "" _antlr_umbrella_text "${_antlr_umbrella_text}")
+file(CONFIGURE OUTPUT "${GPUFLEET_CEL_GEN_DIR}/runtime/antlr4-runtime.h" CONTENT "${_antlr_umbrella_text}" @ONLY)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_antlr_umbrella}")
+
 add_library(gpufleet_cel_grammar STATIC ${GPUFLEET_CEL_GEN_SOURCES})
 set_target_properties(gpufleet_cel_grammar PROPERTIES CXX_STANDARD 17 POSITION_INDEPENDENT_CODE ON)
 target_compile_options(gpufleet_cel_grammar PRIVATE -w)
@@ -37,5 +47,6 @@ if(GPUFLEET_SANITIZE)
   # Coverage feedback for libFuzzer from the generated lexer and parser (fuzz/cel_expression_fuzz.cpp).
   target_compile_options(gpufleet_cel_grammar PRIVATE -fsanitize=fuzzer-no-link)
 endif()
-target_include_directories(gpufleet_cel_grammar SYSTEM PUBLIC "${GPUFLEET_CEL_GEN_DIR}" "${ANTLR4_INCLUDE_DIR}")
+target_include_directories(gpufleet_cel_grammar SYSTEM PUBLIC "${GPUFLEET_CEL_GEN_DIR}" "${GPUFLEET_CEL_GEN_DIR}/runtime"
+                                                          "${ANTLR4_INCLUDE_DIR}")
 target_link_libraries(gpufleet_cel_grammar PUBLIC antlr4_shared)
