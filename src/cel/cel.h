@@ -112,20 +112,26 @@ class Value {
 
 /// An expression that failed to compile: a syntax error, or a construct gpufleet does not evaluate
 /// (an unknown function, method or macro, an undeclared identifier, a construct beyond the limits).
-/// what() is "<column>: <construct>: <message>" without the expression; callers prefix file and line.
+/// what() is "<line>:<column>: <construct>: <message>" without the expression; callers prefix the
+/// file and the line where the expression starts.
 class CompileError : public std::runtime_error {
  public:
-  CompileError(int column, std::string construct, const std::string& message);
-  /// 1-based column (in characters, i.e. Unicode code points) within the expression; 0 = unknown.
+  CompileError(int column, std::string construct, const std::string& message, int line = 1);
+  /// 1-based column (in characters, i.e. Unicode code points) within line() of the expression;
+  /// 0 = unknown (a limit on the whole expression).
   int column() const { return column_; }
+  /// 1-based line within the expression (a selector written as a YAML block scalar spans lines;
+  /// 1 for a one-line expression); 0 = unknown.
+  int line() const { return line_; }
   /// What was refused: "syntax", "function matches", "method charAt", "macro exists_one",
   /// "identifier foo", "limit max_expression_bytes", "limit max_depth", "message construction", ...
   const std::string& construct() const { return construct_; }
-  /// The message alone (what() without column and construct).
+  /// The message alone (what() without position and construct).
   const std::string& message() const { return message_; }
 
  private:
   int column_;
+  int line_;
   std::string construct_;
   std::string message_;
 };
@@ -139,11 +145,12 @@ struct Limits {
   /// default maxRecursionDepth = 250 (cel-go parser/options.go). Checked on the tokens before ANTLR
   /// parses (so a hostile nesting cannot exhaust the stack) and on the tree after.
   int max_depth = 250;
-  /// Evaluation cost bound, in steps: one per node evaluated, per comprehension iteration, and per 10
-  /// bytes or elements a string, bytes or list operation reads or builds. Kubernetes'
-  /// resource.k8s.io CELSelectorExpressionMaxCost = 1,000,000 (k8s.io/api/resource/v1 types.go;
-  /// cel-go runtime cost units, "roughly 0.1 second"). Exceeding it is a runtime error
-  /// "operation cancelled: actual cost limit exceeded", as cel-go reports it.
+  /// Evaluation cost bound, in steps: one per node evaluated and per comprehension iteration, one
+  /// per element a list operation builds or an equality or `in` visits (nested ones included), one
+  /// per 10 bytes a string or bytes operation reads or builds. Kubernetes' resource.k8s.io
+  /// CELSelectorExpressionMaxCost = 1,000,000 (k8s.io/api/resource/v1 types.go; cel-go runtime cost
+  /// units, "roughly 0.1 second"). Exceeding it is the runtime error "operation cancelled: actual
+  /// cost limit exceeded", as cel-go words it, which && and || never absorb.
   uint64_t max_cost = 1'000'000;
 };
 

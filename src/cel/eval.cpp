@@ -422,7 +422,7 @@ struct Evaluator {
     switch (op) {
       case BinaryOp::kEq:
       case BinaryOp::kNe: {
-        if (!charge(1 + equality_size(a) / 10)) return cancelled_error();
+        if (!charge(deep_size(a))) return cancelled_error();
         const bool eq = a == b;
         return ok(Value::boolean(op == BinaryOp::kEq ? eq : !eq));
       }
@@ -451,7 +451,7 @@ struct Evaluator {
       }
       case BinaryOp::kIn: {
         if (b.kind() == K::kList) {
-          if (!charge(b.as_list().size() / 10)) return cancelled_error();
+          if (!charge(deep_size(b))) return cancelled_error();
           for (const auto& e : b.as_list())
             if (e == a) return ok(Value::boolean(true));
           return ok(Value::boolean(false));
@@ -466,14 +466,29 @@ struct Evaluator {
     }
   }
 
-  static size_t equality_size(const Value& v) {
-    switch (v.kind()) {
-      case K::kString:
-      case K::kBytes: return v.as_string().size();
-      case K::kList: return v.as_list().size();
-      case K::kMap: return v.as_map().size();
-      default: return 1;
+  // The work of comparing or searching `v`: its elements, nested ones included, and its strings' bytes
+  // / 10. Stops counting past the cost limit (the caller is cancelled then anyway).
+  uint64_t deep_size(const Value& v) const {
+    uint64_t n = 0;
+    std::vector<const Value*> todo{&v};
+    while (!todo.empty() && n <= limits.max_cost) {
+      const Value* x = todo.back();
+      todo.pop_back();
+      switch (x->kind()) {
+        case K::kString:
+        case K::kBytes: n += x->as_string().size() / 10; break;
+        case K::kList:
+          n += x->as_list().size();
+          for (const auto& e : x->as_list()) todo.push_back(&e);
+          break;
+        case K::kMap:
+          n += x->as_map().size();
+          for (const auto& [k, e] : x->as_map()) todo.push_back(&e);
+          break;
+        default: break;
+      }
     }
+    return n;
   }
 
   R arithmetic(BinaryOp op, const Value& a, const Value& b) {
@@ -542,7 +557,7 @@ struct Evaluator {
       }
       if (a.kind() == K::kList) {
         const size_t size = a.as_list().size() + b.as_list().size();
-        if (!charge(size / 10)) return cancelled_error();
+        if (!charge(size)) return cancelled_error();
         std::vector<Value> l = a.as_list();
         l.insert(l.end(), b.as_list().begin(), b.as_list().end());
         return ok(Value::list(std::move(l)));

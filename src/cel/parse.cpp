@@ -21,9 +21,10 @@ namespace gpufleet::cel {
 using gpufleet_celgen::CELLexer;
 using gpufleet_celgen::CELParser;
 
-CompileError::CompileError(int column, std::string construct, const std::string& message)
-    : std::runtime_error(std::to_string(column) + ": " + construct + ": " + message),
+CompileError::CompileError(int column, std::string construct, const std::string& message, int line)
+    : std::runtime_error(std::to_string(line) + ":" + std::to_string(column) + ": " + construct + ": " + message),
       column_(column),
+      line_(line),
       construct_(std::move(construct)),
       message_(message) {}
 
@@ -90,9 +91,15 @@ bool reserved(const std::string& id) {
   return ids.count(id) != 0;
 }
 
-int column_of(const antlr4::Token* t) { return t == nullptr ? 0 : static_cast<int>(t->getCharPositionInLine()) + 1; }
+// Positions inside the builder are absolute: the 1-based index of the token's first character (code
+// point) in the whole expression; compile() turns them into line and column (locate()).
+int column_of(const antlr4::Token* t) { return t == nullptr ? 0 : static_cast<int>(t->getStartIndex()) + 1; }
 
-[[noreturn]] void syntax(int column, const std::string& message) { throw CompileError(column, "syntax", message); }
+// A CompileError at absolute position `pos` (line -1 marks it for compile() to locate).
+[[noreturn]] void fail(int pos, std::string construct, const std::string& message) {
+  throw CompileError(pos, std::move(construct), message, -1);
+}
+[[noreturn]] void syntax(int pos, const std::string& message) { fail(pos, "syntax", message); }
 
 // Index of the first byte that is not valid UTF-8 (overlongs, surrogates and > U+10FFFF refused), or npos.
 size_t invalid_utf8_at(std::string_view s) {
@@ -249,15 +256,17 @@ std::string unescape(std::string text, bool is_bytes, int column) {
 // The first syntax error, ANTLR's message as cel-go reports it ("Syntax error: <msg>").
 class FirstError : public antlr4::BaseErrorListener {
  public:
-  void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t, size_t column, const std::string& msg,
+  void syntaxError(antlr4::Recognizer*, antlr4::Token*, size_t line, size_t column, const std::string& msg,
                    std::exception_ptr) override {
     if (!seen) {
       seen = true;
+      line_ = static_cast<int>(line);
       column_ = static_cast<int>(column) + 1;
       message = msg;
     }
   }
   bool seen = false;
+  int line_ = 1;
   int column_ = 0;
   std::string message;
 };
@@ -428,7 +437,7 @@ class Builder {
     for (; i-- > 0;) {
       CELParser::MemberContext* m = chain[i];
       if (auto* s = dynamic_cast<CELParser::SelectContext*>(m)) {
-        if (s->opt != nullptr) throw CompileError(column_of(s->opt), "optional syntax", "gpufleet does not evaluate optional field selection '.?'");
+        if (s->opt != nullptr) fail(column_of(s->opt), "optional syntax", "gpufleet does not evaluate optional field selection '.?'");
         need(s->id, s->op);
         auto n = make(NodeKind::kSelect, s->op);
         n->name = escape_ident(s->id);
@@ -437,7 +446,7 @@ class Builder {
       } else if (auto* c = dynamic_cast<CELParser::MemberCallContext*>(m)) {
         acc = member_call(c, std::move(acc));
       } else if (auto* x = dynamic_cast<CELParser::IndexContext*>(m)) {
-        if (x->opt != nullptr) throw CompileError(column_of(x->opt), "optional syntax", "gpufleet does not evaluate optional index '[?'");
+        if (x->opt != nullptr) fail(column_of(x->opt), "optional syntax", "gpufleet does not evaluate optional index '[?'");
         need(x->index, x->op);
         auto n = make(NodeKind::kIndex, x->op);
         n->children.push_back(std::move(acc));
@@ -469,7 +478,7 @@ class Builder {
   // The iteration variable of a macro: a simple identifier (cel-go "argument must be a simple name").
   std::string simple_name(CELParser::ExprContext* e, int column) {
     auto n = expr_unchecked_ident(e);
-    if (n.empty()) throw CompileError(column, "syntax", "argument must be a simple name");
+    if (n.empty()) fail(column, "syntax", "argument must be a simple name");
     return n;
   }
 
@@ -529,7 +538,7 @@ class Builder {
         scopes_.pop_back();
         return n;
       }
-      throw CompileError(col, "function cel." + name, "gpufleet does not evaluate 'cel." + name + "' with " +
+      fail(col, "function cel." + name, "gpufleet does not evaluate 'cel." + name + "' with " +
                                                             std::to_string(args.size()) + " arguments");
     }
     return call(name, col, true, std::move(target), args);
@@ -546,11 +555,11 @@ class Builder {
       else if (name == "has" || name == "all" || name == "exists" || name == "exists_one" || name == "map" ||
                name == "filter")
         why = "macro '" + name + "' called with the wrong arguments";
-      throw CompileError(col, construct, why + "; supported functions: docs/cel.md");
+      fail(col, construct, why + "; supported functions: docs/cel.md");
     }
     const int arity = is_member ? it->second.member_arity : it->second.global_arity;
     if (arity < 0 || static_cast<size_t>(arity) != args.size()) {
-      throw CompileError(col, construct,
+      fail(col, construct,
                          "found no matching overload for '" + name + "' applied to " + std::to_string(args.size()) +
                              " argument(s)" + (is_member ? " on a receiver" : ""));
     }
@@ -582,7 +591,7 @@ class Builder {
         }
       }
       if (!in_scope(name))
-        throw CompileError(col, "identifier " + name, "undeclared reference to '" + name + "' (in container '')");
+        fail(col, "identifier " + name, "undeclared reference to '" + name + "' (in container '')");
       auto n = make(NodeKind::kIdent, id->id);
       n->name = name;
       return n;
@@ -593,9 +602,9 @@ class Builder {
       const int col = column_of(g->id);
       const auto args = args_of(g->args);
       if (name == "has" && g->leadingDot == nullptr) {
-        if (args.size() != 1) throw CompileError(col, "macro has", "has() takes one argument");
+        if (args.size() != 1) fail(col, "macro has", "has() takes one argument");
         auto target = expr(args[0]);
-        if (target->kind != NodeKind::kSelect) throw CompileError(col, "macro has", "invalid argument to has() macro");
+        if (target->kind != NodeKind::kSelect) fail(col, "macro has", "invalid argument to has() macro");
         target->has_test = true;
         return target;
       }
@@ -610,7 +619,7 @@ class Builder {
       if (l->elems != nullptr) {
         for (auto* e : l->elems->elems) {
           need(e, l->op);
-          if (e->opt != nullptr) throw CompileError(column_of(e->opt), "optional syntax", "gpufleet does not evaluate optional list elements '?'");
+          if (e->opt != nullptr) fail(column_of(e->opt), "optional syntax", "gpufleet does not evaluate optional list elements '?'");
           need(e->e, l->op);
           node->children.push_back(expr(e->e));
         }
@@ -625,7 +634,7 @@ class Builder {
         if (keys.size() != values.size()) syntax(column_of(s->op), "incomplete map");
         for (size_t i = 0; i < keys.size(); ++i) {
           need(keys[i], s->op);
-          if (keys[i]->opt != nullptr) throw CompileError(column_of(keys[i]->opt), "optional syntax", "gpufleet does not evaluate optional map entries '?'");
+          if (keys[i]->opt != nullptr) fail(column_of(keys[i]->opt), "optional syntax", "gpufleet does not evaluate optional map entries '?'");
           need(keys[i]->e, s->op);
           need(values[i], s->op);
           node->children.push_back(expr(keys[i]->e));
@@ -635,7 +644,7 @@ class Builder {
       return node;
     }
     if (auto* m = dynamic_cast<CELParser::CreateMessageContext*>(ctx)) {
-      throw CompileError(column_of(m->op ? m->op : m->getStart()), "message construction",
+      fail(column_of(m->op ? m->op : m->getStart()), "message construction",
                          "gpufleet does not evaluate protocol buffer message construction");
     }
     if (auto* c = dynamic_cast<CELParser::ConstantLiteralContext*>(ctx)) {
@@ -729,6 +738,24 @@ int tree_depth(const Node& root, int limit, int& column) {
   return deepest;
 }
 
+// The 1-based (line, column) of the absolute 1-based code point position `pos` ('\n' ends a line, as
+// ANTLR counts lines).
+std::pair<int, int> locate(std::string_view text, int pos) {
+  int line = 1, column = 1, at = 1;
+  for (size_t i = 0; i < text.size() && at < pos; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c & 0xC0) == 0x80) continue;  // continuation byte: same code point
+    if (c == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+    ++at;
+  }
+  return {line, column};
+}
+
 // ANTLR's generated parser shares its prediction cache (DFA) between instances; one parse at a time.
 std::mutex& parse_mutex() {
   static std::mutex m;
@@ -737,10 +764,30 @@ std::mutex& parse_mutex() {
 
 }  // namespace
 
+namespace {
+std::shared_ptr<Program::Impl> compile_absolute(std::string_view expression, const std::vector<std::string>& variables,
+                                               const Limits& limits);
+}
+
 Program Program::compile(std::string_view expression, const std::vector<std::string>& variables,
                          const Limits& limits) {
+  try {
+    return Program(compile_absolute(expression, variables, limits));
+  } catch (const CompileError& e) {
+    if (e.line() != -1) throw;
+    if (e.column() <= 0) throw CompileError(0, e.construct(), e.message(), 0);
+    const auto [line, column] = locate(expression, e.column());
+    throw CompileError(column, e.construct(), e.message(), line);
+  }
+}
+
+namespace {
+// Throws CompileErrors whose column is the absolute position and whose line is -1 (see column_of),
+// except for errors about the whole expression (line 0, column 0).
+std::shared_ptr<Program::Impl> compile_absolute(std::string_view expression, const std::vector<std::string>& variables,
+                                               const Limits& limits) {
   if (expression.size() > limits.max_expression_bytes) {
-    throw CompileError(0, "limit max_expression_bytes",
+    fail(0, "limit max_expression_bytes",
                        "expression is " + std::to_string(expression.size()) + " bytes, more than the limit " +
                            std::to_string(limits.max_expression_bytes) +
                            " (resource.k8s.io CELSelectorExpressionMaxLength)");
@@ -752,7 +799,7 @@ Program Program::compile(std::string_view expression, const std::vector<std::str
       if ((static_cast<unsigned char>(expression[i]) & 0xC0) != 0x80) ++col;
     syntax(col, "invalid UTF-8");
   }
-  auto impl = std::make_shared<Impl>();
+  auto impl = std::make_shared<Program::Impl>();
   impl->source = std::string(expression);
   impl->limits = limits;
   impl->variables = variables;
@@ -765,7 +812,7 @@ Program Program::compile(std::string_view expression, const std::vector<std::str
   lexer.addErrorListener(&errors);
   antlr4::CommonTokenStream tokens(&lexer);
   tokens.fill();
-  if (errors.seen) syntax(errors.column_, "Syntax error: " + errors.message);
+  if (errors.seen) throw CompileError(errors.column_, "syntax", "Syntax error: " + errors.message, errors.line_);
 
   // Nesting before parsing: ANTLR's parser recurses once per bracket and per conditional, so a
   // hostile "((((..." must be refused before it runs (cel-go checks recursion while parsing).
@@ -777,7 +824,7 @@ Program Program::compile(std::string_view expression, const std::vector<std::str
       else if (type == CELLexer::RPAREN || type == CELLexer::RPRACKET || type == CELLexer::RBRACE) open = open > 0 ? open - 1 : 0;
       else if (type == CELLexer::QUESTIONMARK) ++conditionals;
       if (open + conditionals > limits.max_depth)
-        throw CompileError(column_of(t), "limit max_depth",
+        fail(column_of(t), "limit max_depth",
                            "expression nests deeper than " + std::to_string(limits.max_depth) +
                                " (cel-go parser maxRecursionDepth)");
     }
@@ -787,19 +834,20 @@ Program Program::compile(std::string_view expression, const std::vector<std::str
   parser.removeErrorListeners();
   parser.addErrorListener(&errors);
   CELParser::StartContext* start = parser.start();
-  if (errors.seen) syntax(errors.column_, "Syntax error: " + errors.message);
+  if (errors.seen) throw CompileError(errors.column_, "syntax", "Syntax error: " + errors.message, errors.line_);
   if (start == nullptr || start->e == nullptr) syntax(1, "Syntax error: empty expression");
 
   Builder builder(variables, limits);
   impl->root = builder.expr(start->e);
   int column = 0;
   if (tree_depth(*impl->root, limits.max_depth, column) > limits.max_depth) {
-    throw CompileError(column, "limit max_depth",
+    fail(column, "limit max_depth",
                        "expression nests deeper than " + std::to_string(limits.max_depth) +
                            " (cel-go parser maxRecursionDepth)");
   }
-  return Program(std::move(impl));
+  return impl;
 }
+}  // namespace
 
 const std::string& Program::source() const { return impl_->source; }
 

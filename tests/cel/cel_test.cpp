@@ -438,6 +438,36 @@ TEST(CelCompile, SyntaxErrorsCarryColumns) {
   EXPECT_EQ(compile_message("if == 1"), "reserved identifier: if");
 }
 
+// A selector written as a YAML block scalar spans lines: the error names the line within the
+// expression and the column within that line.
+TEST(CelCompile, MultiLineExpressionsGiveLineAndColumn) {
+  const std::string expression = "device.driver == \"gpu.nvidia.com\" &&\n  device.attributes[\"gpu.nvidia.com\"].name.matches(\"H100\")";
+  try {
+    Program::compile(expression, {"device"});
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.column(), 44);  // after 2 spaces, device.attributes (17), ["gpu.nvidia.com"] (18), .name (5) and "."
+    EXPECT_EQ(e.construct(), "method matches");
+    EXPECT_EQ(std::string(e.what()).substr(0, 22), "2:44: method matches: ");
+  }
+  try {
+    Program::compile("true &&\n\n  1 +", {"device"});
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.column(), 6);  // end of input after "  1 +"
+    EXPECT_EQ(e.construct(), "syntax");
+  }
+  try {
+    Program::compile(std::string(20000, ' '), {"device"});
+    FAIL() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 0);  // a limit on the whole expression has no position
+    EXPECT_EQ(e.column(), 0);
+  }
+}
+
 TEST(CelCompile, UnsupportedConstructsAreNamed) {
   EXPECT_EQ(compile_error(R"("a".matches("a"))"), "5 method matches");
   EXPECT_EQ(compile_error(R"(matches("a", "b"))"), "1 function matches");
@@ -529,6 +559,11 @@ TEST(CelLimits, CostBoundsEvaluation) {
   tight.max_cost = 10;
   EXPECT_EQ(run("1 + 1", h100(), tight), "2");
   EXPECT_EQ(run("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(x, x)", h100(), tight),
+            "error: operation cancelled: actual cost limit exceeded");
+  // Comparing nested lists costs their elements: 1,000 comparisons of 10,000 elements exceed the limit.
+  const std::string big = "cel.bind(l, " + hundred + ".map(x, " + hundred + "), ";
+  EXPECT_EQ(run(big + hundred + ".map(i, l).size() == 100)"), "true");
+  EXPECT_EQ(run(big + "[" + hundred + ", " + hundred + "].all(a, " + hundred + ".all(i, l == l)))"),
             "error: operation cancelled: actual cost limit exceeded");
 }
 
