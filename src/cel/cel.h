@@ -107,7 +107,13 @@ class Value {
  private:
   struct Data;
   Kind kind_ = Kind::kNull;
-  std::shared_ptr<const Data> data_;  ///< null for null
+  union {
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double d;
+  } scalar_{};                        ///< bool, int, uint and double are held inline (no allocation)
+  std::shared_ptr<const Data> data_;  ///< strings, bytes, lists, maps, quantities, semvers; else null
 };
 
 /// An expression that failed to compile: a syntax error, or a construct gpufleet does not evaluate
