@@ -162,8 +162,8 @@ struct Limits {
 
 /// A compiled expression. Cheap to copy (shares its immutable tree); evaluate() is const and may run
 /// on several threads at once; compile() may be called from several threads (ANTLR's shared
-/// prediction caches are guarded: parses run one at a time). A compile of a typical selector takes
-/// a few hundred microseconds; compile each selector once and keep the Program.
+/// prediction caches are guarded: parses run one at a time). Parsing is the costly part: compile
+/// each selector once and keep the Program.
 class Program {
  public:
   /// Parses `expression` with the parser ANTLR generates from CEL's grammar, then checks every call,
