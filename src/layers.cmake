@@ -14,6 +14,14 @@ gpufleet_layer(util             SOURCES util
 gpufleet_layer(model            SOURCES model
                                 PRIVATE util)
 
+# The Common Expression Language as Kubernetes' Dynamic Resource Allocation evaluates it (device
+# selectors): the parser ANTLR generates from CEL's published grammar (cmake/CelGrammar.cmake), the
+# checks and the evaluator, with Kubernetes' quantity and semver libraries. No I/O.
+gpufleet_layer(cel              SOURCES cel
+                                PUBLIC model
+                                PRIVATE util
+                                EXTERNAL gpufleet_cel_grammar)
+
 # Admission (ResourceQuota), on the pod model.
 gpufleet_layer(admit            SOURCES admit
                                 PUBLIC model)
