@@ -164,7 +164,8 @@ spec:
   EXPECT_EQ(summary(r),
             (std::vector<std::string>{"default/p0 -> a gpu=gpu-0", "default/p1 -> a gpu=gpu-0",
                                       "default/p2: 0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-                                      "1 resourceclaim not available on the node."}));
+                                      "1 resourceclaim not available on the node. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                                      "scheduling."}));
 }
 
 // Partitionable devices (KEP-4815, "partitionable-devices-*"): MIG placements of one GPU consume the
@@ -228,15 +229,16 @@ TEST(Dra, AllModeTakesEveryDeviceOrNone) {
 }
 
 // PreFilter's rejections, worded as upstream's (dynamicresources.go): a missing named claim (the
-// lister's NotFound) and a missing DeviceClass ("request <r>: device class <c> does not exist").
+// lister's NotFound) and a missing DeviceClass ("request <r>: device class <c> does not exist"). As
+// for every PreFilter rejection, `place` gives the plugin's message as the pending reason.
 TEST(Dra, MissingClaimAndDeviceClass) {
   const std::string requests = "      - name: gpu\n        exactly: {deviceClassName: nope}\n";
   const auto r = place_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
                             pod("p0", "  - {name: g, resourceClaimName: absent}\n") +
                             pod("p1", "  - {name: g, resourceClaimTemplateName: t}\n"));
   ASSERT_EQ(r.pending.size(), 2u);
-  EXPECT_EQ(r.pending[0].reason, "0/1 nodes are available: resourceclaim.resource.k8s.io \"absent\" not found.");
-  EXPECT_EQ(r.pending[1].reason, "0/1 nodes are available: request gpu: device class nope does not exist.");
+  EXPECT_EQ(r.pending[0].reason, "resourceclaim.resource.k8s.io \"absent\" not found");
+  EXPECT_EQ(r.pending[1].reason, "request gpu: device class nope does not exist");
 }
 
 // Device-plugin and DRA nodes in one cluster (examples/dra/mixed-*.yaml): dp-job's nvidia.com/gpu only
@@ -277,7 +279,7 @@ spec:
     - name: gpu
       exactly: {deviceClassName: gpu, adminAccess: true}
 )Y";
-  testing::expect_input_error([&] { io::parse_k8s_text(admin, "c.yaml"); }, "c.yaml", 8, 53,
+  testing::expect_input_error([&] { io::parse_k8s_text(admin, "c.yaml"); }, "c.yaml", 8, 52,
                               "spec.devices.requests[0].exactly.adminAccess", "adminAccess is refused");
 }
 

@@ -318,6 +318,12 @@ void resource_claim(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
       r.only_keys({"request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                    "bindingFailureConditions", "shareID", "consumedCapacity"});
       a.devices.push_back({r["request"].required_str(), r["driver"].required_str(), r["pool"].required_str(), r["device"].required_str()});
+      const DraDeviceResult& d = a.devices.back();
+      for (const auto& [other_key, other] : catalog.claims)  // one device, one claim (no admin access)
+        if (other.allocation)
+          for (const DraDeviceResult& o : other.allocation->devices)
+            if (o.driver == d.driver && o.pool == d.pool && o.device == d.device)
+              r["device"].fail(fmt::format("device {} is already allocated to ResourceClaim {}", dra_device_id(d.driver, d.pool, d.device), other_key));
     }
     const Val terms = alloc["nodeSelector"]["nodeSelectorTerms"];
     for (size_t i = 0, n = terms.size(); i < n; ++i) a.node_selector.push_back(detail::read_node_selector_term(terms.at(i)));

@@ -147,7 +147,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "NodeResourcesBalancedAllocation", "GpuShareFit",
-      "NodeResourceTopologyMatch", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "NodeResourceTopologyMatch", "DynamicResources", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
@@ -176,7 +176,8 @@ TEST(RegistryTest, PolicyProfiles) {
     };
     const std::string score = names(ExtensionPoint::kScore).back();
     EXPECT_EQ(names(ExtensionPoint::kQueueSort), std::vector<std::string>{"PrioritySort"});
-    EXPECT_EQ(names(ExtensionPoint::kPreFilter), (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "Coscheduling"}));
+    EXPECT_EQ(names(ExtensionPoint::kPreFilter),
+              (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "Coscheduling", "DynamicResources"}));
     EXPECT_EQ(names(ExtensionPoint::kReserve), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kPermit), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kScore), (std::vector<std::string>{"TaintToleration", "NodeAffinity", score}));
