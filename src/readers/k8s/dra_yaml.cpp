@@ -47,6 +47,7 @@ std::vector<DeviceSelector> selectors(const Val& list) {
     try {
       sel.matcher = compile_device_selector(sel.expression);
     } catch (const cel::CompileError& e) {
+      if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error at column {} of the expression: {}", e.column(), e.message()));
       expr.fail(fmt::format("CEL {} not supported at column {} of the expression: {}", e.construct(), e.column(), e.message()));
     }
     out.push_back(std::move(sel));
