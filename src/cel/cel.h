@@ -107,7 +107,13 @@ class Value {
  private:
   struct Data;
   Kind kind_ = Kind::kNull;
-  std::shared_ptr<const Data> data_;  ///< null for null
+  union {
+    bool b;
+    int64_t i;
+    uint64_t u;
+    double d;
+  } scalar_{};                        ///< bool, int, uint and double are held inline (no allocation)
+  std::shared_ptr<const Data> data_;  ///< strings, bytes, lists, maps, quantities, semvers; else null
 };
 
 /// An expression that failed to compile: a syntax error, or a construct gpufleet does not evaluate
@@ -155,7 +161,9 @@ struct Limits {
 };
 
 /// A compiled expression. Cheap to copy (shares its immutable tree); evaluate() is const and may run
-/// on several threads at once.
+/// on several threads at once; compile() may be called from several threads (ANTLR's shared
+/// prediction caches are guarded: parses run one at a time). Parsing is the costly part: compile
+/// each selector once and keep the Program.
 class Program {
  public:
   /// Parses `expression` with the parser ANTLR generates from CEL's grammar, then checks every call,

@@ -756,6 +756,23 @@ std::pair<int, int> locate(std::string_view text, int pos) {
   return {line, column};
 }
 
+// ANTLR caches its predictions (DFA states) in tables that every parse shares and that only grow with
+// new input shapes. Past this many states they are emptied (they are rebuilt on demand and parses give
+// the same trees), so a long stream of distinct expressions keeps memory bounded.
+constexpr size_t kMaxCachedPredictionStates = 20'000;
+
+void bound_prediction_cache(CELLexer& lexer, CELParser& parser) {
+  auto* p = parser.getInterpreter<antlr4::atn::ParserATNSimulator>();
+  auto* l = lexer.getInterpreter<antlr4::atn::LexerATNSimulator>();
+  size_t states = 0;
+  for (const auto& dfa : p->decisionToDFA) states += dfa.states.size();
+  for (const auto& dfa : l->_decisionToDFA) states += dfa.states.size();
+  if (states <= kMaxCachedPredictionStates) return;
+  p->clearDFA();
+  l->clearDFA();
+  p->getSharedContextCache().clear();
+}
+
 // ANTLR's generated parser shares its prediction cache (DFA) between instances; one parse at a time.
 std::mutex& parse_mutex() {
   static std::mutex m;
@@ -834,6 +851,7 @@ std::shared_ptr<Program::Impl> compile_absolute(std::string_view expression, con
   parser.removeErrorListeners();
   parser.addErrorListener(&errors);
   CELParser::StartContext* start = parser.start();
+  bound_prediction_cache(lexer, parser);
   if (errors.seen) throw CompileError(errors.column_, "syntax", "Syntax error: " + errors.message, errors.line_);
   if (start == nullptr || start->e == nullptr) syntax(1, "Syntax error: empty expression");
 

@@ -12,10 +12,6 @@
 namespace gpufleet::cel {
 
 struct Value::Data {
-  bool b = false;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
   std::string s;
   std::vector<Value> list;
   Entries map;
@@ -95,33 +91,25 @@ Value Value::null() { return Value(); }
 Value Value::boolean(bool b) {
   Value v;
   v.kind_ = Kind::kBool;
-  auto d = std::make_shared<Data>();
-  d->b = b;
-  v.data_ = std::move(d);
+  v.scalar_.b = b;
   return v;
 }
 Value Value::integer(int64_t i) {
   Value v;
   v.kind_ = Kind::kInt;
-  auto d = std::make_shared<Data>();
-  d->i = i;
-  v.data_ = std::move(d);
+  v.scalar_.i = i;
   return v;
 }
 Value Value::uinteger(uint64_t u) {
   Value v;
   v.kind_ = Kind::kUint;
-  auto d = std::make_shared<Data>();
-  d->u = u;
-  v.data_ = std::move(d);
+  v.scalar_.u = u;
   return v;
 }
 Value Value::real(double x) {
   Value v;
   v.kind_ = Kind::kDouble;
-  auto d = std::make_shared<Data>();
-  d->d = x;
-  v.data_ = std::move(d);
+  v.scalar_.d = x;
   return v;
 }
 Value Value::string(std::string s) {
@@ -206,19 +194,19 @@ std::string_view Value::type_name() const {
 
 bool Value::as_bool() const {
   if (kind_ != Kind::kBool) throw wrong_kind(*this, "bool");
-  return data_->b;
+  return scalar_.b;
 }
 int64_t Value::as_int() const {
   if (kind_ != Kind::kInt) throw wrong_kind(*this, "int");
-  return data_->i;
+  return scalar_.i;
 }
 uint64_t Value::as_uint() const {
   if (kind_ != Kind::kUint) throw wrong_kind(*this, "uint");
-  return data_->u;
+  return scalar_.u;
 }
 double Value::as_double() const {
   if (kind_ != Kind::kDouble) throw wrong_kind(*this, "double");
-  return data_->d;
+  return scalar_.d;
 }
 const std::string& Value::as_string() const {
   if (kind_ != Kind::kString && kind_ != Kind::kBytes) throw wrong_kind(*this, "string or bytes");
