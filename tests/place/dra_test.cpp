@@ -241,6 +241,20 @@ TEST(Dra, MissingClaimAndDeviceClass) {
   EXPECT_EQ(r.pending[1].reason, "request gpu: device class nope does not exist");
 }
 
+// A CEL runtime error (a key the device does not have) aborts upstream's allocation with "claim <ns>/<claim>:
+// selector #<i>: CEL runtime error: <cel-go's error>" (allocator selectorsMatch); kube's Filter then
+// fails the cycle with that error. gpufleet leaves the pod pending with those words (dynamic_resources.h).
+TEST(Dra, CelRuntimeErrorKeepsThePodPendingWithTheError) {
+  const std::string requests =
+      "      - name: g\n        exactly:\n          deviceClassName: gpu\n"
+      "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].model == 'x'\"}}]\n";
+  const auto r = place_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
+                            pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
+  EXPECT_EQ(summary(r), (std::vector<std::string>{
+                            "default/p0: 0/1 nodes are available: 1 claim default/p0-g: selector #0: CEL runtime error: no such key: "
+                            "model. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+}
+
 // Device-plugin and DRA nodes in one cluster (examples/dra/mixed-*.yaml): dp-job's nvidia.com/gpu only
 // fits dp-a100-0; dra-job's two H100s under one PCIe root are gpu-1 and gpu-2 (gpu-0 is alone on its
 // root); shared-0 allocates the shared claim (gpu-0, the free one) and shared-1 reuses it; no DRA node
