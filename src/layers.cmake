@@ -70,7 +70,7 @@ gpufleet_layer(plan_inputs      SOURCES inputs/plan
 # domain types. The fuzz targets (fuzz/) build this layer and those below.
 gpufleet_layer(readers          SOURCES readers
                                 PUBLIC model admit queue sim_inputs pack_inputs place_inputs plan_inputs inference replica_autoscaling
-                                PRIVATE util
+                                PRIVATE util cel
                                 EXTERNAL PkgConfig::LIBYAML gpufleet_generated)
 
 # The scheduling framework: extension points, Status, CycleState, profiles, the registry type.

@@ -69,6 +69,11 @@ std::string join(const std::vector<std::string>& parts) {
 
 FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names) {
   FilterAnswer answer;
+  if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler's DynamicResources decides
+    answer.passed = node_names;
+    answer.note = "pod has spec.resourceClaims: left to kube-scheduler's DynamicResources plugin, every node passed";
+    return answer;
+  }
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
   sched::NodeEvaluation evaluation;

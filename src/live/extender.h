@@ -36,6 +36,10 @@ struct FilterAnswer {
   /// does not know): kube-scheduler does not try preemption there.
   std::map<std::string, std::string> failed_unresolvable;
   std::string error;  ///< non-empty: the whole call failed (a PreFilter error), kube's Error
+  /// Non-empty when gpufleet did not decide: a pod with spec.resourceClaims (Dynamic Resource
+  /// Allocation) passes every node sent, and kube-scheduler's own DynamicResources plugin allocates its
+  /// devices (the extender's cache holds no ResourceSlices or claims). Sent as "gpufleetNote".
+  std::string note;
 };
 
 /// One HostPriority: 0..10 (MinExtenderPriority..MaxExtenderPriority).

@@ -479,6 +479,7 @@ std::string ClusterState::check_sharing(NodeId n, const Pod& pod, std::span<cons
 }
 
 bool ClusterState::can_allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices) const {
+  if (!devices.claims.empty() && !check_claims(devices.claims).empty()) return false;
   return check(n, pod, devices.gpus, devices.shared_replicas, devices.mig).empty();
 }
 
@@ -542,7 +543,61 @@ void ClusterState::apply_devices(NodeId n, const Pod& pod, std::span<const int32
   }
 }
 
+void ClusterState::set_dra_catalog(std::shared_ptr<const DraCatalog> catalog) {
+  std::map<std::string, DraClaimState> claims;
+  std::unordered_map<std::string, std::string> devices;
+  if (catalog)
+    for (const auto& [key, claim] : catalog->claims) {
+      if (!claim.allocation) continue;
+      for (const DraDeviceResult& d : claim.allocation->devices) {
+        const std::string id = dra_device_id(d.driver, d.pool, d.device);
+        if (auto [it, fresh] = devices.try_emplace(id, key); !fresh)
+          throw std::invalid_argument(fmt::format("ResourceClaims {} and {} are both allocated device {}", it->second, key, id));
+      }
+      claims[key] = DraClaimState{*claim.allocation, 0, true};
+    }
+  dra_catalog_ = std::move(catalog);
+  dra_claims_ = std::move(claims);
+  dra_devices_ = std::move(devices);
+  ++dra_version_;
+}
+
+std::string ClusterState::check_claims(const std::vector<DraClaimAllocation>& claims) const {
+  for (const DraClaimAllocation& c : claims) {
+    if (const DraClaimState* held = dra_claim(c.claim)) {
+      if (!(held->allocation == c.allocation)) return fmt::format("ResourceClaim {} is allocated other devices", c.claim);
+      continue;
+    }
+    for (const DraDeviceResult& d : c.allocation.devices)
+      if (const std::string* holder = dra_device_holder(dra_device_id(d.driver, d.pool, d.device)); holder && *holder != c.claim)
+        return fmt::format("device {} is allocated to ResourceClaim {}", dra_device_id(d.driver, d.pool, d.device), *holder);
+  }
+  return {};
+}
+
+void ClusterState::apply_claims(const std::vector<DraClaimAllocation>& claims, int sign) {
+  for (const DraClaimAllocation& c : claims) {
+    auto it = dra_claims_.find(c.claim);
+    if (sign > 0) {
+      if (it == dra_claims_.end()) {
+        it = dra_claims_.emplace(c.claim, DraClaimState{c.allocation, 0, false}).first;
+        for (const DraDeviceResult& d : c.allocation.devices) dra_devices_[dra_device_id(d.driver, d.pool, d.device)] = c.claim;
+        ++dra_version_;
+      }
+      ++it->second.pods;
+    } else if (it != dra_claims_.end()) {
+      if (--it->second.pods <= 0 && !it->second.from_catalog) {
+        for (const DraDeviceResult& d : it->second.allocation.devices) dra_devices_.erase(dra_device_id(d.driver, d.pool, d.device));
+        dra_claims_.erase(it);
+        ++dra_version_;
+      }
+    }
+  }
+}
+
 void ClusterState::bind(NodeId n, const Pod& pod, const DeviceAssignment& devices, uint64_t bind_seq) {
+  if (std::string why = devices.claims.empty() ? std::string() : check_claims(devices.claims); !why.empty())
+    throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
   if (std::string why = check(n, pod, devices.gpus, devices.shared_replicas, devices.mig); !why.empty())
     throw InvariantViolation(fmt::format("allocate {} on {}: {}", pod.name, n < nodes_.size() ? nodes_[n].name : "?", why));
   do_bind(n, pod, devices, bind_seq);
@@ -583,7 +638,8 @@ void ClusterState::do_bind(NodeId n, const Pod& pod, const DeviceAssignment& dev
   if (!bound.empty() && bound.back().bind_seq > bind_seq)
     at = std::upper_bound(bound.begin(), bound.end(), bind_seq,
                           [](uint64_t seq, const BoundPod& b) { return seq < b.bind_seq; });
-  bound.insert(at, BoundPod{pod, gpus, devices.shared_replicas, devices.mig, bind_seq});
+  bound.insert(at, BoundPod{pod, gpus, devices.shared_replicas, devices.mig, bind_seq, devices.claims});
+  if (!devices.claims.empty()) apply_claims(devices.claims, +1);
 }
 
 BoundPod ClusterState::unbind(NodeId n, size_t i, uint32_t* anti_at) {
@@ -620,6 +676,7 @@ BoundPod ClusterState::unbind(NodeId n, size_t i, uint32_t* anti_at) {
     apply_devices(n, pod, out.gpus, out.shared_replicas, out.mig, -1);
   }
   if (int k = kind_index(pod); k >= 0) --u.gpu_pod_kinds[static_cast<size_t>(k)];
+  if (!out.claims.empty()) apply_claims(out.claims, -1);
   touch(n);
   return out;
 }

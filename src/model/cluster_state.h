@@ -64,6 +64,9 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <memory>
+#include <unordered_map>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -75,6 +78,7 @@
 #include <vector>
 
 #include "model/device_assignment.h"
+#include "model/dra.h"
 #include "model/gpu_catalog.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -89,10 +93,13 @@ struct BoundPod {
   std::vector<int32_t> gpus;             ///< GPU indices, as given to allocate() (DeviceAssignment::gpus)
   std::vector<int32_t> shared_replicas;  ///< DeviceAssignment::shared_replicas
   std::vector<MigDevice> mig;            ///< the MIG devices held (DeviceAssignment::mig)
-  DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
+  DeviceAssignment devices() const { return {gpus, shared_replicas, mig, claims}; }
   /// Cluster-wide binding order: 1 for the state's first allocate(), then 2, 3, ... (never reused).
   /// Stands in for the pod's start time (kube status.startTime) in preemption's orderings.
   uint64_t bind_seq = 0;
+  /// DeviceAssignment::claims: the pod's ResourceClaims with their allocations (empty without claims).
+  std::vector<DraClaimAllocation> claims;
+  DeviceAssignment devices_with_claims() const { return {gpus, shared_replicas, mig, claims}; }
 };
 
 /// What a GPU of a node is (see the file comment).
@@ -252,6 +259,39 @@ class ClusterState {
   /// state): InterPodAffinity's PreScore skips when 0 and the incoming pod has no preferred terms.
   int64_t scored_affinity_pod_count() const { return scored_affinity_pods_; }
 
+  // ---- Dynamic Resource Allocation (model/dra.h) ----
+  // The DRA objects (set once, before scheduling) and which claims are allocated. A claim is allocated
+  // when the catalog says so (status.allocation: kept for the state's life) or while a bound pod holds
+  // it (DeviceAssignment::claims): allocate() allocates a claim not yet allocated and counts one more
+  // pod on one that is; release() counts one less, and the last pod's release deallocates it (as the
+  // resourceclaim controller does once status.reservedFor is empty). Devices of allocated claims are
+  // in use: no other claim may take them. Costs nothing for pods without claims.
+  /// Sets the catalog (shared, read-only) and marks its allocated claims. Throws std::invalid_argument
+  /// when two allocated claims hold one device.
+  void set_dra_catalog(std::shared_ptr<const DraCatalog> catalog);
+  /// The catalog; nullptr when none was set.
+  const DraCatalog* dra_catalog() const { return dra_catalog_.get(); }
+  /// One allocated claim: its allocation, the bound pods holding it, whether the catalog allocated it.
+  struct DraClaimState {
+    DraAllocation allocation;
+    int32_t pods = 0;
+    bool from_catalog = false;
+  };
+  /// The allocated claim `key` ("namespace/name"), or nullptr.
+  const DraClaimState* dra_claim(const std::string& key) const {
+    auto it = dra_claims_.find(key);
+    return it == dra_claims_.end() ? nullptr : &it->second;
+  }
+  /// Every allocated claim, by key.
+  const std::map<std::string, DraClaimState>& dra_claims() const { return dra_claims_; }
+  /// The claim holding device dra_device_id(driver, pool, device), or nullptr when it is free.
+  const std::string* dra_device_holder(const std::string& device_id) const {
+    auto it = dra_devices_.find(device_id);
+    return it == dra_devices_.end() ? nullptr : &it->second;
+  }
+  /// Changes whenever a claim is allocated or deallocated (never repeats within this state).
+  uint64_t dra_version() const { return dra_version_; }
+
   // ---- Forks (see the file comment) ----
   /// A dry run: the changes since fork() until commit() or discard(). Move-only; ends (discards)
   /// at destruction unless committed or discarded.
@@ -383,6 +423,9 @@ class ClusterState {
   void apply_devices(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                      std::span<const MigDevice> mig, int sign);
   static int kind_index(const Pod& pod);
+  // DRA: why `claims` cannot be bound ("" if they can); +1/-1 a pod on each claim.
+  std::string check_claims(const std::vector<DraClaimAllocation>& claims) const;
+  void apply_claims(const std::vector<DraClaimAllocation>& claims, int sign);
 
   // Per slot.
   std::vector<Node> nodes_;
@@ -419,6 +462,11 @@ class ClusterState {
   std::vector<NodeId> anti_nodes_;     // nodes with anti_affinity_pods > 0
   uint64_t anti_version_ = 0;
   Journal journal_;
+  // DRA (see set_dra_catalog).
+  std::shared_ptr<const DraCatalog> dra_catalog_;
+  std::map<std::string, DraClaimState> dra_claims_;
+  std::unordered_map<std::string, std::string> dra_devices_;  // device id -> claim key
+  uint64_t dra_version_ = 0;
 };
 
 }  // namespace gpufleet

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "model/dra.h"
+
 namespace gpufleet {
 
 /// One MIG device of a node: the GPU instance of `profile` starting at memory slice `start` on GPU
@@ -30,6 +32,9 @@ struct DeviceAssignment {
   std::vector<int32_t> shared_replicas{};
   /// nvidia.com/mig-<profile>: one entry per device, as many per profile as the pod requests.
   std::vector<MigDevice> mig{};
+  /// Dynamic Resource Allocation: the pod's ResourceClaims with their allocations (model/dra.h), one
+  /// entry per claim of Pod::resource_claims; empty for a pod without claims.
+  std::vector<DraClaimAllocation> claims{};
   bool operator==(const DeviceAssignment&) const = default;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/device_assignment.h"
+#include "model/dra.h"
 
 #include "model/resources.h"
 #include "model/scheduling_constraints.h"
@@ -61,6 +62,11 @@ struct Pod {
   std::vector<MigRequest> mig_requests;
   /// nvidia.com/gpu.shared: time-slicing replicas under the renamed resource (0 = none).
   int32_t shared_replicas = 0;
+
+  // Dynamic Resource Allocation (resource.k8s.io; model/dra.h).
+  /// spec.resourceClaims, in order; empty for a pod without claims (the DynamicResources filter then
+  /// skips it at no cost).
+  std::vector<PodResourceClaim> resource_claims;
 
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }

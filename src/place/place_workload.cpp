@@ -111,6 +111,7 @@ Placement& Placer::record(size_t i, const sched::ScheduleResult& r, bool preboun
   if (!r.mig.empty()) mig = r.mig_profiles();
   result_.placements.push_back(Placement{pod_key(pod), state_.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
                                          mps_share(pod, state_.node(r.node))});
+  result_.placements.back().claims = r.claims;
   removed_.push_back(false);
   return result_.placements.back();
 }

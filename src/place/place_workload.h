@@ -71,6 +71,9 @@ struct Placement {
   /// With PlaceOptions::record_top_nodes: the nodes that shared the best score when the pod was
   /// scheduled (it went to one of them by the policy's tie rule), in node rank order; else empty.
   std::vector<std::string> top_nodes;
+  /// Dynamic Resource Allocation: the devices of the pod's ResourceClaims, claim by claim in
+  /// spec.resourceClaims order (the ClusterState's allocation); empty for a pod without claims.
+  std::vector<DraClaimAllocation> claims;
 };
 
 /// A pod that is not running, and why (kube's wording).

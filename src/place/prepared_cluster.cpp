@@ -23,6 +23,7 @@ PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& opt
   PreparedCluster out;
   out.state = std::make_unique<ClusterState>(input.nodes);
   ClusterState& state = *out.state;
+  if (!input.dra.empty()) state.set_dra_catalog(std::make_shared<const DraCatalog>(input.dra));
   for (NodeId n = 0; n < state.node_count(); ++n) out.node_by_name.emplace(state.node(n).name, n);
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
   // The policy's profile with kube's DefaultPreemption as its PostFilter.

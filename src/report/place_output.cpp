@@ -48,6 +48,16 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
     j["preempted"] = p.preempted;
     j["priority"] = p.priority;
     j["prebound"] = p.prebound;
+    if (!p.claims.empty()) {  // Dynamic Resource Allocation (only for pods with claims)
+      nlohmann::ordered_json claims = nlohmann::ordered_json::array();
+      for (const DraClaimAllocation& c : p.claims) {
+        nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+        for (const DraDeviceResult& d : c.allocation.devices)
+          devices.push_back({{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}});
+        claims.push_back({{"claim", c.claim}, {"devices", std::move(devices)}});
+      }
+      j["resource_claims"] = std::move(claims);
+    }
     if (p.mps)
       j["mps"] = {{"replicas", p.mps->replicas},
                   {"pinned_device_mem_limit_mib", p.mps->pinned_device_mem_limit_mib},
@@ -97,6 +107,11 @@ std::string place_result_text(const place::PlaceResult& r) {
       out += fmt::format("  mps {}/{}", p.gpus.empty() ? 1 : p.gpus.size(), p.mps->replicas);
       if (p.mps->pinned_device_mem_limit_mib > 0) out += fmt::format(" ({} MiB, {}% SMs per replica)", p.mps->pinned_device_mem_limit_mib, p.mps->active_thread_percentage);
     }
+    for (const DraClaimAllocation& c : p.claims)  // Dynamic Resource Allocation: claim: driver/pool/device, ...
+      for (size_t k = 0; k < c.allocation.devices.size(); ++k) {
+        const DraDeviceResult& d = c.allocation.devices[k];
+        out += fmt::format("{}{}", k == 0 ? fmt::format("  claim {}: ", c.claim) : ", ", dra_device_id(d.driver, d.pool, d.device));
+      }
     if (p.prebound) out += "  (spec.nodeName)";
     if (!p.preempted.empty()) out += fmt::format("  preempted {}", fmt::join(p.preempted, ", "));
     out += "\n";

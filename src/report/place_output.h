@@ -24,7 +24,10 @@ namespace gpufleet::io {
 ///  "node_warnings": [{"node": "n", "resource": "nvidia.com/gpu", "advertised": 28, "expected": 32,
 ///                     "gpus": 8, "replicas": 4, "strategy": "mps", "message": "..."}]}
 /// A placement holding MPS replicas also has "mps": {"replicas": R, "pinned_device_mem_limit_mib": M,
-/// "active_thread_percentage": P} (Placement::mps). node_warnings (only when there are some): Nodes
+/// "active_thread_percentage": P} (Placement::mps). A placement of a pod with ResourceClaims (Dynamic
+/// Resource Allocation, docs/dra.md) also has "resource_claims": [{"claim": "ns/name", "devices":
+/// [{"request": "r" or "r/sub", "driver": "d", "pool": "p", "device": "x"}]}] (Placement::claims); the
+/// text form appends "  claim ns/name: driver/pool/device, ..." per claim. node_warnings (only when there are some): Nodes
 /// whose advertised GPU count disagrees with their labels and sharing (readers/k8s/device_setup.h rule 5).
 /// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.
 /// warnings: what the inputs' reading decided differently from Kubernetes or left out (readers/k8s/place_inputs.h).

@@ -22,6 +22,7 @@
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
@@ -131,6 +132,9 @@ ProfileConfig policy_profile(std::string_view name) {
   // Coscheduling: inert for pods without the pod-group label (plugins/coscheduling.h); gangs go
   // through its Permit (sched/gang_placement.h).
   c.enable(P::kPreFilter, std::string(Coscheduling::kName));
+  // DynamicResources (Dynamic Resource Allocation): Skip for pods without spec.resourceClaims, so
+  // device-plugin pods never reach its Filter.
+  c.enable(P::kPreFilter, std::string(DynamicResources::kName));
   // kube-scheduler's filter order (NodeUnschedulable, TaintToleration, NodeAffinity,
   // NodeResourcesFit), then the GPU filter, the NUMA filter (scheduler-plugins'
   // NodeResourceTopologyMatch, after NodeResourcesFit as in its example profiles; inert on nodes
@@ -138,7 +142,8 @@ ProfileConfig policy_profile(std::string_view name) {
   // has required pod affinity or anti-affinity): a node's unschedulable reason is its first failing
   // filter's.
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
-                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName, InterPodAffinity::kName})
+                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName, InterPodAffinity::kName,
+                             DynamicResources::kName})
     c.enable(P::kFilter, std::string(f));
   c.enable(P::kSelectGpu, std::string(row->gpu_selector));
   c.enable(P::kReserve, std::string(Coscheduling::kName));

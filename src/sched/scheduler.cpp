@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sched/gpu/device_select.h"
+#include "sched/plugins/dynamic_resources.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -250,6 +251,9 @@ void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const Cluste
     result.gpus.push_back(profile_.gpu_selector->select_share_gpu(pod, state, result.node, rng));
   } else if (pod.is_gpu_pod()) {
     result.gpus = select_whole_gpus(state, result.node, pod.num_gpu);
+  }
+  if (!pod.resource_claims.empty()) {  // the DynamicResources filter admitted the node
+    if (auto claims = dra_assign_claims(pod, state, result.node)) result.claims = std::move(*claims);
   }
 }
 
@@ -727,6 +731,9 @@ ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, No
     result.gpus = pod.assigned_devices->gpus;
     result.shared_replicas = pod.assigned_devices->shared_replicas;
     result.mig = pod.assigned_devices->mig;
+    if (!pod.resource_claims.empty()) {
+      if (auto claims = dra_assign_claims(pod, state, n)) result.claims = std::move(*claims);
+    }
   } else {
     select_gpus(result, pod, state, rng);
   }

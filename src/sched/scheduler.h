@@ -78,6 +78,9 @@ struct ScheduleResult {
   std::vector<int32_t> gpus;             ///< GPU indices on that node (num_gpu of them; see above)
   std::vector<int32_t> shared_replicas;  ///< GPU index per nvidia.com/gpu.shared replica (see above)
   std::vector<MigDevice> mig;            ///< MIG devices (GPU, start, profile) (see above)
+  /// Dynamic Resource Allocation: the pod's ResourceClaims with their devices on that node
+  /// (sched/plugins/dynamic_resources.h dra_assign_claims); empty for a pod without claims.
+  std::vector<DraClaimAllocation> claims;
   /// The winning node's score: the weighted sum in a weighted-sum profile; in a lexicographic one, the
   /// last Score plugin's raw score (a policy's own score; 0 when that plugin was skipped). 0 for a
   /// nominated node (no scoring).
@@ -99,7 +102,7 @@ struct ScheduleResult {
   Status post_filter_status;
   bool scheduled() const { return node != kNoNode; }
   /// The devices, as ClusterState::allocate takes them.
-  DeviceAssignment devices() const { return {gpus, shared_replicas, mig}; }
+  DeviceAssignment devices() const { return {gpus, shared_replicas, mig, claims}; }
   /// The distinct GPU indices the pod uses (gpus, shared_replicas and MIG devices), ascending.
   std::vector<int32_t> gpu_indices() const;
   /// The distinct profiles of `mig`, in order, joined by ','; empty without MIG devices.

@@ -325,6 +325,7 @@ struct HttpServer::Impl {
     out["FailedNodes"] = string_map(answer.failed);
     out["FailedAndUnresolvableNodes"] = string_map(answer.failed_unresolvable);
     out["Error"] = answer.error;
+    if (!answer.note.empty()) out["gpufleetNote"] = answer.note;  // ignored by kube-scheduler (unknown field)
     reply_json(res, out);
   }
 

@@ -130,6 +130,23 @@ TEST(LiveCache, ASecondPodWithTheSameUidIsRefused) {
   EXPECT_EQ(s->inputs.input.pods[0].name, "q");
 }
 
+// A pod with spec.resourceClaims (Dynamic Resource Allocation) is left to kube-scheduler's own
+// DynamicResources plugin: every node sent passes, with a note, even the tainted node c and one the
+// cache does not know (kube-scheduler's own filters judge those).
+TEST(LiveExtender, DraPodPassesEveryNodeWithANote) {
+  ClusterCache cache(CacheOptions{});
+  cache.replace_all(cluster_list(), "test");
+  const auto s = cache.snapshot();
+  Pod pod = find(*s, "default/q");
+  pod.resource_claims.push_back({"gpu", "", "gpu-template"});
+  const FilterAnswer a = extender_filter(*s, pod, {"a", "b", "c", "x"});
+  EXPECT_EQ(a.passed, (std::vector<std::string>{"a", "b", "c", "x"}));
+  EXPECT_TRUE(a.failed.empty());
+  EXPECT_TRUE(a.failed_unresolvable.empty());
+  EXPECT_EQ(a.note, "pod has spec.resourceClaims: left to kube-scheduler's DynamicResources plugin, every node passed");
+  EXPECT_TRUE(extender_filter(*s, find(*s, "default/q"), {"a"}).note.empty());
+}
+
 TEST(LiveExtender, FilterSaysWhyPerNode) {
   ClusterCache cache(CacheOptions{});
   cache.replace_all(cluster_list(), "test");

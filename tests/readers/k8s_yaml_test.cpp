@@ -310,12 +310,13 @@ spec:
       limit: {nvidia.com/gpu: 1}
 )"),
                8, 7, "spec.containers[0].resources.limit", "unknown key 'limit' (expected requests, limits, claims)");
-  // claims (dynamic resource allocation) are valid Kubernetes but not modelled: a warning.
+  // container claims without the pod's spec.resourceClaims (dynamic resource allocation; the API
+  // server refuses them): a warning.
   const K8sObjects k = parse_k8s_text(
       "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, resources: {claims: [{name: gpu}]}}\n", "p.yaml");
   ASSERT_EQ(k.pods.size(), 1u);
   EXPECT_EQ(k.warnings,
-            (std::vector<std::string>{"p.yaml:5:3: field 'spec.containers': container resources.claims (dynamic resource allocation) is not modelled (1 object(s)): the pod is placed without its claims"}));
+            (std::vector<std::string>{"p.yaml:5:3: field 'spec.containers': container resources.claims without spec.resourceClaims is not modelled (1 object(s)): the pod is placed without its claims"}));
 }
 
 // A key given twice in one mapping: yaml-cpp would keep the first value and drop the second without

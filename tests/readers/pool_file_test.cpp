@@ -408,7 +408,8 @@ TEST(Examples, EveryFileIsCovered) {
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
                                           "openb", "serving", "queues", "topology", "mps", "faults", "live", "daemonsets", "plan",
-                                          "snapshot", "inference-routing", "leaderworkerset"}));
+                                          "snapshot", "inference-routing", "leaderworkerset", "dra"}));
+  // dra/: place/dra_test.cpp, docs/dra.md;
   // daemonsets/: place/daemon_set_test.cpp, sim/sim_daemon_set_test.cpp;
   // simulate/: sim_cli_test.sh; openb/: inputs/openb_trace_test.cpp; serving/: readers/k8s_serving_test.cpp;
   // queues/: readers/kueue_yaml_test.cpp; topology/: sim/sim_topology_test.cpp; mps/: place/mps_test.cpp, place_cli_test.sh,

@@ -123,7 +123,7 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
     ASSERT_TRUE(p.gpu_selector);
     EXPECT_EQ(p.scores.back().plugin->name(), r.score);
     EXPECT_EQ(p.gpu_selector->name(), r.selector);
-    ASSERT_EQ(p.filters.size(), 8u);  // kube's order
+    ASSERT_EQ(p.filters.size(), 9u);  // kube's order, then DynamicResources
     EXPECT_EQ(p.filters[0]->name(), "NodeUnschedulable");
     EXPECT_EQ(p.filters[1]->name(), "TaintToleration");
     EXPECT_EQ(p.filters[2]->name(), "NodeAffinity");
@@ -132,6 +132,7 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
     EXPECT_EQ(p.filters[5]->name(), "NodeResourceTopologyMatch");
     EXPECT_EQ(p.filters[6]->name(), "PodTopologySpread");
     EXPECT_EQ(p.filters[7]->name(), "InterPodAffinity");
+    EXPECT_EQ(p.filters[8]->name(), "DynamicResources");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "admit/resource_quota.h"
+#include "model/dra.h"
 #include "model/daemon_set.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -32,6 +33,8 @@ struct PlaceInput {
   /// Gangs: pods labelled scheduling.x-k8s.io/pod-group with a group's name (same namespace) are
   /// its members, placed all or nothing.
   std::vector<PodGroup> pod_groups;
+  /// Dynamic Resource Allocation objects (model/dra.h); empty = none (device-plugin clusters).
+  DraCatalog dra;
 };
 
 /// How to place it: the policy (a name from sched::policy_names()) and the seed of its generator.

@@ -16,5 +16,8 @@ Labels read_labels(const Field& v);
 Taint read_taint(const Field& v);
 Toleration read_toleration(const Field& v);
 LabelSelector read_label_selector(const Field& v);
+/// A core/v1 NodeSelectorTerm (matchExpressions, matchFields on metadata.name only), as the Pod
+/// reader reads node affinity; DRA's ResourceSlice and allocation node selectors use it too.
+NodeSelectorTerm read_node_selector_term(const Field& v);
 
 }  // namespace gpufleet::io::detail

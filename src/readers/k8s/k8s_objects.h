@@ -13,6 +13,7 @@
 
 #include "admit/resource_quota.h"
 #include "readers/formats/input_limits.h"
+#include "model/dra.h"
 #include "model/daemon_set.h"
 #include "model/node.h"
 #include "model/pod.h"
@@ -158,6 +159,8 @@ struct K8sObjects {
   /// Jobs queued to Kueue (label kueue.x-k8s.io/queue-name), in order of appearance; not in `pods`.
   std::vector<queue::Workload> queued_workloads;
   std::vector<PodGroup> pod_groups;  ///< gangs, in order of appearance
+  /// Dynamic Resource Allocation objects (readers/k8s/dra_yaml.h): slices, classes, claims, templates.
+  DraCatalog dra;
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
   /// A simulator settings document (sim.gpufleet.io/v1 Autoscaling, readers/sim/sim_pools.h) names the
   /// ExtendedResourceToleration admission plugin in its admissionPlugins (the rest of that document is

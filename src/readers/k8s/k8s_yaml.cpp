@@ -20,6 +20,7 @@
 #include "util/edit_distance.h"
 #include "readers/k8s/k8s_fields.h"
 #include "readers/k8s/kueue_yaml.h"
+#include "readers/k8s/dra_yaml.h"
 #include "readers/k8s/node_resource_topology.h"
 #include "readers/formats/text_file.h"
 #include "readers/formats/yaml_field.h"
@@ -588,6 +589,10 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "PodDisruptionBudget") return pod_disruption_budget(v);
   if (kind == "ConfigMap") return config_map(v);
   if (kind == "NodeResourceTopology") return topologies_.push_back(read_node_resource_topology(v));
+  if (is_dra_kind(kind) && v["apiVersion"].str().rfind("resource.k8s.io/", 0) == 0)  // readers/k8s/dra_yaml.h
+    return read_dra_object(v, kind, out_.dra, [this](const std::string& what, const Val& at, const std::string& consequence) {
+      feature(what, at, consequence);
+    });
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // readers/k8s/pool_file.h reads it
     if (out_.pool_files.empty() || out_.pool_files.back() != v.source().file) out_.pool_files.push_back(v.source().file);
     return;
@@ -760,8 +765,9 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   check_pod_device_names(overhead);
   for (const std::string& name : ignored)
     feature(fmt::format("pod resource {}", name), containers, "the pod is placed without it");
-  if (claims)
-    feature("container resources.claims (dynamic resource allocation)", containers, "the pod is placed without its claims");
+  p.resource_claims = read_pod_resource_claims(spec["resourceClaims"]);  // readers/k8s/dra_yaml.h
+  if (claims && p.resource_claims.empty())
+    feature("container resources.claims without spec.resourceClaims", containers, "the pod is placed without its claims");
 
   p.cpu_milli = amount_of(total, "cpu");
   p.memory_bytes = amount_of(total, "memory");
@@ -1386,6 +1392,8 @@ K8sObjects Reader::finish() {
 bool k8s_extension(const std::filesystem::path& p) { return is_k8s_input_name(p.filename().string()); }
 
 }  // namespace
+
+NodeSelectorTerm detail::read_node_selector_term(const detail::Field& v) { return node_selector_term(v, nullptr); }
 
 // The rules the Kueue reader reuses (readers/k8s/kueue_yaml.h).
 Labels detail::read_labels(const Val& v) { return valid_labels(v); }

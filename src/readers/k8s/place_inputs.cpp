@@ -128,6 +128,7 @@ PlaceInputs place_inputs_from_objects(K8sObjects objects, const std::string& nod
   out.input.kueue = out.objects.kueue;
   out.input.queued_workloads = out.objects.queued_workloads;
   out.input.pod_groups = out.objects.pod_groups;
+  out.input.dra = out.objects.dra;
   return out;
 }
 

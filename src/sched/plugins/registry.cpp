@@ -21,6 +21,7 @@
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/node_resource_topology_match.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/node_unschedulable.h"
 #include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/priority_sort.h"
@@ -75,6 +76,7 @@ std::vector<RegistryEntry> entries() {
        }},
       plain<GpuShareFit>(),
       plain<NodeResourceTopologyMatch>(),
+      plain<DynamicResources>(),
       {std::string(PodTopologySpread::kName),
        [](const PluginArgs* args, const PolicyContext&) -> std::shared_ptr<Plugin> {
          return std::make_shared<PodTopologySpread>(args_of<PodTopologySpreadArgs>(PodTopologySpread::kName, args));

@@ -17,6 +17,7 @@
 #include "sched/framework/profile.h"
 #include "sched/plugins/best_fit_score.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/inter_pod_affinity.h"
 #include "sched/plugins/pod_topology_spread.h"
 #include "sched/plugins/node_affinity.h"
@@ -124,8 +125,10 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
       {14, "PodTopologySpread", PodTopologySpread::kMissingRequiredLabel},
       {15, "InterPodAffinity", InterPodAffinity::kAntiAffinityRulesNotMatch},
       {17, "InterPodAffinity", InterPodAffinity::kAffinityRulesNotMatch},
+      {18, "DynamicResources", DynamicResources::kCannotAllocate},
+      {20, "DynamicResources", DynamicResources::kAllocationError},
   };
-  ASSERT_EQ(table.size(), 17u);
+  ASSERT_EQ(table.size(), 20u);
   for (const Row& r : rows) {
     SCOPED_TRACE(static_cast<int>(r.number));
     const Rejection rejection = table.rejection(r.number);
@@ -136,7 +139,7 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
     while (p.filters[filter]->name() != r.plugin) ++filter;
     EXPECT_EQ(table.number(filter, r.code), r.number);
   }
-  EXPECT_THROW(table.rejection(18), std::out_of_range);
+  EXPECT_THROW(table.rejection(21), std::out_of_range);
 }
 
 // A filter with `count` reasons of its own ("reason 0", ...), each Unschedulable; its filter

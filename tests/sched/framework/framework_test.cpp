@@ -17,6 +17,7 @@
 #include "sched/framework/registry.h"
 #include "sched/framework/status.h"
 #include "sched/framework/validation.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -98,6 +99,9 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {InterPodAffinity::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
       {NodeUnschedulable::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
       {NodeResourceTopologyMatch::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
+      {DynamicResources::kCannotAllocate, Code::kUnschedulableAndUnresolvable, "cannot allocate all claims"},
+      {DynamicResources::kNotAvailable, Code::kUnschedulableAndUnresolvable, "resourceclaim not available on the node"},
+      {DynamicResources::kAllocationError, Code::kUnschedulableAndUnresolvable, "resource claim allocation failed"},
   };
   // Every reason the policies' filters register is a row.
   size_t registered = 0;
@@ -147,7 +151,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "NodeResourcesBalancedAllocation", "GpuShareFit",
-      "NodeResourceTopologyMatch", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "NodeResourceTopologyMatch", "DynamicResources", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
@@ -176,7 +180,8 @@ TEST(RegistryTest, PolicyProfiles) {
     };
     const std::string score = names(ExtensionPoint::kScore).back();
     EXPECT_EQ(names(ExtensionPoint::kQueueSort), std::vector<std::string>{"PrioritySort"});
-    EXPECT_EQ(names(ExtensionPoint::kPreFilter), (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "Coscheduling"}));
+    EXPECT_EQ(names(ExtensionPoint::kPreFilter),
+              (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "Coscheduling", "DynamicResources"}));
     EXPECT_EQ(names(ExtensionPoint::kReserve), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kPermit), std::vector<std::string>{"Coscheduling"});
     EXPECT_EQ(names(ExtensionPoint::kScore), (std::vector<std::string>{"TaintToleration", "NodeAffinity", score}));
@@ -216,7 +221,7 @@ TEST(ValidationTest, ProfileErrorsNameTheField) {
       {"valid", [](ProfileConfig&) {}, {}},
       {"no name", [](ProfileConfig& c) { c.scheduler_name.clear(); }, {"schedulerName: Required value: name is required"}},
       {"duplicate filter", [](ProfileConfig& c) { c.enable(ExtensionPoint::kFilter, "NodeAffinity"); },
-       {"plugins.filter.enabled[8].name: Duplicate value: \"NodeAffinity\""}},
+       {"plugins.filter.enabled[9].name: Duplicate value: \"NodeAffinity\""}},
       {"negative weight", [](ProfileConfig& c) { c.at(ExtensionPoint::kScore).enabled[2].weight = -1; },
        {"plugins.score.enabled[2].weight: Invalid value: -1: must be greater than or equal to 0"}},
       {"weight outside score", [](ProfileConfig& c) { c.at(ExtensionPoint::kFilter).enabled[0].weight = 2; },

@@ -467,9 +467,10 @@ TEST(PodTopologySpreadTest, EveryPolicyFiltersAndSaysWhy) {
     EXPECT_EQ(pre[0].name, "PodTopologySpread") << name;
     EXPECT_EQ(pre[1].name, "InterPodAffinity") << name;
     const auto& filters = config.at(ExtensionPoint::kFilter).enabled;
-    ASSERT_GE(filters.size(), 2u) << name;
-    EXPECT_EQ(filters[filters.size() - 2].name, "PodTopologySpread") << name;
-    EXPECT_EQ(filters.back().name, "InterPodAffinity") << name;
+    ASSERT_GE(filters.size(), 3u) << name;
+    EXPECT_EQ(filters[filters.size() - 3].name, "PodTopologySpread") << name;
+    EXPECT_EQ(filters[filters.size() - 2].name, "InterPodAffinity") << name;
+    EXPECT_EQ(filters.back().name, "DynamicResources") << name;  // Dynamic Resource Allocation, last
     // Its Score only in kube's default profiles (kube_default_scoring_test.cpp).
     if (name.rfind("default-scheduler", 0) != 0)
       for (const auto& ref : config.at(ExtensionPoint::kScore).enabled) EXPECT_NE(ref.name, "PodTopologySpread") << name;

@@ -1,0 +1,224 @@
+// Dynamic Resource Allocation (DRA, API group resource.k8s.io, v1 since Kubernetes 1.34): the objects
+// drivers and users write, as plain data. No I/O, no CEL: selectors carry their expression text and,
+// once a reader compiled them, a DeviceMatcher that evaluates them (the CEL layer implements it).
+//
+// Upstream types: kubernetes/kubernetes staging/src/k8s.io/api/resource/v1/types.go (ResourceSlice,
+// Device, CounterSet, DeviceClass, ResourceClaim, ResourceClaimTemplate, AllocationResult) and
+// staging/src/k8s.io/api/core/v1/types.go (PodResourceClaim). Field names below are the API's.
+// Limits that the API server validates (types.go constants) are repeated where gpufleet checks them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/quantity.h"
+#include "model/scheduling_constraints.h"
+
+namespace gpufleet {
+
+/// resource/v1 ResourceSliceMaxDevices: at most 128 devices per ResourceSlice.
+inline constexpr size_t kDraMaxDevicesPerSlice = 128;
+/// resource/v1 AllocationResultsMaxSize: at most 32 devices in one claim's allocation.
+inline constexpr size_t kDraAllocationResultsMaxSize = 32;
+/// resource/v1 ResourceClaimReservedForMaxSize: at most 256 consumers (pods) of one claim.
+inline constexpr size_t kDraReservedForMaxSize = 256;
+/// resource/v1 DeviceRequestsMaxSize: at most 32 requests (and 8 firstAvailable subrequests) per claim.
+inline constexpr size_t kDraMaxRequests = 32;
+inline constexpr size_t kDraMaxSubRequests = 8;
+
+/// A device attribute value (resource/v1 DeviceAttribute): exactly one of int, bool, string, version
+/// (a semantic version 2.0.0 string, e.g. "12.4.0").
+struct DraAttribute {
+  enum class Kind : uint8_t { kInt, kBool, kString, kVersion };
+  Kind kind = Kind::kString;
+  int64_t int_value = 0;
+  bool bool_value = false;
+  std::string string_value;  ///< kString and kVersion
+  bool operator==(const DraAttribute&) const = default;
+};
+
+/// counters a device consumes from one CounterSet of its pool (resource/v1 DeviceCounterConsumption).
+struct DraCounterConsumption {
+  std::string counter_set;                   ///< a CounterSet name of the pool's sharedCounters
+  std::map<std::string, Quantity> counters;  ///< counter name -> amount consumed
+};
+
+/// One device of a ResourceSlice (resource/v1 Device). Attribute and capacity names are qualified
+/// names: "domain/id" or a bare "id", which means "<driver>/id" (upstream's lookupAttribute).
+struct DraDevice {
+  std::string name;  ///< unique in its pool (a DNS label)
+  std::map<std::string, DraAttribute> attributes;
+  std::map<std::string, Quantity> capacity;  ///< capacity[name].value
+  /// Partitionable devices (KEP-4815, e.g. MIG instances of one GPU): what allocating this device takes
+  /// from the pool's shared counters. Empty for an ordinary device.
+  std::vector<DraCounterConsumption> consumes_counters;
+};
+
+/// A named set of counters of a pool (resource/v1 CounterSet), e.g. one physical GPU's memory slices.
+struct DraCounterSet {
+  std::string name;
+  std::map<std::string, Quantity> counters;
+};
+
+/// A ResourceSlice (resource/v1 ResourceSliceSpec): devices of one driver's pool reachable from one
+/// node (node_name), from nodes matching a selector (node_selector, terms ORed), or from every node
+/// (all_nodes). Exactly one of the three is set (a slice with only shared_counters may have none).
+struct ResourceSlice {
+  std::string name;       ///< metadata.name
+  std::string driver;     ///< e.g. "gpu.nvidia.com"
+  std::string pool;       ///< pool.name
+  int64_t generation = 0; ///< pool.generation: only the slices of a pool's highest generation count
+  int64_t resource_slice_count = 1;  ///< pool.resourceSliceCount: slices the pool has in all
+  std::string node_name;
+  std::vector<NodeSelectorTerm> node_selector;
+  bool all_nodes = false;
+  std::vector<DraDevice> devices;
+  std::vector<DraCounterSet> shared_counters;
+};
+
+/// A device's view for selector evaluation: the slice's driver and the device.
+struct DraDeviceView {
+  const std::string* driver = nullptr;
+  const DraDevice* device = nullptr;
+};
+
+/// Evaluates one compiled selector against a device (the CEL layer's implementation; tests use their
+/// own). Returns true/false, or an error message: a CEL runtime error (e.g. "no such key: ...") in
+/// cel-go's wording, which aborts the allocation as upstream does.
+class DeviceMatcher {
+ public:
+  virtual ~DeviceMatcher() = default;
+  struct Result {
+    bool matches = false;
+    std::string error;  ///< non-empty: a runtime error
+  };
+  virtual Result matches(const DraDeviceView& device) const = 0;
+};
+
+/// One selector (resource/v1 DeviceSelector with a CEL expression), e.g.
+/// `device.attributes["gpu.nvidia.com"].productName == "NVIDIA A100-SXM4-80GB"`.
+struct DeviceSelector {
+  std::string expression;
+  /// Set by the reader that compiled `expression`; nullptr = not compiled (the allocator then refuses
+  /// the request with an error, never a silent false).
+  std::shared_ptr<const DeviceMatcher> matcher;
+};
+
+/// A DeviceClass (resource/v1 DeviceClassSpec): selectors every request for the class must satisfy
+/// too. `config` is read and ignored (the reader warns: opaque driver parameters).
+struct DeviceClass {
+  std::string name;
+  std::vector<DeviceSelector> selectors;
+};
+
+/// resource/v1 DeviceAllocationMode: ExactCount (the default, `count` devices, default 1) or All (every
+/// matching device reachable from the node, at least one).
+enum class DraAllocationMode : uint8_t { kExactCount, kAll };
+
+/// resource/v1 ExactDeviceRequest, and DeviceSubRequest (a firstAvailable entry, named).
+struct DraExactRequest {
+  std::string name;  ///< the subrequest's name; empty for an `exactly` request (the request's name)
+  std::string device_class_name;
+  std::vector<DeviceSelector> selectors;
+  DraAllocationMode allocation_mode = DraAllocationMode::kExactCount;
+  int64_t count = 1;
+};
+
+/// One request of a claim (resource/v1 DeviceRequest): `exactly` or `firstAvailable` (tried in order,
+/// the first that can be allocated wins; KEP-4816 prioritized list).
+struct DraDeviceRequest {
+  std::string name;
+  std::optional<DraExactRequest> exactly;
+  std::vector<DraExactRequest> first_available;
+};
+
+/// resource/v1 DeviceConstraint with matchAttribute: every device allocated for `requests` (all of
+/// the claim's when empty; "req/sub" names one subrequest) has the same value of the attribute.
+struct DraConstraint {
+  std::vector<std::string> requests;
+  std::string match_attribute;  ///< fully qualified, e.g. "resource.kubernetes.io/pcieRoot"
+};
+
+/// resource/v1 DeviceClaim (spec.devices).
+struct DraClaimSpec {
+  std::vector<DraDeviceRequest> requests;
+  std::vector<DraConstraint> constraints;
+};
+
+/// One allocated device (resource/v1 DeviceRequestAllocationResult).
+struct DraDeviceResult {
+  std::string request;  ///< the request's name, "req/sub" for a firstAvailable subrequest
+  std::string driver;
+  std::string pool;
+  std::string device;
+  bool operator==(const DraDeviceResult&) const = default;
+};
+
+/// A claim's allocation (resource/v1 AllocationResult): its devices and where they are reachable.
+/// node_selector empty = every node (upstream leaves AllocationResult.NodeSelector nil for devices of
+/// allNodes slices); a node-local allocation has one term matching metadata.name.
+struct DraAllocation {
+  std::vector<DraDeviceResult> devices;
+  std::vector<NodeSelectorTerm> node_selector;
+  /// Same devices (node selectors are derived from them).
+  bool operator==(const DraAllocation& o) const { return devices == o.devices; }
+};
+
+/// A ResourceClaim (resource/v1): spec and, when already allocated, status.allocation and the pods it
+/// is reserved for (status.reservedFor, "namespace/name").
+struct ResourceClaim {
+  std::string namespace_name;
+  std::string name;
+  DraClaimSpec spec;
+  std::optional<DraAllocation> allocation;
+  std::vector<std::string> reserved_for;
+};
+
+/// A ResourceClaimTemplate (resource/v1): the claim every pod naming it gets of its own.
+struct ResourceClaimTemplate {
+  std::string namespace_name;
+  std::string name;
+  DraClaimSpec spec;
+};
+
+/// core/v1 PodResourceClaim (pod.spec.resourceClaims[]): exactly one of the two names.
+struct PodResourceClaim {
+  std::string name;
+  std::string resource_claim_name;
+  std::string resource_claim_template_name;
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
+/// A claim as a pod holds it once allocated: the claim's key and its allocation. The key of a named
+/// claim is "namespace/name"; a template's claim is the pod's own, "namespace/<pod>-<podClaimName>"
+/// (the name the resourceclaim controller generates, minus its random suffix).
+struct DraClaimAllocation {
+  std::string claim;
+  DraAllocation allocation;
+  bool operator==(const DraClaimAllocation&) const = default;
+};
+
+/// Everything DRA the cluster holds: slices, classes, claims and templates, as read.
+struct DraCatalog {
+  std::vector<ResourceSlice> slices;
+  std::map<std::string, DeviceClass> classes;             ///< by name
+  std::map<std::string, ResourceClaim> claims;            ///< by "namespace/name"
+  std::map<std::string, ResourceClaimTemplate> templates; ///< by "namespace/name"
+  bool empty() const { return slices.empty() && classes.empty() && claims.empty() && templates.empty(); }
+};
+
+/// "driver/pool/device", upstream's DeviceID.String().
+std::string dra_device_id(const std::string& driver, const std::string& pool, const std::string& device);
+
+/// The key of the claim that pod claim `pc` of pod namespace/pod names (see DraClaimAllocation).
+std::string dra_claim_key(const std::string& pod_namespace, const std::string& pod_name, const PodResourceClaim& pc);
+
+/// The attribute `qualified_name` of a device of `driver`: the fully qualified entry, else, when the
+/// domain is the driver's name, the bare id (upstream structured/allocator.go lookupAttribute).
+const DraAttribute* dra_lookup_attribute(const DraDevice& device, const std::string& driver, const std::string& qualified_name);
+
+}  // namespace gpufleet

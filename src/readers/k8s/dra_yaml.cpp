@@ -1,0 +1,390 @@
+#include "readers/k8s/dra_yaml.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "cel/cel.h"
+#include "readers/formats/yaml_field.h"
+#include "readers/k8s/dra_cel.h"
+#include "readers/k8s/k8s_fields.h"
+
+namespace gpufleet::io {
+namespace {
+
+using Val = detail::Field;
+using Warn = std::function<void(const std::string&, const Val&, const std::string&)>;
+
+enum class Api { kV1, kV1beta2, kV1beta1 };
+
+Api api_of(const Val& v, const std::string& kind) {
+  const Val api = v["apiVersion"];
+  const std::string s = api.required_str();
+  if (s == "resource.k8s.io/v1") return Api::kV1;
+  if (s == "resource.k8s.io/v1beta2") return Api::kV1beta2;
+  if (s == "resource.k8s.io/v1beta1") return Api::kV1beta1;
+  api.fail(fmt::format("unsupported apiVersion '{}' for {} (expected resource.k8s.io/v1, v1beta2 or v1beta1)", s, kind));
+}
+
+std::string object_key(const Val& v, bool namespaced) {
+  const std::string name = v["metadata"]["name"].required_str();
+  if (!namespaced) return name;
+  std::string ns = v["metadata"]["namespace"].str();
+  return (ns.empty() ? "default" : ns) + "/" + name;
+}
+
+std::vector<DeviceSelector> selectors(const Val& list) {
+  std::vector<DeviceSelector> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val s = list.at(i);
+    s.only_keys({"cel"});
+    const Val cel = s["cel"];
+    if (!cel.present()) s.fail("a selector needs `cel` (the only selector type)");
+    cel.only_keys({"expression"});
+    const Val expr = cel["expression"];
+    DeviceSelector sel;
+    sel.expression = expr.required_str();
+    try {
+      sel.matcher = compile_device_selector(sel.expression);
+    } catch (const cel::CompileError& e) {
+      if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error at column {} of the expression: {}", e.column(), e.message()));
+      expr.fail(fmt::format("CEL {} not supported at column {} of the expression: {}", e.construct(), e.column(), e.message()));
+    }
+    out.push_back(std::move(sel));
+  }
+  return out;
+}
+
+std::map<std::string, Quantity> quantities(const Val& map, bool wrapped_in_value, const Warn* warn) {
+  std::map<std::string, Quantity> out;
+  map.each_entry([&](const std::string& name, const Val& q) {
+    if (!wrapped_in_value) {
+      out[name] = q.quantity();
+      return;
+    }
+    q.only_keys({"value", "requestPolicy"});
+    if (q["requestPolicy"].present() && warn != nullptr)
+      (*warn)("device capacity requestPolicy (consumable capacity)", q["requestPolicy"], "each device is allocated whole");
+    out[name] = q["value"].quantity();
+  });
+  return out;
+}
+
+DraAttribute attribute(const Val& v) {
+  v.only_keys({"int", "bool", "string", "version"});
+  DraAttribute a;
+  int set = 0;
+  if (v["int"].present()) {
+    a.kind = DraAttribute::Kind::kInt;
+    a.int_value = v["int"].integer(INT64_MIN, INT64_MAX);
+    ++set;
+  }
+  if (v["bool"].present()) {
+    a.kind = DraAttribute::Kind::kBool;
+    a.bool_value = v["bool"].boolean(false);
+    ++set;
+  }
+  if (v["string"].present()) {
+    a.kind = DraAttribute::Kind::kString;
+    a.string_value = v["string"].scalar();
+    ++set;
+  }
+  if (v["version"].present()) {
+    a.kind = DraAttribute::Kind::kVersion;
+    a.string_value = v["version"].scalar();
+    try {
+      cel::Semver::parse(a.string_value);
+    } catch (const std::invalid_argument& e) {
+      v["version"].fail(fmt::format("'{}' is not a semantic version: {}", a.string_value, e.what()));
+    }
+    ++set;
+  }
+  if (set != 1) v.fail("an attribute needs exactly one of int, bool, string, version");
+  return a;
+}
+
+std::vector<DraCounterConsumption> consumes_counters(const Val& list) {
+  std::vector<DraCounterConsumption> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val c = list.at(i);
+    c.only_keys({"counterSet", "counters"});
+    DraCounterConsumption cc;
+    cc.counter_set = c["counterSet"].required_str();
+    cc.counters = quantities(c["counters"], true, nullptr);
+    out.push_back(std::move(cc));
+  }
+  return out;
+}
+
+DraDevice device(const Val& d, Api api, const Warn& warn) {
+  DraDevice out;
+  out.name = d["name"].required_str();
+  Val body = d;
+  if (api == Api::kV1beta1) {
+    d.only_keys({"name", "basic"});
+    body = d["basic"];
+    if (!body.present()) return out;  // a v1beta1 device without `basic`: no attributes
+  }
+  const bool beta1 = api == Api::kV1beta1;
+  if (beta1)
+    body.only_keys({"attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
+                    "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations"});
+  else
+    body.only_keys({"name", "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
+                    "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations"});
+  body["attributes"].each_entry([&](const std::string& name, const Val& a) { out.attributes[name] = attribute(a); });
+  out.capacity = quantities(body["capacity"], true, &warn);
+  out.consumes_counters = consumes_counters(body["consumesCounters"]);
+  for (const char* k : {"nodeName", "nodeSelector", "allNodes"})
+    if (body[k].present()) body[k].fail("per-device node selection is not modelled (set nodeName, nodeSelector or allNodes on the slice)");
+  if (body["taints"].size() > 0) warn("device taints", body["taints"], "the device is allocated as if untainted");
+  if (body["bindingConditions"].size() > 0)
+    warn("device bindingConditions", body["bindingConditions"], "the device is allocated without waiting for its conditions");
+  if (body["allowMultipleAllocations"].boolean(false))
+    warn("device allowMultipleAllocations", body["allowMultipleAllocations"], "the device is allocated to one claim at a time");
+  return out;
+}
+
+void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn) {
+  v.only_keys({"apiVersion", "kind", "metadata", "spec"});
+  ResourceSlice s;
+  s.name = v["metadata"]["name"].required_str();
+  for (const ResourceSlice& other : catalog.slices)
+    if (other.name == s.name) v["metadata"]["name"].fail(fmt::format("duplicate ResourceSlice '{}'", s.name));
+  const Val spec = v["spec"];
+  spec.require_map();
+  spec.only_keys({"driver", "pool", "nodeName", "nodeSelector", "allNodes", "devices", "sharedCounters", "perDeviceNodeSelection"});
+  s.driver = spec["driver"].required_str();
+  const Val pool = spec["pool"];
+  pool.require_map();
+  pool.only_keys({"name", "generation", "resourceSliceCount"});
+  s.pool = pool["name"].required_str();
+  s.generation = pool["generation"].integer(0, INT64_MAX);
+  s.resource_slice_count = pool["resourceSliceCount"].integer(1, INT64_MAX);
+  s.node_name = spec["nodeName"].str();
+  s.all_nodes = spec["allNodes"].boolean(false);
+  const Val selector = spec["nodeSelector"];
+  if (selector.present()) {
+    selector.only_keys({"nodeSelectorTerms"});
+    const Val terms = selector["nodeSelectorTerms"];
+    for (size_t i = 0, n = terms.size(); i < n; ++i) s.node_selector.push_back(detail::read_node_selector_term(terms.at(i)));
+    if (s.node_selector.empty()) terms.fail("a nodeSelector needs at least one term");
+  }
+  if (spec["perDeviceNodeSelection"].boolean(false))
+    spec["perDeviceNodeSelection"].fail("per-device node selection is not modelled");
+  const int scopes = (s.node_name.empty() ? 0 : 1) + (s.all_nodes ? 1 : 0) + (s.node_selector.empty() ? 0 : 1);
+  const Val shared = spec["sharedCounters"];
+  if (scopes > 1) spec.fail("set exactly one of nodeName, nodeSelector, allNodes");
+  if (scopes == 0 && shared.size() == 0) spec.fail("set exactly one of nodeName, nodeSelector, allNodes");
+  const Val devices = spec["devices"];
+  if (devices.size() > kDraMaxDevicesPerSlice)
+    devices.fail(fmt::format("{} devices, more than the {} a ResourceSlice may hold", devices.size(), kDraMaxDevicesPerSlice));
+  std::set<std::string> names;
+  for (size_t i = 0, n = devices.size(); i < n; ++i) {
+    s.devices.push_back(device(devices.at(i), api, warn));
+    if (!names.insert(s.devices.back().name).second)
+      devices.at(i)["name"].fail(fmt::format("duplicate device name '{}' in the slice", s.devices.back().name));
+  }
+  for (size_t i = 0, n = shared.size(); i < n; ++i) {
+    const Val c = shared.at(i);
+    c.only_keys({"name", "counters"});
+    DraCounterSet cs;
+    cs.name = c["name"].required_str();
+    cs.counters = quantities(c["counters"], true, nullptr);
+    s.shared_counters.push_back(std::move(cs));
+  }
+  // Each consumesCounters entry must name a counter set of this slice's pool (API validation checks
+  // the slice itself; a counter set in another slice of the pool is accepted here).
+  catalog.slices.push_back(std::move(s));
+}
+
+void device_class(const Val& v, DraCatalog& catalog, const Warn& warn) {
+  v.only_keys({"apiVersion", "kind", "metadata", "spec"});
+  DeviceClass c;
+  c.name = object_key(v, false);
+  const Val spec = v["spec"];
+  spec.only_keys({"selectors", "config", "extendedResourceName"});
+  c.selectors = selectors(spec["selectors"]);
+  if (spec["config"].size() > 0) warn("DeviceClass config (opaque driver parameters)", spec["config"], "ignored");
+  if (spec["extendedResourceName"].present())
+    warn("DeviceClass extendedResourceName", spec["extendedResourceName"], "pods asking for the extended resource do not get DRA devices");
+  if (catalog.classes.count(c.name)) v["metadata"]["name"].fail(fmt::format("duplicate DeviceClass '{}'", c.name));
+  catalog.classes[c.name] = std::move(c);
+}
+
+DraExactRequest exact_request(const Val& r, bool subrequest, const Warn& warn) {
+  DraExactRequest out;
+  if (subrequest) out.name = r["name"].required_str();
+  out.device_class_name = r["deviceClassName"].required_str();
+  out.selectors = selectors(r["selectors"]);
+  const Val mode = r["allocationMode"];
+  const std::string m = mode.str("ExactCount");
+  if (m == "All") out.allocation_mode = DraAllocationMode::kAll;
+  else if (m != "ExactCount") mode.fail(fmt::format("unknown allocationMode '{}' (expected ExactCount or All)", m));
+  const Val count = r["count"];
+  if (count.present()) {
+    if (out.allocation_mode == DraAllocationMode::kAll) count.fail("count is only allowed with allocationMode ExactCount");
+    out.count = count.integer(1, static_cast<int64_t>(kDraAllocationResultsMaxSize));
+  }
+  if (r["adminAccess"].boolean(false))
+    r["adminAccess"].fail("adminAccess is refused: an admin-access request shares devices that other claims hold "
+                          "(DRAAdminAccess, for monitoring pods), which gpufleet does not model");
+  if (r["tolerations"].size() > 0) warn("device request tolerations", r["tolerations"], "ignored (device taints are not modelled)");
+  if (r["capacity"].present()) warn("device request capacity (consumable capacity)", r["capacity"], "each device is allocated whole");
+  return out;
+}
+
+DraClaimSpec claim_spec(const Val& spec, Api api, const Warn& warn) {
+  DraClaimSpec out;
+  spec.only_keys({"devices"});
+  const Val devices = spec["devices"];
+  devices.only_keys({"requests", "constraints", "config"});
+  const Val requests = devices["requests"];
+  if (requests.size() > kDraMaxRequests)
+    requests.fail(fmt::format("{} requests, more than the {} a claim may have", requests.size(), kDraMaxRequests));
+  std::set<std::string> names;
+  for (size_t i = 0, n = requests.size(); i < n; ++i) {
+    const Val r = requests.at(i);
+    DraDeviceRequest req;
+    req.name = r["name"].required_str();
+    if (!names.insert(req.name).second) r["name"].fail(fmt::format("duplicate request name '{}'", req.name));
+    const Val first = r["firstAvailable"];
+    if (api == Api::kV1beta1 && !first.present()) {
+      r.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "firstAvailable"});
+      req.exactly = exact_request(r, false, warn);
+    } else if (api == Api::kV1beta1) {
+      r.only_keys({"name", "firstAvailable"});
+    } else {
+      r.only_keys({"name", "exactly", "firstAvailable"});
+      const Val exactly = r["exactly"];
+      if (exactly.present() == first.present()) r.fail("set exactly one of `exactly` and `firstAvailable`");
+      if (exactly.present()) {
+        exactly.only_keys({"deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity"});
+        req.exactly = exact_request(exactly, false, warn);
+      }
+    }
+    if (first.present()) {
+      if (first.size() == 0) first.fail("firstAvailable needs at least one subrequest");
+      if (first.size() > kDraMaxSubRequests)
+        first.fail(fmt::format("{} subrequests, more than the {} a request may have", first.size(), kDraMaxSubRequests));
+      std::set<std::string> subs;
+      for (size_t k = 0, m = first.size(); k < m; ++k) {
+        const Val s = first.at(k);
+        s.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "tolerations", "capacity"});
+        req.first_available.push_back(exact_request(s, true, warn));
+        if (!subs.insert(req.first_available.back().name).second)
+          s["name"].fail(fmt::format("duplicate subrequest name '{}'", req.first_available.back().name));
+      }
+    }
+    out.requests.push_back(std::move(req));
+  }
+  const Val constraints = devices["constraints"];
+  for (size_t i = 0, n = constraints.size(); i < n; ++i) {
+    const Val c = constraints.at(i);
+    c.only_keys({"requests", "matchAttribute", "distinctAttribute"});
+    if (c["distinctAttribute"].present()) c["distinctAttribute"].fail("distinctAttribute constraints are not modelled");
+    DraConstraint k;
+    k.match_attribute = c["matchAttribute"].required_str();
+    if (k.match_attribute.find('/') == std::string::npos)
+      c["matchAttribute"].fail("matchAttribute must be a fully qualified name (domain/id)");
+    const Val reqs = c["requests"];
+    for (size_t j = 0, m = reqs.size(); j < m; ++j) {
+      k.requests.push_back(reqs.at(j).required_str());
+      const std::string base = k.requests.back().substr(0, k.requests.back().find('/'));
+      if (!names.count(base)) reqs.at(j).fail(fmt::format("no request named '{}' in this claim", base));
+    }
+    out.constraints.push_back(std::move(k));
+  }
+  if (devices["config"].size() > 0) warn("ResourceClaim config (opaque driver parameters)", devices["config"], "ignored");
+  return out;
+}
+
+void resource_claim(const Val& v, Api api, DraCatalog& catalog, const Warn& warn) {
+  v.only_keys({"apiVersion", "kind", "metadata", "spec", "status"});
+  ResourceClaim c;
+  const std::string key = object_key(v, true);
+  c.namespace_name = key.substr(0, key.find('/'));
+  c.name = key.substr(key.find('/') + 1);
+  c.spec = claim_spec(v["spec"], api, warn);
+  const Val status = v["status"];
+  status.only_keys({"allocation", "reservedFor", "devices"});
+  const Val alloc = status["allocation"];
+  if (alloc.present()) {
+    alloc.only_keys({"devices", "nodeSelector", "allocationTimestamp"});
+    DraAllocation a;
+    const Val results = alloc["devices"]["results"];
+    alloc["devices"].only_keys({"results", "config"});
+    for (size_t i = 0, n = results.size(); i < n; ++i) {
+      const Val r = results.at(i);
+      r.only_keys({"request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
+                   "bindingFailureConditions", "shareID", "consumedCapacity"});
+      a.devices.push_back({r["request"].required_str(), r["driver"].required_str(), r["pool"].required_str(), r["device"].required_str()});
+      const DraDeviceResult& d = a.devices.back();
+      for (const auto& [other_key, other] : catalog.claims)  // one device, one claim (no admin access)
+        if (other.allocation)
+          for (const DraDeviceResult& o : other.allocation->devices)
+            if (o.driver == d.driver && o.pool == d.pool && o.device == d.device)
+              r["device"].fail(fmt::format("device {} is already allocated to ResourceClaim {}", dra_device_id(d.driver, d.pool, d.device), other_key));
+    }
+    const Val terms = alloc["nodeSelector"]["nodeSelectorTerms"];
+    for (size_t i = 0, n = terms.size(); i < n; ++i) a.node_selector.push_back(detail::read_node_selector_term(terms.at(i)));
+    c.allocation = std::move(a);
+  }
+  const Val reserved = status["reservedFor"];
+  for (size_t i = 0, n = reserved.size(); i < n; ++i) {
+    const Val r = reserved.at(i);
+    r.only_keys({"apiGroup", "resource", "name", "uid"});
+    c.reserved_for.push_back(c.namespace_name + "/" + r["name"].required_str());
+  }
+  if (reserved.size() > kDraReservedForMaxSize)
+    reserved.fail(fmt::format("{} consumers, more than the {} a claim may have", reserved.size(), kDraReservedForMaxSize));
+  if (catalog.claims.count(key)) v["metadata"]["name"].fail(fmt::format("duplicate ResourceClaim '{}'", key));
+  catalog.claims[key] = std::move(c);
+}
+
+void resource_claim_template(const Val& v, Api api, DraCatalog& catalog, const Warn& warn) {
+  v.only_keys({"apiVersion", "kind", "metadata", "spec"});
+  ResourceClaimTemplate t;
+  const std::string key = object_key(v, true);
+  t.namespace_name = key.substr(0, key.find('/'));
+  t.name = key.substr(key.find('/') + 1);
+  const Val spec = v["spec"];
+  spec.only_keys({"metadata", "spec"});
+  t.spec = claim_spec(spec["spec"], api, warn);
+  if (catalog.templates.count(key)) v["metadata"]["name"].fail(fmt::format("duplicate ResourceClaimTemplate '{}'", key));
+  catalog.templates[key] = std::move(t);
+}
+
+}  // namespace
+
+bool is_dra_kind(const std::string& kind) {
+  return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" || kind == "ResourceClaimTemplate";
+}
+
+void read_dra_object(const Val& object, const std::string& kind, DraCatalog& catalog, const Warn& warn) {
+  const Api api = api_of(object, kind);
+  if (kind == "ResourceSlice") return resource_slice(object, api, catalog, warn);
+  if (kind == "DeviceClass") return device_class(object, catalog, warn);
+  if (kind == "ResourceClaim") return resource_claim(object, api, catalog, warn);
+  return resource_claim_template(object, api, catalog, warn);
+}
+
+std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list) {
+  std::vector<PodResourceClaim> out;
+  std::set<std::string> names;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val c = list.at(i);
+    c.only_keys({"name", "resourceClaimName", "resourceClaimTemplateName"});
+    PodResourceClaim pc;
+    pc.name = c["name"].required_str();
+    if (!names.insert(pc.name).second) c["name"].fail(fmt::format("duplicate pod resource claim name '{}'", pc.name));
+    pc.resource_claim_name = c["resourceClaimName"].str();
+    pc.resource_claim_template_name = c["resourceClaimTemplateName"].str();
+    if (pc.resource_claim_name.empty() == pc.resource_claim_template_name.empty())
+      c.fail("set exactly one of resourceClaimName and resourceClaimTemplateName");
+    out.push_back(std::move(pc));
+  }
+  return out;
+}
+
+}  // namespace gpufleet::io

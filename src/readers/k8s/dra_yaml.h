@@ -1,0 +1,50 @@
+// Reader of the Dynamic Resource Allocation objects (API group resource.k8s.io): ResourceSlice,
+// DeviceClass, ResourceClaim and ResourceClaimTemplate, in apiVersion resource.k8s.io/v1 (GA in
+// Kubernetes 1.34) and the beta spellings v1beta2 (same shape as v1) and v1beta1 (a request's
+// deviceClassName, selectors, allocationMode and count directly on the request instead of under
+// `exactly`; a device's attributes, capacity and consumesCounters under `basic`). Field names and
+// shapes: kubernetes/kubernetes staging/src/k8s.io/api/resource/{v1,v1beta2,v1beta1}/types.go. The
+// Kubernetes reader's kind dispatch (readers/k8s/k8s_yaml.cpp) calls it; Pods' spec.resourceClaims are
+// read there with read_pod_resource_claims.
+//
+// CEL selectors (DeviceClass spec.selectors, requests' selectors) are compiled when read
+// (readers/k8s/dra_cel.h, the CEL layer src/cel): an expression gpufleet cannot evaluate fails at its
+// field naming the construct and its column in the expression, exit status 2.
+//
+// Refused (InputError, exit 2): unknown keys; a request with adminAccess: true (an admin-access device
+// is shared with the claims that hold it, DRAAdminAccess; gpufleet does not model it); per-device
+// node selection (perDeviceNodeSelection); a request with neither `exactly` nor `firstAvailable` or
+// both; more than 128 devices in a slice, 32 requests in a claim, 8 subrequests, count outside
+// 1..32 (the API server's limits, types.go). Read and not modelled (one warning per kind of field):
+// DeviceClass and claim `config` (opaque driver parameters), device taints and request tolerations,
+// bindingConditions, allowMultipleAllocations and consumable capacity (requestPolicy, capacity
+// requests), DeviceClass extendedResourceName.
+// Limits: docs/input-limits.md ("Dynamic Resource Allocation").
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/dra.h"
+
+namespace gpufleet::io {
+
+namespace detail {
+class Field;
+}
+
+/// Whether `kind` is one of the four DRA kinds this reader reads.
+bool is_dra_kind(const std::string& kind);
+
+/// Reads one DRA object of `kind` into `catalog`. `warn(what, at, consequence)` is called for each
+/// field read but not modelled. Throws InputError at the offending field (see above), also for a
+/// second object of the same name (namespace/name for claims and templates).
+void read_dra_object(const detail::Field& object, const std::string& kind, DraCatalog& catalog,
+                     const std::function<void(const std::string&, const detail::Field&, const std::string&)>& warn);
+
+/// Reads a Pod's spec.resourceClaims: each {name, resourceClaimName | resourceClaimTemplateName}.
+/// Throws InputError for a missing or repeated name, or not exactly one of the two references.
+std::vector<PodResourceClaim> read_pod_resource_claims(const detail::Field& list);
+
+}  // namespace gpufleet::io

@@ -1,0 +1,359 @@
+// Upstream: kubernetes/kubernetes staging/src/k8s.io/dynamic-resource-allocation/structured/internal/
+// incubating/allocator_incubating.go (Allocate, validateDeviceRequest, allocateOne, isSelectable,
+// selectorsMatch, allocateDevice, matchAttributeConstraint) and pools_incubating.go (GatherPools).
+// Written from their documented behaviour; see dra_allocator.h.
+#include "sched/plugins/dra_allocator.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "sched/plugins/node_affinity.h"
+
+namespace gpufleet::sched {
+namespace {
+
+struct Pool {
+  std::string driver, name;
+  bool incomplete = false, invalid = false;
+  std::vector<const ResourceSlice*> slices;  // of the highest generation
+  // counter set -> counter -> milli-units left after the devices in use
+  std::map<std::string, std::map<std::string, int64_t>> available;
+};
+
+struct Candidate {
+  const ResourceSlice* slice;
+  const DraDevice* device;
+  std::string id;
+  size_t pool;
+};
+
+struct RequestData {
+  const DraExactRequest* request = nullptr;
+  std::string base, sub;  // the request's name and, for a subrequest, its own
+  std::string full_name;  // base or base/sub
+  const DeviceClass* device_class = nullptr;
+  int64_t num_devices = 0;
+  std::vector<size_t> all;         // All mode: the candidates
+  std::vector<int8_t> selectable;  // per candidate: -1 unknown, 0, 1
+};
+
+struct RequestSlot {
+  std::vector<RequestData> alternatives;  // 1 for `exactly`, else the subrequests
+  bool first_available = false;
+  size_t chosen = 0;
+};
+
+struct ConstraintState {
+  const DraConstraint* constraint;
+  const DraAttribute* value = nullptr;
+  int32_t count = 0;
+  bool applies(const RequestData& rd) const {
+    const auto& names = constraint->requests;
+    if (names.empty()) return true;
+    return std::find(names.begin(), names.end(), rd.base) != names.end() ||
+           (!rd.sub.empty() && std::find(names.begin(), names.end(), rd.full_name) != names.end());
+  }
+};
+
+bool same_value(const DraAttribute& a, const DraAttribute& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case DraAttribute::Kind::kInt: return a.int_value == b.int_value;
+    case DraAttribute::Kind::kBool: return a.bool_value == b.bool_value;
+    default: return a.string_value == b.string_value;
+  }
+}
+
+class Search {
+ public:
+  Search(const DraCatalog& catalog, const ClusterState& state, const Node& node, std::span<const DraClaimToAllocate> claims,
+         int64_t* count)
+      : catalog_(catalog), state_(state), node_(node), claims_(claims), count_(count) {}
+
+  DraAllocateResult run() {
+    gather_pools();
+    slots_.resize(claims_.size());
+    constraints_.resize(claims_.size());
+    results_.resize(claims_.size());
+    for (size_t c = 0; c < claims_.size(); ++c) {
+      const DraClaimSpec& spec = *claims_[c].spec;
+      for (const DraDeviceRequest& r : spec.requests) {
+        RequestSlot slot;
+        if (r.exactly) {
+          slot.alternatives.push_back(make_request(c, *r.exactly, r.name, ""));
+        } else {
+          slot.first_available = true;
+          for (const DraExactRequest& sub : r.first_available) slot.alternatives.push_back(make_request(c, sub, r.name, sub.name));
+        }
+        if (!error_.empty()) return {std::nullopt, error_};
+        slots_[c].push_back(std::move(slot));
+      }
+      for (const DraConstraint& k : spec.constraints) constraints_[c].push_back(ConstraintState{&k});
+    }
+    const bool done = allocate_one(0, 0, 0, 0, false);
+    if (!error_.empty()) return {std::nullopt, error_};
+    if (!done) {
+      for (const Pool& p : pools_)
+        if (p.invalid) return {std::nullopt, "invalid resource pools were encountered"};
+      return {};
+    }
+    std::vector<DraAllocation> out(claims_.size());
+    for (size_t c = 0; c < claims_.size(); ++c) {
+      const ResourceSlice* local = nullptr;
+      const ResourceSlice* selected = nullptr;
+      for (const auto& [name, cand] : results_[c]) {
+        const Candidate& k = candidates_[cand];
+        out[c].devices.push_back({name, k.slice->driver, k.slice->pool, k.device->name});
+        if (!k.slice->node_name.empty()) local = k.slice;
+        else if (!k.slice->node_selector.empty() && selected == nullptr) selected = k.slice;
+      }
+      if (local != nullptr) {
+        NodeSelectorTerm t;
+        t.match_fields.push_back({"metadata.name", "In", {node_.name}});
+        out[c].node_selector.push_back(std::move(t));
+      } else if (selected != nullptr) {
+        out[c].node_selector = selected->node_selector;
+      }
+    }
+    return {std::move(out), {}};
+  }
+
+ private:
+  void gather_pools() {
+    // (driver, pool) -> slices of the highest generation, in input order.
+    std::map<std::pair<std::string, std::string>, std::vector<const ResourceSlice*>> by_pool;
+    for (const ResourceSlice& s : catalog_.slices) {
+      auto& list = by_pool[{s.driver, s.pool}];
+      if (!list.empty() && s.generation < list.front()->generation) continue;
+      if (!list.empty() && s.generation > list.front()->generation) list.clear();
+      list.push_back(&s);
+    }
+    for (auto& [key, slices] : by_pool) {
+      bool reaches = false;
+      for (const ResourceSlice* s : slices) reaches |= slice_reaches(*s);
+      if (!reaches) continue;
+      Pool p;
+      p.driver = key.first;
+      p.name = key.second;
+      p.slices = slices;
+      p.incomplete = static_cast<int64_t>(slices.size()) != slices.front()->resource_slice_count;
+      std::set<std::string> names;
+      for (const ResourceSlice* s : slices) {
+        for (const DraDevice& d : s->devices) p.invalid |= !names.insert(d.name).second;
+        for (const DraCounterSet& cs : s->shared_counters)
+          for (const auto& [counter, q] : cs.counters) p.available[cs.name][counter] = q.milli();
+      }
+      // Counters the devices in use consume.
+      for (const ResourceSlice* s : slices)
+        for (const DraDevice& d : s->devices) {
+          if (d.consumes_counters.empty() || state_.dra_device_holder(dra_device_id(s->driver, s->pool, d.name)) == nullptr) continue;
+          for (const DraCounterConsumption& cc : d.consumes_counters)
+            for (const auto& [counter, q] : cc.counters) p.available[cc.counter_set][counter] -= q.milli();
+        }
+      const size_t index = pools_.size();
+      pools_.push_back(std::move(p));
+      for (const ResourceSlice* s : slices) {
+        if (!slice_reaches(*s)) continue;
+        for (const DraDevice& d : s->devices) {
+          std::string id = dra_device_id(s->driver, s->pool, d.name);
+          in_use_.push_back(state_.dra_device_holder(id) != nullptr ? 1 : 0);
+          candidates_.push_back({s, &d, std::move(id), index});
+        }
+      }
+    }
+  }
+
+  bool slice_reaches(const ResourceSlice& s) const {
+    if (!s.node_name.empty()) return s.node_name == node_.name;
+    if (s.all_nodes) return true;
+    if (!s.node_selector.empty()) return node_selector_terms_match(s.node_selector, node_);
+    return false;
+  }
+
+  RequestData make_request(size_t c, const DraExactRequest& r, const std::string& base, const std::string& sub) {
+    RequestData rd;
+    rd.request = &r;
+    rd.base = base;
+    rd.sub = sub;
+    rd.full_name = sub.empty() ? base : base + "/" + sub;
+    rd.selectable.assign(candidates_.size(), -1);
+    auto it = catalog_.classes.find(r.device_class_name);
+    if (it == catalog_.classes.end()) {
+      error_ = fmt::format("claim {}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
+                           claims_[c].key, rd.full_name, r.device_class_name, r.device_class_name);
+      return rd;
+    }
+    rd.device_class = &it->second;
+    if (r.allocation_mode == DraAllocationMode::kExactCount) {
+      rd.num_devices = r.count;
+      return rd;
+    }
+    for (const Pool& p : pools_) {
+      if (p.incomplete || p.invalid) {
+        error_ = fmt::format("claim {}, request {}: asks for all devices, but resource pool {}/{} is currently {}", claims_[c].key,
+                             rd.full_name, p.driver, p.name, p.incomplete ? "being updated" : "invalid");
+        return rd;
+      }
+    }
+    for (size_t k = 0; k < candidates_.size() && error_.empty(); ++k)
+      if (is_selectable(c, rd, k)) rd.all.push_back(k);
+    rd.num_devices = static_cast<int64_t>(rd.all.size());
+    return rd;
+  }
+
+  bool selectors_match(size_t c, const std::vector<DeviceSelector>& selectors, const DraDeviceView& view, const DeviceClass* cls) {
+    for (size_t i = 0; i < selectors.size(); ++i) {
+      const std::string where = cls != nullptr ? fmt::format("class {}", cls->name) : fmt::format("claim {}", claims_[c].key);
+      if (!selectors[i].matcher) {
+        error_ = fmt::format("{}: selector #{}: CEL expression not compiled", where, i);
+        return false;
+      }
+      const DeviceMatcher::Result r = selectors[i].matcher->matches(view);
+      if (!r.error.empty()) {
+        error_ = fmt::format("{}: selector #{}: CEL runtime error: {}", where, i, r.error);
+        return false;
+      }
+      if (!r.matches) return false;
+    }
+    return true;
+  }
+
+  bool is_selectable(size_t c, RequestData& rd, size_t k) {
+    int8_t& memo = rd.selectable[k];
+    if (memo >= 0) return memo != 0;
+    const Candidate& cand = candidates_[k];
+    const DraDeviceView view{&cand.slice->driver, cand.device};
+    bool ok = selectors_match(c, rd.device_class->selectors, view, rd.device_class);
+    if (ok && error_.empty()) ok = selectors_match(c, rd.request->selectors, view, nullptr);
+    if (!error_.empty()) return false;
+    memo = ok ? 1 : 0;
+    return ok;
+  }
+
+  bool counters_fit(const Candidate& k) const {
+    const Pool& p = pools_[k.pool];
+    for (const DraCounterConsumption& cc : k.device->consumes_counters) {
+      auto set = p.available.find(cc.counter_set);
+      if (set == p.available.end()) return false;
+      for (const auto& [counter, q] : cc.counters) {
+        auto it = set->second.find(counter);
+        if (it == set->second.end() || it->second < q.milli()) return false;
+      }
+    }
+    return true;
+  }
+
+  void consume(const Candidate& k, int sign) {
+    Pool& p = pools_[k.pool];
+    for (const DraCounterConsumption& cc : k.device->consumes_counters)
+      for (const auto& [counter, q] : cc.counters) p.available[cc.counter_set][counter] -= sign * q.milli();
+  }
+
+  // allocateDevice: whether candidate k can be taken for the request; takes it when it can.
+  bool take(size_t c, const RequestData& rd, size_t k, bool must) {
+    const Candidate& cand = candidates_[k];
+    if (in_use_[k] != 0) return false;
+    if (!cand.device->consumes_counters.empty() && !counters_fit(cand)) return false;
+    std::vector<ConstraintState>& cs = constraints_[c];
+    for (size_t i = 0; i < cs.size(); ++i) {
+      ConstraintState& s = cs[i];
+      if (!s.applies(rd)) continue;
+      const DraAttribute* a = dra_lookup_attribute(*cand.device, cand.slice->driver, s.constraint->match_attribute);
+      const bool ok = a != nullptr && (s.count == 0 || same_value(*a, *s.value));
+      if (!ok) {
+        for (size_t j = 0; j < i; ++j)
+          if (cs[j].applies(rd) && --cs[j].count == 0) cs[j].value = nullptr;
+        if (must)
+          error_ = fmt::format("claim {}, request {}: cannot add device {} because a claim constraint would not be satisfied",
+                               claims_[c].key, rd.full_name, cand.id);
+        return false;
+      }
+      if (s.count++ == 0) s.value = a;
+    }
+    in_use_[k] = 1;
+    if (!cand.device->consumes_counters.empty()) consume(cand, +1);
+    results_[c].emplace_back(rd.full_name, k);
+    return true;
+  }
+
+  void untake(size_t c, const RequestData& rd, size_t k) {
+    const Candidate& cand = candidates_[k];
+    for (ConstraintState& s : constraints_[c])
+      if (s.applies(rd) && --s.count == 0) s.value = nullptr;
+    in_use_[k] = 0;
+    if (!cand.device->consumes_counters.empty()) consume(cand, -1);
+    results_[c].pop_back();
+  }
+
+  bool allocate_one(size_t c, size_t r, size_t alt, int64_t d, bool in_sub) {
+    if (count_ != nullptr) ++*count_;
+    if (c >= claims_.size()) return true;
+    if (r >= slots_[c].size()) return allocate_one(c + 1, 0, 0, 0, false);
+    RequestSlot& slot = slots_[c][r];
+    if (!in_sub && slot.first_available) {
+      for (size_t a = 0; a < slot.alternatives.size(); ++a) {
+        if (allocate_one(c, r, a, 0, true)) {
+          slot.chosen = a;
+          return true;
+        }
+        if (!error_.empty()) return false;
+      }
+      return false;
+    }
+    RequestData& rd = slot.alternatives[alt];
+    const bool all = rd.request->allocation_mode == DraAllocationMode::kAll;
+    if (all && rd.all.empty()) return false;
+    if (d >= rd.num_devices) return allocate_one(c, r + 1, 0, 0, false);
+    if (static_cast<int64_t>(results_[c].size()) + rd.num_devices - d > static_cast<int64_t>(kDraAllocationResultsMaxSize)) return false;
+    if (all) {
+      const size_t k = rd.all[static_cast<size_t>(d)];
+      if (!take(c, rd, k, true)) return false;
+      if (allocate_one(c, r, alt, d + 1, in_sub)) return true;
+      untake(c, rd, k);
+      return false;
+    }
+    for (size_t k = 0; k < candidates_.size(); ++k) {
+      const Pool& p = pools_[candidates_[k].pool];
+      if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
+      if (!is_selectable(c, rd, k)) {
+        if (!error_.empty()) return false;
+        continue;
+      }
+      if (!take(c, rd, k, false)) continue;
+      if (allocate_one(c, r, alt, d + 1, in_sub)) return true;
+      untake(c, rd, k);
+      if (!error_.empty()) return false;
+    }
+    return false;
+  }
+
+  const DraCatalog& catalog_;
+  const ClusterState& state_;
+  const Node& node_;
+  std::span<const DraClaimToAllocate> claims_;
+  int64_t* count_;
+  std::vector<Pool> pools_;
+  std::vector<Candidate> candidates_;
+  std::vector<uint8_t> in_use_;
+  std::vector<std::vector<RequestSlot>> slots_;
+  std::vector<std::vector<ConstraintState>> constraints_;
+  std::vector<std::vector<std::pair<std::string, size_t>>> results_;
+  std::string error_;
+};
+
+}  // namespace
+
+DraAllocateResult dra_allocate(const DraCatalog& catalog, const ClusterState& state, const Node& node,
+                               std::span<const DraClaimToAllocate> claims, int64_t* allocation_count) {
+  return Search(catalog, state, node, claims, allocation_count).run();
+}
+
+bool dra_allocation_reaches(const DraAllocation& allocation, const Node& node) {
+  return allocation.node_selector.empty() || node_selector_terms_match(allocation.node_selector, node);
+}
+
+}  // namespace gpufleet::sched

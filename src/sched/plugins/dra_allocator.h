@@ -1,0 +1,67 @@
+// The structured-parameters allocator of Dynamic Resource Allocation: which devices of the
+// ResourceSlices reachable from one node satisfy a pod's unallocated ResourceClaims. Modelled on
+// kubernetes/kubernetes staging/src/k8s.io/dynamic-resource-allocation/structured (allocator.go and
+// its internal/{stable,incubating,experimental}/allocator_*.go and pools_*.go variants), the search
+// that kube-scheduler's DynamicResources plugin runs in Filter
+// (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go). Semantics kept:
+//  - Pools (GatherPools): slices grouped by (driver, pool name); only the highest pool.generation
+//    counts; a pool is incomplete when it has fewer slices of that generation than
+//    resourceSliceCount and invalid when a device name repeats. A slice reaches the node by nodeName,
+//    allNodes or nodeSelector. Devices of incomplete or invalid pools are not allocated (an `All`
+//    request meeting one fails with upstream's error).
+//  - Claims in order, each claim's requests in order, each request's devices one after the other;
+//    for each device the candidates in pool order then slice and device order; the first complete
+//    solution wins (an exhaustive depth-first search with backtracking, upstream's allocateOne).
+//    firstAvailable subrequests are tried in order; the first that can be allocated (with everything
+//    after it) wins.
+//  - A device is a candidate when it is not in use (held by an allocated claim, ClusterState, or
+//    taken earlier in this search), every selector of the request's DeviceClass and of the request
+//    evaluates true, its consumesCounters fit the counters its pool's sharedCounters have left after
+//    the devices in use (partitionable devices, KEP-4815), and the claim's matchAttribute constraints
+//    still hold (same attribute value across the constrained requests; a device without the
+//    attribute never satisfies one).
+//  - ExactCount takes `count` devices; All takes every selectable device the node reaches (at least
+//    one), all of which must be available.
+//  - At most 32 devices per claim (AllocationResultsMaxSize).
+//  - A CEL runtime error aborts the allocation with upstream's error ("class <c>: selector #<i>: CEL
+//    runtime error: <e>" or "claim <ns>/<name>: selector #<i>: CEL runtime error: <e>"); the plugin
+//    turns it into the pod's failure as kube's Filter does (an Error status).
+// Difference: upstream gathers pools from a Go map (no fixed order); gpufleet takes pools in
+// (driver, pool name) order so that the same input gives the same devices.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/cluster_state.h"
+#include "model/dra.h"
+#include "model/node.h"
+
+namespace gpufleet::sched {
+
+/// A claim the search allocates: its key ("namespace/name", for messages and results) and its spec.
+struct DraClaimToAllocate {
+  std::string key;
+  const DraClaimSpec* spec = nullptr;
+};
+
+/// The search's outcome: one allocation per claim (same order) when every claim could be allocated,
+/// nullopt when not (the node cannot satisfy them: kube's "cannot allocate all claims"); `error` is
+/// set for a failure that is no "does not fit" (a CEL runtime error, an unknown DeviceClass, an All
+/// request over an incomplete pool, a constraint that an All request breaks).
+struct DraAllocateResult {
+  std::optional<std::vector<DraAllocation>> allocations;
+  std::string error;
+};
+
+/// Allocates `claims` on `node` with the devices of `catalog` that `state` does not hold.
+/// `allocation_count`, when given, is incremented per allocateOne call (upstream's Stats).
+DraAllocateResult dra_allocate(const DraCatalog& catalog, const ClusterState& state, const Node& node,
+                               std::span<const DraClaimToAllocate> claims, int64_t* allocation_count = nullptr);
+
+/// Whether an allocation's devices are reachable from `node` (its node selector; none: every node).
+bool dra_allocation_reaches(const DraAllocation& allocation, const Node& node);
+
+}  // namespace gpufleet::sched
