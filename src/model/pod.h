@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/device_assignment.h"
+#include "model/gpu_memory_share.h"
 
 #include "model/resources.h"
 #include "model/scheduling_constraints.h"
@@ -61,6 +62,11 @@ struct Pod {
   std::vector<MigRequest> mig_requests;
   /// nvidia.com/gpu.shared: time-slicing replicas under the renamed resource (0 = none).
   int32_t shared_replicas = 0;
+
+  // Memory-based GPU sharing (model/gpu_memory_share.h): HAMi's nvidia.com/gpumem & co. or
+  // KAI-Scheduler's gpu-memory / gpu-fraction. When set, num_gpu and gpu_milli are 0 and the cards
+  // are DeviceAssignment::gpus.
+  std::optional<GpuMemoryShare> gpu_memory_share;
 
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }

@@ -52,6 +52,10 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
       j["mps"] = {{"replicas", p.mps->replicas},
                   {"pinned_device_mem_limit_mib", p.mps->pinned_device_mem_limit_mib},
                   {"active_thread_percentage", p.mps->active_thread_percentage}};
+    if (p.gpu_memory)
+      j["gpu_memory"] = {{"scheduler", p.gpu_memory->scheduler},
+                         {"memory_mib_per_gpu", p.gpu_memory->memory_mib},
+                         {"cores_percentage_per_gpu", p.gpu_memory->cores_percentage}};
     placements.push_back(std::move(j));
   }
   doc["placements"] = std::move(placements);
@@ -96,6 +100,11 @@ std::string place_result_text(const place::PlaceResult& r) {
       // Replicas held: one per GPU index listed.
       out += fmt::format("  mps {}/{}", p.gpus.empty() ? 1 : p.gpus.size(), p.mps->replicas);
       if (p.mps->pinned_device_mem_limit_mib > 0) out += fmt::format(" ({} MiB, {}% SMs per replica)", p.mps->pinned_device_mem_limit_mib, p.mps->active_thread_percentage);
+    }
+    if (p.gpu_memory) {
+      out += fmt::format("  {} {} MiB", p.gpu_memory->scheduler, p.gpu_memory->memory_mib);
+      if (p.gpu_memory->scheduler == "HAMi") out += fmt::format(" {}% cores", p.gpu_memory->cores_percentage);
+      out += p.gpus.size() > 1 ? " per gpu" : "";
     }
     if (p.prebound) out += "  (spec.nodeName)";
     if (!p.preempted.empty()) out += fmt::format("  preempted {}", fmt::join(p.preempted, ", "));
