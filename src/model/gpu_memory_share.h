@@ -1,6 +1,6 @@
 // Memory-based GPU sharing: a pod asks for GPU memory (and, under HAMi, a share of the SMs) on each
 // of one or more cards, and a card is shared among such pods up to its memory. Two schedulers are
-// modelled; docs/gpu-sharing.md ("Memory-based sharing") walks through both.
+// modelled; docs/place.md ("Memory-based sharing: HAMi and KAI-Scheduler") walks through both.
 //
 //  - HAMi (github.com/Project-HAMi/HAMi): the resources nvidia.com/gpu (vGPUs, each from a different
 //    physical card), nvidia.com/gpumem (MiB per vGPU), nvidia.com/gpumem-percentage (percent of the
