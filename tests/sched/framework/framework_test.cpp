@@ -17,6 +17,7 @@
 #include "sched/framework/registry.h"
 #include "sched/framework/status.h"
 #include "sched/framework/validation.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -98,6 +99,23 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {InterPodAffinity::kAffinityRulesNotMatch, Code::kUnschedulableAndUnresolvable, "node(s) didn't match pod affinity rules"},
       {NodeUnschedulable::kNodeUnschedulable, Code::kUnschedulableAndUnresolvable, "node(s) were unschedulable"},
       {NodeResourceTopologyMatch::kCannotAlign, Code::kUnschedulable, "cannot align pod"},
+      {GpuMemoryShareFit::kNoHamiDevices, Code::kUnschedulableAndUnresolvable,
+       "node(s) have no HAMi-registered GPUs (NodeInsufficientDevice)"},
+      {GpuMemoryShareFit::kNodeInsufficientDevice, Code::kUnschedulableAndUnresolvable,
+       "node(s) have fewer GPUs than the pod asks vGPUs (NodeInsufficientDevice)"},
+      {GpuMemoryShareFit::kCardTimeSlicingExhausted, Code::kUnschedulable, "node(s) had no free vGPU on a card (CardTimeSlicingExhausted)"},
+      {GpuMemoryShareFit::kCardInsufficientMemory, Code::kUnschedulable,
+       "node(s) had insufficient GPU memory on a card (CardInsufficientMemory)"},
+      {GpuMemoryShareFit::kCardInsufficientCore, Code::kUnschedulable, "node(s) had insufficient GPU cores on a card (CardInsufficientCore)"},
+      {GpuMemoryShareFit::kExclusiveDeviceAllocateConflict, Code::kUnschedulable,
+       "node(s) had no unused card for gpucores 100 (ExclusiveDeviceAllocateConflict)"},
+      {GpuMemoryShareFit::kCardComputeUnitsExhausted, Code::kUnschedulable,
+       "node(s) had every card's cores taken (CardComputeUnitsExhausted)"},
+      {GpuMemoryShareFit::kAllocatedCardsInsufficientRequest, Code::kUnschedulable,
+       "node(s) had fewer fitting cards than the pod asks vGPUs (AllocatedCardsInsufficientRequest)"},
+      {GpuMemoryShareFit::kNoShareableCard, Code::kUnschedulable, "node(s) had no card free of device-plugin pods"},
+      {GpuMemoryShareFit::kKaiInsufficientGpus, Code::kUnschedulableAndUnresolvable, "node(s) didn't have enough resources: GPUs"},
+      {GpuMemoryShareFit::kKaiInsufficientGpuMemory, Code::kUnschedulable, "node(s) didn't have enough resources: GPU memory"},
   };
   // Every reason the policies' filters register is a row.
   size_t registered = 0;
@@ -147,7 +165,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "NodeResourcesBalancedAllocation", "GpuShareFit",
-      "NodeResourceTopologyMatch", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "GpuMemoryShareFit", "NodeResourceTopologyMatch", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
@@ -216,7 +234,7 @@ TEST(ValidationTest, ProfileErrorsNameTheField) {
       {"valid", [](ProfileConfig&) {}, {}},
       {"no name", [](ProfileConfig& c) { c.scheduler_name.clear(); }, {"schedulerName: Required value: name is required"}},
       {"duplicate filter", [](ProfileConfig& c) { c.enable(ExtensionPoint::kFilter, "NodeAffinity"); },
-       {"plugins.filter.enabled[8].name: Duplicate value: \"NodeAffinity\""}},
+       {"plugins.filter.enabled[9].name: Duplicate value: \"NodeAffinity\""}},
       {"negative weight", [](ProfileConfig& c) { c.at(ExtensionPoint::kScore).enabled[2].weight = -1; },
        {"plugins.score.enabled[2].weight: Invalid value: -1: must be greater than or equal to 0"}},
       {"weight outside score", [](ProfileConfig& c) { c.at(ExtensionPoint::kFilter).enabled[0].weight = 2; },
