@@ -10,12 +10,14 @@
 #include <gtest/gtest.h>
 
 #include "model/cluster_state.h"
+#include "model/node_pool.h"
 #include "place/place_workload.h"
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/k8s/place_inputs.h"
 #include "report/place_output.h"
 #include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/node_resources_fit.h"
+#include "sim/rules/cost.h"
 #include "support/test_support.h"
 
 namespace gpufleet {
@@ -186,6 +188,32 @@ TEST(GpuMemoryShareFit, ReasonsPerNode) {
   EXPECT_EQ(sched::fits(kai, s, 0), sched::FilterCode::kFits);
   // A pod without a memory share passes.
   EXPECT_EQ(sched::gpu_memory_share_fits(testing::make_pod("p", 1, 1, 1, 1000), s, 1), sched::FilterCode::kFits);
+}
+
+// Node pools: a pool node's card memory is the catalog model's as KAI counts it (L40S 46068 -> 46000
+// MiB), so KAI pods fit there; chargeback charges a memory-share pod its memory over the card's
+// (2000 / 46000 = 1/23 of a GPU per card, two cards 2/23).
+TEST(GpuMemorySharing, PoolNodesAndChargebackByMemory) {
+  NodePool pool;
+  pool.name = "l40s";
+  pool.gpu_model = "L40S";
+  pool.gpus_per_node = 4;
+  pool.cpu_milli = 32000;
+  pool.memory_bytes = int64_t{128} << 30;
+  pool.node_count = 1;
+  pool.max_nodes = 1;
+  const std::vector<Node> nodes = expand_pool(pool);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].gpu_memory_mib, 46000);
+  Pod p = testing::make_pod("p", 100, 100, 0, 0);
+  p.gpu_memory_share = GpuMemoryShare{GpuMemoryScheduler::kKai, 1, 2000, 100, 0, 0};
+  EXPECT_DOUBLE_EQ(sim::pod_gpus_held(pool, p), 2000.0 / 46000);
+  p.gpu_memory_share->cards = 2;
+  EXPECT_DOUBLE_EQ(sim::pod_gpus_held(pool, p), 2 * 2000.0 / 46000);
+  p.gpu_memory_share = GpuMemoryShare{GpuMemoryScheduler::kKai, 1, 0, 100, 0, 0.5};
+  EXPECT_DOUBLE_EQ(sim::pod_gpus_held(pool, p), 0.5);  // int64(0.5 * 46000) = 23000
+  ClusterState s(nodes);
+  EXPECT_EQ(sched::fits(p, s, 0), sched::FilterCode::kFits);
 }
 
 }  // namespace
