@@ -21,7 +21,8 @@ uint64_t next_memo_version() {
 
 bool same_request(const Pod& a, const Pod& b) {
   return a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.num_gpu == b.num_gpu &&
-         a.gpu_milli == b.gpu_milli && a.shared_replicas == b.shared_replicas && a.mig_requests == b.mig_requests;
+         a.gpu_milli == b.gpu_milli && a.shared_replicas == b.shared_replicas && a.mig_requests == b.mig_requests &&
+         a.gpu_memory_share == b.gpu_memory_share;
 }
 
 }  // namespace
@@ -69,6 +70,13 @@ std::string ClusterState::check_node(const Node& node, std::vector<int32_t>& mig
     if (node.gpu_numa_node[g] < 0 || node.gpu_numa_node[g] >= kMaxNumaNodesPerNode)
       return fmt::format("node {}: GPU {} on NUMA node {}, outside 0..{}", node.name, g, node.gpu_numa_node[g],
                          kMaxNumaNodesPerNode - 1);
+  if (node.gpu_memory_mib < 0) return fmt::format("node {}: negative GPU memory", node.name);
+  if (node.hami) {
+    if (node.hami->split_count < 1 || node.hami->cores < 1)
+      return fmt::format("node {}: HAMi split count {} or cores {} below 1", node.name, node.hami->split_count, node.hami->cores);
+    if (node.time_slicing || std::any_of(node.mig.begin(), node.mig.end(), [](const GpuMig& g) { return g.enabled; }))
+      return fmt::format("node {}: a HAMi node with a device-plugin MIG or time-slicing set-up", node.name);
+  }
   const GpuModelInfo* model = nullptr;
   for (size_t g = 0; g < node.mig.size(); ++g) {
     const GpuMig& gm = node.mig[g];
@@ -169,12 +177,18 @@ void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>&
       gpu_kind_.resize(offset + gpus);
       replicas_used_.resize(offset + gpus);
       mig_first_.resize(offset + gpus);
+      share_memory_used_.resize(offset + gpus);
+      share_cores_used_.resize(offset + gpus);
+      share_pods_.resize(offset + gpus);
     }
     std::fill_n(gpu_free_.begin() + offset, gpus, kGpuMilliPerGpu);
     const GpuKind kind = node.time_slicing ? GpuKind::kTimeSliced : GpuKind::kPlain;  // MIG GPUs below
     std::fill_n(gpu_kind_.begin() + offset, gpus, static_cast<uint8_t>(kind));
     std::fill_n(replicas_used_.begin() + offset, gpus, 0);
     std::fill_n(mig_first_.begin() + offset, gpus, 0u);
+    std::fill_n(share_memory_used_.begin() + offset, gpus, int64_t{0});
+    std::fill_n(share_cores_used_.begin() + offset, gpus, 0);
+    std::fill_n(share_pods_.begin() + offset, gpus, 0);
   }
   // The per-MIG-instance block, likewise.
   const size_t instances = mig_milli.size();
@@ -409,6 +423,11 @@ std::string ClusterState::check(NodeId n, const Pod& pod, std::span<const int32_
   if (pod.cpu_milli > cpu_free_milli(n)) return "insufficient cpu";
   if (pod.memory_bytes > memory_free_bytes(n)) return "insufficient memory";
   if (usage_[n].pods >= node.max_pods) return "too many pods";
+  if (pod.gpu_memory_share) {
+    if (!shared.empty() || !mig.empty() || pod.has_device_requests() || pod.num_gpu != 0)
+      return "a memory-share pod with device-plugin GPU requests";
+    return check_memory_share(n, pod, gpus);
+  }
   const size_t want = pod.is_gpu_pod() ? static_cast<size_t>(pod.num_gpu) : 0;
   if (gpus.size() != want) return fmt::format("{} GPU indices given, pod needs {}", gpus.size(), want);
   if (sharing_[n] != 0 || !shared.empty() || !mig.empty() || pod.has_device_requests())
@@ -476,6 +495,67 @@ std::string ClusterState::check_sharing(NodeId n, const Pod& pod, std::span<cons
     if (given != r.count) return fmt::format("{} MIG devices {} given, pod needs {}", given, r.profile, r.count);
   }
   return {};
+}
+
+// ---- memory-based sharing -----------------------------------------------------------------------
+
+CardRefusal ClusterState::memory_share_refusal(NodeId n, int32_t g, const GpuMemoryShare& request) const {
+  const size_t at = gpu_offset_[n] + static_cast<size_t>(g);
+  const int64_t card = nodes_[n].gpu_memory_mib;
+  const int64_t used = share_memory_used_[at];
+  // Only memory-share pods on it: its used gpu_milli is theirs.
+  if (gpu_kind_[at] != static_cast<uint8_t>(GpuKind::kPlain) ||
+      kGpuMilliPerGpu - gpu_free_[at] != memory_share_gpu_milli(used, card))
+    return CardRefusal::kNotShareable;
+  if (card <= 0) return CardRefusal::kInsufficientMemory;  // memory unknown
+  const HamiDevices* hami = nodes_[n].hami ? &*nodes_[n].hami : nullptr;
+  if (hami != nullptr && share_pods_[at] >= hami->split_count) return CardRefusal::kTimeSlicingExhausted;
+  if (card - used < memory_share_request_mib(request, card)) return CardRefusal::kInsufficientMemory;
+  if (hami == nullptr) return CardRefusal::kFits;
+  const int32_t cores = std::min(request.cores_percentage, 100);  // device.go Fit clamps gpucores to 100
+  if (hami->cores - share_cores_used_[at] < cores) return CardRefusal::kInsufficientCore;
+  if (hami->cores == 100 && cores == 100 && share_pods_[at] > 0) return CardRefusal::kExclusiveConflict;
+  if (share_cores_used_[at] == hami->cores && cores == 0) return CardRefusal::kComputeUnitsExhausted;
+  return CardRefusal::kFits;
+}
+
+std::string ClusterState::check_memory_share(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const {
+  const GpuMemoryShare& request = *pod.gpu_memory_share;
+  if (request.cards < 1 || request.memory_mib < 0 || request.cores_percentage < 0 || request.memory_percentage < 1 ||
+      request.memory_percentage > 100)
+    return "pod request out of range";
+  if (!memory_share_node_fits(n, request))
+    return fmt::format("the node is not shared by {}", gpu_memory_scheduler_name(request.scheduler));
+  if (gpus.size() != static_cast<size_t>(request.cards))
+    return fmt::format("{} cards given, pod needs {}", gpus.size(), request.cards);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const int32_t g = gpus[i];
+    if (g < 0 || g >= nodes_[n].gpu_count) return fmt::format("GPU index {} out of range", g);
+    for (size_t j = 0; j < i; ++j)
+      if (gpus[j] == g) return fmt::format("GPU index {} given twice", g);
+    if (const CardRefusal why = memory_share_refusal(n, g, request); why != CardRefusal::kFits)
+      return fmt::format("card {} refuses the pod ({})", g, static_cast<int>(why));
+  }
+  return {};
+}
+
+void ClusterState::apply_memory_share(NodeId n, const Pod& pod, std::span<const int32_t> gpus, int sign) {
+  const GpuMemoryShare& request = *pod.gpu_memory_share;
+  const int64_t card = nodes_[n].gpu_memory_mib;
+  const int64_t memory = memory_share_request_mib(request, card);
+  const int32_t cores = nodes_[n].hami ? std::min(request.cores_percentage, 100) : 0;
+  Usage& u = usage_[n];
+  for (int32_t g : gpus) {
+    const size_t at = gpu_offset_[n] + static_cast<size_t>(g);
+    const int32_t before = memory_share_gpu_milli(share_memory_used_[at], card);
+    share_memory_used_[at] += sign * memory;
+    share_cores_used_[at] += sign * cores;
+    share_pods_[at] += sign;
+    const int32_t taken = memory_share_gpu_milli(share_memory_used_[at], card) - before;
+    gpu_free_[at] -= taken;
+    u.gpu_free_total_milli -= taken;
+    gpu_used_milli_ += taken;
+  }
 }
 
 bool ClusterState::can_allocate(NodeId n, const Pod& pod, const DeviceAssignment& devices) const {
@@ -622,6 +702,7 @@ void ClusterState::do_bind(NodeId n, const Pod& pod, const DeviceAssignment& dev
   } else {
     apply_devices(n, pod, gpus, devices.shared_replicas, devices.mig, +1);
   }
+  if (pod.gpu_memory_share) apply_memory_share(n, pod, gpus, +1);
   if (int k = kind_index(pod); k >= 0) ++u.gpu_pod_kinds[static_cast<size_t>(k)];
   if (!pod.constraints.required_anti_affinity.empty()) {
     if (u.anti_affinity_pods++ == 0) {
@@ -675,6 +756,7 @@ BoundPod ClusterState::unbind(NodeId n, size_t i, uint32_t* anti_at) {
   } else {
     apply_devices(n, pod, out.gpus, out.shared_replicas, out.mig, -1);
   }
+  if (pod.gpu_memory_share) apply_memory_share(n, pod, out.gpus, -1);
   if (int k = kind_index(pod); k >= 0) --u.gpu_pod_kinds[static_cast<size_t>(k)];
   if (!out.claims.empty()) apply_claims(out.claims, -1);
   touch(n);

@@ -240,6 +240,31 @@ class ClusterState {
   /// Free MIG devices of `profile` on the node. O(instances).
   int32_t mig_free_count(NodeId n, std::string_view profile) const;
 
+  // Memory-based GPU sharing (model/gpu_memory_share.h). Invariants kept by allocate/release: a
+  // memory-share pod holds GpuMemoryShare::cards distinct plain cards of its scheduler's nodes (HAMi
+  // pods: nodes with Node::hami; KAI pods: the others), each with memory_share_refusal kFits; so on
+  // every card the pods' memory never exceeds card_memory_mib, and on a HAMi card their cores never
+  // exceed HamiDevices::cores and their number never exceeds split_count. A card they hold counts
+  // memory_share_gpu_milli(memory used, card memory) gpu_milli as used. All O(1).
+  /// Memory of each GPU of node n for memory-share pods, MiB (Node::gpu_memory_mib).
+  int64_t card_memory_mib(NodeId n) const { return nodes_[n].gpu_memory_mib; }
+  /// Memory that memory-share pods hold on card g, MiB.
+  int64_t card_memory_used_mib(NodeId n, int32_t g) const { return share_memory_used_[gpu_offset_[n] + static_cast<size_t>(g)]; }
+  /// gpucores that HAMi pods hold on card g (percent of the card).
+  int32_t card_cores_used(NodeId n, int32_t g) const { return share_cores_used_[gpu_offset_[n] + static_cast<size_t>(g)]; }
+  /// Memory-share pods holding card g.
+  int32_t card_share_pods(NodeId n, int32_t g) const { return share_pods_[gpu_offset_[n] + static_cast<size_t>(g)]; }
+  /// Whether card g of node n can take one card of `request` now: the first of HAMi's checks that
+  /// fails (CardRefusal, in gpu_memory_share.h's order), kFits when none does. KAI requests are
+  /// checked for kNotShareable and kInsufficientMemory only. Does not check the node's scheduler
+  /// (Node::hami) or card count: memory_share_node_fits does.
+  CardRefusal memory_share_refusal(NodeId n, int32_t g, const GpuMemoryShare& request) const;
+  /// Whether node n is one the request's scheduler shares: HAMi requests on nodes with Node::hami,
+  /// KAI requests on GPU nodes without it.
+  bool memory_share_node_fits(NodeId n, const GpuMemoryShare& request) const {
+    return nodes_[n].gpu_count > 0 && nodes_[n].hami.has_value() == (request.scheduler == GpuMemoryScheduler::kHami);
+  }
+
   /// The pods bound to node n, in binding order (ascending bind_seq).
   const std::vector<BoundPod>& pods_on(NodeId n) const { return bound_[n]; }
 
@@ -409,6 +434,10 @@ class ClusterState {
                     std::span<const MigDevice> mig) const;
   // Distinct, in-range, plain (not MIG, not time-sliced) GPUs, each with pod.gpu_milli free.
   std::string check_plain_gpus(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
+  // check() for a memory-share pod: distinct cards of a node its scheduler shares, each kFits.
+  std::string check_memory_share(NodeId n, const Pod& pod, std::span<const int32_t> gpus) const;
+  // Adds sign * the memory-share pod's memory, cores and count to its cards (and their gpu_milli).
+  void apply_memory_share(NodeId n, const Pod& pod, std::span<const int32_t> gpus, int sign);
   std::string check_sharing(NodeId n, const Pod& pod, std::span<const int32_t> gpus, std::span<const int32_t> shared,
                             std::span<const MigDevice> mig) const;
   // Index into mig_taken_ of the instance (gpu, start, profile) of node n, or -1.
@@ -443,6 +472,9 @@ class ClusterState {
   std::vector<uint8_t> gpu_kind_;       // GpuKind
   std::vector<int32_t> replicas_used_;
   std::vector<uint32_t> mig_first_;     // index of the GPU's first instance in mig_taken_
+  std::vector<int64_t> share_memory_used_;  // card_memory_used_mib
+  std::vector<int32_t> share_cores_used_;   // card_cores_used
+  std::vector<int32_t> share_pods_;         // card_share_pods
   // Per MIG instance, in blocks of a node's instance count.
   std::vector<uint8_t> mig_taken_;
   std::vector<int32_t> mig_milli_;      // mig_device_gpu_milli

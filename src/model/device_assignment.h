@@ -27,6 +27,7 @@ struct DeviceAssignment {
   /// nvidia.com/gpu, num_gpu entries (none for a pod without GPUs): on plain GPUs, distinct GPU
   /// indices each given gpu_milli; on a node time-sliced without renaming, the GPU index of each
   /// replica (an index repeats when a GPU gives the pod several replicas).
+  /// For a memory-share pod (Pod::gpu_memory_share): its GpuMemoryShare::cards distinct cards.
   std::vector<int32_t> gpus{};
   /// nvidia.com/gpu.shared, shared_replicas entries: the GPU index of each replica (may repeat).
   std::vector<int32_t> shared_replicas{};

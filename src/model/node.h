@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_memory_share.h"
 #include "model/mig.h"
 #include "model/scheduling_constraints.h"
 
@@ -124,6 +125,15 @@ struct Node {
   /// Per GPU index: empty = no GPU has MIG enabled; otherwise exactly gpu_count entries. A node with
   /// MIG needs a gpu_model that find_gpu_model() knows and that is MIG-capable.
   std::vector<GpuMig> mig;
+
+  // Memory-based GPU sharing (model/gpu_memory_share.h).
+  /// Memory of each GPU as the memory-sharing scheduler counts it, MiB: a HAMi node's registered
+  /// devmem, else KAI-Scheduler's kai_gpu_memory_mib of the label nvidia.com/gpu.memory; 0 = unknown
+  /// (no memory-share pod fits).
+  int64_t gpu_memory_mib = 0;
+  /// Set on a HAMi-managed node (hami.io/node-nvidia-register): only HAMi pods share its cards, and
+  /// HAMi pods go nowhere else. A HAMi node has no MIG or time-slicing set-up.
+  std::optional<HamiDevices> hami;
 
   // NUMA layout and the kubelet's Topology Manager (none for the openb trace). Sources: the NFD
   // topology-updater's NodeResourceTopology object (readers/k8s/node_resource_topology.h) or a pool's `numa` key.

@@ -141,6 +141,8 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.taints = pool.taints;
     n.mig = mig;
     n.time_slicing = time_slicing;
+    // The GPU memory KAI-Scheduler counts from GFD's nvidia.com/gpu.memory label (model/gpu_memory_share.h).
+    if (model != nullptr && pool.gpus_per_node > 0) n.gpu_memory_mib = kai_gpu_memory_mib(model->memory_mib);
     if (pool.numa_nodes > 0)
       for (int32_t g = 0; g < pool.gpus_per_node; ++g)
         n.gpu_numa_node.push_back(static_cast<int8_t>(g / (pool.gpus_per_node / pool.numa_nodes)));

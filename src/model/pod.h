@@ -8,6 +8,7 @@
 
 #include "model/device_assignment.h"
 #include "model/dra.h"
+#include "model/gpu_memory_share.h"
 
 #include "model/resources.h"
 #include "model/scheduling_constraints.h"
@@ -67,6 +68,10 @@ struct Pod {
   /// spec.resourceClaims, in order; empty for a pod without claims (the DynamicResources filter then
   /// skips it at no cost).
   std::vector<PodResourceClaim> resource_claims;
+  // Memory-based GPU sharing (model/gpu_memory_share.h): HAMi's nvidia.com/gpumem & co. or
+  // KAI-Scheduler's gpu-memory / gpu-fraction. When set, num_gpu and gpu_milli are 0 and the cards
+  // are DeviceAssignment::gpus.
+  std::optional<GpuMemoryShare> gpu_memory_share;
 
   /// Total GPU request in gpu_milli (num_gpu * gpu_milli).
   int64_t gpu_request_milli() const { return int64_t{num_gpu} * gpu_milli; }

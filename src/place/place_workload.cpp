@@ -32,6 +32,13 @@ std::optional<MpsShare> mps_share(const Pod& pod, const Node& node) {
                   mps_active_thread_percentage(ts.replicas)};
 }
 
+std::optional<GpuMemoryShareInfo> gpu_memory_info(const Pod& pod, const Node& node) {
+  if (!pod.gpu_memory_share) return std::nullopt;
+  const GpuMemoryShare& r = *pod.gpu_memory_share;
+  return GpuMemoryShareInfo{std::string(gpu_memory_scheduler_name(r.scheduler)), memory_share_request_mib(r, node.gpu_memory_mib),
+                            r.scheduler == GpuMemoryScheduler::kHami ? std::min(r.cores_percentage, 100) : 0};
+}
+
 using QueueEntry = std::pair<uint64_t, size_t>;  // (queue order, pod index)
 
 // The scheduling queue's order for std::priority_queue: `a` after `b` in the profile's QueueSort.
@@ -110,7 +117,7 @@ Placement& Placer::record(size_t i, const sched::ScheduleResult& r, bool preboun
   std::optional<std::string> mig;
   if (!r.mig.empty()) mig = r.mig_profiles();
   result_.placements.push_back(Placement{pod_key(pod), state_.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
-                                         mps_share(pod, state_.node(r.node))});
+                                         mps_share(pod, state_.node(r.node)), gpu_memory_info(pod, state_.node(r.node))});
   result_.placements.back().claims = r.claims;
   removed_.push_back(false);
   return result_.placements.back();
@@ -174,7 +181,7 @@ void Placer::place_gangs(const std::vector<std::vector<Pod>>& group_members) {
     gang_pod_[pod_key(gp.pod)] = &gp.pod;
     result_.placements.push_back(Placement{pod_key(gp.pod), state_.node(gp.node).name, gp.gpus,
                                            gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
-                                           mps_share(gp.pod, state_.node(gp.node))});
+                                           mps_share(gp.pod, state_.node(gp.node)), gpu_memory_info(gp.pod, state_.node(gp.node))});
     removed_.push_back(false);
   }
   for (const GangPod& gp : queued_.placed) gang_of_pod_[pod_key(gp.pod)] = gp.gang;

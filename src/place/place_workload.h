@@ -57,6 +57,14 @@ struct MpsShare {
   int32_t active_thread_percentage = 0;          ///< per client, percent of the GPU's SMs
 };
 
+/// The memory-based share a pod got on each of its cards (model/gpu_memory_share.h), enforced as a
+/// hard limit per card.
+struct GpuMemoryShareInfo {
+  std::string scheduler;        ///< "HAMi" or "KAI-Scheduler"
+  int64_t memory_mib = 0;       ///< per card (memory_share_request_mib of the node's card memory)
+  int32_t cores_percentage = 0; ///< per card (HAMi gpucores, clamped to 100; 0 under KAI)
+};
+
 struct Placement {
   std::string pod;                 ///< "namespace/name"
   std::string node;
@@ -68,6 +76,8 @@ struct Placement {
   /// Set when the pod holds MPS replicas (its node shares GPUs by MPS); nullopt otherwise, also under
   /// time-slicing.
   std::optional<MpsShare> mps;
+  /// Set for a memory-share pod (Pod::gpu_memory_share); its cards are `gpus`.
+  std::optional<GpuMemoryShareInfo> gpu_memory;
   /// With PlaceOptions::record_top_nodes: the nodes that shared the best score when the pod was
   /// scheduled (it went to one of them by the policy's tie rule), in node rank order; else empty.
   std::vector<std::string> top_nodes;

@@ -10,6 +10,7 @@
 #include "sched/gpu/pod_mix_estimator.h"
 #include "sched/framework/filter_cycle.h"
 #include "sched/plugins/default_preemption.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
@@ -65,7 +66,8 @@ PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& opt
 /// ...) for resources, else "Predicate <plugin> failed: <reason>", the kubelet's first failure.
 std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n) {
   static const std::vector<std::shared_ptr<const sched::FilterPlugin>> kAdmission = {
-      std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(), std::make_shared<sched::NodeAffinity>()};
+      std::make_shared<sched::NodeResourcesFit>(), std::make_shared<sched::GpuShareFit>(),
+      std::make_shared<sched::GpuMemoryShareFit>(), std::make_shared<sched::NodeAffinity>()};
   const sched::Rejection rejection = sched::FilterCycle(kAdmission, pod, state).run(state, n);
   if (!rejection.rejected()) {
     if (const Taint* taint = sched::find_untolerated_no_execute_taint(state.node(n).taints, pod.constraints.tolerations))

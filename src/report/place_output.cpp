@@ -62,6 +62,10 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
       j["mps"] = {{"replicas", p.mps->replicas},
                   {"pinned_device_mem_limit_mib", p.mps->pinned_device_mem_limit_mib},
                   {"active_thread_percentage", p.mps->active_thread_percentage}};
+    if (p.gpu_memory)
+      j["gpu_memory"] = {{"scheduler", p.gpu_memory->scheduler},
+                         {"memory_mib_per_gpu", p.gpu_memory->memory_mib},
+                         {"cores_percentage_per_gpu", p.gpu_memory->cores_percentage}};
     placements.push_back(std::move(j));
   }
   doc["placements"] = std::move(placements);
@@ -112,6 +116,11 @@ std::string place_result_text(const place::PlaceResult& r) {
         const DraDeviceResult& d = c.allocation.devices[k];
         out += fmt::format("{}{}", k == 0 ? fmt::format("  claim {}: ", c.claim) : ", ", dra_device_id(d.driver, d.pool, d.device));
       }
+    if (p.gpu_memory) {
+      out += fmt::format("  {} {} MiB", p.gpu_memory->scheduler, p.gpu_memory->memory_mib);
+      if (p.gpu_memory->scheduler == "HAMi") out += fmt::format(" {}% cores", p.gpu_memory->cores_percentage);
+      out += p.gpus.size() > 1 ? " per gpu" : "";
+    }
     if (p.prebound) out += "  (spec.nodeName)";
     if (!p.preempted.empty()) out += fmt::format("  preempted {}", fmt::join(p.preempted, ", "));
     out += "\n";

@@ -16,6 +16,7 @@
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -142,8 +143,8 @@ ProfileConfig policy_profile(std::string_view name) {
   // has required pod affinity or anti-affinity): a node's unschedulable reason is its first failing
   // filter's.
   for (std::string_view f : {NodeUnschedulable::kName, TaintToleration::kName, NodeAffinity::kName, NodeResourcesFit::kName,
-                             GpuShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName, InterPodAffinity::kName,
-                             DynamicResources::kName})
+                             GpuShareFit::kName, GpuMemoryShareFit::kName, NodeResourceTopologyMatch::kName, PodTopologySpread::kName,
+                             InterPodAffinity::kName, DynamicResources::kName})
     c.enable(P::kFilter, std::string(f));
   c.enable(P::kSelectGpu, std::string(row->gpu_selector));
   c.enable(P::kReserve, std::string(Coscheduling::kName));

@@ -35,7 +35,7 @@
 // Every gpufleet policy's profile (the rows above default-scheduler):
 //   queueSort  PrioritySort
 //   preFilter  PodTopologySpread, InterPodAffinity, Coscheduling
-//   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit,
+//   filter     NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit, GpuShareFit, GpuMemoryShareFit,
 //              NodeResourceTopologyMatch, PodTopologySpread, InterPodAffinity (kube's order; all
 //              but the GPU ones pass every openb pod; PodTopologySpread enforces DoNotSchedule
 //              topologySpreadConstraints, its ScheduleAnyway Score is in no policy here)

@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <numeric>
 #include <climits>
@@ -124,6 +125,15 @@ std::string mig_key(const Pod& pod) {
     put(out, r.profile);
     put_number(out, static_cast<int64_t>(r.count));
   }
+  if (const auto& share = pod.gpu_memory_share) {  // memory-based sharing (model/gpu_memory_share.h)
+    put(out, "share");
+    put_number(out, static_cast<int64_t>(share->scheduler));
+    put_number(out, share->cards);
+    put_number(out, share->memory_mib);
+    put_number(out, share->memory_percentage);
+    put_number(out, share->cores_percentage);
+    put_number(out, std::bit_cast<int64_t>(share->fraction));
+  }
   return out;
 }
 
@@ -242,7 +252,7 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
 }
 
 void Scheduler::select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const {
-  if (state.has_gpu_sharing(result.node) || pod.has_device_requests()) {
+  if (state.has_gpu_sharing(result.node) || pod.has_device_requests() || pod.gpu_memory_share) {
     DeviceAssignment devices = select_devices(pod, state, result.node);
     result.gpus = std::move(devices.gpus);
     result.shared_replicas = std::move(devices.shared_replicas);

@@ -1065,8 +1065,9 @@ spec:
                "Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 2 (the API server refuses the pod)");
 }
 
-// A pod for another scheduler, or with KAI Scheduler's GPU-sharing annotations: read, placed as the
-// default scheduler would, and said once per field with its first place and the count of objects.
+// A pod for another scheduler is read and placed as the default scheduler would, said once per field
+// with its first place and the count of objects. KAI-Scheduler's GPU-sharing annotations are modelled
+// on a kai-scheduler pod (model/gpu_memory_share.h) and a warning on any other.
 TEST(K8sYaml, OtherSchedulersAndKaiAnnotationsAreNotModelled) {
   const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata:
@@ -1083,27 +1084,34 @@ spec:
   containers: [{name: c}]
 ---
 kind: Pod
-metadata: {name: c}
+metadata: {name: c, annotations: {gpu-fraction: "0.5"}}
 spec:
   schedulerName: default-scheduler
   containers: [{name: c}]
 )",
                                       "w.yaml");
   ASSERT_EQ(k.pods.size(), 3u);
+  ASSERT_TRUE(k.pods[0].gpu_memory_share);
+  EXPECT_EQ(k.pods[0].gpu_memory_share->scheduler, GpuMemoryScheduler::kKai);
+  EXPECT_EQ(k.pods[0].gpu_memory_share->fraction, 0.5);
+  EXPECT_EQ(k.pods[0].gpu_memory_share->cards, 1);
+  EXPECT_FALSE(k.pods[1].gpu_memory_share);
+  EXPECT_FALSE(k.pods[2].gpu_memory_share);
   ASSERT_EQ(k.not_modelled.size(), 2u);
   EXPECT_EQ(k.not_modelled[0].what, "scheduler 'kai-scheduler'");
-  EXPECT_EQ(k.not_modelled[0].objects, 2);
-  EXPECT_EQ(k.not_modelled[0].first.line, 6);
+  EXPECT_EQ(k.not_modelled[0].objects, 1);
+  EXPECT_EQ(k.not_modelled[0].first.line, 12);
   EXPECT_EQ(k.not_modelled[0].first.column, 18);
   EXPECT_EQ(k.not_modelled[0].first.field, "spec.schedulerName");
-  EXPECT_EQ(k.not_modelled[1].what, "KAI Scheduler's GPU sharing annotation gpu-fraction");
+  EXPECT_EQ(k.not_modelled[1].what, "KAI-Scheduler's GPU sharing annotation on a pod for scheduler 'default-scheduler'");
   EXPECT_EQ(k.not_modelled[1].objects, 1);
   EXPECT_EQ(k.warnings,
             (std::vector<std::string>{
-                "w.yaml:6:18: field 'spec.schedulerName': scheduler 'kai-scheduler' is not modelled (2 object(s)): the pod is placed "
+                "w.yaml:12:18: field 'spec.schedulerName': scheduler 'kai-scheduler' is not modelled (1 object(s)): the pod is placed "
                 "as kube's default-scheduler would place it",
-                "w.yaml:4:31: field 'metadata.annotations.gpu-fraction': KAI Scheduler's GPU sharing annotation gpu-fraction is not "
-                "modelled (1 object(s)): the pod is placed without the GPU share it asks for"}));
+                "w.yaml:16:49: field 'metadata.annotations.gpu-fraction': KAI-Scheduler's GPU sharing annotation on a pod for scheduler "
+                "'default-scheduler' is not modelled (1 object(s)): only kai-scheduler reads it: the pod is placed without the GPU "
+                "share it asks for"}));
 }
 
 // The rest of the API server's checks of a pod's resources and tolerations, in its words

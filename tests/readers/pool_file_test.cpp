@@ -407,7 +407,7 @@ TEST(Examples, EveryFileIsCovered) {
     files.insert(e.path().filename().string());
   EXPECT_EQ(files, (std::set<std::string>{"pools.yaml", "mig-h100.yaml", "time-slicing.yaml", "priorityclasses.yaml",
                                           "quota-team.yaml", "workloads.yaml", "running-pods.yaml", "simulate",
-                                          "openb", "serving", "queues", "topology", "mps", "faults", "live", "daemonsets", "plan",
+                                          "openb", "serving", "queues", "topology", "mps", "faults", "live", "daemonsets", "plan", "gpu-memory-sharing",
                                           "snapshot", "inference-routing", "leaderworkerset", "dra"}));
   // dra/: place/dra_test.cpp, docs/dra.md;
   // daemonsets/: place/daemon_set_test.cpp, sim/sim_daemon_set_test.cpp;

@@ -123,16 +123,18 @@ TEST(PolicyRegistryTest, NamesAndComposition) {
     ASSERT_TRUE(p.gpu_selector);
     EXPECT_EQ(p.scores.back().plugin->name(), r.score);
     EXPECT_EQ(p.gpu_selector->name(), r.selector);
-    ASSERT_EQ(p.filters.size(), 9u);  // kube's order, then DynamicResources
+    ASSERT_EQ(p.filters.size(), 10u);  // kube's order, then DynamicResources
+    EXPECT_EQ(p.filters[9]->name(), "DynamicResources");
     EXPECT_EQ(p.filters[0]->name(), "NodeUnschedulable");
     EXPECT_EQ(p.filters[1]->name(), "TaintToleration");
     EXPECT_EQ(p.filters[2]->name(), "NodeAffinity");
     EXPECT_EQ(p.filters[3]->name(), "NodeResourcesFit");
     EXPECT_EQ(p.filters[4]->name(), "GpuShareFit");
-    EXPECT_EQ(p.filters[5]->name(), "NodeResourceTopologyMatch");
-    EXPECT_EQ(p.filters[6]->name(), "PodTopologySpread");
-    EXPECT_EQ(p.filters[7]->name(), "InterPodAffinity");
-    EXPECT_EQ(p.filters[8]->name(), "DynamicResources");
+    EXPECT_EQ(p.filters[5]->name(), "GpuMemoryShareFit");
+    EXPECT_EQ(p.filters[6]->name(), "NodeResourceTopologyMatch");
+    EXPECT_EQ(p.filters[7]->name(), "PodTopologySpread");
+    EXPECT_EQ(p.filters[8]->name(), "InterPodAffinity");
+    EXPECT_EQ(p.filters[9]->name(), "DynamicResources");
   }
 }
 

@@ -44,6 +44,12 @@ constexpr int64_t kMaxDeviceCount = int64_t{1} << 40;
 constexpr int64_t kMaxReplicas = 1'000'000;          // pods generated from one controller
 constexpr int64_t kMaxSharedReplicas = 1'000'000;    // nvidia.com/gpu and nvidia.com/gpu.shared per pod
 constexpr const char* kGpu = "nvidia.com/gpu";
+// Memory-based GPU sharing (model/gpu_memory_share.h): HAMi's resources and node annotation
+// (pkg/device/nvidia/device.go), KAI-Scheduler's pod annotations (pkg/common/constants).
+constexpr const char* kHamiRegisterAnnotation = "hami.io/node-nvidia-register";
+constexpr const char* kHamiGpuMem = "nvidia.com/gpumem";
+constexpr const char* kHamiGpuMemPercentage = "nvidia.com/gpumem-percentage";
+constexpr const char* kHamiGpuCores = "nvidia.com/gpucores";
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
@@ -92,6 +98,21 @@ Amounts resource_list(const Val& list, std::set<std::string>* ignored = nullptr)
   Amounts out;
   list.each_entry([&](const std::string& name, const Val& v) {
     const ResKind kind = resource_kind(name);
+    if (name == kHamiGpuMem || name == kHamiGpuMemPercentage || name == kHamiGpuCores) {
+      // HAMi reads them with Quantity.AsInt64 and refuses what is not a whole number within int32
+      // (pkg/device/nvidia/device.go GenerateResourceRequests).
+      const char* unit = name == kHamiGpuMem ? "MiB" : "percent";
+      int64_t amount = 0;
+      try {
+        amount = v.quantity().whole();
+      } catch (const std::exception&) {
+        v.fail(fmt::format("{} '{}' is not a whole number of {} (HAMi refuses the request)", name, v.scalar(), unit));
+      }
+      if (amount < 0 || amount > INT32_MAX)
+        v.fail(fmt::format("{} '{}' is outside 0..{} (HAMi refuses the request)", name, v.scalar(), INT32_MAX));
+      out[name] = amount;
+      return;
+    }
     const int64_t amount = resource_amount(v, kind);
     if (kind != ResKind::kOther) out[name] = amount;
     else if (ignored != nullptr && amount > 0) ignored->insert(name);
@@ -126,6 +147,7 @@ std::optional<std::string> mig_profile_of(std::string_view name) {
 void check_pod_device_names(const Val& list) {
   list.each_entry([&](const std::string& name, const Val& v) {
     if (resource_kind(name) != ResKind::kDevice || name == kGpuResource || name == kGpuSharedResource) return;
+    if (name == kHamiGpuMem || name == kHamiGpuMemPercentage || name == kHamiGpuCores) return;  // memory_share()
     if (const auto profile = mig_profile_of(name)) {
       if (!catalog_has_mig_profile(*profile))
         v.fail(fmt::format("unknown MIG profile '{}': no GPU model in the catalog has it", *profile));
@@ -517,6 +539,11 @@ class Reader : public detail::K8sTemplateParser {
   // A standalone or embedded config; false when `v` is neither kind of config.
   bool nvidia_config(const Val& v, ConfigOrigin origin);
   bool embedded_config(const Val& value, const std::string& ns, const std::string& cm, const std::string& key);
+  // A pod's memory-based GPU sharing (see the definition).
+  void memory_share(const Val& meta, const Val& spec, const Val& containers, const std::map<std::string, int64_t>& total,
+                    int hami_containers, Pod& p);
+  // HAMi's device list of a node; returns its cards (see the definition).
+  int64_t hami_node(const Val& reg, Node& n);
   void device_plugin_config(const Val& v, ConfigOrigin origin);
   void mig_parted_config(const Val& v, ConfigOrigin origin);
   // A field read but not modelled at `at`; counted per `what`, said once (finish()).
@@ -700,6 +727,20 @@ void Reader::node(const Val& v) {
     extras.extended[kGpu] = gpus;
     gpus = count;
   }
+  // Memory-based GPU sharing (model/gpu_memory_share.h): a HAMi node's registered cards replace the
+  // vGPUs its device plugin advertises as nvidia.com/gpu; other nodes' GPU memory as KAI counts it.
+  if (const Val reg = v["metadata"]["annotations"][kHamiRegisterAnnotation]; reg.present()) {
+    gpus = hami_node(reg, n);
+  } else if (gpus > 0) {
+    int64_t label_mib = -1;
+    if (const std::string* mem = find_label(n.labels, "nvidia.com/gpu.memory")) {
+      const auto [end, ec] = std::from_chars(mem->data(), mem->data() + mem->size(), label_mib);
+      if (ec != std::errc() || end != mem->data() + mem->size() || label_mib < 0)
+        v["metadata"]["labels"]["nvidia.com/gpu.memory"].fail(
+            fmt::format("nvidia.com/gpu.memory '{}' is not a whole number of MiB", *mem));
+    }
+    n.gpu_memory_mib = kai_gpu_memory_mib(label_mib);
+  }
   if (gpus > kMaxGpusPerNode)
     gpu_at->fail(fmt::format("{} GPUs is more than {} per node", gpus, kMaxGpusPerNode));
   n.gpu_count = static_cast<int32_t>(gpus);
@@ -707,6 +748,168 @@ void Reader::node(const Val& v) {
   if (!extras.extended.empty()) out_.node_extras.push_back(std::move(extras));
   out_.nodes.push_back(std::move(n));
   out_.node_sources.push_back(std::move(source));
+}
+
+// HAMi's device list of a node (annotation hami.io/node-nvidia-register, HAMi pkg/device/devices.go):
+// a JSON list of {id, count, devmem, devcore, type, numa, health, index, mode} (MarshalNodeDevices)
+// or the older "id,count,devmem,devcore,type,numa,health[,index,mode]:" segments (DecodeNodeDevices).
+// Sets Node::hami and gpu_memory_mib; returns the number of cards. Every card must have the same
+// count, devmem and devcore (gpufleet keeps one per node); unhealthy cards are left out, as HAMi's
+// Fit skips them (CardNotHealth).
+int64_t Reader::hami_node(const Val& reg, Node& n) {
+  struct Card {
+    int64_t count = 0, devmem = 0, devcore = 0;
+    bool health = true;
+  };
+  std::vector<Card> cards;
+  const std::string text = reg.str();
+  auto integer = [&](std::string_view item, const char* what) {
+    int64_t out = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), out);
+    if (ec != std::errc() || end != item.data() + item.size() || out < 0 || out > INT32_MAX)
+      reg.fail(fmt::format("HAMi device list: {} '{}' is not a whole number", what, item));
+    return out;
+  };
+  if (!text.empty() && text.front() == '[') {
+    Source src;  // errors point at the annotation (the JSON is one line of it)
+    src.file = reg.source().file;
+    src.embedded = true;
+    const auto [outer_line, outer_column] = reg.position();
+    src.fallback.line = outer_line - 1;
+    src.fallback.column = outer_column - 1;
+    const std::vector<detail::YamlNode> docs = detail::parse_yaml_stream(text, src, reg.path());
+    if (docs.size() != 1) reg.fail("HAMi device list is not one JSON list");
+    const Val list(docs.front(), reg.path(), src);
+    if (!list.is_seq()) reg.fail("HAMi device list is not a JSON list");
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Val d = list.at(i);
+      auto field = [&](const char* key) { return integer(d[key].scalar(), key); };
+      cards.push_back({field("count"), field("devmem"), field("devcore"), d["health"].str() != "false"});
+    }
+  } else {
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find(':', start);
+      if (end == std::string::npos) reg.fail("HAMi device list: a segment does not end with ':'");
+      const std::string_view segment(text.data() + start, end - start);
+      start = end + 1;
+      if (segment.empty()) continue;
+      std::vector<std::string_view> items;
+      for (size_t a = 0;;) {
+        const size_t b = segment.find(',', a);
+        items.push_back(segment.substr(a, b == std::string_view::npos ? std::string_view::npos : b - a));
+        if (b == std::string_view::npos) break;
+        a = b + 1;
+      }
+      if (items.size() != 7 && items.size() != 9)
+        reg.fail(fmt::format("HAMi device list: segment '{}' has {} fields, expected 7 or 9", segment, items.size()));
+      cards.push_back({integer(items[1], "count"), integer(items[2], "devmem"), integer(items[3], "devcore"), items[6] != "false"});
+    }
+  }
+  std::erase_if(cards, [](const Card& c) { return !c.health; });
+  if (cards.empty()) return 0;
+  for (const Card& c : cards)
+    if (c.count != cards.front().count || c.devmem != cards.front().devmem || c.devcore != cards.front().devcore)
+      reg.fail("HAMi device list: cards with different count, devmem or devcore (gpufleet keeps one of each per node)");
+  if (cards.front().count < 1 || cards.front().devcore < 1)
+    reg.fail("HAMi device list: a card's count and devcore must be at least 1");
+  n.hami = HamiDevices{static_cast<int32_t>(cards.front().count), static_cast<int32_t>(cards.front().devcore)};
+  n.gpu_memory_mib = cards.front().devmem;
+  return static_cast<int64_t>(cards.size());
+}
+
+// Memory-based GPU sharing of a pod (model/gpu_memory_share.h), from its summed requests `total`:
+//  - HAMi: a pod naming nvidia.com/gpumem, gpumem-percentage or gpucores, or one with schedulerName
+//    hami-scheduler (what HAMi's admission webhook sets on every pod asking for nvidia.com/gpu). The
+//    defaults and checks of HAMi's pkg/device/nvidia/device.go (MutateAdmission,
+//    validateMemoryPercentage, mutateContainerResource, defaultExclusiveCoreIfNeeded,
+//    GenerateResourceRequests). HAMi asks per container; gpufleet takes the pod's sum and refuses
+//    HAMi resources in more than one container.
+//  - KAI-Scheduler: the annotations gpu-fraction, gpu-memory, gpu-fraction-num-devices on a pod with
+//    schedulerName kai-scheduler, checked as KAI's binder does (pkg/binder/plugins/gpusharing/
+//    gpu-request/gpu_request_validator.go ValidateGpuRequests), in its words. On a pod for another
+//    scheduler they are a warning: nothing reads them there.
+void Reader::memory_share(const Val& meta, const Val& spec, const Val& containers, const std::map<std::string, int64_t>& total,
+                          int hami_containers, Pod& p) {
+  const std::string scheduler = spec["schedulerName"].str();
+  const Val annotations = meta["annotations"];
+  const Val fraction_v = annotations["gpu-fraction"], memory_v = annotations["gpu-memory"],
+            devices_v = annotations["gpu-fraction-num-devices"];
+  const bool hami_named = hami_containers > 0;
+  if (scheduler != "kai-scheduler") {
+    for (const Val* a : {&fraction_v, &memory_v, &devices_v})
+      if (a->present())
+        feature(fmt::format("KAI-Scheduler's GPU sharing annotation on a pod for scheduler '{}'", scheduler.empty() ? "default-scheduler" : scheduler),
+                *a, "only kai-scheduler reads it: the pod is placed without the GPU share it asks for");
+  }
+  if (!hami_named && scheduler != "hami-scheduler" && scheduler != "kai-scheduler") return;
+  const int64_t gpus = amount_of(total, kGpu);
+  if ((hami_named || scheduler == "hami-scheduler") && (!p.mig_requests.empty() || p.shared_replicas > 0))
+    containers.fail("a HAMi pod asking for MIG devices or nvidia.com/gpu.shared: gpufleet models HAMi's nvidia.com/gpu only");
+  if (scheduler == "kai-scheduler") {
+    if (!fraction_v.present() && !memory_v.present()) {
+      if (devices_v.present())
+        devices_v.fail("cannot request multiple fractional devices without specifying fraction portion or gpu-memory");
+      return;
+    }
+    if (hami_named) containers.fail("a kai-scheduler pod naming HAMi's resources");
+    if (fraction_v.present() && gpus > 0)
+      fraction_v.fail("cannot have both GPU fraction request and whole GPU resource request/limit");
+    if (memory_v.present() && (fraction_v.present() || gpus > 0)) memory_v.fail("cannot request both GPU and GPU memory");
+    GpuMemoryShare r;
+    r.scheduler = GpuMemoryScheduler::kKai;
+    if (memory_v.present()) {
+      const std::string text = memory_v.scalar();
+      uint64_t mib = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), mib);
+      if (ec != std::errc() || end != text.data() + text.size() || mib == 0 || mib > uint64_t{1} << 40)
+        memory_v.fail("gpu-memory annotation value must be a positive integer greater than 0");
+      r.memory_mib = static_cast<int64_t>(mib);
+    } else {
+      const std::string text = fraction_v.scalar();
+      double f = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), f);
+      if (ec != std::errc() || end != text.data() + text.size() || !(f > 0 && f < 1))
+        fraction_v.fail("gpu-fraction annotation value must be a positive number smaller than 1.0");
+      r.fraction = f;
+    }
+    if (devices_v.present()) {
+      const std::string text = devices_v.scalar();
+      uint64_t count = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+      if (ec != std::errc() || end != text.data() + text.size() || count == 0)
+        devices_v.fail("fraction count annotation value must be a positive integer greater than 0");
+      if (count > static_cast<uint64_t>(kMaxGpusPerNode))
+        devices_v.fail(fmt::format("{} devices, more than {} GPUs per node", count, kMaxGpusPerNode));
+      r.cards = static_cast<int32_t>(count);
+    }
+    p.gpu_memory_share = r;
+    return;
+  }
+  // HAMi.
+  if (hami_containers > 1) containers.fail("HAMi resources in more than one container: gpufleet models one HAMi container per pod");
+  const auto amount = [&](const char* name) -> std::optional<int64_t> {
+    const auto it = total.find(name);
+    return it == total.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  };
+  const auto mem = amount(kHamiGpuMem), pct = amount(kHamiGpuMemPercentage), cores = amount(kHamiGpuCores);
+  if (pct && *pct > 100)  // validateMemoryPercentage, at admission
+    containers.fail(fmt::format("invalid {} value {}: must be an integer between 0 and 100", kHamiGpuMemPercentage, *pct));
+  if (gpus == 0 && !hami_named) return;  // hami-scheduler pod without GPUs
+  GpuMemoryShare r;
+  r.scheduler = GpuMemoryScheduler::kHami;
+  // mutateContainerResource: gpumem, percentage or cores without nvidia.com/gpu ask defaultGPUNum (1).
+  r.cards = gpus > 0 ? static_cast<int32_t>(std::min<int64_t>(gpus, kMaxGpusPerNode + 1)) : 1;
+  r.memory_mib = mem.value_or(0);
+  // GenerateResourceRequests: a positive percentage counts; with neither, 100% (defaultMemory 0).
+  r.memory_percentage = pct && *pct > 0 ? static_cast<int32_t>(*pct) : 100;
+  // defaultExclusiveCoreIfNeeded: no gpucores and the whole memory (percentage 100, or no gpumem)
+  // means gpucores 100.
+  const bool exclusive = pct ? *pct == 100 : !mem.has_value();
+  r.cores_percentage = cores ? static_cast<int32_t>(*cores) : exclusive ? 100 : 0;
+  p.gpu_memory_share = r;
+  p.num_gpu = 0;
+  p.gpu_milli = 0;
 }
 
 PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::string& ns) {
@@ -726,8 +929,13 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   bool any_cpu_memory = false, guaranteed = true;
   std::set<std::string> ignored;  // requested resources gpufleet does not model
   bool claims = false;            // resources.claims (dynamic resource allocation)
+  int hami_containers = 0;  // containers naming a HAMi resource (memory_share())
+  auto count_hami = [&](const ContainerRequests& c) {
+    hami_containers += c.effective.count(kHamiGpuMem) + c.effective.count(kHamiGpuMemPercentage) + c.effective.count(kHamiGpuCores) > 0;
+  };
   for (size_t i = 0; i < n_containers; ++i) {
     const ContainerRequests c = container_requests(containers.at(i), ignored, claims);
+    count_hami(c);
     add_into(total, c.effective);
     add_into(nonzero, c.nonzero);
     any_cpu_memory |= c.has_cpu_or_memory;
@@ -738,6 +946,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   for (size_t i = 0, n = inits.size(); i < n; ++i) {
     const Val init = inits.at(i);
     const ContainerRequests c = container_requests(init, ignored, claims);
+    count_hami(c);
     any_cpu_memory |= c.has_cpu_or_memory;
     guaranteed &= c.guaranteed;
     Amounts during = c.effective, nonzero_during = c.nonzero;
@@ -781,6 +990,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   p.gpu_milli = gpus > 0 ? kGpuMilliPerGpu : 0;
   for (const auto& [name, amount] : total) {
     if (resource_kind(name) != ResKind::kDevice || name == kGpu || amount <= 0) continue;
+    if (name == kHamiGpuMem || name == kHamiGpuMemPercentage || name == kHamiGpuCores) continue;  // memory_share()
     if (const auto profile = mig_profile_of(name)) {  // sorted by name, hence by profile
       if (amount > int64_t{kMaxGpusPerNode} * kMigMaxInstances)
         containers.fail(fmt::format("the pod requests {} {} devices, more than {} ({} GPUs x {} instances)", amount, name,
@@ -793,6 +1003,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     }
   }
   p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
+  memory_share(meta, spec, containers, total, hami_containers, p);
 
   // Placement constraints.
   PodConstraints& c = p.constraints;
@@ -834,12 +1045,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   c.topology_spread_constraints = topology_spread_constraints(spec["topologySpreadConstraints"]);
   // Only kube's default scheduler is modelled; a pod for another one (KAI Scheduler, Volcano, a
   // custom scheduler) is placed as the default scheduler would place it.
-  if (const Val name = spec["schedulerName"]; name.present() && name.str() != "default-scheduler")
+  // HAMi's and KAI-Scheduler's memory-based sharing are modelled (memory_share()); their other rules
+  // are not.
+  if (const Val name = spec["schedulerName"]; name.present() && name.str() != "default-scheduler" && !p.gpu_memory_share)
     feature(fmt::format("scheduler '{}'", name.str()), name, "the pod is placed as kube's default-scheduler would place it");
-  // KAI Scheduler's GPU sharing by annotation (github.com/NVIDIA/KAI-Scheduler, docs/gpu-sharing).
-  for (const char* key : {"gpu-fraction", "gpu-memory"})
-    if (const Val a = meta["annotations"][key]; a.present())
-      feature(fmt::format("KAI Scheduler's GPU sharing annotation {}", key), a, "the pod is placed without the GPU share it asks for");
   const Val tolerations = spec["tolerations"];
   for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
 

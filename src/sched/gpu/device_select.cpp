@@ -31,6 +31,10 @@ std::vector<int32_t> pick_replicas(const ClusterState& state, NodeId n, int32_t 
 
 DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeId n) {
   DeviceAssignment out;
+  if (pod.gpu_memory_share) {
+    out.gpus = select_memory_share_cards(pod, state, n);
+    return out;
+  }
   const Node& node = state.node(n);
   if (pod.is_gpu_pod()) {
     if (node.time_slicing && !node.time_slicing->renamed) {
@@ -59,6 +63,20 @@ DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeI
         }
     }
   }
+  return out;
+}
+
+std::vector<int32_t> select_memory_share_cards(const Pod& pod, const ClusterState& state, NodeId n) {
+  std::vector<int32_t> out;
+  if (!pod.gpu_memory_share || !state.memory_share_node_fits(n, *pod.gpu_memory_share)) return out;
+  const GpuMemoryShare& request = *pod.gpu_memory_share;
+  std::vector<std::pair<int64_t, int32_t>> fitting;  // (free memory, card)
+  for (int32_t g = 0; g < state.node(n).gpu_count; ++g)
+    if (state.memory_share_refusal(n, g, request) == CardRefusal::kFits)
+      fitting.emplace_back(state.card_memory_mib(n) - state.card_memory_used_mib(n, g), g);
+  std::sort(fitting.begin(), fitting.end());
+  for (size_t i = 0; i < fitting.size() && out.size() < static_cast<size_t>(request.cards); ++i) out.push_back(fitting[i].second);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -27,12 +27,20 @@ namespace gpufleet::sched {
 ///    on ties, and listed ascending.
 ///  - mig: per MIG request in the pod's order, the free devices of its profile with the lowest
 ///    (GPU index, start).
+///  - a memory-share pod (Pod::gpu_memory_share): gpus = select_memory_share_cards.
 /// It takes from what is free and does not check that the pod fits: when the node lacks devices the
 /// lists are shorter than the request, or a fraction gets GPU index -1, and
 /// ClusterState::can_allocate refuses the result. The scheduler uses it on nodes with MIG or
 /// time-sliced GPUs and for pods with MIG or nvidia.com/gpu.shared requests; on other nodes its policy's
 /// GpuSelector places a fraction, which may differ from "best".
 DeviceAssignment select_devices(const Pod& pod, const ClusterState& state, NodeId n);
+
+/// The cards of node n a memory-share pod takes: among the cards memory_share_refusal accepts, the
+/// ones with the least free memory (best fit, packing the shared cards; KAI-Scheduler's default gpu
+/// placementStrategy binpack), lowest index on ties, `cards` of them, ascending; fewer when the node
+/// lacks them (ClusterState::can_allocate refuses the list). HAMi's default GPU policy (spread) is not
+/// modelled.
+std::vector<int32_t> select_memory_share_cards(const Pod& pod, const ClusterState& state, NodeId n);
 
 /// "best": the GPU with the least free gpu_milli that still fits, first index on ties.
 class BestFitGpuSelector final : public GpuSelector, public NamedPlugin<"best"> {

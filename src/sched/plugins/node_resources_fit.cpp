@@ -1,6 +1,7 @@
 #include "sched/plugins/node_resources_fit.h"
 
 #include "sched/framework/validation.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/resource_allocation_score.h"
 
@@ -15,7 +16,9 @@ FilterCode fits_pods_cpu_memory(const Pod& pod, const ClusterState& state, NodeI
 
 FilterCode fits(const Pod& pod, const ClusterState& state, NodeId n) {
   const FilterCode code = fits_pods_cpu_memory(pod, state, n);
-  return code.rejected() ? code : gpu_share_fits(pod, state, n);
+  if (code.rejected()) return code;
+  const FilterCode gpu = gpu_share_fits(pod, state, n);
+  return gpu.rejected() || !pod.gpu_memory_share ? gpu : gpu_memory_share_fits(pod, state, n);
 }
 
 FilterCode NodeResourcesFit::filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {

@@ -7,7 +7,8 @@
 //  2. cpu, 3. memory: the pod's requests fit the node's allocatable minus what is requested there
 //     ("Insufficient cpu", "Insufficient memory"; the actual requests, not the non-zero ones);
 //  4. GPUs: GpuShareFit's rules (gpu_share_fit.h): nvidia.com/gpu whole or shared, the GPU model
-//     constraint, MIG devices, time-sliced replicas.
+//     constraint, MIG devices, time-sliced replicas; then, for a memory-share pod, GpuMemoryShareFit's
+//     (gpu_memory_share_fit.h).
 // It is the NodeResourcesFit Filter followed by the GpuShareFit Filter, so it answers exactly what
 // the profiles' filters decide about resources. It needs nothing but the state, so it also serves
 // estimates on template nodes: a ClusterState holding one empty node per node pool or node class

@@ -15,6 +15,7 @@
 #include "sched/plugins/fgd_score.h"
 #include "sched/plugins/gpu_clustering_score.h"
 #include "sched/plugins/gpu_packing_score.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -75,6 +76,7 @@ std::vector<RegistryEntry> entries() {
              args_of<BalancedAllocationArgs>(NodeResourcesBalancedAllocation::kName, args));
        }},
       plain<GpuShareFit>(),
+      plain<GpuMemoryShareFit>(),
       plain<NodeResourceTopologyMatch>(),
       plain<DynamicResources>(),
       {std::string(PodTopologySpread::kName),

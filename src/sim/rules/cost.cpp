@@ -1,6 +1,9 @@
 #include "sim/rules/cost.h"
 
+#include <algorithm>
+
 #include "model/gpu_catalog.h"
+#include "model/gpu_memory_share.h"
 #include "model/resources.h"
 
 namespace gpufleet::sim {
@@ -19,6 +22,15 @@ double pod_gpus_held(const NodePool& pool, const Pod& pod) {
   } else {
     gpus += static_cast<double>(pod.gpu_request_milli()) / kGpuMilliPerGpu;
   }
+  // A memory-share pod: its memory over each card's (model/gpu_memory_share.h), the card's memory as
+  // KAI counts it on the pool's model (HAMi pools are not modelled).
+  if (pod.gpu_memory_share)
+    if (const GpuModelInfo* model = find_gpu_model(pool.gpu_model)) {
+      const int64_t card = kai_gpu_memory_mib(model->memory_mib);
+      if (card > 0)
+        gpus += static_cast<double>(pod.gpu_memory_share->cards) *
+                static_cast<double>(std::min(memory_share_request_mib(*pod.gpu_memory_share, card), card)) / static_cast<double>(card);
+    }
   if (!pod.mig_requests.empty())
     if (const GpuModelInfo* model = find_gpu_model(pool.gpu_model))
       for (const MigRequest& r : pod.mig_requests)

@@ -77,7 +77,10 @@ PriceSplit price_split(const NodePool& pool);
 ///    num_gpu x gpu_milli / 1000;
 ///  - nvidia.com/gpu.shared: shared_replicas / R (0 on a pool that is not time-sliced);
 ///  - nvidia.com/mig-<profile>: count x compute_slices / 7, the slices of the profile on the pool's
-///    GPU model (0 for a profile the model lacks: such a pod never runs there).
+///    GPU model (0 for a profile the model lacks: such a pod never runs there);
+///  - a memory-share pod (Pod::gpu_memory_share): cards x its memory per card / the card's memory,
+///    the card's memory being kai_gpu_memory_mib of the pool model's (L40S: 2000 MiB of 46000 is
+///    1/23 of a GPU); chargeback by memory share.
 double pod_gpus_held(const NodePool& pool, const Pod& pod);
 
 /// Share of the node's price charged to a pod with this request on a node of the pool, in [0, 1]

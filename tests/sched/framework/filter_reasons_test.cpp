@@ -16,6 +16,7 @@
 #include "sched/framework/node_to_status.h"
 #include "sched/framework/profile.h"
 #include "sched/plugins/best_fit_score.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -120,15 +121,17 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
       {6, "NodeResourcesFit", NodeResourcesFit::kTooManyPods},
       {7, "GpuShareFit", GpuShareFit::kInsufficientGpu},
       {11, "GpuShareFit", GpuShareFit::kSharedRequestAboveOne},
-      {12, "NodeResourceTopologyMatch", NodeResourceTopologyMatch::kCannotAlign},
-      {13, "PodTopologySpread", PodTopologySpread::kConstraintsNotMatch},
-      {14, "PodTopologySpread", PodTopologySpread::kMissingRequiredLabel},
-      {15, "InterPodAffinity", InterPodAffinity::kAntiAffinityRulesNotMatch},
-      {17, "InterPodAffinity", InterPodAffinity::kAffinityRulesNotMatch},
-      {18, "DynamicResources", DynamicResources::kCannotAllocate},
-      {20, "DynamicResources", DynamicResources::kAllocationError},
+      {12, "GpuMemoryShareFit", GpuMemoryShareFit::kNoHamiDevices},
+      {22, "GpuMemoryShareFit", GpuMemoryShareFit::kKaiInsufficientGpuMemory},
+      {23, "NodeResourceTopologyMatch", NodeResourceTopologyMatch::kCannotAlign},
+      {24, "PodTopologySpread", PodTopologySpread::kConstraintsNotMatch},
+      {25, "PodTopologySpread", PodTopologySpread::kMissingRequiredLabel},
+      {26, "InterPodAffinity", InterPodAffinity::kAntiAffinityRulesNotMatch},
+      {28, "InterPodAffinity", InterPodAffinity::kAffinityRulesNotMatch},
+      {29, "DynamicResources", DynamicResources::kCannotAllocate},
+      {31, "DynamicResources", DynamicResources::kAllocationError},
   };
-  ASSERT_EQ(table.size(), 20u);
+  ASSERT_EQ(table.size(), 31u);
   for (const Row& r : rows) {
     SCOPED_TRACE(static_cast<int>(r.number));
     const Rejection rejection = table.rejection(r.number);
@@ -139,7 +142,7 @@ TEST(FilterReasons, ProfileNumbersThemInFilterOrder) {
     while (p.filters[filter]->name() != r.plugin) ++filter;
     EXPECT_EQ(table.number(filter, r.code), r.number);
   }
-  EXPECT_THROW(table.rejection(21), std::out_of_range);
+  EXPECT_THROW(table.rejection(32), std::out_of_range);
 }
 
 // A filter with `count` reasons of its own ("reason 0", ...), each Unschedulable; its filter

@@ -18,6 +18,7 @@
 #include "sched/framework/status.h"
 #include "sched/framework/validation.h"
 #include "sched/plugins/dynamic_resources.h"
+#include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
 #include "sched/plugins/gpufleet_score.h"
 #include "sched/plugins/inter_pod_affinity.h"
@@ -102,6 +103,23 @@ TEST(StatusTest, FilterStatusOfEachCode) {
       {DynamicResources::kCannotAllocate, Code::kUnschedulableAndUnresolvable, "cannot allocate all claims"},
       {DynamicResources::kNotAvailable, Code::kUnschedulableAndUnresolvable, "resourceclaim not available on the node"},
       {DynamicResources::kAllocationError, Code::kUnschedulableAndUnresolvable, "resource claim allocation failed"},
+      {GpuMemoryShareFit::kNoHamiDevices, Code::kUnschedulableAndUnresolvable,
+       "node(s) have no HAMi-registered GPUs (NodeInsufficientDevice)"},
+      {GpuMemoryShareFit::kNodeInsufficientDevice, Code::kUnschedulableAndUnresolvable,
+       "node(s) have fewer GPUs than the pod asks vGPUs (NodeInsufficientDevice)"},
+      {GpuMemoryShareFit::kCardTimeSlicingExhausted, Code::kUnschedulable, "node(s) had no free vGPU on a card (CardTimeSlicingExhausted)"},
+      {GpuMemoryShareFit::kCardInsufficientMemory, Code::kUnschedulable,
+       "node(s) had insufficient GPU memory on a card (CardInsufficientMemory)"},
+      {GpuMemoryShareFit::kCardInsufficientCore, Code::kUnschedulable, "node(s) had insufficient GPU cores on a card (CardInsufficientCore)"},
+      {GpuMemoryShareFit::kExclusiveDeviceAllocateConflict, Code::kUnschedulable,
+       "node(s) had no unused card for gpucores 100 (ExclusiveDeviceAllocateConflict)"},
+      {GpuMemoryShareFit::kCardComputeUnitsExhausted, Code::kUnschedulable,
+       "node(s) had every card's cores taken (CardComputeUnitsExhausted)"},
+      {GpuMemoryShareFit::kAllocatedCardsInsufficientRequest, Code::kUnschedulable,
+       "node(s) had fewer fitting cards than the pod asks vGPUs (AllocatedCardsInsufficientRequest)"},
+      {GpuMemoryShareFit::kNoShareableCard, Code::kUnschedulable, "node(s) had no card free of device-plugin pods"},
+      {GpuMemoryShareFit::kKaiInsufficientGpus, Code::kUnschedulableAndUnresolvable, "node(s) didn't have enough resources: GPUs"},
+      {GpuMemoryShareFit::kKaiInsufficientGpuMemory, Code::kUnschedulable, "node(s) didn't have enough resources: GPU memory"},
   };
   // Every reason the policies' filters register is a row.
   size_t registered = 0;
@@ -151,7 +169,7 @@ TEST(CycleStateTest, WriteReadCloneSkip) {
 TEST(RegistryTest, InTreeNamesAndDuplicates) {
   const std::vector<std::string_view> want = {
       "PrioritySort",   "NodeUnschedulable", "TaintToleration",  "NodeAffinity",   "NodeResourcesFit", "NodeResourcesBalancedAllocation", "GpuShareFit",
-      "NodeResourceTopologyMatch", "DynamicResources", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
+      "GpuMemoryShareFit", "NodeResourceTopologyMatch", "DynamicResources", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "RandomScore",    "DotProductScore", "GpuClusteringScore", "GpuPackingScore",
       "BestFitScore",   "FGDScore",          "OnlineFGDScore",   "GpufleetScore",  "LeastAllocated",   "MostAllocated",
       "best",           "random",            "fgd",              "Coscheduling",     "DefaultBinder"};
   EXPECT_EQ(in_tree_registry().names(), want);
