@@ -111,6 +111,10 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
 std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names) {
   std::vector<HostScore> scores;
   scores.reserve(node_names.size());
+  if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler ranks, gpufleet stays neutral
+    for (const std::string& name : node_names) scores.push_back({name, 0});
+    return scores;
+  }
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
   d.observe(pod);

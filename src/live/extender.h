@@ -57,7 +57,8 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
 /// floor(9 (n-1-k) / (n-1)), so every other node scores below 10 and the order is kept. Nodes sent
 /// that are infeasible or unknown get 0. kube-scheduler adds score x weight x 10 to its own plugins'
 /// sum (at most 100 per enabled Score plugin and weight): with weight >= 100 gpufleet's best node
-/// wins over any sum of kube v1.20's default Score plugins (docs/live.md).
+/// wins over any sum of kube v1.20's default Score plugins (docs/live.md). A pod with
+/// spec.resourceClaims gets 0 on every node: kube-scheduler's own plugins rank the nodes for it.
 std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names);
 
 /// MetaVictims of one node: UIDs and the PDB violations kube-scheduler counted.

@@ -145,6 +145,13 @@ TEST(LiveExtender, DraPodPassesEveryNodeWithANote) {
   EXPECT_TRUE(a.failed_unresolvable.empty());
   EXPECT_EQ(a.note, "pod has spec.resourceClaims: left to kube-scheduler's DynamicResources plugin, every node passed");
   EXPECT_TRUE(extender_filter(*s, find(*s, "default/q"), {"a"}).note.empty());
+  // Prioritize stays neutral: 0 on every node sent, so kube-scheduler's own scores decide.
+  const std::vector<HostScore> scores = extender_prioritize(*s, pod, {"a", "b"});
+  ASSERT_EQ(scores.size(), 2u);
+  EXPECT_EQ(scores[0].host, "a");
+  EXPECT_EQ(scores[0].score, 0);
+  EXPECT_EQ(scores[1].host, "b");
+  EXPECT_EQ(scores[1].score, 0);
 }
 
 TEST(LiveExtender, FilterSaysWhyPerNode) {

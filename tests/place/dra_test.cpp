@@ -127,6 +127,38 @@ TEST(Dra, MatchAttributeBacktracksAcrossRequests) {
   EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0 -> a gpu=gpu-1 nic=nic-0"}));
 }
 
+// A request for more devices than the node has that match fails at once: 14 devices, count 15.
+// (Upstream searches every ordering until its filter timeout; the answer, no fit, is the same.)
+TEST(Dra, TooFewMatchingDevicesFailsWithoutSearching) {
+  std::string devices;
+  for (int i = 0; i < 14; ++i) devices += "  - {name: gpu-" + std::to_string(i) + "}\n";
+  const std::string requests = "      - name: g\n        exactly: {deviceClassName: gpu, count: 15}\n";
+  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
+                            pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
+  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 "
+                                                  "nodes are available: 1 Preemption is not helpful for scheduling."}));
+}
+
+// The search is bounded (kDraAllocateMaxSteps, for kube's filterTimeout): `a` takes 16 of 40 devices
+// of group g1 and `b` one device that must share a's group, but b's only device is in g2. Every one
+// of the C(40,16) sets of `a` fails at `b`, so the bound ends the search with kube's timeout message.
+TEST(Dra, SearchBoundEndsWithKubesTimeoutMessage) {
+  std::string devices;
+  for (int i = 0; i < 40; ++i)
+    devices += "  - {name: gpu-" + std::to_string(i) + ", attributes: {kind: {string: gpu}, group: {string: g1}}}\n";
+  devices += "  - {name: nic-0, attributes: {kind: {string: nic}, group: {string: g2}}}\n";
+  const std::string requests =
+      "      - name: a\n        exactly:\n          deviceClassName: gpu\n          count: 16\n"
+      "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].kind == 'gpu'\"}}]\n"
+      "      - name: b\n        exactly:\n          deviceClassName: gpu\n"
+      "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].kind == 'nic'\"}}]\n";
+  const std::string constraints = "      constraints:\n      - {requests: [a, b], matchAttribute: gpu.example.com/group}\n";
+  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
+                            pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_NE(r.pending[0].reason.find("timed out trying to allocate devices"), std::string::npos) << r.pending[0].reason;
+}
+
 // "with-constraint-non-existent-attribute": a device without the attribute never satisfies the
 // constraint, so a claim for two devices where one lacks it cannot be allocated.
 TEST(Dra, MatchAttributeMissingOnADevice) {

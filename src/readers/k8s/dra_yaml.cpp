@@ -47,8 +47,15 @@ std::vector<DeviceSelector> selectors(const Val& list) {
     try {
       sel.matcher = compile_device_selector(sel.expression);
     } catch (const cel::CompileError& e) {
-      if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error at column {} of the expression: {}", e.column(), e.message()));
-      expr.fail(fmt::format("CEL {} not supported at column {} of the expression: {}", e.construct(), e.column(), e.message()));
+      // Where in the expression: "column C" on a one-line expression, "line L, column C" within a
+      // multi-line one (a YAML block scalar: the error's file position is the block's).
+      const std::string at = e.line() == 0 && e.column() == 0 ? "in the expression"
+                             : sel.expression.find('\n') == std::string::npos
+                                 ? fmt::format("at column {} of the expression", e.column())
+                                 : fmt::format("at line {}, column {} of the expression", e.line(), e.column());
+      if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error {}: {}", at, e.message()));
+      if (e.construct().rfind("limit ", 0) == 0) expr.fail(fmt::format("CEL expression over its {} {}: {}", e.construct().substr(6), at, e.message()));
+      expr.fail(fmt::format("CEL {} not supported {}: {}", e.construct(), at, e.message()));
     }
     out.push_back(std::move(sel));
   }

@@ -896,6 +896,13 @@ void Reader::memory_share(const Val& meta, const Val& spec, const Val& container
   if (pct && *pct > 100)  // validateMemoryPercentage, at admission
     containers.fail(fmt::format("invalid {} value {}: must be an integer between 0 and 100", kHamiGpuMemPercentage, *pct));
   if (gpus == 0 && !hami_named) return;  // hami-scheduler pod without GPUs
+  // An explicit nvidia.com/gpu of 0 is not defaulted (mutateContainerResource leaves a named resource
+  // alone) and GenerateResourceRequests asks no device for it: the memory and cores ask nothing.
+  if (gpus == 0 && total.count(kGpu) != 0) {
+    feature(fmt::format("HAMi's {} with nvidia.com/gpu 0", mem ? kHamiGpuMem : pct ? kHamiGpuMemPercentage : kHamiGpuCores), containers,
+            "HAMi asks no GPU for it: the pod is placed without one");
+    return;
+  }
   GpuMemoryShare r;
   r.scheduler = GpuMemoryScheduler::kHami;
   // mutateContainerResource: gpumem, percentage or cores without nvidia.com/gpu ask defaultGPUNum (1).

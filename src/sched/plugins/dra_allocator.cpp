@@ -291,6 +291,10 @@ class Search {
 
   bool allocate_one(size_t c, size_t r, size_t alt, int64_t d, bool in_sub) {
     if (count_ != nullptr) ++*count_;
+    if (++steps_ > kDraAllocateMaxSteps) {  // kube's filterTimeout, as a deterministic bound
+      if (error_.empty()) error_ = "timed out trying to allocate devices";
+      return false;
+    }
     if (c >= claims_.size()) return true;
     if (r >= slots_[c].size()) return allocate_one(c + 1, 0, 0, 0, false);
     RequestSlot& slot = slots_[c][r];
@@ -316,7 +320,19 @@ class Search {
       untake(c, rd, k);
       return false;
     }
-    for (size_t k = 0; k < candidates_.size(); ++k) {
+    if (d == 0) {  // fewer selectable free devices than the request's count: no search can succeed
+      int64_t free = 0;
+      for (size_t k = 0; k < candidates_.size() && free < rd.num_devices; ++k) {
+        const Pool& p = pools_[candidates_[k].pool];
+        if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
+        if (is_selectable(c, rd, k)) ++free;
+        if (!error_.empty()) return false;
+      }
+      if (free < rd.num_devices) return false;
+    }
+    // The devices of one request form a set: the d-th device comes after the (d-1)-th in candidate
+    // order, so each set is tried once (upstream tries every ordering; the first solution is the same).
+    for (size_t k = d == 0 ? 0 : results_[c].back().second + 1; k < candidates_.size(); ++k) {
       const Pool& p = pools_[candidates_[k].pool];
       if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
       if (!is_selectable(c, rd, k)) {
@@ -343,6 +359,7 @@ class Search {
   std::vector<std::vector<ConstraintState>> constraints_;
   std::vector<std::vector<std::pair<std::string, size_t>>> results_;
   std::string error_;
+  int64_t steps_ = 0;
 };
 
 }  // namespace

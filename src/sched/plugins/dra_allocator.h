@@ -23,6 +23,11 @@
 //  - ExactCount takes `count` devices; All takes every selectable device the node reaches (at least
 //    one), all of which must be available.
 //  - At most 32 devices per claim (AllocationResultsMaxSize).
+//  - Differences that keep the search short, with the same first solution: the devices of one
+//    request are tried as sets (ascending candidate order), not as every ordering of them; a request
+//    with fewer selectable free devices than its count fails at once ("cannot allocate all claims",
+//    where upstream searches until its filter timeout); and a search longer than
+//    kDraAllocateMaxSteps ends with "timed out trying to allocate devices".
 //  - A CEL runtime error aborts the allocation with upstream's error ("class <c>: selector #<i>: CEL
 //    runtime error: <e>" or "claim <ns>/<name>: selector #<i>: CEL runtime error: <e>"); the plugin
 //    turns it into the pod's failure as kube's Filter does (an Error status).
@@ -40,6 +45,12 @@
 #include "model/node.h"
 
 namespace gpufleet::sched {
+
+/// The most allocateOne steps one search takes on one node before it gives up with kube's
+/// "timed out trying to allocate devices" (DynamicResourcesArgs.filterTimeout, 10 s by default, in
+/// kubernetes staging/src/k8s.io/kube-scheduler/config/v1/types.go): a step bound instead of a clock,
+/// so that the same input always gives the same answer. A million steps take well under a second.
+inline constexpr int64_t kDraAllocateMaxSteps = 1'000'000;
 
 /// A claim the search allocates: its key ("namespace/name", for messages and results) and its spec.
 struct DraClaimToAllocate {

@@ -239,7 +239,7 @@ TEST(ValidationTest, ProfileErrorsNameTheField) {
       {"valid", [](ProfileConfig&) {}, {}},
       {"no name", [](ProfileConfig& c) { c.scheduler_name.clear(); }, {"schedulerName: Required value: name is required"}},
       {"duplicate filter", [](ProfileConfig& c) { c.enable(ExtensionPoint::kFilter, "NodeAffinity"); },
-       {"plugins.filter.enabled[9].name: Duplicate value: \"NodeAffinity\""}},
+       {"plugins.filter.enabled[10].name: Duplicate value: \"NodeAffinity\""}},
       {"negative weight", [](ProfileConfig& c) { c.at(ExtensionPoint::kScore).enabled[2].weight = -1; },
        {"plugins.score.enabled[2].weight: Invalid value: -1: must be greater than or equal to 0"}},
       {"weight outside score", [](ProfileConfig& c) { c.at(ExtensionPoint::kFilter).enabled[0].weight = 2; },
