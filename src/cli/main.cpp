@@ -150,9 +150,9 @@ int main(int argc, char** argv) {
   gpufleet::cli::PlaceCommandOptions place;
   CLI::App* place_cmd = app.add_subcommand(
       "place", "Place a Kubernetes workload on a cluster as kube-scheduler would; say where each pod runs or why it is pending");
-  place_cmd->add_option("--cluster", place.cluster_paths, "Node YAML/JSON, node-pool files, device-plugin / mig-parted configs (files or directories)")
+  place_cmd->add_option("--cluster", place.cluster_paths, "Node YAML/JSON, node-pool files, device-plugin / mig-parted configs, DRA ResourceSlices and DeviceClasses (files or directories)")
       ->required();
-  place_cmd->add_option("--workload", place.workload_paths, "Pods, Deployments, StatefulSets, Jobs, DaemonSets, PriorityClasses, ResourceQuotas, Kueue objects and queued jobs, PodGroups (files or directories)");
+  place_cmd->add_option("--workload", place.workload_paths, "Pods, Deployments, StatefulSets, Jobs, DaemonSets, PriorityClasses, ResourceQuotas, Kueue objects and queued jobs, PodGroups, DRA ResourceClaims and ResourceClaimTemplates (files or directories)");
   place_cmd->add_option("--admission", place.admission, "Kueue admission: quota (Kueue's, quota only) or placement (only what the cluster holds now); default: the Configuration's, else quota")
       ->check(CLI::IsMember({"quota", "placement"}));
   place_cmd->add_option("--policy", place.policy, "placement policy (see pack --help)")->capture_default_str();
