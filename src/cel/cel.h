@@ -192,6 +192,14 @@ class Program {
   /// The expression as given to compile().
   const std::string& source() const;
 
+  /// The result's type when the expression alone decides it, whatever the variables hold: "bool",
+  /// "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "kubernetes.Quantity",
+  /// "kubernetes.Semver" (Value::type_name's words);
+  /// "" when it depends on the variables (a field, an index, a conditional of mixed branches). The
+  /// part of cel-go's type check (checker/checker.go) that lets a caller refuse, before evaluating,
+  /// an expression that can never give the type it needs (e.g. a DRA selector that is not a bool).
+  std::string result_type() const;
+
   struct Impl;  ///< the syntax tree and limits (src/cel/ast.h)
 
  private:

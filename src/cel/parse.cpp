@@ -869,4 +869,81 @@ std::shared_ptr<Program::Impl> compile_absolute(std::string_view expression, con
 
 const std::string& Program::source() const { return impl_->source; }
 
+namespace {
+
+// The static type of a node, or "" when it depends on the variables (Program::result_type).
+std::string static_type(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::kLiteral: return std::string(n.value.type_name());
+    case NodeKind::kAnd:
+    case NodeKind::kOr:
+    case NodeKind::kNot: return "bool";
+    case NodeKind::kList: return "list";
+    case NodeKind::kMap: return "map";
+    case NodeKind::kSelect: return n.has_test ? "bool" : "";
+    case NodeKind::kIdent:
+    case NodeKind::kIndex:
+    case NodeKind::kNeg: return "";
+    case NodeKind::kBind: return n.children.size() > 1 ? static_type(*n.children[1]) : "";
+    case NodeKind::kConditional: {
+      if (n.children.size() < 3) return "";
+      const std::string a = static_type(*n.children[1]), b = static_type(*n.children[2]);
+      return a == b ? a : "";
+    }
+    case NodeKind::kComprehension: return n.macro == Macro::kMap || n.macro == Macro::kFilter ? "list" : "bool";
+    case NodeKind::kBinary:
+      switch (n.binary_op) {
+        case BinaryOp::kEq:
+        case BinaryOp::kNe:
+        case BinaryOp::kLt:
+        case BinaryOp::kLe:
+        case BinaryOp::kGt:
+        case BinaryOp::kGe:
+        case BinaryOp::kIn: return "bool";
+        default: {  // arithmetic: the operands' type when both are known and equal
+          if (n.children.size() < 2) return "";
+          const std::string a = static_type(*n.children[0]), b = static_type(*n.children[1]);
+          return a == b ? a : "";
+        }
+      }
+    case NodeKind::kCall:
+      switch (n.function) {
+        case Function::kStartsWith:
+        case Function::kEndsWith:
+        case Function::kContains:
+        case Function::kBool:
+        case Function::kIsQuantity:
+        case Function::kIsSemver:
+        case Function::kIsGreaterThan:
+        case Function::kIsLessThan:
+        case Function::kIsInteger: return "bool";
+        case Function::kSize:
+        case Function::kInt:
+        case Function::kSign:
+        case Function::kCompareTo:
+        case Function::kAsInteger:
+        case Function::kMajor:
+        case Function::kMinor:
+        case Function::kPatch: return "int";
+        case Function::kUint: return "uint";
+        case Function::kDouble:
+        case Function::kAsApproximateFloat: return "double";
+        case Function::kString:
+        case Function::kLowerAscii:
+        case Function::kUpperAscii: return "string";
+        case Function::kBytes: return "bytes";
+        case Function::kQuantity:
+        case Function::kAdd:
+        case Function::kSub: return "kubernetes.Quantity";
+        case Function::kSemver: return "kubernetes.Semver";
+      }
+      return "";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Program::result_type() const { return impl_->root ? static_type(*impl_->root) : std::string(); }
+
 }  // namespace gpufleet::cel

@@ -567,6 +567,24 @@ TEST(CelLimits, CostBoundsEvaluation) {
             "error: operation cancelled: actual cost limit exceeded");
 }
 
+// The result type the expression alone decides (cel-go's checker gives these types; "" = dyn, it
+// depends on what `device` holds).
+TEST(CelResultType, KnownWithoutTheVariables) {
+  const auto type = [](const std::string& e) { return Program::compile(e, {"device"}).result_type(); };
+  EXPECT_EQ(type("1"), "int");
+  EXPECT_EQ(type("'a' + 'b'"), "string");
+  EXPECT_EQ(type("device.driver == 'x'"), "bool");
+  EXPECT_EQ(type("device.driver.startsWith('x') && true"), "bool");
+  EXPECT_EQ(type("quantity('1Gi').compareTo(quantity('2Gi'))"), "int");
+  EXPECT_EQ(type("quantity('1Gi')"), "kubernetes.Quantity");
+  EXPECT_EQ(type("[1, 2].exists(x, x > 1)"), "bool");
+  EXPECT_EQ(type("[1, 2].map(x, x * 2)"), "list");
+  EXPECT_EQ(type("device.driver"), "");
+  EXPECT_EQ(type("device.attributes['a'].b"), "");
+  EXPECT_EQ(type("true ? 1 : 'a'"), "");
+  EXPECT_EQ(type("true ? 1 : 2"), "int");
+}
+
 TEST(CelValue, EqualityAndMaps) {
   EXPECT_TRUE(Value::integer(1) == Value::uinteger(1));
   EXPECT_TRUE(Value::integer(1) == Value::real(1.0));

@@ -316,6 +316,16 @@ spec:
 )Y";
   testing::expect_input_error([&] { io::parse_k8s_text(bad_cel, "c.yaml"); }, "c.yaml", 6, 23, "spec.selectors[0].cel.expression",
                               "CEL method matches");
+  // kube refuses a selector whose result is never a bool (dynamic-resource-allocation/cel/compile.go).
+  const std::string not_bool = R"Y(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: x}
+spec:
+  selectors:
+  - cel: {expression: "device.driver.startsWith('gpu') ? 1 : 2"}
+)Y";
+  testing::expect_input_error([&] { io::parse_k8s_text(not_bool, "c.yaml"); }, "c.yaml", 6, 23, "spec.selectors[0].cel.expression",
+                              "CEL selector must evaluate to bool, got int");
   const std::string admin = R"Y(apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
 metadata: {name: x}

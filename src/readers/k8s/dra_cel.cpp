@@ -63,7 +63,11 @@ class CelMatcher final : public DeviceMatcher {
 }  // namespace
 
 std::shared_ptr<const DeviceMatcher> compile_device_selector(const std::string& expression) {
-  return std::make_shared<CelMatcher>(cel::Program::compile(expression, {"device"}));
+  cel::Program program = cel::Program::compile(expression, {"device"});
+  // kube's DRA compile (dynamic-resource-allocation/cel/compile.go) refuses a result that is not a bool.
+  if (const std::string type = program.result_type(); !type.empty() && type != "bool")
+    throw cel::CompileError(0, "result type", "must evaluate to bool, got " + type, 0);
+  return std::make_shared<CelMatcher>(std::move(program));
 }
 
 }  // namespace gpufleet::io

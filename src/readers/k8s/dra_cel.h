@@ -16,7 +16,8 @@
 namespace gpufleet::io {
 
 /// Compiles a selector's expression with the single variable `device`. Throws cel::CompileError
-/// (src/cel/cel.h) for a syntax error or a construct gpufleet does not evaluate.
+/// (src/cel/cel.h) for a syntax error, a construct gpufleet does not evaluate, or a result that is
+/// never a bool (construct "result type", as kube refuses such a selector).
 std::shared_ptr<const DeviceMatcher> compile_device_selector(const std::string& expression);
 
 }  // namespace gpufleet::io

@@ -53,6 +53,7 @@ std::vector<DeviceSelector> selectors(const Val& list) {
                              : sel.expression.find('\n') == std::string::npos
                                  ? fmt::format("at column {} of the expression", e.column())
                                  : fmt::format("at line {}, column {} of the expression", e.line(), e.column());
+      if (e.construct() == "result type") expr.fail(fmt::format("CEL selector {}", e.message()));
       if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error {}: {}", at, e.message()));
       if (e.construct().rfind("limit ", 0) == 0) expr.fail(fmt::format("CEL expression over its {} {}: {}", e.construct().substr(6), at, e.message()));
       expr.fail(fmt::format("CEL {} not supported {}: {}", e.construct(), at, e.message()));
