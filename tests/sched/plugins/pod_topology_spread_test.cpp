@@ -472,8 +472,9 @@ TEST(PodTopologySpreadTest, EveryPolicyFiltersAndSaysWhy) {
     EXPECT_EQ(filters[filters.size() - 2].name, "InterPodAffinity") << name;
     EXPECT_EQ(filters.back().name, "DynamicResources") << name;  // Dynamic Resource Allocation, last
     // Its Score only in kube's default profiles (kube_default_scoring_test.cpp).
-    if (name.rfind("default-scheduler", 0) != 0)
+    if (name.rfind("default-scheduler", 0) != 0) {
       for (const auto& ref : config.at(ExtensionPoint::kScore).enabled) EXPECT_NE(ref.name, "PodTopologySpread") << name;
+    }
   }
   ClusterState s({zoned("n0", "a"), zoned("n1", "b"), zoned("n2", "")});
   put(s, 0, app("web", "web"), 2);
