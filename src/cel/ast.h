@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cel/cel.h"
@@ -58,6 +59,11 @@ struct Node {
   /// of nodes deep before Program::compile rejects it (Limits::max_depth).
   ~Node();
 };
+
+/// Index of the first byte of `s` that is not valid UTF-8 (overlong forms, surrogates and code points
+/// above U+10FFFF refused, as Go's utf8.ValidString), or npos when all of it is valid. Source text and
+/// string(bytes) conversions both check with it (parse.cpp).
+size_t invalid_utf8_at(std::string_view s);
 
 struct Program::Impl {
   std::string source;

@@ -154,40 +154,6 @@ size_t code_points(const std::string& s) {
   return n;
 }
 
-bool valid_utf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      if (i + k >= s.size()) return false;
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-      return false;
-    i += n + 1;
-  }
-  return true;
-}
 
 // Go's strconv.FormatFloat(d, 'g', -1, 64), which cel-go's string(double) prints ("%g").
 std::string go_format_g(double d) {
@@ -887,7 +853,7 @@ struct Evaluator {
       case K::kDouble: return ok(Value::string(go_format_g(a.as_double())));
       case K::kBool: return ok(Value::string(a.as_bool() ? "true" : "false"));
       case K::kBytes:
-        if (!valid_utf8(a.as_string())) return error("invalid UTF-8 in bytes, cannot convert to string");
+        if (invalid_utf8_at(a.as_string()) != std::string_view::npos) return error("invalid UTF-8 in bytes, cannot convert to string");
         return ok(Value::string(a.as_string()));
       default: return bad(Function::kString, args);
     }
