@@ -1,7 +1,8 @@
 // The bind verb's write (server/kube_binder.h) against a fake API server (cpp-httplib on 127.0.0.1,
-// an ephemeral port) that records every PATCH and POST: the merge patch of the annotations first,
-// then the Binding, with their exact paths, content types, bodies and bearer token; the API's
-// Status message in the error of a refused request; a failed patch that stops before the binding.
+// an ephemeral port) that records every PATCH and POST: one Binding carrying the device annotations,
+// with its exact path, content type, body and bearer token; the API's Status message in the error of
+// a refused request; two replicas racing for one pod against a fake that keeps pods as the API server
+// does (the loser gets 409 and the pod keeps the winner's node and annotations).
 // Also KubeClient (server/kube_client.h): paths under a prefix, headers, TLS material errors.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -58,6 +60,19 @@ class FakeApiServer {
     thread_.join();
   }
   int port() const { return port_; }
+  /// From now on POST .../pods/{name}/binding behaves as the API server's BindingREST: the first
+  /// Binding of a pod sets its node and annotations (201); a later one gets 409 Conflict with kube's
+  /// message and changes nothing.
+  void keep_pods() {
+    std::lock_guard lock(mu_);
+    keep_pods_ = true;
+  }
+  /// The node and annotations of the pod whose binding path is `path`, as kept (keep_pods).
+  std::pair<std::string, json> pod(const std::string& binding_path) const {
+    std::lock_guard lock(mu_);
+    const auto it = pods_.find(binding_path);
+    return it == pods_.end() ? std::pair<std::string, json>{} : it->second;
+  }
   void answer(const std::string& method, int status, const json& body) { answer_text(method, status, body.dump()); }
   void answer_text(const std::string& method, int status, std::string body) {
     std::lock_guard lock(mu_);
@@ -73,6 +88,28 @@ class FakeApiServer {
     std::lock_guard lock(mu_);
     requests_.push_back({method, q.path, q.get_header_value("Content-Type"), q.get_header_value("Authorization"),
                          q.get_header_value("Accept"), q.body});
+    if (keep_pods_ && method == "POST") {
+      const json binding = json::parse(q.body);
+      const std::string name = binding["metadata"]["name"];
+      auto [it, fresh] = pods_.try_emplace(q.path);
+      if (!fresh) {
+        r.status = 409;
+        r.set_content(json{{"kind", "Status"},
+                           {"apiVersion", "v1"},
+                           {"status", "Failure"},
+                           {"message", "Operation cannot be fulfilled on pods/binding \"" + name + "\": pod " + name +
+                                           " is already assigned to node \"" + it->second.first + "\""},
+                           {"reason", "Conflict"},
+                           {"code", 409}}
+                          .dump(),
+                      "application/json");
+        return;
+      }
+      it->second = {binding["target"]["name"], binding["metadata"].value("annotations", json::object())};
+      r.status = 201;
+      r.set_content(q.body, "application/json");
+      return;
+    }
     const auto it = answers_.find(method);
     if (it == answers_.end()) {
       r.status = method == "POST" ? 201 : 200;
@@ -89,6 +126,8 @@ class FakeApiServer {
   mutable std::mutex mu_;
   std::map<std::string, std::pair<int, std::string>> answers_;
   std::vector<RecordedRequest> requests_;
+  bool keep_pods_ = false;
+  std::map<std::string, std::pair<std::string, json>> pods_;  // binding path -> node, annotations
 };
 
 io::KubeRestConfig local_config(int port, const std::string& path_prefix = "") {
@@ -109,35 +148,34 @@ server::KubeBinderOptions fast_options() {
 const std::map<std::string, std::string> kAnnotations = {{"gpufleet.io/assume-time", "1700000000000000000"},
                                                          {"gpufleet.io/gpu-ids", "0,1"}};
 
-const json kExpectedPatch = {
-    {"metadata", {{"annotations", {{"gpufleet.io/assume-time", "1700000000000000000"}, {"gpufleet.io/gpu-ids", "0,1"}}}}}};
+const json kExpectedBinding = {
+    {"apiVersion", "v1"},
+    {"kind", "Binding"},
+    {"metadata",
+     {{"name", "train-0"},
+      {"namespace", "team-a"},
+      {"uid", "6f1c2e8a-0000-4000-8000-000000000001"},
+      {"annotations", {{"gpufleet.io/assume-time", "1700000000000000000"}, {"gpufleet.io/gpu-ids", "0,1"}}}}},
+    {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-node-3"}}}};
 
-const json kExpectedBinding = {{"apiVersion", "v1"},
-                               {"kind", "Binding"},
-                               {"metadata", {{"name", "train-0"}, {"namespace", "team-a"}, {"uid", "6f1c2e8a-0000-4000-8000-000000000001"}}},
-                               {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "gpu-node-3"}}}};
-
-TEST(KubeBinder, PatchesTheAnnotationsThenCreatesTheBinding) {
+TEST(KubeBinder, CreatesOneBindingThatCarriesTheAnnotations) {
   FakeApiServer api;
   server::KubeBinder binder(local_config(api.port()), fast_options());
   EXPECT_EQ(binder.bind("team-a", "train-0", "6f1c2e8a-0000-4000-8000-000000000001", "gpu-node-3", kAnnotations), "");
 
   const auto reqs = api.requests();
-  ASSERT_EQ(reqs.size(), 2u);
-  EXPECT_EQ(reqs[0].method, "PATCH");
-  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/team-a/pods/train-0");
-  EXPECT_EQ(reqs[0].content_type, "application/merge-patch+json");
+  ASSERT_EQ(reqs.size(), 1u);  // no separate annotation write: a lost race must change nothing
+  EXPECT_EQ(reqs[0].method, "POST");
+  EXPECT_EQ(reqs[0].path, "/api/v1/namespaces/team-a/pods/train-0/binding");
+  EXPECT_EQ(reqs[0].content_type, "application/json");
   EXPECT_EQ(reqs[0].authorization, "Bearer test-token");
   EXPECT_EQ(reqs[0].accept, "application/json");
-  EXPECT_EQ(json::parse(reqs[0].body), kExpectedPatch) << reqs[0].body;
-  // The bytes themselves: nothing but the annotations (a merge patch with other keys would change them).
-  EXPECT_EQ(reqs[0].body, R"({"metadata":{"annotations":{"gpufleet.io/assume-time":"1700000000000000000","gpufleet.io/gpu-ids":"0,1"}}})");
-
-  EXPECT_EQ(reqs[1].method, "POST");
-  EXPECT_EQ(reqs[1].path, "/api/v1/namespaces/team-a/pods/train-0/binding");
-  EXPECT_EQ(reqs[1].content_type, "application/json");
-  EXPECT_EQ(reqs[1].authorization, "Bearer test-token");
-  EXPECT_EQ(json::parse(reqs[1].body), kExpectedBinding) << reqs[1].body;
+  EXPECT_EQ(json::parse(reqs[0].body), kExpectedBinding) << reqs[0].body;
+  EXPECT_EQ(reqs[0].body,
+            R"({"apiVersion":"v1","kind":"Binding","metadata":{"annotations":{"gpufleet.io/assume-time":"1700000000000000000",)"
+            R"("gpufleet.io/gpu-ids":"0,1"},"name":"train-0","namespace":"team-a","uid":"6f1c2e8a-0000-4000-8000-000000000001"},)"
+            R"("target":{"apiVersion":"v1","kind":"Node","name":"gpu-node-3"}})");
+  EXPECT_NE(binder.render_metrics().find("gpufleet_kube_binds_total{result=\"created\"} 1\n"), std::string::npos);
 }
 
 TEST(KubeBinder, ConflictOnTheBindingGivesTheApiMessage) {
@@ -153,15 +191,19 @@ TEST(KubeBinder, ConflictOnTheBindingGivesTheApiMessage) {
   EXPECT_EQ(binder.bind("team-a", "train-0", "6f1c2e8a-0000-4000-8000-000000000001", "gpu-node-3", kAnnotations),
             "create binding team-a/train-0 to node gpu-node-3: HTTP 409 Conflict Operation cannot be fulfilled on "
             "pods/binding \"train-0\": pod train-0 is already assigned to node \"gpu-node-1\"");
-  const auto reqs = api.requests();
-  ASSERT_EQ(reqs.size(), 2u);  // the patch went through, then the binding was refused
-  EXPECT_EQ(reqs[0].method, "PATCH");
-  EXPECT_EQ(reqs[1].method, "POST");
+  EXPECT_EQ(api.requests().size(), 1u);
+  EXPECT_EQ(binder.render_metrics(),
+            "# HELP gpufleet_kube_binds_total Bindings sent to the API server, by result: created, conflict (409: the pod "
+            "was already bound, e.g. by another replica), failed.\n"
+            "# TYPE gpufleet_kube_binds_total counter\n"
+            "gpufleet_kube_binds_total{result=\"conflict\"} 1\n"
+            "gpufleet_kube_binds_total{result=\"created\"} 0\n"
+            "gpufleet_kube_binds_total{result=\"failed\"} 0\n");
 }
 
-TEST(KubeBinder, NotFoundOnThePatchStopsBeforeTheBinding) {
+TEST(KubeBinder, NotFoundNamesThePod) {
   FakeApiServer api;
-  api.answer("PATCH", 404,
+  api.answer("POST", 404,
              {{"kind", "Status"},
               {"apiVersion", "v1"},
               {"status", "Failure"},
@@ -171,10 +213,38 @@ TEST(KubeBinder, NotFoundOnThePatchStopsBeforeTheBinding) {
               {"code", 404}});
   server::KubeBinder binder(local_config(api.port()), fast_options());
   EXPECT_EQ(binder.bind("team-a", "train-0", "6f1c2e8a-0000-4000-8000-000000000001", "gpu-node-3", kAnnotations),
-            "patch pod team-a/train-0 annotations: HTTP 404 NotFound pods \"train-0\" not found");
-  const auto reqs = api.requests();
-  ASSERT_EQ(reqs.size(), 1u);
-  EXPECT_EQ(reqs[0].method, "PATCH");
+            "create binding team-a/train-0 to node gpu-node-3: HTTP 404 NotFound pods \"train-0\" not found");
+  EXPECT_NE(binder.render_metrics().find("gpufleet_kube_binds_total{result=\"failed\"} 1\n"), std::string::npos);
+}
+
+// Two extender replicas (two binders) chose different nodes and devices for one pod and bind at once.
+// The API server takes one Binding; the other gets 409 and leaves the pod as the winner wrote it: the
+// pod runs where one replica put it, with that replica's devices, never a mix of both.
+TEST(KubeBinder, TwoReplicasRacingForOnePodNeverMixTheirChoices) {
+  for (int round = 0; round < 20; ++round) {
+    FakeApiServer api;
+    api.keep_pods();
+    server::KubeBinder replica_a(local_config(api.port()), fast_options());
+    server::KubeBinder replica_b(local_config(api.port()), fast_options());
+    const std::map<std::string, std::string> devices_a = {{"gpufleet.io/gpu-index", "0,1"}};
+    const std::map<std::string, std::string> devices_b = {{"gpufleet.io/gpu-index", "2,3"}};
+    std::string error_a, error_b;
+    std::thread ta([&] { error_a = replica_a.bind("team-a", "train-0", "u-0", "gpu-node-1", devices_a); });
+    std::thread tb([&] { error_b = replica_b.bind("team-a", "train-0", "u-0", "gpu-node-2", devices_b); });
+    ta.join();
+    tb.join();
+    ASSERT_TRUE(error_a.empty() != error_b.empty()) << "a: " << error_a << "\nb: " << error_b;
+    const bool a_won = error_a.empty();
+    const std::string& loser_error = a_won ? error_b : error_a;
+    EXPECT_EQ(loser_error, fmt::format("create binding team-a/train-0 to node {}: HTTP 409 Conflict Operation cannot be "
+                                       "fulfilled on pods/binding \"train-0\": pod train-0 is already assigned to node \"{}\"",
+                                       a_won ? "gpu-node-2" : "gpu-node-1", a_won ? "gpu-node-1" : "gpu-node-2"));
+    const auto [node, annotations] = api.pod("/api/v1/namespaces/team-a/pods/train-0/binding");
+    EXPECT_EQ(node, a_won ? "gpu-node-1" : "gpu-node-2");
+    EXPECT_EQ(annotations, json(a_won ? devices_a : devices_b));
+    const server::KubeBinder& loser = a_won ? replica_b : replica_a;
+    EXPECT_NE(loser.render_metrics().find("gpufleet_kube_binds_total{result=\"conflict\"} 1\n"), std::string::npos);
+  }
 }
 
 TEST(KubeBinder, WithoutAnnotationsOnlyBindsUnderThePathPrefix) {
@@ -211,7 +281,7 @@ TEST(KubeBinder, NoServerIsAConnectionError) {
   ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   server::KubeBinder binder(local_config(ntohs(addr.sin_port)), fast_options());
   EXPECT_EQ(binder.bind("team-a", "train-0", "u-1", "gpu-node-3", kAnnotations),
-            "patch pod team-a/train-0 annotations: Connection");
+            "create binding team-a/train-0 to node gpu-node-3: Connection");
   close(fd);
 }
 
@@ -228,12 +298,11 @@ TEST(KubeBinder, BindsFromManyThreadsAtOnce) {
   for (auto& t : threads) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
   const auto reqs = api.requests();
-  ASSERT_EQ(reqs.size(), 8u);
+  ASSERT_EQ(reqs.size(), 4u);
   std::map<std::string, int> per_path;
   for (const auto& r : reqs) ++per_path[r.method + " " + r.path];
   for (int i = 0; i < 4; ++i) {
     const std::string pod = "/api/v1/namespaces/team-a/pods/train-" + std::to_string(i);
-    EXPECT_EQ(per_path["PATCH " + pod], 1) << pod;
     EXPECT_EQ(per_path["POST " + pod + "/binding"], 1) << pod;
   }
 }
