@@ -139,8 +139,9 @@ int run_serve_command(const ServeCommandOptions& o) {
     binder = std::make_unique<server::KubeBinder>(api);
     watcher = std::make_unique<server::KubeWatcher>(api, cache);
   }
-  hooks.metrics = [&cache, &metrics, &stats, &binder] {
-    return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render() + (binder ? binder->render_metrics() : "");
+  hooks.metrics = [&cache, &metrics, &stats, &binder, &watcher] {
+    return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render() + (binder ? binder->render_metrics() : "") +
+           (watcher ? watcher->render_metrics() : "");
   };
   options.accept_snapshots = watcher == nullptr;
   std::unique_ptr<server::HttpServer> http_owner;

@@ -6,6 +6,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "report/prometheus_text.h"
 #include "server/kube_client.h"
 
 namespace gpufleet::server {
@@ -51,14 +52,14 @@ std::string KubeBinder::bind(const std::string& pod_namespace, const std::string
 }
 
 std::string KubeBinder::render_metrics() const {
-  return fmt::format(
-      "# HELP gpufleet_kube_binds_total Bindings sent to the API server, by result: created, conflict (409: the pod "
-      "was already bound, e.g. by another replica), failed.\n"
-      "# TYPE gpufleet_kube_binds_total counter\n"
-      "gpufleet_kube_binds_total{{result=\"conflict\"}} {}\n"
-      "gpufleet_kube_binds_total{{result=\"created\"}} {}\n"
-      "gpufleet_kube_binds_total{{result=\"failed\"}} {}\n",
-      conflicts_.load(), created_.load(), failed_.load());
+  live::PrometheusTextWriter w;
+  w.family("gpufleet_kube_binds_total", "counter",
+           "Bindings sent to the API server, by result: created, conflict (409: the pod was already bound, e.g. by "
+           "another replica), failed.");
+  w.sample("gpufleet_kube_binds_total", {{"result", "conflict"}}, static_cast<double>(conflicts_.load()));
+  w.sample("gpufleet_kube_binds_total", {{"result", "created"}}, static_cast<double>(created_.load()));
+  w.sample("gpufleet_kube_binds_total", {{"result", "failed"}}, static_cast<double>(failed_.load()));
+  return w.take();
 }
 
 }  // namespace gpufleet::server

@@ -9,6 +9,7 @@
 
 #include "readers/kube_api/kube_watch.h"
 #include "live/cluster_cache.h"
+#include "report/prometheus_text.h"
 #include "server/kube_client.h"
 #include "util/input_error.h"
 
@@ -135,6 +136,33 @@ KubeWatchCounters KubeWatcher::counters(ResourceKind kind) const {
   c.expired = r.expired;
   c.errors = r.errors;
   return c;
+}
+
+std::string KubeWatcher::render_metrics() const {
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t KubeWatchCounters::*counter;  // nullptr: synced()
+  };
+  static constexpr Family kFamilies[] = {
+      {"gpufleet_watch_lists_total", "counter", "Complete lists of the kind from the API server, the first included.", &KubeWatchCounters::lists},
+      {"gpufleet_watch_relists_total", "counter", "Complete lists after the first (after 410 Gone).", &KubeWatchCounters::relists},
+      {"gpufleet_watch_events_total", "counter", "ADDED, MODIFIED and DELETED watch events applied.", &KubeWatchCounters::events},
+      {"gpufleet_watch_bookmarks_total", "counter", "BOOKMARK watch events applied.", &KubeWatchCounters::bookmarks},
+      {"gpufleet_watch_expired_total", "counter", "410 Gone seen (HTTP status or ERROR event).", &KubeWatchCounters::expired},
+      {"gpufleet_watch_errors_total", "counter", "Failed lists and watches.", &KubeWatchCounters::errors},
+      {"gpufleet_watch_synced", "gauge", "1 once the kind was listed completely.", nullptr},
+  };
+  live::PrometheusTextWriter w;
+  for (const Family& f : kFamilies) {
+    w.family(f.name, f.type, f.help);
+    for (const ResourceKind kind : {ResourceKind::kNode, ResourceKind::kPod}) {
+      const double value = f.counter != nullptr ? static_cast<double>(counters(kind).*f.counter) : (synced(kind) ? 1.0 : 0.0);
+      w.sample(f.name, {{"kind", kind_name(kind)}}, value);
+    }
+  }
+  return w.take();
 }
 
 std::string KubeWatcher::last_error(ResourceKind kind) const {

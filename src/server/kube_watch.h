@@ -126,6 +126,16 @@ class KubeWatcher {
   /// True once `kind` was listed completely at least once.
   bool synced(live::ResourceKind kind) const;
   KubeWatchCounters counters(live::ResourceKind kind) const;
+  /// The counters of both kinds in the Prometheus text format (`serve` adds it to /metrics), each
+  /// family with a `kind` label (Node, Pod):
+  ///   gpufleet_watch_lists_total          counter  complete lists, the first included
+  ///   gpufleet_watch_relists_total        counter  complete lists after the first (410 Gone, ...)
+  ///   gpufleet_watch_events_total         counter  ADDED / MODIFIED / DELETED events applied
+  ///   gpufleet_watch_bookmarks_total      counter  BOOKMARK events applied
+  ///   gpufleet_watch_expired_total        counter  410 Gone seen
+  ///   gpufleet_watch_errors_total         counter  failed lists and watches
+  ///   gpufleet_watch_synced               gauge    1 once the kind was listed completely
+  std::string render_metrics() const;
   /// The last failure of `kind`, one line ("" if none yet).
   std::string last_error(live::ResourceKind kind) const;
 

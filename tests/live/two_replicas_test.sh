@@ -6,7 +6,8 @@
 #     bind answers with the API server's 409 and counts it (gpufleet_kube_binds_total{result="conflict"});
 #     the pod holds the winner's node and device annotations, never a mix;
 #  3. after the watch delivers the bind, both replicas see the pod on the winner's node and answer alike;
-#  4. a replica restarted lists again and answers as the one that kept running.
+#  4. a replica restarted lists again and answers as the one that kept running;
+# and each replica's /metrics counts its lists and watch events (gpufleet_watch_*).
 # Usage: two_replicas_test.sh GPUFLEET FAKE_APISERVER
 set -euo pipefail
 bin=$1; fake=$2
@@ -94,6 +95,14 @@ for _ in $(seq 50); do
 done
 same_answers || fail "replicas disagree after the bind"
 ask "$port_b" filter "$(pod probe-8 8)" | grep -o '"NodeNames":\[[^]]*\]' | grep -q "\"$node\"" && fail "$node should be full on b too"
+
+# Its own health: one list of each kind, the bind's MODIFIED as the one Pod event, no Node event.
+metrics_a=$(curl -sf "http://127.0.0.1:$port_a/metrics")
+for line in 'gpufleet_watch_lists_total{kind="Node"} 1' 'gpufleet_watch_lists_total{kind="Pod"} 1' \
+            'gpufleet_watch_events_total{kind="Node"} 0' 'gpufleet_watch_events_total{kind="Pod"} 1' \
+            'gpufleet_watch_relists_total{kind="Pod"} 0' 'gpufleet_watch_synced{kind="Pod"} 1'; do
+  echo "$metrics_a" | grep -qxF "$line" || fail "replica a's /metrics lacks '$line': $(echo "$metrics_a" | grep gpufleet_watch_)"
+done
 
 # 4. Restart b: it lists again and answers as a.
 kill "$pid_b"; wait "$pid_b" 2>/dev/null || true
