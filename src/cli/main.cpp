@@ -301,6 +301,10 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--context", serve.kube_context, "kubeconfig context (default: its current-context)");
   serve_cmd->add_flag("--in-cluster", serve.in_cluster, "list and watch with the pod's service account (KUBERNETES_SERVICE_HOST)");
   serve_cmd->add_option("--keda-grpc", serve.keda_grpc_listen, "HOST:PORT for the KEDA external scaler (gRPC); off when absent");
+  serve_cmd->add_option("--keda-tls-cert", serve.keda_tls_cert_path, "PEM certificate of the KEDA scaler's TLS (with --keda-tls-key)");
+  serve_cmd->add_option("--keda-tls-key", serve.keda_tls_key_path, "PEM private key of the KEDA scaler's TLS");
+  serve_cmd->add_option("--keda-client-ca", serve.keda_client_ca_path,
+                        "PEM CA: KEDA must present a client certificate it signs (mutual TLS; trigger metadata tlsClientCert)");
   serve_cmd->add_option("--threads", serve.threads, "most worker threads, started on demand (each serves one open connection at a time)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

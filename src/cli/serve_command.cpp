@@ -83,6 +83,10 @@ int run_replay(const ServeCommandOptions& o) {
 
 int run_serve_command(const ServeCommandOptions& o) {
   if (o.tls_cert_path.empty() != o.tls_key_path.empty()) throw UsageError("--tls-cert and --tls-key go together");
+  if (o.keda_tls_cert_path.empty() != o.keda_tls_key_path.empty()) throw UsageError("--keda-tls-cert and --keda-tls-key go together");
+  if (!o.keda_client_ca_path.empty() && o.keda_tls_cert_path.empty())
+    throw UsageError("--keda-client-ca needs --keda-tls-cert and --keda-tls-key");
+  if (!o.keda_tls_cert_path.empty() && o.keda_grpc_listen.empty()) throw UsageError("--keda-tls-cert needs --keda-grpc");
   if (o.replay) return run_replay(o);
   if (!o.kubeconfig_path.empty() && o.in_cluster) throw UsageError("--kubeconfig and --in-cluster: give one");
   if (!o.kube_context.empty() && o.kubeconfig_path.empty()) throw UsageError("--context needs --kubeconfig");
@@ -161,10 +165,16 @@ int run_serve_command(const ServeCommandOptions& o) {
   if (!o.keda_grpc_listen.empty()) {
     const auto [keda_host, keda_port_wanted] = split_listen(o.keda_grpc_listen, "--keda-grpc");
     setenv("GRPC_VERBOSITY", "NONE", 0);  // gRPC's own log lines on stderr (a bind failure is reported below)
-    keda = std::make_unique<server::KedaScaler>(scaler);
+    server::KedaScalerOptions keda_options;
+    keda_options.tls_cert_file = o.keda_tls_cert_path;
+    keda_options.tls_key_file = o.keda_tls_key_path;
+    keda_options.tls_client_ca_file = o.keda_client_ca_path;
+    keda = std::make_unique<server::KedaScaler>(scaler, keda_options);
     int keda_port = 0;
     try {
       keda_port = keda->start(fmt::format("{}:{}", keda_host, keda_port_wanted));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(fmt::format("--keda-tls-cert / --keda-tls-key / --keda-client-ca: {}", e.what()));
     } catch (const std::runtime_error& e) {
       throw UsageError(fmt::format("--keda-grpc: {} (in use, or not an address of this host)", e.what()));
     }

@@ -24,6 +24,8 @@ struct ServeCommandOptions {
   std::string kube_context;                  ///< its context ("" = current-context)
   bool in_cluster = false;                   ///< the pod's service account instead (KUBERNETES_SERVICE_HOST)
   std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
+  std::string keda_tls_cert_path, keda_tls_key_path;  ///< both or neither: the KEDA scaler speaks TLS
+  std::string keda_client_ca_path;           ///< with them: clients must present a certificate this CA signs
   size_t threads = 256;
   double request_timeout_s = 30;
   bool quiet = false;

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +29,16 @@ grpc::Status trigger_of(const externalscaler::ScaledObjectRef& ref, live::Scaler
   } catch (const std::invalid_argument& e) {
     return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
   }
+}
+
+// A PEM file's bytes; std::invalid_argument naming it when it cannot be read or is not PEM.
+std::string read_pem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  if (!in) throw std::invalid_argument("cannot read " + path);
+  if (text.str().find("-----BEGIN ") == std::string::npos) throw std::invalid_argument(path + " is not PEM");
+  return text.str();
 }
 
 }  // namespace
@@ -117,9 +129,22 @@ KedaScaler::~KedaScaler() { shutdown(); }
 
 int KedaScaler::start(const std::string& address) {
   if (impl_->server) throw std::runtime_error("KEDA external scaler: already started");
+  const KedaScalerOptions& o = impl_->options;
+  if (o.tls_cert_file.empty() != o.tls_key_file.empty())
+    throw std::invalid_argument("a TLS certificate and key go together");
+  if (!o.tls_client_ca_file.empty() && o.tls_cert_file.empty())
+    throw std::invalid_argument("a client CA needs the server's TLS certificate and key");
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!o.tls_cert_file.empty()) {
+    grpc::SslServerCredentialsOptions ssl(o.tls_client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                                                       : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_key_cert_pairs.push_back({read_pem(o.tls_key_file), read_pem(o.tls_cert_file)});
+    if (!o.tls_client_ca_file.empty()) ssl.pem_root_certs = read_pem(o.tls_client_ca_file);
+    credentials = grpc::SslServerCredentials(ssl);
+  }
   grpc::ServerBuilder builder;
   int selected = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &selected);
+  builder.AddListeningPort(address, credentials, &selected);
   builder.RegisterService(impl_.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || selected == 0) throw std::runtime_error("KEDA external scaler: cannot listen on " + address);

@@ -20,7 +20,11 @@
 // observation of the service -> NOT_FOUND; a stale one -> UNAVAILABLE (live::unavailable_reason),
 // so after `fallback.failureThreshold` errors KEDA's fallback replicas apply.
 //
-// Plaintext gRPC only (KEDA's caCert / tlsClientCert are not served yet).
+// Transport: plaintext gRPC, or TLS when KedaScalerOptions has a certificate and key, with client
+// certificates required when it also has a client CA (mutual TLS). KEDA's side is the trigger's
+// metadata `caCert` (the CA that signs this server's certificate), `tlsClientCert` / `tlsClientKey`
+// (its certificate for mutual TLS) and `unsafeSsl` (kedacore/keda pkg/scalers/external_scaler.go,
+// getClientForConnectionPool; keda-docs content/docs/2.x/scalers/external.md).
 #pragma once
 
 #include <functional>
@@ -37,6 +41,13 @@ struct KedaScalerOptions {
   double stream_poll_interval_s = 5;
   /// The clock, seconds, on the observations' time base; default: Unix time from the system clock.
   std::function<double()> clock;
+  /// TLS: the server's certificate chain and private key, PEM files read by start(); both or neither
+  /// ("" = plaintext).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  /// With TLS: PEM CA certificates; a client must present a certificate one of them signs, else the
+  /// handshake fails. "" = no client certificate asked.
+  std::string tls_client_ca_file;
 };
 
 class KedaScaler {
@@ -50,8 +61,11 @@ class KedaScaler {
   KedaScaler(const KedaScaler&) = delete;
   KedaScaler& operator=(const KedaScaler&) = delete;
 
-  /// Listens on `address` ("host:port"; port 0 picks a free one) and serves on gRPC's own threads.
-  /// Returns the bound port. Throws std::runtime_error when it cannot listen or is already started.
+  /// Listens on `address` ("host:port"; port 0 picks a free one) and serves on gRPC's own threads,
+  /// over TLS when the options say so. Returns the bound port. Throws std::runtime_error when it
+  /// cannot listen (a certificate and key that do not match also end here: gRPC refuses to start)
+  /// or is already started; std::invalid_argument when a TLS file cannot be read or is not PEM
+  /// (naming the file), or only one of the certificate and key is given, or a client CA without them.
   int start(const std::string& address);
   /// Ends open streams, waits for RPCs in flight, stops listening. Idempotent; no-op if not started.
   void shutdown();

@@ -10,6 +10,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include "support/test_pki.h"
+
 #include "externalscaler.grpc.pb.h"
 
 namespace gpufleet {
@@ -140,6 +142,79 @@ TEST_F(KedaScalerTest, StreamIsActive) {
   EXPECT_TRUE(stream->Finish().ok());
   stopper.join();
   EXPECT_EQ(keda_->port(), 0);
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// TLS, as KEDA's trigger metadata caCert / tlsClientCert / tlsClientKey use it.
+
+
+// IsActive over a channel with `credentials`, with a 5 s deadline; the status.
+grpc::Status is_active(int port, const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
+  auto stub = externalscaler::ExternalScaler::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port), credentials));
+  grpc::ClientContext c;
+  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  externalscaler::IsActiveResponse active;
+  return stub->IsActive(&c, ref("prod", "chat", {{"targetRequestRatePerReplica", "4"}}), &active);
+}
+
+std::shared_ptr<grpc::ChannelCredentials> tls_client(const test::Pki& pki, const char* root, bool with_client_cert) {
+  grpc::SslCredentialsOptions o;
+  o.pem_root_certs = pki.read(root);
+  if (with_client_cert) {
+    o.pem_private_key = pki.read("client.key");
+    o.pem_cert_chain = pki.read("client.crt");
+  }
+  return grpc::SslCredentials(o);
+}
+
+TEST(KedaScalerTls, ServesTlsAndVerifiesClientsWithTheClientCa) {
+  test::Pki pki;
+  if (!pki.ok) GTEST_SKIP() << "the openssl command could not make test certificates";
+  live::InferenceScaler scaler;
+  scaler.observe("prod/chat", {obs(1000, 10)});
+
+  server::KedaScalerOptions server_tls;
+  server_tls.clock = [] { return 1030.0; };
+  server_tls.tls_cert_file = pki.path("server.crt");
+  server_tls.tls_key_file = pki.path("server.key");
+  server::KedaScaler one_way(scaler, server_tls);
+  const int port = one_way.start("127.0.0.1:0");
+  EXPECT_TRUE(is_active(port, tls_client(pki, "ca.crt", false)).ok());                       // caCert only
+  EXPECT_FALSE(is_active(port, grpc::InsecureChannelCredentials()).ok());                     // plaintext refused
+  EXPECT_EQ(is_active(port, tls_client(pki, "other.crt", false)).error_code(), grpc::StatusCode::UNAVAILABLE);  // wrong CA
+  one_way.shutdown();
+
+  server::KedaScalerOptions mutual = server_tls;
+  mutual.tls_client_ca_file = pki.path("ca.crt");
+  server::KedaScaler mtls(scaler, mutual);
+  const int mport = mtls.start("127.0.0.1:0");
+  EXPECT_TRUE(is_active(mport, tls_client(pki, "ca.crt", true)).ok());   // tlsClientCert / tlsClientKey
+  EXPECT_FALSE(is_active(mport, tls_client(pki, "ca.crt", false)).ok());  // no client certificate
+}
+
+TEST(KedaScalerTls, BadOptionsNameTheProblem) {
+  test::Pki pki;
+  if (!pki.ok) GTEST_SKIP() << "the openssl command could not make test certificates";
+  live::InferenceScaler scaler;
+  auto start_with = [&](const std::string& cert, const std::string& key, const std::string& ca) -> std::string {
+    server::KedaScalerOptions o;
+    o.tls_cert_file = cert;
+    o.tls_key_file = key;
+    o.tls_client_ca_file = ca;
+    server::KedaScaler k(scaler, o);
+    try {
+      k.start("127.0.0.1:0");
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "started";
+  };
+  EXPECT_EQ(start_with(pki.path("server.crt"), "", ""), "a TLS certificate and key go together");
+  EXPECT_EQ(start_with("", "", pki.path("ca.crt")), "a client CA needs the server's TLS certificate and key");
+  EXPECT_EQ(start_with(pki.path("server.crt"), pki.path("missing.key"), ""), "cannot read " + pki.path("missing.key"));
+  EXPECT_EQ(start_with(pki.path("server.crt"), pki.path("san.ext"), ""), pki.path("san.ext") + " is not PEM");
+  EXPECT_EQ(start_with(pki.path("server.crt"), pki.path("server.key"), ""), "started");
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/expect_input_error.h"
+#include "support/test_pki.h"
 #include "readers/kube_api/kubeconfig.h"
 #include "server/kube_binder.h"
 #include "server/kube_client.h"
@@ -310,18 +311,7 @@ TEST(KubeBinder, BindsFromManyThreadsAtOnce) {
 // ---------------------------------------------------------------------------------------------
 // KubeClient.
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "gpufleet-kubeclient-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using test::TempDir;
 
 TEST(KubeClient, PathsAndHeadersWithATokenFileReadPerRequest) {
   TempDir dir;

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/expect_input_error.h"
+#include "support/test_pki.h"
 #include "readers/kube_api/kube_watch.h"
 #include "readers/kube_api/kubeconfig.h"
 #include "readers/formats/text_file.h"
@@ -160,18 +161,7 @@ TEST(KubeWatchReader, FuzzCorpusReplays) {
 // ---------------------------------------------------------------------------------------------
 // kubeconfig and in-cluster config.
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "gpufleet-kubeconfig-XXXXXX").string();
-    path = mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
+using test::TempDir;
 
 const char* kTokenConfig = R"(apiVersion: v1
 kind: Config
@@ -779,24 +769,7 @@ TEST(KubeWatcher, UnauthorizedIsAnErrorNotASync) {
 // TLS: the server's certificate verified against the CA given as data, a client certificate and key
 // from files (the server requires one), and no verification against roots that do not sign it.
 // Certificates are made with the openssl command (Debian package openssl).
-struct Pki {
-  TempDir dir;
-  bool ok = false;
-  Pki() {
-    const std::string d = dir.path.string();
-    const std::string key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    dir.write("san.ext", "subjectAltName=IP:127.0.0.1\n");
-    const std::string cmd =
-        "cd " + d + " && openssl req -x509 " + key + " -keyout ca.key -out ca.crt -days 1 -subj /CN=test-ca" +
-        " && openssl req " + key + " -keyout server.key -out server.csr -subj /CN=127.0.0.1" +
-        " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 1 -extfile san.ext" +
-        " && openssl req " + key + " -keyout client.key -out client.csr -subj /CN=admin/O=system:masters" +
-        " && openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 1" +
-        " && openssl req -x509 " + key + " -keyout other.key -out other.crt -days 1 -subj /CN=other-ca";
-    ok = std::system(("(" + cmd + ") >/dev/null 2>&1").c_str()) == 0;
-  }
-  std::string path(const char* name) const { return (dir.path / name).string(); }
-};
+using test::Pki;
 
 TEST(KubeWatcherTls, VerifiesTheServerAndPresentsTheClientCertificate) {
   Pki pki;
