@@ -24,8 +24,10 @@ struct ServeCommandOptions {
   std::string kube_context;                  ///< its context ("" = current-context)
   bool in_cluster = false;                   ///< the pod's service account instead (KUBERNETES_SERVICE_HOST)
   std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
-  size_t threads = 256;
-  double request_timeout_s = 30;
+  size_t threads = 256;                      ///< server::ServerOptions::threads
+  double request_timeout_s = 5;              ///< head and body, from the first byte (server::ServerOptions)
+  size_t max_connections = 1024;             ///< server::ServerOptions::max_connections
+  double shutdown_grace_s = 10;              ///< after SIGTERM: the requests in flight get this long
   bool quiet = false;
   // --replay: place's inputs (place --cluster --workload) driven through the server (docs/live.md).
   bool replay = false;
@@ -33,8 +35,8 @@ struct ServeCommandOptions {
   std::string json_path;                     ///< replay: the decisions and the comparison as JSON
 };
 
-/// Runs the command. Serving: until SIGTERM or SIGINT, then finishes the requests in flight and
-/// returns 0. Replay: 0 when every decision equals place's, 1 otherwise. Throws InputError /
+/// Runs the command. Serving: until SIGTERM or SIGINT, then finishes the requests in flight (within
+/// shutdown_grace_s) and returns 0. Replay: 0 when every decision equals place's, 1 otherwise. Throws InputError /
 /// UsageError for bad options or input, std::runtime_error when it cannot listen.
 int run_serve_command(const ServeCommandOptions& options);
 
