@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <httplib.h>
@@ -577,6 +579,57 @@ TEST_F(LiveServerShortGrace, ServeReturnsAtTheGraceWhenARequestOutlivesIt) {
   EXPECT_GT(stopped_after_s, 0.9);
   EXPECT_LT(stopped_after_s, 1.5);
   in_flight.join();
+}
+
+// HTTPS (--tls-cert, --tls-key): the routes over TLS; a client that connects and never completes its
+// handshake is closed at the request deadline (2 s here) and holds no worker meanwhile. The
+// certificate is made with the openssl command (Debian package openssl).
+TEST(LiveServerTls, ServesHttpsAndClosesAStalledHandshakeAtTheDeadline) {
+  char dir_template[] = "/tmp/gpufleet-tls-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string cmd = "cd " + dir + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key"
+                          " -out server.crt -days 1 -subj /CN=127.0.0.1 >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command could not make a test certificate";
+  live::ClusterCache cache{live::CacheOptions{}};
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 1;
+  o.request_timeout_s = 2;
+  o.tls_cert_file = dir + "/server.crt";
+  o.tls_key_file = dir + "/server.key";
+  HttpServer server(o, cache, nullptr, ServerHooks{});
+  const int port = server.bind();
+  std::thread serving([&] { server.serve(); });
+  // A TCP connection that sends a partial TLS record and stalls.
+  const int stalled = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::send(stalled, "\x16\x03\x01", 3, MSG_NOSIGNAL);
+  const auto start = std::chrono::steady_clock::now();
+  httplib::SSLClient c("127.0.0.1", port);
+  c.enable_server_certificate_verification(false);
+  const auto h = c.Get("/healthz");  // the one worker is free
+  ASSERT_TRUE(h) << httplib::to_string(h.error());
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(h->body, "ok\n");
+  const auto r = c.Post("/snapshot", R"({"kind": "List", "apiVersion": "v1", "items": []})", "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200) << r->body;
+  char buf[256];
+  while (::read(stalled, buf, sizeof buf) > 0) {
+  }
+  const double closed_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(closed_after_s, 1.5);
+  EXPECT_LT(closed_after_s, 3.5);
+  ::close(stalled);
+  server.stop();
+  serving.join();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
