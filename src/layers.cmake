@@ -153,12 +153,12 @@ gpufleet_layer(live             SOURCES live
                                 PUBLIC readers report place sched model util replica_autoscaling
                                 PRIVATE sim_rules)
 
-# The live server's I/O: the HTTP server (cpp-httplib) and its routes, the API-server list/watch
-# client, the KEDA external scaler (gRPC), replay.
+# The live server's I/O: the HTTP server (Boost.Beast) and its routes, the API-server list/watch
+# client (cpp-httplib), the KEDA external scaler (gRPC), replay.
 gpufleet_layer(server           SOURCES server
                                 PUBLIC live
                                 PRIVATE report sim util
-                                EXTERNAL PkgConfig::HTTPLIB ZLIB::ZLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
+                                EXTERNAL PkgConfig::HTTPLIB Boost::headers ZLIB::ZLIB OpenSSL::SSL OpenSSL::Crypto gpufleet_externalscaler_proto)
 
 # The command line: thin front doors.
 gpufleet_layer(cli              EXECUTABLE gpufleet

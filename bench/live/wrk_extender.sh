@@ -4,14 +4,20 @@
 # every node, as kube-scheduler sends it) for SECONDS at saturation over CONNECTIONS connections, and
 # prints requests/s, the latency distribution (p50, p90, p99) and non-2xx responses; the server's RSS
 # is sampled every 10 s (flat memory: the same at the end as after warm-up).
+# With SLOW > 0, wrk runs twice, without and then with SLOW slow clients (each sends a request head a
+# byte every 5 s, and connects again when the server closes it), and prints both lines; then the
+# server gets SIGTERM with the slow clients still connected, and the script prints how long it took to
+# exit (the server's default grace, 10 s; it is killed after 30 s).
 #
-#   bench/live/wrk_extender.sh BINARY NODES VERB [SECONDS] [CONNECTIONS] [THREADS] [MODE]
+#   bench/live/wrk_extender.sh BINARY NODES VERB [SECONDS] [CONNECTIONS] [THREADS] [MODE] [SLOW]
 #     VERB: filter or prioritize; MODE: names (nodeCacheCapable, default) or nodelist
 # Example: bench/live/wrk_extender.sh build/gpufleet 1000 filter 60 16 2
+#          bench/live/wrk_extender.sh build/gpufleet 1000 filter 20 16 2 names 50
 set -euo pipefail
-bin=$(realpath "$1"); nodes=$2; verb=$3; seconds=${4:-60}; conns=${5:-16}; threads=${6:-2}; mode=${7:-names}
+bin=$(realpath "$1"); nodes=$2; verb=$3; seconds=${4:-60}; conns=${5:-16}; threads=${6:-2}; mode=${7:-names}; slow=${8:-0}
 command -v wrk >/dev/null || { echo "wrk is not installed (Debian package wrk)"; exit 77; }
-dir=$(mktemp -d); trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+dir=$(mktemp -d); slow_pids=()
+trap 'kill $pid "${slow_pids[@]}" 2>/dev/null || true; rm -rf "$dir"' EXIT
 # The snapshot and the request body.
 awk -v n="$nodes" 'BEGIN {
   printf "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":["
@@ -47,5 +53,31 @@ curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/b
 rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
 echo "nodes $nodes, verb $verb ($mode), $seconds s, $conns connections, $threads wrk threads; RSS after warm-up $(rss)"
 ( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) & sampler=$!
-wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1
+run_wrk() { wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1; }
+if [ "$slow" -eq 0 ]; then
+  run_wrk
+  wait $sampler
+  exit 0
+fi
+echo "without slow clients: $(run_wrk)"
+# A slow client: a request head a byte every 5 s; again on a new connection when the server closes it.
+slow_client() {
+  trap '' PIPE
+  local head=$'POST /filter HTTP/1.1\r\nHost: gpufleet\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'
+  while :; do
+    exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || { sleep 1; continue; }
+    for ((k = 0; k < ${#head}; k++)); do printf '%s' "${head:k:1}" >&3 2>/dev/null || break; sleep 5; done
+    exec 3>&- 3<&-
+  done
+}
+for _ in $(seq "$slow"); do slow_client & slow_pids+=($!); done
+sleep 2
+echo "with $slow slow clients:  $(run_wrk)"
 wait $sampler
+start=$(date +%s.%N); kill -TERM $pid
+for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pid 2>/dev/null; then
+  echo "SIGTERM with $slow slow clients connected: still running after 30 s (killed)"; kill -KILL $pid
+else
+  echo "SIGTERM with $slow slow clients connected: exited after $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s"
+fi

@@ -305,12 +305,18 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--keda-tls-key", serve.keda_tls_key_path, "PEM private key of the KEDA scaler's TLS");
   serve_cmd->add_option("--keda-client-ca", serve.keda_client_ca_path,
                         "PEM CA: KEDA must present a client certificate it signs (mutual TLS; trigger metadata tlsClientCert)");
-  serve_cmd->add_option("--threads", serve.threads, "most worker threads, started on demand (each serves one open connection at a time)")
+  serve_cmd->add_option("--threads", serve.threads, "most worker threads, started on demand (each runs one received request at a time)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  serve_cmd->add_option("--request-timeout", serve.request_timeout_s, "seconds a request body may take to arrive after its head (then 408)")
+  serve_cmd->add_option("--request-timeout", serve.request_timeout_s, "seconds a request (head and body) may take to arrive from its first byte (then 408)")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 3600.0));
+  serve_cmd->add_option("--max-connections", serve.max_connections, "most open connections (beyond: the idle one idle longest is closed, else new ones wait)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  serve_cmd->add_option("--shutdown-grace-seconds", serve.shutdown_grace_s, "after SIGTERM or SIGINT, seconds the requests in flight have to finish")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   serve_cmd->add_flag("--replay", serve.replay, "drive the server with --cluster and --workload as kube-scheduler would and compare with place");
   serve_cmd->add_option("--cluster", serve.cluster_paths, "--replay: the cluster, as place --cluster takes it (files or directories)");
   serve_cmd->add_option("--workload", serve.workload_paths, "--replay: the workload, as place --workload takes it (files or directories)");

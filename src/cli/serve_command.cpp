@@ -124,15 +124,15 @@ int run_serve_command(const ServeCommandOptions& o) {
   options.tls_key_file = o.tls_key_path;
   options.threads = o.threads;
   options.request_timeout_s = o.request_timeout_s;
+  options.max_connections = o.max_connections;
+  options.shutdown_grace_s = o.shutdown_grace_s;
   live::MetricsOptions metrics;
   if (!o.prices_path.empty()) metrics.prices = live::instance_prices(io::read_pool_file(o.prices_path));
   live::RequestStats stats({"filter", "prioritize", "preempt", "bind"});
   live::InferenceScaler scaler;
   server::ServerHooks hooks;
   hooks.on_request = [&stats](std::string_view route, int status, double seconds) { stats.observe(route, status, seconds); };
-
-  const server::BodyLimits observation_limits{io::kScalerObservationLimits.max_body_bytes, options.max_body_bytes, options.request_timeout_s};
-  hooks.add_routes = [&scaler, observation_limits](httplib::Server& http) { server::add_scaler_routes(http, scaler, {}, observation_limits); };
+  hooks.add_routes = [&scaler](server::Routes& routes) { server::add_scaler_routes(routes, scaler); };
 
   // The API server: a kubeconfig or the pod's service account.
   // With the API server, bind writes the device annotations and the Binding there.

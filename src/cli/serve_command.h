@@ -26,8 +26,10 @@ struct ServeCommandOptions {
   std::string keda_grpc_listen;              ///< HOST:PORT of the KEDA external scaler (gRPC); "" = off
   std::string keda_tls_cert_path, keda_tls_key_path;  ///< both or neither: the KEDA scaler speaks TLS
   std::string keda_client_ca_path;           ///< with them: clients must present a certificate this CA signs
-  size_t threads = 256;
-  double request_timeout_s = 30;
+  size_t threads = 256;                      ///< server::ServerOptions::threads
+  double request_timeout_s = 5;              ///< head and body, from the first byte (server::ServerOptions)
+  size_t max_connections = 1024;             ///< server::ServerOptions::max_connections
+  double shutdown_grace_s = 10;              ///< after SIGTERM: the requests in flight get this long
   bool quiet = false;
   // --replay: place's inputs (place --cluster --workload) driven through the server (docs/live.md).
   bool replay = false;
@@ -35,8 +37,8 @@ struct ServeCommandOptions {
   std::string json_path;                     ///< replay: the decisions and the comparison as JSON
 };
 
-/// Runs the command. Serving: until SIGTERM or SIGINT, then finishes the requests in flight and
-/// returns 0. Replay: 0 when every decision equals place's, 1 otherwise. Throws InputError /
+/// Runs the command. Serving: until SIGTERM or SIGINT, then finishes the requests in flight (within
+/// shutdown_grace_s) and returns 0. Replay: 0 when every decision equals place's, 1 otherwise. Throws InputError /
 /// UsageError for bad options or input, std::runtime_error when it cannot listen.
 int run_serve_command(const ServeCommandOptions& options);
 

@@ -15,7 +15,7 @@
 namespace gpufleet::server {
 namespace {
 
-void reply_error(httplib::Response& res, int status, const std::string& reason) {
+void reply_error(HttpResponse& res, int status, const std::string& reason) {
   res.status = status;
   std::string line = reason;
   for (char& c : line)
@@ -24,11 +24,11 @@ void reply_error(httplib::Response& res, int status, const std::string& reason) 
 }
 
 // "<ns>/<name>" of the path's two captures, or "" after answering 400.
-std::string path_service(const httplib::Request& req, httplib::Response& res) {
-  const std::string key = live::service_key(req.matches[1].str(), req.matches[2].str());
+std::string path_service(const HttpRequest& req, HttpResponse& res) {
+  const std::string key = live::service_key(req.matches[1], req.matches[2]);
   if (key.empty())
-    reply_error(res, 400, fmt::format("'{}/{}' is not a Kubernetes namespace and name", req.matches[1].str().substr(0, 64),
-                                      req.matches[2].str().substr(0, 253)));
+    reply_error(res, 400, fmt::format("'{}/{}' is not a Kubernetes namespace and name", req.matches[1].substr(0, 64),
+                                      req.matches[2].substr(0, 253)));
   return key;
 }
 
@@ -56,13 +56,12 @@ nlohmann::json recommendation_json(const live::Recommendation& r) {
 
 }  // namespace
 
-void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock, BodyLimits limits) {
+void add_scaler_routes(Routes& routes, live::InferenceScaler& scaler, std::function<double()> clock, BodyLimits limits) {
   if (!clock)
     clock = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
 
-  server.Post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler, clock, limits](const httplib::Request& req, httplib::Response& res,
-                                                                                         const httplib::ContentReader& reader) {
-    const std::optional<std::string> body = read_request_body(req, reader, res, limits);
+  routes.post(R"(/v1/services/([^/]+)/([^/]+)/observations)", [&scaler, clock, limits](const HttpRequest& req, HttpResponse& res) {
+    const std::optional<std::string> body = read_request_body(req, res, limits);
     if (!body) return;
     const std::string service = path_service(req, res);
     if (service.empty()) return;
@@ -87,7 +86,7 @@ void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, s
     }
   });
 
-  server.Get(R"(/v1/services/([^/]+)/([^/]+)/scale)", [&scaler, clock](const httplib::Request& req, httplib::Response& res) {
+  routes.get(R"(/v1/services/([^/]+)/([^/]+)/scale)", [&scaler, clock](const HttpRequest& req, HttpResponse& res) {
     const std::string service = path_service(req, res);
     if (service.empty()) return;
     std::map<std::string, std::string> metadata;

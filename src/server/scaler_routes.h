@@ -1,4 +1,4 @@
-// The KEDA metrics-api routes of `gpufleet serve` (cpp-httplib): observations of inference services
+// The KEDA metrics-api routes of `gpufleet serve` (server/http_server.h): observations of inference services
 // in, the live replica recommendation (live/inference_scaler.h) out, as JSON for KEDA's `metrics-api`
 // trigger (keda-docs content/docs/2.x/scalers/metrics-api.md). docs/live.md "KEDA external scaler and
 // metrics-api" has the ScaledObject.
@@ -6,8 +6,8 @@
 //   POST /v1/services/<namespace>/<name>/observations
 //        body: readers/kube_api/scaler_observation.h (one observation or {"observations": [...]}, oldest first)
 //        200 {"service": "<ns>/<name>", "accepted": <n>, "observations": <total>}
-//        the body is read with read_request_body (server/http_server.h): gzip or deflate inflated within
-//        `limits`, else 413, 415, 400 or 408 as there
+//        the body is decoded with read_request_body (server/http_server.h): gzip or deflate inflated
+//        within `limits`, else 413, 415 or 400 as there (408 and the body as sent: the server's limits)
 //        400 one line: the reader's InputError ("<source>:line:column: field 'f': ..."), an invalid
 //            namespace or name, or time going backwards
 //   GET  /v1/services/<namespace>/<name>/scale?targetRequestRatePerReplica=8&maxReplicaCount=20...
@@ -24,18 +24,16 @@
 
 #include <functional>
 
-#include <httplib.h>
-
 #include "live/inference_scaler.h"
 #include "readers/kube_api/scaler_observation.h"
 #include "server/http_server.h"
 
 namespace gpufleet::server {
 
-/// Registers the two routes on `server`. `scaler` must outlive the server. `clock` gives now in
-/// seconds on the observations' time base (default: Unix time from the system clock). `limits` bound
-/// an observations body (decoded: ScalerObservationLimits::max_body_bytes).
-void add_scaler_routes(httplib::Server& server, live::InferenceScaler& scaler, std::function<double()> clock = {},
-                       BodyLimits limits = {io::kScalerObservationLimits.max_body_bytes, size_t{512} << 20, 30});
+/// Registers the two routes (ServerHooks::add_routes). `scaler` must outlive the server. `clock` gives
+/// now in seconds on the observations' time base (default: Unix time from the system clock). `limits`
+/// bound an observations body, decoded (default: ScalerObservationLimits::max_body_bytes).
+void add_scaler_routes(Routes& routes, live::InferenceScaler& scaler, std::function<double()> clock = {},
+                       BodyLimits limits = {io::kScalerObservationLimits.max_body_bytes});
 
 }  // namespace gpufleet::server

@@ -21,7 +21,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # Port printed by a process on its log ($1: log, $2: sed pattern).
 port_of() { for _ in $(seq 100); do p=$(sed -n "$2" "$1"); [ -n "$p" ] && { echo "$p"; return; }; sleep 0.1; done; fail "no port in $1: $(cat "$1")"; }
 
-"$fake" --token t0k3n --nodes 4 --pending-pods 3 --pending-gpus 8 --watch-delay-seconds 1 > "$dir/api.log" 2>&1 & pids+=($!)
+"$fake" --token t0k3n --nodes 4 --pending-pods 3 --pending-gpus 8 --watch-delay-seconds 3 > "$dir/api.log" 2>&1 & pids+=($!)
 api_port=$(port_of "$dir/api.log" 's/^fake-apiserver listening on port \([0-9]*\)$/\1/p')
 cat > "$dir/kubeconfig" <<EOF
 apiVersion: v1
@@ -69,7 +69,7 @@ same_answers || fail "replicas answer differently at start: $(ask "$port_a" filt
 [ "$(ask "$port_a" filter "$(pod probe-8 8)" | grep -o '"NodeNames":\[[^]]*\]')" = '"NodeNames":["node-0","node-1","node-2","node-3"]' ] \
   || fail "an 8-GPU pod should fit every empty node: $(ask "$port_a" filter "$(pod probe-8 8)")"
 
-# 2. The race: replica a binds pending-0 to node-1, replica b to node-2, at once (the watch lags 1 s, so
+# 2. The race: replica a binds pending-0 to node-1, replica b to node-2, at once (the watch lags 3 s, so
 #    neither has seen the other's bind: both ask the API server).
 bind_body() { printf '{"PodName":"pending-0","PodNamespace":"default","PodUID":"uid-pending-0","Node":"%s"}' "$1"; }
 curl -sf -H 'Content-Type: application/json' --data-binary "$(bind_body node-1)" "http://127.0.0.1:$port_a/bind" > "$dir/bind-a" & ca=$!
@@ -89,7 +89,7 @@ curl -sf "http://127.0.0.1:$loser_port/metrics" | grep -qx 'gpufleet_kube_binds_
 [ "$(curl -sf "http://127.0.0.1:$api_port/fake/stats" | grep -o '"bindings":[0-9]*')" = '"bindings":1' ] || fail "one Binding only"
 
 # 3. Once the watch delivers the bind, both see the winner's node full.
-for _ in $(seq 50); do
+for _ in $(seq 100); do
   same_answers && ! ask "$port_a" filter "$(pod probe-8 8)" | grep -o '"NodeNames":\[[^]]*\]' | grep -q "\"$node\"" && break
   sleep 0.1
 done

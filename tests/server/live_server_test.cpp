@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <httplib.h>
@@ -64,9 +66,10 @@ class LiveServer : public ::testing::Test {
     o.port = 0;
     o.threads = threads_;
     o.max_body_bytes = 1 << 20;
-    o.read_timeout_s = 1;
     o.request_timeout_s = 2;
-    server_ = std::make_unique<HttpServer>(o, cache_, nullptr, ServerHooks{});
+    o.max_connections = max_connections_;
+    o.shutdown_grace_s = shutdown_grace_s_;
+    server_ = std::make_unique<HttpServer>(o, cache_, nullptr, std::move(hooks_));
     port_ = server_->bind();
     thread_ = std::thread([this] { server_->serve(); });
   }
@@ -84,6 +87,16 @@ class LiveServer : public ::testing::Test {
     ASSERT_TRUE(r);
     ASSERT_EQ(r->status, 200) << r->body;
     EXPECT_EQ(json::parse(r->body)["nodes"], 2);
+  }
+  // A new connection to the server (a blocking socket).
+  int connect_raw() const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port_));
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    return fd;
   }
   // Sends raw bytes on a new connection and returns what comes back (empty when the server closes).
   std::string raw(const std::string& bytes, int pause_ms_per_byte = 0) {
@@ -122,6 +135,9 @@ class LiveServer : public ::testing::Test {
   }
 
   size_t threads_ = 4;
+  size_t max_connections_ = 1024;
+  double shutdown_grace_s_ = 10;
+  ServerHooks hooks_;
   live::ClusterCache cache_{live::CacheOptions{}};
   std::unique_ptr<HttpServer> server_;
   std::thread thread_;
@@ -409,6 +425,211 @@ TEST_F(LiveServerManyWorkers, SlowAndSilentConnectionsDoNotHoldEveryWorker) {
   stop = true;
   slow.join();
   for (int fd : fds) ::close(fd);
+}
+
+// 50 clients that send a request head a byte every 500 ms hold 50 connections, no worker (4 here):
+// requests from others are answered at once meanwhile, and each slow one gets 408 at the request
+// deadline (2 s from its first byte), then is closed.
+TEST_F(LiveServer, FiftySlowClientsDoNotDelayOthersAndGet408AtTheDeadline) {
+  load_cluster();
+  constexpr int kSlow = 50;
+  const std::string head = "POST /filter HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n";
+  std::vector<int> fds;
+  for (int i = 0; i < kSlow; ++i) fds.push_back(connect_raw());
+  const auto first_byte = std::chrono::steady_clock::now();
+  std::atomic<bool> stop{false};
+  std::thread slow([&] {
+    for (size_t sent = 0; sent < head.size() && !stop; ++sent) {
+      for (int fd : fds) ::send(fd, &head[sent], 1, MSG_NOSIGNAL);
+      for (int k = 0; k < 5 && !stop; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  httplib::Client c("127.0.0.1", port_);
+  double slowest_s = 0;
+  for (int i = 0; i < 20; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = c.Post("/filter", filter_body().dump(), "application/json");
+    slowest_s = std::max(slowest_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  // Milliseconds on an idle machine; the old server (a worker per connection) made these wait 2 s.
+  EXPECT_LT(slowest_s, 0.5) << "a request waited for the slow clients";
+  // Each slow client: 408 at its deadline, then closed.
+  for (int fd : fds) {
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    EXPECT_TRUE(out.starts_with("HTTP/1.1 408")) << out;
+    EXPECT_NE(out.find("request head: not received within the request timeout of 2 s"), std::string::npos) << out;
+  }
+  const double closed_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_byte).count();
+  EXPECT_GT(closed_after_s, 1.9);
+  EXPECT_LT(closed_after_s, 4.0);
+  stop = true;
+  slow.join();
+  for (int fd : fds) ::close(fd);
+  expect_filter_works();
+}
+
+// At max_connections (4 here), a new connection closes the one idle longest; the newcomer is served.
+class LiveServerFewConnections : public LiveServer {
+ protected:
+  LiveServerFewConnections() { max_connections_ = 4; }
+};
+
+TEST_F(LiveServerFewConnections, ANewConnectionClosesTheIdleLongest) {
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(connect_raw());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // idle[0] is the oldest
+  }
+  httplib::Client c("127.0.0.1", port_);
+  c.set_connection_timeout(2);
+  c.set_read_timeout(2);
+  const auto h = c.Get("/healthz");
+  ASSERT_TRUE(h) << httplib::to_string(h.error());
+  EXPECT_EQ(h->status, 200);
+  // The oldest was closed (read gives end of file at once), the others are open.
+  pollfd p{idle[0], POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 1000), 1);
+  char ch;
+  EXPECT_EQ(::read(idle[0], &ch, 1), 0);
+  for (size_t i = 2; i < idle.size(); ++i) {
+    pollfd q{idle[i], POLLIN, 0};
+    EXPECT_EQ(::poll(&q, 1, 0), 0) << "connection " << i << " was closed";
+  }
+  for (int fd : idle) ::close(fd);
+}
+
+// stop(): a request in flight (a /metrics that takes 600 ms) is answered; a client still sending
+// its head is closed; serve() returns once the request in flight is answered, within the grace.
+class LiveServerStopping : public LiveServer {
+ protected:
+  LiveServerStopping() {
+    shutdown_grace_s_ = 3;
+    hooks_.metrics = [] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));
+      return std::string("gpufleet_test 1\n");
+    };
+  }
+  void TearDown() override {
+    if (thread_.joinable()) LiveServer::TearDown();
+  }
+};
+
+TEST_F(LiveServerStopping, StopAnswersTheRequestInFlightClosesSlowClientsAndReturnsWithinTheGrace) {
+  const int slow_fd = connect_raw();
+  ::send(slow_fd, "GET /healthz HTTP/1.1\r\n", 23, MSG_NOSIGNAL);  // the head, never finished
+  int metrics_status = 0;
+  std::string metrics_body;
+  std::thread in_flight([&] {
+    httplib::Client c("127.0.0.1", port_);
+    if (const auto r = c.Get("/metrics")) {
+      metrics_status = r->status;
+      metrics_body = r->body;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the /metrics handler is running
+  const auto stop_at = std::chrono::steady_clock::now();
+  server_->stop();
+  thread_.join();  // serve() returned
+  const double stopped_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_at).count();
+  in_flight.join();
+  EXPECT_LT(stopped_after_s, 3.0);   // the grace
+  EXPECT_GT(stopped_after_s, 0.3);   // it waited for the request in flight (600 ms, 200 in)
+  EXPECT_EQ(metrics_status, 200);
+  EXPECT_EQ(metrics_body, "gpufleet_test 1\n");
+  // The slow client was closed without an answer (before its 2 s deadline).
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = ::read(slow_fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  EXPECT_EQ(out, "");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_at).count(), 1.5);
+  ::close(slow_fd);
+}
+
+// A handler that outlives the grace (1 s here; /metrics takes 3 s): serve() returns at the grace.
+class LiveServerShortGrace : public LiveServer {
+ protected:
+  LiveServerShortGrace() {
+    shutdown_grace_s_ = 1;
+    hooks_.metrics = [] {
+      std::this_thread::sleep_for(std::chrono::seconds(3));
+      return std::string();
+    };
+  }
+  void TearDown() override {
+    if (thread_.joinable()) LiveServer::TearDown();
+  }
+};
+
+TEST_F(LiveServerShortGrace, ServeReturnsAtTheGraceWhenARequestOutlivesIt) {
+  std::thread in_flight([&] {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(5);
+    (void)c.Get("/metrics");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto stop_at = std::chrono::steady_clock::now();
+  server_->stop();
+  thread_.join();
+  const double stopped_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_at).count();
+  EXPECT_GT(stopped_after_s, 0.9);
+  EXPECT_LT(stopped_after_s, 1.5);
+  in_flight.join();
+}
+
+// HTTPS (--tls-cert, --tls-key): the routes over TLS; a client that connects and never completes its
+// handshake is closed at the request deadline (2 s here) and holds no worker meanwhile. The
+// certificate is made with the openssl command (Debian package openssl).
+TEST(LiveServerTls, ServesHttpsAndClosesAStalledHandshakeAtTheDeadline) {
+  char dir_template[] = "/tmp/gpufleet-tls-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string cmd = "cd " + dir + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key"
+                          " -out server.crt -days 1 -subj /CN=127.0.0.1 >/dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "the openssl command could not make a test certificate";
+  live::ClusterCache cache{live::CacheOptions{}};
+  ServerOptions o;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.threads = 1;
+  o.request_timeout_s = 2;
+  o.tls_cert_file = dir + "/server.crt";
+  o.tls_key_file = dir + "/server.key";
+  HttpServer server(o, cache, nullptr, ServerHooks{});
+  const int port = server.bind();
+  std::thread serving([&] { server.serve(); });
+  // A TCP connection that sends a partial TLS record and stalls.
+  const int stalled = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(::connect(stalled, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ::send(stalled, "\x16\x03\x01", 3, MSG_NOSIGNAL);
+  const auto start = std::chrono::steady_clock::now();
+  httplib::SSLClient c("127.0.0.1", port);
+  c.enable_server_certificate_verification(false);
+  const auto h = c.Get("/healthz");  // the one worker is free
+  ASSERT_TRUE(h) << httplib::to_string(h.error());
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(h->body, "ok\n");
+  const auto r = c.Post("/snapshot", R"({"kind": "List", "apiVersion": "v1", "items": []})", "application/json");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200) << r->body;
+  char buf[256];
+  while (::read(stalled, buf, sizeof buf) > 0) {
+  }
+  const double closed_after_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GT(closed_after_s, 1.5);
+  EXPECT_LT(closed_after_s, 3.5);
+  ::close(stalled);
+  server.stop();
+  serving.join();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -8,7 +8,10 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
+
+#include "live/cluster_cache.h"
 
 namespace gpufleet {
 namespace {
@@ -16,15 +19,18 @@ namespace {
 class ScalerRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server::add_scaler_routes(server_, scaler_, [this] { return now_.load(); });
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    server::ServerOptions o;
+    o.host = "127.0.0.1";
+    o.port = 0;
+    server::ServerHooks hooks;
+    hooks.add_routes = [this](server::Routes& routes) { server::add_scaler_routes(routes, scaler_, [this] { return now_.load(); }); };
+    server_ = std::make_unique<server::HttpServer>(o, cache_, nullptr, std::move(hooks));
+    port_ = server_->bind();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 500 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    ASSERT_TRUE(server_.is_running());
+    thread_ = std::thread([this] { server_->serve(); });
   }
   void TearDown() override {
-    server_.stop();
+    server_->stop();
     thread_.join();
   }
   httplib::Result post(const std::string& path, const std::string& body) {
@@ -38,7 +44,8 @@ class ScalerRoutesTest : public ::testing::Test {
 
   std::atomic<double> now_{1120};
   live::InferenceScaler scaler_;
-  httplib::Server server_;
+  live::ClusterCache cache_{live::CacheOptions{}};
+  std::unique_ptr<server::HttpServer> server_;
   int port_ = 0;
   std::thread thread_;
 };
