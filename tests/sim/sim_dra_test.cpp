@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -148,6 +150,44 @@ TEST(SimDra, AutoscalerEstimateCountsDraDevices) {
   EXPECT_EQ(r.seen.at(300), (Lines{"a100-dra-0 train-0 research/train-0-gpu-bbbbb: gpu.nvidia.com/a100-a100-dra-0/gpu-0",
                                    "a100-dra-1 train-1 research/train-1-gpu-bbbbc: gpu.nvidia.com/a100-a100-dra-1/gpu-0"}));
   EXPECT_DOUBLE_EQ(outcome(r.result, "train").completion_s, 210 + 3600);
+}
+
+// A shared ResourceClaim (resourceClaimName) is allocated by its first pod and stays allocated while
+// any pod holds it: a (0 to 3600 s) allocates shared-gpu = gpu-0; b (from 600 s, 7200 s) uses it too;
+// c's own claim (from 600 s) needs gpu-0 and waits until b, the claim's last pod, ends at 7800 s, then
+// runs to 8400 s. Claims: shared-gpu and c's, 2 allocated, 2 deallocated. Chargeback: a shared claim's
+// devices are no pod's, so a and b pay CPU and memory only, (1.011552 + 1.084672) x 0.25 / 3.046224 x
+// 4.00 = 0.688140 USD/h, for 1 h and 2 h; c pays its whole GPU for 600 s: 0.4838961 x 4.00 / 6.
+TEST(SimDra, SharedClaimStaysAllocatedWhileAnyPodHoldsIt) {
+  std::ifstream in(kExamples / "sim-pools.yaml");
+  std::stringstream pools;
+  pools << in.rdbuf() << R"Y(---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared-gpu, namespace: research}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+)Y";
+  const ClusterConfig c = io::parse_sim_cluster_text(pools.str(), "pools.yaml");
+  const std::string job = "  namespace: research\n  cpu: \"8\"\n  memory: 64Gi\n";
+  const std::string workload = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 10800\njobs:\n- name: a\n" + job +
+                               "  durationSeconds: 3600\n  resourceClaims: [{name: g, resourceClaimName: shared-gpu}]\n- name: b\n" + job +
+                               "  arrivalSeconds: 600\n  durationSeconds: 7200\n  resourceClaims: [{name: g, resourceClaimName: shared-gpu}]\n"
+                               "- name: c\n" + job +
+                               "  arrivalSeconds: 600\n  durationSeconds: 600\n  resourceClaims: [{name: g, resourceClaimTemplateName: whole-a100}]\n";
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(workload, "w.yaml", pool_names(c));
+  const DraRun r = run(c, f.workload, {1000, 7000});
+  const std::string gpu0 = "gpu.nvidia.com/a100-a100-dra-0/gpu-0";
+  EXPECT_EQ(r.seen.at(1000), (Lines{"a100-dra-0 a-0 research/shared-gpu: " + gpu0, "a100-dra-0 b-0 research/shared-gpu: " + gpu0}));
+  EXPECT_EQ(r.seen.at(7000), (Lines{"a100-dra-0 b-0 research/shared-gpu: " + gpu0}));
+  EXPECT_DOUBLE_EQ(outcome(r.result, "c").completion_s, 8400);
+  EXPECT_EQ(r.result.dra_claims_allocated, 2);
+  EXPECT_EQ(r.result.dra_claims_deallocated, 2);
+  const double cpu_memory = (1.011552 + 1.084672) * 0.25 / 3.046224 * 4.0;
+  const double whole = (1.011552 * 0.25 + 1.084672 * 0.25 + 0.95) / 3.046224 * 4.0;
+  EXPECT_NEAR(r.result.chargeback.at("research"), cpu_memory * 3 + whole / 6, 1e-9);
 }
 
 // The pools file's checks: a pool's resourceSlices names a slice of the file, node-local.
