@@ -181,10 +181,16 @@ void read_daemon_sets(std::string_view text, const std::string& source_name, con
   }
 }
 
+// The most devices the pools' ResourceSlice templates may give over all their nodes up to max (the
+// fleet's catalog, sim::fleet_dra_catalog, holds one copy per node): e.g. 7,812 nodes with a
+// 128-device slice. docs/input-limits.md.
+constexpr int64_t kMaxPoolSliceDevices = 1'000'000;
+
 // A pool's `resourceSlices` (PoolSettings::resource_slices): names of node-local ResourceSlices of the
 // file, its template. Each is taken out of ClusterConfig::dra (a template reaches no node as written).
 void read_pool_slices(const std::vector<std::pair<size_t, Field>>& refs, sim::ClusterConfig& config) {
   std::set<std::string> taken;
+  int64_t copies = 0;  // devices of every pool's template slices times its max nodes
   for (const auto& [p, list] : refs) {
     sim::SimPool& pool = config.pools[p];
     if (list.size() == 0) list.fail("expected a list of ResourceSlice names");
@@ -200,6 +206,13 @@ void read_pool_slices(const std::vector<std::pair<size_t, Field>>& refs, sim::Cl
       pool.settings.resource_slices.push_back(*it);
       taken.insert(name);
     }
+    // Every node up to max gets a copy of the template's devices (sim::fleet_dra_catalog).
+    int64_t devices = 0;
+    for (const ResourceSlice& s : pool.settings.resource_slices) devices += static_cast<int64_t>(s.devices.size());
+    copies += devices * pool.pool.max_nodes;
+    if (copies > kMaxPoolSliceDevices)
+      list.fail(fmt::format("the pools' ResourceSlice templates give {} devices over their nodes up to max, above {} (docs/input-limits.md)",
+                            copies, kMaxPoolSliceDevices));
   }
   std::erase_if(config.dra.slices, [&](const ResourceSlice& s) { return taken.count(s.name) > 0; });
 }
