@@ -115,7 +115,7 @@ gpufleet_layer(sim_results      SOURCES sim/results
 # checkpoint intervals.
 gpufleet_layer(sim_rules        SOURCES sim/rules
                                 PUBLIC sim_inputs model
-                                PRIVATE sched_gpu)
+                                PRIVATE sched_gpu sched_plugins)
 
 # The simulator's engine: the event loop (one clock), the fleet, billing, placement, the pending queue,
 # the units (jobs and service replicas), metrics.

@@ -190,8 +190,19 @@ struct PodResourceClaim {
   std::string name;
   std::string resource_claim_name;
   std::string resource_claim_template_name;
+  /// A template claim's ResourceClaim as the resourceclaim controller created it
+  /// (pod.status.resourceClaimStatuses[].resourceClaimName, dra_generated_claim_name); empty = the
+  /// name "<pod>-<name>" without the generated suffix (`gpufleet place`).
+  std::string generated_claim_name;
   bool operator==(const PodResourceClaim&) const = default;
 };
+
+/// The name the resourceclaim controller gives the claim of pod claim `claim_name` of pod `pod_name`
+/// (kubernetes pkg/controller/resourceclaim/controller.go handleClaim): generateName
+/// "<pod>-<claim>-", both parts shortened in proportion when "<pod>-<claim>" is longer than 57
+/// characters, then the 5 characters the API server appends, here `suffix` (the caller's
+/// deterministic choice).
+std::string dra_generated_claim_name(const std::string& pod_name, const std::string& claim_name, const std::string& suffix);
 
 /// A claim as a pod holds it once allocated: the claim's key and its allocation. The key of a named
 /// claim is "namespace/name"; a template's claim is the pod's own, "namespace/<pod>-<podClaimName>"
@@ -214,7 +225,8 @@ struct DraCatalog {
 /// "driver/pool/device", upstream's DeviceID.String().
 std::string dra_device_id(const std::string& driver, const std::string& pool, const std::string& device);
 
-/// The key of the claim that pod claim `pc` of pod namespace/pod names (see DraClaimAllocation).
+/// The key of the claim that pod claim `pc` of pod namespace/pod names (see DraClaimAllocation);
+/// "namespace/<generated_claim_name>" when that is set.
 std::string dra_claim_key(const std::string& pod_namespace, const std::string& pod_name, const PodResourceClaim& pc);
 
 /// The attribute `qualified_name` of a device of `driver`: the fully qualified entry, else, when the

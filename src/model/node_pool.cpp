@@ -71,6 +71,8 @@ void validate_pool(const NodePool& pool) {
     if (!layout_for_counts(*model, *pool.mig_devices))
       invalid(pool, fmt::format("MIG devices {} do not fit on one {} GPU", profile_list(*pool.mig_devices), model->name));
   }
+  if (pool.hami_split_count && (*pool.hami_split_count < 1 || pool.mig_devices || pool.time_slicing_replicas || pool.gpus_per_node < 1))
+    invalid(pool, "HAMi sharing needs GPUs, a split count of at least 1, and no MIG, time-slicing or MPS");
   if (pool.time_slicing_replicas) {
     if (*pool.time_slicing_replicas < 1)
       invalid(pool, fmt::format("time-slicing replicas {} is below 1", *pool.time_slicing_replicas));
@@ -143,6 +145,10 @@ std::vector<Node> expand_pool(const NodePool& pool) {
     n.time_slicing = time_slicing;
     // The GPU memory KAI-Scheduler counts from GFD's nvidia.com/gpu.memory label (model/gpu_memory_share.h).
     if (model != nullptr && pool.gpus_per_node > 0) n.gpu_memory_mib = kai_gpu_memory_mib(model->memory_mib);
+    if (pool.hami_split_count && model != nullptr && pool.gpus_per_node > 0) {  // HAMi registers the card's whole memory
+      n.hami = HamiDevices{*pool.hami_split_count, 100};
+      n.gpu_memory_mib = model->memory_mib;
+    }
     if (pool.numa_nodes > 0)
       for (int32_t g = 0; g < pool.gpus_per_node; ++g)
         n.gpu_numa_node.push_back(static_cast<int8_t>(g / (pool.gpus_per_node / pool.numa_nodes)));

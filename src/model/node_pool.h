@@ -39,6 +39,11 @@ struct NodePool {
   /// How the replicas share a GPU: time-slicing (the default) or MPS (Node's TimeSlicing::strategy).
   /// MPS and mig_devices together are invalid (the device plugin refuses MPS on MIG devices).
   GpuSharingStrategy gpu_sharing_strategy = GpuSharingStrategy::kTimeSlicing;
+  /// Memory-based sharing by HAMi (pool key `hami`, model/gpu_memory_share.h): the nodes are
+  /// HAMi-managed (Node::hami) with this many vGPUs per card (deviceSplitCount, default 10), each
+  /// card's memory the model's (devmem). nullopt = not HAMi (KAI-Scheduler shares any other GPU node
+  /// by the model's memory, floored to 100 MiB). Not with mig_devices or time_slicing_replicas.
+  std::optional<int32_t> hami_split_count;
   /// Topology domains: (node label key, nodes per domain > 0). Node i of the pool gets the label with
   /// the value "<name>-<i / nodes per domain>", e.g. {nvidia.com/gpu.clique, 4} puts nodes 0-3 in the
   /// NVLink domain "<name>-0" (an NVL72-style rack shares one clique), {example.com/rack, 8} nodes 0-7

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/cluster_state.h"
+#include "model/dra_gpu_share.h"
 #include "model/gpu_catalog.h"
 #include "sched/daemon_set.h"
 #include "sched/fit_error.h"
@@ -290,6 +291,14 @@ PlaceResult Placer::finish() {
   result_.placements = std::move(kept);
   result_.gpu_capacity_milli = state_.gpu_capacity_milli();
   result_.gpu_used_milli = state_.gpu_used_milli();
+  // DRA GPUs and the allocated claims' devices (model/dra_gpu_share.h), on the state's nodes only.
+  if (const DraCatalog* dra = state_.dra_catalog()) {
+    const std::map<std::string, int32_t> gpus = dra_gpus_by_node(*dra);
+    for (NodeId n = 0; n < static_cast<NodeId>(state_.node_count()); ++n)
+      if (auto it = gpus.find(state_.node(n).name); it != gpus.end()) result_.gpu_capacity_milli += int64_t{it->second} * kGpuMilliPerGpu;
+    const DraGpuShares shares(*dra);
+    for (const auto& [key, claim] : state_.dra_claims()) result_.gpu_used_milli += shares.allocation_milli(claim.allocation);
+  }
   return std::move(result_);
 }
 

@@ -102,8 +102,12 @@ struct PlaceResult {
   std::vector<Placement> placements;    ///< in binding order; a preempted pod's entry is removed
   std::vector<Unplaced> pending;        ///< unschedulable, in queue order
   std::vector<Unplaced> quota_rejected; ///< refused by ResourceQuota admission, in creation order
+  /// Device-plugin GPUs plus the GPUs NVIDIA's DRA driver publishes in node-local ResourceSlices
+  /// (model/dra_gpu_share.h dra_gpus_by_node), in gpu_milli.
   int64_t gpu_capacity_milli = 0;
-  int64_t gpu_used_milli = 0;           ///< at the end
+  /// At the end: device-plugin allocations plus the allocated claims' devices by their GPU share
+  /// (DraGpuShares).
+  int64_t gpu_used_milli = 0;
   int32_t preemptions = 0;              ///< victims evicted in all
   std::vector<queue::EventRecord> admissions;  ///< Kueue's decisions, in order
 };

@@ -29,7 +29,8 @@ namespace gpufleet::io {
 /// [{"request": "r" or "r/sub", "driver": "d", "pool": "p", "device": "x"}]}] (Placement::claims); the
 /// text form appends "  claim ns/name: driver/pool/device, ..." per claim. node_warnings (only when there are some): Nodes
 /// whose advertised GPU count disagrees with their labels and sharing (readers/k8s/device_setup.h rule 5).
-/// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals.
+/// gpu_allocation_pct = 100 x allocated gpu_milli / cluster gpu_milli (0 without GPUs), 2 decimals; DRA
+/// GPUs count too: NVIDIA DRA devices by their share of a GPU (model/dra_gpu_share.h, docs/dra.md).
 /// warnings: what the inputs' reading decided differently from Kubernetes or left out (readers/k8s/place_inputs.h).
 /// not_modelled (only when there are some): the fields read but not modelled, each once with where it
 /// first appears: [{"what": "scheduler 'kai-scheduler'", "objects": 2, "file": "w.yaml", "line": 6,

@@ -121,6 +121,9 @@ nlohmann::ordered_json result_object(const sim::SimResult& r) {
   j["consolidation_moved_pods"] = r.consolidation_moved_pods;
   j["consolidation_lost_gpu_hours"] = round_to(r.consolidation_lost_gpu_hours, 1e6);
   j["pods"] = {{"completed", r.pods_completed}, {"running", r.pods_running}, {"pending", r.pods_pending}, {"failed", r.pods_failed}};
+  if (r.dra_report)
+    j["resource_claims"] = {{"allocated", r.dra_claims_allocated}, {"deallocated", r.dra_claims_deallocated},
+                            {"allocated_at_end", r.dra_claims_allocated_at_end}};
   nlohmann::ordered_json failed = nlohmann::ordered_json::array();
   for (const sim::UnitOutcome& u : r.units)
     if (u.state == sim::UnitState::kFailed) failed.push_back({{"name", u.name}, {"pods", u.pods}, {"reason", u.reason}});
@@ -308,6 +311,9 @@ std::string sim_summary_text(const sim::SimResult& r) {
                      r.consolidation_moved_pods, r.consolidation_restarts, r.consolidation_lost_gpu_hours);
   out += fmt::format("pods: {} completed, {} running, {} pending, {} failed\n", r.pods_completed, r.pods_running, r.pods_pending,
                      r.pods_failed);
+  if (r.dra_report)  // Dynamic Resource Allocation (docs/dra.md)
+    out += fmt::format("resource claims: {} allocated, {} deallocated, {} allocated at the end\n", r.dra_claims_allocated,
+                       r.dra_claims_deallocated, r.dra_claims_allocated_at_end);
   if (r.checkpoint_costs) {
     out += fmt::format("checkpoints: {:.0f} s writing, {:.2f} GPU-hours\n", r.checkpoint_s, r.checkpoint_gpu_hours);
     for (const sim::CheckpointJobResult& c : r.checkpoint_jobs) {

@@ -215,6 +215,10 @@ TEST(Dra, MigPartitionsShareCounters) {
                             "default/small-1 -> dra-a100-1 mig/one-g=gpu-0-mig-1g.10gb-5",
                             "default/infer-3g-1: 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
                         }));
+  // GPU allocation counts DRA devices (model/dra_gpu_share.h): 2 GPUs (one per node); the whole GPU
+  // 1000, the 3g.40gb 40Gi/80Gi of the counter set = 500, each 1g.10gb 10Gi/80Gi = 125: 1750 of 2000.
+  EXPECT_EQ(r.gpu_capacity_milli, 2000);
+  EXPECT_EQ(r.gpu_used_milli, 1750);
 }
 
 // A claim allocated in the input (status.allocation) holds its device: a new claim gets the other
@@ -302,6 +306,9 @@ TEST(Dra, MixedDevicePluginAndDraNodes) {
                             "default/wants-a100: 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
                         }));
   ASSERT_EQ(r.placements[0].gpus, (std::vector<int32_t>{0, 1}));
+  // 4 device-plugin GPUs (2 taken) and 3 DRA H100s (dra-job's 2, the shared claim's 1): 5 of 7.
+  EXPECT_EQ(r.gpu_capacity_milli, 7000);
+  EXPECT_EQ(r.gpu_used_milli, 5000);
 }
 
 // Read-time checks: a CEL construct gpufleet does not evaluate, and adminAccess, are exit-2 errors at

@@ -82,4 +82,31 @@ void validate_consolidation_settings(const ConsolidationSettings& s) {
     throw std::invalid_argument(fmt::format("consolidate-after {} s is negative or not finite", s.consolidate_after_s));
 }
 
+std::vector<ResourceSlice> pool_node_slices(const SimPool& pool, const std::string& node_name) {
+  std::vector<ResourceSlice> out = pool.settings.resource_slices;
+  for (ResourceSlice& s : out) {
+    s.name += "-" + node_name;
+    s.pool += "-" + node_name;
+    s.node_name = node_name;
+  }
+  return out;
+}
+
+std::shared_ptr<const DraCatalog> fleet_dra_catalog(const ClusterConfig& cluster, const std::vector<std::string>* template_names) {
+  bool any = !cluster.dra.empty();
+  for (const SimPool& p : cluster.pools) any |= !p.settings.resource_slices.empty();
+  if (!any) return nullptr;
+  auto catalog = std::make_shared<DraCatalog>(cluster.dra);
+  for (size_t p = 0; p < cluster.pools.size(); ++p) {
+    const SimPool& sp = cluster.pools[p];
+    if (sp.settings.resource_slices.empty()) continue;
+    for (int32_t i = 0; i < sp.pool.max_nodes; ++i)
+      for (ResourceSlice& s : pool_node_slices(sp, pool_node_name(sp.pool.name, i, sp.pool.max_nodes)))
+        catalog->slices.push_back(std::move(s));
+    if (template_names != nullptr)
+      for (ResourceSlice& s : pool_node_slices(sp, (*template_names)[p])) catalog->slices.push_back(std::move(s));
+  }
+  return catalog;
+}
+
 }  // namespace gpufleet::sim

@@ -31,11 +31,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "model/daemon_set.h"
+#include "model/dra.h"
 #include "model/node_pool.h"
 #include "model/pod_disruption_budget.h"
 #include "inputs/sim/faults.h"
@@ -75,6 +77,13 @@ struct PoolSettings {
   /// Autoscaler leaves Karpenter's pools alone; the Karpenter provisioner
   /// (sim/controllers/karpenter_provisioner.h) launches their nodes.
   std::string karpenter_node_pool;
+  /// Dynamic Resource Allocation (docs/dra.md): the node-local ResourceSlices every node of the pool
+  /// publishes, as read (the pool's template; the settings' `resourceSlices` names them among the
+  /// file's slices). Each node, the initial ones and those an autoscaler adds, gets copies
+  /// (pool_node_slices). Non-empty: the pool's GPUs are its DRA driver's devices, so its nodes
+  /// advertise no nvidia.com/gpu (the device plugin does not run beside the DRA driver); the pool's
+  /// `gpu` still gives the GPU model and count its price is split by.
+  std::vector<ResourceSlice> resource_slices;
 };
 
 /// A node pool as the simulator uses it: the pool-file data plus the settings.
@@ -243,7 +252,24 @@ struct ClusterConfig {
   /// `nvidia.com/gpu:NoSchedule` take only GPU pods. Default false (upstream's default: the plugin is
   /// off unless --enable-admission-plugins names it).
   bool extended_resource_toleration = false;
+  /// Dynamic Resource Allocation objects of the pools file (model/dra.h): DeviceClasses,
+  /// ResourceClaimTemplates, shared ResourceClaims, and the ResourceSlices that no pool takes as its
+  /// template (slices of nodes named in them, or of node selectors). Empty = none.
+  DraCatalog dra;
 };
+
+/// The slices node `node_name` of `pool` publishes: a copy of each of PoolSettings::resource_slices
+/// with name "<slice>-<node>", pool name "<pool name>-<node>" and nodeName `node_name`, as the Cluster
+/// Autoscaler duplicates a node's slices for a template node (kubernetes/autoscaler
+/// cluster-autoscaler/simulator/dynamicresources/utils/sanitize.go SanitizedNodeResourceSlices, with
+/// the node's name as the suffix: pool names stay unique per driver).
+std::vector<ResourceSlice> pool_node_slices(const SimPool& pool, const std::string& node_name);
+
+/// The DRA catalog of a fleet: ClusterConfig::dra plus, for every node of every pool (names
+/// pool_node_name(pool, i, max_nodes), i < max_nodes), pool_node_slices; and, when `template_names`
+/// is given, for pool p the slices of a node named template_names[p] (the autoscalers' template
+/// nodes). nullptr when there is nothing DRA.
+std::shared_ptr<const DraCatalog> fleet_dra_catalog(const ClusterConfig& cluster, const std::vector<std::string>* template_names = nullptr);
 
 /// The longest simulated horizon, seconds: 1e8 s (about 3.2 years). The run keeps one time-series row
 /// per simulated minute and one autoscaler tick per scan interval, so the horizon bounds its time and

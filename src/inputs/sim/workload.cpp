@@ -22,13 +22,26 @@ Pod pod_request(const WorkloadSpec& spec) {
   pod.gpu_milli = spec.gpu_milli;
   pod.gpu_spec = spec.gpu_spec;
   pod.mig_requests = spec.mig_requests;
+  pod.resource_claims = spec.resource_claims;
+  pod.gpu_memory_share = spec.gpu_memory_share;
   pod.priority = spec.priority;
   return pod;
 }
 
-Pod make_pod(const WorkloadSpec& spec, int32_t index) {
+std::string claim_name_suffix(uint64_t counter) {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  constexpr uint64_t kBase = sizeof(kAlphabet) - 1;
+  std::string out(5, kAlphabet[0]);
+  for (size_t i = out.size(); i-- > 0; counter /= kBase) out[i] = kAlphabet[counter % kBase];
+  return out;
+}
+
+Pod make_pod(const WorkloadSpec& spec, int32_t index, const std::string& claim_suffix) {
   Pod pod = pod_request(spec);
   pod.name = fmt::format("{}-{}", spec.name, index);
+  if (!claim_suffix.empty())
+    for (PodResourceClaim& pc : pod.resource_claims)
+      if (!pc.resource_claim_template_name.empty()) pc.generated_claim_name = dra_generated_claim_name(pod.name, pc.name, claim_suffix);
   pod.constraints.node_selector = spec.node_selector;
   pod.constraints.tolerations = spec.tolerations;
   NodeSelectorTerm term;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/dra.h"
 #include "model/gpu_catalog.h"
 #include "model/pod.h"
 #include "model/resources.h"
@@ -86,6 +87,14 @@ struct WorkloadSpec {
   /// devices, num_gpu must be 0. Such a pod runs only on nodes whose MIG layout has free devices of
   /// its profile (a pool's `mig`).
   std::vector<MigRequest> mig_requests;
+  /// Dynamic Resource Allocation: the pod's spec.resourceClaims (model/dra.h), naming
+  /// ResourceClaimTemplates (one claim per pod, generated when the pod is made: make_pod) or shared
+  /// ResourceClaims of the pools file (ClusterConfig::dra). Empty = none.
+  std::vector<PodResourceClaim> resource_claims;
+  /// Memory-based GPU sharing (model/gpu_memory_share.h: HAMi's nvidia.com/gpumem & co., KAI's
+  /// gpu-memory / gpu-fraction), as Pod::gpu_memory_share; then num_gpu is 0. HAMi pods run on HAMi
+  /// pools (NodePool::hami_split_count), KAI pods on the other GPU pools. nullopt = none.
+  std::optional<GpuMemoryShare> gpu_memory_share;
   double duration_s = 0;                  ///< job: running time needed; services: unused
   double checkpoint_interval_s = 0;       ///< job: seconds of running between checkpoints; 0 = none
   /// Job: seconds to write one checkpoint (>= 0; default 0). The job makes no progress while writing
@@ -236,14 +245,23 @@ struct Workload {
 };
 
 /// A spec's per-pod request as a Pod without name or constraints: namespace, CPU, memory, GPUs
-/// (num_gpu, gpu_milli, gpu_spec), MIG devices (mig_requests) and priority. make_pod starts from it.
+/// (num_gpu, gpu_milli, gpu_spec), MIG devices (mig_requests), resource claims (without generated
+/// names) and priority. make_pod starts from it.
 Pod pod_request(const WorkloadSpec& spec);
 
 /// The pod with index `index` of a spec: name <name>-<index>, the spec's request, namespace and
 /// priority, and constraints: the spec's nodeSelector and tolerations, plus required node affinity
 /// gpufleet.io/pool In pools (when pools is not empty) and karpenter.sh/capacity-type NotIn [spot]
-/// (kOnDemand) or In [spot] (kSpot), ANDed in one node selector term.
-Pod make_pod(const WorkloadSpec& spec, int32_t index);
+/// (kOnDemand) or In [spot] (kSpot), ANDed in one node selector term. A template claim gets the
+/// name the resourceclaim controller would generate (dra_generated_claim_name) with the suffix
+/// `claim_suffix`; empty: "<pod>-<claim>", no suffix.
+Pod make_pod(const WorkloadSpec& spec, int32_t index, const std::string& claim_suffix = {});
+
+/// A deterministic stand-in for the 5 characters the API server appends to a generateName
+/// (apiserver's names.SimpleNameGenerator draws them from k8s.io/apimachinery/pkg/util/rand's
+/// alphabet "bcdfghjklmnpqrstvwxz2456789"): `counter` written in that alphabet, 5 digits, least
+/// significant last (counter modulo 27^5).
+std::string claim_name_suffix(uint64_t counter);
 
 /// Checks one spec; throws std::invalid_argument naming the problem: empty name, pods < 1, negative
 /// requests, num_gpu outside [0, kMaxGpusPerPod], gpu_milli outside its range or fractional with

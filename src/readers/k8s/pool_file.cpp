@@ -206,6 +206,17 @@ void read_gpu_sharing(const Field& p, const GpuModelInfo* model, NodePool& pool)
     pool.time_slicing_replicas = static_cast<int32_t>(mps["replicas"].integer(2, 1024));
     pool.gpu_sharing_strategy = GpuSharingStrategy::kMps;
   }
+  // hami: memory-based sharing by HAMi's device plugin (model/gpu_memory_share.h): vGPUs per card.
+  const Field hami = p["hami"];
+  if (hami.present()) {
+    hami.require_map();
+    hami.only_keys({"splitCount"});
+    if (model == nullptr) hami.fail("HAMi sharing needs a GPU (pool has no gpu)");
+    if (ts.present() || mps.present() || pool.mig_devices)
+      hami.fail("HAMi shares whole cards by memory: not with mig, timeSlicing or mps");
+    const Field split = hami["splitCount"];
+    pool.hami_split_count = split.present() ? static_cast<int32_t>(split.integer(1, 1024)) : HamiDevices{}.split_count;
+  }
 }
 
 // numa: NUMA nodes per node (the GPUs split evenly over them), the kubelet's Topology Manager policy
@@ -236,7 +247,7 @@ void read_numa(const Field& numa, NodePool& pool) {
 // One pool; its positions go to `source` (see read_pool_file).
 NodePool parse_pool(const Field& p, K8sNodeSource& source) {
   p.only_keys({"name", "instanceType", "gpu", "cpu", "memory", "nodes", "min", "max", "labels", "taints", "prices",
-               "mig", "timeSlicing", "mps", "topology", "numa"});
+               "mig", "timeSlicing", "mps", "hami", "topology", "numa"});
   NodePool pool;
   read_name(p["name"], pool, source);
   pool.instance_type = p["instanceType"].str();

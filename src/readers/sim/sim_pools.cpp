@@ -1,6 +1,8 @@
 #include "readers/sim/sim_pools.h"
 
+#include <algorithm>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -116,7 +118,7 @@ void parse_consolidation(const Field& c, sim::ConsolidationSettings& s) {
 void parse_pool_settings(const Field& f, sim::SimPool& pool) {
   f.require_map();
   f.only_keys({"provisioner", "provisionSeconds", "capacityType", "reservedNodes", "spotInterruptionsPerNodeHour", "spotNoticeSeconds",
-                "gpuAdvertiseDelaySeconds"});
+                "gpuAdvertiseDelaySeconds", "resourceSlices"});
   sim::PoolSettings& s = pool.settings;
   if (const Field p = f["provisioner"]; p.present()) {
     const std::string v = p.scalar();
@@ -153,13 +155,18 @@ void parse_pool_settings(const Field& f, sim::SimPool& pool) {
 // reads it (readers/k8s/k8s_yaml.h, with its errors), and its DaemonSets go to the config. One whose
 // pods ask for GPUs or other devices is left out with a warning; so are the fields the Kubernetes
 // reader reads but does not model (its not_modelled list).
+// Dynamic Resource Allocation objects (resource.k8s.io) are read the same way, into ClusterConfig::dra.
 void read_daemon_sets(std::string_view text, const std::string& source_name, const std::vector<detail::YamlNode>& docs,
                       const Source& src, sim::ClusterConfig& config) {
   bool any = false;
   for (const detail::YamlNode& doc : docs)
-    if (doc.type == detail::YamlType::kMapping) any |= Field(doc, "", src)["kind"].str() == "DaemonSet";
+    if (doc.type == detail::YamlType::kMapping) {
+      const Field root(doc, "", src);
+      any |= root["kind"].str() == "DaemonSet" || root["apiVersion"].str().rfind("resource.k8s.io/", 0) == 0;
+    }
   if (!any) return;
   K8sObjects objects = parse_k8s_text(text, source_name);
+  config.dra = std::move(objects.dra);
   for (const NotModelled& f : objects.not_modelled)
     config.warnings.push_back(fmt::format("{}:{}:{}: field '{}': {} is not modelled ({} object(s)): {}", f.first.file, f.first.line,
                                           f.first.column, f.first.field, f.what, f.objects, f.consequence));
@@ -172,6 +179,42 @@ void read_daemon_sets(std::string_view text, const std::string& source_name, con
     }
     config.daemon_sets.push_back(std::move(ds));
   }
+}
+
+// The most devices the pools' ResourceSlice templates may give over all their nodes up to max (the
+// fleet's catalog, sim::fleet_dra_catalog, holds one copy per node): e.g. 7,812 nodes with a
+// 128-device slice. docs/input-limits.md.
+constexpr int64_t kMaxPoolSliceDevices = 1'000'000;
+
+// A pool's `resourceSlices` (PoolSettings::resource_slices): names of node-local ResourceSlices of the
+// file, its template. Each is taken out of ClusterConfig::dra (a template reaches no node as written).
+void read_pool_slices(const std::vector<std::pair<size_t, Field>>& refs, sim::ClusterConfig& config) {
+  std::set<std::string> taken;
+  int64_t copies = 0;  // devices of every pool's template slices times its max nodes
+  for (const auto& [p, list] : refs) {
+    sim::SimPool& pool = config.pools[p];
+    if (list.size() == 0) list.fail("expected a list of ResourceSlice names");
+    if (pool.pool.mig_devices || pool.pool.time_slicing_replicas)
+      list.fail("a pool whose GPUs are DRA devices has no device-plugin sharing (remove its mig, timeSlicing or mps)");
+    for (size_t i = 0, n = list.size(); i < n; ++i) {
+      const Field f = list.at(i);
+      const std::string name = f.required_str();
+      auto it = std::find_if(config.dra.slices.begin(), config.dra.slices.end(), [&](const ResourceSlice& s) { return s.name == name; });
+      if (it == config.dra.slices.end()) f.fail(fmt::format("no ResourceSlice '{}' in this file", name));
+      if (it->node_name.empty())
+        f.fail(fmt::format("ResourceSlice '{}' is not node-local (a pool's template slices set spec.nodeName; it is replaced by each node's name)", name));
+      pool.settings.resource_slices.push_back(*it);
+      taken.insert(name);
+    }
+    // Every node up to max gets a copy of the template's devices (sim::fleet_dra_catalog).
+    int64_t devices = 0;
+    for (const ResourceSlice& s : pool.settings.resource_slices) devices += static_cast<int64_t>(s.devices.size());
+    copies += devices * pool.pool.max_nodes;
+    if (copies > kMaxPoolSliceDevices)
+      list.fail(fmt::format("the pools' ResourceSlice templates give {} devices over their nodes up to max, above {} (docs/input-limits.md)",
+                            copies, kMaxPoolSliceDevices));
+  }
+  std::erase_if(config.dra.slices, [&](const ResourceSlice& s) { return taken.count(s.name) > 0; });
 }
 
 }  // namespace
@@ -187,6 +230,7 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
   Source src;
   src.file = source_name;
   bool found = false;
+  std::vector<std::pair<size_t, Field>> slice_refs;  // (pool, its resourceSlices)
   const std::vector<detail::YamlNode> docs = detail::load_documents(detail::strip_bom(text), src);
   for (const detail::YamlNode& doc : docs) {
     if (doc.type != detail::YamlType::kMapping) continue;
@@ -205,8 +249,11 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
     parse_autoscaler(root["autoscaler"], config.autoscaler);
     parse_consolidation(root["consolidation"], config.consolidation);
     root["pools"].each_entry([&](const std::string& name, const Field& f) {
-      for (sim::SimPool& p : config.pools)
-        if (p.pool.name == name) return parse_pool_settings(f, p);
+      for (size_t i = 0; i < config.pools.size(); ++i)
+        if (config.pools[i].pool.name == name) {
+          if (f.is_map() && f["resourceSlices"].present()) slice_refs.emplace_back(i, f["resourceSlices"]);
+          return parse_pool_settings(f, config.pools[i]);
+        }
       std::string known;
       for (const sim::SimPool& p : config.pools) known += known.empty() ? p.pool.name : ", " + p.pool.name;
       f.fail(fmt::format("unknown pool '{}' (pools in this file: {})", name, known));
@@ -214,6 +261,7 @@ sim::ClusterConfig parse_sim_cluster_text(std::string_view text, const std::stri
   }
   read_karpenter_documents(docs, src, config);
   read_daemon_sets(text, source_name, docs, src, config);
+  read_pool_slices(slice_refs, config);
   const std::vector<std::string> node_pools = node_pool_names(config);
   if (std::optional<sim::FaultSchedule> faults = parse_fault_schedule_text(text, source_name, config.pools, false, &node_pools))
     config.faults = std::move(*faults);

@@ -29,6 +29,8 @@
 //       reservedNodes: 2                  # needs prices.reserved; on-demand pools only
 //       spotInterruptionsPerNodeHour: 0.002  # 0..60
 //       spotNoticeSeconds: 120
+//       resourceSlices: [a100-gpu]        # DRA: node-local ResourceSlices of this file, the pool's
+//                                         # template (sim::PoolSettings::resource_slices)
 //
 // It may also hold one FaultSchedule document (the same apiVersion; readers/sim/fault_schedule.h,
 // docs/faults.md), read into ClusterConfig::faults after the pools and their settings.
@@ -36,7 +38,10 @@
 // It may also hold apps/v1 DaemonSets: the file is then read as Kubernetes objects as well
 // (readers/k8s/k8s_yaml.h, with its errors), and its DaemonSets go to ClusterConfig::daemon_sets; one
 // whose pods ask for nvidia.com/* devices is left out with a warning (ClusterConfig::warnings), as
-// are the template fields that reader reads but does not model.
+// are the template fields that reader reads but does not model. Its Dynamic Resource Allocation
+// objects (resource.k8s.io) are read the same way into ClusterConfig::dra, less the slices a pool
+// names in resourceSlices (a name that is not a slice of the file, or a slice without nodeName, is
+// an error at the name).
 //
 // The apiVersion is sim.gpufleet.io/v1, not gpufleet.io/v1, because the node-pool reader skips
 // documents outside gpufleet.io/ (so the same file still works with `gpufleet place`). A kind

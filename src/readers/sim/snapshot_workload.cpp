@@ -260,9 +260,7 @@ SnapshotWorkload parse_snapshot_workload_text(std::string_view text, const std::
     const PodConstraints& c = p.constraints;
     if (!p.node_name.empty()) notes.add("spec.nodeName (bound to a node)", st.name_at, "placed anew on the simulated pools");
     if (p.shared_replicas > 0) notes.add("nvidia.com/gpu.shared request", st.name_at, "the pod is placed without it");
-    if (p.gpu_memory_share)  // model/gpu_memory_share.h: simulated jobs carry no memory share yet
-      notes.add(fmt::format("{} GPU memory request", gpu_memory_scheduler_name(p.gpu_memory_share->scheduler)), st.name_at,
-                "the pod is placed without it");
+    spec.gpu_memory_share = p.gpu_memory_share;  // HAMi / KAI memory-based sharing (docs/simulate.md)
     if (!c.preferred_node_affinity.empty()) notes.add("preferred node affinity", st.name_at, "the pod is placed without it");
     if (!c.required_affinity.empty() || !c.preferred_affinity.empty()) notes.add("pod affinity", st.name_at, "the pod is placed without it");
     if (!c.required_anti_affinity.empty() || !c.preferred_anti_affinity.empty())

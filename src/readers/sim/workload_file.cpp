@@ -74,6 +74,64 @@ std::vector<MigRequest> parse_mig(const Field& mig, int32_t num_gpu) {
   return out;
 }
 
+// resourceClaims: the pod's spec.resourceClaims (core/v1 PodResourceClaim), each a name and exactly one
+// of resourceClaimTemplateName and resourceClaimName; the objects they name are in the pools file.
+void parse_resource_claims(const Field& list, sim::WorkloadSpec& s) {
+  if (!list.present()) return;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Field c = list.at(i);
+    c.require_map();
+    c.only_keys({"name", "resourceClaimTemplateName", "resourceClaimName"});
+    PodResourceClaim pc;
+    pc.name = c["name"].required_str();
+    pc.resource_claim_template_name = c["resourceClaimTemplateName"].str();
+    pc.resource_claim_name = c["resourceClaimName"].str();
+    if (pc.resource_claim_template_name.empty() == pc.resource_claim_name.empty())
+      c.fail("set exactly one of resourceClaimTemplateName and resourceClaimName");
+    for (const PodResourceClaim& other : s.resource_claims)
+      if (other.name == pc.name) c["name"].fail(fmt::format("pod claim '{}' given twice", pc.name));
+    s.resource_claims.push_back(std::move(pc));
+  }
+}
+
+// gpuMemory: memory-based GPU sharing (model/gpu_memory_share.h), the request HAMi's resources or KAI's
+// annotations make: {scheduler: hami, gpus: N, memoryMib: M | memoryPercentage: P, coresPercentage: C}
+// or {scheduler: kai, gpus: N, memoryMib: M | fraction: F}. Not with gpus, gpuMilli or mig.
+void parse_gpu_memory(const Field& g, sim::WorkloadSpec& s) {
+  if (!g.present()) return;
+  g.require_map();
+  const std::string scheduler = g["scheduler"].required_str();
+  GpuMemoryShare share;
+  if (scheduler == "hami") share.scheduler = GpuMemoryScheduler::kHami;
+  else if (scheduler == "kai") share.scheduler = GpuMemoryScheduler::kKai;
+  else g["scheduler"].fail(fmt::format("unknown scheduler '{}' (expected hami, kai)", scheduler));
+  const bool hami = share.scheduler == GpuMemoryScheduler::kHami;
+  if (hami) g.only_keys({"scheduler", "gpus", "memoryMib", "memoryPercentage", "coresPercentage"});
+  else g.only_keys({"scheduler", "gpus", "memoryMib", "fraction"});
+  if (s.num_gpu > 0 || !s.mig_requests.empty()) g.fail("gpuMemory asks for its own GPUs: not with gpus, gpuMilli or mig");
+  if (const Field n = g["gpus"]; n.present()) share.cards = static_cast<int32_t>(n.integer(1, kMaxGpusPerPod));
+  const Field mem = g["memoryMib"];
+  if (mem.present()) share.memory_mib = mem.integer(1, int64_t{1} << 40);
+  if (hami) {
+    const Field pct = g["memoryPercentage"];
+    if (pct.present()) {
+      if (mem.present()) pct.fail("give memoryMib or memoryPercentage, not both");
+      share.memory_percentage = static_cast<int32_t>(pct.integer(1, 100));
+    }
+    // HAMi's default: the whole memory (no gpumem, no percentage) means the card exclusively, gpucores 100.
+    const Field cores = g["coresPercentage"];
+    share.cores_percentage = cores.present() ? static_cast<int32_t>(cores.integer(0, 100)) : (!mem.present() && !pct.present() ? 100 : 0);
+  } else {
+    const Field fraction = g["fraction"];
+    if (fraction.present() == mem.present()) g.fail("a KAI request needs exactly one of memoryMib and fraction");
+    if (fraction.present()) {
+      share.fraction = fraction.number();
+      if (!(share.fraction > 0 && share.fraction < 1)) fraction.fail("fraction must be above 0 and below 1");
+    }
+  }
+  s.gpu_memory_share = share;
+}
+
 // The fields jobs, services and generator templates share.
 void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::string>& pool_names) {
   s.namespace_name = f["namespace"].str("default");
@@ -118,6 +176,8 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
     s.pools.push_back(name);
   }
   f["nodeSelector"].each_entry([&](const std::string& k, const Field& v) { s.node_selector.emplace_back(k, v.str()); });
+  parse_resource_claims(f["resourceClaims"], s);
+  parse_gpu_memory(f["gpuMemory"], s);
   const Field tolerations = f["tolerations"];
   for (size_t i = 0, n = tolerations.size(); i < n; ++i) {
     const Field t = tolerations.at(i);
@@ -155,11 +215,11 @@ sim::WorkloadSpec parse_item(const Field& f, Item kind, const std::vector<std::s
   static const std::initializer_list<const char*> job_keys = {
       "name", "namespace", "arrivalSeconds", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "durationSeconds",
       "checkpointIntervalSeconds", "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt",
-      "queueName", "topology"};
+      "queueName", "topology", "resourceClaims", "gpuMemory"};
   static const std::initializer_list<const char*> service_keys = {
       "name", "namespace", "startSeconds", "replicas", "gpus", "gpuMilli", "mig", "cpu", "memory", "priority",
       "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "inference",
-      "minReadySeconds", "strategy", "autoscaler"};
+      "minReadySeconds", "strategy", "autoscaler", "resourceClaims", "gpuMemory"};
   static const std::initializer_list<const char*> template_keys = {
       "weight", "namespace", "pods", "gpus", "gpuMilli", "mig", "cpu", "memory", "checkpointIntervalSeconds",
       "checkpointCostSeconds", "checkpointOnNotice", "priority", "capacity", "pools", "nodeSelector", "tolerations", "disruptionBudget", "doNotDisrupt", "queueName", "topology"};

@@ -128,7 +128,7 @@ void ClusterAutoscaler::scale_up(double t) {
     if (upcoming(n)) ++upcoming_nodes[fleet_.pool_of(n)];
   std::vector<TemplateNodes> upcoming;
   upcoming.reserve(pool_count);
-  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p));
+  for (size_t p = 0; p < pool_count; ++p) upcoming.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p), fleet_.dra_catalog());
   std::vector<const Pod*> rest;
   std::vector<uint32_t> rest_shapes, rest_units;
   for (size_t i = 0; i < pods.size(); ++i) {
@@ -177,7 +177,7 @@ void ClusterAutoscaler::scale_up(double t) {
     for (size_t i = 0; i < rest.size(); ++i)
       if (placement_.pool_admits(rest_shapes[i], p)) fitting.push_back(rest[i]);
     if (fitting.empty()) continue;
-    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room, fleet_.template_daemon_pods(p));
+    ScaleUpOption o = estimate_scale_up(p, fleet_.template_nodes()[p], fitting, room, fleet_.template_daemon_pods(p), fleet_.dra_catalog());
     if (o.nodes == 0) continue;
     o.price_usd_per_hour = billing_.added_price_usd_per_hour(p, o.nodes);
     options.push_back(o);

@@ -134,7 +134,7 @@ std::vector<uint32_t> KarpenterProvisioner::needing_nodes(double /*t*/) {
     if (node_pool_of_[fleet_.pool_of(n)] >= 0 && in_flight(n)) ++flying[fleet_.pool_of(n)];
   std::vector<TemplateNodes> bins;
   bins.reserve(fleet_.pool_count());
-  for (size_t p = 0; p < fleet_.pool_count(); ++p) bins.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p));
+  for (size_t p = 0; p < fleet_.pool_count(); ++p) bins.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p), fleet_.dra_catalog());
   for (size_t i = 0; i < pods.size(); ++i) {
     if (fits[i]) continue;
     bool helped = false;
@@ -171,7 +171,7 @@ void KarpenterProvisioner::provision(double t, const std::vector<uint32_t>& unit
   std::vector<int32_t> planned(pool_count, 0);
   std::vector<TemplateNodes> bins;
   bins.reserve(pool_count);
-  for (size_t p = 0; p < pool_count; ++p) bins.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p));
+  for (size_t p = 0; p < pool_count; ++p) bins.emplace_back(fleet_.template_nodes()[p], fleet_.template_daemon_pods(p), fleet_.dra_catalog());
   std::vector<size_t> opened;  // pools in the order their first new node was opened
   std::vector<int32_t> free_slots(pool_count, 0);  // absent slots (a refused launch holds its slot until known)
   for (size_t p = 0; p < pool_count; ++p)

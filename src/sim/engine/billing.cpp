@@ -102,12 +102,12 @@ void Billing::book(Charge& c, double usd) {
   c.booked_usd += usd;
 }
 
-void Billing::start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t) {
+void Billing::start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t, int64_t dra_gpu_milli) {
   if (pod_id >= charges_.size()) charges_.resize(pod_id + 1);
   const size_t p = fleet_.pool_of(n);
   Charge& c = charges_[pod_id];
   c.since_s = t;
-  c.share = pod_price_share(cluster_.pools[p].pool, pools_[p].split, pod);
+  c.share = pod_price_share(cluster_.pools[p].pool, pools_[p].split, pod, dra_gpu_milli);
   c.node = n;
   c.ns = ns;
 }

@@ -43,8 +43,9 @@ class Billing final : public NodeListener {
   /// Makes room for the charges of pod ids below `pods` (a hint; ids beyond it work too).
   void reserve_pods(size_t pods) { charges_.resize(std::max(charges_.size(), pods)); }
   /// Pod `pod_id` (the caller's id) with request `pod` was bound to node n at t: charged from t at
-  /// the node's price x pod_price_share (sim/rules/cost.h), to namespace `ns` (from namespace_id).
-  void start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t);
+  /// the node's price x pod_price_share (sim/rules/cost.h) with `dra_gpu_milli`, the GPU share of the
+  /// DRA devices it holds (Fleet::own_claims_gpu_milli), to namespace `ns` (from namespace_id).
+  void start_charge(uint32_t pod_id, const Pod& pod, uint32_t ns, NodeId n, double t, int64_t dra_gpu_milli = 0);
   /// The pod was unbound at t: its charge since start_charge (or the last re-rate) is booked.
   void stop_charge(uint32_t pod_id, double t);
   /// Forgets a start_charge at the same instant (a gang rolled back): nothing is booked.

@@ -41,6 +41,10 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
     one.min_nodes = 0;
     one.max_nodes = std::max(one.max_nodes, 1);
     Node t = expand_pool(one).front();
+    if (!sp.settings.resource_slices.empty()) {  // GPUs published by the DRA driver: no nvidia.com/gpu
+      t.gpu_count = 0;
+      t.gpu_numa_node.clear();
+    }
     t.name = sp.pool.name + "-template";
     set_hostname_label(t);
     t.labels.emplace_back(kCapacityTypeLabel, std::string(capacity_type_name(sp.settings.capacity_type)));
@@ -61,6 +65,13 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
     pools_.push_back(std::move(pool));
     template_daemon_pods_.push_back(sched::daemon_set_pods(cluster_.daemon_sets, std::span<const Node>(&t, 1)));
     templates_.push_back(std::move(t));
+  }
+  std::vector<std::string> template_names;
+  for (const Node& t : templates_) template_names.push_back(t.name);
+  dra_ = fleet_dra_catalog(cluster_, &template_names);
+  if (dra_) {
+    state_->set_dra_catalog(dra_);
+    dra_shares_ = std::make_unique<DraGpuShares>(*dra_);
   }
 
   const auto node_name = [this](uint32_t n) { return name(n); };
@@ -137,8 +148,9 @@ void Fleet::make_ready(NodeId n, double t) {
   set_hostname_label(added);
   state_->add_node(std::move(added), n);
   start_daemon_pods(n);
-  node.gpus_advertised = !(sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0);
-  if (sp.settings.gpu_advertise_delay_s > 0 && sp.pool.gpus_per_node > 0) {
+  const bool advertised_later = sp.settings.gpu_advertise_delay_s > 0 && templates_[node.pool].gpu_count > 0;
+  node.gpus_advertised = !advertised_later;
+  if (advertised_later) {
     for (int32_t g = 0; g < sp.pool.gpus_per_node; ++g) withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
     loop_.schedule(t + sp.settings.gpu_advertise_delay_s, gpus_advertised_, n, node.incarnation);
   }
@@ -298,6 +310,7 @@ void Fleet::withhold_gpu(NodeId n, int32_t g, GpuWithheld why, double t) {
   if (node.phase == NodePhase::kAbsent || node.phase == NodePhase::kProvisioning || why == GpuWithheld::kNone) return;
   const int32_t gpus = cluster_.pools[node.pool].pool.gpus_per_node;
   if (g < 0 || g >= gpus) throw std::invalid_argument(fmt::format("node {} has no GPU {}", name(n), g));
+  if (templates_[node.pool].gpu_count == 0) return;  // DRA devices: no device-plugin GPU to withhold
   if (node.withheld.empty()) {
     node.withheld.assign(static_cast<size_t>(gpus), GpuWithheld::kNone);
     node.withheld_milli.assign(static_cast<size_t>(gpus), 0);
@@ -409,7 +422,7 @@ void Fleet::set_device_plugin_down(NodeId n, bool down, double t) {
 }
 
 void Fleet::withhold_free_gpus(NodeId n, double t) {
-  const int32_t gpus = cluster_.pools[nodes_[n].pool].pool.gpus_per_node;
+  const int32_t gpus = templates_[nodes_[n].pool].gpu_count;
   for (int32_t g = 0; g < gpus; ++g)
     if (gpu_withheld(n, g) == GpuWithheld::kNone && state_->gpu_used_milli(n, g) == 0)
       withhold_gpu(n, g, GpuWithheld::kNotAdvertised, t);
@@ -449,7 +462,14 @@ void Fleet::on_reclaim_event(const Event& e) {
 }
 
 void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t) {
+  std::vector<const DraClaimAllocation*> fresh;  // claims this bind allocates
+  for (const DraClaimAllocation& c : devices.claims)
+    if (state_->dra_claim(c.claim) == nullptr) fresh.push_back(&c);
   state_->allocate(n, pod, devices);
+  for (const DraClaimAllocation* c : fresh) {
+    ++dra_claims_allocated_;
+    dra_used_milli_ += dra_shares_ ? dra_shares_->allocation_milli(c->allocation) : 0;
+  }
   NodeRecord& node = nodes_[n];
   node.pods.push_back(id);
   node.last_pod_change_s = t;
@@ -457,7 +477,12 @@ void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& 
 }
 
 void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& /*devices*/, bool not_safe_to_evict) {
-  state_->release(n, pod);
+  const auto released = state_->release(n, pod);
+  for (const DraClaimAllocation& c : released.claims)
+    if (state_->dra_claim(c.claim) == nullptr) {  // its last pod: the claim is deallocated (and, a template's, deleted)
+      ++dra_claims_deallocated_;
+      dra_used_milli_ -= dra_shares_ ? dra_shares_->allocation_milli(c.allocation) : 0;
+    }
   if (not_safe_to_evict) --nodes_[n].not_safe_to_evict;
 }
 
@@ -476,11 +501,29 @@ void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices,
   node.last_pod_change_s = last_pod_change_s;
 }
 
+int64_t Fleet::own_claims_gpu_milli(const Pod& pod, const DeviceAssignment& devices) const {
+  if (!dra_shares_) return 0;
+  int64_t milli = 0;
+  for (const PodResourceClaim& pc : pod.resource_claims) {
+    if (pc.resource_claim_template_name.empty()) continue;
+    const std::string key = dra_claim_key(pod.namespace_name, pod.name, pc);
+    for (const DraClaimAllocation& c : devices.claims)
+      if (c.claim == key) milli += dra_shares_->allocation_milli(c.allocation);
+  }
+  return milli;
+}
+
 std::unique_ptr<sched::Scheduler> Fleet::make_scheduler(sched::Profile policy) const {
   return std::make_unique<sched::Scheduler>(std::move(policy), std::vector<uint32_t>{});  // ranks = node ids
 }
 
 void Fleet::report(SimResult& result) const {
+  if (dra_) {
+    result.dra_report = true;
+    result.dra_claims_allocated = dra_claims_allocated_;
+    result.dra_claims_deallocated = dra_claims_deallocated_;
+    result.dra_claims_allocated_at_end = static_cast<int64_t>(state_->dra_claims().size());
+  }
   result.spot_interruptions = interruptions_;
   result.launch_failures = launch_failures_;
   result.nodes_removed = removals_;

@@ -40,6 +40,7 @@
 
 #include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
+#include "model/dra_gpu_share.h"
 #include "sched/framework/profile.h"
 #include "sched/scheduler.h"
 #include "inputs/sim/cluster_config.h"
@@ -189,8 +190,21 @@ class Fleet {
   int64_t withheld_gpu_count() const { return withheld_gpu_count_; }
   /// Nodes provisioning over all pools (0: no node is kProvisioning).
   int32_t provisioning_total() const;
-  /// Milli-GPUs held by pods (the state's usage without the withheld GPUs' placeholders).
-  int64_t gpu_allocated_milli() const { return state_->gpu_used_milli() - withheld_gpu_milli_; }
+  /// Milli-GPUs held by pods (the state's usage without the withheld GPUs' placeholders), plus the
+  /// DRA devices of allocated claims by their GPU share (model/dra_gpu_share.h).
+  int64_t gpu_allocated_milli() const { return state_->gpu_used_milli() - withheld_gpu_milli_ + dra_used_milli_; }
+
+  // ---- Dynamic Resource Allocation (docs/dra.md "simulate")
+  /// The fleet's DRA catalog (fleet_dra_catalog with the template nodes' slices; set on state()), or
+  /// nullptr when the cluster has nothing DRA.
+  const std::shared_ptr<const DraCatalog>& dra_catalog() const { return dra_; }
+  /// gpu_milli of the devices of the pod's own claims (those from ResourceClaimTemplates) among
+  /// `devices.claims`: what chargeback charges it by device. A shared ResourceClaim's devices are not
+  /// a pod's: 0 for them.
+  int64_t own_claims_gpu_milli(const Pod& pod, const DeviceAssignment& devices) const;
+  /// Claims allocated and deallocated by binds and unbinds so far (dry runs excluded).
+  int64_t dra_claims_allocated() const { return dra_claims_allocated_; }
+  int64_t dra_claims_deallocated() const { return dra_claims_deallocated_; }
   /// Node n fails at t (NotReady: kubelet stopped reporting): listeners stop its pods
   /// (on_node_interrupted), it takes no pods (unschedulable in the state) and stays billed.
   /// Ignored unless n is Ready or cordoned.
@@ -291,6 +305,11 @@ class Fleet {
   EventLoop& loop_;
   std::unique_ptr<ClusterState> state_;
   std::vector<Node> templates_;
+  std::shared_ptr<const DraCatalog> dra_;
+  std::unique_ptr<DraGpuShares> dra_shares_;  // set with dra_
+  int64_t dra_used_milli_ = 0;
+  int64_t dra_claims_allocated_ = 0;
+  int64_t dra_claims_deallocated_ = 0;
   std::vector<std::vector<Pod>> template_daemon_pods_;  // per pool
   CapacityOutlook outlook_;
   std::vector<NodeRecord> nodes_;

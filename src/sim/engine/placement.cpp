@@ -16,6 +16,7 @@ constexpr double kTypicalPodCoverage = 0.95;
 Placement::Placement(Fleet& fleet, const std::string& policy, std::vector<std::pair<sched::PodShapeKey, double>> pod_mix,
                      uint64_t seed)
     : fleet_(fleet), templates_(fleet.template_nodes()), rng_(static_cast<int64_t>(seed)) {
+  if (fleet_.dra_catalog()) templates_.set_dra_catalog(fleet_.dra_catalog());  // the template nodes' slices too
   // A new node holds its DaemonSets' pods (the Cluster Autoscaler's template NodeInfo does).
   for (size_t p = 0; p < fleet_.pool_count(); ++p)
     for (const Pod& pod : fleet_.template_daemon_pods(p))

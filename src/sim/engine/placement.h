@@ -39,7 +39,7 @@ using Placements = std::vector<std::pair<NodeId, DeviceAssignment>>;
 
 /// The devices a scheduling cycle chose, moved out of its result.
 inline DeviceAssignment take_devices(sched::ScheduleResult&& r) {
-  return DeviceAssignment{std::move(r.gpus), std::move(r.shared_replicas), std::move(r.mig)};
+  return DeviceAssignment{std::move(r.gpus), std::move(r.shared_replicas), std::move(r.mig), std::move(r.claims)};
 }
 
 class Placement {

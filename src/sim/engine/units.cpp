@@ -45,6 +45,15 @@ std::string shape_key(const WorkloadSpec& s, uint32_t pods_in_unit) {
     key += "|mig:";
     for (const MigRequest& r : s.mig_requests) key += fmt::format("{}:{}={},", r.profile.size(), r.profile, r.count);
   }
+  if (!s.resource_claims.empty()) {  // DRA: the claims and what they name
+    key += "|claims:";
+    for (const PodResourceClaim& c : s.resource_claims)
+      key += fmt::format("{}:{}/{}:{}/{}:{},", c.name.size(), c.name, c.resource_claim_template_name.size(), c.resource_claim_template_name,
+                         c.resource_claim_name.size(), c.resource_claim_name);
+  }
+  if (const auto& m = s.gpu_memory_share)  // memory-based sharing
+    key += fmt::format("|gpumem:{}:{}:{}:{}:{}:{}", static_cast<int>(m->scheduler), m->cards, m->memory_mib, m->memory_percentage,
+                       m->cores_percentage, m->fraction);
   return key;
 }
 
@@ -60,7 +69,8 @@ bool same_shape(const WorkloadSpec& a, const WorkloadSpec& b) {
   return a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.num_gpu == b.num_gpu && a.gpu_milli == b.gpu_milli &&
          a.capacity == b.capacity && a.gpu_spec == b.gpu_spec && a.pools == b.pools && a.node_selector == b.node_selector &&
          same_tolerations(a.tolerations, b.tolerations) && a.topology.mode == b.topology.mode &&
-         (!topology || a.topology.level == b.topology.level) && a.mig_requests == b.mig_requests;
+         (!topology || a.topology.level == b.topology.level) && a.mig_requests == b.mig_requests &&
+         a.resource_claims == b.resource_claims && a.gpu_memory_share == b.gpu_memory_share;
 }
 
 }  // namespace
@@ -208,7 +218,9 @@ const Pod& Units::pod(uint32_t p) const {
     if (unit.replica < 0 && !job_ordinal_.empty())  // a created job: <name>-<n> (pods of a gang numbered on)
       if (const auto it = job_ordinal_.find(rec.unit); it != job_ordinal_.end())
         index = it->second * static_cast<int32_t>(unit.pod_count) + static_cast<int32_t>(p - unit.first_pod);
-    rec.pod = std::make_unique<Pod>(make_pod(workload_.items[unit.item], index));
+    // A template claim is named as the resourceclaim controller names it, the suffix from the pod id.
+    const WorkloadSpec& item = workload_.items[unit.item];
+    rec.pod = std::make_unique<Pod>(make_pod(item, index, item.resource_claims.empty() ? std::string() : claim_name_suffix(p)));
   }
   return *rec.pod;
 }
@@ -321,7 +333,7 @@ void Units::note_run_pools(uint32_t u) {
 double Units::gpu_milli_s(uint32_t u, double seconds) const {
   const Unit& unit = units_[u];
   const uint32_t end = unit.first_pod + unit.pod_count;
-  bool sharing = pod(unit.first_pod).has_device_requests();
+  bool sharing = pod(unit.first_pod).has_device_requests() || pod(unit.first_pod).gpu_memory_share.has_value();
   for (uint32_t p = unit.first_pod; p < end && !sharing; ++p)
     sharing = pods_[p].node != sched::kNoNode && fleet_.state().has_gpu_sharing(pods_[p].node);
   if (!sharing) return seconds * static_cast<double>(pod(unit.first_pod).gpu_request_milli()) * unit.pod_count;
@@ -338,7 +350,7 @@ void Units::bind(uint32_t p, NodeId n, DeviceAssignment devices, double t) {
   const bool job = units_[rec.unit].replica < 0;
   fleet_.bind(p, pod(p), n, devices, job, t);  // job pods block scale-down, as safe-to-evict: "false"
   rec.node = n;
-  billing_.start_charge(p, pod(p), item_namespace_[units_[rec.unit].item], n, t);
+  billing_.start_charge(p, pod(p), item_namespace_[units_[rec.unit].item], n, t, fleet_.own_claims_gpu_milli(pod(p), devices));
   if (!job) {
     const uint32_t item = units_[rec.unit].item;
     for (ReplicaListener* l : replica_listeners_) l->on_replica_bound(item, rec.unit, p, n, t);

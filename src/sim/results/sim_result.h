@@ -277,6 +277,12 @@ struct SimResult {
   int64_t evictions = 0;              ///< pods stopped by spot notices, moved by scale-down or restarted by consolidation
   int64_t pods_completed = 0, pods_running = 0, pods_pending = 0, pods_failed = 0;
   int64_t pods_removed = 0;           ///< pods of service replicas removed by a scale-down
+  /// Dynamic Resource Allocation (docs/dra.md "simulate"): whether the cluster had DRA objects (the
+  /// outputs then show the claims line); ResourceClaims allocated by binds (a gang rolled back counts
+  /// its allocations too) and deallocated when their last pod went (a template's claim is then
+  /// deleted); claims allocated at the horizon (shared claims allocated in the input included).
+  bool dra_report = false;
+  int64_t dra_claims_allocated = 0, dra_claims_deallocated = 0, dra_claims_allocated_at_end = 0;
   int64_t nodes_scaled_up = 0;        ///< nodes requested by the autoscaler
   int64_t nodes_scaled_down = 0;      ///< nodes removed by the autoscaler's scale-down (= nodes_removed.scale_down)
   NodeRemovals nodes_removed;         ///< every node removal, by cause (nodes_consolidated among them)

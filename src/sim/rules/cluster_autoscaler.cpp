@@ -7,6 +7,7 @@
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "sched/gpu/device_select.h"
+#include "sched/plugins/dynamic_resources.h"
 
 namespace gpufleet::sim {
 
@@ -32,6 +33,11 @@ namespace {
 std::optional<DeviceAssignment> fit(const Pod& pod, const ClusterState& state, NodeId n) {
   if (!sched::single_numa_node_admits(pod, state, n)) return std::nullopt;
   DeviceAssignment devices = sched::select_devices(pod, state, n);
+  if (!pod.resource_claims.empty()) {  // the DynamicResources plugin's devices on this node's slices
+    std::optional<std::vector<DraClaimAllocation>> claims = sched::dra_assign_claims(pod, state, n);
+    if (!claims) return std::nullopt;
+    devices.claims = std::move(*claims);
+  }
   if (!state.can_allocate(n, pod, devices)) return std::nullopt;
   return devices;
 }
@@ -52,6 +58,12 @@ Pod request_of(const Pod& pod) {
   r.gpu_milli = pod.gpu_milli;
   r.mig_requests = pod.mig_requests;
   r.shared_replicas = pod.shared_replicas;
+  r.gpu_memory_share = pod.gpu_memory_share;
+  if (!pod.resource_claims.empty()) {  // a template claim's key is the pod's: keep what names it
+    r.name = pod.name;
+    r.namespace_name = pod.namespace_name;
+    r.resource_claims = pod.resource_claims;
+  }
   return r;
 }
 
@@ -72,7 +84,8 @@ int64_t gpu_milli_on(const Node& node, const GpuModelInfo* model, const Pod& pod
 
 }  // namespace
 
-TemplateNodes::TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods) {
+TemplateNodes::TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods, std::shared_ptr<const DraCatalog> dra)
+    : dra_(std::move(dra)) {
   for (const Pod& pod : daemon_pods) daemon_pods_.push_back(request_of(pod));
   // What the fit check reads: capacity and devices (labels and taints are the caller's filters).
   template_.name = template_node.name;
@@ -94,12 +107,13 @@ bool TemplateNodes::add_first_fit(const Pod& pod, int32_t max_nodes) {
     if (reserve(node, request)) return true;
   if (size() >= max_nodes) return false;
   ClusterState& node = nodes_.emplace_back(std::vector<Node>{template_});
+  if (dra_) node.set_dra_catalog(dra_);
   for (const Pod& daemon : daemon_pods_) reserve(node, daemon);
   return reserve(node, request);
 }
 
 ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::span<const Pod> daemon_pods) {
+                                int32_t max_nodes, std::span<const Pod> daemon_pods, std::shared_ptr<const DraCatalog> dra) {
   ScaleUpOption option;
   option.pool = pool_index;
   const GpuModelInfo* model = template_node.mig.empty() ? nullptr : find_gpu_model(template_node.gpu_model);
@@ -114,7 +128,7 @@ ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, st
     if (x.cpu_milli != y.cpu_milli) return x.cpu_milli > y.cpu_milli;
     return x.memory_bytes > y.memory_bytes;
   });
-  TemplateNodes nodes(template_node, daemon_pods);
+  TemplateNodes nodes(template_node, daemon_pods, std::move(dra));
   for (size_t i : order) {
     const Pod& pod = *pods[i];
     if (!nodes.add_first_fit(pod, max_nodes)) continue;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -48,7 +49,12 @@ class TemplateNodes {
   /// `daemon_pods`: the DaemonSets' pods every new node runs (Fleet::template_daemon_pods), reserved
   /// on each node when it is opened, before any pod (CA's template NodeInfo holds them; Karpenter
   /// counts their overhead). One that does not fit is left out.
-  explicit TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods = {});
+  /// `dra`: the catalog holding the template node's ResourceSlices (Fleet::dra_catalog; nullptr: none):
+  /// each open node allocates pods' claims from its own copy of them (the DynamicResources plugin's
+  /// devices, dra_assign_claims), as CA's estimator runs DRA on its template node's slices
+  /// (kubernetes/autoscaler cluster-autoscaler/simulator/dynamicresources).
+  explicit TemplateNodes(const Node& template_node, std::span<const Pod> daemon_pods = {},
+                         std::shared_ptr<const DraCatalog> dra = nullptr);
   /// Nodes opened so far.
   int32_t size() const { return static_cast<int32_t>(nodes_.size()); }
   /// First fit: reserves the pod on the first open node that takes it; when none does and fewer than
@@ -60,6 +66,7 @@ class TemplateNodes {
   Node template_;
   std::vector<Pod> daemon_pods_;     // their requests
   std::vector<ClusterState> nodes_;  // one single-node state per open node
+  std::shared_ptr<const DraCatalog> dra_;
 };
 
 /// What scaling one pool up would do.
@@ -84,7 +91,8 @@ struct ScaleUpOption {
 /// price is left 0; its capacities are the template node's times the nodes; gpu_requested_milli sums
 /// that gpu_milli over the helped pods. Each new node holds `daemon_pods` first (TemplateNodes).
 ScaleUpOption estimate_scale_up(size_t pool_index, const Node& template_node, std::span<const Pod* const> pods,
-                                int32_t max_nodes, std::span<const Pod> daemon_pods = {});
+                                int32_t max_nodes, std::span<const Pod> daemon_pods = {},
+                                std::shared_ptr<const DraCatalog> dra = nullptr);
 /// The same on a node of the pool as expand_pool makes it.
 ScaleUpOption estimate_scale_up(size_t pool_index, const NodePool& pool, std::span<const Pod* const> pods,
                                 int32_t max_nodes);

@@ -23,10 +23,11 @@ double pod_gpus_held(const NodePool& pool, const Pod& pod) {
     gpus += static_cast<double>(pod.gpu_request_milli()) / kGpuMilliPerGpu;
   }
   // A memory-share pod: its memory over each card's (model/gpu_memory_share.h), the card's memory as
-  // KAI counts it on the pool's model (HAMi pools are not modelled).
+  // its scheduler counts it on the pool's model: HAMi's devmem (the whole memory) on a HAMi pool,
+  // KAI's floor to 100 MiB elsewhere (expand_pool sets the same on the nodes).
   if (pod.gpu_memory_share)
     if (const GpuModelInfo* model = find_gpu_model(pool.gpu_model)) {
-      const int64_t card = kai_gpu_memory_mib(model->memory_mib);
+      const int64_t card = pool.hami_split_count ? model->memory_mib : kai_gpu_memory_mib(model->memory_mib);
       if (card > 0)
         gpus += static_cast<double>(pod.gpu_memory_share->cards) *
                 static_cast<double>(std::min(memory_share_request_mib(*pod.gpu_memory_share, card), card)) / static_cast<double>(card);
@@ -48,15 +49,16 @@ PriceSplit price_split(const NodePool& pool) {
   return {cpu / total, mem / total, gpu / total};
 }
 
-double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod) {
+double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod, int64_t dra_gpu_milli) {
   double share = 0;
   if (pool.cpu_milli > 0) share += split.cpu * static_cast<double>(pod.cpu_milli) / static_cast<double>(pool.cpu_milli);
   if (pool.memory_bytes > 0) share += split.memory * static_cast<double>(pod.memory_bytes) / static_cast<double>(pool.memory_bytes);
   if (pool.gpus_per_node > 0) {
-    if (time_sliced(pool) || pod.has_device_requests())
+    if (time_sliced(pool) || pod.has_device_requests() || pod.gpu_memory_share)
       share += split.gpu * pod_gpus_held(pool, pod) / static_cast<double>(pool.gpus_per_node);
     else  // whole GPUs and fractions of plain GPUs: the same share, computed as it always was
       share += split.gpu * static_cast<double>(pod.gpu_request_milli()) / (static_cast<double>(pool.gpus_per_node) * kGpuMilliPerGpu);
+    share += split.gpu * static_cast<double>(dra_gpu_milli) / (static_cast<double>(pool.gpus_per_node) * kGpuMilliPerGpu);
   }
   return share;
 }

@@ -79,13 +79,16 @@ PriceSplit price_split(const NodePool& pool);
 ///  - nvidia.com/mig-<profile>: count x compute_slices / 7, the slices of the profile on the pool's
 ///    GPU model (0 for a profile the model lacks: such a pod never runs there);
 ///  - a memory-share pod (Pod::gpu_memory_share): cards x its memory per card / the card's memory,
-///    the card's memory being kai_gpu_memory_mib of the pool model's (L40S: 2000 MiB of 46000 is
-///    1/23 of a GPU); chargeback by memory share.
+///    the card's memory being the model's on a HAMi pool (NodePool::hami_split_count: devmem), else
+///    kai_gpu_memory_mib of it (L40S: 2000 MiB of 46000 is 1/23 of a GPU); chargeback by memory share.
 double pod_gpus_held(const NodePool& pool, const Pod& pod);
 
 /// Share of the node's price charged to a pod with this request on a node of the pool, in [0, 1]
-/// for a request that fits the node. Its GPU term is pod_gpus_held / gpus_per_node.
-double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod);
+/// for a request that fits the node. Its GPU term is pod_gpus_held / gpus_per_node, plus
+/// dra_gpu_milli / (1000 x gpus_per_node): the DRA devices of the pod's own claims by their share of a
+/// GPU (model/dra_gpu_share.h: a whole GPU 1000, a MIG device its memory counter over the GPU's), the
+/// pool's `gpu` count being the GPUs its DRA driver publishes (docs/dra.md "simulate").
+double pod_price_share(const NodePool& pool, const PriceSplit& split, const Pod& pod, int64_t dra_gpu_milli = 0);
 
 /// USD per node-hour of a node of the pool: reserved price when covered by the reservation, else the
 /// spot price (spot pool) or the on-demand price.
