@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "live/cluster_cache.h"
+#include "live/cluster_metrics.h"
 #include "live/extender.h"
 #include "sched/framework/interface.h"
 
@@ -214,6 +215,23 @@ TEST(IncrementalState, BookmarkAndRelist) {
   EXPECT_EQ(s->generation, generation + 3);  // three objects changed; q was given unchanged
   EXPECT_EQ(l.cache.counters().relists[1], 1u);
   EXPECT_EQ(l.cache.counters().full_builds, 1u);
+}
+
+// The cache's own metrics after the events of one bind, one delete and a relist.
+TEST(IncrementalState, CacheMetrics) {
+  Live l({node("a", 8)}, {pod("p", 1)});
+  l.cache.apply(ResourceKind::kPod, WatchEventType::kModified, pod("p", 1, "a"));
+  l.cache.apply(ResourceKind::kPod, WatchEventType::kDeleted, pod("p", 1, "a"));
+  l.cache.replace(ResourceKind::kPod, {}, "9");
+  const std::string text = render_cache_metrics(l.cache.counters());
+  EXPECT_NE(text.find("gpufleet_cache_watch_events_total{kind=\"Pod\",type=\"MODIFIED\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpufleet_cache_watch_events_total{kind=\"Pod\",type=\"DELETED\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpufleet_cache_watch_events_total{kind=\"Node\",type=\"ADDED\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpufleet_cache_relists_total{kind=\"Pod\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpufleet_cache_full_builds_total 1\n"), std::string::npos) << text;
+  // Three lists and two events: five lags.
+  EXPECT_NE(text.find("gpufleet_cache_event_lag_seconds_bucket{le=\"+Inf\"} 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpufleet_cache_event_lag_seconds_count 5\n"), std::string::npos) << text;
 }
 
 // ---- property: incremental == full build -------------------------------------------------------
