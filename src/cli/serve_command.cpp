@@ -144,7 +144,8 @@ int run_serve_command(const ServeCommandOptions& o) {
     watcher = std::make_unique<server::KubeWatcher>(api, cache);
   }
   hooks.metrics = [&cache, &metrics, &stats, &binder, &watcher] {
-    return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render() + (binder ? binder->render_metrics() : "") +
+    return live::render_cluster_metrics(*cache.snapshot(), metrics) + live::render_cache_metrics(cache.counters()) + stats.render() +
+           (binder ? binder->render_metrics() : "") +
            (watcher ? watcher->render_metrics() : "");
   };
   options.accept_snapshots = watcher == nullptr;

@@ -1,6 +1,9 @@
 #include "live/cluster_cache.h"
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -11,6 +14,7 @@
 #include "readers/kube_api/kube_watch.h"
 #include "sched/framework/interface.h"
 #include "model/device_annotations.h"
+#include "model/extended_resource_toleration.h"
 #include "util/input_error.h"
 
 namespace gpufleet::live {
@@ -36,6 +40,20 @@ std::string string_at(const nlohmann::json& object, const char* a, const char* b
 bool terminal(const nlohmann::json& pod) {
   const std::string phase = string_at(pod, "status", "phase");
   return phase == "Succeeded" || phase == "Failed";
+}
+
+bool same_taints(const std::vector<Taint>& a, const std::vector<Taint>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Taint& x, const Taint& y) { return x.key == y.key && x.value == y.value && x.effect == y.effect; });
+}
+
+// Whether two Nodes agree on every field but labels, taints and spec.unschedulable: what the
+// scheduler's set-up reads (capacity, GPU model and sharing, NUMA layout).
+bool same_capacity(const Node& a, const Node& b) {
+  return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes && a.gpu_count == b.gpu_count &&
+         a.gpu_model == b.gpu_model && a.max_pods == b.max_pods && a.time_slicing == b.time_slicing && a.mig == b.mig &&
+         a.gpu_memory_mib == b.gpu_memory_mib && a.hami == b.hami && a.gpu_numa_node == b.gpu_numa_node &&
+         a.topology_manager_policy == b.topology_manager_policy && a.topology_manager_scope == b.topology_manager_scope;
 }
 
 std::string read_file(const std::string& path) {
@@ -64,7 +82,7 @@ struct ClusterCache::Impl {
     return read;
   }
 
-  mutable std::mutex mutex;  // guards everything below
+  mutable std::mutex mutex;  // guards everything below; the live snapshot's contents also need its decide_mutex
   std::map<std::string, nlohmann::json> objects[kKinds];
   std::map<std::string, std::string> refused[kKinds];  // key -> why the reader refused it
   std::map<std::string, std::string> pod_uids;         // metadata.uid -> key of the cached Pod that has it
@@ -76,26 +94,66 @@ struct ClusterCache::Impl {
     DeviceAssignment devices;
   };
   std::map<std::string, Assumed> assumed;  // pod key -> this server's bind, until the API shows it bound
-  bool dirty = true;
   uint64_t generation = 0;
-  std::shared_ptr<const Snapshot> current;
+  CacheCounters counters;
+  // Records one event-to-state lag (CacheCounters) since `since`.
+  void record_lag(std::chrono::steady_clock::time_point since) {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+    size_t b = 0;
+    while (b < kDurationBucketsSeconds.size() && seconds > kDurationBucketsSeconds[b]) ++b;
+    if (b < kDurationBucketsSeconds.size()) ++counters.lag_buckets[b];
+    counters.lag_seconds_sum += seconds;
+    ++counters.lag_count;
+  }
 
-  std::mutex build_mutex;  // one rebuild at a time
+  // The live state (see the top of cluster_cache.h): null before the first snapshot(); `rebuild`
+  // asks the next snapshot() for a full build.
+  std::shared_ptr<Snapshot> live;
+  bool rebuild = true;
+  std::vector<std::string> build_errors;  // the last full build's "snapshot: ..." lines
+  // Node name -> keys of the live pods whose spec.nodeName names it (bound or refused by the kubelet).
+  std::map<std::string, std::set<std::string>> naming;
+  std::unordered_map<std::string, size_t> node_index;  // node name -> index in live->inputs.input.nodes
 
-  // The reader's verdict on one object alone (with the static objects): "" when it reads.
-  std::string check(ResourceKind kind, const nlohmann::json& object) const {
+  // The reader's verdict on one object alone (with the static objects and node pools) and what it
+  // reads: the Node (device set-up applied) or the Pod (ExtendedResourceToleration applied), as a
+  // full build reads them.
+  struct Parsed {
+    std::string why;  // "" when it reads
+    std::optional<Node> node;
+    std::optional<Pod> pod;
+  };
+  Parsed parse_one(ResourceKind kind, const nlohmann::json& object) const {
     nlohmann::json copy = object;
     copy["kind"] = kind_name(kind);
     copy["apiVersion"] = "v1";
+    Parsed out;
     try {
       io::K8sObjects read = parse(copy.dump(), "object");
-      if (kind == ResourceKind::kNode) io::place_inputs_from_objects(std::move(read), "object");
-    } catch (const InputError& e) {
-      return e.what();
+      if (kind == ResourceKind::kNode) {
+        io::PlaceInputs in = io::place_inputs_from_objects(std::move(read), "object");
+        if (!in.objects.nodes.empty()) out.node = std::move(in.input.nodes.back());  // pool nodes come first
+      } else if (!read.pods.empty()) {
+        out.pod = std::move(read.pods.front());
+        if (read.extended_resource_toleration) add_extended_resource_tolerations(*out.pod, out.pod->constraints.tolerations);
+      }
     } catch (const std::exception& e) {
-      return e.what();
+      out.why = e.what();
+      out.node.reset();
+      out.pod.reset();
     }
-    return {};
+    return out;
+  }
+
+  // The object with this server's assumption applied (a Pod it bound that the API shows unbound).
+  nlohmann::json effective(ResourceKind kind, const std::string& key, const nlohmann::json& object) const {
+    nlohmann::json item = object;
+    if (kind == ResourceKind::kPod)
+      if (const auto a = assumed.find(key); a != assumed.end()) {
+        item["spec"]["nodeName"] = a->second.node;
+        for (const auto& [name, value] : device_annotation_values(a->second.devices)) item["metadata"]["annotations"][name] = value;
+      }
+    return item;
   }
 
   // Drops a cached object (and its Pod's uid), under mutex.
@@ -108,21 +166,20 @@ struct ClusterCache::Impl {
     objects[k].erase(it);
   }
 
-  // Inserts or replaces (under mutex).
+  // Inserts or replaces (under mutex), then brings the live state along.
   void put(ResourceKind kind, const std::string& key, nlohmann::json object) {
     const size_t k = index_of(kind);
     std::string uid;
     if (kind == ResourceKind::kPod) {
       if (terminal(object)) {
-        drop(kind, key);
-        refused[k].erase(key);
-        assumed.erase(key);
+        erase(kind, key);
         return;
       }
       if (!string_at(object, "spec", "nodeName").empty()) assumed.erase(key);
       uid = string_at(object, "metadata", "uid");
     }
-    std::string why = check(kind, object);
+    Parsed parsed = parse_one(kind, effective(kind, key, object));
+    std::string why = std::move(parsed.why);
     // The API server gives every object its own uid, and a bind names the pod by it: a second Pod
     // with one would be bound as the first, so it is refused (the first keeps it).
     if (const auto owner = uid.empty() ? pod_uids.end() : pod_uids.find(uid); why.empty() && owner != pod_uids.end() && owner->second != key)
@@ -132,11 +189,13 @@ struct ClusterCache::Impl {
     drop(kind, key);
     if (!why.empty()) {
       refused[k][key] = std::move(why);
+      sync(kind, key, Parsed{});
       return;
     }
     refused[k].erase(key);
     if (!uid.empty()) pod_uids[uid] = key;
     objects[k][key] = std::move(object);
+    sync(kind, key, std::move(parsed));
   }
 
   void erase(ResourceKind kind, const std::string& key) {
@@ -144,6 +203,172 @@ struct ClusterCache::Impl {
     drop(kind, key);
     refused[k].erase(key);
     if (kind == ResourceKind::kPod) assumed.erase(key);
+    sync(kind, key, Parsed{});
+  }
+
+  // ---- the live state, in place (under mutex) ----
+
+  // Applies the change of one object (`parsed`: what it reads as now; nothing when gone or refused)
+  // to the live snapshot under its decide_mutex. Without a live state, or when a change fails (a
+  // node the model refuses), the next snapshot() builds afresh.
+  void sync(ResourceKind kind, const std::string& key, Parsed parsed) {
+    if (!live || rebuild) {
+      rebuild = true;
+      return;
+    }
+    Snapshot& s = *live;
+    std::lock_guard lock(s.decide_mutex);
+    try {
+      if (kind == ResourceKind::kNode) {
+        if (!s.cluster.state) {  // no node yet: the first one sets the cluster up
+          rebuild = true;
+          return;
+        }
+        node_changed(s, key, std::move(parsed.node));
+      } else {
+        pod_changed(s, key, std::move(parsed.pod));
+      }
+    } catch (const std::exception&) {
+      rebuild = true;
+      return;
+    }
+    s.generation = ++generation;
+    stamp(s);
+  }
+
+  // The snapshot's refused lines and resource versions, from the cache's.
+  void stamp(Snapshot& s) const {
+    s.refused.clear();
+    for (size_t k = 0; k < kKinds; ++k)
+      for (const auto& [key, why] : refused[k]) s.refused.push_back(fmt::format("{} {}: {}", k == 0 ? "Node" : "Pod", key, why));
+    s.refused.insert(s.refused.end(), build_errors.begin(), build_errors.end());
+    s.resource_versions = {{"Node", resource_version[0]}, {"Pod", resource_version[1]}};
+  }
+
+  // Takes every pod off node n (which stays).
+  static void release_all(ClusterState& state, NodeId n) {
+    const std::vector<BoundPod> on = state.pods_on(n);
+    for (auto b = on.rbegin(); b != on.rend(); ++b) state.release(n, b->pod);
+  }
+
+  // Binds again the pods naming `node`, in key order, each when the kubelet admits it, on the
+  // devices its bind recorded or the lowest free ones: prepare_cluster's set-up for one node.
+  void readmit(Snapshot& s, const std::string& node) {
+    const auto nb = s.cluster.node_by_name.find(node);
+    if (nb == s.cluster.node_by_name.end()) return;
+    const NodeId n = nb->second;
+    ClusterState& state = *s.cluster.state;
+    release_all(state, n);
+    const auto names = naming.find(node);
+    if (names == naming.end()) return;
+    for (const std::string& key : names->second) {
+      const Pod& pod = s.inputs.input.pods[s.pod_by_key.at(key)];
+      if (!place::kubelet_rejection(pod, state, n).empty()) continue;
+      if (s.observed.insert(key).second) s.cluster.scheduler->observe(pod, state);
+      s.cluster.scheduler->admit_bound(pod, state, n, s.cluster.rng);
+    }
+  }
+
+  // A new scheduler for the state's nodes (place::make_scheduler), told of the bound pods in key order.
+  void set_up_scheduler(Snapshot& s) {
+    ClusterState& state = *s.cluster.state;
+    s.cluster.scheduler = place::make_scheduler(state, s.inputs.input, options.place);
+    ++counters.scheduler_setups;
+    s.observed.clear();
+    std::vector<std::string> keys;
+    for (NodeId n = 0; n < state.node_count(); ++n)
+      for (const BoundPod& b : state.pods_on(n)) keys.push_back(sched::pod_key(b.pod));
+    std::sort(keys.begin(), keys.end());
+    for (const std::string& key : keys) {
+      s.observed.insert(key);
+      s.cluster.scheduler->observe(s.inputs.input.pods[s.pod_by_key.at(key)], state);
+    }
+  }
+
+  void node_changed(Snapshot& s, const std::string& name, std::optional<Node> node) {
+    ClusterState& state = *s.cluster.state;
+    std::vector<Node>& nodes = s.inputs.input.nodes;
+    const auto nb = s.cluster.node_by_name.find(name);
+    if (nb == s.cluster.node_by_name.end()) {
+      if (!node) return;
+      const NodeId n = state.add_node(*node);
+      s.cluster.node_by_name.emplace(name, n);
+      node_index[name] = nodes.size();
+      nodes.push_back(std::move(*node));
+      set_up_scheduler(s);  // the profile reads the node set (GPU models, node classes, ranks)
+      readmit(s, name);
+      return;
+    }
+    const NodeId n = nb->second;
+    if (!node) {  // deleted (or refused now): its pods stay, bound to a node that is not found
+      release_all(state, n);
+      state.remove_node(n);
+      s.cluster.node_by_name.erase(nb);
+      const size_t i = node_index.at(name);
+      node_index.erase(name);
+      if (i + 1 != nodes.size()) {
+        nodes[i] = std::move(nodes.back());
+        node_index[nodes[i].name] = i;
+      }
+      nodes.pop_back();
+      set_up_scheduler(s);
+      return;
+    }
+    const Node& old = state.node(n);
+    const bool capacity = same_capacity(old, *node);
+    if (capacity && old.labels == node->labels && same_taints(old.taints, node->taints)) {
+      // A status heartbeat (nothing the model reads changed) or a cordon: the kubelet admits as before.
+      if (old.unschedulable != node->unschedulable) {
+        state.set_unschedulable(n, node->unschedulable);
+        nodes[node_index.at(name)].unschedulable = node->unschedulable;
+      }
+      return;
+    }
+    nodes[node_index.at(name)] = *node;
+    release_all(state, n);
+    state.remove_node(n);
+    state.add_node(std::move(*node), n);
+    if (!capacity) set_up_scheduler(s);
+    readmit(s, name);
+  }
+
+  // Takes the pod `key` out of the snapshot's pod list; returns the node it named ("" for none).
+  std::string remove_pod(Snapshot& s, const std::string& key) {
+    const auto it = s.pod_by_key.find(key);
+    if (it == s.pod_by_key.end()) return {};
+    std::vector<Pod>& pods = s.inputs.input.pods;
+    const size_t i = it->second;
+    std::string node = pods[i].node_name;
+    if (!node.empty())
+      if (const auto names = naming.find(node); names != naming.end()) {
+        names->second.erase(key);
+        if (names->second.empty()) naming.erase(names);
+      }
+    if (!pods[i].uid.empty()) s.pod_by_uid.erase(pods[i].uid);
+    s.pod_by_key.erase(it);
+    if (i + 1 != pods.size()) {  // the last pod takes its place
+      pods[i] = std::move(pods.back());
+      s.pod_by_key[sched::pod_key(pods[i])] = i;
+      if (!pods[i].uid.empty()) s.pod_by_uid[pods[i].uid] = i;
+    }
+    pods.pop_back();
+    return node;
+  }
+
+  void pod_changed(Snapshot& s, const std::string& key, std::optional<Pod> pod) {
+    const std::string was_on = remove_pod(s, key);
+    std::string now_on;
+    if (pod) {
+      now_on = pod->node_name;
+      std::vector<Pod>& pods = s.inputs.input.pods;
+      s.pod_by_key[key] = pods.size();
+      if (!pod->uid.empty()) s.pod_by_uid[pod->uid] = pods.size();
+      if (!now_on.empty()) naming[now_on].insert(key);
+      pods.push_back(std::move(*pod));
+    }
+    if (!s.cluster.state) return;
+    if (!was_on.empty()) readmit(s, was_on);
+    if (!now_on.empty() && now_on != was_on) readmit(s, now_on);
   }
 
   // The List text of every object, assumptions applied (under mutex).
@@ -151,55 +376,58 @@ struct ClusterCache::Impl {
     nlohmann::json items = nlohmann::json::array();
     for (size_t k = 0; k < kKinds; ++k)
       for (const auto& [key, object] : objects[k]) {
-        nlohmann::json item = object;
+        nlohmann::json item = effective(k == 0 ? ResourceKind::kNode : ResourceKind::kPod, key, object);
         item["kind"] = k == 0 ? "Node" : "Pod";
         item["apiVersion"] = "v1";
-        if (k == 1) {
-          if (const auto a = assumed.find(key); a != assumed.end()) {
-            item["spec"]["nodeName"] = a->second.node;
-            for (const auto& [name, value] : device_annotation_values(a->second.devices)) item["metadata"]["annotations"][name] = value;
-          }
-        }
         items.push_back(std::move(item));
       }
     return nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}.dump();
   }
 
-  std::shared_ptr<Snapshot> build(const std::string& text, std::vector<std::string> refused_lines, uint64_t gen,
-                                  std::map<std::string, std::string> versions) const {
+  // Every object through the reader and prepare_cluster at once (under mutex).
+  void full_build() {
     auto snapshot = std::make_shared<Snapshot>();
-    snapshot->generation = gen;
     snapshot->seed = options.place.seed;
-    snapshot->resource_versions = std::move(versions);
-    snapshot->refused = std::move(refused_lines);
+    build_errors.clear();
     io::K8sObjects read;
+    bool read_ok = true;
     try {
-      read = parse(text, "cluster cache");
+      read = parse(list_text(), "cluster cache");
     } catch (const std::exception& e) {
-      snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
-      return snapshot;
+      build_errors.push_back(fmt::format("snapshot: {}", e.what()));
+      read_ok = false;
     }
-    if (read.nodes.empty() && read.pool_files.empty()) {
+    if (read_ok && read.nodes.empty() && read.pool_files.empty()) {
       // No node yet: the pods alone, nothing bound.
       snapshot->inputs.objects = std::move(read);
       snapshot->inputs.input.pods = snapshot->inputs.objects.pods;
-    } else {
+    } else if (read_ok) {
       try {
         snapshot->inputs = io::place_inputs_from_objects(std::move(read), "cluster cache");
+        snapshot->cluster = place::prepare_cluster(snapshot->inputs.input, options.place);
       } catch (const std::exception& e) {
-        snapshot->refused.push_back(fmt::format("snapshot: {}", e.what()));
-        return snapshot;
+        build_errors.push_back(fmt::format("snapshot: {}", e.what()));
+        snapshot->inputs = io::PlaceInputs{};
+        snapshot->cluster = place::PreparedCluster{};
       }
     }
-    snapshot->cluster = place::prepare_cluster(snapshot->inputs.input, options.place);
     const auto& pods = snapshot->inputs.input.pods;
+    naming.clear();
     for (size_t i = 0; i < pods.size(); ++i) {
-      snapshot->pod_by_key.emplace(sched::pod_key(pods[i]), i);
+      const std::string key = sched::pod_key(pods[i]);
+      snapshot->pod_by_key.emplace(key, i);
       if (!pods[i].uid.empty()) snapshot->pod_by_uid.emplace(pods[i].uid, i);
+      if (!pods[i].node_name.empty()) naming[pods[i].node_name].insert(key);
     }
-    return snapshot;
+    for (const place::PreboundPod& p : snapshot->cluster.prebound) snapshot->observed.insert(sched::pod_key(pods[p.pod]));
+    node_index.clear();
+    for (size_t i = 0; i < snapshot->inputs.input.nodes.size(); ++i) node_index[snapshot->inputs.input.nodes[i].name] = i;
+    snapshot->generation = ++generation;
+    stamp(*snapshot);
+    ++counters.full_builds;
+    live = std::move(snapshot);
+    rebuild = false;
   }
-
 };
 
 ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>()) {
@@ -227,42 +455,57 @@ ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>(
 ClusterCache::~ClusterCache() = default;
 
 void ClusterCache::replace(ResourceKind kind, std::vector<nlohmann::json> items, const std::string& resource_version) {
+  const auto arrived = std::chrono::steady_clock::now();
   std::lock_guard lock(impl_->mutex);
+  Impl& c = *impl_;
   const size_t k = index_of(kind);
-  impl_->objects[k].clear();
-  impl_->refused[k].clear();
-  if (kind == ResourceKind::kPod) impl_->pod_uids.clear();
-  std::map<std::string, Impl::Assumed> assumed;
+  if (c.listed[k]) ++c.counters.relists[k];
+  // The list against what is held: objects gone are deleted, new or changed ones put (parsed one by
+  // one); objects the list gives unchanged stay as they are (and so do their assumptions).
+  std::map<std::string, nlohmann::json> listed;
   for (nlohmann::json& item : items) {
-    const std::string key = object_key(kind, item);
-    if (key.empty()) continue;
-    if (kind == ResourceKind::kPod)
-      if (const auto a = impl_->assumed.find(key); a != impl_->assumed.end()) assumed.insert(*a);  // kept while the pod exists
-    impl_->put(kind, key, std::move(item));
+    std::string key = object_key(kind, item);
+    if (!key.empty()) listed[std::move(key)] = std::move(item);
   }
-  if (kind == ResourceKind::kPod) {
-    for (auto it = assumed.begin(); it != assumed.end();)  // put() dropped those the API shows bound
-      it = impl_->objects[k].count(it->first) != 0 && string_at(impl_->objects[k][it->first], "spec", "nodeName").empty() ? std::next(it)
-                                                                                                                          : assumed.erase(it);
-    impl_->assumed = std::move(assumed);
+  std::vector<std::string> gone;
+  for (const auto& entry : c.objects[k])
+    if (listed.count(entry.first) == 0) gone.push_back(entry.first);
+  for (const auto& entry : c.refused[k])
+    if (listed.count(entry.first) == 0) gone.push_back(entry.first);
+  for (const std::string& key : gone) c.erase(kind, key);
+  for (auto& [key, item] : listed) {
+    const auto held = c.objects[k].find(key);
+    if (held != c.objects[k].end() && held->second == item) continue;
+    c.put(kind, key, std::move(item));
   }
-  impl_->resource_version[k] = resource_version;
-  impl_->listed[k] = true;
-  impl_->dirty = true;
+  c.resource_version[k] = resource_version;
+  c.listed[k] = true;
+  if (c.live && !c.rebuild) {
+    std::lock_guard decide(c.live->decide_mutex);
+    c.stamp(*c.live);
+  }
+  c.record_lag(arrived);
 }
 
 void ClusterCache::apply(ResourceKind kind, WatchEventType type, const nlohmann::json& object) {
+  const auto arrived = std::chrono::steady_clock::now();
   std::lock_guard lock(impl_->mutex);
+  Impl& c = *impl_;
   const size_t k = index_of(kind);
-  if (const std::string rv = string_at(object, "metadata", "resourceVersion"); !rv.empty()) impl_->resource_version[k] = rv;
-  if (type == WatchEventType::kBookmark) return;
-  const std::string key = object_key(kind, object);
-  if (key.empty()) return;
-  if (type == WatchEventType::kDeleted)
-    impl_->erase(kind, key);
-  else
-    impl_->put(kind, key, object);
-  impl_->dirty = true;
+  ++c.counters.events[k][static_cast<size_t>(type)];
+  if (const std::string rv = string_at(object, "metadata", "resourceVersion"); !rv.empty()) c.resource_version[k] = rv;
+  const std::string key = type == WatchEventType::kBookmark ? std::string() : object_key(kind, object);
+  if (!key.empty()) {
+    if (type == WatchEventType::kDeleted)
+      c.erase(kind, key);
+    else
+      c.put(kind, key, object);
+  }
+  if (c.live && !c.rebuild) {
+    std::lock_guard decide(c.live->decide_mutex);
+    c.stamp(*c.live);
+  }
+  c.record_lag(arrived);
 }
 
 std::string ClusterCache::resource_version(ResourceKind kind) const {
@@ -282,32 +525,23 @@ void ClusterCache::replace_all(const nlohmann::json& list, const std::string& so
 
 bool ClusterCache::assume_bound(const std::string& key, const std::string& node, const DeviceAssignment& devices) {
   std::lock_guard lock(impl_->mutex);
-  if (impl_->objects[1].count(key) == 0) return false;
-  impl_->assumed[key] = Impl::Assumed{node, devices};
-  impl_->dirty = true;
+  Impl& c = *impl_;
+  const auto held = c.objects[1].find(key);
+  if (held == c.objects[1].end()) return false;
+  c.assumed[key] = Impl::Assumed{node, devices};
+  c.put(ResourceKind::kPod, key, held->second);  // a copy: put replaces the held object
   return true;
 }
 
 std::shared_ptr<const Snapshot> ClusterCache::snapshot() {
-  std::lock_guard build(impl_->build_mutex);
-  std::string text;
-  std::vector<std::string> refused;
-  std::map<std::string, std::string> versions;
-  uint64_t gen = 0;
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (!impl_->dirty && impl_->current) return impl_->current;
-    text = impl_->list_text();
-    for (size_t k = 0; k < kKinds; ++k)
-      for (const auto& [key, why] : impl_->refused[k]) refused.push_back(fmt::format("{} {}: {}", k == 0 ? "Node" : "Pod", key, why));
-    versions = {{"Node", impl_->resource_version[0]}, {"Pod", impl_->resource_version[1]}};
-    gen = ++impl_->generation;
-    impl_->dirty = false;
-  }
-  std::shared_ptr<const Snapshot> built = impl_->build(text, std::move(refused), gen, std::move(versions));
   std::lock_guard lock(impl_->mutex);
-  impl_->current = built;
-  return built;
+  if (impl_->rebuild || !impl_->live) impl_->full_build();
+  return impl_->live;
+}
+
+CacheCounters ClusterCache::counters() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->counters;
 }
 
 bool ClusterCache::synced() const {

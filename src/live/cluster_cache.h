@@ -1,22 +1,57 @@
 // The live server's view of the cluster: the Nodes and Pods the API server holds (by list and watch,
 // server/kube_watch.h) or a posted `kubectl get -o json` snapshot, plus the pods this server bound
-// and the API has not yet shown bound. Readers take an immutable Snapshot; writers replace it.
+// and the API has not yet shown bound.
 //
 // Objects are kept as the API's JSON (one per Node name, one per Pod namespace/name) with their
-// resourceVersion. A Snapshot is built from all of them exactly as `gpufleet place` reads its input
-// (the same reader, readers/k8s/k8s_yaml.h, and the same set-up, place/prepared_cluster.h), together with the
-// static objects given at start (device-plugin and mig-parted configs, PriorityClasses, quotas,
-// PodDisruptionBudgets, node pools): two caches fed the same objects give the same answers, and a
-// restarted server rebuilds the same state by listing again. An object the reader refuses is left out of the
-// snapshot and counted (Snapshot::refused), never fatal: the API server is not a file to fix. So is
-// a Pod whose metadata.uid another cached Pod already has (binds name pods by uid; the first keeps it).
+// resourceVersion, and as one live Snapshot: the nodes and pods as `gpufleet place` reads them, the
+// ClusterState with the bound pods on their devices and the policy's scheduler. It is built whole
+// once, from all objects exactly as `place` reads its input (the same reader, readers/k8s/k8s_yaml.h,
+// and the same set-up, place/prepared_cluster.h), together with the static objects given at start
+// (device-plugin and mig-parted configs, PriorityClasses, quotas, PodDisruptionBudgets, node pools).
 //
-// Threads: every member is safe to call from any thread. snapshot() returns the latest snapshot,
-// rebuilding it first when objects changed since (the first caller after a change pays for the
-// rebuild; others wait for it). Decisions on a snapshot take its `decide_mutex` (the scheduler keeps
-// per-node memos and is not thread-safe).
+// Incremental state. After that, each watch event (and each object a relist adds, changes or drops;
+// objects a relist gives unchanged are not read again) is read alone by the same reader, with the
+// static objects, and changes the live snapshot in place, under its decide_mutex:
+//  - a Pod: its entry in the pod list is replaced, added or removed (a pod whose status.phase turns
+//    Succeeded or Failed is removed: kube-scheduler's informer leaves terminal pods out); when it
+//    named a node before or names one now (a bind, a finish, a delete), that node's pods are
+//    re-admitted: all taken off, then bound again in key order, each when the kubelet admits it
+//    (place::kubelet_rejection) on the devices its bind recorded or the lowest free ones, which is
+//    what a full build does on that node. A pending pod costs no state change.
+//  - a Node: added to the lowest empty slot of the ClusterState (ClusterState::add_node) and its pods
+//    admitted; removed (remove_node) with its pods left naming a node that is not found; a change of
+//    labels or taints takes the node out of its slot and puts the new one in the same slot, its pods
+//    re-admitted; spec.unschedulable alone is ClusterState::set_unschedulable; a MODIFIED Node that
+//    reads as the same Node (a status heartbeat) changes nothing.
+//  - BOOKMARK: only the resourceVersion moves.
+// The scheduler (its memos follow ClusterState::version() and node_set_version(), sched/scheduler.h)
+// is kept across events, and told of each pod as it gets bound (Scheduler::observe, once per pod),
+// as kube-scheduler's informer tells a running scheduler. It is set up again
+// (place::make_scheduler, then told of every bound pod in key order) when a node is added or removed
+// or changes anything besides labels, taints and spec.unschedulable: profiles read the node set
+// when they are set up (GPU models, node classes, the tie-break ranks by name), and fgd's typical
+// pod mix is that of the pods at that moment. So the ClusterState equals, field by field, the one a
+// full build of the same objects makes (tests/live/incremental_state_test.cpp), and the decisions of
+// policies whose scores do not learn from the pods they are told of (all but gpufleet, fgd-online and
+// fgd, whose typical mix comes from the pods) are the same; gpufleet and fgd-online have learnt from
+// the pods in the order they were bound, not in key order. Slots (NodeIds) and the order of the pod
+// list differ from a full build's; names and keys do not.
+// A full build (at the next snapshot()) happens for the first snapshot, while no node is cached (the
+// first node sets the cluster up), and after a change the model refuses (a Node ClusterState
+// refuses, e.g. a bad MIG layout): then the objects are read all together again. Static objects
+// are given at construction only, so they never change.
+//
+// An object the reader refuses is left out of the snapshot and counted (Snapshot::refused), never
+// fatal: the API server is not a file to fix. So is a Pod whose metadata.uid another cached Pod
+// already has (binds name pods by uid; the first keeps it).
+//
+// Threads: every member is safe to call from any thread. snapshot() returns the live snapshot (after
+// a full build when one is due). Writers change it under its decide_mutex, so every reader of a
+// Snapshot's fields takes decide_mutex for as long as it reads them (the extender's decisions do, and
+// so do the metrics); a snapshot a full build replaced is no longer changed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -33,6 +68,7 @@
 #include "model/device_assignment.h"
 #include "place/place_workload.h"
 #include "place/prepared_cluster.h"
+#include "live/request_stats.h"
 
 namespace gpufleet::live {
 
@@ -81,23 +117,42 @@ struct CacheOptions {
   std::vector<std::string> pool_paths;
 };
 
-/// One consistent view. Immutable except through decide_mutex.
+/// The live view (see the top of this file). Every field is read and changed under decide_mutex.
 struct Snapshot {
-  uint64_t generation = 0;                   ///< 1 for the first snapshot, +1 per rebuild
-  io::PlaceInputs inputs;                    ///< nodes and pods as `place` reads them (pods in key order)
-  /// Bound pods on their devices and the policy's scheduler: used under decide_mutex only.
+  uint64_t generation = 0;                   ///< the cache's count of full builds and changes applied when last changed
+  /// Nodes and pods as `place` reads them. After a full build pods are in key order and nodes as
+  /// `place` orders them; changes append new ones and move the last into a removed one's place.
+  io::PlaceInputs inputs;
+  /// Bound pods on their devices and the policy's scheduler (see the top of this file).
+  /// cluster.prebound and cluster.refused are those of the last full build (indices into the pod list
+  /// as it was then); changes leave them as they are: the state's pods_on() tells which pods run.
   mutable place::PreparedCluster cluster;
   /// PlaceOptions::seed: each decision draws from a generator seeded with it afresh, so an answer
-  /// depends on the snapshot and the request only, not on the requests before it.
+  /// depends on the state and the request only, not on the requests before it.
   uint64_t seed = 42;
   std::unordered_map<std::string, size_t> pod_by_uid;  ///< metadata.uid -> index in inputs.input.pods
   std::unordered_map<std::string, size_t> pod_by_key;  ///< "namespace/name" -> index in inputs.input.pods
   std::vector<std::string> refused;          ///< one line per object left out: kind, key and the reader's error
   std::map<std::string, std::string> resource_versions;  ///< "Node"/"Pod" -> resourceVersion it reflects
-  mutable std::mutex decide_mutex;           ///< held while cluster.scheduler or cluster.state is used
+  mutable std::mutex decide_mutex;           ///< held while any field is read or changed
   /// Pods ("namespace/name") the scheduler's Score plugins were told of (Scheduler::observe), once
-  /// each, as `place` tells them of each pod it schedules; under decide_mutex.
+  /// each: the bound pods when the scheduler was set up or as they got bound, and the pods the
+  /// extender scored, as `place` tells them of each pod it schedules.
   mutable std::unordered_set<std::string> observed;
+};
+
+/// What the cache did since it started (for /metrics, live/cluster_metrics.h render_cache_metrics).
+struct CacheCounters {
+  uint64_t events[2][4] = {};      ///< watch events applied, by kind (Node, Pod) and WatchEventType
+  uint64_t relists[2] = {};        ///< lists after the first one, by kind
+  uint64_t full_builds = 0;        ///< snapshots built from every object at once
+  uint64_t scheduler_setups = 0;   ///< schedulers set up again on the live state (nodes added, removed or resized)
+  /// Event-to-state lag: seconds from an event's (or a list's) arrival in apply() (replace()) to the
+  /// live state holding it, the wait for the locks included (a decision in progress delays it).
+  /// Buckets as kDurationBucketsSeconds (non-cumulative), then their sum and count.
+  std::array<uint64_t, kDurationBucketsSeconds.size()> lag_buckets{};
+  double lag_seconds_sum = 0;
+  uint64_t lag_count = 0;
 };
 
 class ClusterCache final : public ObjectSink {
@@ -116,11 +171,11 @@ class ClusterCache final : public ObjectSink {
   void replace_all(const nlohmann::json& list, const std::string& source);
 
   /// Records that this server bound pod `key` ("namespace/name") to `node` with `devices` (the
-  /// extender's bind): the pod's JSON gets spec.nodeName and the device annotations until the API
-  /// shows it bound. False when no such pod is known.
+  /// extender's bind): the pod reads as if its JSON had spec.nodeName and the device annotations
+  /// (and is bound so in the live state) until the API shows it bound. False when no such pod is known.
   bool assume_bound(const std::string& key, const std::string& node, const DeviceAssignment& devices);
 
-  /// The latest snapshot (see the top of this file). Never null: before any object, an empty one.
+  /// The live snapshot (see the top of this file). Never null: before any object, an empty one.
   std::shared_ptr<const Snapshot> snapshot();
 
   /// True once both kinds were listed (replace) or a snapshot was posted (replace_all): /readyz.
@@ -128,6 +183,8 @@ class ClusterCache final : public ObjectSink {
 
   /// Objects held now, per kind.
   size_t object_count(ResourceKind kind) const;
+
+  CacheCounters counters() const;
 
  private:
   struct Impl;

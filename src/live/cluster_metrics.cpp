@@ -318,10 +318,39 @@ std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOption
   for (const auto& [key, count] : pending_by)
     w.sample("gpufleet_pending_pods", {{"namespace", key.first}, {"reason", key.second}}, static_cast<double>(count));
 
-  w.family("gpufleet_snapshot_generation", "gauge", "Generation of the cluster snapshot the metrics describe (1 for the first, +1 per rebuild).");
+  w.family("gpufleet_snapshot_generation", "gauge",
+           "Version of the cluster state the metrics describe (1 for the first build, +1 per full build or change applied).");
   w.sample("gpufleet_snapshot_generation", {}, static_cast<double>(snapshot.generation));
   w.family("gpufleet_snapshot_refused_objects", "gauge", "Nodes and Pods the reader refused, left out of the snapshot.");
   w.sample("gpufleet_snapshot_refused_objects", {}, static_cast<double>(snapshot.refused.size()));
+  return w.take();
+}
+
+std::string render_cache_metrics(const CacheCounters& counters) {
+  PrometheusTextWriter w;
+  static constexpr const char* kTypes[] = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK"};
+  w.family("gpufleet_cache_watch_events_total", "counter", "Watch events applied to the cluster state, by kind and type.");
+  for (size_t k = 0; k < 2; ++k)
+    for (size_t t = 0; t < 4; ++t)
+      w.sample("gpufleet_cache_watch_events_total", {{"kind", k == 0 ? "Node" : "Pod"}, {"type", kTypes[t]}},
+               static_cast<double>(counters.events[k][t]));
+  w.family("gpufleet_cache_relists_total", "counter", "Lists after the first one (a relist, e.g. after 410 Gone), by kind.");
+  for (size_t k = 0; k < 2; ++k)
+    w.sample("gpufleet_cache_relists_total", {{"kind", k == 0 ? "Node" : "Pod"}}, static_cast<double>(counters.relists[k]));
+  w.family("gpufleet_cache_full_builds_total", "counter", "Cluster states built from every object at once (the first list, or after a change the model refused).");
+  w.sample("gpufleet_cache_full_builds_total", {}, static_cast<double>(counters.full_builds));
+  w.family("gpufleet_cache_scheduler_setups_total", "counter", "Schedulers set up again on the live state (a node added, removed or resized).");
+  w.sample("gpufleet_cache_scheduler_setups_total", {}, static_cast<double>(counters.scheduler_setups));
+  w.family("gpufleet_cache_event_lag_seconds", "histogram", "Seconds from a watch event's (or list's) arrival to the cluster state holding it.");
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b < kDurationBucketsSeconds.size(); ++b) {
+    cumulative += counters.lag_buckets[b];
+    const std::string le = format_metric_value(kDurationBucketsSeconds[b]);
+    w.sample("gpufleet_cache_event_lag_seconds_bucket", {{"le", le}}, static_cast<double>(cumulative));
+  }
+  w.sample("gpufleet_cache_event_lag_seconds_bucket", {{"le", "+Inf"}}, static_cast<double>(counters.lag_count));
+  w.sample("gpufleet_cache_event_lag_seconds_sum", {}, counters.lag_seconds_sum);
+  w.sample("gpufleet_cache_event_lag_seconds_count", {}, static_cast<double>(counters.lag_count));
   return w.take();
 }
 

@@ -95,7 +95,7 @@ struct PendingPod {
   std::string message;   ///< kube's FitError message (sched::fit_error_message); empty when a node fits
 };
 
-/// Every pod of the snapshot without spec.nodeName, in input order; the first `max_decisions`
+/// Every pod of the snapshot without spec.nodeName, in the snapshot's pod order (cluster_cache.h); the first `max_decisions`
 /// decided by the snapshot's scheduler, the others with reason kNotEvaluatedReason and no message.
 /// Takes snapshot.decide_mutex.
 std::vector<PendingPod> pending_pods(const Snapshot& snapshot, size_t max_decisions = SIZE_MAX);
@@ -103,5 +103,14 @@ std::vector<PendingPod> pending_pods(const Snapshot& snapshot, size_t max_decisi
 /// The metrics text of the snapshot (see the top of this file): HELP and TYPE lines, one family after
 /// the other, ending with a newline. Takes snapshot.decide_mutex.
 std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOptions& options);
+
+/// The cluster cache's own figures (CacheCounters, live/cluster_cache.h) in the text format:
+///   gpufleet_cache_watch_events_total{kind,type}   counter, watch events applied (kind Node or Pod;
+///                                                  type ADDED, MODIFIED, DELETED, BOOKMARK)
+///   gpufleet_cache_relists_total{kind}             counter, lists after the first (e.g. after 410 Gone)
+///   gpufleet_cache_full_builds_total               counter, snapshots built from every object at once
+///   gpufleet_cache_scheduler_setups_total          counter, schedulers set up again (nodes added, removed, resized)
+///   gpufleet_cache_event_lag_seconds               histogram, an event's arrival to the state holding it
+std::string render_cache_metrics(const CacheCounters& counters);
 
 }  // namespace gpufleet::live

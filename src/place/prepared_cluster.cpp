@@ -20,12 +20,7 @@
 
 namespace gpufleet::place {
 
-PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options) {
-  PreparedCluster out;
-  out.state = std::make_unique<ClusterState>(input.nodes);
-  ClusterState& state = *out.state;
-  if (!input.dra.empty()) state.set_dra_catalog(std::make_shared<const DraCatalog>(input.dra));
-  for (NodeId n = 0; n < state.node_count(); ++n) out.node_by_name.emplace(state.node(n).name, n);
+std::unique_ptr<sched::Scheduler> make_scheduler(const ClusterState& state, const PlaceInput& input, const PlaceOptions& options) {
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
   // The policy's profile with kube's DefaultPreemption as its PostFilter.
   sched::ProfileConfig config = sched::policy_profile(options.policy);
@@ -39,7 +34,16 @@ PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& opt
   std::stable_sort(by_name.begin(), by_name.end(), [&](NodeId a, NodeId b) { return state.node(a).name < state.node(b).name; });
   std::vector<uint32_t> rank(state.node_count());
   for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
-  out.scheduler = std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
+  return std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
+}
+
+PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options) {
+  PreparedCluster out;
+  out.state = std::make_unique<ClusterState>(input.nodes);
+  ClusterState& state = *out.state;
+  if (!input.dra.empty()) state.set_dra_catalog(std::make_shared<const DraCatalog>(input.dra));
+  for (NodeId n = 0; n < state.node_count(); ++n) out.node_by_name.emplace(state.node(n).name, n);
+  out.scheduler = make_scheduler(state, input, options);
   out.rng = GoRand(static_cast<int64_t>(options.seed));
   for (size_t i = 0; i < input.pods.size(); ++i) {
     const Pod& pod = input.pods[i];

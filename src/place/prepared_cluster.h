@@ -51,6 +51,13 @@ struct PreparedCluster {
 /// std::invalid_argument for nodes the model refuses.
 PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options);
 
+/// The policy's scheduler as prepare_cluster sets it up on `state` (its profile with DefaultPreemption,
+/// the fragmentation measure of `input.pods`' typical mix, node ranks by name over the state's slots;
+/// an empty slot ranks as the name ""), without binding anything. `input` and `state` must outlive
+/// the result. For the live cache (live/cluster_cache.h), which sets a scheduler up again on a state
+/// it keeps when the nodes change. Throws as prepare_cluster.
+std::unique_ptr<sched::Scheduler> make_scheduler(const ClusterState& state, const PlaceInput& input, const PlaceOptions& options);
+
 /// The kubelet's admission of a pod bound by spec.nodeName to node n (see the top of this file):
 /// empty when admitted, else its reason.
 std::string kubelet_rejection(const Pod& pod, const ClusterState& state, NodeId n);

@@ -735,6 +735,12 @@ ScheduleResult Scheduler::bind_node_name(const Pod& pod, ClusterState& state, No
   if (!state.has_node(n))
     throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   observe(pod, state);
+  return admit_bound(pod, state, n, rng);
+}
+
+ScheduleResult Scheduler::admit_bound(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng) {
+  if (!state.has_node(n))
+    throw std::invalid_argument(fmt::format("bind: node {} out of range ({} nodes)", n, state.node_count()));
   ScheduleResult result;
   result.node = n;
   if (pod.assigned_devices && state.can_allocate(n, pod, *pod.assigned_devices)) {

@@ -178,6 +178,10 @@ class Scheduler final : public Handle {
   /// std::invalid_argument for n out of range or an empty slot, InvariantViolation when the pod's
   /// devices are not free on n.
   ScheduleResult bind_node_name(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
+  /// bind_node_name without observe(): reserves a pod bound by spec.nodeName whose arrival the
+  /// observers were already told of (the live cache re-admits a node's pods after one of them or the
+  /// node changed, live/cluster_cache.h). Same devices and errors as bind_node_name.
+  ScheduleResult admit_bound(const Pod& pod, ClusterState& state, NodeId n, GoRand& rng);
 
   /// Moves the clock to `now_seconds` (never back) and rolls back every waiting pod whose Permit
   /// timeout has passed.

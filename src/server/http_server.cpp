@@ -703,12 +703,16 @@ struct HttpServer::Impl {
     const io::ExtenderBindingArgs args = io::parse_extender_binding_args(body, "request body");
     const std::string key = args.pod_namespace + "/" + args.pod_name;
     const auto snapshot = cache.snapshot();
-    const auto it = snapshot->pod_by_key.find(key);
-    if (it == snapshot->pod_by_key.end()) {
-      reply_json(res, {{"Error", fmt::format("pod {} is not in gpufleet's cache", key)}});
-      return;
+    Pod pod;  // a copy: the live snapshot changes under its decide_mutex (live/cluster_cache.h)
+    {
+      const std::lock_guard lock(snapshot->decide_mutex);
+      const auto it = snapshot->pod_by_key.find(key);
+      if (it == snapshot->pod_by_key.end()) {
+        reply_json(res, {{"Error", fmt::format("pod {} is not in gpufleet's cache", key)}});
+        return;
+      }
+      pod = snapshot->inputs.input.pods[it->second];
     }
-    const Pod& pod = snapshot->inputs.input.pods[it->second];
     if (!pod.uid.empty() && pod.uid != args.pod_uid) {
       reply_json(res, {{"Error", fmt::format("pod {} has UID {}, not {}", key, pod.uid, args.pod_uid)}});
       return;
@@ -744,6 +748,7 @@ struct HttpServer::Impl {
     const nlohmann::json list = io::parse_json_request(body, "request body", io::kSnapshotRequestLimits);
     cache.replace_all(list, "request body");
     const auto snapshot = cache.snapshot();
+    const std::lock_guard lock(snapshot->decide_mutex);
     reply_json(res, {{"nodes", snapshot->inputs.input.nodes.size()},
                      {"pods", snapshot->inputs.input.pods.size()},
                      {"refused", snapshot->refused}});

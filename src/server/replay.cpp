@@ -353,6 +353,7 @@ ReplayResult run_replay(const ReplayInputs& inputs, const ReplayOptions& options
       if (!bound.value("Error", std::string()).empty())
         throw std::runtime_error(fmt::format("replay: bind {} to {}: {}", key, chosen, bound["Error"].get<std::string>()));
       const std::shared_ptr<const live::Snapshot> now = cache.snapshot();
+      const std::lock_guard lock(now->decide_mutex);
       const Pod& as_bound = now->inputs.input.pods[now->pod_by_key.at(key)];
       d.live_node = as_bound.node_name;
       if (as_bound.assigned_devices) {
