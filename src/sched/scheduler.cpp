@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/framework/node_sampling.h"
 #include "sched/gpu/device_select.h"
 #include "sched/plugins/dynamic_resources.h"
 
@@ -215,6 +216,7 @@ Scheduler::~Scheduler() = default;
 void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
   node_rank_[n] = rank;
+  scan_order_valid_ = false;  // the nodes' arrival order may have changed
 }
 
 uint8_t Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
@@ -278,16 +280,30 @@ bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeI
   return true;
 }
 
-template <bool kTrackMemo>
-size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best) {
-  const NodeId node_count = static_cast<NodeId>(state.node_count());
+template <bool kTrackMemo, bool kSampled>
+size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
+                              size_t to_find) {
+  // Without sampling: every slot in NodeId order. With it: scan_order_ from next_start_node_index_
+  // (kube findNodesThatPassFilters' nodes[(nextStartNodeIndex+i)%numAllNodes]).
+  const size_t all = kSampled ? scan_order_.size() : state.node_count();
+  const NodeId* const order = scan_order_.data();
+  const size_t start = kSampled ? next_start_node_index_ : 0;
   const bool check_uncached = !uncached_.empty();
   const uint32_t* const rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
   NodeId best_node = kNoNode;
   int32_t best_value = 0;
   uint32_t best_rank = 0;
   size_t count = 0;
-  for (NodeId n = 0; n < node_count; ++n) {
+  size_t i = 0;
+  for (; i < all; ++i) {
+    NodeId n;
+    if constexpr (kSampled) {
+      if (count == to_find) break;  // kube: stop once numNodesToFind nodes fit
+      const size_t p = start + i;
+      n = order[p < all ? p : p - all];
+    } else {
+      n = static_cast<NodeId>(i);
+    }
     Entry& e = entry[n];
     const uint64_t version = state.version(n);
     if (e.version != version) {
@@ -307,6 +323,10 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
     }
     out[count++] = n;
   }
+  // kube: nextStartNodeIndex = (nextStartNodeIndex + processedNodes) % numAllNodes, processedNodes
+  // being the nodes found feasible plus those rejected (the nodes checked).
+  if constexpr (kSampled)
+    if (all != 0) next_start_node_index_ = (start + i) % all;
   best = MemoBest{best_node, best_value};
   return count;
 }
@@ -371,8 +391,22 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   if (feasible_buffer_.size() < node_count) feasible_buffer_.resize(node_count);
   NodeId* const feasible_out = feasible_buffer_.data();
   MemoBest memo;
-  const size_t feasible_count = memo_lexicographic_ ? filter_pass<true>(pod, state, entries.data(), feasible_out, memo)
-                                                    : filter_pass<false>(pod, state, entries.data(), feasible_out, memo);
+  size_t feasible_count = 0;
+  if (profile_.percentage_of_nodes_to_score && evaluation_ == nullptr) {
+    if (!scan_order_valid_ || scan_order_node_set_ != state.node_set_version()) {
+      scan_order_ = node_tree_order(state, node_rank_);
+      scan_order_node_set_ = state.node_set_version();
+      scan_order_valid_ = true;
+      if (next_start_node_index_ >= scan_order_.size()) next_start_node_index_ = 0;
+    }
+    const auto to_find = static_cast<size_t>(
+        num_feasible_nodes_to_find(*profile_.percentage_of_nodes_to_score, static_cast<int32_t>(scan_order_.size())));
+    feasible_count = memo_lexicographic_ ? filter_pass<true, true>(pod, state, entries.data(), feasible_out, memo, to_find)
+                                         : filter_pass<false, true>(pod, state, entries.data(), feasible_out, memo, to_find);
+  } else {
+    feasible_count = memo_lexicographic_ ? filter_pass<true, false>(pod, state, entries.data(), feasible_out, memo, 0)
+                                         : filter_pass<false, false>(pod, state, entries.data(), feasible_out, memo, 0);
+  }
   const NodeId memo_best = memo.node;
   const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
