@@ -30,9 +30,12 @@ int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64
 // kube maxTimeout: a Permit plugin waits at most 15 minutes.
 constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
 
-// An injective encoding of everything besides the request that filters and scores may read: the
-// namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
-// any (the openb trace) get "" and share one cache entry per request shape.
+// An injective encoding of everything besides the request that the memoized results (cacheable
+// filters, the kNodeVersion and kNodeStatic Score plugins: interface.h) may read: nodeSelector,
+// node affinity and tolerations (length-prefixed strings, count-prefixed lists). The pod's
+// namespace, labels and pod (anti-)affinity terms are read only by non-cacheable filters and
+// per-cycle scores, so they are left out: the replicas of different Deployments with the same
+// request and node constraints share one memo. Pods without any (the openb trace) get "".
 // Appends the decimal digits of v without a temporary string (the key is built on every cycle).
 void append_number(std::string& out, int64_t v) {
   char digits[24];
@@ -73,24 +76,13 @@ void put(std::string& out, const NodeSelectorTerm& t) {
   put(out, t.match_expressions);
   put(out, t.match_fields);
 }
-void put(std::string& out, const PodAffinityTerm& t) {
-  put(out, t.label_selector.match_labels);
-  put(out, t.label_selector.match_expressions);
-  put(out, t.namespaces);
-  put(out, t.topology_key);
-  put(out, t.has_label_selector ? "1" : "0");
-}
 
 std::string constraints_key(const Pod& pod) {
   const PodConstraints& c = pod.constraints;
-  if (pod.namespace_name.empty() && pod.labels.empty() && c.node_selector.empty() && c.required_node_affinity.empty() &&
-      c.preferred_node_affinity.empty() && c.tolerations.empty() && c.required_anti_affinity.empty() &&
-      c.preferred_anti_affinity.empty() && c.required_affinity.empty() && c.preferred_affinity.empty())
+  if (c.node_selector.empty() && c.required_node_affinity.empty() && c.preferred_node_affinity.empty() && c.tolerations.empty())
     return {};
   std::string out;
   out.reserve(256);
-  put(out, pod.namespace_name);
-  put(out, pod.labels);
   put(out, c.node_selector);
   put_number(out, static_cast<int64_t>(c.required_node_affinity.size()));
   for (const auto& t : c.required_node_affinity) put(out, t);
@@ -106,16 +98,6 @@ std::string constraints_key(const Pod& pod) {
     put(out, t.value);
     put(out, t.effect);
     put(out, t.toleration_seconds ? std::to_string(*t.toleration_seconds) : std::string("-"));
-  }
-  for (const auto& [required, preferred] : {std::pair{&c.required_anti_affinity, &c.preferred_anti_affinity},
-                                            std::pair{&c.required_affinity, &c.preferred_affinity}}) {
-    put_number(out, static_cast<int64_t>(required->size()));
-    for (const auto& t : *required) put(out, t);
-    put_number(out, static_cast<int64_t>(preferred->size()));
-    for (const auto& t : *preferred) {
-      put_number(out, static_cast<int64_t>(t.weight));
-      put(out, t.term);
-    }
   }
   return out;
 }

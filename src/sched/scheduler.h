@@ -20,7 +20,9 @@
 // feasible nodes on (kube's NodeAffinity PreScore error) checks the count itself.
 //
 // Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
-// caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
+// caching() is kNodeVersion are memoized per (pod request shape and node constraints: nodeSelector,
+// node affinity, tolerations; not the pod's namespace, labels or pod (anti-)affinity, which only
+// non-cacheable plugins may read: interface.h; node)
 // and reused until the node's ClusterState::version() changes (or an observer's generation()
 // moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
 // empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
@@ -225,7 +227,7 @@ class Scheduler final : public Handle {
     int32_t shared_replicas;
     std::string mig;  // mig_key(pod): the MIG requests; "" for none
     std::string gpu_spec;
-    std::string constraints;  // constraints_key(pod): namespace, labels, PodConstraints; "" for none
+    std::string constraints;  // constraints_key(pod): nodeSelector, node affinity, tolerations; "" for none
     bool operator==(const ShapeKey&) const = default;
   };
   struct ShapeKeyHash {
