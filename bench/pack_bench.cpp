@@ -2,10 +2,13 @@
 // (1213 nodes) and on the same cluster copied ten times (12,130 nodes), with the workload tuned to
 // 1.3x the cluster's GPUs in each case. Uses the real trace when found, else the synthetic
 // openb-shaped one (the label says which). Counters: ns_per_pod (wall time / pods attempted),
-// pods, failed.
+// pods, failed. pack_per_pod_sampled/...: the same with kube's percentageOfNodesToScore at its
+// adaptive default (off in `pack`, whose published results are unsampled).
 //   build/bench/gpufleet_bench                          # everything
 //   build/bench/gpufleet_bench --benchmark_filter=fgd   # one policy
 #include <benchmark/benchmark.h>
+
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -56,7 +59,7 @@ std::vector<Node> copies(const std::vector<Node>& nodes, int n) {
   return out;
 }
 
-void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_copies) {
+void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_copies, std::optional<int32_t> percentage) {
   const Trace& t = trace();
   const std::vector<Node> nodes = copies(t.nodes, cluster_copies);
   int64_t pods = 0, failed = 0;
@@ -66,7 +69,9 @@ void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_
     auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(t.pods), state.gpu_models());
     GoRand rng(42);
     const auto workload = pack::build_tuned_workload(t.pods, state.gpu_capacity_milli(), 1.3, rng);
-    sched::Scheduler scheduler(sched::make_policy(policy, {frag, state.gpu_models(), &state}), pack::draw_node_ranks(nodes, rng));
+    sched::Profile profile = sched::make_policy(policy, {frag, state.gpu_models(), &state});
+    profile.percentage_of_nodes_to_score = percentage;
+    sched::Scheduler scheduler(std::move(profile), pack::draw_node_ranks(nodes, rng));
     st.ResumeTiming();
     for (const Pod& pod : workload) {
       const auto r = scheduler.schedule_one(pod, state, rng);
@@ -103,9 +108,13 @@ BENCHMARK(BM_ReadOpenbDefault)->Unit(benchmark::kMillisecond);
 
 int register_all = [] {
   for (const auto& policy : sched::policy_names()) {
-    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/1213", policy).c_str(), BM_PackPerPod, policy, 1)
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/1213", policy).c_str(), BM_PackPerPod, policy, 1, std::nullopt)
         ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/12130", policy).c_str(), BM_PackPerPod, policy, 10)
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod/{}/12130", policy).c_str(), BM_PackPerPod, policy, 10, std::nullopt)
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod_sampled/{}/1213", policy).c_str(), BM_PackPerPod, policy, 1, std::optional<int32_t>(0))
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+    benchmark::RegisterBenchmark(fmt::format("pack_per_pod_sampled/{}/12130", policy).c_str(), BM_PackPerPod, policy, 10, std::optional<int32_t>(0))
         ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
     benchmark::RegisterBenchmark(fmt::format("pack_run/{}", policy).c_str(), BM_PackRun, policy)
         ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);

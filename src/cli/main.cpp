@@ -159,6 +159,9 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
   place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
   place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr (they stay in --json's warnings)");
+  place_cmd->add_option("--percentage-of-nodes-to-score", place.percentage_of_nodes_to_score,
+                        "kube-scheduler's percentageOfNodesToScore, 0-100 (0: kube's adaptive default, 50 - nodes/125 %, at least 5 % and 100 nodes); default: every node (docs/place.md)")
+      ->check(CLI::Range(0, 100));
 
   gpufleet::cli::SimulateCommandOptions simulate;
   int64_t max_memory_mib = gpufleet::default_memory_ceiling_mib();

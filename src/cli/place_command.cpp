@@ -32,6 +32,7 @@ int run_place_command(const PlaceCommandOptions& o) {
   place::PlaceOptions options;
   options.policy = policy;
   options.seed = o.seed;
+  options.percentage_of_nodes_to_score = o.percentage_of_nodes_to_score;
   const place::PlaceResult result = place::place_workload(inputs.input, options);
 
   if (!o.json_path.empty()) write_file_atomically(o.json_path, io::place_result_json(result, inputs.warnings, inputs.node_warnings, inputs.objects.not_modelled));

@@ -2,6 +2,8 @@
 // pod, where it runs or why it stays pending.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,9 @@ struct PlaceCommandOptions {
   bool quiet = false;  ///< no warnings on stderr
   /// Kueue admission mode, "quota" or "placement"; empty = the Kueue Configuration's (else quota).
   std::string admission;
+  /// --percentage-of-nodes-to-score: kube's percentageOfNodesToScore for the profile, 0..100 (0 =
+  /// kube's adaptive default); nullopt (default) = every node (place::PlaceOptions).
+  std::optional<int32_t> percentage_of_nodes_to_score;
 };
 
 /// Runs the command: the per-pod listing and a summary on stdout, reader warnings on stderr. Returns

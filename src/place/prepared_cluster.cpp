@@ -25,6 +25,7 @@ std::unique_ptr<sched::Scheduler> make_scheduler(const ClusterState& state, cons
   // The policy's profile with kube's DefaultPreemption as its PostFilter.
   sched::ProfileConfig config = sched::policy_profile(options.policy);
   config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
+  config.percentage_of_nodes_to_score = options.percentage_of_nodes_to_score;
   sched::Profile profile = sched::build_profile(
       config, sched::in_tree_registry(), sched::PolicyContext{frag, state.gpu_models(), &state, nullptr, input.pdbs, input.pods});
   // Score ties go to the node whose name sorts first (byte order): the order in which the API server

@@ -3,7 +3,8 @@
 //  - the ClusterState of the input's nodes;
 //  - the policy's profile (sched/policy_registry.h) with kube's DefaultPreemption as its PostFilter,
 //    its fragmentation measure built from the typical mix of every input pod (bound and pending,
-//    sched/gpu/pod_mix_estimator.h), and the identity node rank (ties go to the earlier node);
+//    sched/gpu/pod_mix_estimator.h), PlaceOptions::percentage_of_nodes_to_score as its sampling,
+//    and the node rank by name (ties go to the node whose name sorts first);
 //  - the pods already bound by spec.nodeName, in input order, each on the devices its bind recorded
 //    (Pod::assigned_devices) when those are free, else on the lowest free devices, as the kubelet
 //    admits them (pkg/kubelet/lifecycle/predicate.go generalFilter); a pod on a missing node or one

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "sched/framework/node_sampling.h"
 #include "sched/gpu/device_select.h"
 #include "sched/plugins/dynamic_resources.h"
 
@@ -29,9 +30,12 @@ int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64
 // kube maxTimeout: a Permit plugin waits at most 15 minutes.
 constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
 
-// An injective encoding of everything besides the request that filters and scores may read: the
-// namespace, labels and PodConstraints (length-prefixed strings, count-prefixed lists). Pods without
-// any (the openb trace) get "" and share one cache entry per request shape.
+// An injective encoding of everything besides the request that the memoized results (cacheable
+// filters, the kNodeVersion and kNodeStatic Score plugins: interface.h) may read: nodeSelector,
+// node affinity and tolerations (length-prefixed strings, count-prefixed lists). The pod's
+// namespace, labels and pod (anti-)affinity terms are read only by non-cacheable filters and
+// per-cycle scores, so they are left out: the replicas of different Deployments with the same
+// request and node constraints share one memo. Pods without any (the openb trace) get "".
 // Appends the decimal digits of v without a temporary string (the key is built on every cycle).
 void append_number(std::string& out, int64_t v) {
   char digits[24];
@@ -72,24 +76,13 @@ void put(std::string& out, const NodeSelectorTerm& t) {
   put(out, t.match_expressions);
   put(out, t.match_fields);
 }
-void put(std::string& out, const PodAffinityTerm& t) {
-  put(out, t.label_selector.match_labels);
-  put(out, t.label_selector.match_expressions);
-  put(out, t.namespaces);
-  put(out, t.topology_key);
-  put(out, t.has_label_selector ? "1" : "0");
-}
 
 std::string constraints_key(const Pod& pod) {
   const PodConstraints& c = pod.constraints;
-  if (pod.namespace_name.empty() && pod.labels.empty() && c.node_selector.empty() && c.required_node_affinity.empty() &&
-      c.preferred_node_affinity.empty() && c.tolerations.empty() && c.required_anti_affinity.empty() &&
-      c.preferred_anti_affinity.empty() && c.required_affinity.empty() && c.preferred_affinity.empty())
+  if (c.node_selector.empty() && c.required_node_affinity.empty() && c.preferred_node_affinity.empty() && c.tolerations.empty())
     return {};
   std::string out;
   out.reserve(256);
-  put(out, pod.namespace_name);
-  put(out, pod.labels);
   put(out, c.node_selector);
   put_number(out, static_cast<int64_t>(c.required_node_affinity.size()));
   for (const auto& t : c.required_node_affinity) put(out, t);
@@ -105,16 +98,6 @@ std::string constraints_key(const Pod& pod) {
     put(out, t.value);
     put(out, t.effect);
     put(out, t.toleration_seconds ? std::to_string(*t.toleration_seconds) : std::string("-"));
-  }
-  for (const auto& [required, preferred] : {std::pair{&c.required_anti_affinity, &c.preferred_anti_affinity},
-                                            std::pair{&c.required_affinity, &c.preferred_affinity}}) {
-    put_number(out, static_cast<int64_t>(required->size()));
-    for (const auto& t : *required) put(out, t);
-    put_number(out, static_cast<int64_t>(preferred->size()));
-    for (const auto& t : *preferred) {
-      put_number(out, static_cast<int64_t>(t.weight));
-      put(out, t.term);
-    }
   }
   return out;
 }
@@ -215,6 +198,7 @@ Scheduler::~Scheduler() = default;
 void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
   node_rank_[n] = rank;
+  scan_order_valid_ = false;  // the nodes' arrival order may have changed
 }
 
 uint8_t Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
@@ -278,16 +262,30 @@ bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeI
   return true;
 }
 
-template <bool kTrackMemo>
-size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best) {
-  const NodeId node_count = static_cast<NodeId>(state.node_count());
+template <bool kTrackMemo, bool kSampled>
+size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
+                              size_t to_find) {
+  // Without sampling: every slot in NodeId order. With it: scan_order_ from next_start_node_index_
+  // (kube findNodesThatPassFilters' nodes[(nextStartNodeIndex+i)%numAllNodes]).
+  const size_t all = kSampled ? scan_order_.size() : state.node_count();
+  const NodeId* const order = scan_order_.data();
+  const size_t start = kSampled ? next_start_node_index_ : 0;
   const bool check_uncached = !uncached_.empty();
   const uint32_t* const rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
   NodeId best_node = kNoNode;
   int32_t best_value = 0;
   uint32_t best_rank = 0;
   size_t count = 0;
-  for (NodeId n = 0; n < node_count; ++n) {
+  size_t i = 0;
+  for (; i < all; ++i) {
+    NodeId n;
+    if constexpr (kSampled) {
+      if (count == to_find) break;  // kube: stop once numNodesToFind nodes fit
+      const size_t p = start + i;
+      n = order[p < all ? p : p - all];
+    } else {
+      n = static_cast<NodeId>(i);
+    }
     Entry& e = entry[n];
     const uint64_t version = state.version(n);
     if (e.version != version) {
@@ -307,6 +305,10 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
     }
     out[count++] = n;
   }
+  // kube: nextStartNodeIndex = (nextStartNodeIndex + processedNodes) % numAllNodes, processedNodes
+  // being the nodes found feasible plus those rejected (the nodes checked).
+  if constexpr (kSampled)
+    if (all != 0) next_start_node_index_ = (start + i) % all;
   best = MemoBest{best_node, best_value};
   return count;
 }
@@ -371,8 +373,22 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   if (feasible_buffer_.size() < node_count) feasible_buffer_.resize(node_count);
   NodeId* const feasible_out = feasible_buffer_.data();
   MemoBest memo;
-  const size_t feasible_count = memo_lexicographic_ ? filter_pass<true>(pod, state, entries.data(), feasible_out, memo)
-                                                    : filter_pass<false>(pod, state, entries.data(), feasible_out, memo);
+  size_t feasible_count = 0;
+  if (profile_.percentage_of_nodes_to_score && evaluation_ == nullptr) {
+    if (!scan_order_valid_ || scan_order_node_set_ != state.node_set_version()) {
+      scan_order_ = node_tree_order(state, node_rank_);
+      scan_order_node_set_ = state.node_set_version();
+      scan_order_valid_ = true;
+      if (next_start_node_index_ >= scan_order_.size()) next_start_node_index_ = 0;
+    }
+    const auto to_find = static_cast<size_t>(
+        num_feasible_nodes_to_find(*profile_.percentage_of_nodes_to_score, static_cast<int32_t>(scan_order_.size())));
+    feasible_count = memo_lexicographic_ ? filter_pass<true, true>(pod, state, entries.data(), feasible_out, memo, to_find)
+                                         : filter_pass<false, true>(pod, state, entries.data(), feasible_out, memo, to_find);
+  } else {
+    feasible_count = memo_lexicographic_ ? filter_pass<true, false>(pod, state, entries.data(), feasible_out, memo, 0)
+                                         : filter_pass<false, false>(pod, state, entries.data(), feasible_out, memo, 0);
+  }
   const NodeId memo_best = memo.node;
   const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);

@@ -20,7 +20,9 @@
 // feasible nodes on (kube's NodeAffinity PreScore error) checks the count itself.
 //
 // Memo. Cacheable Filter results (FilterPlugin::filter_cacheable) and the first Score plugin whose
-// caching() is kNodeVersion are memoized per (pod request shape and scheduling constraints, node)
+// caching() is kNodeVersion are memoized per (pod request shape and node constraints: nodeSelector,
+// node affinity, tolerations; not the pod's namespace, labels or pod (anti-)affinity, which only
+// non-cacheable plugins may read: interface.h; node)
 // and reused until the node's ClusterState::version() changes (or an observer's generation()
 // moves; a slot's versions never repeat, so a node added to a reused slot is evaluated afresh;
 // empty slots are skipped): the results are pure functions of both, so this changes nothing but speed (the first cycle
@@ -32,6 +34,19 @@
 // pods of other nodes in its zone) are never memoized: their PreFilter runs each cycle and, unless it
 // returns Skip, their Filter on the nodes that passed the cached filters. Other Score plugins run each
 // cycle on the feasible nodes.
+//
+// Sampling. With Profile::percentage_of_nodes_to_score set, decide() runs kube's sampled Filter step
+// (schedule_one.go findNodesThatPassFilters; sched/framework/node_sampling.h): the live nodes in
+// kube's node-tree order (node_tree_order, nodes arriving in node-rank order), starting at the
+// position where the previous cycle stopped (kube nextStartNodeIndex), until
+// num_feasible_nodes_to_find(percentage, live nodes) feasible nodes are found; the start then moves
+// on by the number of nodes checked, modulo the live node count. PreScore, Score and the node choice
+// see those feasible nodes only, in the order they were found. A cycle that finds none has checked
+// every node (its NodeToStatus is complete, as without sampling). Not applied by evaluate() (an
+// extender answers for every node it is sent; kube-scheduler sampled them before) nor to a
+// nominated node that fits (kube checks only that node and does not move the start). The order is
+// rebuilt when the node set or a node rank changes, keeping the start position. Unset (the default):
+// every node in NodeId order, exactly as before the setting existed.
 //
 // Permit. A pod a Permit plugin holds (Wait) stays reserved in ClusterState and is listed among the
 // waiting pods (Handle::iterate_over_waiting_pods). It is bound once every waiting plugin allowed it
@@ -216,7 +231,7 @@ class Scheduler final : public Handle {
     int32_t shared_replicas;
     std::string mig;  // mig_key(pod): the MIG requests; "" for none
     std::string gpu_spec;
-    std::string constraints;  // constraints_key(pod): namespace, labels, PodConstraints; "" for none
+    std::string constraints;  // constraints_key(pod): nodeSelector, node affinity, tolerations; "" for none
     bool operator==(const ShapeKey&) const = default;
   };
   struct ShapeKeyHash {
@@ -239,11 +254,14 @@ class Scheduler final : public Handle {
     NodeId node = kNoNode;
     int32_t value = 0;
   };
-  // The Filter pass over every node: the memo (evaluate() where a node's version moved), then the
-  // non-cacheable filters. Writes the feasible nodes to `out` and returns their number; tracks the
-  // memo's best when kTrackMemo. Its own function, so that its loop keeps its values in registers.
-  template <bool kTrackMemo>
-  [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best);
+  // The Filter pass over every node (kSampled: over scan_order_ from next_start_node_index_ until
+  // `to_find` nodes fit, moving the start on): the memo (evaluate() where a node's version moved),
+  // then the non-cacheable filters. Writes the feasible nodes to `out` and returns their number;
+  // tracks the memo's best when kTrackMemo. Its own function, so that its loop keeps its values in
+  // registers.
+  template <bool kTrackMemo, bool kSampled>
+  [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
+                                       size_t to_find);
   // The non-cacheable filters of this cycle on node n; a rejection goes to uncached_rejects_.
   [[gnu::noinline]] bool passes_uncached(const Pod& pod, const ClusterState& state, NodeId n);
   // Cached filters then, when the node fits, the memoized score: an Entry value. Out of line, so that
@@ -269,6 +287,12 @@ class Scheduler final : public Handle {
   std::vector<std::vector<std::vector<int64_t>>> static_scores_;
   std::vector<uint64_t> cache_generation_;  // per shape: the generation_ its entries were filled at
   uint64_t node_set_version_ = 0;           // ClusterState::node_set_version() static_scores_ hold for
+  // Sampling (percentage_of_nodes_to_score): the live nodes in node-tree order, the node set they
+  // are for (scan_order_valid_ false: rebuild), and kube's nextStartNodeIndex into them.
+  std::vector<NodeId> scan_order_;
+  uint64_t scan_order_node_set_ = 0;
+  bool scan_order_valid_ = false;
+  size_t next_start_node_index_ = 0;
   int memo_score_ = -1;                              // index in profile_.scores of the memoized plugin, -1 = none
   bool memo_lexicographic_ = false;                  // lexicographic profile with a memoized plugin
   const ScorePlugin* memo_plugin_ = nullptr;         // profile_.scores[memo_score_].plugin, or nullptr

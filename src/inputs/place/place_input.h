@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct PlaceOptions {
   /// Fill Placement::top_nodes for the pods the scheduling queue places (one more Filter and Score
   /// pass per pod; for comparing with another scheduler that breaks ties its own way).
   bool record_top_nodes = false;
+  /// The profile's percentageOfNodesToScore (sched::ProfileConfig::percentage_of_nodes_to_score,
+  /// kube's semantics in sched/framework/node_sampling.h): 0..100, 0 = kube's adaptive default;
+  /// nullopt (default): every node is checked, as before the setting existed.
+  std::optional<int32_t> percentage_of_nodes_to_score = std::nullopt;
 };
 
 }  // namespace gpufleet::place

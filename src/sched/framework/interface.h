@@ -121,9 +121,11 @@ class NodeToStatus;
 /// taint) marks the reason per_node and words it in node_reasons().
 ///
 /// Two kinds of filters:
-///  - cacheable (the default): filter() depends only on the pod (its request shape and scheduling
-///    constraints) and node n's own state, and reads nothing from `cycle`; the Scheduler reuses its
-///    answer until ClusterState::version(n) changes;
+///  - cacheable (the default): filter() depends only on the pod (its requests, gpu_spec, MIG and
+///    memory-share requests, nodeSelector, node affinity and tolerations; not its namespace, labels
+///    or pod (anti-)affinity terms, which pods with the same memo entry may differ in) and node n's
+///    own state, and reads nothing from `cycle`; the Scheduler reuses its answer until
+///    ClusterState::version(n) changes;
 ///  - not cacheable (filter_cacheable() false): the answer for node n also depends on other nodes
 ///    (e.g. InterPodAffinity with a zone term), through what the plugin's PreFilter wrote in `cycle`.
 ///    The Scheduler runs it each cycle on the nodes that passed all cacheable filters (so such
@@ -213,11 +215,11 @@ struct NodeScore {
 enum class ScoreCaching : uint8_t {
   /// Recomputed every cycle (the score reads the CycleState, e.g. what PreScore drew).
   kPerCycle,
-  /// A function of the pod (request shape and scheduling constraints) and node n's state: reused
+  /// A function of the pod (what a cacheable filter may read, FilterPlugin) and node n's state: reused
   /// until ClusterState::version(n) changes or an observer's generation() moves (ObserverPlugin).
   kNodeVersion,
-  /// A function of the pod and node n's labels and taints only (never of usage): computed once per
-  /// pod shape and node.
+  /// A function of the pod (what a cacheable filter may read) and node n's labels and taints only
+  /// (never of usage): computed once per pod shape and node.
   kNodeStatic,
 };
 

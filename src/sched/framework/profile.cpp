@@ -44,6 +44,7 @@ Profile build_profile(const ProfileConfig& config, const Registry& registry, con
   profile.name = config.scheduler_name;
   profile.score_combination = config.score_combination;
   profile.tie_break = config.tie_break;
+  profile.percentage_of_nodes_to_score = config.percentage_of_nodes_to_score;
   for (size_t p = 0; p < kExtensionPointCount; ++p) {
     const auto point = static_cast<ExtensionPoint>(p);
     const auto& enabled = config.at(point).enabled;

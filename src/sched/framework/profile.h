@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -54,6 +55,8 @@ struct Profile {
   std::vector<WeightedScorePlugin> scores;
   ScoreCombination score_combination = ScoreCombination::kWeightedSum;
   ScoreTieBreak tie_break = ScoreTieBreak::kNodeRank;
+  /// ProfileConfig::percentage_of_nodes_to_score (nullopt: every node, no sampling).
+  std::optional<int32_t> percentage_of_nodes_to_score;
   std::shared_ptr<const GpuSelector> gpu_selector;  ///< the sharing pods' GPU choice (required)
   std::vector<std::shared_ptr<ReservePlugin>> reserves;
   std::vector<std::shared_ptr<PermitPlugin>> permits;

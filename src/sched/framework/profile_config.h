@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,13 @@ struct ProfileConfig {
   std::vector<PluginConfig> plugin_config;
   ScoreCombination score_combination = ScoreCombination::kWeightedSum;
   ScoreTieBreak tie_break = ScoreTieBreak::kNodeRank;
+  /// kube's percentageOfNodesToScore (KubeSchedulerProfile.percentageOfNodesToScore; semantics in
+  /// node_sampling.h): 0..100, 0 = kube's adaptive default (50 - nodes/125 percent, at least 5 %, at
+  /// least 100 nodes), 100 = every node (still from kube's rotating start). nullopt (gpufleet's
+  /// default, unlike kube where it falls back to the global setting, itself adaptive): no sampling,
+  /// every node in NodeId order, as before the setting existed. validate_profile refuses values
+  /// outside 0..100.
+  std::optional<int32_t> percentage_of_nodes_to_score;
 
   PluginSet& at(ExtensionPoint point) { return plugins[static_cast<size_t>(point)]; }
   const PluginSet& at(ExtensionPoint point) const { return plugins[static_cast<size_t>(point)]; }

@@ -138,6 +138,9 @@ FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path
 FieldErrors validate_profile(const ProfileConfig& config, const Registry& registry) {
   FieldErrors errs;
   if (config.scheduler_name.empty()) errs.push_back({FieldError::Type::kRequired, "schedulerName", "", "name is required"});
+  // kube validateKubeSchedulerProfile.
+  if (const auto& p = config.percentage_of_nodes_to_score; p && (*p < 0 || *p > 100))
+    errs.push_back({FieldError::Type::kInvalid, "percentageOfNodesToScore", std::to_string(*p), "not in valid range [0-100]"});
   const std::string supported = [&] {
     std::string out;
     for (std::string_view n : registry.names()) out += (out.empty() ? "" : ", ") + quoted(n);

@@ -59,7 +59,8 @@ FieldErrors validate_pod_topology_spread_args(const PodTopologySpreadArgs& args,
 FieldErrors validate_plugin_args(const PluginArgs& args, const std::string& path);
 
 /// A profile (kube ValidateKubeSchedulerConfiguration for one profile, and the checks of
-/// NewFramework that need no plugin instance): schedulerName set; exactly one queueSort plugin; at
+/// NewFramework that need no plugin instance): schedulerName set; percentageOfNodesToScore, when
+/// set, in [0, 100] ("not in valid range [0-100]"); exactly one queueSort plugin; at
 /// least one bind plugin; exactly one selectGpu plugin; every name registered (Unsupported value
 /// otherwise) and not repeated within a point; score weights >= 0 and their total x 100 within
 /// int64 (kube: "total score of Score plugins could overflow"); weights only at score; pluginConfig
