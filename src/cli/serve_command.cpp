@@ -126,7 +126,9 @@ int run_serve_command(const ServeCommandOptions& o) {
   live::InferenceScaler scaler;
   server::ServerHooks hooks;
   hooks.on_request = [&stats](std::string_view route, int status, double seconds) { stats.observe(route, status, seconds); };
-  hooks.metrics = [&cache, &metrics, &stats] { return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render(); };
+  hooks.metrics = [&cache, &metrics, &stats] {
+    return live::render_cluster_metrics(*cache.snapshot(), metrics) + stats.render() + live::extender_dra_pods_passed().render();
+  };
   const server::BodyLimits observation_limits{io::kScalerObservationLimits.max_body_bytes, options.max_body_bytes, options.request_timeout_s};
   hooks.add_routes = [&scaler, observation_limits](httplib::Server& http) { server::add_scaler_routes(http, scaler, {}, observation_limits); };
 
