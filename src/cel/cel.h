@@ -200,6 +200,20 @@ class Program {
   /// an expression that can never give the type it needs (e.g. a DRA selector that is not a bool).
   std::string result_type() const;
 
+  /// Static types the caller declares for fields of its variables, by path: ("device.driver",
+  /// "string"); a segment "*" matches any field name or index ("device.capacity.*.*" ->
+  /// "kubernetes.Quantity"), each field selection or index being one segment. Types in
+  /// Value::type_name's words.
+  using FieldTypes = std::vector<std::pair<std::string, std::string>>;
+  /// result_type with the fields' types known (a field otherwise gives "").
+  std::string result_type(const FieldTypes& fields) const;
+  /// Throws CompileError (construct "type", the comparison's line and column) for the first
+  /// comparison (==, !=, <, <=, >, >=) whose two operands have static types (with `fields`) that
+  /// differ, other than two numeric types: cel-go's checker finds no overload for it, e.g.
+  /// "found no matching overload for '_==_' applied to '(string, int)'" (checker/checker.go). Inside
+  /// a comprehension or cel.bind the fields are unknown (a name there may shadow a variable).
+  void check_comparisons(const FieldTypes& fields) const;
+
   struct Impl;  ///< the syntax tree and limits (src/cel/ast.h)
 
  private:

@@ -872,7 +872,39 @@ const std::string& Program::source() const { return impl_->source; }
 namespace {
 
 // The static type of a node, or "" when it depends on the variables (Program::result_type).
-std::string static_type(const Node& n) {
+// The path of a chain of field selections and indexes on an identifier, "*" for each index
+// ("device.capacity.*.memory"); "" for anything else (Program::FieldTypes).
+std::string field_path(const Node& n) {
+  if (n.kind == NodeKind::kIdent) return n.name;
+  if ((n.kind != NodeKind::kSelect || n.has_test) && n.kind != NodeKind::kIndex) return "";
+  if (n.children.empty()) return "";
+  const std::string p = field_path(*n.children[0]);
+  if (p.empty()) return "";
+  return p + "." + (n.kind == NodeKind::kSelect ? n.name : std::string("*"));
+}
+
+// Whether `path` matches `pattern` segment by segment ("*" in the pattern matches any one segment).
+bool path_matches(std::string_view pattern, std::string_view path) {
+  while (true) {
+    const size_t a = pattern.find('.'), b = path.find('.');
+    const std::string_view p = pattern.substr(0, a), q = path.substr(0, b);
+    if (p != "*" && p != q) return false;
+    if (a == std::string_view::npos || b == std::string_view::npos) return a == b;
+    pattern.remove_prefix(a + 1);
+    path.remove_prefix(b + 1);
+  }
+}
+
+std::string known_type(const Node& n, const Program::FieldTypes& fields) {
+  if (fields.empty()) return "";
+  const std::string path = field_path(n);
+  if (path.empty()) return "";
+  for (const auto& [pattern, type] : fields)
+    if (path_matches(pattern, path)) return type;
+  return "";
+}
+
+std::string static_type(const Node& n, const Program::FieldTypes& fields) {
   switch (n.kind) {
     case NodeKind::kLiteral: return std::string(n.value.type_name());
     case NodeKind::kAnd:
@@ -880,14 +912,15 @@ std::string static_type(const Node& n) {
     case NodeKind::kNot: return "bool";
     case NodeKind::kList: return "list";
     case NodeKind::kMap: return "map";
-    case NodeKind::kSelect: return n.has_test ? "bool" : "";
+    case NodeKind::kSelect: return n.has_test ? "bool" : known_type(n, fields);
     case NodeKind::kIdent:
-    case NodeKind::kIndex:
+    case NodeKind::kIndex: return known_type(n, fields);
     case NodeKind::kNeg: return "";
-    case NodeKind::kBind: return n.children.size() > 1 ? static_type(*n.children[1]) : "";
+    // The bound name may shadow a variable: its body's fields are not known.
+    case NodeKind::kBind: return n.children.size() > 1 ? static_type(*n.children[1], {}) : "";
     case NodeKind::kConditional: {
       if (n.children.size() < 3) return "";
-      const std::string a = static_type(*n.children[1]), b = static_type(*n.children[2]);
+      const std::string a = static_type(*n.children[1], fields), b = static_type(*n.children[2], fields);
       return a == b ? a : "";
     }
     case NodeKind::kComprehension: return n.macro == Macro::kMap || n.macro == Macro::kFilter ? "list" : "bool";
@@ -902,7 +935,7 @@ std::string static_type(const Node& n) {
         case BinaryOp::kIn: return "bool";
         default: {  // arithmetic: the operands' type when both are known and equal
           if (n.children.size() < 2) return "";
-          const std::string a = static_type(*n.children[0]), b = static_type(*n.children[1]);
+          const std::string a = static_type(*n.children[0], fields), b = static_type(*n.children[1], fields);
           return a == b ? a : "";
         }
       }
@@ -942,8 +975,59 @@ std::string static_type(const Node& n) {
   return "";
 }
 
+bool numeric(const std::string& type) { return type == "int" || type == "uint" || type == "double"; }
+
+const char* operator_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kEq: return "_==_";
+    case BinaryOp::kNe: return "_!=_";
+    case BinaryOp::kLt: return "_<_";
+    case BinaryOp::kLe: return "_<=_";
+    case BinaryOp::kGt: return "_>_";
+    case BinaryOp::kGe: return "_>=_";
+    default: return "";
+  }
+}
+
+// The comparison mismatch of Program::check_comparisons in `n`'s subtree with the smallest column
+// (absolute code point position), or nullptr.
+const Node* first_mismatch(const Node& n, const Program::FieldTypes& fields, std::string& message) {
+  const Node* best = nullptr;
+  std::string best_message;
+  if (n.kind == NodeKind::kBinary && *operator_name(n.binary_op) != '\0' && n.children.size() == 2) {
+    const std::string a = static_type(*n.children[0], fields), b = static_type(*n.children[1], fields);
+    if (!a.empty() && !b.empty() && a != b && !(numeric(a) && numeric(b))) {
+      best = &n;
+      best_message = std::string("found no matching overload for '") + operator_name(n.binary_op) + "' applied to '(" + a + ", " + b + ")'";
+    }
+  }
+  for (size_t i = 0; i < n.children.size(); ++i) {
+    // Inside a comprehension or cel.bind the iteration or bound name may shadow a variable.
+    const bool scoped = (n.kind == NodeKind::kComprehension && i > 0) || (n.kind == NodeKind::kBind && i > 0);
+    std::string m;
+    const Node* c = first_mismatch(*n.children[i], scoped ? Program::FieldTypes{} : fields, m);
+    if (c != nullptr && (best == nullptr || c->column < best->column)) {
+      best = c;
+      best_message = std::move(m);
+    }
+  }
+  message = std::move(best_message);
+  return best;
+}
+
 }  // namespace
 
-std::string Program::result_type() const { return impl_->root ? static_type(*impl_->root) : std::string(); }
+std::string Program::result_type() const { return result_type({}); }
+
+std::string Program::result_type(const FieldTypes& fields) const { return impl_->root ? static_type(*impl_->root, fields) : std::string(); }
+
+void Program::check_comparisons(const FieldTypes& fields) const {
+  if (!impl_->root || fields.empty()) return;
+  std::string message;
+  if (const Node* n = first_mismatch(*impl_->root, fields, message); n != nullptr) {
+    const auto [line, column] = locate(impl_->source, n->column);
+    throw CompileError(column, "type", message, line);
+  }
+}
 
 }  // namespace gpufleet::cel

@@ -145,6 +145,7 @@ int run_serve_command(const ServeCommandOptions& o) {
   }
   hooks.metrics = [&cache, &metrics, &stats, &binder, &watcher] {
     return live::render_cluster_metrics(*cache.snapshot(), metrics) + live::render_cache_metrics(cache.counters()) + stats.render() +
+           live::extender_dra_pods_passed().render() +
            (binder ? binder->render_metrics() : "") +
            (watcher ? watcher->render_metrics() : "");
   };

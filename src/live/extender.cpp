@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "live/request_stats.h"
 #include "sched/fit_error.h"
 #include "sched/framework/filter_cycle.h"
 #include "sched/framework/status.h"
@@ -72,6 +73,7 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
   if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler's DynamicResources decides
     answer.passed = node_names;
     answer.note = "pod has spec.resourceClaims: left to kube-scheduler's DynamicResources plugin, every node passed";
+    extender_dra_pods_passed().add(DraPassCounts::Verb::kFilter);
     return answer;
   }
   Decision d(snapshot, pod);
@@ -113,6 +115,7 @@ std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& 
   scores.reserve(node_names.size());
   if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler ranks, gpufleet stays neutral
     for (const std::string& name : node_names) scores.push_back({name, 0});
+    extender_dra_pods_passed().add(DraPassCounts::Verb::kPrioritize);
     return scores;
   }
   Decision d(snapshot, pod);
@@ -138,6 +141,10 @@ std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& 
 
 std::map<std::string, NodeVictims> extender_preempt(const Snapshot& snapshot, const Pod& pod,
                                                     const std::map<std::string, NodeVictims>& candidates) {
+  if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler's victims stand
+    extender_dra_pods_passed().add(DraPassCounts::Verb::kPreempt);
+    return candidates;
+  }
   std::map<std::string, NodeVictims> accepted;
   Decision d(snapshot, pod);
   ClusterState& state = d.state();
@@ -203,6 +210,11 @@ DeviceChoice choose_devices(const Snapshot& snapshot, const Pod& pod, const std:
   const std::optional<NodeId> n = d.node(node);
   if (!n) {
     choice.error = fmt::format("node {} is not in gpufleet's cache", node);
+    return choice;
+  }
+  if (!pod.resource_claims.empty()) {  // Dynamic Resource Allocation: kube-scheduler allocated the claims
+    extender_dra_pods_passed().add(DraPassCounts::Verb::kBind);
+    choice.devices = DeviceAssignment{};
     return choice;
   }
   sched::Scheduler& scheduler = d.scheduler();

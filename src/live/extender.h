@@ -72,13 +72,18 @@ struct NodeVictims {
 /// device model there (a whole free GPU, MIG device or replica, as in Filter), and then gives back
 /// as many victims as it can, highest priority first (kube selectVictimsOnNode's reprieve), keeping
 /// the rest. Victims the snapshot does not know (by UID) make that node's answer unknown: the node is
-/// dropped. Returns the accepted nodes with their victims.
+/// dropped. Returns the accepted nodes with their victims. A pod with spec.resourceClaims gets the
+/// candidates back unchanged (kube-scheduler's DynamicResources plugin judged them).
 std::map<std::string, NodeVictims> extender_preempt(const Snapshot& snapshot, const Pod& pod,
                                                     const std::map<std::string, NodeVictims>& candidates);
 
 /// Bind, the device choice: the devices the pod takes on `node` (the scheduler's choice there, as
 /// `place` would make it), or an error message when the pod does not fit there or the node is
-/// unknown.
+/// unknown. A pod with spec.resourceClaims on a known node gets no device-plugin devices ({}):
+/// kube-scheduler's DynamicResources plugin allocated its claims before binding.
+///
+/// Each verb counts the pods with spec.resourceClaims it left to kube-scheduler in
+/// extender_dra_pods_passed() (live/request_stats.h), served on /metrics.
 struct DeviceChoice {
   std::optional<DeviceAssignment> devices;
   std::string error;

@@ -69,4 +69,19 @@ std::string RequestStats::render() const {
   return w.take();
 }
 
+std::string DraPassCounts::render() const {
+  PrometheusTextWriter w;
+  w.family("gpufleet_extender_dra_pods_passed_total", "counter",
+           "Pods with spec.resourceClaims that gpufleet left to kube-scheduler's DynamicResources plugin, by extender verb.");
+  static constexpr std::array<std::pair<const char*, Verb>, 4> kVerbs = {
+      {{"bind", Verb::kBind}, {"filter", Verb::kFilter}, {"preempt", Verb::kPreempt}, {"prioritize", Verb::kPrioritize}}};
+  for (const auto& [name, verb] : kVerbs) w.sample("gpufleet_extender_dra_pods_passed_total", {{"verb", name}}, static_cast<double>(count(verb)));
+  return w.take();
+}
+
+DraPassCounts& extender_dra_pods_passed() {
+  static DraPassCounts counts;
+  return counts;
+}
+
 }  // namespace gpufleet::live

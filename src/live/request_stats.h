@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -62,5 +63,27 @@ class RequestStats {
   mutable std::mutex mutex_;
   std::map<std::string, Verb, std::less<>> verbs_;
 };
+
+/// Pods with spec.resourceClaims (Dynamic Resource Allocation) that the extender's verbs left to
+/// kube-scheduler's own DynamicResources plugin (live/extender.h), per verb:
+///
+///   gpufleet_extender_dra_pods_passed_total{verb}   counter; verb filter, prioritize, preempt, bind
+///
+/// All four verbs are written from the first scrape on, at 0. Thread-safe (atomics, no lock).
+class DraPassCounts {
+ public:
+  enum class Verb : uint8_t { kFilter, kPrioritize, kPreempt, kBind };
+  void add(Verb verb) { counts_[static_cast<size_t>(verb)].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t count(Verb verb) const { return counts_[static_cast<size_t>(verb)].load(std::memory_order_relaxed); }
+  /// The family in the text format, verbs in ascending order.
+  std::string render() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, 4> counts_{};
+};
+
+/// The process's counts: the extender's verbs are free functions the server calls (server/
+/// http_server.h), so the counter is one per process, as a Prometheus client's default registry is.
+DraPassCounts& extender_dra_pods_passed();
 
 }  // namespace gpufleet::live

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "model/compute_domain.h"
 #include "model/quantity.h"
 #include "model/scheduling_constraints.h"
 
@@ -219,7 +220,10 @@ struct DraCatalog {
   std::map<std::string, DeviceClass> classes;             ///< by name
   std::map<std::string, ResourceClaim> claims;            ///< by "namespace/name"
   std::map<std::string, ResourceClaimTemplate> templates; ///< by "namespace/name"
-  bool empty() const { return slices.empty() && classes.empty() && claims.empty() && templates.empty(); }
+  /// NVIDIA's ComputeDomains (model/compute_domain.h), in input order; their channel templates are
+  /// in `templates` (the reader adds the controller's when the input does not hold it).
+  std::vector<ComputeDomain> compute_domains;
+  bool empty() const { return slices.empty() && classes.empty() && claims.empty() && templates.empty() && compute_domains.empty(); }
 };
 
 /// "driver/pool/device", upstream's DeviceID.String().

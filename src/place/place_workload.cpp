@@ -183,6 +183,7 @@ void Placer::place_gangs(const std::vector<std::vector<Pod>>& group_members) {
     result_.placements.push_back(Placement{pod_key(gp.pod), state_.node(gp.node).name, gp.gpus,
                                            gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
                                            mps_share(gp.pod, state_.node(gp.node)), gpu_memory_info(gp.pod, state_.node(gp.node))});
+    result_.placements.back().claims = gp.claims;
     removed_.push_back(false);
   }
   for (const GangPod& gp : queued_.placed) gang_of_pod_[pod_key(gp.pod)] = gp.gang;

@@ -60,6 +60,17 @@ sched::GangRequest gang_of(const queue::KueueObjects& kueue, const queue::Worklo
   return g;
 }
 
+// A gang whose pods join a ComputeDomain stays in one NVLink domain (sched/gang_placement.h
+// confine_to_one_clique).
+void confine_compute_domains(sched::GangRequest& g, const ClusterState& state) {
+  const std::vector<std::string> domains = sched::gang_compute_domains(g, state.dra_catalog());
+  if (domains.empty()) return;
+  std::string names;
+  for (const std::string& d : domains) names += (names.empty() ? "" : ", ") + d;
+  sched::confine_to_one_clique(g, fmt::format("ComputeDomain{} {} need{} one NVLink domain", domains.size() > 1 ? "s" : "", names,
+                                              domains.size() > 1 ? "" : "s"));
+}
+
 void record_gang(QueuedOutcome& out, const std::string& key, const sched::GangRequest& g, const sched::GangPlacement& placed) {
   for (size_t i = 0; i < g.pods.size(); ++i) {
     if (placed.nodes[i] == sched::kNoNode) continue;
@@ -76,6 +87,7 @@ void record_gang(QueuedOutcome& out, const std::string& key, const sched::GangRe
     gp.gpus = std::move(gpus);
     for (const MigDevice& m : d.mig)
       if (gp.mig.find(m.profile) == std::string::npos) gp.mig += (gp.mig.empty() ? "" : ",") + m.profile;
+    gp.claims = d.claims;
     out.placed.push_back(std::move(gp));
   }
 }
@@ -87,6 +99,7 @@ class CommitCheck final : public queue::PlacementCheck {
       : state_(state), scheduler_(scheduler), rng_(rng), kueue_(kueue) {}
   std::optional<std::string> check(queue::WorkloadId id, const queue::Workload& w, const queue::Admission& admission) override {
     sched::GangRequest g = gang_of(kueue_, w, admission);
+    confine_compute_domains(g, state_);
     sched::GangPlacement p = sched::place_gang(scheduler_, state_, rng_, g);
     if (!p.placed) return fmt::format("the cluster cannot hold the pods now: {}", p.reason);
     placed_[id] = {std::move(g), std::move(p)};
@@ -121,7 +134,8 @@ QueuedOutcome place_queued(ClusterState& state, sched::Scheduler& scheduler, GoR
         record_gang(out, w.key(), g, p);
         continue;
       }
-      const sched::GangRequest g = gang_of(kueue, w, *kueue_scheduler.admission(e.workload));
+      sched::GangRequest g = gang_of(kueue, w, *kueue_scheduler.admission(e.workload));
+      confine_compute_domains(g, state);
       const sched::GangPlacement p = sched::place_gang(scheduler, state, rng, g);
       if (p.placed) {
         record_gang(out, w.key(), g, p);
@@ -163,6 +177,7 @@ QueuedOutcome place_queued(ClusterState& state, sched::Scheduler& scheduler, GoR
     request.name = group.name;
     request.pods = group_members[g];
     request.min_member = group.min_member;
+    confine_compute_domains(request, state);
     const sched::GangPlacement p = sched::place_gang(scheduler, state, rng, request);
     if (p.placed) {
       record_gang(out, key, request, p);

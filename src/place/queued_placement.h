@@ -14,6 +14,10 @@
 //  2. Pod groups, by priority then input order: place_gang (sched/gang_placement.h) with the
 //     group's minMember; a group with fewer members than minMember is pending with coscheduling's
 //     PreFilter message.
+// A workload or group whose pods join an NVIDIA ComputeDomain (model/compute_domain.h) is confined to
+// one NVLink domain, the level nvidia.com/gpu.clique required (sched/gang_placement.h
+// confine_to_one_clique); when no clique holds it, it is pending with "no domain of
+// nvidia.com/gpu.clique can hold <n> pods (ComputeDomain <ns>/<name> needs one NVLink domain): ...".
 // Every workload and group that is not placed is pending with the reason; Kueue's decisions are
 // listed as admission records.
 #pragma once
@@ -44,6 +48,7 @@ struct GangPod {
   NodeId node = 0;
   std::vector<int32_t> gpus;  ///< distinct GPU indices
   std::string mig;            ///< MIG profiles, "" without
+  std::vector<DraClaimAllocation> claims;  ///< its ResourceClaims' allocations (model/dra.h), empty without
 };
 
 /// What this step decided.

@@ -130,6 +130,32 @@ Coscheduling& coscheduling_of(Scheduler& scheduler) {
 
 }  // namespace
 
+void confine_to_one_clique(GangRequest& request, std::string why) {
+  std::vector<std::string>& labels = request.levels.labels;
+  const bool had_level = request.topology.mode != GangTopology::Mode::kNone;
+  const std::string own = had_level ? labels.at(static_cast<size_t>(request.topology.level)) : std::string();
+  auto clique = std::find(labels.begin(), labels.end(), kGpuCliqueLabel);
+  if (clique == labels.end()) {
+    const bool host_last = !labels.empty() && labels.back() == kHostnameLabel;
+    clique = labels.insert(host_last ? labels.end() - 1 : labels.end(), std::string(kGpuCliqueLabel));
+  }
+  const auto clique_level = static_cast<int32_t>(clique - labels.begin());
+  if (had_level) request.topology.level = static_cast<int32_t>(std::find(labels.begin(), labels.end(), own) - labels.begin());
+  if (request.topology.mode == GangTopology::Mode::kRequired && request.topology.level >= clique_level) return;
+  request.topology = {GangTopology::Mode::kRequired, clique_level};
+  request.topology_reason = std::move(why);
+}
+
+std::vector<std::string> gang_compute_domains(const GangRequest& request, const DraCatalog* catalog) {
+  std::vector<std::string> out;
+  if (catalog == nullptr || catalog->compute_domains.empty()) return out;
+  for (const Pod& p : request.pods)
+    for (std::string& key : compute_domains_of(p, catalog->compute_domains)) out.push_back(std::move(key));
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::vector<int32_t> topology_spans(const ClusterState& state, const TopologyLevels& levels, const std::vector<NodeId>& nodes) {
   std::vector<int32_t> out;
   for (const std::string& label : levels.labels) {
@@ -226,7 +252,8 @@ GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng,
     out.spans = topology_spans(state, request.levels, out.nodes);
     if (request.topology.mode == GangTopology::Mode::kRequired) {
       const std::string& label = request.levels.labels[static_cast<size_t>(request.topology.level)];
-      out.reason = fmt::format("no domain of {} can hold {} pods: none of its {} domains fits them{}", label, need,
+      out.reason = fmt::format("no domain of {} can hold {} pods{}: none of its {} domains fits them{}", label, need,
+                               request.topology_reason.empty() ? "" : " (" + request.topology_reason + ")",
                                rank_domains(state, label, 0).size(),
                                first_failure.empty() ? "" : "; first failure: " + first_failure);
     } else {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "model/cluster_state.h"
+#include "model/compute_domain.h"
 #include "model/pod.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
@@ -56,6 +57,8 @@ struct GangRequest {
                                 ///< placed when they fit and left out otherwise
   TopologyLevels levels;        ///< may be empty when topology.mode is kNone
   GangTopology topology;
+  /// Why the gang is confined (confine_to_one_clique), for the pending message; empty = the request's own.
+  std::string topology_reason;
 };
 
 struct GangOptions {
@@ -91,6 +94,17 @@ struct GangPlacement {
 /// namespaces or labelled with another group; std::logic_error when pods already wait at Permit.
 GangPlacement place_gang(Scheduler& scheduler, ClusterState& state, GoRand& rng, const GangRequest& request,
                          const GangOptions& options = {});
+
+/// Confines `request` to one NVLink domain (a ComputeDomain's workers: model/compute_domain.h), `why`
+/// naming the cause for the pending message (GangRequest::topology_reason): the level
+/// kGpuCliqueLabel, added to request.levels when absent (before kubernetes.io/hostname when the levels
+/// end with it, else last), becomes the required level, unless the gang already requires it or a
+/// finer level (one after it). A coarser required or preferred level is replaced: one clique (an
+/// NVL72 rack) lies within one rack, block or zone.
+void confine_to_one_clique(GangRequest& request, std::string why);
+
+/// The ComputeDomains (keys, sorted) the gang's pods join, per `catalog` (nullptr: none).
+std::vector<std::string> gang_compute_domains(const GangRequest& request, const DraCatalog* catalog);
 
 /// Per level, the distinct domains the nodes span (see GangPlacement::spans). kNoNode entries are
 /// skipped.

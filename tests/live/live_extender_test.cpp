@@ -15,6 +15,7 @@
 #include "live/cluster_cache.h"
 #include "util/input_error.h"
 #include "live/extender.h"
+#include "live/request_stats.h"
 #include "place/place_workload.h"
 
 namespace gpufleet::live {
@@ -152,6 +153,55 @@ TEST(LiveExtender, DraPodPassesEveryNodeWithANote) {
   EXPECT_EQ(scores[0].score, 0);
   EXPECT_EQ(scores[1].host, "b");
   EXPECT_EQ(scores[1].score, 0);
+}
+
+// Preempt and bind do not decide for a DRA pod either: kube-scheduler's victims come back unchanged
+// (even a UID the cache does not know, which drops the node for other pods), and bind takes no
+// device-plugin devices (no annotations). Each verb counts the pod in
+// gpufleet_extender_dra_pods_passed_total (process-wide: the deltas are checked).
+TEST(LiveExtender, DraPodIsCountedPerVerbAndNeverDecided) {
+  ClusterCache cache(CacheOptions{});
+  cache.replace_all(cluster_list(), "test");
+  const auto s = cache.snapshot();
+  Pod pod = find(*s, "default/q");
+  pod.resource_claims.push_back({"gpu", "", "gpu-template"});
+  DraPassCounts& counts = extender_dra_pods_passed();
+  using V = DraPassCounts::Verb;
+  const uint64_t filter0 = counts.count(V::kFilter), prioritize0 = counts.count(V::kPrioritize);
+  const uint64_t preempt0 = counts.count(V::kPreempt), bind0 = counts.count(V::kBind);
+  extender_filter(*s, pod, {"a"});
+  extender_filter(*s, pod, {"b"});
+  extender_filter(*s, find(*s, "default/q"), {"a"});  // no claims: not counted
+  extender_prioritize(*s, pod, {"a", "b"});
+  const std::map<std::string, NodeVictims> candidates = {{"b", {{"uid-p2", "uid-unknown"}, 1}}};
+  const std::map<std::string, NodeVictims> kept = extender_preempt(*s, pod, candidates);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept.at("b").pod_uids, (std::vector<std::string>{"uid-p2", "uid-unknown"}));
+  EXPECT_EQ(kept.at("b").num_pdb_violations, 1);
+  EXPECT_TRUE(extender_preempt(*s, find(*s, "default/q"), candidates).empty());  // without claims: b dropped
+  const DeviceChoice bound = choose_devices(*s, pod, "c");  // tainted: kube-scheduler judged it
+  ASSERT_TRUE(bound.devices.has_value()) << bound.error;
+  EXPECT_EQ(*bound.devices, DeviceAssignment{});
+  EXPECT_EQ(choose_devices(*s, pod, "x").error, "node x is not in gpufleet's cache");
+  EXPECT_EQ(counts.count(V::kFilter) - filter0, 2u);
+  EXPECT_EQ(counts.count(V::kPrioritize) - prioritize0, 1u);
+  EXPECT_EQ(counts.count(V::kPreempt) - preempt0, 1u);
+  EXPECT_EQ(counts.count(V::kBind) - bind0, 1u);
+}
+
+TEST(LiveExtender, DraPassCountsRenderEveryVerb) {
+  DraPassCounts counts;
+  counts.add(DraPassCounts::Verb::kFilter);
+  counts.add(DraPassCounts::Verb::kFilter);
+  counts.add(DraPassCounts::Verb::kBind);
+  EXPECT_EQ(counts.render(),
+            "# HELP gpufleet_extender_dra_pods_passed_total Pods with spec.resourceClaims that gpufleet left to kube-scheduler's "
+            "DynamicResources plugin, by extender verb.\n"
+            "# TYPE gpufleet_extender_dra_pods_passed_total counter\n"
+            "gpufleet_extender_dra_pods_passed_total{verb=\"bind\"} 1\n"
+            "gpufleet_extender_dra_pods_passed_total{verb=\"filter\"} 2\n"
+            "gpufleet_extender_dra_pods_passed_total{verb=\"preempt\"} 0\n"
+            "gpufleet_extender_dra_pods_passed_total{verb=\"prioritize\"} 0\n");
 }
 
 TEST(LiveExtender, FilterSaysWhyPerNode) {

@@ -35,7 +35,9 @@ std::string render(const std::string& cluster, const std::string& prices) {
   stats.observe("filter", 200, 0.0012);
   stats.observe("filter", 400, 0.00005);
   stats.observe("bind", 200, 0.003);
-  return live::render_cluster_metrics(*snapshot, options) + stats.render();
+  live::DraPassCounts dra;
+  dra.add(live::DraPassCounts::Verb::kFilter);
+  return live::render_cluster_metrics(*snapshot, options) + stats.render() + dra.render();
 }
 
 }  // namespace

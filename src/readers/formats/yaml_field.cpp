@@ -64,6 +64,11 @@ Field::Field(const YamlNode& node, std::string path, const Source& src)
 
 void Field::fail(const std::string& message) const { src_->fail(mark_, path_, message); }
 
+void Field::fail_in_text(int line, int column, const std::string& message) const {
+  if (node_ == nullptr || node_->content.is_null() || line < 1 || column < 1) fail(message);
+  src_->fail(YamlMark{node_->content.line + line - 1, node_->content.column + column - 1}, path_, message);
+}
+
 void fail_referenced(const Field& f, const InputError& error) { f.fail(error.what()); }
 
 void Field::require_map() const {

@@ -112,6 +112,9 @@ class Field {
   std::pair<int, int> position() const { return src_->position(mark_); }
 
   [[noreturn]] void fail(const std::string& message) const;
+  /// Fails at 1-based `line` and `column` (characters) of this scalar's text when the scalar is a
+  /// literal block whose lines the YAML reader located (YamlNode::content), else as fail().
+  [[noreturn]] void fail_in_text(int line, int column, const std::string& message) const;
 
   /// Fails unless a mapping is present.
   void require_map() const;

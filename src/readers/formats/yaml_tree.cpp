@@ -77,6 +77,34 @@ struct Frame {
   std::optional<YamlNode> key;
 };
 
+// YamlNode::content of a literal block scalar with `value` whose event is `e`, in `text`.
+YamlMark literal_content(std::string_view text, const yaml_event_t& e, std::string_view value) {
+  if (e.data.scalar.style != YAML_LITERAL_SCALAR_STYLE) return {};
+  size_t at = text.find('\n', e.start_mark.index);  // the end of the header line (`key: |`)
+  if (at == std::string_view::npos) return {};
+  ++at;
+  std::vector<std::string_view> lines;  // the value's lines, a final line break ending the last
+  for (size_t from = 0; from < value.size();) {
+    const size_t end = value.find('\n', from);
+    lines.push_back(value.substr(from, end == std::string_view::npos ? std::string_view::npos : end - from));
+    if (end == std::string_view::npos) break;
+    from = end + 1;
+  }
+  int indent = -1;
+  for (const std::string_view line : lines) {
+    if (at > text.size()) return {};
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view source = text.substr(at, end - at);
+    if (!line.empty()) {
+      if (indent < 0) indent = static_cast<int>(source.find_first_not_of(' '));
+      if (indent < 0 || source.size() < static_cast<size_t>(indent) || source.substr(static_cast<size_t>(indent)) != line) return {};
+    }
+    at = end + 1;
+  }
+  if (indent < 0) return {};
+  return mark_at(static_cast<int>(e.start_mark.line) + 1, indent);
+}
+
 }  // namespace
 
 std::vector<YamlNode> parse_yaml_stream(std::string_view text, const Source& src, const std::string& path,
@@ -146,6 +174,7 @@ std::vector<YamlNode> parse_yaml_stream(std::string_view text, const Source& src
         if (!is_null_scalar(e)) {
           n.type = YamlType::kScalar;
           n.scalar.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+          n.content = literal_content(text, e, n.scalar);
         }
         attach(std::move(n));
         break;

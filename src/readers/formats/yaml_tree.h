@@ -49,6 +49,10 @@ struct YamlNode {
   YamlType type = YamlType::kNull;
   YamlMark mark;
   std::string scalar;                                  ///< kScalar: its text; empty otherwise
+  /// kScalar written as a literal block (`|`): where its text's first line starts (line k of the
+  /// text is line content.line + k of the source, at column content.column), when every line of the
+  /// text was found there; null otherwise (other styles, or lines not found as written).
+  YamlMark content;
   std::vector<YamlNode> items;                         ///< kSequence: its items
   std::vector<YamlEntry> entries;                      ///< kMapping: (key, value) in document order
 

@@ -64,8 +64,12 @@ class CelMatcher final : public DeviceMatcher {
 
 std::shared_ptr<const DeviceMatcher> compile_device_selector(const std::string& expression) {
   cel::Program program = cel::Program::compile(expression, {"device"});
-  // kube's DRA compile (dynamic-resource-allocation/cel/compile.go) refuses a result that is not a bool.
-  if (const std::string type = program.result_type(); !type.empty() && type != "bool")
+  // kube's DRA compile (dynamic-resource-allocation/cel/compile.go) declares `device` with typed
+  // fields (driver a string, capacity a map of maps of quantities; attributes are dyn) and type-checks
+  // the expression: a comparison of mismatched types, or a result that is not a bool, is refused.
+  static const cel::Program::FieldTypes kDeviceFields = {{"device.driver", "string"}, {"device.capacity.*.*", "kubernetes.Quantity"}};
+  program.check_comparisons(kDeviceFields);
+  if (const std::string type = program.result_type(kDeviceFields); !type.empty() && type != "bool")
     throw cel::CompileError(0, "result type", "must evaluate to bool, got " + type, 0);
   return std::make_shared<CelMatcher>(std::move(program));
 }

@@ -16,8 +16,9 @@
 namespace gpufleet::io {
 
 /// Compiles a selector's expression with the single variable `device`. Throws cel::CompileError
-/// (src/cel/cel.h) for a syntax error, a construct gpufleet does not evaluate, or a result that is
-/// never a bool (construct "result type", as kube refuses such a selector).
+/// (src/cel/cel.h) for a syntax error, a construct gpufleet does not evaluate, a comparison of
+/// mismatched types (construct "type"; device.driver is a string, device.capacity[d][n] a quantity),
+/// or a result that is never a bool (construct "result type"), as kube's type check refuses them.
 std::shared_ptr<const DeviceMatcher> compile_device_selector(const std::string& expression);
 
 }  // namespace gpufleet::io

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "cel/cel.h"
@@ -48,15 +50,20 @@ std::vector<DeviceSelector> selectors(const Val& list) {
       sel.matcher = compile_device_selector(sel.expression);
     } catch (const cel::CompileError& e) {
       // Where in the expression: "column C" on a one-line expression, "line L, column C" within a
-      // multi-line one (a YAML block scalar: the error's file position is the block's).
+      // multi-line one. The error is at the field, except in a literal block scalar (`|`) whose lines
+      // the YAML reader located: there it is at the construct's own line and column in the file.
+      const bool multi_line = sel.expression.find('\n') != std::string::npos;
       const std::string at = e.line() == 0 && e.column() == 0 ? "in the expression"
-                             : sel.expression.find('\n') == std::string::npos
-                                 ? fmt::format("at column {} of the expression", e.column())
-                                 : fmt::format("at line {}, column {} of the expression", e.line(), e.column());
-      if (e.construct() == "result type") expr.fail(fmt::format("CEL selector {}", e.message()));
-      if (e.construct() == "syntax") expr.fail(fmt::format("CEL syntax error {}: {}", at, e.message()));
-      if (e.construct().rfind("limit ", 0) == 0) expr.fail(fmt::format("CEL expression over its {} {}: {}", e.construct().substr(6), at, e.message()));
-      expr.fail(fmt::format("CEL {} not supported {}: {}", e.construct(), at, e.message()));
+                             : !multi_line ? fmt::format("at column {} of the expression", e.column())
+                                           : fmt::format("at line {}, column {} of the expression", e.line(), e.column());
+      std::string message;
+      if (e.construct() == "result type") message = fmt::format("CEL selector {}", e.message());
+      else if (e.construct() == "type") message = fmt::format("CEL type error {}: {}", at, e.message());
+      else if (e.construct() == "syntax") message = fmt::format("CEL syntax error {}: {}", at, e.message());
+      else if (e.construct().rfind("limit ", 0) == 0) message = fmt::format("CEL expression over its {} {}: {}", e.construct().substr(6), at, e.message());
+      else message = fmt::format("CEL {} not supported {}: {}", e.construct(), at, e.message());
+      if (multi_line && e.line() > 0 && e.column() > 0) expr.fail_in_text(e.line(), e.column(), message);
+      expr.fail(message);
     }
     out.push_back(std::move(sel));
   }
@@ -124,7 +131,29 @@ std::vector<DraCounterConsumption> consumes_counters(const Val& list) {
   return out;
 }
 
-DraDevice device(const Val& d, Api api, const Warn& warn) {
+std::string where(const Val& v) {
+  const auto [line, column] = v.position();
+  return fmt::format("{}:{}:{}: field '{}'", v.source().file, line, column, v.path());
+}
+
+// The consumesCounters entries of `body` (a device's fields) as references of device `name` in slice
+// `slice` (see DraCounterReference).
+void collect_references(const Val& body, const std::string& name, size_t slice, std::vector<DraCounterReference>* references) {
+  if (references == nullptr) return;
+  const Val list = body["consumesCounters"];
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val c = list.at(i);
+    DraCounterReference r;
+    r.slice = slice;
+    r.device = name;
+    r.counter_set = c["counterSet"].str();
+    r.where = where(c["counterSet"]);
+    c["counters"].each_entry([&](const std::string& counter, const Val& q) { r.counters.emplace_back(counter, where(q)); });
+    references->push_back(std::move(r));
+  }
+}
+
+DraDevice device(const Val& d, Api api, const Warn& warn, size_t slice, std::vector<DraCounterReference>* references) {
   DraDevice out;
   out.name = d["name"].required_str();
   Val body = d;
@@ -143,6 +172,7 @@ DraDevice device(const Val& d, Api api, const Warn& warn) {
   body["attributes"].each_entry([&](const std::string& name, const Val& a) { out.attributes[name] = attribute(a); });
   out.capacity = quantities(body["capacity"], true, &warn);
   out.consumes_counters = consumes_counters(body["consumesCounters"]);
+  collect_references(body, out.name, slice, references);
   for (const char* k : {"nodeName", "nodeSelector", "allNodes"})
     if (body[k].present()) body[k].fail("per-device node selection is not modelled (set nodeName, nodeSelector or allNodes on the slice)");
   if (body["taints"].size() > 0) warn("device taints", body["taints"], "the device is allocated as if untainted");
@@ -153,7 +183,7 @@ DraDevice device(const Val& d, Api api, const Warn& warn) {
   return out;
 }
 
-void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn) {
+void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn, std::vector<DraCounterReference>* references) {
   v.only_keys({"apiVersion", "kind", "metadata", "spec"});
   ResourceSlice s;
   s.name = v["metadata"]["name"].required_str();
@@ -189,7 +219,7 @@ void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
     devices.fail(fmt::format("{} devices, more than the {} a ResourceSlice may hold", devices.size(), kDraMaxDevicesPerSlice));
   std::set<std::string> names;
   for (size_t i = 0, n = devices.size(); i < n; ++i) {
-    s.devices.push_back(device(devices.at(i), api, warn));
+    s.devices.push_back(device(devices.at(i), api, warn, catalog.slices.size(), references));
     if (!names.insert(s.devices.back().name).second)
       devices.at(i)["name"].fail(fmt::format("duplicate device name '{}' in the slice", s.devices.back().name));
   }
@@ -201,8 +231,8 @@ void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
     cs.counters = quantities(c["counters"], true, nullptr);
     s.shared_counters.push_back(std::move(cs));
   }
-  // Each consumesCounters entry must name a counter set of this slice's pool (API validation checks
-  // the slice itself; a counter set in another slice of the pool is accepted here).
+  // Each consumesCounters entry should name a counter set of this slice's pool, which may be defined
+  // in another of its slices: check_counter_references checks them once all are read.
   catalog.slices.push_back(std::move(s));
 }
 
@@ -365,13 +395,47 @@ void resource_claim_template(const Val& v, Api api, DraCatalog& catalog, const W
 
 }  // namespace
 
+std::vector<std::string> check_counter_references(const DraCatalog& catalog, const std::vector<DraCounterReference>& references) {
+  std::vector<std::string> out;
+  if (references.empty()) return out;
+  std::map<std::pair<std::string, std::string>, int64_t> newest;  // (driver, pool) -> generation
+  for (const ResourceSlice& s : catalog.slices) {
+    auto [it, first] = newest.try_emplace({s.driver, s.pool}, s.generation);
+    if (!first) it->second = std::max(it->second, s.generation);
+  }
+  for (const DraCounterReference& r : references) {
+    const ResourceSlice& slice = catalog.slices.at(r.slice);
+    if (slice.generation < newest.at({slice.driver, slice.pool})) continue;
+    const DraCounterSet* set = nullptr;
+    for (const ResourceSlice& s : catalog.slices) {
+      if (s.driver != slice.driver || s.pool != slice.pool || s.generation != slice.generation) continue;
+      for (const DraCounterSet& cs : s.shared_counters)
+        if (cs.name == r.counter_set) set = &cs;
+    }
+    const std::string pool = slice.driver + "/" + slice.pool;
+    if (set == nullptr) {
+      out.push_back(fmt::format("{}: counter set '{}' of device {} is defined in no ResourceSlice of pool {} (generation {}): the API server "
+                                "accepts the slice; gpufleet never allocates the device",
+                                r.where, r.counter_set, r.device, pool, slice.generation));
+      continue;
+    }
+    for (const auto& [counter, at] : r.counters)
+      if (set->counters.count(counter) == 0)
+        out.push_back(fmt::format("{}: counter '{}' of device {} is not in counter set '{}' of pool {}: the API server accepts the slice; "
+                                  "gpufleet never allocates the device",
+                                  at, counter, r.device, r.counter_set, pool));
+  }
+  return out;
+}
+
 bool is_dra_kind(const std::string& kind) {
   return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" || kind == "ResourceClaimTemplate";
 }
 
-void read_dra_object(const Val& object, const std::string& kind, DraCatalog& catalog, const Warn& warn) {
+void read_dra_object(const Val& object, const std::string& kind, DraCatalog& catalog, const Warn& warn,
+                     std::vector<DraCounterReference>* references) {
   const Api api = api_of(object, kind);
-  if (kind == "ResourceSlice") return resource_slice(object, api, catalog, warn);
+  if (kind == "ResourceSlice") return resource_slice(object, api, catalog, warn, references);
   if (kind == "DeviceClass") return device_class(object, catalog, warn);
   if (kind == "ResourceClaim") return resource_claim(object, api, catalog, warn);
   return resource_claim_template(object, api, catalog, warn);

@@ -34,14 +34,35 @@ namespace detail {
 class Field;
 }
 
+/// A device's consumesCounters entry as read (read_dra_object collects them; check_counter_references
+/// checks them once every slice is read: a pool's counter sets may sit in another of its slices).
+struct DraCounterReference {
+  size_t slice = 0;         ///< index in DraCatalog::slices
+  std::string device;
+  std::string counter_set;
+  std::string where;        ///< "file:line:column: field 'path'" of the entry's counterSet
+  std::vector<std::pair<std::string, std::string>> counters;  ///< (counter name, where its entry is)
+};
+
+/// The references to a counter set, or to a counter of a set, that no slice of the device's pool at
+/// the pool's newest generation defines: one warning line each, "<where>: counter set 'gpu-0' is
+/// defined in no ResourceSlice of pool <driver>/<pool> ..." (or "counter 'memory' is not in counter
+/// set ..."). A warning, not an error: the API server validates each slice alone and accepts it
+/// (kubernetes pkg/apis/resource/validation/validation.go validateDeviceCounterConsumption checks the
+/// names' syntax only). gpufleet's allocator never allocates such a device (sched/plugins/
+/// dra_allocator.h). References from slices of an older generation are ignored, as their devices are.
+std::vector<std::string> check_counter_references(const DraCatalog& catalog, const std::vector<DraCounterReference>& references);
+
 /// Whether `kind` is one of the four DRA kinds this reader reads.
 bool is_dra_kind(const std::string& kind);
 
 /// Reads one DRA object of `kind` into `catalog`. `warn(what, at, consequence)` is called for each
 /// field read but not modelled. Throws InputError at the offending field (see above), also for a
 /// second object of the same name (namespace/name for claims and templates).
+/// `references` (may be nullptr) receives the slice's consumesCounters entries (DraCounterReference).
 void read_dra_object(const detail::Field& object, const std::string& kind, DraCatalog& catalog,
-                     const std::function<void(const std::string&, const detail::Field&, const std::string&)>& warn);
+                     const std::function<void(const std::string&, const detail::Field&, const std::string&)>& warn,
+                     std::vector<DraCounterReference>* references = nullptr);
 
 /// Reads a Pod's spec.resourceClaims: each {name, resourceClaimName | resourceClaimTemplateName}.
 /// Throws InputError for a missing or repeated name, or not exactly one of the two references.

@@ -20,6 +20,7 @@
 #include "util/edit_distance.h"
 #include "readers/k8s/k8s_fields.h"
 #include "readers/k8s/kueue_yaml.h"
+#include "readers/k8s/compute_domain_yaml.h"
 #include "readers/k8s/dra_yaml.h"
 #include "readers/k8s/node_resource_topology.h"
 #include "readers/formats/text_file.h"
@@ -567,6 +568,7 @@ class Reader : public detail::K8sTemplateParser {
   std::map<std::string, size_t> features_;  // what -> index in out_.not_modelled
   std::map<std::string, std::pair<int, std::string>> unenforced_;  // quota resource -> (quotas, first location)
   std::vector<NodeResourceTopologySpec> topologies_;  // applied to the nodes in finish()
+  std::vector<DraCounterReference> counter_references_;  // checked in finish()
   std::string_view text_;  // the text being parsed (for embedded literal blocks)
   ObjectLimits limits_;
 };
@@ -617,7 +619,11 @@ void Reader::object(const Val& v, const std::string& default_kind) {
   if (kind == "ConfigMap") return config_map(v);
   if (kind == "NodeResourceTopology") return topologies_.push_back(read_node_resource_topology(v));
   if (is_dra_kind(kind) && v["apiVersion"].str().rfind("resource.k8s.io/", 0) == 0)  // readers/k8s/dra_yaml.h
-    return read_dra_object(v, kind, out_.dra, [this](const std::string& what, const Val& at, const std::string& consequence) {
+    return read_dra_object(
+        v, kind, out_.dra, [this](const std::string& what, const Val& at, const std::string& consequence) { feature(what, at, consequence); },
+        &counter_references_);
+  if (is_compute_domain_object(kind, v["apiVersion"].str()))  // readers/k8s/compute_domain_yaml.h
+    return read_compute_domain(v, out_.dra, [this](const std::string& what, const Val& at, const std::string& consequence) {
       feature(what, at, consequence);
     });
   if (kind == "NodePoolSet" && v["apiVersion"].str().rfind("gpufleet.io/", 0) == 0) {  // readers/k8s/pool_file.h reads it
@@ -1591,6 +1597,8 @@ K8sObjects Reader::finish() {
   for (size_t i = 0; i < out_.pods.size(); ++i) resolve(out_.pods[i], pending_[i]);
   for (size_t i = 0; i < out_.daemon_sets.size(); ++i) resolve(out_.daemon_sets[i].pod, daemon_pending_[i]);
   kueue_.finish(out_);  // after the pods: gang members, queued jobs' priorities
+  add_compute_domain_templates(out_.dra);  // readers/k8s/compute_domain_yaml.h
+  for (std::string& w : check_counter_references(out_.dra, counter_references_)) out_.warnings.push_back(std::move(w));  // dra_yaml.h
 
   for (const auto& [kind, first] : skipped_)
     out_.warnings.push_back(fmt::format("skipped {} {} object(s): {} (first at {})", out_.skipped_kinds[kind], kind,
