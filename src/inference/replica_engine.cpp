@@ -83,9 +83,15 @@ struct ReplicaEngine::Impl {
   }
 
   /// A request's arrival work on the front end from t: it reaches the engine when that is done.
+  /// When that is before the step in progress ends and none is ahead of it, it joins the scheduler's
+  /// waiting queue at once (the next step takes it either way; no event of its own).
   void enter(const Request& request, double t) {
     const double service = frontend.request_s + (request.chat ? frontend.chat_request_s : 0);
     frontend_free_s = std::max(frontend_free_s, t) + service;
+    if (active && entering.empty() && frontend_free_s <= step_end) {
+      scheduler.add_request(request);
+      return;
+    }
     entering.emplace_back(frontend_free_s, request);
   }
 
@@ -268,11 +274,11 @@ std::vector<Request> ReplicaEngine::evict_all(double t) {
 }
 
 int32_t ReplicaEngine::num_requests_running() const { return impl_->scheduler.num_running(); }
-int32_t ReplicaEngine::num_requests_waiting() const { return impl_->scheduler.num_waiting(); }
-double ReplicaEngine::kv_cache_usage() const { return impl_->kv.usage(); }
-int32_t ReplicaEngine::outstanding() const {
-  return num_requests_running() + num_requests_waiting() + static_cast<int32_t>(impl_->entering.size());
+int32_t ReplicaEngine::num_requests_waiting() const {
+  return impl_->scheduler.num_waiting() + static_cast<int32_t>(impl_->entering.size());
 }
+double ReplicaEngine::kv_cache_usage() const { return impl_->kv.usage(); }
+int32_t ReplicaEngine::outstanding() const { return num_requests_running() + num_requests_waiting(); }
 double ReplicaEngine::busy_seconds(double t) const {
   const Impl& m = *impl_;
   double b = m.busy_done;

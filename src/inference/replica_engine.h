@@ -15,8 +15,9 @@
 // request) is done, after all work queued before it; a step's outputs are work too (output_token_s
 // x the step's requests), queued at the step's end, and the client sees the step's tokens (first
 // tokens, finishes) when it is done, latency_s later (RequestOutcome::first_token_frontend_s,
-// frontend_s). The engine never waits for the front end. With arrival work, a request still in the
-// front end is outstanding, not yet waiting; it may be aborted or evicted there.
+// frontend_s). The engine never waits for the front end. A request still in the front end counts
+// as waiting (num_requests_waiting, outstanding: the queue a router sees); it may be aborted or
+// evicted there.
 //
 // Requests: a request whose prompt + output exceeds max_model_len, or that could not fit in the whole
 // KV cache, is refused at add_request (kDropped; vLLM refuses to start when max_model_len does not
@@ -90,7 +91,7 @@ class ReplicaEngine {
   int32_t num_requests_running() const;
   int32_t num_requests_waiting() const;
   double kv_cache_usage() const;      ///< blocks held / num_blocks, 0..1 (vllm:kv_cache_usage_perc)
-  int32_t outstanding() const;        ///< running + waiting + in the front end (the router's load)
+  int32_t outstanding() const;        ///< running + waiting (the router's load)
   /// Seconds spent in steps since construction (busy time; DCGM_FI_DEV_GPU_UTIL integrates it).
   double busy_seconds(double t) const;
   int64_t prefix_cache_queries() const;  ///< prompt tokens looked up (vllm:prefix_cache_queries)
