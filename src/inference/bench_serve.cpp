@@ -206,7 +206,7 @@ template <class D>
 int32_t run_client(const std::vector<Request>& requests, D& dep, const std::vector<RequestOutcome>& outcomes, int32_t max_concurrency) {
   // In flight: sent and not yet back at the client (a request refused at once never counts). A
   // finished request's slot frees when its last token reaches the client: finish_s, the front end's
-  // delay after the engine made it (StepTimeModel::frontend_seconds), not when the engine reports it.
+  // delay after the engine made it (StepTimeModel::frontend), not when the engine reports it.
   size_t sent = 0, returned = 0, reported = 0;
   std::priority_queue<double, std::vector<double>, std::greater<>> unseen;  // finish times still ahead
   int32_t max_in_flight = 0;
@@ -269,9 +269,10 @@ BenchServeResult metrics_with_itl(const std::vector<RequestOutcome>& outcomes, c
     if (o.status != RequestStatus::kFinished || o.output_tokens < 2 || o.replica < 0) continue;
     const std::vector<double>& ends = step_ends[static_cast<size_t>(o.replica)];
     std::vector<int64_t>& take = takers[static_cast<size_t>(o.replica)];
-    // The engine's times: the front end delays the client's view of every token alike (a step end
-    // is matched within 1 ns, as subtracting the delay may not give the engine's time to the bit).
-    const double first_token_s = o.first_token_s - o.frontend_s, finish_s = o.finish_s - o.frontend_s;
+    // The engine's times (the front end delays the client's view of the first and last tokens:
+    // RequestOutcome::first_token_frontend_s, frontend_s); a step end is matched within 1 ns, as
+    // subtracting the delay may not give the engine's time to the bit.
+    const double first_token_s = o.first_token_s - o.first_token_frontend_s, finish_s = o.finish_s - o.frontend_s;
     constexpr double kSameTime = 1e-9;
     const int64_t after = std::upper_bound(ends.begin(), ends.end(), first_token_s + kSameTime) - ends.begin();
     const int64_t last = std::lower_bound(ends.begin(), ends.end(), finish_s - kSameTime) - ends.begin();

@@ -20,7 +20,7 @@
 //    whose send time has come waits, first come first served, until one finishes, and its clock
 //    (TTFT, end-to-end latency) starts when it is sent, as in vLLM's request functions. A slot frees
 //    when the request's last token reaches the client: the replica's front-end delay
-//    (StepTimeModel::frontend_seconds) after the engine made it.
+//    (StepTimeModel::frontend) after the engine made it.
 //
 // Metrics (serve.py calculate_metrics): over the requests that finished, TTFT = first token - send,
 // TPOT = (end-to-end - TTFT) / (output - 1) for requests with more than one output token, ITL = every

@@ -67,12 +67,20 @@ struct LatencyConstants {
   double per_sequence_overhead_s = 0.00002;  ///< CPU time per sequence in the batch
   double allreduce_latency_s = 0.00001;      ///< per all-reduce call (2 per layer with TP > 1)
   double time_slice_switch_fraction = 0.05;  ///< extra step time per co-scheduled time-sliced replica
-  /// The front end (vLLM's OpenAI API server: HTTP, tokenisation, detokenisation and streaming of
-  /// every output) as the client sees it: a request's first token and its last reach the client
-  /// frontend_s + frontend_per_request_s x (requests in flight on the replica) after the engine
-  /// produced them. It does not occupy the GPU. 0 = none.
+  /// The front end: vLLM's OpenAI API server, one Python asyncio process per replica
+  /// (vllm/entrypoints/openai/api_server.py) that parses HTTP, renders the chat template and
+  /// tokenises each request, and whose output handler (vllm/v1/engine/async_llm.py) detokenises and
+  /// streams every output the engine core sends. It does not occupy the GPU. Modelled as one FIFO
+  /// server per replica (StepTimeModel::frontend, replica_engine.h): a request reaches the engine
+  /// after its arrival work, frontend_per_request_s (+ frontend_chat_request_s through
+  /// /v1/chat/completions), and the tokens of each step reach the client after that step's output
+  /// work, frontend_per_output_token_s x its requests, both queued behind earlier work; then
+  /// frontend_s later (latency that queues for nothing: network, event-loop wake-ups). Seconds, >= 0;
+  /// all 0 = no front end.
   double frontend_s = 0;
   double frontend_per_request_s = 0;
+  double frontend_chat_request_s = 0;
+  double frontend_per_output_token_s = 0;
 
   /// prefill_compute_efficiency_by_gpu's figure for `gpu` (ASCII case ignored), else
   /// prefill_compute_efficiency.

@@ -459,10 +459,18 @@ void Deployment::start_due_steps() {
 
 double Deployment::next_event_s() const {
   const Impl& d = *impl_;
+  // A replica's step in progress ends, or (idle) a request leaves its front end for the engine: a
+  // wake-up after now (one at now would be a due step that could not start: none).
+  auto engine_event = [&](int32_t r) {
+    const ReplicaEngine& e = *d.replicas[static_cast<size_t>(r)].engine;
+    const double end = e.next_step_end_s();
+    if (end < kInf) return end;
+    const double wake = e.next_wake_s();
+    return wake > d.now ? wake : kInf;
+  };
   double next = d.next_timeout_s();
-  for (int32_t r : d.ready_ids) next = std::min(next, d.replicas[static_cast<size_t>(r)].engine->next_step_end_s());
-  for (const Impl::Draining& x : d.draining)
-    next = std::min(next, std::min(x.deadline_s, d.replicas[static_cast<size_t>(x.replica)].engine->next_step_end_s()));
+  for (int32_t r : d.ready_ids) next = std::min(next, engine_event(r));
+  for (const Impl::Draining& x : d.draining) next = std::min(next, std::min(x.deadline_s, engine_event(x.replica)));
   return next;
 }
 

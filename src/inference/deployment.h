@@ -104,7 +104,7 @@ class Deployment {
   void start_due_steps();
   /// The time of the next event inside the deployment after the last time given: the earliest end
   /// of a replica's step in progress (a step due now and not started does not count:
-  /// start_due_steps), a draining replica's deadline or the next request timeout; +infinity when
+  /// start_due_steps), the time an idle replica's front end hands it a request (replica_engine.h), a draining replica's deadline or the next request timeout; +infinity when
   /// nothing is pending. advance_to(next_event_s()) then reports that event's outcomes at that time
   /// exactly, which lets a closed-loop client (a concurrency limit) react at each finish. Changes
   /// nothing. (Added beside the interface for `bench-serve`.)

@@ -96,10 +96,10 @@ struct DisaggregatedDeployment::Impl {
     bytes += static_cast<double>(req.prompt_tokens) * config.decode_kv_bytes_per_token_per_gpu * config.decode_tensor_parallel_size;
     transfer_s += dt;
     // The prefill replica's engine times: the client's front end is the decode replica's, whose
-    // outcome adds its delay once (StepTimeModel::frontend_seconds).
+    // outcome adds its delay once (StepTimeModel::frontend).
     if (config.first_token == FirstTokenFrom::kPrefill) {
       req.kv_transferred_tokens = req.prompt_tokens;
-      req.remote_first_token_s = o.first_token_s - o.frontend_s;
+      req.remote_first_token_s = o.first_token_s - o.first_token_frontend_s;
     } else {
       req.kv_transferred_tokens = req.prompt_tokens - 1;
     }

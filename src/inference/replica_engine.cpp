@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -51,7 +52,12 @@ struct ReplicaEngine::Impl {
   KvCacheManager kv;
   Scheduler scheduler;
   StepRecord record;
-  int32_t step_in_flight = 0;     // running + waiting when the step in progress was planned (the front end's load)
+  // The front end (replica_engine.h "Front end"): one FIFO server.
+  FrontendCosts frontend;
+  bool frontend_queued = false;
+  double frontend_free_s = 0;     // when the server has done the work queued so far
+  /// Requests in the server's arrival work, in order: when each reaches the engine (non-decreasing).
+  std::deque<std::pair<double, Request>> entering;
 
   Impl(int32_t id, const StepTimeModel& st, const EngineLimits& l, Observer o, const EngineOptions& options)
       : replica_id(id),
@@ -59,26 +65,49 @@ struct ReplicaEngine::Impl {
         limits(l),
         observer(std::move(o)),
         kv(l.block_size, l.num_blocks, l.enable_prefix_caching),
-        scheduler(l, kv, options.decode_fast_path) {}
+        scheduler(l, kv, options.decode_fast_path),
+        frontend(st.frontend()),
+        frontend_queued(frontend.queued()) {}
 
-  void report(RequestOutcome o) {
+  /// `o` reported with this engine's id; `delay` the front end's for the last token of a finished
+  /// request (0 otherwise), also the first token's when a prefill replica made it (Scheduler:
+  /// first_token_frontend_s -1).
+  void report(RequestOutcome o, double delay = 0) {
     if (!observer.on_outcome) return;
     o.replica = replica_id;
+    if (o.first_token_frontend_s < 0) {
+      o.first_token_frontend_s = delay;
+      o.first_token_s += delay;
+    }
     observer.on_outcome(o);
   }
 
-  /// A request that finished in the step just ended: the front end's delay added to what the client
-  /// sees (step_time.h frontend_seconds, with the step's requests in flight).
-  void report_finished(RequestOutcome o) {
-    if (o.status == RequestStatus::kFinished) {
-      const double d = step_time->frontend_seconds(step_in_flight);
-      if (d > 0) {
-        o.frontend_s = d;
-        o.first_token_s += d;
-        o.finish_s += d;
-      }
+  /// A request's arrival work on the front end from t: it reaches the engine when that is done.
+  /// When that is before the step in progress ends and none is ahead of it, it joins the scheduler's
+  /// waiting queue at once (the next step takes it either way; no event of its own).
+  void enter(const Request& request, double t) {
+    const double service = frontend.request_s + (request.chat ? frontend.chat_request_s : 0);
+    frontend_free_s = std::max(frontend_free_s, t) + service;
+    if (active && entering.empty() && frontend_free_s <= step_end) {
+      scheduler.add_request(request);
+      return;
     }
-    report(o);
+    entering.emplace_back(frontend_free_s, request);
+  }
+
+  /// Requests whose arrival work is done by t join the scheduler's waiting queue.
+  void admit(double t) {
+    while (!entering.empty() && entering.front().first <= t) {
+      scheduler.add_request(entering.front().second);
+      entering.pop_front();
+    }
+  }
+
+  /// When the next step may start with the requests at hand (idle, not started); +infinity if none.
+  double due_s() const {
+    if (scheduler.has_work()) return ready_s;
+    if (!entering.empty()) return std::max(ready_s, entering.front().first);
+    return kInf;
   }
 
   /// The step starting at t: the scheduler's plan, timed.
@@ -89,7 +118,6 @@ struct ReplicaEngine::Impl {
     active = true;
     step_start = t;
     step_end = t + checked(step_time->step_seconds(p.batch));
-    step_in_flight = p.num_running + p.num_waiting;
     if (!observer.on_step) return;  // the record is the observer's only
     record.start_s = t;
     record.end_s = step_end;
@@ -105,7 +133,22 @@ struct ReplicaEngine::Impl {
     const double t = step_end;
     active = false;
     busy_done += step_end - step_start;
-    for (const RequestOutcome& o : scheduler.update_from_output(*plan, t)) report_finished(o);
+    // The step's outputs: the server's work for them queues behind what it has (FIFO), then the
+    // latency; the client sees the step's tokens at `seen`.
+    double seen = t;
+    if (frontend_queued && frontend.output_token_s > 0) {
+      frontend_free_s = std::max(frontend_free_s, t) + frontend.output_token_s * std::max(0, plan->batch.num_seqs);
+      seen = frontend_free_s;
+    }
+    seen += frontend.latency_s;
+    const double delay = seen - t;
+    for (RequestOutcome o : scheduler.update_from_output(*plan, t, seen)) {
+      if (delay > 0) {
+        o.frontend_s = delay;
+        o.finish_s = seen;
+      }
+      report(o, delay);
+    }
     if (observer.on_step) observer.on_step(record);
     ready_s = t;
   }
@@ -113,7 +156,12 @@ struct ReplicaEngine::Impl {
   void run_until(double t) {
     for (;;) {
       if (!active) {
-        if (!scheduler.has_work() || !(ready_s < t)) break;
+        const double due = entering.empty() ? (scheduler.has_work() ? ready_s : kInf) : due_s();
+        if (!(due < t)) break;
+        if (!entering.empty()) {
+          ready_s = due;
+          admit(due);
+        }
         begin_step(ready_s);
         if (!active) break;
       }
@@ -159,6 +207,10 @@ void ReplicaEngine::add_request(const Request& request, double t) {
     m.report(o);
     return;
   }
+  if (m.frontend_queued) {
+    m.enter(request, t);
+    return;
+  }
   m.scheduler.add_request(request);
   if (was_idle) m.ready_s = t;
 }
@@ -167,18 +219,40 @@ void ReplicaEngine::run_until(double t) { impl_->run_until(t); }
 
 void ReplicaEngine::start_due_step() {
   Impl& m = *impl_;
-  if (!m.active && m.scheduler.has_work()) m.begin_step(m.ready_s);
+  if (m.active) return;
+  if (m.entering.empty()) {
+    if (m.scheduler.has_work()) m.begin_step(m.ready_s);
+    return;
+  }
+  const double due = m.due_s();
+  if (!(due <= m.now)) return;  // the first request still in the front end reaches the engine later
+  m.ready_s = due;
+  m.admit(due);
+  m.begin_step(due);
 }
 
 double ReplicaEngine::next_step_end_s() const { return impl_->active ? impl_->step_end : kInf; }
 double ReplicaEngine::next_wake_s() const {
   const Impl& m = *impl_;
-  return m.active ? m.step_end : m.scheduler.has_work() ? m.ready_s : kInf;
+  return m.active ? m.step_end : m.due_s();
 }
 
 bool ReplicaEngine::abort(uint64_t request_id, RequestStatus status, double t) {
   Impl& m = *impl_;
   m.run_until(t);
+  for (auto it = m.entering.begin(); it != m.entering.end(); ++it) {
+    if (it->second.id != request_id) continue;
+    RequestOutcome o;  // still in the front end: it never reached the engine (its work stays done)
+    o.id = request_id;
+    o.status = status;
+    o.arrival_s = it->second.arrival_s;
+    o.finish_s = t;
+    o.prompt_tokens = it->second.prompt_tokens;
+    o.output_tokens = it->second.output_tokens;
+    m.entering.erase(it);
+    m.report(o);
+    return true;
+  }
   std::optional<RequestOutcome> o = m.scheduler.finish_request(request_id, status, t);
   if (!o) return false;
   m.report(*o);
@@ -193,11 +267,16 @@ std::vector<Request> ReplicaEngine::evict_all(double t) {
     m.active = false;
     m.record.preempted = 0;
   }
-  return m.scheduler.evict_all();
+  std::vector<Request> out = m.scheduler.evict_all();
+  for (auto& [at, request] : m.entering) out.push_back(std::move(request));  // arrived after those in the engine
+  m.entering.clear();
+  return out;
 }
 
 int32_t ReplicaEngine::num_requests_running() const { return impl_->scheduler.num_running(); }
-int32_t ReplicaEngine::num_requests_waiting() const { return impl_->scheduler.num_waiting(); }
+int32_t ReplicaEngine::num_requests_waiting() const {
+  return impl_->scheduler.num_waiting() + static_cast<int32_t>(impl_->entering.size());
+}
 double ReplicaEngine::kv_cache_usage() const { return impl_->kv.usage(); }
 int32_t ReplicaEngine::outstanding() const { return num_requests_running() + num_requests_waiting(); }
 double ReplicaEngine::busy_seconds(double t) const {

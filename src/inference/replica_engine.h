@@ -8,6 +8,17 @@
 // once time moves past t (run_until(t' > t)) or start_due_step() is called, so every request added
 // at t joins it. The queries (next_step_end_s, the gauges) change nothing.
 //
+// Front end (StepTimeModel::frontend, FrontendCosts; all 0 = none): vLLM's OpenAI API server, one
+// asyncio process per replica (vllm/entrypoints/openai/api_server.py; its output handler in
+// vllm/v1/engine/async_llm.py detokenises and streams every output), as one FIFO server. A request
+// added at t reaches the scheduler when its arrival work (request_s, + chat_request_s for a chat
+// request) is done, after all work queued before it; a step's outputs are work too (output_token_s
+// x the step's requests), queued at the step's end, and the client sees the step's tokens (first
+// tokens, finishes) when it is done, latency_s later (RequestOutcome::first_token_frontend_s,
+// frontend_s). The engine never waits for the front end. A request still in the front end counts
+// as waiting (num_requests_waiting, outstanding: the queue a router sees); it may be aborted or
+// evicted there.
+//
 // Requests: a request whose prompt + output exceeds max_model_len, or that could not fit in the whole
 // KV cache, is refused at add_request (kDropped; vLLM refuses to start when max_model_len does not
 // fit the cache, and rejects longer prompts). Outcomes reported here carry this engine's id in

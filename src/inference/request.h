@@ -26,6 +26,10 @@ struct Request {
   /// With kv_transferred_tokens = prompt_tokens: the time of the first output token, already
   /// sampled by the prefill replica (the request arrives with 1 token generated). -1 = none.
   double remote_first_token_s = -1;
+  /// Sent to /v1/chat/completions (`vllm bench serve --backend openai-chat`), whose API server also
+  /// renders the chat template (vllm/entrypoints/openai/serving_chat.py): more front-end work
+  /// (FrontendCosts::chat_request_s). false: /v1/completions.
+  bool chat = false;
 };
 
 /// A stream of requests in arrival order (a trace, a generator). Deterministic for its seed.
@@ -57,9 +61,12 @@ struct RequestOutcome {
   int32_t cached_prompt_tokens = 0;  ///< prompt tokens served from the prefix cache at its last schedule
   int32_t preemptions = 0;         ///< times the engine preempted it (recompute)
   int32_t replica = -1;            ///< the replica that finished it (-1: none)
-  /// Seconds the replica's front end added to first_token_s and finish_s of a finished request
-  /// (StepTimeModel::frontend_seconds): the engine made its first token at first_token_s - frontend_s.
+  /// Seconds the replica's front end (StepTimeModel::frontend) added to finish_s and to
+  /// first_token_s of a finished request: the engine made its last token at finish_s - frontend_s
+  /// and its first at first_token_s - first_token_frontend_s (they differ when the API server's
+  /// queue does). 0 without a front end.
   double frontend_s = 0;
+  double first_token_frontend_s = 0;
 
   /// TTFT = first_token_s - arrival_s; TPOT = (finish - first token) / (output - 1) (0 for one token);
   /// end-to-end = finish_s - arrival_s (vllm benchmarks/benchmark_serving.py definitions).

@@ -33,11 +33,13 @@ void Scheduler::add_request(const Request& request) {
   s.req = request;
   s.computed = s.generated = s.preemptions = s.cached_prompt_tokens = 0;
   s.first_token_s = -1;
+  s.first_token_frontend_s = 0;
   s.counted_query = false;
   s.decoding = false;
   if (request.remote_first_token_s >= 0 && request.kv_transferred_tokens == request.prompt_tokens) {
     s.generated = 1;  // sampled by the prefill replica (Request::remote_first_token_s)
     s.first_token_s = request.remote_first_token_s;
+    s.first_token_frontend_s = -1;
   }
   s.kv.cached.clear();
   const RequestBlocks fresh = kv_->new_request(request);
@@ -53,6 +55,8 @@ RequestOutcome Scheduler::outcome(const RequestState& s, RequestStatus status, d
   o.status = status;
   o.arrival_s = s.req.arrival_s;
   o.first_token_s = s.first_token_s;
+  if (s.first_token_s >= 0 && s.first_token_frontend_s > 0) o.first_token_s += s.first_token_frontend_s;
+  o.first_token_frontend_s = s.first_token_s >= 0 ? s.first_token_frontend_s : 0;
   o.finish_s = t;
   o.prompt_tokens = s.req.prompt_tokens;
   o.output_tokens = s.req.output_tokens;
@@ -168,7 +172,10 @@ void Scheduler::apply_admitted(const StepPlan& plan, double end_s) {
     } else {
       ++generated;
       s.decoding = true;
-      if (generated == 1) s.first_token_s = end_s;
+      if (generated == 1) {
+        s.first_token_s = end_s;
+        s.first_token_frontend_s = seen_delay_;
+      }
     }
     s.computed = computed - f;
     s.generated = generated - f;
@@ -312,7 +319,10 @@ const std::vector<RequestOutcome>& Scheduler::apply_general(const StepPlan& plan
     }
     ++s.generated;
     s.decoding = true;
-    if (s.generated == 1) s.first_token_s = end_s;
+    if (s.generated == 1) {
+      s.first_token_s = end_s;
+      s.first_token_frontend_s = seen_delay_;
+    }
     if (s.generated >= s.req.output_tokens) {
       kv_->free(s.kv);
       finished_.push_back(outcome(s, RequestStatus::kFinished, end_s));

@@ -63,7 +63,10 @@ struct RequestState {
   int32_t generated = 0;       ///< output tokens so far
   int32_t preemptions = 0;
   int32_t cached_prompt_tokens = 0;  ///< prefix-cache hit at its last admission, tokens
-  double first_token_s = -1;
+  double first_token_s = -1;   ///< when the engine made it
+  /// How much later the client saw it (the front end; update_from_output's seen_s); -1 for a first
+  /// token sampled by a prefill replica (Request::remote_first_token_s): the caller decides.
+  double first_token_frontend_s = 0;
   bool counted_query = false;  ///< prefix-cache query counted (first admission only)
   bool decoding = false;       ///< its (re)computation is done: each step adds one token
   RequestBlocks kv;
@@ -115,8 +118,11 @@ class Scheduler {
   }
   /// Scheduler.update_from_output: applies `plan` (the last schedule()'s), whose step ended at
   /// end_s: tokens, first tokens, finishes. Returns the requests that finished (status kFinished,
-  /// replica -1), in plan order, valid until the next call.
-  const std::vector<RequestOutcome>& update_from_output(const StepPlan& plan, double end_s) {
+  /// replica -1), in plan order, valid until the next call. `seen_s` (>= end_s; default end_s): when
+  /// the client sees the step's tokens (the front end); a first token's outcome reports that time
+  /// (RequestOutcome::first_token_frontend_s the difference), finish_s stays end_s.
+  const std::vector<RequestOutcome>& update_from_output(const StepPlan& plan, double end_s, double seen_s = -1) {
+    seen_delay_ = seen_s > end_s ? seen_s - end_s : 0;
     if (!plan.decode_all) return apply_general(plan, end_s);
     in_flight_ = false;
     plan_.decode_all = false;
@@ -149,6 +155,7 @@ class Scheduler {
   void add_to_batch(StepBatch& batch, const RequestState& s, int32_t n) const;
   void admit_waiting(StepBatch& batch, int32_t budget);
   const StepPlan& schedule_general();
+  double seen_delay_ = 0;  // update_from_output's seen_s - end_s
   const std::vector<RequestOutcome>& apply_general(const StepPlan& plan, double end_s);
   bool try_decode_all();
   bool start_decode_phase();

@@ -47,8 +47,7 @@ class RooflineStepTime final : public StepTimeModel {
       throw std::invalid_argument(fmt::format("GPU '{}' has no bandwidth or FLOPS in the serving catalog", gpu->name));
     step_overhead_s_ = c.step_overhead_s;
     per_sequence_overhead_s_ = c.per_sequence_overhead_s;
-    frontend_s_ = c.frontend_s;
-    frontend_per_request_s_ = c.frontend_per_request_s;
+    frontend_ = {c.frontend_s, c.frontend_per_request_s, c.frontend_chat_request_s, c.frontend_per_output_token_s};
     if (args.tensor_parallel_size > 1) {
       if (!(gpu->interconnect_gb_s > 0))
         throw std::invalid_argument(fmt::format("GPU '{}' has no interconnect bandwidth for tensor parallelism", gpu->name));
@@ -73,9 +72,7 @@ class RooflineStepTime final : public StepTimeModel {
     return t;
   }
 
-  double frontend_seconds(int32_t in_flight) const override {
-    return frontend_s_ + frontend_per_request_s_ * std::max(0, in_flight);
-  }
+  FrontendCosts frontend() const override { return frontend_; }
 
  private:
   double shared_bytes_ = 0;       // per GPU, read every step
@@ -91,8 +88,7 @@ class RooflineStepTime final : public StepTimeModel {
   double allreduces_ = 0;
   double allreduce_latency_s_ = 0;
   double allreduce_s_per_token_ = 0;
-  double frontend_s_ = 0;
-  double frontend_per_request_s_ = 0;
+  FrontendCosts frontend_;
 };
 
 // y at x on the points (xs, ys), xs ascending and distinct: linear between neighbours, the first y

@@ -26,16 +26,24 @@ struct StepBatch {
   double prefill_attention_token_pairs = 0;
 };
 
+/// A replica's front end (LatencyConstants::frontend_s and the three below it: the API server as
+/// one FIFO server, replica_engine.h "Front end"). Seconds, >= 0; all 0 = none.
+struct FrontendCosts {
+  double latency_s = 0;           ///< added to every token the client sees; queues for nothing
+  double request_s = 0;           ///< server time per request before it reaches the engine
+  double chat_request_s = 0;      ///< more for a /v1/chat/completions request (Request::chat)
+  double output_token_s = 0;      ///< server time per request in each step's outputs
+  bool queued() const { return request_s > 0 || chat_request_s > 0 || output_token_s > 0; }
+};
+
 class StepTimeModel {
  public:
   virtual ~StepTimeModel() = default;
   /// Seconds the step takes on one replica running alone; > 0 for a non-empty batch.
   virtual double step_seconds(const StepBatch& batch) const = 0;
-  /// Seconds the replica's front end adds to what the client sees (LatencyConstants::frontend_s):
-  /// a request's first and last tokens reach the client this long after the engine made them, with
-  /// `in_flight` requests on the replica (running + waiting) when it finishes. 0 by default (a
-  /// profile table or a constant step time measures the engine alone).
-  virtual double frontend_seconds(int32_t /*in_flight*/) const { return 0; }
+  /// The replica's front end (FrontendCosts). None by default (a profile table or a constant step
+  /// time measures the engine alone).
+  virtual FrontendCosts frontend() const { return {}; }
 };
 
 /// Roofline: step = max(bytes / (bandwidth x MBU), flops / (peak x MFU)) + overheads, where bytes =

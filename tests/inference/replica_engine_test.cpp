@@ -179,6 +179,82 @@ TEST(ReplicaEngine, ArrivalsJoinTheNextStep) {
   EXPECT_DOUBLE_EQ(e.next_step_end_s(), std::numeric_limits<double>::infinity());
 }
 
+// The front end as one FIFO server (replica_engine.h "Front end"): arrival work 0.5 s per request,
+// 0.25 s more for a chat request, 0.1 s per request in a step's outputs, 0.05 s latency; steps 1 s.
+// A (completions) and B (chat) sent at 0, C (completions) at 1.55; prompts 4, outputs 2.
+//
+//  server work          queued at  done at                  engine step (1 s)       client sees
+//  A arrival 0.5        0          0.5                      1: 0.5-1.5  A prefill   A first 1.65
+//  B arrival 0.75       0          1.25 (joins step 2)      2: 1.5-2.5  A dec, B pf A last 2.75, B first 2.75
+//  step 1 outputs 0.1   1.5        1.6
+//  C arrival 0.5        1.55       2.1 (behind step 1's)    3: 2.5-3.5  B dec, C pf B last 3.75, C first 3.75
+//  step 2 outputs 0.2   2.5        2.7
+//  step 3 outputs 0.2   3.5        3.7                      4: 3.5-4.5  C dec       C last 4.65
+//  step 4 outputs 0.1   4.5        4.6
+class FrontendStepTime final : public StepTimeModel {
+ public:
+  double step_seconds(const StepBatch& b) const override { return b.num_seqs > 0 ? 1.0 : 0; }
+  FrontendCosts frontend() const override { return {0.05, 0.5, 0.25, 0.1}; }
+};
+
+TEST(ReplicaEngine, FrontendIsOneFifoServer) {
+  const FrontendStepTime st;
+  EngineLimits lim;
+  lim.num_blocks = 100;
+  Recorder rec;
+  ReplicaEngine e(0, st, lim, rec.observer());
+  Request b = req(2, 0, 4, 2);
+  b.chat = true;
+  e.add_request(req(1, 0, 4, 2), 0);
+  e.add_request(b, 0);
+  EXPECT_DOUBLE_EQ(e.next_wake_s(), 0.5);  // A reaches the engine at 0.5
+  e.start_due_step();                      // nothing is due at 0
+  EXPECT_DOUBLE_EQ(e.next_step_end_s(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(e.outstanding(), 2);
+  EXPECT_EQ(e.num_requests_waiting(), 2);  // both in the front end
+  e.add_request(req(3, 1.55, 4, 2), 1.55);
+  EXPECT_EQ(e.outstanding(), 3);  // A and B running, C in the front end
+  EXPECT_EQ(e.num_requests_running(), 2);
+  e.run_until(10);
+  ASSERT_EQ(rec.steps.size(), 4u);
+  const double starts[] = {0.5, 1.5, 2.5, 3.5};
+  const int32_t seqs[] = {1, 2, 2, 1};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_DOUBLE_EQ(rec.steps[i].start_s, starts[i]) << i;
+    EXPECT_EQ(rec.steps[i].batch.num_seqs, seqs[i]) << i;
+  }
+  struct Want { uint64_t id; double first, first_delay, last, last_delay; };
+  for (const Want& w : {Want{1, 1.65, 0.15, 2.75, 0.25}, Want{2, 2.75, 0.25, 3.75, 0.25}, Want{3, 3.75, 0.25, 4.65, 0.15}}) {
+    SCOPED_TRACE(w.id);
+    const RequestOutcome& o = rec.outcomes.at(w.id);
+    EXPECT_NEAR(o.first_token_s, w.first, 1e-12);
+    EXPECT_NEAR(o.first_token_frontend_s, w.first_delay, 1e-12);
+    EXPECT_NEAR(o.finish_s, w.last, 1e-12);
+    EXPECT_NEAR(o.frontend_s, w.last_delay, 1e-12);
+  }
+}
+
+// A request still in the front end: aborted there (never reaches the engine) or evicted with the rest.
+TEST(ReplicaEngine, FrontendRequestsAbortAndEvict) {
+  const FrontendStepTime st;
+  EngineLimits lim;
+  lim.num_blocks = 100;
+  Recorder rec;
+  ReplicaEngine e(0, st, lim, rec.observer());
+  e.add_request(req(1, 0, 4, 2), 0);  // reaches the engine at 0.5
+  e.add_request(req(2, 0, 4, 2), 0);  // at 1.0
+  e.add_request(req(3, 0, 4, 2), 0);  // at 1.5
+  EXPECT_TRUE(e.abort(2, RequestStatus::kTimedOut, 0.2));
+  EXPECT_EQ(rec.outcomes.at(2).status, RequestStatus::kTimedOut);
+  EXPECT_DOUBLE_EQ(rec.outcomes.at(2).finish_s, 0.2);
+  EXPECT_DOUBLE_EQ(rec.outcomes.at(2).first_token_s, -1);
+  const std::vector<Request> out = e.evict_all(0.7);  // 1 in the engine (step 0.5-1.5), 3 in the front end
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].id, 1u);
+  EXPECT_EQ(out[1].id, 3u);
+  EXPECT_EQ(e.outstanding(), 0);
+}
+
 // next_wake_s: +infinity while idle and empty; the due time of a step not started (run_until at
 // that same time does nothing); the end of the step in progress.
 TEST(ReplicaEngine, NextWakeIsDueStartThenStepEnd) {

@@ -46,7 +46,9 @@ TEST(InferenceCatalog, BuiltinParsesWithEveryModelAndGpu) {
   EXPECT_EQ(c.latency.engine_version, "vllm-v1");
   EXPECT_DOUBLE_EQ(c.latency.decode_bandwidth_efficiency, 0.7254);
   EXPECT_DOUBLE_EQ(c.latency.prefill_efficiency("H100-80GB"), 0.601);
-  EXPECT_DOUBLE_EQ(c.latency.frontend_per_request_s, 0.003754);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_per_request_s, 0.00001);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_chat_request_s, 0.03638);
+  EXPECT_DOUBLE_EQ(c.latency.frontend_per_output_token_s, 0);
   EXPECT_EQ(c.engine_versions[1].engine_version, "vllm-v0-2024");
   EXPECT_DOUBLE_EQ(c.engine_versions[1].decode_bandwidth_efficiency, 0.7);
   EXPECT_DOUBLE_EQ(c.engine_versions[1].prefill_efficiency("H100-80GB"), 0.333);

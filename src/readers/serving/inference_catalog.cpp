@@ -126,11 +126,11 @@ inference::LatencyConstants parse_latency(const Field& f, const inference::Servi
     if (named)
       f.only_keys({"name", "source", "decodeBandwidthEfficiency", "prefillComputeEfficiency", "prefillComputeEfficiencyByGpu",
                    "stepOverheadSeconds", "perSequenceOverheadSeconds", "allreduceLatencySeconds", "timeSliceSwitchFraction",
-                   "frontendSeconds", "frontendPerRequestSeconds"});
+                   "frontendSeconds", "frontendPerRequestSeconds", "frontendChatRequestSeconds", "frontendPerOutputTokenSeconds"});
     else
       f.only_keys({"decodeBandwidthEfficiency", "prefillComputeEfficiency", "prefillComputeEfficiencyByGpu",
                    "stepOverheadSeconds", "perSequenceOverheadSeconds", "allreduceLatencySeconds", "timeSliceSwitchFraction",
-                   "frontendSeconds", "frontendPerRequestSeconds"});
+                   "frontendSeconds", "frontendPerRequestSeconds", "frontendChatRequestSeconds", "frontendPerOutputTokenSeconds"});
   }
   if (named) {
     // A named set states every constant of the roofline (a default would hide in it); the front end
@@ -159,6 +159,8 @@ inference::LatencyConstants parse_latency(const Field& f, const inference::Servi
   lc.time_slice_switch_fraction = opt_number(f["timeSliceSwitchFraction"], lc.time_slice_switch_fraction, 0, 10);
   lc.frontend_s = opt_number(f["frontendSeconds"], lc.frontend_s, 0, 10);
   lc.frontend_per_request_s = opt_number(f["frontendPerRequestSeconds"], lc.frontend_per_request_s, 0, 1);
+  lc.frontend_chat_request_s = opt_number(f["frontendChatRequestSeconds"], lc.frontend_chat_request_s, 0, 1);
+  lc.frontend_per_output_token_s = opt_number(f["frontendPerOutputTokenSeconds"], lc.frontend_per_output_token_s, 0, 1);
   return lc;
 }
 

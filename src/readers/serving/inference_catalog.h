@@ -36,6 +36,7 @@
 //     stepOverheadSeconds: 0.0015    # required, [0, 10]  perSequenceOverheadSeconds, allreduceLatencySeconds: required, [0, 1]
 //     timeSliceSwitchFraction: 0.05  # optional, [0, 10]
 //     frontendSeconds: 0.0045        # optional, [0, 10], default 0; frontendPerRequestSeconds: optional, [0, 1], default 0
+//     frontendChatRequestSeconds, frontendPerOutputTokenSeconds: optional, [0, 1], default 0 (LatencyConstants)
 //   latency:                         # instead of engineVersions: one set named "custom", every key optional
 //     (the keys above but name and source; default: LatencyConstants)
 //   memory:                          # required, every key required
