@@ -11,6 +11,7 @@
 #   bench/live/churn_extender.sh GPUFLEET FAKE_APISERVER [NODES] [EVENTS] [VERB] [SECONDS] [CONNECTIONS] [SAMPLE]
 # Example: bench/live/churn_extender.sh build/gpufleet build/tests/fake_apiserver 10000 100 filter 60 16 1000
 set -euo pipefail
+here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); fake=$(realpath "$2"); nodes=${3:-10000}; events=${4:-100}; verb=${5:-filter}
 seconds=${6:-60}; conns=${7:-16}; sample=${8:-1000}
 command -v wrk >/dev/null || { echo "wrk is not installed (Debian package wrk)"; exit 77; }
@@ -27,21 +28,13 @@ for _ in $(seq 1200); do curl -sf -o /dev/null "http://127.0.0.1:$port/readyz" &
 
 pod='{"kind":"Pod","apiVersion":"v1","metadata":{"name":"incoming","namespace":"default","uid":"u-in"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"4","memory":"16Gi","nvidia.com/gpu":"1"},"limits":{"nvidia.com/gpu":"1"}}}]}}'
 awk -v n="$sample" -v pod="$pod" 'BEGIN { printf "{\"Pod\":%s,\"Nodes\":null,\"NodeNames\":[", pod; for (i = 0; i < n; i++) printf "%s\"node-%d\"", (i ? "," : ""), i; printf "]}" }' > "$dir/body.json"
-cat > "$dir/post.lua" <<LUA
-local f = io.open("$dir/body.json", "rb"); wrk.body = f:read("*a"); f:close()
-wrk.method = "POST"; wrk.headers["Content-Type"] = "application/json"
-done = function(summary, latency, requests)
-  io.write(string.format("requests/s %.0f  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  non-2xx %d  errors %d\n",
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-    latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
-LUA
+export WRK_BODY="$dir/body.json"
 curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/body.json" "http://127.0.0.1:$port/$verb"  # warm-up
 rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
 stats() { curl -sf "http://127.0.0.1:$api_port/fake/stats"; }
 echo "nodes $nodes, $events events/s, verb $verb with $sample node names, $seconds s, $conns connections; RSS after warm-up $(rss); fake $(stats)"
 ( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) & sampler=$!
-wrk -t"$(( conns < 2 ? conns : 2 ))" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1
+wrk -t"$(( conns < 2 ? conns : 2 ))" -c"$conns" -d"${seconds}s" -s "$here/post_body.lua" "http://127.0.0.1:$port/$verb" | tail -1
 wait $sampler
 echo "fake after: $(stats)"
 curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(watch_events_total|snapshot_generation|state_version|watch_lag)' | head -20 || true

@@ -14,6 +14,7 @@
 # Example: bench/live/wrk_extender.sh build/gpufleet 1000 filter 60 16 2
 #          bench/live/wrk_extender.sh build/gpufleet 1000 filter 20 16 2 names 50
 set -euo pipefail
+here=$(dirname "$(realpath "$0")")
 bin=$(realpath "$1"); nodes=$2; verb=$3; seconds=${4:-60}; conns=${5:-16}; threads=${6:-2}; mode=${7:-names}; slow=${8:-0}
 command -v wrk >/dev/null || { echo "wrk is not installed (Debian package wrk)"; exit 77; }
 dir=$(mktemp -d); slow_pids=()
@@ -37,15 +38,7 @@ else
     for (i = 0; i < n; i++) printf "%s{\"metadata\":{\"name\":\"node-%d\",\"labels\":{\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\"}},\"status\":{\"allocatable\":%s,\"capacity\":%s}}", (i ? "," : ""), i, r, r
     printf "]}}" }' > "$dir/body.json"
 fi
-cat > "$dir/post.lua" <<LUA
-local f = io.open("$dir/body.json", "rb"); wrk.body = f:read("*a"); f:close()
-wrk.method = "POST"; wrk.headers["Content-Type"] = "application/json"
-done = function(summary, latency, requests)
-  io.write(string.format("requests/s %.0f  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  max %.3f ms  non-2xx %d  errors %d\n",
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-    latency:percentile(99) / 1000, latency.max / 1000, summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
-end
-LUA
+export WRK_BODY="$dir/body.json"
 "$bin" serve --listen 127.0.0.1:0 --threads $((conns + 8)) > "$dir/serve.log" 2>&1 & pid=$!
 for _ in $(seq 100); do port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$dir/serve.log"); [ -n "$port" ] && break; sleep 0.1; done
 curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/snapshot.json" "http://127.0.0.1:$port/snapshot"
@@ -53,7 +46,7 @@ curl -sf -o /dev/null -H 'Content-Type: application/json' --data-binary @"$dir/b
 rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
 echo "nodes $nodes, verb $verb ($mode), $seconds s, $conns connections, $threads wrk threads; RSS after warm-up $(rss)"
 ( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) & sampler=$!
-run_wrk() { wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$dir/post.lua" "http://127.0.0.1:$port/$verb" | tail -1; }
+run_wrk() { wrk -t"$threads" -c"$conns" -d"${seconds}s" -s "$here/post_body.lua" "http://127.0.0.1:$port/$verb" | tail -1; }
 if [ "$slow" -eq 0 ]; then
   run_wrk
   wait $sampler

@@ -38,6 +38,11 @@ enum class NodeKind {
 };
 
 enum class BinaryOp { kEq, kNe, kLt, kLe, kGt, kGe, kIn, kAdd, kSub, kMul, kDiv, kMod };
+/// The operator's function name in CEL's standard declarations, as cel-go's messages spell it
+/// ("_==_", "_<_", "@in", "_+_"; google/cel-spec doc/langdef.md "Functions"); "?" for none.
+const char* binary_op_name(BinaryOp op);
+/// True for ==, !=, <, <=, >, >=.
+inline bool is_comparison(BinaryOp op) { return op <= BinaryOp::kGe; }
 enum class Macro { kAll, kExists, kExistsOne, kMap, kFilter };
 
 struct Node {

@@ -49,24 +49,6 @@ R no_overload(const char* name, std::initializer_list<const Value*> args) {
   return error(std::string("no such overload: ") + name + "(" + types_of(args) + ")");
 }
 
-const char* op_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kEq: return "_==_";
-    case BinaryOp::kNe: return "_!=_";
-    case BinaryOp::kLt: return "_<_";
-    case BinaryOp::kLe: return "_<=_";
-    case BinaryOp::kGt: return "_>_";
-    case BinaryOp::kGe: return "_>=_";
-    case BinaryOp::kIn: return "@in";
-    case BinaryOp::kAdd: return "_+_";
-    case BinaryOp::kSub: return "_-_";
-    case BinaryOp::kMul: return "_*_";
-    case BinaryOp::kDiv: return "_/_";
-    case BinaryOp::kMod: return "_%_";
-  }
-  return "?";
-}
-
 const char* function_name(Function f) {
   switch (f) {
     case Function::kSize: return "size";
@@ -401,7 +383,7 @@ struct Evaluator {
           c = compare_numbers(a, b);
           if (!c) return ok(Value::boolean(false));  // NaN
         } else if (a.kind() != b.kind()) {
-          return no_overload(op_name(op), {&a, &b});
+          return no_overload(binary_op_name(op), {&a, &b});
         } else if (a.kind() == K::kString || a.kind() == K::kBytes) {
           if (!charge(a.as_string().size() / 10)) return cancelled_error();
           const int r = a.as_string().compare(b.as_string());
@@ -409,7 +391,7 @@ struct Evaluator {
         } else if (a.kind() == K::kBool) {
           c = static_cast<int>(a.as_bool()) - static_cast<int>(b.as_bool());
         } else {
-          return no_overload(op_name(op), {&a, &b});
+          return no_overload(binary_op_name(op), {&a, &b});
         }
         const int v = *c;
         const bool res = op == BinaryOp::kLt ? v < 0 : op == BinaryOp::kLe ? v <= 0 : op == BinaryOp::kGt ? v > 0 : v >= 0;
@@ -426,7 +408,7 @@ struct Evaluator {
           if (!charge(b.as_map().size() / 10)) return cancelled_error();
           return ok(Value::boolean(b.find(a) != nullptr));
         }
-        return no_overload(op_name(op), {&a, &b});
+        return no_overload(binary_op_name(op), {&a, &b});
       }
       default: return arithmetic(op, a, b);
     }
@@ -529,7 +511,7 @@ struct Evaluator {
         return ok(Value::list(std::move(l)));
       }
     }
-    return no_overload(op_name(op), {&a, &b});
+    return no_overload(binary_op_name(op), {&a, &b});
   }
 
   R comprehension(const Node& n) {
@@ -861,6 +843,25 @@ struct Evaluator {
 };
 
 }  // namespace
+
+const char* binary_op_name(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kEq: return "_==_";
+    case BinaryOp::kNe: return "_!=_";
+    case BinaryOp::kLt: return "_<_";
+    case BinaryOp::kLe: return "_<=_";
+    case BinaryOp::kGt: return "_>_";
+    case BinaryOp::kGe: return "_>=_";
+    case BinaryOp::kIn: return "@in";
+    case BinaryOp::kAdd: return "_+_";
+    case BinaryOp::kSub: return "_-_";
+    case BinaryOp::kMul: return "_*_";
+    case BinaryOp::kDiv: return "_/_";
+    case BinaryOp::kMod: return "_%_";
+  }
+  return "?";
+}
+
 
 Program::Result Program::evaluate(const std::vector<std::pair<std::string, Value>>& bindings) const {
   Result result;

@@ -977,28 +977,17 @@ std::string static_type(const Node& n, const Program::FieldTypes& fields) {
 
 bool numeric(const std::string& type) { return type == "int" || type == "uint" || type == "double"; }
 
-const char* operator_name(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::kEq: return "_==_";
-    case BinaryOp::kNe: return "_!=_";
-    case BinaryOp::kLt: return "_<_";
-    case BinaryOp::kLe: return "_<=_";
-    case BinaryOp::kGt: return "_>_";
-    case BinaryOp::kGe: return "_>=_";
-    default: return "";
-  }
-}
 
 // The comparison mismatch of Program::check_comparisons in `n`'s subtree with the smallest column
 // (absolute code point position), or nullptr.
 const Node* first_mismatch(const Node& n, const Program::FieldTypes& fields, std::string& message) {
   const Node* best = nullptr;
   std::string best_message;
-  if (n.kind == NodeKind::kBinary && *operator_name(n.binary_op) != '\0' && n.children.size() == 2) {
+  if (n.kind == NodeKind::kBinary && is_comparison(n.binary_op) && n.children.size() == 2) {
     const std::string a = static_type(*n.children[0], fields), b = static_type(*n.children[1], fields);
     if (!a.empty() && !b.empty() && a != b && !(numeric(a) && numeric(b))) {
       best = &n;
-      best_message = std::string("found no matching overload for '") + operator_name(n.binary_op) + "' applied to '(" + a + ", " + b + ")'";
+      best_message = std::string("found no matching overload for '") + binary_op_name(n.binary_op) + "' applied to '(" + a + ", " + b + ")'";
     }
   }
   for (size_t i = 0; i < n.children.size(); ++i) {
