@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -20,12 +19,6 @@
 #include <fmt/format.h>
 
 namespace gpufleet::inference {
-
-namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-}  // namespace
 
 KvTransferLink kv_transfer_link(std::string_view name) {
   if (name == "nvlink") return {"nvlink", 450, true, 0.0001};
