@@ -92,6 +92,13 @@ status:
       << k.warnings[0];
 }
 
+// More GPUs than a node can hold names the GPU entry of the map it was counted from. (The reader once
+// kept a pointer to a field that lived for one callback only; the fuzzer found it.)
+TEST(K8sYaml, TooManyGpusNamesTheGpuEntry) {
+  expect_error("kind: Node\nmetadata: {name: n}\nstatus:\n  allocatable:\n    cpu: '8'\n    nvidia.com/gpu: '17'\n    memory: 64Gi\n", 6, 21,
+               "status.allocatable.nvidia.com/gpu", "17 GPUs is more than 16 per node");
+}
+
 TEST(K8sYaml, NodeCapacityOnlyDefaultsAndCpuNode) {
   const K8sObjects k = parse_k8s_text(R"(kind: Node
 metadata: {name: cpu-1}

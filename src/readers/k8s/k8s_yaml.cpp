@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <stdexcept>
@@ -678,7 +679,7 @@ void Reader::node(const Val& v) {
     });
   bool has_cpu = false, has_memory = false, has_pods = false;
   int64_t gpus = 0;
-  const Val* gpu_at = nullptr;
+  std::optional<Val> gpu_at;  // a copy: each_entry's field lives for one callback only
   K8sNodeExtras extras;
   extras.node = n.name;
   n.max_pods = 0;
@@ -697,7 +698,7 @@ void Reader::node(const Val& v) {
       has_memory = true;
     } else if (name == kGpu) {
       gpus = resource_amount(val, kind);
-      gpu_at = &val;
+      gpu_at.emplace(val);
     } else if (kind == ResKind::kDevice) {
       extras.extended[name] = resource_amount(val, kind);
     } else {
