@@ -19,48 +19,29 @@
 #include "sim/controllers/controller.h"
 #include "sim/simulation.h"
 #include "support/expect_input_error.h"
+#include "support/sim_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
 
 using Lines = std::vector<std::string>;
 
-// Records, at given times, every pod bound with its claims: "<node> <pod> <claim>: <device>, ...".
-class ClaimSnapshots final : public Controller {
- public:
-  ClaimSnapshots(const ControllerPorts& ports, std::vector<double> times, std::map<double, Lines>* out)
-      : ports_(ports), times_(std::move(times)), out_(out) {
-    kind_ = ports_.events.register_event("snapshot", [this](const Event& e) { take(e.time_s); });
+// Every pod bound with its claims at time t: "<node> <pod> <claim>: <device>, ...".
+Lines claim_lines(const Fleet& fleet) {
+  Lines lines;
+  for (NodeId n = 0; n < fleet.node_count(); ++n) {
+    if (fleet.phase(n) == NodePhase::kAbsent) continue;
+    for (const gpufleet::BoundPod& b : fleet.state().pods_on(n))
+      for (const DraClaimAllocation& c : b.claims) {
+        std::string line = fleet.name(n) + " " + b.pod.name + " " + c.claim + ":";
+        for (const DraDeviceResult& d : c.allocation.devices) line += " " + dra_device_id(d.driver, d.pool, d.device);
+        lines.push_back(line);
+      }
   }
-  void start() override {
-    for (double t : times_) ports_.events.schedule(t, kind_);
-  }
-
- private:
-  void take(double t) {
-    Lines& lines = (*out_)[t];
-    const Fleet& fleet = ports_.fleet;
-    for (NodeId n = 0; n < fleet.node_count(); ++n) {
-      if (fleet.phase(n) == NodePhase::kAbsent) continue;
-      for (const gpufleet::BoundPod& b : fleet.state().pods_on(n))
-        for (const DraClaimAllocation& c : b.claims) {
-          std::string line = fleet.name(n) + " " + b.pod.name + " " + c.claim + ":";
-          for (const DraDeviceResult& d : c.allocation.devices) line += " " + dra_device_id(d.driver, d.pool, d.device);
-          lines.push_back(line);
-        }
-    }
-  }
-  ControllerPorts ports_;
-  std::vector<double> times_;
-  std::map<double, Lines>* out_;
-  EventKind kind_ = 0;
-};
-
-const UnitOutcome& outcome(const SimResult& r, const std::string& name) {
-  for (const UnitOutcome& u : r.units)
-    if (u.name == name) return u;
-  throw std::runtime_error("no unit " + name);
+  return lines;
 }
+
+using testing::outcome;
 
 struct DraRun {
   SimResult result;
@@ -72,7 +53,9 @@ DraRun run(const ClusterConfig& c, const Workload& w, std::vector<double> times)
   SimOptions o;
   o.seed = 42;
   Simulation sim(c, w, o);
-  sim.add_controller([&](const ControllerPorts& ports) { return std::make_unique<ClaimSnapshots>(ports, times, &out.seen); });
+  testing::At::Actions actions;
+  for (double t : times) actions.push_back({t, [&out](Fleet& fleet, double at) { out.seen[at] = claim_lines(fleet); }});
+  sim.add_controller(testing::actions_at(std::move(actions)));
   out.result = sim.run();
   return out;
 }
