@@ -109,6 +109,39 @@ spec:
   EXPECT_NE(r.pending[0].reason.find("(CardInsufficientMemory)"), std::string::npos) << r.pending[0].reason;
 }
 
+// Two pods alike in everything but their GPU memory: the one that does not fit the card must not
+// decide for the one that does (the Scheduler's filter memo keys on the memory-share request too).
+TEST(GpuMemorySharing, MemoryRequestIsPartOfTheFilterMemo) {
+  io::K8sObjects k = io::parse_k8s_text(R"(kind: Node
+metadata:
+  name: v1
+  annotations:
+    hami.io/node-nvidia-register: 'GPU-0,10,24576,100,NVIDIA-A10,0,true:'
+status:
+  allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "10"}
+---
+kind: Pod
+metadata: {name: too-big}
+spec:
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 30000}}}]
+---
+kind: Pod
+metadata: {name: fits}
+spec:
+  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 10000}}}]
+)",
+                                        "s.yaml");
+  const io::PlaceInputs in = io::place_inputs_from_objects(std::move(k), "s.yaml");
+  place::PlaceOptions options;
+  options.policy = "gpufleet";
+  const place::PlaceResult r = place::place_workload(in.input, options);
+  ASSERT_EQ(r.placements.size(), 1u);
+  EXPECT_EQ(r.placements[0].pod, "default/fits");
+  EXPECT_EQ(r.placements[0].gpu_memory->memory_mib, 10000);
+  ASSERT_EQ(r.pending.size(), 1u);
+  EXPECT_EQ(r.pending[0].pod, "default/too-big");
+}
+
 // S19, all 24 pods in one run: 23 x 2000 = 46000 MiB fit the L40S's 46068 MiB floored to 46000;
 // the 24th would make 48000.
 TEST(GpuMemorySharing, S19KaiAllInOneCycle) {
