@@ -5,7 +5,7 @@
 # added and removed). wrk drives VERB with kube-scheduler's sample of the nodes (SAMPLE node names, as
 # percentageOfNodesToScore sends them) over CONNECTIONS connections for SECONDS, and prints
 # requests/s, p50/p90/p99 latency and non-2xx answers; then the events the fake sent, the watch events
-# the server applied (gpufleet_watch_events_total, when the server has it) and the server's RSS,
+# the server applied (gpufleet_cache_watch_events_total) and the server's RSS,
 # sampled every 10 s (flat memory: the same at the end as after warm-up).
 #
 #   bench/live/churn_extender.sh GPUFLEET FAKE_APISERVER [NODES] [EVENTS] [VERB] [SECONDS] [CONNECTIONS] [SAMPLE]
@@ -37,4 +37,4 @@ echo "nodes $nodes, $events events/s, verb $verb with $sample node names, $secon
 wrk -t"$(( conns < 2 ? conns : 2 ))" -c"$conns" -d"${seconds}s" -s "$here/post_body.lua" "http://127.0.0.1:$port/$verb" | tail -1
 wait $sampler
 echo "fake after: $(stats)"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(watch_events_total|snapshot_generation|state_version|watch_lag)' | head -20 || true
+curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(cache_watch_events_total|snapshot_generation|cache_full_builds_total)' | head -20 || true

@@ -147,9 +147,6 @@ std::string KubeWatcher::render_metrics() const {
   };
   static constexpr Family kFamilies[] = {
       {"gpufleet_watch_lists_total", "counter", "Complete lists of the kind from the API server, the first included.", &KubeWatchCounters::lists},
-      {"gpufleet_watch_relists_total", "counter", "Complete lists after the first (after 410 Gone).", &KubeWatchCounters::relists},
-      {"gpufleet_watch_events_total", "counter", "ADDED, MODIFIED and DELETED watch events applied.", &KubeWatchCounters::events},
-      {"gpufleet_watch_bookmarks_total", "counter", "BOOKMARK watch events applied.", &KubeWatchCounters::bookmarks},
       {"gpufleet_watch_expired_total", "counter", "410 Gone seen (HTTP status or ERROR event).", &KubeWatchCounters::expired},
       {"gpufleet_watch_errors_total", "counter", "Failed lists and watches.", &KubeWatchCounters::errors},
       {"gpufleet_watch_synced", "gauge", "1 once the kind was listed completely.", nullptr},

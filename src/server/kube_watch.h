@@ -127,11 +127,9 @@ class KubeWatcher {
   bool synced(live::ResourceKind kind) const;
   KubeWatchCounters counters(live::ResourceKind kind) const;
   /// The counters of both kinds in the Prometheus text format (`serve` adds it to /metrics), each
-  /// family with a `kind` label (Node, Pod):
+  /// family with a `kind` label (Node, Pod). Events and relists are counted where they are applied,
+  /// by the cache (gpufleet_cache_watch_events_total, gpufleet_cache_relists_total: live/cluster_metrics.h).
   ///   gpufleet_watch_lists_total          counter  complete lists, the first included
-  ///   gpufleet_watch_relists_total        counter  complete lists after the first (410 Gone, ...)
-  ///   gpufleet_watch_events_total         counter  ADDED / MODIFIED / DELETED events applied
-  ///   gpufleet_watch_bookmarks_total      counter  BOOKMARK events applied
   ///   gpufleet_watch_expired_total        counter  410 Gone seen
   ///   gpufleet_watch_errors_total         counter  failed lists and watches
   ///   gpufleet_watch_synced               gauge    1 once the kind was listed completely

@@ -7,7 +7,7 @@
 #     the pod holds the winner's node and device annotations, never a mix;
 #  3. after the watch delivers the bind, both replicas see the pod on the winner's node and answer alike;
 #  4. a replica restarted lists again and answers as the one that kept running;
-# and each replica's /metrics counts its lists and watch events (gpufleet_watch_*).
+# and each replica's /metrics counts its lists and the watch events it applied (gpufleet_watch_*, gpufleet_cache_*).
 # Usage: two_replicas_test.sh GPUFLEET FAKE_APISERVER
 set -euo pipefail
 bin=$1; fake=$2
@@ -99,9 +99,10 @@ ask "$port_b" filter "$(pod probe-8 8)" | grep -o '"NodeNames":\[[^]]*\]' | grep
 # Its own health: one list of each kind, the bind's MODIFIED as the one Pod event, no Node event.
 metrics_a=$(curl -sf "http://127.0.0.1:$port_a/metrics")
 for line in 'gpufleet_watch_lists_total{kind="Node"} 1' 'gpufleet_watch_lists_total{kind="Pod"} 1' \
-            'gpufleet_watch_events_total{kind="Node"} 0' 'gpufleet_watch_events_total{kind="Pod"} 1' \
-            'gpufleet_watch_relists_total{kind="Pod"} 0' 'gpufleet_watch_synced{kind="Pod"} 1'; do
-  echo "$metrics_a" | grep -qxF "$line" || fail "replica a's /metrics lacks '$line': $(echo "$metrics_a" | grep gpufleet_watch_)"
+            'gpufleet_cache_watch_events_total{kind="Node",type="MODIFIED"} 0' \
+            'gpufleet_cache_watch_events_total{kind="Pod",type="MODIFIED"} 1' \
+            'gpufleet_cache_relists_total{kind="Pod"} 0' 'gpufleet_watch_synced{kind="Pod"} 1'; do
+  echo "$metrics_a" | grep -qxF "$line" || fail "replica a's /metrics lacks '$line': $(echo "$metrics_a" | grep -E 'gpufleet_(watch|cache)_')"
 done
 
 # 4. Restart b: it lists again and answers as a.
