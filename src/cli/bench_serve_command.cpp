@@ -93,6 +93,12 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
       o.serving_catalog_path.empty() ? io::builtin_serving_catalog() : io::load_serving_catalog(o.serving_catalog_path);
   select_engine_version(catalog, o.engine_version);
 
+  inference::BenchBackend backend;
+  try {
+    backend = inference::parse_bench_backend(o.backend, o.endpoint);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string(o.endpoint.empty() ? "--backend: " : "--backend/--endpoint: ") + e.what());
+  }
   const std::optional<inference::BenchDataset> dataset = inference::parse_bench_dataset(o.dataset_name);
   if (!dataset)
     throw UsageError(fmt::format("--dataset-name: unknown dataset '{}' (random, sharegpt, sonnet; vLLM's burstgpt, hf, custom, "
@@ -239,6 +245,8 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
     requests = inference::drain(source);
     if (o.num_prompts > 0 && static_cast<int64_t>(requests.size()) > o.num_prompts) requests.resize(static_cast<size_t>(o.num_prompts));
   }
+  // The API the client posts to: a chat request also renders the chat template in the API server.
+  for (inference::Request& r : requests) r.chat = backend.chat;
   std::optional<plan::PriceCatalog> prices;
   if (!o.price_catalog_path.empty()) {
     io::PlanFile file = io::read_plan_file(o.price_catalog_path);
@@ -275,6 +283,8 @@ int run_bench_serve_command(const BenchServeCommandOptions& o) {
   const inference::BenchServeResult& result = rows.front().result;
 
   io::BenchServeSettings st;
+  st.backend = backend.name;
+  st.endpoint = backend.endpoint;
   st.model = catalog.find_model(o.model)->name;
   st.gpu = catalog.find_gpu(o.gpu)->name;
   st.tensor_parallel_size = o.tensor_parallel_size;

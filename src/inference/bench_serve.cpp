@@ -101,6 +101,30 @@ LatencyStats weighted_stats_ms(std::vector<WeightedSample> samples) {
   return s;
 }
 
+BenchBackend parse_bench_backend(std::string_view name, std::string_view endpoint) {
+  const std::string path = endpoint.empty() ? std::string("/v1/completions") : std::string(endpoint);
+  const auto ends_with = [&](std::string_view tail) {
+    return path.size() >= tail.size() && std::string_view(path).substr(path.size() - tail.size()) == tail;
+  };
+  if (name == "openai-chat") {
+    if (!ends_with("chat/completions"))
+      throw std::invalid_argument(fmt::format("endpoint {}: the openai-chat backend posts to an OpenAI Chat Completions API URL, "
+                                              "which must end with 'chat/completions' (give --endpoint /v1/chat/completions)",
+                                              path));
+    return {std::string(name), path, true};
+  }
+  if (name == "vllm" || name == "openai") {
+    if (!ends_with("completions") || ends_with("chat/completions"))
+      throw std::invalid_argument(fmt::format("endpoint {}: the {} backend posts to an OpenAI Completions API URL, which must end "
+                                              "with 'completions' and not 'chat/completions' (use --backend openai-chat for that)",
+                                              path, name));
+    return {std::string(name), path, false};
+  }
+  throw std::invalid_argument(fmt::format("unknown backend '{}' (vllm, openai, openai-chat; vLLM's audio, embeddings, pooling and "
+                                          "other servers' backends are not modelled)",
+                                          name));
+}
+
 std::vector<Request> random_dataset_requests(const RandomDataset& dataset, int64_t num_prompts, int64_t seed,
                                              const BenchServeLimits& limits) {
   if (num_prompts < 1 || num_prompts > limits.max_num_prompts)

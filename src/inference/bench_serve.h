@@ -44,6 +44,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "inference/catalog.h"
@@ -55,6 +56,24 @@
 #include "inference/step_time.h"
 
 namespace gpufleet::inference {
+
+/// The client's API (`vllm bench serve --backend`, `--endpoint`; vllm/benchmarks/lib/endpoint_request_func.py
+/// ASYNC_REQUEST_FUNCS). `vllm` and `openai` post to /v1/completions; `openai-chat` posts to
+/// /v1/chat/completions, whose API server also renders the chat template (Request::chat).
+struct BenchBackend {
+  std::string name;       ///< "vllm", "openai" or "openai-chat"
+  std::string endpoint;   ///< the URL path requests are posted to
+  bool chat = false;      ///< true for openai-chat
+};
+
+/// The backend `name` with the `endpoint` path the client posts to ("" = the default,
+/// /v1/completions, as vllm bench serve's --endpoint). vLLM's own check is kept: the openai-chat
+/// backend's URL must end with "chat/completions", the completions backends' with "completions"
+/// (endpoint_request_func.py _validate_api_url), and a chat endpoint with a completions backend is
+/// refused too. Throws std::invalid_argument with the reason: an unknown name (listing the modelled
+/// ones; vLLM's audio, embeddings, pooling and other servers' backends are not modelled) or an
+/// endpoint that does not fit the backend.
+BenchBackend parse_bench_backend(std::string_view name, std::string_view endpoint);
 
 /// vLLM's random dataset (--random-input-len, --random-output-len, --random-range-ratio).
 struct RandomDataset {

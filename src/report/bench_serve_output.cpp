@@ -92,6 +92,8 @@ std::string bench_serve_routing_table(const BenchServeSettings& st, const std::v
 
 nlohmann::ordered_json bench_serve_json(const BenchServeSettings& st, const inference::BenchServeResult& r) {
   nlohmann::ordered_json j;
+  j["backend"] = st.backend;
+  j["endpoint"] = st.endpoint;
   j["model_id"] = st.model;
   j["gpu"] = st.gpu;
   j["tensor_parallel_size"] = st.tensor_parallel_size;

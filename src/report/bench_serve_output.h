@@ -38,6 +38,8 @@ namespace gpufleet::io {
 
 /// The run's settings echoed in the outputs.
 struct BenchServeSettings {
+  std::string backend = "vllm";             ///< vllm bench serve's --backend (inference::BenchBackend)
+  std::string endpoint = "/v1/completions";  ///< its --endpoint
   std::string model;
   std::string gpu;
   int32_t tensor_parallel_size = 1;

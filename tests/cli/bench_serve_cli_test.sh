@@ -91,6 +91,21 @@ expect_bad "negative seed" "--seed: -1 is negative (a seed is an integer from 0 
 expect_bad "unknown dataset" "--dataset-name: unknown dataset 'burstgpt' (random, sharegpt, sonnet;" --model Llama-3.1-8B --gpu H100-80GB --dataset-name burstgpt
 expect_bad "sonnet prefix" "sonnet_prefix_len: 600 is outside 0..550 (the sonnet input length)" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sonnet --sonnet-prefix-len 600
 expect_bad "sonnet output" "sonnet_output_len: 0 is outside" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --dataset-name sonnet --sonnet-output-len 0
+# The client's API (--backend, --endpoint as vllm bench serve): a chat request's TTFT adds the
+# catalog's frontendChatRequestSeconds (0.03638 s) to a completions request's, for one request alone.
+one() { "$BIN" bench-serve --model Llama-3.1-8B --gpu H100-80GB --random-input-len 512 --random-output-len 16 --num-prompts 1 "$@"; }
+one --backend vllm --json "$T/completions.json" > "$T/completions.txt" && ok || bad "--backend vllm failed"
+one --backend openai-chat --endpoint /v1/chat/completions --json "$T/chat.json" > "$T/chat.txt" && ok || bad "--backend openai-chat failed"
+ttft() { awk -F: '/Mean TTFT/ {print $2+0}' "$1"; }
+awk -v a="$(ttft "$T/completions.txt")" -v b="$(ttft "$T/chat.txt")" 'BEGIN {d = b - a; exit !(d > 36.37 && d < 36.39)}' \
+  && ok || bad "chat TTFT $(ttft "$T/chat.txt") - completions $(ttft "$T/completions.txt") is not 36.38 ms"
+grep -qF '"backend": "openai-chat"' "$T/chat.json" && grep -qF '"endpoint": "/v1/chat/completions"' "$T/chat.json" \
+  && ok || bad "chat JSON lacks backend/endpoint: $(head -c 300 "$T/chat.json")"
+grep -qF '"backend": "vllm"' "$T/completions.json" && grep -qF '"endpoint": "/v1/completions"' "$T/completions.json" \
+  && ok || bad "completions JSON lacks backend/endpoint"
+expect_bad "chat backend, completions URL" "--backend: endpoint /v1/completions: the openai-chat backend posts to an OpenAI Chat Completions API URL, which must end with 'chat/completions'" --model Llama-3.1-8B --gpu H100-80GB --backend openai-chat
+expect_bad "completions backend, chat URL" "--backend/--endpoint: endpoint /v1/chat/completions: the vllm backend posts to an OpenAI Completions API URL" --model Llama-3.1-8B --gpu H100-80GB --endpoint /v1/chat/completions
+expect_bad "unknown backend" "--backend: unknown backend 'tgi' (vllm, openai, openai-chat;" --model Llama-3.1-8B --gpu H100-80GB --backend tgi
 printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
 expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
 expect_bad "dataset and trace" "--dataset-name: a --trace replaces the dataset" --model Llama-3.1-8B --gpu H100-80GB --dataset-name sharegpt --trace "$T/azure.csv"

@@ -294,3 +294,20 @@ TEST(BenchServe, TextBlockHasVllmsNamesAndLayout) {
 
 }  // namespace
 }  // namespace gpufleet::inference
+
+// vllm bench serve's --backend / --endpoint (vllm/benchmarks/lib/endpoint_request_func.py): the chat
+// backend posts to a URL ending in chat/completions, the completions backends to one ending in
+// completions; the default endpoint is /v1/completions.
+TEST(BenchServe, BackendsAndTheirEndpoints) {
+  const gpufleet::inference::BenchBackend vllm = gpufleet::inference::parse_bench_backend("vllm", "");
+  EXPECT_EQ(vllm.endpoint, "/v1/completions");
+  EXPECT_FALSE(vllm.chat);
+  const gpufleet::inference::BenchBackend chat = gpufleet::inference::parse_bench_backend("openai-chat", "/v1/chat/completions");
+  EXPECT_TRUE(chat.chat);
+  EXPECT_EQ(chat.name, "openai-chat");
+  EXPECT_FALSE(gpufleet::inference::parse_bench_backend("openai", "/proxy/v1/completions").chat);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("openai-chat", ""), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("openai", "/v1/chat/completions"), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("vllm", "/v1/embeddings"), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("sglang", ""), std::invalid_argument);
+}
