@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       gpufleet::fuzz::invariant_failed("the first engine version is in force");
     for (const auto& v : catalog.engine_versions) {
       if (!(v.decode_bandwidth_efficiency > 0 && v.decode_bandwidth_efficiency <= 1) || !(v.frontend_s >= 0) ||
-          !(v.frontend_per_request_s >= 0))
+          !(v.frontend_per_request_s >= 0) || !(v.frontend_chat_request_s >= 0 && v.frontend_chat_request_s <= 1) ||
+          !(v.frontend_per_output_token_s >= 0 && v.frontend_per_output_token_s <= 1))
         gpufleet::fuzz::invariant_failed("latency constants validated");
       for (const auto& [gpu, mfu] : v.prefill_compute_efficiency_by_gpu)
         if (catalog.find_gpu(gpu) == nullptr || !(mfu > 0 && mfu <= 1)) gpufleet::fuzz::invariant_failed("per-GPU MFU validated");
