@@ -19,6 +19,7 @@
 #include "readers/formats/json_request.h"
 #include "live/cluster_cache.h"
 #include "live/extender.h"
+#include "server/extender_json.h"
 
 namespace {
 
@@ -48,6 +49,10 @@ struct Fixture {
   std::vector<std::string> names;
   std::shared_ptr<const gpufleet::live::Snapshot> snapshot;
   std::string body;
+  // kube-scheduler's sample (percentageOfNodesToScore: 1,000 of 10,000 nodes, as
+  // bench/live/churn_extender.sh sends them): node-0 .. node-999 and their body.
+  std::vector<std::string> sample_names;
+  std::string sample_body;
   json items = json::array();
   explicit Fixture(int nodes) {
     for (int i = 0; i < nodes; ++i) {
@@ -60,6 +65,8 @@ struct Fixture {
     cache.replace_all({{"kind", "List"}, {"apiVersion", "v1"}, {"items", items}}, "bench");
     snapshot = cache.snapshot();
     body = json{{"Pod", bench_pod("incoming", 1, "")}, {"Nodes", nullptr}, {"NodeNames", names}}.dump();
+    sample_names.assign(names.begin(), names.begin() + std::min<size_t>(names.size(), 1000));
+    sample_body = json{{"Pod", bench_pod("incoming", 1, "")}, {"Nodes", nullptr}, {"NodeNames", sample_names}}.dump();
   }
 };
 
@@ -94,6 +101,22 @@ void LiveFilterRequest(benchmark::State& state) {
   }
 }
 BENCHMARK(LiveFilterRequest)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The case: 10,000 nodes, kube-scheduler's sample of 1,000 node names in each request.
+// LiveFilterSample: the decision alone; LiveFilterRequestSample: the body's parse, the decision and
+// the answer's JSON, as the server's /filter handler runs them (server/extender_json.h).
+void LiveFilterSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  const gpufleet::Pod& pod = f.snapshot->inputs.input.pods[f.snapshot->pod_by_key.at("default/incoming")];
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::live::extender_filter(*f.snapshot, pod, f.sample_names));
+}
+BENCHMARK(LiveFilterSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void LiveFilterRequestSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::server::filter_response(*f.snapshot, f.sample_body));
+}
+BENCHMARK(LiveFilterRequestSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 // A full build of the snapshot (every object through the reader and prepare_cluster at once): what
 // every watch event cost before the state was kept incrementally, and what the first list costs.
