@@ -36,10 +36,10 @@ namespace {
 // glibc's malloc gives each thread that allocates an arena of its own (up to 8 per core) and keeps
 // in each what was freed there. The server's workers (--threads) take requests in turn, each
 // allocating a request's body and answer, so RSS grew as arena after arena reached its own
-// high-water mark (325 -> 356 MiB over 10 minutes at 10,000 nodes), though nothing leaked; with one
-// arena it stays flat (docs/live.md, "Memory"). kMallocArenas arenas keep it flat; a
-// MALLOC_ARENA_MAX set in the environment wins.
-constexpr int kMallocArenas = 2;
+// high-water mark (325 -> 356 MiB over 10 minutes at 10,000 nodes), though nothing leaked: the
+// cluster's size stayed the same. With one arena it stays flat, and the server is as fast (the
+// handlers allocate little; docs/live.md "Under churn"). A MALLOC_ARENA_MAX set in the environment wins.
+constexpr int kMallocArenas = 1;
 void bound_malloc_arenas() {
 #ifdef __GLIBC__
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, kMallocArenas);
