@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "readers/formats/json_request.h"
 #include "live/cluster_cache.h"
 #include "live/extender.h"
+#include "server/extender_json.h"
 
 namespace {
 
@@ -44,12 +46,16 @@ json bench_pod(const std::string& name, int gpus, const std::string& node) {
 }
 
 struct Fixture {
-  gpufleet::live::ClusterCache cache{gpufleet::live::CacheOptions{}};
+  gpufleet::live::ClusterCache cache;
   std::vector<std::string> names;
   std::shared_ptr<const gpufleet::live::Snapshot> snapshot;
   std::string body;
+  // kube-scheduler's sample (percentageOfNodesToScore: 1,000 of 10,000 nodes, as
+  // bench/live/churn_extender.sh sends them): node-0 .. node-999 and their body.
+  std::vector<std::string> sample_names;
+  std::string sample_body;
   json items = json::array();
-  explicit Fixture(int nodes) {
+  explicit Fixture(int nodes, gpufleet::live::CacheOptions options = {}) : cache(std::move(options)) {
     for (int i = 0; i < nodes; ++i) {
       items.push_back(bench_node(i));
       names.push_back("node-" + std::to_string(i));
@@ -60,6 +66,8 @@ struct Fixture {
     cache.replace_all({{"kind", "List"}, {"apiVersion", "v1"}, {"items", items}}, "bench");
     snapshot = cache.snapshot();
     body = json{{"Pod", bench_pod("incoming", 1, "")}, {"Nodes", nullptr}, {"NodeNames", names}}.dump();
+    sample_names.assign(names.begin(), names.begin() + std::min<size_t>(names.size(), 1000));
+    sample_body = json{{"Pod", bench_pod("incoming", 1, "")}, {"Nodes", nullptr}, {"NodeNames", sample_names}}.dump();
   }
 };
 
@@ -95,6 +103,22 @@ void LiveFilterRequest(benchmark::State& state) {
 }
 BENCHMARK(LiveFilterRequest)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
+// The case: 10,000 nodes, kube-scheduler's sample of 1,000 node names in each request.
+// LiveFilterSample: the decision alone; LiveFilterRequestSample: the body's parse, the decision and
+// the answer's JSON, as the server's /filter handler runs them (server/extender_json.h).
+void LiveFilterSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  const gpufleet::Pod& pod = f.snapshot->inputs.input.pods[f.snapshot->pod_by_key.at("default/incoming")];
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::live::extender_filter(*f.snapshot, pod, f.sample_names));
+}
+BENCHMARK(LiveFilterSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void LiveFilterRequestSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::server::filter_response(*f.snapshot, f.sample_body));
+}
+BENCHMARK(LiveFilterRequestSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
 // A full build of the snapshot (every object through the reader and prepare_cluster at once): what
 // every watch event cost before the state was kept incrementally, and what the first list costs.
 void LiveSnapshotRebuild(benchmark::State& state) {
@@ -117,11 +141,8 @@ BENCHMARK(LiveSnapshotRebuild)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisec
 // deleted. Counters over the iterations, each event timed alone: p50_us and p99_us of wall time, and
 // p50_cpu_us and p99_cpu_us of the thread's CPU time (what the event costs, without the waits of a
 // loaded machine).
-void LiveApplyEvent(benchmark::State& state) {
+void apply_events(benchmark::State& state, std::unique_ptr<Fixture>& f) {
   const int nodes = static_cast<int>(state.range(0));
-  static std::map<int, std::unique_ptr<Fixture>> fixtures;  // its own cache: the events change it
-  auto& f = fixtures[nodes];
-  if (!f) f = std::make_unique<Fixture>(nodes);
   std::vector<double> micros, cpu_micros;
   const auto thread_cpu_us = [] {
     timespec t{};
@@ -164,7 +185,33 @@ void LiveApplyEvent(benchmark::State& state) {
   }
   state.counters["full_builds"] = static_cast<double>(f->cache.counters().full_builds);
 }
+void LiveApplyEvent(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  static std::map<int, std::unique_ptr<Fixture>> fixtures;  // its own cache: the events change it
+  auto& f = fixtures[nodes];
+  if (!f) f = std::make_unique<Fixture>(nodes);
+  apply_events(state, f);
+}
 BENCHMARK(LiveApplyEvent)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond)->Iterations(4000);
+
+// LiveApplyEvent with static objects (CacheOptions::static_objects, as --cluster-config gives them):
+// 100 PriorityClasses. Each event's object is read together with them (live/cluster_cache.h).
+void LiveApplyEventStatic(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  static std::map<int, std::unique_ptr<Fixture>> fixtures;
+  auto& f = fixtures[nodes];
+  if (!f) {
+    gpufleet::live::CacheOptions options;
+    for (int i = 0; i < 100; ++i)
+      options.static_objects.push_back({{"apiVersion", "scheduling.k8s.io/v1"},
+                                        {"kind", "PriorityClass"},
+                                        {"metadata", {{"name", "priority-" + std::to_string(i)}}},
+                                        {"value", 1000 + i}});
+    f = std::make_unique<Fixture>(nodes, std::move(options));
+  }
+  apply_events(state, f);
+}
+BENCHMARK(LiveApplyEventStatic)->Arg(1000)->Unit(benchmark::kMicrosecond)->Iterations(4000);
 
 }  // namespace
 

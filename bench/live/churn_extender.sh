@@ -6,7 +6,8 @@
 # percentageOfNodesToScore sends them) over CONNECTIONS connections for SECONDS, and prints
 # requests/s, p50/p90/p99 latency and non-2xx answers; then the events the fake sent, the watch events
 # the server applied (gpufleet_cache_watch_events_total) and the server's RSS,
-# sampled every 10 s (flat memory: the same at the end as after warm-up).
+# sampled every 10 s (flat memory: the same at the end as after warm-up), and the CPU seconds the
+# server, the fake API server and wrk used while wrk ran, per request.
 #
 #   bench/live/churn_extender.sh GPUFLEET FAKE_APISERVER [NODES] [EVENTS] [VERB] [SECONDS] [CONNECTIONS] [SAMPLE]
 # Example: bench/live/churn_extender.sh build/gpufleet build/tests/fake_apiserver 10000 100 filter 60 16 1000
@@ -34,7 +35,17 @@ rss() { awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$pid/status; }
 stats() { curl -sf "http://127.0.0.1:$api_port/fake/stats"; }
 echo "nodes $nodes, $events events/s, verb $verb with $sample node names, $seconds s, $conns connections; RSS after warm-up $(rss); fake $(stats)"
 ( for _ in $(seq $((seconds / 10))); do sleep 10; echo "  RSS $(rss)"; done ) & sampler=$!
-wrk -t"$(( conns < 2 ? conns : 2 ))" -c"$conns" -d"${seconds}s" -s "$here/post_body.lua" "http://127.0.0.1:$port/$verb" | tail -1
+cpu() { awk '{ printf "%.2f", ($14 + $15) / '"$(getconf CLK_TCK)"' }' /proc/$1/stat; }  # user + system seconds
+fake_pid=${pids[0]}; serve_cpu0=$(cpu "$pid"); fake_cpu0=$(cpu "$fake_pid")
+TIMEFORMAT='%U %S'
+{ time wrk -t"$(( conns < 2 ? conns : 2 ))" -c"$conns" -d"${seconds}s" -s "$here/post_body.lua" "http://127.0.0.1:$port/$verb" > "$dir/wrk.out"; } 2> "$dir/wrk.time"
+tail -1 "$dir/wrk.out"
+serve_cpu1=$(cpu "$pid"); fake_cpu1=$(cpu "$fake_pid")
 wait $sampler
+# CPU seconds each process used while wrk ran, and per request: requests/s x CPU per request of
+# the three together cannot pass the machine's cores.
+awk -v r="$(awk '/requests in/ {print $1}' "$dir/wrk.out")" -v s0="$serve_cpu0" -v s1="$serve_cpu1" -v f0="$fake_cpu0" -v f1="$fake_cpu1" \
+    -v w="$(awk '{print $1 + $2}' "$dir/wrk.time")" 'BEGIN { s = s1 - s0; f = f1 - f0
+  printf "CPU s while wrk ran: serve %.1f, fake API server %.1f, wrk %.1f; per request: serve %.0f us, all three %.0f us (%d requests)\n", s, f, w, s / r * 1e6, (s + f + w) / r * 1e6, r }'
 echo "fake after: $(stats)"
 curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(cache_watch_events_total|snapshot_generation|cache_full_builds_total)' | head -20 || true

@@ -11,6 +11,7 @@
 
 #include "readers/kube_api/k8s_json.h"
 #include "readers/k8s/k8s_yaml.h"
+#include "readers/k8s/k8s_preloaded.h"
 #include "readers/kube_api/kube_watch.h"
 #include "sched/framework/interface.h"
 #include "model/device_annotations.h"
@@ -74,10 +75,12 @@ std::string object_key(ResourceKind kind, const nlohmann::json& object) {
 struct ClusterCache::Impl {
   CacheOptions options;
   std::string static_text;  // the static files' documents, then the static objects, "---"-joined
+  // static_text's YAML, loaded once (readers/k8s/k8s_preloaded.h); none without static objects.
+  std::optional<io::PreloadedK8sText> preloaded;
 
   // The reader on `text` (the static objects first), with the node pools of options.pool_paths.
   io::K8sObjects parse(const std::string& text, const std::string& source) const {
-    io::K8sObjects read = io::parse_k8s_text(static_text + "\n---\n" + text, source);
+    io::K8sObjects read = preloaded ? io::parse_k8s_text_after(*preloaded, text, source) : io::parse_k8s_text(text, source);
     read.pool_files = options.pool_paths;
     return read;
   }
@@ -450,6 +453,7 @@ ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>(
       throw UsageError("static objects: Nodes and Pods (and controllers' pods) come from the API server or a posted snapshot");
     impl_->static_text += text;
   }
+  if (!impl_->static_text.empty()) impl_->preloaded.emplace(impl_->static_text, "static objects");
 }
 
 ClusterCache::~ClusterCache() = default;

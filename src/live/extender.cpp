@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <unordered_set>
 
 #include <fmt/format.h>
 
 #include "live/request_stats.h"
+#include "util/go_rand.h"
 #include "sched/fit_error.h"
 #include "sched/framework/filter_cycle.h"
 #include "sched/framework/status.h"
@@ -18,6 +21,14 @@ namespace {
 constexpr int64_t kMaxExtenderPriority = 10;  // k8s.io/kube-scheduler/extender/v1 MaxExtenderPriority
 
 std::string key_of(const Pod& pod) { return sched::pod_key(pod); }
+
+// A generator seeded with `seed`: a copy of one seeded before on this thread (seeding Go's generator
+// costs more than copying its state, and every decision starts from a fresh one).
+GoRand seeded_rng(uint64_t seed) {
+  thread_local std::optional<std::pair<uint64_t, GoRand>> seeded;
+  if (!seeded || seeded->first != seed) seeded.emplace(seed, GoRand(static_cast<int64_t>(seed)));
+  return seeded->second;
+}
 
 // While alive, the snapshot's copy of `pod` (when bound) is off its node: a request's pod is
 // decided as unbound. Holds snapshot.decide_mutex.
@@ -57,7 +68,7 @@ class Decision {
   const Snapshot& snapshot_;
   ClusterState& state_;
   ClusterState::Fork fork_;
-  GoRand rng_{static_cast<int64_t>(snapshot_.seed)};
+  GoRand rng_{seeded_rng(snapshot_.seed)};
 };
 
 std::string join(const std::vector<std::string>& parts) {

@@ -27,6 +27,7 @@
 #include "readers/kube_api/extender_args.h"
 #include "readers/formats/json_request.h"
 #include "live/extender.h"
+#include "server/extender_json.h"
 #include "model/device_annotations.h"
 #include "util/input_error.h"
 
@@ -46,12 +47,6 @@ void reply_json(HttpResponse& res, const nlohmann::json& body) { res.set_content
 void bad_request(HttpResponse& res, const std::string& reason) {
   res.status = 400;
   res.set_content(reason + "\n", "text/plain");
-}
-
-nlohmann::json string_map(const std::map<std::string, std::string>& m) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [k, v] : m) out[k] = v;
-  return out;
 }
 
 std::string lower_trimmed(std::string_view v) {
@@ -655,25 +650,7 @@ struct HttpServer::Impl {
   void filter(const std::string& body, HttpResponse& res) {
     const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
     const auto snapshot = cache.snapshot();
-    const live::FilterAnswer answer = live::extender_filter(*snapshot, args.pod, args.node_names);
-    nlohmann::json out;
-    if (args.node_cache_capable) {
-      out["Nodes"] = nullptr;
-      out["NodeNames"] = answer.passed;
-    } else {
-      // Echo the passing Node objects (kube-scheduler reads Nodes.items when NodeNames is null).
-      std::map<std::string, size_t> index;
-      for (size_t i = 0; i < args.node_names.size(); ++i) index.emplace(args.node_names[i], i);
-      nlohmann::json items = nlohmann::json::array();
-      for (const std::string& name : answer.passed) items.push_back(args.node_items.at(index.at(name)));
-      out["Nodes"] = {{"metadata", nlohmann::json::object()}, {"items", std::move(items)}};
-      out["NodeNames"] = nullptr;
-    }
-    out["FailedNodes"] = string_map(answer.failed);
-    out["FailedAndUnresolvableNodes"] = string_map(answer.failed_unresolvable);
-    out["Error"] = answer.error;
-    if (!answer.note.empty()) out["gpufleetNote"] = answer.note;  // ignored by kube-scheduler (unknown field)
-    reply_json(res, out);
+    res.set_content(filter_result_json(args, live::extender_filter(*snapshot, args.pod, args.node_names)), kJson);
   }
 
   void prioritize(const std::string& body, HttpResponse& res) {

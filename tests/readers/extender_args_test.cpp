@@ -157,6 +157,73 @@ TEST(ExtenderArgsErrors, Limits) {
                               "JSON syntax error");
 }
 
+// The fast path (a pod whose text was read before; the names straight from the text) reads a body as
+// the full path does, and refuses what the full path refuses, with the same error.
+TEST(ExtenderArgs, FastPathReadsAsTheFullPath) {
+  const std::string pod = R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"fast","namespace":"ml","uid":"u-fast",
+    "annotations":{"gpufleet.io/gpu-index":"6,7"}},
+    "spec":{"nodeName":"n9","containers":[{"name":"c","resources":{"requests":{"cpu":"3","nvidia.com/gpu":"2"},"limits":{"nvidia.com/gpu":"2"}}}]}})";
+  const std::string body = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":["n1","n2","n3"]})";
+  const ExtenderArgs first = parse_extender_args(body, "filter");  // the full path; the pod's text is kept
+  for (const std::string& again : {body, " {\n \"Pod\" : " + pod + " ,\t\"NodeNames\" : [ \"n1\" , \"n2\",\"n3\" ] , \"Nodes\" : null }\n"}) {
+    const ExtenderArgs a = parse_extender_args(again, "filter");
+    EXPECT_EQ(a.pod.name, "fast");
+    EXPECT_EQ(a.pod.namespace_name, "ml");
+    EXPECT_EQ(a.pod.uid, "u-fast");
+    EXPECT_EQ(a.pod.cpu_milli, 3000);
+    EXPECT_EQ(a.pod.num_gpu, 2);
+    EXPECT_EQ(a.pod.node_name, "n9");
+    ASSERT_TRUE(a.pod.assigned_devices.has_value());
+    EXPECT_EQ(a.pod.assigned_devices->gpus, (std::vector<int32_t>{6, 7}));
+    EXPECT_EQ(a.node_names, (std::vector<std::string>{"n1", "n2", "n3"}));
+    EXPECT_EQ(a.node_names, first.node_names);
+    EXPECT_TRUE(a.node_cache_capable);
+    EXPECT_TRUE(a.node_items.is_null());
+    EXPECT_EQ(a.warnings, first.warnings);
+  }
+  // An escaped name goes to the full path, which decodes it.
+  EXPECT_EQ(parse_extender_args(R"({"Pod":)" + pod + R"(,"NodeNames":["n\u0031","a\"b"]})", "filter").node_names,
+            (std::vector<std::string>{"n1", "a\"b"}));
+  // Refused as before, with the pod known: a duplicate, an empty name, a wrong type, trailing bytes.
+  const std::string known = R"({"Pod":)" + pod;
+  expect_filter_error(known + R"(,"NodeNames":["n1","n2","n1"]})", "NodeNames[2]", "duplicate node 'n1'");
+  expect_filter_error(known + R"(,"NodeNames":["n1",""]})", "NodeNames[1]", "must not be empty");
+  expect_filter_error(known + R"(,"NodeNames":["n1",7]})", "NodeNames[1]", "expected a string, got a number");
+  try {
+    parse_extender_args(known + R"(,"NodeNames":["n1"]} x)", "filter");
+    ADD_FAILURE() << "trailing bytes read";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);  // the pod's text has two line breaks
+    EXPECT_NE(std::string(e.what()).find("JSON syntax error"), std::string::npos) << e.what();
+  }
+  // Each limit of the whole body, counted as the full path counts it. Values: the root, the pod's
+  // (pod 1, kind 1, apiVersion 1, metadata 1 + 5, spec 1, nodeName 1, containers 1, container 1,
+  // name 1, resources 1, requests 1 + 2, limits 1 + 1 = 20), Nodes 1, NodeNames 1 + 3 = 26.
+  JsonRequestLimits values;
+  values.max_values = 25;
+  expect_error([&] { parse_extender_args(body, "filter", values); }, "", "more than 25 values");
+  values.max_values = 26;
+  EXPECT_EQ(parse_extender_args(body, "filter", values).node_names.size(), 3u);
+  // Depth: root 1, Pod 2, spec 3, containers 4, container 5, resources 6, requests 7.
+  JsonRequestLimits depth;
+  depth.max_depth = 6;
+  expect_error([&] { parse_extender_args(body, "filter", depth); }, "", "more than 6 levels of nesting");
+  depth.max_depth = 7;
+  EXPECT_EQ(parse_extender_args(body, "filter", depth).node_names.size(), 3u);
+  // String bytes: the longest is "gpufleet.io/gpu-index" (21 bytes).
+  JsonRequestLimits strings;
+  strings.max_string_bytes = 20;
+  expect_error([&] { parse_extender_args(body, "filter", strings); }, "", "more than 20 bytes in a string");
+  strings.max_string_bytes = 21;
+  EXPECT_EQ(parse_extender_args(body, "filter", strings).node_names.size(), 3u);
+  expect_error([&] { parse_extender_args(known + R"(,"NodeNames":["a-name-of-22-bytes-xyz"]})", "filter", strings); }, "",
+               "more than 21 bytes in a string");
+  ObjectLimits two;
+  two.max_nodes = 2;
+  expect_error([&] { parse_extender_args(body, "filter", kJsonRequestLimits, two); }, "NodeNames",
+               "more than 2 node names (limit ObjectLimits::max_nodes");
+}
+
 // ----------------------------------------------------------------------------------------- preempt
 
 TEST(ExtenderPreemptionArgs, MetaVictims) {

@@ -25,6 +25,7 @@
 #include "readers/k8s/dra_yaml.h"
 #include "readers/k8s/node_resource_topology.h"
 #include "readers/formats/text_file.h"
+#include "readers/k8s/k8s_preloaded.h"
 #include "readers/formats/yaml_field.h"
 #include "model/daemon_set.h"
 #include "model/device_annotations.h"
@@ -513,6 +514,8 @@ class Reader : public detail::K8sTemplateParser {
  public:
   explicit Reader(const ObjectLimits& limits) : kueue_(*this, limits), limits_(limits) {}
   void parse_text(std::string_view text, const std::string& file);
+  // The documents of `text` (loaded from it) as parse_text reads them.
+  void parse_documents(const std::vector<detail::YamlNode>& docs, std::string_view text, const std::string& file);
   K8sObjects finish();
 
   // Pod templates of jobs queued to Kueue (readers/k8s/kueue_yaml.h).
@@ -576,10 +579,15 @@ class Reader : public detail::K8sTemplateParser {
 
 void Reader::parse_text(std::string_view text, const std::string& file) {
   text = detail::strip_bom(text);
+  Source src;
+  src.file = file;
+  parse_documents(detail::load_documents(text, src), text, file);
+}
+
+void Reader::parse_documents(const std::vector<detail::YamlNode>& docs, std::string_view text, const std::string& file) {
   text_ = text;
   Source src;
   src.file = file;
-  const std::vector<detail::YamlNode> docs = detail::load_documents(text, src);
   // An empty file (or only `---` and comments): kubectl apply refuses it ("no objects passed to
   // apply"); here it is harmless (e.g. a placeholder in a directory), so only a warning.
   if (std::all_of(docs.begin(), docs.end(), [](const detail::YamlNode& doc) { return doc.type == detail::YamlType::kNull; }))
@@ -1633,6 +1641,35 @@ bool is_k8s_input_name(std::string_view file_name) {
 
 K8sObjects parse_k8s_text(std::string_view text, const std::string& source_name, const ObjectLimits& limits) {
   Reader r(limits);
+  r.parse_text(text, source_name);
+  return r.finish();
+}
+
+struct PreloadedK8sText::Loaded {
+  std::string text;  // without a byte-order mark
+  std::string source_name;
+  std::vector<detail::YamlNode> docs;
+};
+
+PreloadedK8sText::PreloadedK8sText(std::string text, std::string source_name) {
+  auto loaded = std::make_shared<Loaded>();
+  loaded->text = std::string(detail::strip_bom(text));
+  loaded->source_name = std::move(source_name);
+  Source src;
+  src.file = loaded->source_name;
+  loaded->docs = detail::load_documents(loaded->text, src);
+  loaded_ = std::move(loaded);
+}
+
+PreloadedK8sText::~PreloadedK8sText() = default;
+
+K8sObjects parse_k8s_text_after(const PreloadedK8sText& first, std::string_view text, const std::string& source_name,
+                                const ObjectLimits& limits) {
+  Reader r(limits);
+  const auto& docs = first.loaded().docs;
+  // A first text without objects reads as nothing (joined to `text` it would not make the whole "empty").
+  if (std::any_of(docs.begin(), docs.end(), [](const detail::YamlNode& doc) { return doc.type != detail::YamlType::kNull; }))
+    r.parse_documents(docs, first.loaded().text, first.loaded().source_name);
   r.parse_text(text, source_name);
   return r.finish();
 }

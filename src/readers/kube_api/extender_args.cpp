@@ -1,6 +1,9 @@
 #include "readers/kube_api/extender_args.h"
 
+#include <algorithm>
+#include <cctype>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -190,10 +193,248 @@ ExtenderVictims read_victims(const json& v, bool meta, const Body& b, const std:
   return out;
 }
 
+// ---- The fast path of parse_extender_args (see the top of extender_args.h) ----
+//
+// kube-scheduler's filter and prioritize bodies are {"Pod":{...},"Nodes":null,"NodeNames":[...]}
+// with the same pod sent again and again (to filter, to prioritize, to every extender, on every
+// retry). The fast path reads such a body without building its JSON tree: the node names straight
+// from the text, the pod by its text from the pods read before. It takes only bodies whose reading
+// it knows to equal the full path's: exactly those keys, each once; "Nodes" null; the names plain
+// strings (no escape, control character or non-ASCII byte); a pod whose text the full path read
+// before, with every limit of the whole body within bounds. Anything else (a new pod, any error, a
+// key in another case, Nodes given as objects) goes to the full path, which gives the same answer
+// or the same error as before, and remembers the pod's text for next time.
+
+// What a pod's JSON text holds, as the limits count it: values (the object itself and every value
+// inside), nesting depth (1 for a flat object) and the longest string or key in raw bytes (at least
+// its decoded length, so a bound on it is a bound on the decoded one).
+struct TextStats {
+  size_t values = 0, depth = 0, max_string = 0;
+};
+
+// A scanner of JSON text that finds where values end. It does not validate: it is only trusted on
+// text the full parser accepted before (a pod's text found among those read) and on the plain
+// strings it checks itself.
+class Scanner {
+ public:
+  Scanner(const char* begin, const char* end) : p_(begin), end_(end) {}
+  const char* at() const { return p_; }
+  bool done() {
+    ws();
+    return p_ == end_;
+  }
+  bool lit(char c) {
+    ws();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+  bool word(std::string_view w) {
+    ws();
+    if (static_cast<size_t>(end_ - p_) < w.size() || std::string_view(p_, w.size()) != w) return false;
+    p_ += w.size();
+    return true;
+  }
+  // A string of printable ASCII without escapes; false for anything else.
+  bool plain_string(std::string_view& out) {
+    ws();
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* start = ++p_;
+    while (p_ != end_) {
+      const auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        out = std::string_view(start, static_cast<size_t>(p_ - start));
+        ++p_;
+        return true;
+      }
+      if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+      ++p_;
+    }
+    return false;
+  }
+  // Skips one value, counting it into `stats` (`depth`: the nesting level of its container).
+  bool skip_value(TextStats& stats, size_t depth) {
+    ws();
+    if (p_ == end_) return false;
+    ++stats.values;
+    const char c = *p_;
+    if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++p_;
+      stats.depth = std::max(stats.depth, depth + 1);
+      if (lit(close)) return true;
+      for (;;) {
+        if (c == '{') {
+          ws();
+          size_t length = 0;
+          if (!skip_string(length) || !lit(':')) return false;
+          stats.max_string = std::max(stats.max_string, length);
+        }
+        if (!skip_value(stats, depth + 1)) return false;
+        if (lit(',')) continue;
+        return lit(close);
+      }
+    }
+    if (c == '"') {
+      size_t length = 0;
+      if (!skip_string(length)) return false;
+      stats.max_string = std::max(stats.max_string, length);
+      return true;
+    }
+    const char* start = p_;  // a number, true, false or null
+    while (p_ != end_ && (std::isalnum(static_cast<unsigned char>(*p_)) || *p_ == '-' || *p_ == '+' || *p_ == '.')) ++p_;
+    return p_ != start;
+  }
+
+ private:
+  void ws() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+  }
+  // At a '"': to past its closing quote; `length` the raw bytes between the quotes.
+  bool skip_string(size_t& length) {
+    if (p_ == end_ || *p_ != '"') return false;
+    const char* start = ++p_;
+    while (p_ != end_ && *p_ != '"') {
+      if (*p_ == '\\' && end_ - p_ < 2) return false;
+      p_ += *p_ == '\\' ? 2 : 1;
+    }
+    if (p_ >= end_) return false;
+    length = static_cast<size_t>(p_ - start);
+    ++p_;
+    return true;
+  }
+  const char* p_;
+  const char* end_;
+};
+
+// The pods the full path read, by their text as sent (the "Pod" value's bytes), with their TextStats:
+// the last kRecentPods distinct ones.
+struct RawPodReading {
+  PodReading reading;
+  TextStats stats;
+};
+class RecentRawPods {
+ public:
+  static constexpr size_t kRecentPods = 256;
+  std::shared_ptr<const RawPodReading> find(std::string_view text) {
+    std::lock_guard lock(mutex_);
+    const auto it = by_text_.find(std::string(text));
+    return it == by_text_.end() ? nullptr : it->second;
+  }
+  void add(std::string text, std::shared_ptr<const RawPodReading> reading) {
+    std::lock_guard lock(mutex_);
+    if (by_text_.count(text) != 0) return;
+    if (order_.size() == kRecentPods) {
+      by_text_.erase(order_.front());
+      order_.pop_front();
+    }
+    order_.push_back(text);
+    by_text_.emplace(std::move(text), std::move(reading));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const RawPodReading>> by_text_;
+  std::deque<std::string> order_;
+};
+RecentRawPods& recent_raw_pods() {
+  static RecentRawPods recent;
+  return recent;
+}
+
+// Whether the node names hold a name twice: an open-addressing set of views (no allocation per name).
+bool has_duplicate(const std::vector<std::string_view>& names) {
+  size_t size = 16;
+  while (size < names.size() * 2) size *= 2;
+  std::vector<std::string_view> slots(size);
+  std::vector<uint8_t> used(size, 0);
+  const std::hash<std::string_view> hash;
+  for (const std::string_view name : names) {
+    for (size_t i = hash(name) & (size - 1);; i = (i + 1) & (size - 1)) {
+      if (!used[i]) {
+        used[i] = 1;
+        slots[i] = name;
+        break;
+      }
+      if (slots[i] == name) return true;
+    }
+  }
+  return false;
+}
+
+// The body's layout as the fast path finds it: the pod's text and the names, or nothing.
+struct FastLayout {
+  std::string_view pod;
+  TextStats pod_stats;  // of the pod's text as scanned (trusted only once the text is found among those read)
+  std::vector<std::string_view> names;
+  bool nodes_null = false;
+  size_t max_key = 0;
+};
+std::optional<FastLayout> scan_fast_layout(std::string_view body) {
+  Scanner s(body.data(), body.data() + body.size());
+  FastLayout out;
+  bool pod = false, nodes = false, names = false;
+  if (!s.lit('{')) return std::nullopt;
+  if (s.lit('}')) return std::nullopt;
+  for (;;) {
+    std::string_view key;
+    if (!s.plain_string(key) || !s.lit(':')) return std::nullopt;
+    out.max_key = std::max(out.max_key, key.size());
+    if (key == "Pod" && !pod) {
+      pod = true;
+      if (!s.lit('{')) return std::nullopt;
+      const char* start = s.at() - 1;
+      Scanner inner(start, body.data() + body.size());
+      if (!inner.skip_value(out.pod_stats, 0)) return std::nullopt;
+      out.pod = std::string_view(start, static_cast<size_t>(inner.at() - start));
+      s = Scanner(inner.at(), body.data() + body.size());
+    } else if (key == "Nodes" && !nodes) {
+      nodes = true;
+      if (!s.word("null")) return std::nullopt;
+      out.nodes_null = true;
+    } else if (key == "NodeNames" && !names) {
+      names = true;
+      if (!s.lit('[')) return std::nullopt;
+      if (!s.lit(']')) {
+        for (;;) {
+          std::string_view name;
+          if (!s.plain_string(name) || name.empty()) return std::nullopt;
+          out.names.push_back(name);
+          if (s.lit(',')) continue;
+          if (s.lit(']')) break;
+          return std::nullopt;
+        }
+      }
+    } else {
+      return std::nullopt;
+    }
+    if (s.lit(',')) continue;
+    if (s.lit('}')) break;
+    return std::nullopt;
+  }
+  if (!s.done() || !pod || !names) return std::nullopt;
+  return out;
+}
+
+// Whether the whole body is within the limits the full path checks (values, depth, string bytes,
+// node names), given the pod's TextStats from when its text was read.
+bool within_limits(const std::string_view body, const FastLayout& layout, const TextStats& pod, const JsonRequestLimits& json_limits,
+                   const ObjectLimits& object_limits) {
+  if (body.size() > json_limits.max_body_bytes || layout.names.size() > object_limits.max_nodes) return false;
+  const size_t values = 1 + pod.values + (layout.nodes_null ? 1 : 0) + 1 + layout.names.size();
+  if (values > json_limits.max_values || std::max<size_t>(1 + pod.depth, 2) > json_limits.max_depth) return false;
+  size_t longest = std::max(layout.max_key, pod.max_string);
+  for (const std::string_view name : layout.names) longest = std::max(longest, name.size());
+  return longest <= json_limits.max_string_bytes;
+}
+
 }  // namespace
 
-ExtenderArgs parse_extender_args(std::string_view body, const std::string& source, const JsonRequestLimits& json_limits,
-                                 const ObjectLimits& object_limits) {
+namespace {
+
+// The full path: the body's JSON tree, every check with its message.
+ExtenderArgs parse_extender_args_full(std::string_view body, const std::string& source, const JsonRequestLimits& json_limits,
+                                      const ObjectLimits& object_limits) {
   const Body b{source};
   json root = parse_body(body, b, json_limits);
   ExtenderArgs out;
@@ -230,6 +471,29 @@ ExtenderArgs parse_extender_args(std::string_view body, const std::string& sourc
                     field + ".metadata.name");
     }
   }
+  return out;
+}
+
+}  // namespace
+
+ExtenderArgs parse_extender_args(std::string_view body, const std::string& source, const JsonRequestLimits& json_limits,
+                                 const ObjectLimits& object_limits) {
+  std::optional<FastLayout> layout = scan_fast_layout(body);
+  if (layout) {
+    if (const std::shared_ptr<const RawPodReading> known = recent_raw_pods().find(layout->pod);
+        known && within_limits(body, *layout, known->stats, json_limits, object_limits) && !has_duplicate(layout->names)) {
+      ExtenderArgs out;
+      out.pod = known->reading.pod;
+      out.warnings = known->reading.warnings;
+      out.node_cache_capable = true;
+      out.node_names.reserve(layout->names.size());
+      for (const std::string_view name : layout->names) out.node_names.emplace_back(name);
+      return out;
+    }
+  }
+  ExtenderArgs out = parse_extender_args_full(body, source, json_limits, object_limits);
+  if (layout)  // read without an error: its pod's text is known from now on
+    recent_raw_pods().add(std::string(layout->pod), std::make_shared<const RawPodReading>(RawPodReading{{out.pod, out.warnings}, layout->pod_stats}));
   return out;
 }
 
