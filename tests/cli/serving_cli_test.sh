@@ -34,7 +34,7 @@ dropped=$(num dropped "$T/a.json"); unfinished=$(num unfinished "$T/a.json"); sl
 [ "$finished" -gt 0 ] && ok || bad "no request finished"
 awk -v s="$slo" 'BEGIN { exit !(s != "" && s >= 0 && s <= 1) }' && ok || bad "slo_attainment '$slo' outside [0, 1]"
 [ "$(num max_ready_replicas "$T/a.json")" -ge 1 ] && ok || bad "no replica became ready"
-head -1 "$T/a.csv" | grep -qx 'service,time_s,arrivals,finished,timed_out,ttft_p99_s,desired_replicas,ready_replicas,starting_replicas,router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour' \
+head -1 "$T/a.csv" | grep -qx 'service,time_s,arrivals,finished,timed_out,ttft_p99_s,desired_replicas,ready_replicas,starting_replicas,router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour,prefill_desired_replicas,prefill_ready_replicas,decode_desired_replicas,decode_ready_replicas' \
   && ok || bad "serving timeseries header: $(head -1 "$T/a.csv")"
 [ "$(wc -l < "$T/a.csv")" = 61 ] && ok || bad "want 60 minute rows + header for 1 h, got $(wc -l < "$T/a.csv")"
 # The per-minute arrivals add up to the JSON's count.
