@@ -102,6 +102,8 @@ TEST_F(DisaggregationYaml, RolesBecomeItemsOfTheirOwn) {
   EXPECT_EQ(x.decode.tensor_parallel_size, 2);
   EXPECT_EQ(x.decode.min_replicas, 1);
   EXPECT_EQ(x.decode.max_replicas, 4);
+  EXPECT_EQ(x.prefill.replicas, 2);
+  EXPECT_EQ(x.decode.replicas, 1);
   ASSERT_TRUE(x.decode.autoscaler.keda.has_value());
   EXPECT_EQ(x.decode.autoscaler.keda->triggers.at(0).metric, "vllm:kv_cache_usage_perc");
   EXPECT_EQ(x.decode.autoscaler_description, "keda rag-decode (vllm:kv_cache_usage_perc > 0.6)");

@@ -38,6 +38,7 @@ struct ServingSlo {
 struct DisaggregatedRoleSpec {
   std::string item;                        ///< the workload service item of its pods
   int32_t tensor_parallel_size = 1;        ///< = the item's gpus per pod
+  int32_t replicas = 1;                    ///< at the start (the item's pods), >= 1
   /// Bounds on the replica count its autoscaler sets (the count stays as set without autoscaler);
   /// 0 <= min_replicas <= max_replicas.
   int32_t min_replicas = 0;

@@ -451,9 +451,9 @@ sim::DisaggregatedRoleSpec parse_role(const Field& r, const std::string& item, c
   if (role.min_replicas > role.max_replicas)
     r["maxReplicas"].fail(fmt::format("{} is below minReplicas {}", role.max_replicas, role.min_replicas));
   const Field replicas = r["replicas"];
-  const int64_t n = replicas.present() ? replicas.integer(1, sim::kMaxReplicasPerItem) : std::max(1, role.min_replicas);
-  if (n < role.min_replicas || n > role.max_replicas)
-    replicas.fail(fmt::format("{} is outside [minReplicas {}, maxReplicas {}]", n, role.min_replicas, role.max_replicas));
+  role.replicas = static_cast<int32_t>(replicas.present() ? replicas.integer(1, sim::kMaxReplicasPerItem) : std::max(1, role.min_replicas));
+  if (role.replicas < role.min_replicas || role.replicas > role.max_replicas)
+    replicas.fail(fmt::format("{} is outside [minReplicas {}, maxReplicas {}]", role.replicas, role.min_replicas, role.max_replicas));
   if (const Field a = r["autoscaler"]; a.present()) {
     ParsedAutoscaler parsed = parse_autoscaler(a, base_dir, serving_autoscaler_rules());
     role.autoscaler = std::move(parsed.spec);

@@ -159,9 +159,8 @@ sim::WorkloadSpec role_item(const sim::WorkloadSpec& service, const sim::Disaggr
   s.num_gpu = role.tensor_parallel_size;
   s.gpu_milli = kGpuMilliPerGpu;
   s.mig_requests.clear();
-  const Field replicas = r["replicas"];
-  s.pods = static_cast<int32_t>(replicas.present() ? replicas.integer(1, kMaxItemPods) : std::max(1, role.min_replicas));
-  s.origin = origin_of(replicas.present() ? replicas : r);
+  s.pods = role.replicas;
+  s.origin = origin_of(r["replicas"].present() ? r["replicas"] : r);
   if (const Field p = r["pools"]; p.present()) s.pools = parse_pool_list(p, pool_names);
   if (const Field ns = r["nodeSelector"]; ns.present()) {
     s.node_selector.clear();
