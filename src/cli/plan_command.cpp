@@ -180,6 +180,10 @@ int run_plan_command(const PlanCommandOptions& o) {
   std::set<std::string> inference_services;
   for (const sim::InferenceServiceSpec& spec : workload.inference) {
     inference_services.insert(spec.service);
+    if (spec.disaggregation) {
+      const std::string what = fmt::format("inference service '{}' is disaggregated: plan sizes aggregated services only", spec.service);
+      throw InputError(spec.origin.file, spec.origin.line, spec.origin.field, what, spec.origin.column);
+    }
     if (!spec.slo.ttft_p99_s && !spec.slo.tpot_p99_s) {
       const std::string what = fmt::format("inference service '{}' has no slo: plan chooses its configuration against its "
                                            "ttftP99Seconds and tpotP99Seconds",

@@ -156,6 +156,20 @@ int32_t DisaggregatedDeployment::add_decode_replica(double t, const StepTimeMode
   return impl_->decode->add_replica(t, step_time, limits);
 }
 
+int32_t DisaggregatedDeployment::add_replica(Role role, double t, const StepTimeModel& step_time, const EngineLimits& limits,
+                                             int32_t gpu_share_group, double time_slice_switch_fraction) {
+  impl_->advance_to(t);
+  Deployment& d = role == Role::kPrefill ? *impl_->prefill : *impl_->decode;
+  return d.add_replica(t, step_time, limits, gpu_share_group, time_slice_switch_fraction);
+}
+
+void DisaggregatedDeployment::drain_replica(Role role, int32_t replica, double t, double timeout_s) {
+  impl_->advance_to(t);
+  (role == Role::kPrefill ? *impl_->prefill : *impl_->decode).drain_replica(replica, t, timeout_s);
+}
+
+const Deployment& DisaggregatedDeployment::pool(Role role) const { return role == Role::kPrefill ? *impl_->prefill : *impl_->decode; }
+
 void DisaggregatedDeployment::submit(const Request& request, double t) {
   Impl& m = *impl_;
   m.advance_to(t);

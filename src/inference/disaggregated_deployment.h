@@ -117,6 +117,17 @@ class DisaggregatedDeployment {
   int32_t add_prefill_replica(double t, const StepTimeModel& step_time, const EngineLimits& limits);
   int32_t add_decode_replica(double t, const StepTimeModel& step_time, const EngineLimits& limits);
 
+  /// The pools as `simulate` drives them, whose replicas come and go with their pods: a replica of
+  /// `role` joins at t (Deployment::add_replica, share group and switch fraction as there) or its pod
+  /// terminates at t (Deployment::drain_replica; timeout_s <= 0: remove_replica). Both pools run to t
+  /// first. Throws std::invalid_argument as those do.
+  enum class Role { kPrefill, kDecode };
+  int32_t add_replica(Role role, double t, const StepTimeModel& step_time, const EngineLimits& limits,
+                      int32_t gpu_share_group = -1, double time_slice_switch_fraction = 0);
+  void drain_replica(Role role, int32_t replica, double t, double timeout_s);
+  /// A pool's gauges (ready replicas, queues, KV usage, replica_gauges) at the last time given.
+  const Deployment& pool(Role role) const;
+
   /// A request arrives at t (= request.arrival_s, non-decreasing).
   void submit(const Request& request, double t);
   /// Runs both pools and the transfers up to t: the prefill pool first (it depends on nothing), then

@@ -139,6 +139,8 @@ ServingPlanResult plan_service(const sim::Workload& workload, size_t inference_i
   if (search.serving_catalog == nullptr) throw std::invalid_argument("planning an inference service needs the serving catalog");
   const inference::ServingCatalog& catalog = *search.serving_catalog;
   const sim::InferenceServiceSpec& spec = workload.inference[inference_index];
+  if (spec.disaggregation)
+    throw std::invalid_argument(fmt::format("inference service '{}' is disaggregated: plan sizes aggregated services only", spec.service));
   ServingPlanResult out;
   out.service = spec.service;
   out.model = spec.engine.model;

@@ -67,6 +67,27 @@ nlohmann::ordered_json inference_results_json(const std::vector<sim::InferenceSe
     j["cost_usd"] = round_to(r.cost_usd, 1e6);
     j["usd_per_million_tokens"] = round_to(r.usd_per_million_tokens, 1e6);
     j["usd_per_million_output_tokens"] = round_to(r.usd_per_million_output_tokens, 1e6);
+    if (const std::optional<sim::DisaggregationResult>& d = r.disaggregation) {
+      auto role_json = [](const sim::DisaggregatedRoleResult& x) {
+        return nlohmann::ordered_json{{"item", x.item},
+                                      {"autoscaler", x.autoscaler},
+                                      {"tensor_parallel_size", x.tensor_parallel_size},
+                                      {"max_ready_replicas", x.max_ready_replicas},
+                                      {"cold_starts", x.cold_starts},
+                                      {"gpu_hours", round_to(x.gpu_hours, 1e6)},
+                                      {"cost_usd", round_to(x.cost_usd, 1e6)}};
+      };
+      j["disaggregation"] = {{"kv_transfer_link", d->link},
+                             {"first_token_from", d->first_token_from},
+                             {"max_local_prefill_tokens", d->max_local_prefill_tokens},
+                             {"remote_prefills", d->remote_prefills},
+                             {"local_prefills", d->local_prefills},
+                             {"kv_transfers", d->kv_transfers},
+                             {"kv_bytes_transferred", round_to(d->kv_bytes_transferred, 1)},
+                             {"kv_transfer_mean_s", round_to(d->kv_transfer_mean_s, 1e6)},
+                             {"prefill", role_json(d->prefill)},
+                             {"decode", role_json(d->decode)}};
+    }
     list.push_back(std::move(j));
   }
   return list;
@@ -75,13 +96,16 @@ nlohmann::ordered_json inference_results_json(const std::vector<sim::InferenceSe
 std::string inference_timeseries_csv(const std::vector<sim::InferenceServiceResult>& services) {
   std::string out =
       "service,time_s,arrivals,finished,timed_out,ttft_p99_s,desired_replicas,ready_replicas,starting_replicas,"
-      "router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour\n";
+      "router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour,"
+      "prefill_desired_replicas,prefill_ready_replicas,decode_desired_replicas,decode_ready_replicas\n";
+  auto count = [](int32_t v) { return v >= 0 ? std::to_string(v) : std::string(); };  // empty: aggregated
   for (const sim::InferenceServiceResult& r : services)
     for (const sim::InferenceSample& s : r.timeseries)
-      out += fmt::format("{},{:.0f},{},{},{},{},{},{},{},{},{},{},{:.4f},{:.4f}\n", r.service, s.time_s, s.arrivals, s.finished,
+      out += fmt::format("{},{:.0f},{},{},{},{},{},{},{},{},{},{},{:.4f},{:.4f},{},{},{},{}\n", r.service, s.time_s, s.arrivals, s.finished,
                          s.timed_out, s.ttft_p99_s ? fmt::format("{:.4f}", *s.ttft_p99_s) : std::string(), s.desired_replicas,
                          s.ready_replicas, s.starting_replicas, s.router_waiting, s.engine_waiting, s.engine_running,
-                         s.kv_cache_usage, s.cost_usd_per_hour);
+                         s.kv_cache_usage, s.cost_usd_per_hour, count(s.prefill_desired_replicas), count(s.prefill_ready_replicas),
+                         count(s.decode_desired_replicas), count(s.decode_ready_replicas));
   return out;
 }
 
@@ -95,6 +119,13 @@ std::string inference_summary_text(const std::vector<sim::InferenceServiceResult
                        r.ttft.p50_s, r.ttft.p90_s, r.ttft.p99_s, r.tpot.p50_s, r.tpot.p99_s, r.slo_attainment * 100);
     out += fmt::format("  replicas: max ready {}, cold starts {} (created to ready p50 {:.0f} s, max {:.0f} s)\n",
                        r.max_ready_replicas, r.cold_starts, r.cold_start.p50_s, r.cold_start.max_s);
+    if (const std::optional<sim::DisaggregationResult>& d = r.disaggregation) {
+      for (const sim::DisaggregatedRoleResult* x : {&d->prefill, &d->decode})
+        out += fmt::format("  {}: TP{}, max ready {}, cold starts {}, {:.2f} GPU-hours, {:.2f} USD\n", x->item, x->tensor_parallel_size,
+                           x->max_ready_replicas, x->cold_starts, x->gpu_hours, x->cost_usd);
+      out += fmt::format("  KV transfers: {} over {} (first token from {}), mean {:.2f} ms; {} remote and {} local prefills\n",
+                         d->kv_transfers, d->link, d->first_token_from, d->kv_transfer_mean_s * 1000, d->remote_prefills, d->local_prefills);
+    }
     for (const std::string& note : r.notes) out += fmt::format("  note: {}\n", note);
     out += fmt::format("  {:.2f} GPU-hours, {:.2f} USD, {:.4f} USD per million tokens ({:.4f} per million output tokens)\n",
                        r.gpu_hours, r.cost_usd, r.usd_per_million_tokens, r.usd_per_million_output_tokens);

@@ -95,6 +95,10 @@ constexpr std::string_view kInferenceScript = R"js(
     var color = data.palette[k++ % data.palette.length];
     rate.push(line(s.label + ": requests/s", color, s.time_h, s.request_rate, false));
     rate.push(line(s.label + ": ready replicas", color, s.time_h, s.ready_replicas, true, "y2"));
+    if (s.prefill_ready_replicas) {  // a disaggregated service: each role's
+      rate.push(line(s.label + ": prefill ready", data.palette[k++ % data.palette.length], s.time_h, s.prefill_ready_replicas, true, "y2"));
+      rate.push(line(s.label + ": decode ready", data.palette[k++ % data.palette.length], s.time_h, s.decode_ready_replicas, true, "y2"));
+    }
     ttft.push(line(s.label + ": TTFT p99", color, s.time_h, s.ttft_p99_s, false));
     if (s.slo_ttft_p99_s !== null)
       ttft.push(line(s.label + ": SLO", color, s.time_h, s.time_h.map(function () { return s.slo_ttft_p99_s; }), true));
@@ -286,6 +290,15 @@ nlohmann::ordered_json service_series(const std::string& label, const sim::Infer
   c["router_waiting"] = std::move(qr);
   c["kv_cache_usage"] = std::move(kv);
   c["cost_usd_per_hour"] = std::move(cost);
+  if (r.disaggregation) {
+    nlohmann::ordered_json pre = nlohmann::ordered_json::array(), dec = pre;
+    for (size_t i = 0; i < rows; i += step) {
+      pre.push_back(r.timeseries[i].prefill_ready_replicas);
+      dec.push_back(r.timeseries[i].decode_ready_replicas);
+    }
+    c["prefill_ready_replicas"] = std::move(pre);
+    c["decode_ready_replicas"] = std::move(dec);
+  }
   return c;
 }
 

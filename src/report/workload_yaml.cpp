@@ -174,6 +174,8 @@ std::string sim_workload_yaml(const sim::Workload& w, const std::string& out_pat
   if (!w.rollouts.empty()) refuse("rollouts");
   if (!w.external_metrics.empty()) refuse("external metrics");
   if (!w.service_autoscalers.empty()) refuse("autoscalers of services without inference");
+  for (const sim::InferenceServiceSpec& s : w.inference)
+    if (s.disaggregation) refuse(fmt::format("the disaggregated inference service '{}'", s.service));
   std::string y = comment_lines(comment);
   y += "apiVersion: sim.gpufleet.io/v1\nkind: Workload\n";
   y += fmt::format("horizonSeconds: {}\n", num(w.horizon_s));

@@ -161,4 +161,22 @@ cat "$T/pods.yaml" >> "$T/snapshot.yaml"
 expect_error "serve --snapshot: duplicate uid" \
   "$T/snapshot.yaml:21:26: field 'metadata.uid': uid '6f1c2e8a-0000-4000-8000-000000000001' is already that of pod default/a (the API server gives every object its own)" \
   serve --snapshot "$T/snapshot.yaml" --listen 127.0.0.1:0
+
+# inference.disaggregation: a bad link name, and a role without GPUs (docs/disaggregated-serving.md).
+disagg() {
+  local file="$1" link="$2" prefill="$3"
+  {
+    printf 'apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 600\nservices:\n- name: rag\n  inference:\n'
+    printf '    model: Llama-3.1-8B\n%s\n    disaggregation:\n' "$GEN"
+    printf '      kvTransferLink: %s\n      prefill: %s\n      decode: {gpus: 1, pools: [l40s]}\n' "$link" "$prefill"
+  } > "$file"
+}
+disagg "$T/disagg-link.yaml" infiniband '{gpus: 1, pools: [l4]}'
+expect_error "disaggregation: unknown link" \
+  "$T/disagg-link.yaml:10:23: field 'services[0].inference.disaggregation.kvTransferLink': unknown link 'infiniband' (expected nvlink, rdma, tcp, or {gbps, latencyMs, perGpu})" \
+  simulate --pools "$POOLS" --workload "$T/disagg-link.yaml"
+disagg "$T/disagg-gpus.yaml" tcp '{replicas: 2, pools: [l4]}'
+expect_error "disaggregation: a role without GPUs" \
+  "$T/disagg-gpus.yaml:11:16: field 'services[0].inference.disaggregation.prefill': gpus is required: each role's pods request their own GPUs (= its tensorParallelSize)" \
+  simulate --pools "$POOLS" --workload "$T/disagg-gpus.yaml"
 finish

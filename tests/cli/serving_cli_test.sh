@@ -5,7 +5,7 @@
 # with a workload per configuration; and bad input (a model that does not fit, an unknown model,
 # tensor parallel size != gpus, absurd token counts, broken traces, an autoscaler on a metric nothing
 # exports, unknown keys, a broken --serving-catalog) exits 2 with one line naming the file, line,
-# column and field, and writes no output.
+# column and field, and writes no output. A disaggregated service: its role lines, JSON and CSV columns.
 set -u
 BIN=$(realpath "$1")
 EXAMPLES=$(realpath "$2")/serving
@@ -34,7 +34,7 @@ dropped=$(num dropped "$T/a.json"); unfinished=$(num unfinished "$T/a.json"); sl
 [ "$finished" -gt 0 ] && ok || bad "no request finished"
 awk -v s="$slo" 'BEGIN { exit !(s != "" && s >= 0 && s <= 1) }' && ok || bad "slo_attainment '$slo' outside [0, 1]"
 [ "$(num max_ready_replicas "$T/a.json")" -ge 1 ] && ok || bad "no replica became ready"
-head -1 "$T/a.csv" | grep -qx 'service,time_s,arrivals,finished,timed_out,ttft_p99_s,desired_replicas,ready_replicas,starting_replicas,router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour' \
+head -1 "$T/a.csv" | grep -qx 'service,time_s,arrivals,finished,timed_out,ttft_p99_s,desired_replicas,ready_replicas,starting_replicas,router_waiting,engine_waiting,engine_running,kv_cache_usage,cost_usd_per_hour,prefill_desired_replicas,prefill_ready_replicas,decode_desired_replicas,decode_ready_replicas' \
   && ok || bad "serving timeseries header: $(head -1 "$T/a.csv")"
 [ "$(wc -l < "$T/a.csv")" = 61 ] && ok || bad "want 60 minute rows + header for 1 h, got $(wc -l < "$T/a.csv")"
 # The per-minute arrivals add up to the JSON's count.
@@ -153,5 +153,20 @@ expect_bad "trace on a device" "/dev/zero: is not a regular file" t-dev.yaml
 mkfifo fifo.csv
 trace_workload fifo.csv t-fifo.yaml
 expect_bad "trace on a FIFO" "fifo.csv: is not a regular file" t-fifo.yaml
+
+# A disaggregated service (docs/disaggregated-serving.md): each role's line, the JSON's disaggregation
+# object, and the CSV's role columns, which add up to the service's counts (empty for aggregated rows).
+if "$BIN" simulate -q --pools "$EXAMPLES/pools.yaml" --workload "$EXAMPLES/disaggregated-rag.yaml" --json "$T/g.json" \
+     --serving-timeseries "$T/g.csv" > "$T/g.txt" 2> "$T/err.txt"; then ok
+else bad "disaggregated example exited $?: $(cat "$T/err.txt")"; fi
+grep -q '^  rag-prefill: TP1, max ready [1-9]' "$T/g.txt" && grep -q '^  rag-decode: TP1, max ready [1-9]' "$T/g.txt" \
+  && ok || bad "no role lines: $(cat "$T/g.txt")"
+for key in '"disaggregation": {' '"kv_transfers": ' '"prefill": {' '"decode": {' '"item": "rag-prefill"'; do
+  grep -q "$key" "$T/g.json" && ok || bad "disaggregated JSON lacks $key"
+done
+awk -F, 'NR > 1 && ($15 == "" || $7 != $15 + $17 || $8 != $16 + $18) { bad++ } END { exit bad > 0 }' "$T/g.csv" \
+  && ok || bad "role columns do not add up to the service's desired and ready replicas"
+awk -F, 'NR > 1 && ($15 != "" || $16 != "" || $17 != "" || $18 != "") { bad++ } END { exit bad > 0 }' "$T/a.csv" \
+  && ok || bad "an aggregated service's role columns are not empty"
 
 finish

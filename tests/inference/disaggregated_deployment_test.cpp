@@ -1,6 +1,7 @@
 // Disaggregated prefill/decode (src/inference/disaggregated_deployment.h): the KV transfer time by
 // hand, one request through prefill -> transfer -> decode against the hand sum of its steps, local
-// prefill of short prompts, a decode replica short of KV blocks, and invariants over a random load
+// prefill of short prompts, a decode replica short of KV blocks, a decode replica leaving mid-request
+// (as simulate removes a pod), and invariants over a random load
 // (every request reported once, tokens conserved).
 //
 // Step time here: 0.1 s + 0.004 s per prefill token (a decode-only step: 0.1 s).
@@ -117,6 +118,35 @@ TEST(DisaggregatedDeployment, OneRequestIsTheSumOfItsSteps) {
   EXPECT_NEAR(f.dep.transfer_seconds(), 0.15, 1e-12);
   EXPECT_NEAR(f.dep.prefill_busy_seconds(100), 0.5, 1e-12);
   EXPECT_NEAR(f.dep.decode_busy_seconds(100), 0.3, 1e-12);
+}
+
+TEST(DisaggregatedDeployment, RoleReplicasComeAndGo) {
+  // simulate's calls: replicas join and leave each pool as their pods do. The request of
+  // OneRequestIsTheSumOfItsSteps with 10 output tokens lands at 1.65 on decode replica 0 (a second
+  // decode replica joined at 1.0; both idle, the lowest id wins); tokens 2 at 1.75. Replica 0's pod
+  // is deleted at 1.8 with no shutdown timeout: the request goes back to the decode router with its
+  // KV transferred and starts over on replica 1, decoding tokens 2..10 in 9 steps of 0.1 s from 1.8.
+  Fixture f(slow_link());
+  using Role = DisaggregatedDeployment::Role;
+  EXPECT_EQ(f.dep.add_replica(Role::kPrefill, 0, f.st, limits()), 0);
+  EXPECT_EQ(f.dep.add_replica(Role::kDecode, 0, f.st, limits()), 0);
+  f.dep.submit(req(7, 1.0, 100, 10), 1.0);
+  EXPECT_EQ(f.dep.add_replica(Role::kDecode, 1.0, f.st, limits()), 1);
+  EXPECT_EQ(f.dep.pool(Role::kDecode).ready_replicas(), 2);
+  EXPECT_EQ(f.dep.pool(Role::kPrefill).ready_replicas(), 1);
+  f.dep.advance_to(1.8);
+  EXPECT_EQ(f.dep.pool(Role::kDecode).num_requests_running(), 1);
+  f.dep.drain_replica(Role::kDecode, 0, 1.8, 0);
+  EXPECT_EQ(f.dep.pool(Role::kDecode).ready_replicas(), 1);
+  f.dep.finish(100);
+  ASSERT_EQ(f.reports, 1);
+  const RequestOutcome& o = f.out.at(7);
+  EXPECT_EQ(o.status, RequestStatus::kFinished);
+  EXPECT_EQ(o.replica, 1);
+  EXPECT_DOUBLE_EQ(o.first_token_s, 1.5);
+  EXPECT_NEAR(o.finish_s, 2.7, 1e-12);
+  EXPECT_EQ(f.dep.transfers(), 1);
+  EXPECT_THROW(f.dep.drain_replica(Role::kDecode, 0, 100, 0), std::invalid_argument);  // gone already
 }
 
 TEST(DisaggregatedDeployment, FirstTokenFromTheDecodeReplica) {

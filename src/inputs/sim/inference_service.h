@@ -15,6 +15,7 @@
 #include "replica_autoscaling/autoscaler_spec.h"
 #include "inference/cold_start.h"
 #include "inference/deployment.h"
+#include "inference/disaggregated_deployment.h"
 #include "inference/engine_args.h"
 #include "inference/request.h"
 #include "inference/request_sources.h"
@@ -27,6 +28,33 @@ namespace gpufleet::sim {
 struct ServingSlo {
   std::optional<double> ttft_p99_s;
   std::optional<double> tpot_p99_s;
+};
+
+/// One role of a disaggregated service: llm-d's prefill or decode Deployment of vLLM pods
+/// (llm-d.ai/docs/guides/pd-disaggregation, labels llm-d.ai/role=prefill|decode). Its replica pods
+/// are the workload's service item `item` (<service>-prefill or <service>-decode, made by the reader
+/// from the role's replicas, gpus, pools, nodeSelector and tolerations), placed and billed as any
+/// service's pods; its autoscaler reads the metrics of that role's pods only.
+struct DisaggregatedRoleSpec {
+  std::string item;                        ///< the workload service item of its pods
+  int32_t tensor_parallel_size = 1;        ///< = the item's gpus per pod
+  int32_t replicas = 1;                    ///< at the start (the item's pods), >= 1
+  /// Bounds on the replica count its autoscaler sets (the count stays as set without autoscaler);
+  /// 0 <= min_replicas <= max_replicas.
+  int32_t min_replicas = 0;
+  int32_t max_replicas = 100'000;
+  replica_autoscaling::ReplicaAutoscalerSpec autoscaler;  ///< empty = the count stays as set
+  std::string autoscaler_description;
+  FieldOrigin origin;                      ///< the role's block
+};
+
+/// Disaggregated prefill/decode serving of a service (inference/disaggregated_deployment.h holds the
+/// rules: conditional disaggregation, the KV transfer, who gives the first token).
+struct DisaggregationSpec {
+  inference::KvTransferLink link = inference::kv_transfer_link("rdma");
+  int32_t max_local_prefill_tokens = 0;    ///< Dynamo's max_local_prefill_length; 0 = all remote
+  inference::FirstTokenFrom first_token = inference::FirstTokenFrom::kPrefill;
+  DisaggregatedRoleSpec prefill, decode;
 };
 
 struct InferenceServiceSpec {
@@ -59,6 +87,10 @@ struct InferenceServiceSpec {
   /// stays as set.
   replica_autoscaling::ReplicaAutoscalerSpec autoscaler;
   std::string autoscaler_description;      ///< e.g. "keda vllm:num_requests_waiting > 5"
+  /// Set: the service runs a prefill pool and a decode pool, each of its own pods (DisaggregatedRoleSpec:
+  /// `service` then names no workload item and `autoscaler` is empty: each role has its own). Unset:
+  /// aggregated replicas, the pods of the item `service`.
+  std::optional<DisaggregationSpec> disaggregation;
   /// What the reader noticed and left out (vLLM arguments not modelled, objects skipped), copied to
   /// the result's notes.
   std::vector<std::string> notes;

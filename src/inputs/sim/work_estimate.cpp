@@ -158,6 +158,14 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
       replicas[i] = std::max(replicas[i], scaling[i].max_replicas);
       scaling_at[i] = s.autoscaler_origin;
     }
+  for (const InferenceServiceSpec& s : workload.inference)  // a disaggregated service's roles
+    if (s.disaggregation)
+      for (const DisaggregatedRoleSpec* r : {&s.disaggregation->prefill, &s.disaggregation->decode})
+        if (const size_t i = item_index(r->item); i < workload.items.size() && !r->autoscaler.empty()) {
+          scaling[i] = autoscaler_work(r->autoscaler, h);
+          replicas[i] = std::max(replicas[i], scaling[i].max_replicas);
+          scaling_at[i] = r->origin;
+        }
   for (const ServiceAutoscalerSpec& s : workload.service_autoscalers)
     if (const size_t i = item_index(s.service); i < workload.items.size()) {
       scaling[i] = autoscaler_work(s.autoscaler, h);
@@ -238,8 +246,9 @@ WorkEstimate estimate_work(const ClusterConfig& cluster, const Workload& workloa
     t.formula = fmt::format("service {}: {}", s.service, t.formula);
     e.events.add({t.amount, t.formula, t.remedy, t.origin});
     e.requests.add(std::move(t));
-    e.events.add({ticks(h, s.scrape_interval_s),
-                  fmt::format("service {}: {:g} s / scrapeIntervalSeconds {:g} s", s.service, h, s.scrape_interval_s),
+    e.events.add({ticks(h, s.scrape_interval_s) * (s.disaggregation ? 2 : 1),
+                  fmt::format("service {}: {}{:g} s / scrapeIntervalSeconds {:g} s", s.service, s.disaggregation ? "2 roles x " : "", h,
+                              s.scrape_interval_s),
                   "raise scrapeIntervalSeconds or shorten the horizon", s.autoscaler_origin});
   }
   for (size_t i = 0; i < workload.items.size(); ++i)

@@ -91,14 +91,34 @@ void validate_spec(const WorkloadSpec& s) {
 
 void validate_inference_service(const InferenceServiceSpec& spec, const std::vector<WorkloadSpec>& items) {
   auto fail = [&](const std::string& what) { fail_inference_service(spec, what); };
-  bool found = false;
-  for (const WorkloadSpec& item : items)
-    if (item.name == spec.service) {
-      if (item.kind != WorkloadKind::kService) fail("is a job, not a service");
-      if (item.num_gpu == 0 && item.mig_requests.empty()) fail("its replicas request no GPU");
-      found = true;
+  auto check_item = [&](const std::string& name, const char* role) {
+    bool found = false;
+    for (const WorkloadSpec& item : items)
+      if (item.name == name) {
+        if (item.kind != WorkloadKind::kService) fail(fmt::format("{}'{}' is a job, not a service", role, name));
+        if (item.num_gpu == 0 && item.mig_requests.empty()) fail(fmt::format("{}'{}': its replicas request no GPU", role, name));
+        found = true;
+      }
+    if (!found) fail(fmt::format("{}no service '{}' in the workload", role, name));
+  };
+  if (!spec.disaggregation) check_item(spec.service, "");
+  std::vector<const replica_autoscaling::ReplicaAutoscalerSpec*> autoscalers = {&spec.autoscaler};
+  if (const std::optional<DisaggregationSpec>& d = spec.disaggregation) {
+    if (!spec.autoscaler.empty()) fail("a disaggregated service's autoscalers are its roles'");
+    for (const DisaggregatedRoleSpec* r : {&d->prefill, &d->decode}) {
+      check_item(r->item, r == &d->prefill ? "prefill role: " : "decode role: ");
+      if (r->tensor_parallel_size < 1) fail("a role's tensor_parallel_size must be >= 1");
+      if (r->min_replicas < 0 || r->min_replicas > r->max_replicas)
+        fail(fmt::format("role '{}': replica bounds [{}, {}] are not 0 <= min <= max", r->item, r->min_replicas, r->max_replicas));
+      autoscalers.push_back(&r->autoscaler);
     }
-  if (!found) fail("no service of that name in the workload");
+    if (d->max_local_prefill_tokens < 0) fail("max_local_prefill_tokens must be >= 0");
+    try {
+      inference::kv_transfer_seconds(0, 1, d->prefill.tensor_parallel_size, d->decode.tensor_parallel_size, d->link);
+    } catch (const std::invalid_argument& e) {
+      fail(e.what());
+    }
+  }
   if (std::holds_alternative<std::monostate>(spec.traffic)) fail("no traffic (a trace or a generator)");
   if (!(spec.scrape_interval_s >= kMinIntervalSeconds)) fail(fmt::format("scrape interval {:g} s is below the shortest interval of {:g} s", spec.scrape_interval_s, kMinIntervalSeconds));
   const inference::EngineArgs& e = spec.engine;
@@ -117,16 +137,17 @@ void validate_inference_service(const InferenceServiceSpec& spec, const std::vec
   if (spec.router.max_outstanding_per_replica < 0) fail("maxOutstandingPerReplica must be >= 0");
   if ((spec.slo.ttft_p99_s && !(*spec.slo.ttft_p99_s > 0)) || (spec.slo.tpot_p99_s && !(*spec.slo.tpot_p99_s > 0)))
     fail("SLO limits must be > 0");
-  if (const std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> autoscaler = make_replica_autoscaler(spec.autoscaler)) {
-    const std::vector<std::string>& exported = exported_serving_metrics();
-    for (const std::string& m : autoscaler->metrics()) {
-      bool ok = false;
-      for (const std::string& x : exported) ok = ok || x == m;
-      if (!ok)
-        fail(fmt::format("the autoscaler reads metric '{}', which no simulated component exports (exported: {})", m,
-                         fmt::join(exported, ", ")));
+  for (const replica_autoscaling::ReplicaAutoscalerSpec* spec_of : autoscalers)
+    if (const std::unique_ptr<replica_autoscaling::ReplicaAutoscaler> autoscaler = make_replica_autoscaler(*spec_of)) {
+      const std::vector<std::string>& exported = exported_serving_metrics();
+      for (const std::string& m : autoscaler->metrics()) {
+        bool ok = false;
+        for (const std::string& x : exported) ok = ok || x == m;
+        if (!ok)
+          fail(fmt::format("the autoscaler reads metric '{}', which no simulated component exports (exported: {})", m,
+                           fmt::join(exported, ", ")));
+      }
     }
-  }
 }
 
 std::pair<int32_t, int32_t> resolve_fenceposts(const RollingUpdateStrategy& strategy, int32_t replicas) {

@@ -412,14 +412,96 @@ void apply_vllm_deployment(const Field& f, const Field& item, sim::WorkloadSpec&
   }
 }
 
+namespace {
+
+// kvTransferLink: nvlink | rdma | tcp (inference::kv_transfer_link) or {gbps, latencyMs, perGpu}.
+inference::KvTransferLink parse_kv_transfer_link(const Field& f) {
+  if (f.is_scalar()) {
+    try {
+      return inference::kv_transfer_link(f.scalar());
+    } catch (const std::invalid_argument&) {
+      f.fail(fmt::format("unknown link '{}' (expected nvlink, rdma, tcp, or {{gbps, latencyMs, perGpu}})", f.scalar()));
+    }
+  }
+  if (!f.is_map()) f.fail(fmt::format("expected nvlink, rdma, tcp or {{gbps, latencyMs, perGpu}}, got {}", f.type()));
+  f.only_keys({"gbps", "latencyMs", "perGpu"});
+  inference::KvTransferLink link;
+  link.name = "custom";
+  link.gb_s = positive_number(f["gbps"], 1e6) / 8;  // Gb/s -> GB/s
+  const Field latency = f["latencyMs"];
+  link.latency_s = latency.present() ? latency.number() / 1000 : 0;
+  if (!(link.latency_s >= 0) || !(link.latency_s <= 3600)) latency.fail(fmt::format("{} is outside [0, 3600000] ms", latency.scalar()));
+  link.per_gpu = f["perGpu"].boolean(true);
+  return link;
+}
+
+sim::DisaggregatedRoleSpec parse_role(const Field& r, const std::string& item, const std::string& base_dir) {
+  if (!r.present()) r.fail("is required: a disaggregated service has a prefill and a decode role");
+  r.require_map();
+  r.only_keys({"replicas", "minReplicas", "maxReplicas", "gpus", "pools", "nodeSelector", "autoscaler"});
+  sim::DisaggregatedRoleSpec role;
+  role.item = item;
+  role.origin = origin_of(r);
+  const Field gpus = r["gpus"];
+  if (!gpus.present()) r.fail("gpus is required: each role's pods request their own GPUs (= its tensorParallelSize)");
+  role.tensor_parallel_size = static_cast<int32_t>(gpus.integer(1, 64));
+  role.max_replicas = sim::kMaxReplicasPerItem;
+  if (const Field m = r["minReplicas"]; m.present()) role.min_replicas = static_cast<int32_t>(m.integer(0, sim::kMaxReplicasPerItem));
+  if (const Field m = r["maxReplicas"]; m.present()) role.max_replicas = static_cast<int32_t>(m.integer(0, sim::kMaxReplicasPerItem));
+  if (role.min_replicas > role.max_replicas)
+    r["maxReplicas"].fail(fmt::format("{} is below minReplicas {}", role.max_replicas, role.min_replicas));
+  const Field replicas = r["replicas"];
+  role.replicas = static_cast<int32_t>(replicas.present() ? replicas.integer(1, sim::kMaxReplicasPerItem) : std::max(1, role.min_replicas));
+  if (role.replicas < role.min_replicas || role.replicas > role.max_replicas)
+    replicas.fail(fmt::format("{} is outside [minReplicas {}, maxReplicas {}]", role.replicas, role.min_replicas, role.max_replicas));
+  if (const Field a = r["autoscaler"]; a.present()) {
+    ParsedAutoscaler parsed = parse_autoscaler(a, base_dir, serving_autoscaler_rules());
+    role.autoscaler = std::move(parsed.spec);
+    role.autoscaler_description = std::move(parsed.description);
+  }
+  return role;
+}
+
+}  // namespace
+
+std::string disaggregated_role_item(const std::string& service, const char* role) { return service + "-" + role; }
+
+sim::DisaggregationSpec parse_disaggregation(const Field& d, const std::string& service, const std::string& base_dir) {
+  d.require_map();
+  d.only_keys({"kvTransferLink", "maxLocalPrefillTokens", "firstTokenFrom", "prefill", "decode"});
+  sim::DisaggregationSpec out;
+  if (const Field l = d["kvTransferLink"]; l.present()) out.link = parse_kv_transfer_link(l);
+  if (const Field m = d["maxLocalPrefillTokens"]; m.present())
+    out.max_local_prefill_tokens = static_cast<int32_t>(m.integer(0, 1 << 24));
+  if (const Field ft = d["firstTokenFrom"]; ft.present()) {
+    const std::string v = ft.scalar();
+    if (v == "prefill") out.first_token = inference::FirstTokenFrom::kPrefill;
+    else if (v == "decode") out.first_token = inference::FirstTokenFrom::kDecode;
+    else ft.fail(fmt::format("unknown value '{}' (expected prefill, decode)", v));
+  }
+  out.prefill = parse_role(d["prefill"], disaggregated_role_item(service, "prefill"), base_dir);
+  out.decode = parse_role(d["decode"], disaggregated_role_item(service, "decode"), base_dir);
+  return out;
+}
+
 sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& item, sim::WorkloadSpec& service,
                                                   const std::string& base_dir, double horizon_s,
                                                   const inference::ServingCatalog& catalog) {
   f.require_map();
   f.only_keys({"model", "engine", "deployment", "stepProfile", "traffic", "router", "slo", "coldStart",
-               "scrapeIntervalSeconds", "autoscaler"});
+               "scrapeIntervalSeconds", "autoscaler", "disaggregation"});
   sim::InferenceServiceSpec spec;
   spec.service = service.name;
+  if (const Field d = f["disaggregation"]; d.present()) {
+    // The roles' pods are their own items: the service's item keeps only what they share.
+    for (const char* k : {"replicas", "gpus", "gpuMilli", "mig", "gpuMemory", "resourceClaims"})
+      item.fail_key(k, fmt::format("{} is per role with inference.disaggregation (its prefill: and decode: blocks)", k));
+    for (const char* k : {"deployment", "autoscaler"})
+      f.fail_key(k, fmt::format("{} is not for a disaggregated service{}", k,
+                                std::string(k) == "autoscaler" ? ": each role has its own (disaggregation.prefill.autoscaler)" : ""));
+    f["engine"].fail_key("tensorParallelSize", "is per role with disaggregation: the role's gpus");
+    spec.disaggregation = parse_disaggregation(d, service.name, base_dir);
+  }
   if (f["deployment"].present()) {
     apply_vllm_deployment(f, item, service, spec, base_dir, catalog);
   } else {
@@ -435,6 +517,7 @@ sim::InferenceServiceSpec parse_inference_service(const Field& f, const Field& i
     }
     spec.engine.tensor_parallel_size = service.num_gpu > 0 ? service.num_gpu : 1;
   }
+  if (spec.disaggregation) spec.engine.tensor_parallel_size = spec.disaggregation->decode.tensor_parallel_size;
   spec.cold_start.image_pull_s = catalog.cold_start.image_pull_s;
   spec.cold_start.weight_load_bandwidth_gb_s = catalog.cold_start.weight_load_bandwidth_gb_s;
   spec.cold_start.cached_weight_load_bandwidth_gb_s = catalog.cold_start.cached_weight_load_bandwidth_gb_s;

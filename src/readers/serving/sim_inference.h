@@ -37,6 +37,7 @@
 //                   cachedWeightLoadGBps: 5, engineStartSeconds: 60, snapshotRestore: false,
 //                   snapshotRestoreSeconds: 10}
 //       scrapeIntervalSeconds: 15
+//       disaggregation: {...}            # optional: prefill and decode roles (parse_disaggregation)
 //       autoscaler:                      # optional (docs/serving.md)
 //         kubernetes: keda.yaml          #   one HorizontalPodAutoscaler or ScaledObject, as users write them
 //         predictive: {capacityRpsPerReplica, headroom: 1.2, leadSeconds: 0, minReplicas: 1,
@@ -87,6 +88,24 @@ struct ParsedAutoscaler {
 /// reported at their position in that file; the others at the block's fields. Throws InputError.
 /// spec.hpa_controller is left at its defaults (the workload's hpaController: sets it).
 ParsedAutoscaler parse_autoscaler(const detail::Field& a, const std::string& base_dir, const AutoscalerRules& rules);
+
+/// The workload item of a disaggregated service's role pods: "<service>-prefill", "<service>-decode"
+/// (as llm-d's modelservice names its two Deployments).
+std::string disaggregated_role_item(const std::string& service, const char* role);
+
+/// Parses `inference.disaggregation` of the service `service` (docs/disaggregated-serving.md):
+///   disaggregation:
+///     kvTransferLink: rdma             # nvlink | rdma | tcp (inference::kv_transfer_link), or
+///                                      # {gbps: 400, latencyMs: 1, perGpu: true}
+///     maxLocalPrefillTokens: 0         # Dynamo's max_local_prefill_length; 0 = every prompt remote
+///     firstTokenFrom: prefill          # prefill | decode (inference::FirstTokenFrom)
+///     prefill: {replicas: 1, minReplicas: 0, maxReplicas: 100000, gpus: 1, pools: [h100],
+///               nodeSelector: {...}, autoscaler: {kubernetes: FILE, predictive: {...}}}
+///     decode:  {...the same keys}
+/// `gpus` is required (the role's tensorParallelSize); replicas defaults to max(1, minReplicas) and
+/// must lie in [minReplicas, maxReplicas]. The role items' pods (replicas, gpus, pools, nodeSelector)
+/// are made by the workload reader (readers/sim/workload_file.h). Throws InputError.
+sim::DisaggregationSpec parse_disaggregation(const detail::Field& d, const std::string& service, const std::string& base_dir);
 
 /// Parses the block `f` of the service item `item`, whose fields are in `service` (already parsed; a
 /// `deployment:` fills those the item leaves out); relative paths in it are resolved

@@ -132,6 +132,48 @@ void parse_gpu_memory(const Field& g, sim::WorkloadSpec& s) {
   s.gpu_memory_share = share;
 }
 
+// pools: [name, ...], each one of `pool_names` (or any name when that is [kAnyPoolName]).
+std::vector<std::string> parse_pool_list(const Field& pools, const std::vector<std::string>& pool_names) {
+  std::vector<std::string> out;
+  for (size_t i = 0, n = pools.size(); i < n; ++i) {
+    const Field p = pools.at(i);
+    const std::string name = p.required_str();
+    const bool any = pool_names.size() == 1 && pool_names.front() == kAnyPoolName;
+    if (!any && std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
+      std::string known;
+      for (const std::string& k : pool_names) known += known.empty() ? k : ", " + k;
+      p.fail(fmt::format("unknown pool '{}' (pools: {})", name, known.empty() ? "none" : known));
+    }
+    out.push_back(name);
+  }
+  return out;
+}
+
+// The pods of a disaggregated service's role (inference.disaggregation.prefill / decode, parsed by
+// parse_disaggregation): the service item's fields with the role's replicas, gpus, pools and
+// nodeSelector.
+sim::WorkloadSpec role_item(const sim::WorkloadSpec& service, const sim::DisaggregatedRoleSpec& role, const Field& r,
+                            const std::vector<std::string>& pool_names) {
+  sim::WorkloadSpec s = service;
+  s.name = role.item;
+  s.num_gpu = role.tensor_parallel_size;
+  s.gpu_milli = kGpuMilliPerGpu;
+  s.mig_requests.clear();
+  s.pods = role.replicas;
+  s.origin = origin_of(r["replicas"].present() ? r["replicas"] : r);
+  if (const Field p = r["pools"]; p.present()) s.pools = parse_pool_list(p, pool_names);
+  if (const Field ns = r["nodeSelector"]; ns.present()) {
+    s.node_selector.clear();
+    ns.each_entry([&](const std::string& k, const Field& v) { s.node_selector.emplace_back(k, v.str()); });
+  }
+  try {
+    sim::validate_spec(s);
+  } catch (const std::invalid_argument& e) {
+    r.fail(e.what());
+  }
+  return s;
+}
+
 // The fields jobs, services and generator templates share.
 void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::string>& pool_names) {
   s.namespace_name = f["namespace"].str("default");
@@ -163,18 +205,7 @@ void parse_common(const Field& f, sim::WorkloadSpec& s, const std::vector<std::s
     else if (v == "spot") s.capacity = sim::CapacityPreference::kSpot;
     else c.fail(fmt::format("unknown capacity preference '{}' (expected on-demand, spot-ok, spot)", v));
   }
-  const Field pools = f["pools"];
-  for (size_t i = 0, n = pools.size(); i < n; ++i) {
-    const Field p = pools.at(i);
-    const std::string name = p.required_str();
-    const bool any = pool_names.size() == 1 && pool_names.front() == kAnyPoolName;
-    if (!any && std::find(pool_names.begin(), pool_names.end(), name) == pool_names.end()) {
-      std::string known;
-      for (const std::string& k : pool_names) known += known.empty() ? k : ", " + k;
-      p.fail(fmt::format("unknown pool '{}' (pools: {})", name, known.empty() ? "none" : known));
-    }
-    s.pools.push_back(name);
-  }
+  s.pools = parse_pool_list(f["pools"], pool_names);
   f["nodeSelector"].each_entry([&](const std::string& k, const Field& v) { s.node_selector.emplace_back(k, v.str()); });
   parse_resource_claims(f["resourceClaims"], s);
   parse_gpu_memory(f["gpuMemory"], s);
@@ -677,6 +708,16 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
         item.fail_key("autoscaler", "a service with inference: has its autoscaler in the inference block (inference.autoscaler)");
         out.workload.inference.push_back(parse_inference_service(
             inf, item, out.workload.items.back(), base, out.workload.horizon_s, catalog != nullptr ? *catalog : builtin_serving_catalog()));
+        if (const std::optional<sim::DisaggregationSpec>& d = out.workload.inference.back().disaggregation) {
+          // The service's pods are its roles': one item each, in place of the service's.
+          const sim::WorkloadSpec service = std::move(out.workload.items.back());
+          out.workload.items.pop_back();
+          const Field roles = inf["disaggregation"];
+          for (const auto& [role, key] : {std::pair{&d->prefill, "prefill"}, std::pair{&d->decode, "decode"}}) {
+            if (!names.insert(role->item).second) roles[key].fail(fmt::format("its pods' name '{}' is taken", role->item));
+            out.workload.items.push_back(role_item(service, *role, roles[key], pool_names));
+          }
+        }
       } else if (const Field a = item["autoscaler"]; a.present()) {
         ParsedAutoscaler parsed = parse_autoscaler(a, base, service_rules);
         out.workload.service_autoscalers.push_back({out.workload.items.back().name, std::move(parsed.spec), std::move(parsed.description)});
@@ -701,7 +742,10 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     out.workload.rollouts = parse_rollouts(root["rollouts"], out.workload);
     if (const Field c = root["hpaController"]; c.present()) {
       const replica_autoscaling::HpaControllerOptions options = parse_hpa_controller(c);
-      for (sim::InferenceServiceSpec& inf : out.workload.inference) inf.autoscaler.hpa_controller = options;
+      for (sim::InferenceServiceSpec& inf : out.workload.inference) {
+        inf.autoscaler.hpa_controller = options;
+        if (inf.disaggregation) inf.disaggregation->prefill.autoscaler.hpa_controller = inf.disaggregation->decode.autoscaler.hpa_controller = options;
+      }
       for (sim::ServiceAutoscalerSpec& a : out.workload.service_autoscalers) a.autoscaler.hpa_controller = options;
     }
     check_rollouts_and_autoscalers(root, out.workload);

@@ -32,6 +32,14 @@
 // requests and replicas of every event at t take part in it, as when each handler ran its own
 // deployment up to its event's time.
 //
+// Disaggregated prefill/decode (InferenceServiceSpec::disaggregation): the service's requests go to
+// an inference::DisaggregatedDeployment, whose prefill and decode pools take the replicas of the
+// role items (<service>-prefill, -decode): each role's pods are placed, cold-started, drained and
+// billed as above on the node pools its item may use (its GPU), and each role has its own scrapes
+// (the metrics of its pods; the router queue of its pool; the service's arrival rate) and its own
+// autoscaler, whose answer is clamped to the role's [minReplicas, maxReplicas]. The service's
+// figures (latency, cost, replicas over time) cover both roles; SimResult adds each role's.
+//
 // Events registered: "request" (a request arrives; not traced), "replica-ready", "scrape" and
 // "replica-autoscale" (not traced), "serving-sample" (a time-series row; not traced).
 #pragma once
@@ -39,6 +47,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "inference/catalog.h"
@@ -68,12 +77,13 @@ class InferenceServices final : public Controller, public ReplicaListener {
 
  private:
   struct Service;
+  struct Pool;
   struct Replica;
   void on_clock(double t);
   void on_request(uint32_t s, double t);
   void on_ready(uint32_t r, uint32_t generation, double t);
-  void on_scrape(uint32_t s, double t);
-  void on_autoscale(uint32_t s, double t);
+  void on_scrape(uint32_t pool_ref, double t);
+  void on_autoscale(uint32_t pool_ref, double t);
   void on_sample(double t);
   void on_end(double t);
   void record_sample(Service& s, double t);
@@ -89,6 +99,8 @@ class InferenceServices final : public Controller, public ReplicaListener {
   EventKind request_ = 0, ready_ = 0, scrape_ = 0, autoscale_ = 0, sample_ = 0, end_ = 0;
   std::vector<std::unique_ptr<Service>> services_;
   std::vector<int32_t> service_of_item_;           // item -> service index, -1 for other items
+  std::vector<uint32_t> pool_of_item_;             // item -> index in its service's pools
+  std::vector<std::pair<uint32_t, uint32_t>> pool_refs_;  // (service, pool) of each pool: scrape and autoscale subjects
   std::vector<Replica> replicas_;                  // every replica pod ever seen
   std::unordered_map<uint32_t, uint32_t> replica_of_unit_;
   std::unordered_map<uint64_t, double> image_ready_s_;     // (node, incarnation) -> image pulled at

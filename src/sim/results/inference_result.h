@@ -31,6 +31,9 @@ struct InferenceSample {
   int64_t engine_running = 0;       ///< vllm:num_requests_running, summed
   double kv_cache_usage = 0;        ///< mean over ready replicas, 0..1
   double cost_usd_per_hour = 0;     ///< the service's pods' charge rate
+  /// A disaggregated service's roles (the counts above are their sums); -1 for an aggregated service.
+  int32_t prefill_desired_replicas = -1, prefill_ready_replicas = -1;
+  int32_t decode_desired_replicas = -1, decode_ready_replicas = -1;
 };
 
 /// One cold start: a replica's pod from creation to serving.
@@ -41,6 +44,28 @@ struct ColdStart {
   double bound_s = 0;               ///< bound to a node (created..bound = waiting for a node)
   double image_pull_s = 0, weight_load_s = 0, engine_start_s = 0;
   double ready_s = -1;              ///< serving from; -1: stopped before it was ready
+};
+
+/// One role of a disaggregated service (inputs/sim/inference_service.h DisaggregatedRoleSpec).
+struct DisaggregatedRoleResult {
+  std::string item;                 ///< the role's pods' service item, <service>-prefill / -decode
+  std::string autoscaler;           ///< its autoscaler's description ("" = none)
+  int32_t tensor_parallel_size = 1;
+  int32_t max_ready_replicas = 0;
+  int64_t cold_starts = 0;
+  double gpu_hours = 0;             ///< as InferenceServiceResult::gpu_hours, its pods only
+  double cost_usd = 0;              ///< its pods' chargeback
+};
+
+/// What the disaggregated deployment counted (inference/disaggregated_deployment.h).
+struct DisaggregationResult {
+  std::string link;                 ///< e.g. "rdma 50 GB/s per GPU, 1 ms"
+  std::string first_token_from;     ///< "prefill" | "decode"
+  int32_t max_local_prefill_tokens = 0;
+  int64_t remote_prefills = 0, local_prefills = 0, kv_transfers = 0;
+  double kv_bytes_transferred = 0;
+  double kv_transfer_mean_s = 0;    ///< over the transfers; 0 without any
+  DisaggregatedRoleResult prefill, decode;
 };
 
 struct InferenceServiceResult {
@@ -77,6 +102,8 @@ struct InferenceServiceResult {
   double usd_per_million_tokens = 0;         ///< cost / (prompt + output tokens of finished requests) x 1e6
   double usd_per_million_output_tokens = 0;  ///< cost / output tokens x 1e6
   std::vector<InferenceSample> timeseries;
+  /// Set for a disaggregated service: its roles and KV transfers (the figures above are the service's).
+  std::optional<DisaggregationResult> disaggregation;
 };
 
 }  // namespace gpufleet::sim
