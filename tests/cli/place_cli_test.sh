@@ -256,4 +256,8 @@ sed 's/maxSkew: 1, topologyKey: topology/maxSkew: 0, topologyKey: topology/' "$T
 [ $? = 2 ] && [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -q "spread-bad.yaml:12:19: field 'spec.template.spec.topologySpreadConstraints\[0\].maxSkew': Invalid value: 0: must be greater than zero" "$T/err.txt" && ok \
   || bad "bad maxSkew: $(cat "$T/err.txt")"
 
+# 3. DRA: a pod naming a ResourceClaimTemplate no input holds (docs/dra.md "Claims that name no
+# object").
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\nspec:\n  containers:\n  - {name: c, image: i}\n  resourceClaims:\n  - {name: g, resourceClaimTemplateName: missing}\n' > "$T/claim.yaml"
+expect_bad "missing ResourceClaimTemplate" "claim.yaml:8:42: field 'spec.resourceClaims[0].resourceClaimTemplateName': ResourceClaimTemplate 'team-a/missing' is not among the inputs" "$T/claim.yaml"
 finish

@@ -10,6 +10,7 @@
 #include "readers/formats/yaml_field.h"
 #include "readers/k8s/dra_cel.h"
 #include "readers/k8s/k8s_fields.h"
+#include "util/input_error.h"
 
 namespace gpufleet::io {
 namespace {
@@ -441,7 +442,8 @@ void read_dra_object(const Val& object, const std::string& kind, DraCatalog& cat
   return resource_claim_template(object, api, catalog, warn);
 }
 
-std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list) {
+std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list, const std::string& pod_namespace,
+                                                       std::vector<DraClaimReference>* references) {
   std::vector<PodResourceClaim> out;
   std::set<std::string> names;
   for (size_t i = 0, n = list.size(); i < n; ++i) {
@@ -454,9 +456,29 @@ std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list) {
     pc.resource_claim_template_name = c["resourceClaimTemplateName"].str();
     if (pc.resource_claim_name.empty() == pc.resource_claim_template_name.empty())
       c.fail("set exactly one of resourceClaimName and resourceClaimTemplateName");
+    if (references != nullptr) {
+      const Val named = pc.resource_claim_name.empty() ? c["resourceClaimTemplateName"] : c["resourceClaimName"];
+      const auto [line, column] = named.position();
+      references->push_back({pod_namespace, pc.resource_claim_name, pc.resource_claim_template_name,
+                             SourcePosition{named.source().file, line, column, named.path()}});
+    }
     out.push_back(std::move(pc));
   }
   return out;
+}
+
+void check_dra_claim_references(const DraCatalog& catalog, const std::vector<DraClaimReference>& references) {
+  for (const DraClaimReference& r : references) {
+    const bool claim = !r.claim_name.empty();
+    const std::string key = r.namespace_name + "/" + (claim ? r.claim_name : r.template_name);
+    if (claim ? catalog.claims.count(key) > 0 : catalog.templates.count(key) > 0) continue;
+    throw InputError(r.at.file, r.at.line, r.at.field,
+                     fmt::format("{} '{}' is not among the inputs (kube would leave the pod pending: {}.resource.k8s.io \"{}\" "
+                                 "not found)",
+                                 claim ? "ResourceClaim" : "ResourceClaimTemplate", key, claim ? "resourceclaim" : "resourceclaimtemplate",
+                                 claim ? r.claim_name : r.template_name),
+                     r.at.column);
+  }
 }
 
 }  // namespace gpufleet::io

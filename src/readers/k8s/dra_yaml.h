@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "model/dra.h"
+#include "readers/k8s/k8s_objects.h"
 
 namespace gpufleet::io {
 
@@ -66,6 +67,20 @@ void read_dra_object(const detail::Field& object, const std::string& kind, DraCa
 
 /// Reads a Pod's spec.resourceClaims: each {name, resourceClaimName | resourceClaimTemplateName}.
 /// Throws InputError for a missing or repeated name, or not exactly one of the two references.
-std::vector<PodResourceClaim> read_pod_resource_claims(const detail::Field& list);
+/// `references` (may be nullptr) receives where each names its object, for check_dra_claim_references;
+/// `pod_namespace` is the pod's namespace, where kube looks the objects up.
+std::vector<PodResourceClaim> read_pod_resource_claims(const detail::Field& list, const std::string& pod_namespace = "default",
+                                                       std::vector<DraClaimReference>* references = nullptr);
+
+/// Checks, once every input is read, that each ResourceClaim and ResourceClaimTemplate a pod names
+/// is in `catalog` (namespace/name); throws InputError at the first reference that is not, at its
+/// resourceClaimName / resourceClaimTemplateName: "ResourceClaimTemplate 'ns/name' is not among the
+/// inputs ...". Kube accepts such a pod and leaves it pending (kubernetes pkg/scheduler/framework/
+/// plugins/dynamicresources/dynamicresources.go foreachPodResourceClaim: the lister's NotFound, or no
+/// generated claim while pkg/controller/resourceclaim/controller.go cannot find the template); for a
+/// set of input files the missing object is a typo or a file left out, so `place` and `simulate`
+/// refuse it (docs/dra.md, "Claims that name no object"). The live paths (serve) read the API
+/// server's objects and do not call this: there the pod stays pending with kube's message.
+void check_dra_claim_references(const DraCatalog& catalog, const std::vector<DraClaimReference>& references);
 
 }  // namespace gpufleet::io
