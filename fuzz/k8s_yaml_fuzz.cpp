@@ -1,5 +1,5 @@
-// libFuzzer target: Kubernetes objects in YAML or JSON (io::parse_k8s_text), then the DRA check
-// `place` makes on them (check_dra_claim_references).
+// libFuzzer target: Kubernetes objects in YAML or JSON (io::parse_k8s_text), then the DRA checks
+// `place` makes on them (dra_feature_warnings, check_dra_claim_references).
 // Build and run: scripts/fuzz (fuzz/CMakeLists.txt). InputError is the expected rejection; anything
 // else is a finding.
 #include <cstddef>
@@ -20,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = gpufleet::fuzz::as_text(data, size);
   gpufleet::fuzz::reader_accepts([&] {
     const io::K8sObjects objects = io::parse_k8s_text(text, "fuzz.yaml", kFuzzObjectLimits);
+    io::dra_feature_warnings(objects.dra);                                        // readers/k8s/dra_yaml.h
     io::check_dra_claim_references(objects.dra, objects.dra_claim_references);  // what place checks next
   });
   return 0;
