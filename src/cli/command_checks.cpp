@@ -1,5 +1,7 @@
 #include "cli/command_checks.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
@@ -94,6 +96,28 @@ std::string one_policy(std::string_view text, std::string_view option, const std
   const std::vector<std::string> policies = sched::parse_policy_list(text, option);
   if (policies.size() != 1) throw UsageError(error);
   return policies.front();
+}
+
+FeatureGates parse_feature_gates(std::string_view text) {
+  FeatureGates out;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view entry = text.substr(start, comma - start);
+    start = comma + 1;
+    if (entry.empty()) continue;
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos)
+      throw UsageError(fmt::format("--feature-gates: missing bool value for {} (expected Name=true or Name=false)", entry));
+    const std::string name(entry.substr(0, eq));
+    std::string value(entry.substr(eq + 1));
+    for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (value != "true" && value != "false")
+      throw UsageError(fmt::format("--feature-gates: invalid value of {}={}, err: expected true or false", name, entry.substr(eq + 1)));
+    if (name == "DRAConsumableCapacity") out.dra_consumable_capacity = value == "true";
+    else throw UsageError(fmt::format("--feature-gates: unrecognized feature gate: {} (gpufleet models DRAConsumableCapacity)", name));
+  }
+  return out;
 }
 
 }  // namespace gpufleet::cli

@@ -54,4 +54,15 @@ int64_t parse_seed(std::string_view text, std::string_view option);
 /// unless it names exactly one.
 std::string one_policy(std::string_view text, std::string_view option, const std::string& error);
 
+/// The Kubernetes feature gates gpufleet models that are off by default, as `--feature-gates` of
+/// place and simulate gives them (kube's flag syntax, k8s.io/component-base/featuregate:
+/// "Name=true,Other=false", names case-sensitive, values true/false in any case).
+/// DRAConsumableCapacity (KEP-5075, alpha in Kubernetes 1.34): DraCatalog::consumable_capacity.
+struct FeatureGates {
+  bool dra_consumable_capacity = false;
+};
+/// Throws UsageError "--feature-gates: unrecognized feature gate: X" (kube's words; a gate gpufleet
+/// does not model is unrecognized too), or for a malformed entry or value.
+FeatureGates parse_feature_gates(std::string_view text);
+
 }  // namespace gpufleet::cli

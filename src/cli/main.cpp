@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   place_cmd->add_option("--seed", place.seed, "seed for policies that draw random numbers")->check(kSeed)->capture_default_str();
   place_cmd->add_option("--json", place.json_path, "write placements, pending and quota-rejected pods as JSON to FILE");
   place_cmd->add_flag("-q,--quiet", place.quiet, "no reader warnings on stderr (they stay in --json's warnings)");
+  place_cmd->add_option("--feature-gates", place.feature_gates, "Kubernetes feature gates that are off by default, as kube's flag: DRAConsumableCapacity=true (docs/dra.md)");
   place_cmd->add_option("--percentage-of-nodes-to-score", place.percentage_of_nodes_to_score,
                         "kube-scheduler's percentageOfNodesToScore, 0-100 (0: kube's adaptive default, 50 - nodes/125 %, at least 5 % and 100 nodes); default: every node (docs/place.md)")
       ->check(CLI::Range(0, 100));
@@ -178,6 +179,7 @@ int main(int argc, char** argv) {
   simulate_cmd->add_option("--report", simulate.report_path, "write a self-contained HTML report (charts over time) to FILE");
   add_budget_options(simulate_cmd, simulate.budget, max_memory_mib);
   simulate_cmd->add_flag("-q,--quiet", simulate.quiet, "no progress on stderr");
+  simulate_cmd->add_option("--feature-gates", simulate.feature_gates, "Kubernetes feature gates that are off by default, as kube's flag: DRAConsumableCapacity=true (docs/dra.md)");
 
   gpufleet::cli::CompareCommandOptions compare;
   CLI::App* compare_cmd = app.add_subcommand(

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/command_checks.h"
+#include "readers/k8s/dra_yaml.h"
 #include "readers/k8s/place_inputs.h"
 #include "report/place_output.h"
 #include "util/atomic_file.h"
@@ -21,8 +22,11 @@ int run_place_command(const PlaceCommandOptions& o) {
   for (const std::string& p : o.cluster_paths) input_paths.push_back({"--cluster", p, true});
   for (const std::string& p : o.workload_paths) input_paths.push_back({"--workload", p, true});
   check_output_paths({{"--json", o.json_path}}, input_paths);
+  const FeatureGates gates = parse_feature_gates(o.feature_gates);
 
   io::PlaceInputs inputs = io::read_place_inputs(o.cluster_paths, o.workload_paths);
+  inputs.input.dra.consumable_capacity = gates.dra_consumable_capacity;
+  for (std::string& w : io::dra_feature_warnings(inputs.input.dra)) inputs.warnings.push_back(std::move(w));
   if (!o.admission.empty()) inputs.input.kueue.configuration.placement_aware = o.admission == "placement";
   // Each says where gpufleet decides differently from Kubernetes or leaves something out, which the
   // results depend on: on stderr unless --quiet, and always in the JSON (`warnings`).

@@ -16,6 +16,7 @@ struct PlaceCommandOptions {
   uint64_t seed = 42;
   std::string json_path;
   bool quiet = false;  ///< no warnings on stderr
+  std::string feature_gates;  ///< --feature-gates (cli/command_checks.h parse_feature_gates); empty = defaults
   /// Kueue admission mode, "quota" or "placement"; empty = the Kueue Configuration's (else quota).
   std::string admission;
   /// --percentage-of-nodes-to-score: kube's percentageOfNodesToScore for the profile, 0..100 (0 =

@@ -10,6 +10,7 @@
 #include "cli/command_checks.h"
 #include "report/inference_output.h"
 #include "report/sim_output.h"
+#include "readers/k8s/dra_yaml.h"
 #include "readers/sim/sim_pools.h"
 #include "report/sim_report.h"
 #include "sim/simulator.h"
@@ -34,7 +35,13 @@ int run_simulate_command(const SimulateCommandOptions& o) {
                       {"--serving-catalog", o.workload.serving_catalog_path}});
 
   check_workload_source(o.workload);
-  const sim::ClusterConfig cluster = load_cluster(o.pools_path, o.faults_path);
+  const FeatureGates gates = parse_feature_gates(o.feature_gates);
+  sim::ClusterConfig cluster = load_cluster(o.pools_path, o.faults_path);
+  cluster.dra.consumable_capacity = gates.dra_consumable_capacity;
+  DraCatalog published = cluster.dra;  // with the pools' template slices (readers/sim/sim_pools.h)
+  for (const sim::SimPool& p : cluster.pools)
+    published.slices.insert(published.slices.end(), p.settings.resource_slices.begin(), p.settings.resource_slices.end());
+  for (const std::string& w : io::dra_feature_warnings(published)) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
   const inference::ServingCatalog catalog = load_serving_catalog(o.workload);
   const sim::Workload workload = load_workload(o.workload, cluster, o.seed, catalog);
   if (!o.serving_timeseries_path.empty() && workload.inference.empty())

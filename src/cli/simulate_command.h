@@ -22,6 +22,7 @@ struct SimulateCommandOptions {
   std::string report_path;      ///< self-contained HTML report; empty = none
   int32_t production_priority = 1000;  ///< pods at or above it are "production" in the summary
   bool quiet = false;           ///< no progress on stderr
+  std::string feature_gates;    ///< --feature-gates (cli/command_checks.h parse_feature_gates); empty = defaults
   /// The work budget the run must fit (--max-requests, --max-events, --max-pods, --max-node-checks),
   /// checked before it starts (inputs/sim/work_estimate.h).
   sim::WorkBudget budget;

@@ -13,6 +13,7 @@
 #include "readers/traces/openb_csv.h"
 #include "readers/serving/inference_catalog.h"
 #include "readers/sim/snapshot_workload.h"
+#include "readers/k8s/dra_yaml.h"
 #include "readers/sim/workload_file.h"
 #include "model/node_pool.h"
 #include "sched/topology_domains.h"
@@ -152,6 +153,7 @@ sim::Workload load_workload(const WorkloadSource& s, const sim::ClusterConfig& c
   if (any_pool_name) pool_names = {io::kAnyPoolName};
   io::SimWorkloadFile file = io::read_sim_workload_file(s.workload_path, pool_names, &catalog);
   for (const std::string& w : file.warnings) std::fprintf(stderr, "gpufleet: warning: %s\n", w.c_str());
+  io::check_dra_claim_references(cluster.dra, file.claim_references);  // the pools file's templates and claims
   for (size_t l = 0; l < file.workload.topology.levels.size(); ++l) {
     const std::string& level = file.workload.topology.levels[l];
     // The labels gpufleet puts on every node, and each pool's own.

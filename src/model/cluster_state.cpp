@@ -626,20 +626,37 @@ void ClusterState::apply_devices(NodeId n, const Pod& pod, std::span<const int32
 void ClusterState::set_dra_catalog(std::shared_ptr<const DraCatalog> catalog) {
   std::map<std::string, DraClaimState> claims;
   std::unordered_map<std::string, std::string> devices;
+  dra_shares_.clear();
   if (catalog)
     for (const auto& [key, claim] : catalog->claims) {
       if (!claim.allocation) continue;
       for (const DraDeviceResult& d : claim.allocation->devices) {
+        if (d.shared()) continue;
         const std::string id = dra_device_id(d.driver, d.pool, d.device);
         if (auto [it, fresh] = devices.try_emplace(id, key); !fresh)
           throw std::invalid_argument(fmt::format("ResourceClaims {} and {} are both allocated device {}", it->second, key, id));
       }
       claims[key] = DraClaimState{*claim.allocation, 0, true};
+      add_dra_shares(*claim.allocation, +1);
     }
+  for (const auto& [id, shares] : dra_shares_)
+    if (auto it = devices.find(id); it != devices.end())
+      throw std::invalid_argument(fmt::format("ResourceClaim {} is allocated device {}, which shared allocations hold too", it->second, id));
   dra_catalog_ = std::move(catalog);
   dra_claims_ = std::move(claims);
   dra_devices_ = std::move(devices);
   ++dra_version_;
+}
+
+void ClusterState::add_dra_shares(const DraAllocation& allocation, int sign) {
+  for (const DraDeviceResult& d : allocation.devices) {
+    if (!d.shared()) continue;
+    const std::string id = dra_device_id(d.driver, d.pool, d.device);
+    DraShares& shares = dra_shares_[id];
+    shares.allocations += sign;
+    for (const auto& [name, milli] : d.consumed_capacity_milli) shares.consumed_milli[name] += sign * milli;
+    if (shares.allocations <= 0) dra_shares_.erase(id);
+  }
 }
 
 std::string ClusterState::check_claims(const std::vector<DraClaimAllocation>& claims) const {
@@ -648,9 +665,12 @@ std::string ClusterState::check_claims(const std::vector<DraClaimAllocation>& cl
       if (!(held->allocation == c.allocation)) return fmt::format("ResourceClaim {} is allocated other devices", c.claim);
       continue;
     }
-    for (const DraDeviceResult& d : c.allocation.devices)
-      if (const std::string* holder = dra_device_holder(dra_device_id(d.driver, d.pool, d.device)); holder && *holder != c.claim)
-        return fmt::format("device {} is allocated to ResourceClaim {}", dra_device_id(d.driver, d.pool, d.device), *holder);
+    for (const DraDeviceResult& d : c.allocation.devices) {
+      const std::string id = dra_device_id(d.driver, d.pool, d.device);
+      if (const std::string* holder = dra_device_holder(id); holder && *holder != c.claim)
+        return fmt::format("device {} is allocated to ResourceClaim {}", id, *holder);
+      if (!d.shared() && dra_consumed_capacity(id) != nullptr) return fmt::format("device {} is shared by other allocations", id);
+    }
   }
   return {};
 }
@@ -661,13 +681,17 @@ void ClusterState::apply_claims(const std::vector<DraClaimAllocation>& claims, i
     if (sign > 0) {
       if (it == dra_claims_.end()) {
         it = dra_claims_.emplace(c.claim, DraClaimState{c.allocation, 0, false}).first;
-        for (const DraDeviceResult& d : c.allocation.devices) dra_devices_[dra_device_id(d.driver, d.pool, d.device)] = c.claim;
+        for (const DraDeviceResult& d : c.allocation.devices)
+          if (!d.shared()) dra_devices_[dra_device_id(d.driver, d.pool, d.device)] = c.claim;
+        add_dra_shares(c.allocation, +1);
         ++dra_version_;
       }
       ++it->second.pods;
     } else if (it != dra_claims_.end()) {
       if (--it->second.pods <= 0 && !it->second.from_catalog) {
-        for (const DraDeviceResult& d : it->second.allocation.devices) dra_devices_.erase(dra_device_id(d.driver, d.pool, d.device));
+        for (const DraDeviceResult& d : it->second.allocation.devices)
+          if (!d.shared()) dra_devices_.erase(dra_device_id(d.driver, d.pool, d.device));
+        add_dra_shares(it->second.allocation, -1);
         dra_claims_.erase(it);
         ++dra_version_;
       }

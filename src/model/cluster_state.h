@@ -310,9 +310,16 @@ class ClusterState {
   /// Every allocated claim, by key.
   const std::map<std::string, DraClaimState>& dra_claims() const { return dra_claims_; }
   /// The claim holding device dra_device_id(driver, pool, device), or nullptr when it is free.
+  /// Shared allocations (DraDeviceResult::shared(), consumable capacity) do not hold a device.
   const std::string* dra_device_holder(const std::string& device_id) const {
     auto it = dra_devices_.find(device_id);
     return it == dra_devices_.end() ? nullptr : &it->second;
+  }
+  /// The capacity the shared allocations of a device consume together (capacity name -> milli-units),
+  /// or nullptr when no shared allocation holds it. A device is held by one claim or by shares, never both.
+  const std::map<std::string, int64_t>* dra_consumed_capacity(const std::string& device_id) const {
+    auto it = dra_shares_.find(device_id);
+    return it == dra_shares_.end() ? nullptr : &it->second.consumed_milli;
   }
   /// Changes whenever a claim is allocated or deallocated (never repeats within this state).
   uint64_t dra_version() const { return dra_version_; }
@@ -498,6 +505,12 @@ class ClusterState {
   std::shared_ptr<const DraCatalog> dra_catalog_;
   std::map<std::string, DraClaimState> dra_claims_;
   std::unordered_map<std::string, std::string> dra_devices_;  // device id -> claim key
+  struct DraShares {
+    int32_t allocations = 0;
+    std::map<std::string, int64_t> consumed_milli;
+  };
+  std::unordered_map<std::string, DraShares> dra_shares_;  // device id -> its shared allocations
+  void add_dra_shares(const DraAllocation& allocation, int sign);
   uint64_t dra_version_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "model/dra.h"
 
+#include <fmt/format.h>
+
 namespace gpufleet {
 
 std::string dra_device_id(const std::string& driver, const std::string& pool, const std::string& device) {
@@ -27,6 +29,49 @@ const DraAttribute* dra_lookup_attribute(const DraDevice& device, const std::str
   if (slash == std::string::npos || qualified_name.compare(0, slash, driver) != 0) return nullptr;
   if (auto it = device.attributes.find(qualified_name.substr(slash + 1)); it != device.attributes.end()) return &it->second;
   return nullptr;
+}
+
+std::optional<int64_t> dra_consumed_capacity_milli(std::optional<int64_t> requested_milli, int64_t capacity_milli,
+                                                   const DraCapacityRequestPolicy* policy) {
+  if (!requested_milli) return policy != nullptr && policy->default_milli ? *policy->default_milli : capacity_milli;
+  const int64_t requested = *requested_milli;
+  if (policy == nullptr) return requested;
+  if (policy->has_range) {
+    int64_t consumed = requested;
+    if (consumed < policy->range_min_milli) {
+      consumed = policy->range_min_milli;
+    } else if (policy->range_step_milli) {
+      const int64_t step = *policy->range_step_milli;
+      const int64_t above = consumed - policy->range_min_milli;
+      const int64_t steps = above / step + (above % step != 0 ? 1 : 0);
+      if (steps > (INT64_MAX - policy->range_min_milli) / step) return std::nullopt;
+      consumed = policy->range_min_milli + steps * step;
+    }
+    if (policy->range_max_milli && consumed > *policy->range_max_milli) return std::nullopt;
+    return consumed;
+  }
+  if (!policy->valid_values_milli.empty()) {
+    for (int64_t v : policy->valid_values_milli)
+      if (requested <= v) return v;
+    return std::nullopt;
+  }
+  return requested;
+}
+
+std::string dra_share_id(const std::string& claim_key, size_t result_index) {
+  // Two FNV-1a 64-bit hashes (different offsets) of "<claim>#<index>", laid out as a UUID with the
+  // version (4) and variant (10xx) bits set.
+  const std::string text = fmt::format("{}#{}", claim_key, result_index);
+  auto fnv = [&](uint64_t h) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    return h;
+  };
+  const uint64_t a = fnv(14695981039346656037ull), b = fnv(0x9e3779b97f4a7c15ull);
+  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", static_cast<uint32_t>(a >> 32), static_cast<uint32_t>((a >> 16) & 0xffff),
+                     static_cast<uint32_t>(a & 0xfff), static_cast<uint32_t>(0x8000 | ((b >> 48) & 0x3fff)), b & 0xffffffffffffull);
 }
 
 }  // namespace gpufleet

@@ -48,6 +48,20 @@ struct DraCounterConsumption {
   std::map<std::string, Quantity> counters;  ///< counter name -> amount consumed
 };
 
+/// How requests consume one capacity of a device that allows multiple allocations (resource/v1
+/// CapacityRequestPolicy, KEP-5075 consumable capacity). At most one of valid_values and valid_range
+/// (has_range). Amounts in milli-units of the capacity (bytes x 1000 for memory), as the reader
+/// checked them against the API server's validation (default within the range or among the values,
+/// values ascending, at most 10). Rounding: dra_consumed_capacity_milli.
+struct DraCapacityRequestPolicy {
+  std::optional<int64_t> default_milli;    ///< consumed by a request that does not name the capacity
+  std::vector<int64_t> valid_values_milli;  ///< ascending; empty = none
+  bool has_range = false;
+  int64_t range_min_milli = 0;
+  std::optional<int64_t> range_max_milli;
+  std::optional<int64_t> range_step_milli;  ///< > 0
+};
+
 /// One device of a ResourceSlice (resource/v1 Device). Attribute and capacity names are qualified
 /// names: "domain/id" or a bare "id", which means "<driver>/id" (upstream's lookupAttribute).
 struct DraDevice {
@@ -57,6 +71,12 @@ struct DraDevice {
   /// Partitionable devices (KEP-4815, e.g. MIG instances of one GPU): what allocating this device takes
   /// from the pool's shared counters. Empty for an ordinary device.
   std::vector<DraCounterConsumption> consumes_counters;
+  /// allowMultipleAllocations (KEP-5075): with the DRAConsumableCapacity gate on
+  /// (DraCatalog::consumable_capacity) the device may be allocated to several requests and claims
+  /// while the capacity they consume sums to at most its capacity; off, it is allocated whole.
+  bool allow_multiple_allocations = false;
+  /// capacity[name].requestPolicy, for the capacities that have one (only on such devices).
+  std::map<std::string, DraCapacityRequestPolicy> request_policies{};
 };
 
 /// A named set of counters of a pool (resource/v1 CounterSet), e.g. one physical GPU's memory slices.
@@ -127,6 +147,9 @@ struct DraExactRequest {
   std::vector<DeviceSelector> selectors;
   DraAllocationMode allocation_mode = DraAllocationMode::kExactCount;
   int64_t count = 1;
+  /// capacity.requests (KEP-5075): capacity name (as written, qualified or bare) -> amount, milli-units.
+  /// Used only with DraCatalog::consumable_capacity.
+  std::map<std::string, int64_t> capacity_requests_milli{};
 };
 
 /// One request of a claim (resource/v1 DeviceRequest): `exactly` or `firstAvailable` (tried in order,
@@ -156,6 +179,12 @@ struct DraDeviceResult {
   std::string driver;
   std::string pool;
   std::string device;
+  /// Set for an allocation of a device that allows multiple allocations (resource/v1 shareID and
+  /// consumedCapacity, KEP-5075): a UUID unique among the device's allocations, and the capacity
+  /// (name as the device publishes it -> milli-units) the allocation consumes. Empty otherwise.
+  std::string share_id{};
+  std::map<std::string, int64_t> consumed_capacity_milli{};
+  bool shared() const { return !share_id.empty(); }
   bool operator==(const DraDeviceResult&) const = default;
 };
 
@@ -223,8 +252,26 @@ struct DraCatalog {
   /// NVIDIA's ComputeDomains (model/compute_domain.h), in input order; their channel templates are
   /// in `templates` (the reader adds the controller's when the input does not hold it).
   std::vector<ComputeDomain> compute_domains;
+  /// The DRAConsumableCapacity feature gate (KEP-5075, alpha in Kubernetes 1.34, off by default):
+  /// `--feature-gates DRAConsumableCapacity=true` of place and simulate. Off, allowMultipleAllocations
+  /// and capacity requests are ignored (as an API server with the gate off drops them).
+  bool consumable_capacity = false;
   bool empty() const { return slices.empty() && classes.empty() && claims.empty() && templates.empty() && compute_domains.empty(); }
 };
+
+/// What one request consumes of one capacity of a device that allows multiple allocations
+/// (kubernetes staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/
+/// consumable_capacity.go calculateConsumedCapacity and violatesPolicy): `requested_milli` absent ->
+/// the policy's default, else the whole `capacity_milli`; present without a policy -> as requested;
+/// with a validRange -> min when below it, else rounded up to min + n x step; with validValues -> the
+/// smallest value >= the request. nullopt when the result breaks the policy (above the range's max,
+/// above every valid value): the device cannot be allocated for the request.
+std::optional<int64_t> dra_consumed_capacity_milli(std::optional<int64_t> requested_milli, int64_t capacity_milli,
+                                                   const DraCapacityRequestPolicy* policy);
+
+/// A deterministic stand-in for the shareID the allocator draws (upstream GenerateShareID: a random
+/// UUID): a version-4-shaped UUID from a hash of `claim_key` and the result's index in the claim.
+std::string dra_share_id(const std::string& claim_key, size_t result_index);
 
 /// "driver/pool/device", upstream's DeviceID.String().
 std::string dra_device_id(const std::string& driver, const std::string& pool, const std::string& device);

@@ -71,12 +71,26 @@ DraGpuShares::DraGpuShares(const DraCatalog& catalog) {
   for (const ResourceSlice& slice : catalog.slices)
     if (slice.driver == kNvidiaDraDriver)
       for (const DraDevice& d : slice.devices)
-        if (const int32_t m = dra_device_gpu_milli(slice, d); m > 0) milli_[dra_device_id(slice.driver, slice.pool, d.name)] = m;
+        if (const int32_t m = dra_device_gpu_milli(slice, d); m > 0) {
+          const std::string id = dra_device_id(slice.driver, slice.pool, d.name);
+          milli_[id] = m;
+          if (d.allow_multiple_allocations)
+            if (auto it = d.capacity.find("memory"); it != d.capacity.end() && it->second.magnitude_units() < INT64_MAX / 1000)
+              memory_milli_[id] = it->second.milli();
+        }
 }
 
 int32_t DraGpuShares::device_milli(const DraDeviceResult& device) const {
-  auto it = milli_.find(dra_device_id(device.driver, device.pool, device.device));
-  return it == milli_.end() ? 0 : it->second;
+  const std::string id = dra_device_id(device.driver, device.pool, device.device);
+  auto it = milli_.find(id);
+  if (it == milli_.end()) return 0;
+  if (!device.shared()) return it->second;
+  auto memory = memory_milli_.find(id);
+  if (memory == memory_milli_.end()) return it->second;
+  auto used = device.consumed_capacity_milli.find("memory");
+  if (used == device.consumed_capacity_milli.end()) used = device.consumed_capacity_milli.find(device.driver + "/memory");
+  const int64_t consumed = used == device.consumed_capacity_milli.end() ? 0 : used->second;
+  return static_cast<int32_t>(static_cast<int64_t>(it->second) * milli_of(consumed, memory->second) / 1000);
 }
 
 int64_t DraGpuShares::allocation_milli(const DraAllocation& allocation) const {

@@ -46,13 +46,17 @@ std::map<std::string, int32_t> dra_gpus_by_node(const DraCatalog& catalog);
 class DraGpuShares {
  public:
   explicit DraGpuShares(const DraCatalog& catalog);
-  /// gpu_milli of one allocated device (0 for a device the catalog does not publish).
+  /// gpu_milli of one allocated device (0 for a device the catalog does not publish). A shared
+  /// allocation (consumable capacity, DraDeviceResult::shared()) counts the device's share times the
+  /// `memory` it consumes over the device's `memory` capacity (floor), or the whole share when the
+  /// device publishes no memory capacity.
   int32_t device_milli(const DraDeviceResult& device) const;
   /// Sum over an allocation's devices.
   int64_t allocation_milli(const DraAllocation& allocation) const;
 
  private:
   std::map<std::string, int32_t> milli_;  // by device id
+  std::map<std::string, int64_t> memory_milli_;  // by device id: its memory capacity, when published
 };
 
 }  // namespace gpufleet

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "model/quantity.h"
 #include "report/queue_output.h"
 
 namespace gpufleet::io {
@@ -31,6 +32,12 @@ std::string gpu_list(const std::vector<int32_t>& gpus) {
   return fmt::format("{}", fmt::join(gpus, ","));
 }
 
+// A consumed capacity (milli-units) as Kubernetes prints a quantity: whole units in binary SI
+// ("20Gi", "4"), else in milli ("500m").
+std::string consumed_text(int64_t milli) {
+  return milli % 1000 == 0 ? format_quantity(milli / 1000, QuantityUnit::kBytes) : format_quantity(milli, QuantityUnit::kMilli);
+}
+
 }  // namespace
 
 std::string place_result_json(const place::PlaceResult& r, const std::vector<std::string>& warnings,
@@ -52,8 +59,16 @@ std::string place_result_json(const place::PlaceResult& r, const std::vector<std
       nlohmann::ordered_json claims = nlohmann::ordered_json::array();
       for (const DraClaimAllocation& c : p.claims) {
         nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-        for (const DraDeviceResult& d : c.allocation.devices)
-          devices.push_back({{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}});
+        for (const DraDeviceResult& d : c.allocation.devices) {
+          nlohmann::ordered_json device = {{"request", d.request}, {"driver", d.driver}, {"pool", d.pool}, {"device", d.device}};
+          if (d.shared()) {  // consumable capacity (KEP-5075): resource/v1 shareID and consumedCapacity
+            device["share_id"] = d.share_id;
+            nlohmann::ordered_json consumed = nlohmann::ordered_json::object();
+            for (const auto& [name, milli] : d.consumed_capacity_milli) consumed[name] = consumed_text(milli);
+            device["consumed_capacity"] = std::move(consumed);
+          }
+          devices.push_back(std::move(device));
+        }
         claims.push_back({{"claim", c.claim}, {"devices", std::move(devices)}});
       }
       j["resource_claims"] = std::move(claims);
@@ -115,6 +130,11 @@ std::string place_result_text(const place::PlaceResult& r) {
       for (size_t k = 0; k < c.allocation.devices.size(); ++k) {
         const DraDeviceResult& d = c.allocation.devices[k];
         out += fmt::format("{}{}", k == 0 ? fmt::format("  claim {}: ", c.claim) : ", ", dra_device_id(d.driver, d.pool, d.device));
+        if (d.shared()) {  // a share of the device: what it consumes, "(memory 20Gi)"
+          std::string consumed;
+          for (const auto& [name, milli] : d.consumed_capacity_milli) consumed += fmt::format("{}{} {}", consumed.empty() ? "" : ", ", name, consumed_text(milli));
+          out += fmt::format(" ({})", consumed.empty() ? "shared" : consumed);
+        }
       }
     if (p.gpu_memory) {
       out += fmt::format("  {} {} MiB", p.gpu_memory->scheduler, p.gpu_memory->memory_mib);

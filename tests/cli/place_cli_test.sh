@@ -256,4 +256,17 @@ sed 's/maxSkew: 1, topologyKey: topology/maxSkew: 0, topologyKey: topology/' "$T
 [ $? = 2 ] && [ "$(wc -l < "$T/err.txt")" = 1 ] && grep -q "spread-bad.yaml:12:19: field 'spec.template.spec.topologySpreadConstraints\[0\].maxSkew': Invalid value: 0: must be greater than zero" "$T/err.txt" && ok \
   || bad "bad maxSkew: $(cat "$T/err.txt")"
 
+# 3. DRA: a pod naming a ResourceClaimTemplate no input holds (docs/dra.md "Claims that name no
+# object"), and --feature-gates (kube's syntax; an unknown gate is refused).
+printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\nspec:\n  containers:\n  - {name: c, image: i}\n  resourceClaims:\n  - {name: g, resourceClaimTemplateName: missing}\n' > "$T/claim.yaml"
+expect_bad "missing ResourceClaimTemplate" "claim.yaml:8:42: field 'spec.resourceClaims[0].resourceClaimTemplateName': ResourceClaimTemplate 'team-a/missing' is not among the inputs" "$T/claim.yaml"
+"$BIN" place --cluster "$EXAMPLES/dra/consumable-cluster.yaml" --workload "$EXAMPLES/dra/consumable-workload.yaml" --feature-gates DRAConsumableCapacity=true > "$T/cc.txt" 2> "$T/err.txt"
+[ $? = 0 ] && grep -qF 'default/infer-b  -> shared-gpu-0  claim default/infer-b-gpu: gpu.example.com/shared-gpu-0/gpu-0 (memory 16Gi)' "$T/cc.txt" && [ ! -s "$T/err.txt" ] && ok \
+  || bad "consumable capacity example: $(cat "$T/cc.txt" "$T/err.txt")"
+"$BIN" place --cluster "$EXAMPLES/dra/consumable-cluster.yaml" --workload "$EXAMPLES/dra/consumable-workload.yaml" > /dev/null 2> "$T/err.txt"
+grep -q 'warning: 1 device(s) with allowMultipleAllocations (first: gpu.example.com/shared-gpu-0/gpu-0) are allocated whole' "$T/err.txt" && ok \
+  || bad "gate off: no warning: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$T/nodes.yaml" --feature-gates DRADeviceTaintz=true > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- '--feature-gates: unrecognized feature gate: DRADeviceTaintz' "$T/err.txt" && ok || bad "unknown feature gate: $(cat "$T/err.txt")"
+
 finish

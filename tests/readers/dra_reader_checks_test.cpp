@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "readers/k8s/dra_yaml.h"
 #include "readers/k8s/k8s_yaml.h"
 #include "support/expect_input_error.h"
 
@@ -124,6 +125,51 @@ TEST(DraReaderChecks, MultiLineExpressionErrorsAtTheConstruct) {
   const std::string folded = ">\n        device.driver == 'a' ||\n        device.driver == 2";
   testing::expect_input_error([&] { io::parse_k8s_text(device_class(folded), "c.yaml"); }, "c.yaml", 7, 19,
                               "spec.selectors[0].cel.expression", "CEL type error at line 1, column 39 of the expression");
+}
+
+// A pod naming a ResourceClaimTemplate or ResourceClaim that no input holds is an input error at the
+// name (readers/k8s/dra_yaml.h check_dra_claim_references), looked up in the pod's namespace: the
+// template `tmpl` exists in `default` only, so pod team-a/p's reference (line 16, `tmpl` at column
+// 42 of "  - {name: g, resourceClaimTemplateName: tmpl}") fails. Without team-a/p, default/q's
+// template is found and its claim `shared` (line 17, column 34) is not.
+TEST(DraReaderChecks, ClaimsAndTemplatesPodsNameMustBeAmongTheInputs) {
+  const std::string head = R"Y(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: tmpl}
+spec:
+  spec:
+    devices:
+      requests: []
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a}
+spec:
+  containers:
+  - {name: c, image: i}
+  resourceClaims:
+  - {name: g, resourceClaimTemplateName: tmpl}
+)Y";
+  const std::string tail = R"Y(---
+apiVersion: v1
+kind: Pod
+metadata: {name: q}
+spec:
+  containers:
+  - {name: c, image: i}
+  resourceClaims:
+  - {name: g, resourceClaimTemplateName: tmpl}
+  - {name: s, resourceClaimName: shared}
+)Y";
+  const io::K8sObjects both = io::parse_k8s_text(head + tail, "w.yaml");  // reading alone does not check
+  ASSERT_EQ(both.dra_claim_references.size(), 3u);
+  testing::expect_input_error([&] { io::check_dra_claim_references(both.dra, both.dra_claim_references); }, "w.yaml", 16, 42,
+                              "spec.resourceClaims[0].resourceClaimTemplateName",
+                              "ResourceClaimTemplate 'team-a/tmpl' is not among the inputs (kube would leave the pod pending: "
+                              "resourceclaimtemplate.resource.k8s.io \"tmpl\" not found)");
+  const io::K8sObjects q = io::parse_k8s_text(head.substr(0, head.find("---")) + tail, "w.yaml");
+  testing::expect_input_error([&] { io::check_dra_claim_references(q.dra, q.dra_claim_references); }, "w.yaml", 17, 34,
+                              "spec.resourceClaims[1].resourceClaimName", "ResourceClaim 'default/shared' is not among the inputs");
 }
 
 }  // namespace

@@ -173,6 +173,31 @@ spec:
   EXPECT_NEAR(r.result.chargeback.at("research"), cpu_memory * 3 + whole / 6, 1e-9);
 }
 
+// A gang rolled back counts no claim. examples/dra/sim-pools.yaml's node has one A100 published as
+// gpu-0 (all 8 memory slices) and two 3g.40gb placements (slices 0-3, 4-7). train (whole GPU) runs
+// 0..3600. The gang `trio` (3 pods, a 3g.40gb each, from 600) cannot start before 3600 (no placement
+// is free: its first pod fails, nothing is bound); from 3600 its pods 0 and 1 take the two
+// placements, pod 2 finds none and the gang is undone, each time it is tried, to the horizon (3 h).
+// Claims of pods that bound: train's only, allocated once and deallocated at 3600; none at the end.
+// (Counting the undone binds, as before, gave at least 3 allocated and 3 deallocated.)
+TEST(SimDra, GangRolledBackAllocatesNoClaim) {
+  std::ifstream in(kExamples / "sim-pools.yaml");
+  std::stringstream pools;
+  pools << in.rdbuf();
+  const ClusterConfig c = io::parse_sim_cluster_text(pools.str(), "pools.yaml");
+  const std::string workload = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 10800\njobs:\n"
+                               "- name: train\n  namespace: research\n  cpu: \"8\"\n  memory: 64Gi\n  durationSeconds: 3600\n"
+                               "  resourceClaims: [{name: gpu, resourceClaimTemplateName: whole-a100}]\n"
+                               "- name: trio\n  namespace: team-a\n  arrivalSeconds: 600\n  pods: 3\n  cpu: \"4\"\n  memory: 32Gi\n"
+                               "  durationSeconds: 1800\n  resourceClaims: [{name: mig, resourceClaimTemplateName: mig-3g}]\n";
+  const io::SimWorkloadFile f = io::parse_sim_workload_text(workload, "w.yaml", pool_names(c));
+  const DraRun r = run(c, f.workload, {4000});
+  EXPECT_EQ(r.seen.at(4000), Lines{});  // the gang holds nothing between its tries
+  EXPECT_EQ(r.result.dra_claims_allocated, 1);
+  EXPECT_EQ(r.result.dra_claims_deallocated, 1);
+  EXPECT_EQ(r.result.dra_claims_allocated_at_end, 0);
+}
+
 // The pools file's checks: a pool's resourceSlices names a slice of the file, node-local.
 TEST(SimDra, PoolSlicesAreChecked) {
   const std::string pools = R"Y(apiVersion: gpufleet.io/v1

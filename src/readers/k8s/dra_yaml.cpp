@@ -10,6 +10,7 @@
 #include "readers/formats/yaml_field.h"
 #include "readers/k8s/dra_cel.h"
 #include "readers/k8s/k8s_fields.h"
+#include "util/input_error.h"
 
 namespace gpufleet::io {
 namespace {
@@ -70,19 +71,99 @@ std::vector<DeviceSelector> selectors(const Val& list) {
   return out;
 }
 
-std::map<std::string, Quantity> quantities(const Val& map, bool wrapped_in_value, const Warn* warn) {
+// Counters ({name: {value}}).
+std::map<std::string, Quantity> counter_quantities(const Val& map) {
   std::map<std::string, Quantity> out;
   map.each_entry([&](const std::string& name, const Val& q) {
-    if (!wrapped_in_value) {
-      out[name] = q.quantity();
-      return;
-    }
-    q.only_keys({"value", "requestPolicy"});
-    if (q["requestPolicy"].present() && warn != nullptr)
-      (*warn)("device capacity requestPolicy (consumable capacity)", q["requestPolicy"], "each device is allocated whole");
+    q.only_keys({"value"});
     out[name] = q["value"].quantity();
   });
   return out;
+}
+
+// A quantity of consumable capacity in milli-units (the allocator's arithmetic, as the counters').
+int64_t milli_of(const Val& v) {
+  const Quantity q = v.quantity();
+  try {
+    return q.milli();
+  } catch (const std::invalid_argument&) {
+    v.fail(fmt::format("{} is above the largest amount gpufleet's milli-unit arithmetic holds (about 9.2e15)", q.to_string()));
+  }
+}
+
+std::string milli_text(int64_t milli) { return Quantity::parse(fmt::format("{}m", milli)).to_string(); }
+
+// A device capacity's requestPolicy (resource/v1 CapacityRequestPolicy), checked as the API server's
+// validation checks it (kubernetes pkg/apis/resource/validation/validation.go, validateRequestPolicy;
+// the field comments of staging/src/k8s.io/api/resource/v1/types.go): requestPolicy only on a device
+// with allowMultipleAllocations; not both validValues and validRange; validValues 1..10, ascending,
+// none above the capacity, default among them; validRange min <= max <= capacity, step > 0, min +
+// step <= capacity, max - min a multiple of step, default within [min, max] and min + n x step; a
+// lone default at most the capacity. Each error at its field.
+DraCapacityRequestPolicy request_policy(const Val& p, int64_t capacity_milli) {
+  p.require_map();
+  p.only_keys({"default", "validValues", "validRange"});
+  DraCapacityRequestPolicy out;
+  const Val def = p["default"], values = p["validValues"], range = p["validRange"];
+  if (def.present()) out.default_milli = milli_of(def);
+  if (values.present() && range.present()) p.fail("set at most one of validValues and validRange");
+  if (values.present()) {
+    if (values.size() == 0 || values.size() > 10) values.fail(fmt::format("{} valid values: a policy lists 1 to 10", values.size()));
+    for (size_t i = 0, n = values.size(); i < n; ++i) {
+      const int64_t v = milli_of(values.at(i));
+      if (v > capacity_milli) values.at(i).fail(fmt::format("{} is above the capacity's value {}", milli_text(v), milli_text(capacity_milli)));
+      if (!out.valid_values_milli.empty() && v <= out.valid_values_milli.back())
+        values.at(i).fail("valid values must be sorted in ascending order, without repeats");
+      out.valid_values_milli.push_back(v);
+    }
+    if (!out.default_milli) p.fail("a policy with validValues needs a default among them");
+    if (std::find(out.valid_values_milli.begin(), out.valid_values_milli.end(), *out.default_milli) == out.valid_values_milli.end())
+      def.fail(fmt::format("default {} is not one of validValues", milli_text(*out.default_milli)));
+  } else if (range.present()) {
+    range.require_map();
+    range.only_keys({"min", "max", "step"});
+    out.has_range = true;
+    if (!range["min"].present()) range.fail("validRange needs min");
+    out.range_min_milli = milli_of(range["min"]);
+    if (out.range_min_milli > capacity_milli)
+      range["min"].fail(fmt::format("min {} is above the capacity's value {}", milli_text(out.range_min_milli), milli_text(capacity_milli)));
+    if (range["max"].present()) {
+      out.range_max_milli = milli_of(range["max"]);
+      if (*out.range_max_milli < out.range_min_milli) range["max"].fail("max is below min");
+      if (*out.range_max_milli > capacity_milli)
+        range["max"].fail(fmt::format("max {} is above the capacity's value {}", milli_text(*out.range_max_milli), milli_text(capacity_milli)));
+    }
+    if (range["step"].present()) {
+      const int64_t step = milli_of(range["step"]);
+      if (step <= 0) range["step"].fail("step must be above 0");
+      if (step > capacity_milli - out.range_min_milli) range["step"].fail("min + step is above the capacity's value");
+      if (out.range_max_milli && (*out.range_max_milli - out.range_min_milli) % step != 0)
+        range["max"].fail("max is not min plus a multiple of step");
+      out.range_step_milli = step;
+    }
+    if (!out.default_milli) p.fail("a policy with validRange needs a default within it");
+    const int64_t d = *out.default_milli;
+    if (d < out.range_min_milli || (out.range_max_milli && d > *out.range_max_milli))
+      def.fail(fmt::format("default {} is outside validRange", milli_text(d)));
+    if (out.range_step_milli && (d - out.range_min_milli) % *out.range_step_milli != 0)
+      def.fail(fmt::format("default {} is not min plus a multiple of step", milli_text(d)));
+  } else if (out.default_milli && *out.default_milli > capacity_milli) {
+    def.fail(fmt::format("default {} is above the capacity's value {}", milli_text(*out.default_milli), milli_text(capacity_milli)));
+  }
+  return out;
+}
+
+// A device's capacity map ({name: {value, requestPolicy}}), with the policies (see request_policy).
+void device_capacity(const Val& map, DraDevice& d) {
+  map.each_entry([&](const std::string& name, const Val& q) {
+    q.only_keys({"value", "requestPolicy"});
+    d.capacity[name] = q["value"].quantity();
+    const Val policy = q["requestPolicy"];
+    if (!policy.present()) return;
+    if (!d.allow_multiple_allocations)
+      policy.fail("requestPolicy is only allowed on a device with allowMultipleAllocations: true");
+    d.request_policies[name] = request_policy(policy, milli_of(q["value"]));
+  });
 }
 
 DraAttribute attribute(const Val& v) {
@@ -125,7 +206,7 @@ std::vector<DraCounterConsumption> consumes_counters(const Val& list) {
     c.only_keys({"counterSet", "counters"});
     DraCounterConsumption cc;
     cc.counter_set = c["counterSet"].required_str();
-    cc.counters = quantities(c["counters"], true, nullptr);
+    cc.counters = counter_quantities(c["counters"]);
     out.push_back(std::move(cc));
   }
   return out;
@@ -170,7 +251,8 @@ DraDevice device(const Val& d, Api api, const Warn& warn, size_t slice, std::vec
     body.only_keys({"name", "attributes", "capacity", "consumesCounters", "nodeName", "nodeSelector", "allNodes", "taints",
                     "bindsToNode", "bindingConditions", "bindingFailureConditions", "allowMultipleAllocations"});
   body["attributes"].each_entry([&](const std::string& name, const Val& a) { out.attributes[name] = attribute(a); });
-  out.capacity = quantities(body["capacity"], true, &warn);
+  out.allow_multiple_allocations = body["allowMultipleAllocations"].boolean(false);
+  device_capacity(body["capacity"], out);
   out.consumes_counters = consumes_counters(body["consumesCounters"]);
   collect_references(body, out.name, slice, references);
   for (const char* k : {"nodeName", "nodeSelector", "allNodes"})
@@ -178,8 +260,9 @@ DraDevice device(const Val& d, Api api, const Warn& warn, size_t slice, std::vec
   if (body["taints"].size() > 0) warn("device taints", body["taints"], "the device is allocated as if untainted");
   if (body["bindingConditions"].size() > 0)
     warn("device bindingConditions", body["bindingConditions"], "the device is allocated without waiting for its conditions");
-  if (body["allowMultipleAllocations"].boolean(false))
-    warn("device allowMultipleAllocations", body["allowMultipleAllocations"], "the device is allocated to one claim at a time");
+  if (out.allow_multiple_allocations && !out.consumes_counters.empty())
+    warn("consumesCounters of a device with allowMultipleAllocations", body["consumesCounters"],
+         "each allocation made while placing takes the counters again (shares already allocated take them once)");
   return out;
 }
 
@@ -228,7 +311,7 @@ void resource_slice(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
     c.only_keys({"name", "counters"});
     DraCounterSet cs;
     cs.name = c["name"].required_str();
-    cs.counters = quantities(c["counters"], true, nullptr);
+    cs.counters = counter_quantities(c["counters"]);
     s.shared_counters.push_back(std::move(cs));
   }
   // Each consumesCounters entry should name a counter set of this slice's pool, which may be defined
@@ -268,7 +351,11 @@ DraExactRequest exact_request(const Val& r, bool subrequest, const Warn& warn) {
     r["adminAccess"].fail("adminAccess is refused: an admin-access request shares devices that other claims hold "
                           "(DRAAdminAccess, for monitoring pods), which gpufleet does not model");
   if (r["tolerations"].size() > 0) warn("device request tolerations", r["tolerations"], "ignored (device taints are not modelled)");
-  if (r["capacity"].present()) warn("device request capacity (consumable capacity)", r["capacity"], "each device is allocated whole");
+  if (const Val capacity = r["capacity"]; capacity.present()) {  // resource/v1 CapacityRequirements
+    capacity.require_map();
+    capacity.only_keys({"requests"});
+    capacity["requests"].each_entry([&](const std::string& name, const Val& q) { out.capacity_requests_milli[name] = milli_of(q); });
+  }
   return out;
 }
 
@@ -288,7 +375,7 @@ DraClaimSpec claim_spec(const Val& spec, Api api, const Warn& warn) {
     if (!names.insert(req.name).second) r["name"].fail(fmt::format("duplicate request name '{}'", req.name));
     const Val first = r["firstAvailable"];
     if (api == Api::kV1beta1 && !first.present()) {
-      r.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "firstAvailable"});
+      r.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity", "firstAvailable"});
       req.exactly = exact_request(r, false, warn);
     } else if (api == Api::kV1beta1) {
       r.only_keys({"name", "firstAvailable"});
@@ -357,11 +444,16 @@ void resource_claim(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
       r.only_keys({"request", "driver", "pool", "device", "adminAccess", "tolerations", "bindingConditions",
                    "bindingFailureConditions", "shareID", "consumedCapacity"});
       a.devices.push_back({r["request"].required_str(), r["driver"].required_str(), r["pool"].required_str(), r["device"].required_str()});
-      const DraDeviceResult& d = a.devices.back();
-      for (const auto& [other_key, other] : catalog.claims)  // one device, one claim (no admin access)
+      DraDeviceResult& d = a.devices.back();
+      // A shared allocation of a device with allowMultipleAllocations (KEP-5075): its shareID and
+      // the capacity it consumes.
+      d.share_id = r["shareID"].str();
+      r["consumedCapacity"].each_entry([&](const std::string& name, const Val& q) { d.consumed_capacity_milli[name] = milli_of(q); });
+      if (d.share_id.empty() && r["consumedCapacity"].present()) r["consumedCapacity"].fail("consumedCapacity needs a shareID");
+      for (const auto& [other_key, other] : catalog.claims)  // one device, one claim (no admin access), unless both share it
         if (other.allocation)
           for (const DraDeviceResult& o : other.allocation->devices)
-            if (o.driver == d.driver && o.pool == d.pool && o.device == d.device)
+            if (o.driver == d.driver && o.pool == d.pool && o.device == d.device && !(o.shared() && d.shared()))
               r["device"].fail(fmt::format("device {} is already allocated to ResourceClaim {}", dra_device_id(d.driver, d.pool, d.device), other_key));
     }
     const Val terms = alloc["nodeSelector"]["nodeSelectorTerms"];
@@ -441,7 +533,8 @@ void read_dra_object(const Val& object, const std::string& kind, DraCatalog& cat
   return resource_claim_template(object, api, catalog, warn);
 }
 
-std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list) {
+std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list, const std::string& pod_namespace,
+                                                       std::vector<DraClaimReference>* references) {
   std::vector<PodResourceClaim> out;
   std::set<std::string> names;
   for (size_t i = 0, n = list.size(); i < n; ++i) {
@@ -454,9 +547,60 @@ std::vector<PodResourceClaim> read_pod_resource_claims(const Val& list) {
     pc.resource_claim_template_name = c["resourceClaimTemplateName"].str();
     if (pc.resource_claim_name.empty() == pc.resource_claim_template_name.empty())
       c.fail("set exactly one of resourceClaimName and resourceClaimTemplateName");
+    if (references != nullptr) {
+      const Val named = pc.resource_claim_name.empty() ? c["resourceClaimTemplateName"] : c["resourceClaimName"];
+      const auto [line, column] = named.position();
+      references->push_back({pod_namespace, pc.resource_claim_name, pc.resource_claim_template_name,
+                             SourcePosition{named.source().file, line, column, named.path()}});
+    }
     out.push_back(std::move(pc));
   }
   return out;
+}
+
+std::vector<std::string> dra_feature_warnings(const DraCatalog& catalog) {
+  std::vector<std::string> out;
+  if (catalog.consumable_capacity) return out;
+  int devices = 0;
+  std::string first_device;
+  for (const ResourceSlice& s : catalog.slices)
+    for (const DraDevice& d : s.devices)
+      if (d.allow_multiple_allocations && devices++ == 0) first_device = dra_device_id(s.driver, s.pool, d.name);
+  int requests = 0;
+  std::string first_request;
+  auto count = [&](const std::string& what, const DraClaimSpec& spec) {
+    for (const DraDeviceRequest& r : spec.requests) {
+      bool any = r.exactly && !r.exactly->capacity_requests_milli.empty();
+      for (const DraExactRequest& sub : r.first_available) any |= !sub.capacity_requests_milli.empty();
+      if (any && requests++ == 0) first_request = what + " request " + r.name;
+    }
+  };
+  for (const auto& [key, t] : catalog.templates) count("ResourceClaimTemplate " + key, t.spec);
+  for (const auto& [key, c] : catalog.claims) count("ResourceClaim " + key, c.spec);
+  if (devices > 0)
+    out.push_back(fmt::format("{} device(s) with allowMultipleAllocations (first: {}) are allocated whole, to one claim at a time: the "
+                              "DRAConsumableCapacity feature gate is off, as by default (--feature-gates DRAConsumableCapacity=true "
+                              "shares them by capacity)",
+                              devices, first_device));
+  if (requests > 0)
+    out.push_back(fmt::format("{} device request(s) with capacity.requests (first: {}) are allocated without them: the "
+                              "DRAConsumableCapacity feature gate is off, as by default",
+                              requests, first_request));
+  return out;
+}
+
+void check_dra_claim_references(const DraCatalog& catalog, const std::vector<DraClaimReference>& references) {
+  for (const DraClaimReference& r : references) {
+    const bool claim = !r.claim_name.empty();
+    const std::string key = r.namespace_name + "/" + (claim ? r.claim_name : r.template_name);
+    if (claim ? catalog.claims.count(key) > 0 : catalog.templates.count(key) > 0) continue;
+    throw InputError(r.at.file, r.at.line, r.at.field,
+                     fmt::format("{} '{}' is not among the inputs (kube would leave the pod pending: {}.resource.k8s.io \"{}\" "
+                                 "not found)",
+                                 claim ? "ResourceClaim" : "ResourceClaimTemplate", key, claim ? "resourceclaim" : "resourceclaimtemplate",
+                                 claim ? r.claim_name : r.template_name),
+                     r.at.column);
+  }
 }
 
 }  // namespace gpufleet::io

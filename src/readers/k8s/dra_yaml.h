@@ -15,10 +15,15 @@
 // is shared with the claims that hold it, DRAAdminAccess; gpufleet does not model it); per-device
 // node selection (perDeviceNodeSelection); a request with neither `exactly` nor `firstAvailable` or
 // both; more than 128 devices in a slice, 32 requests in a claim, 8 subrequests, count outside
-// 1..32 (the API server's limits, types.go). Read and not modelled (one warning per kind of field):
-// DeviceClass and claim `config` (opaque driver parameters), device taints and request tolerations,
-// bindingConditions, allowMultipleAllocations and consumable capacity (requestPolicy, capacity
-// requests), DeviceClass extendedResourceName.
+// 1..32 (the API server's limits, types.go); a malformed capacity requestPolicy (request_policy in
+// dra_yaml.cpp: the API server's validation), or one on a device without allowMultipleAllocations.
+// Consumable capacity (KEP-5075: allowMultipleAllocations, requestPolicy, capacity.requests, a
+// result's shareID and consumedCapacity) is read into the model; the allocator uses it only with the
+// DRAConsumableCapacity gate (DraCatalog::consumable_capacity; dra_feature_warnings otherwise).
+// Read and not modelled (one warning per kind of field): DeviceClass and claim `config` (opaque
+// driver parameters), device taints and request tolerations, bindingConditions, consumesCounters
+// of a device with allowMultipleAllocations (each allocation made while placing takes them), DeviceClass
+// extendedResourceName.
 // Limits: docs/input-limits.md ("Dynamic Resource Allocation").
 #pragma once
 
@@ -27,6 +32,7 @@
 #include <vector>
 
 #include "model/dra.h"
+#include "readers/k8s/k8s_objects.h"
 
 namespace gpufleet::io {
 
@@ -66,6 +72,27 @@ void read_dra_object(const detail::Field& object, const std::string& kind, DraCa
 
 /// Reads a Pod's spec.resourceClaims: each {name, resourceClaimName | resourceClaimTemplateName}.
 /// Throws InputError for a missing or repeated name, or not exactly one of the two references.
-std::vector<PodResourceClaim> read_pod_resource_claims(const detail::Field& list);
+/// `references` (may be nullptr) receives where each names its object, for check_dra_claim_references;
+/// `pod_namespace` is the pod's namespace, where kube looks the objects up.
+std::vector<PodResourceClaim> read_pod_resource_claims(const detail::Field& list, const std::string& pod_namespace = "default",
+                                                       std::vector<DraClaimReference>* references = nullptr);
+
+/// With the DRAConsumableCapacity gate off (catalog.consumable_capacity false, kube's alpha default),
+/// one warning line per kind of consumable-capacity field the catalog holds, naming how many and the
+/// first: devices with allowMultipleAllocations (allocated whole, to one claim at a time) and
+/// requests with capacity.requests (ignored), as an API server with the gate off drops the fields
+/// (kubernetes pkg/registry/resource/*/strategy.go dropDisabledFields). None with the gate on.
+std::vector<std::string> dra_feature_warnings(const DraCatalog& catalog);
+
+/// Checks, once every input is read, that each ResourceClaim and ResourceClaimTemplate a pod names
+/// is in `catalog` (namespace/name); throws InputError at the first reference that is not, at its
+/// resourceClaimName / resourceClaimTemplateName: "ResourceClaimTemplate 'ns/name' is not among the
+/// inputs ...". Kube accepts such a pod and leaves it pending (kubernetes pkg/scheduler/framework/
+/// plugins/dynamicresources/dynamicresources.go foreachPodResourceClaim: the lister's NotFound, or no
+/// generated claim while pkg/controller/resourceclaim/controller.go cannot find the template); for a
+/// set of input files the missing object is a typo or a file left out, so `place` and `simulate`
+/// refuse it (docs/dra.md, "Claims that name no object"). The live paths (serve) read the API
+/// server's objects and do not call this: there the pod stays pending with kube's message.
+void check_dra_claim_references(const DraCatalog& catalog, const std::vector<DraClaimReference>& references);
 
 }  // namespace gpufleet::io

@@ -136,6 +136,16 @@ struct PodOwner {
   std::string name;
 };
 
+/// Where a pod's spec.resourceClaims[] entry names a ResourceClaim (claim_name) or a
+/// ResourceClaimTemplate (template_name) in namespace_name, for readers/k8s/dra_yaml.h
+/// check_dra_claim_references. One per pod template read (not per replica).
+struct DraClaimReference {
+  std::string namespace_name;
+  std::string claim_name;
+  std::string template_name;
+  SourcePosition at;  ///< the resourceClaimName / resourceClaimTemplateName value
+};
+
 struct K8sObjects {
   std::vector<Node> nodes;
   std::vector<Pod> pods;  ///< in order of appearance (the creation order)
@@ -161,6 +171,7 @@ struct K8sObjects {
   std::vector<PodGroup> pod_groups;  ///< gangs, in order of appearance
   /// Dynamic Resource Allocation objects (readers/k8s/dra_yaml.h): slices, classes, claims, templates.
   DraCatalog dra;
+  std::vector<DraClaimReference> dra_claim_references;  ///< every pod template's, in input order
   std::map<std::string, int> skipped_kinds;  ///< kind -> objects skipped
   /// A simulator settings document (sim.gpufleet.io/v1 Autoscaling, readers/sim/sim_pools.h) names the
   /// ExtendedResourceToleration admission plugin in its admissionPlugins (the rest of that document is

@@ -996,7 +996,7 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   check_pod_device_names(overhead);
   for (const std::string& name : ignored)
     feature(fmt::format("pod resource {}", name), containers, "the pod is placed without it");
-  p.resource_claims = read_pod_resource_claims(spec["resourceClaims"]);  // readers/k8s/dra_yaml.h
+  p.resource_claims = read_pod_resource_claims(spec["resourceClaims"], ns, &out_.dra_claim_references);  // readers/k8s/dra_yaml.h
   if (claims && p.resource_claims.empty())
     feature("container resources.claims without spec.resourceClaims", containers, "the pod is placed without its claims");
 

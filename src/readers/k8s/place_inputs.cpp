@@ -12,6 +12,7 @@
 #include "admit/resource_quota.h"
 #include "model/extended_resource_toleration.h"
 #include "readers/k8s/device_setup.h"
+#include "readers/k8s/dra_yaml.h"
 #include "readers/formats/input_limits.h"
 #include "readers/k8s/pool_file.h"
 #include "util/input_error.h"
@@ -35,8 +36,10 @@ PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, con
                               const std::string& cluster_option) {
   std::string given;  // what the user gave for the nodes, as typed: "--cluster a.yaml --cluster b/"
   for (const std::string& path : cluster_paths) given += fmt::format("{}{} {}", given.empty() ? "" : " ", cluster_option, path);
-  return place_inputs_from_objects(read_k8s_inputs(place_input_paths(cluster_paths, workload_paths)),
-                                   given.empty() ? cluster_option : given);
+  K8sObjects objects = read_k8s_inputs(place_input_paths(cluster_paths, workload_paths));
+  // Files, not the API server's objects: a claim or template they do not hold is an input error.
+  check_dra_claim_references(objects.dra, objects.dra_claim_references);  // readers/k8s/dra_yaml.h
+  return place_inputs_from_objects(std::move(objects), given.empty() ? cluster_option : given);
 }
 
 PlaceInputs place_inputs_from_objects(K8sObjects objects, const std::string& nodes_given) {

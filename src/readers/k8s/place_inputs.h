@@ -33,7 +33,9 @@ struct PlaceInputs {
 /// to the input for preemption, DaemonSets to the input's daemon_sets (one pod per node at most each:
 /// pods + DaemonSets x nodes may not pass ObjectLimits::max_pods, an error at the DaemonSet's name).
 /// Throws InputError for bad input (the
-/// readers' errors, a node name given twice, a pool that fails validation) and UsageError when the
+/// readers' errors, a node name given twice, a pool that fails validation, a ResourceClaim or
+/// ResourceClaimTemplate a pod names that no input holds: readers/k8s/dra_yaml.h
+/// check_dra_claim_references; place_inputs_from_objects does not check it) and UsageError when the
 /// cluster paths hold no node at all: "--cluster a.yaml: no nodes (...)", naming `cluster_option`
 /// (the option the paths were given with: --cluster, --snapshot) and each path.
 PlaceInputs read_place_inputs(const std::vector<std::string>& cluster_paths, const std::vector<std::string>& workload_paths,

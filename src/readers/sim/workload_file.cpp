@@ -94,6 +94,18 @@ void parse_resource_claims(const Field& list, sim::WorkloadSpec& s) {
   }
 }
 
+// Where item `f` (of namespace `ns`) names each claim or template, for check_dra_claim_references.
+void collect_claim_references(const Field& f, const std::string& ns, std::vector<DraClaimReference>& out) {
+  const Field list = f["resourceClaims"];
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Field c = list.at(i);
+    const bool claim = c["resourceClaimName"].present();
+    const Field named = claim ? c["resourceClaimName"] : c["resourceClaimTemplateName"];
+    const auto [line, column] = named.position();
+    out.push_back({ns, claim ? named.str() : "", claim ? "" : named.str(), SourcePosition{named.source().file, line, column, named.path()}});
+  }
+}
+
 // gpuMemory: memory-based GPU sharing (model/gpu_memory_share.h), the request HAMi's resources or KAI's
 // annotations make: {scheduler: hami, gpus: N, memoryMib: M | memoryPercentage: P, coresPercentage: C}
 // or {scheduler: kai, gpus: N, memoryMib: M | fraction: F}. Not with gpus, gpuMilli or mig.
@@ -693,6 +705,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
     auto add = [&](const Field& f, Item kind_of) {
       sim::WorkloadSpec s = parse_item(f, kind_of, pool_names);
       if (!names.insert(s.name).second) f["name"].fail(fmt::format("duplicate name '{}'", s.name));
+      collect_claim_references(f, s.namespace_name, out.claim_references);
       out.workload.items.push_back(std::move(s));
     };
     const Field jobs = root["jobs"];
@@ -728,6 +741,7 @@ SimWorkloadFile parse_sim_workload_text(std::string_view text, const std::string
       sim::WorkloadSpec job;
       out.workload.scaled_jobs.push_back(parse_scaled_job(scaled.at(i), job, pool_names, out.warnings));
       if (!names.insert(job.name).second) scaled.at(i)["name"].fail(fmt::format("duplicate name '{}'", job.name));
+      collect_claim_references(scaled.at(i)["jobTargetRef"], job.namespace_name, out.claim_references);
       out.workload.items.push_back(std::move(job));
     }
     if (const Field t = root["topology"]; t.present()) out.workload.topology = parse_topology(t, out.topology_levels_at);

@@ -136,6 +136,9 @@ struct SimWorkloadFile {
   std::optional<sim::GeneratorParams> generator;
   /// Where each of workload.topology.levels was read (for checks against the pools, cli/workload_source.h).
   std::vector<SourcePosition> topology_levels_at;
+  /// Where each job's and service's resourceClaims name a ResourceClaimTemplate or ResourceClaim, for
+  /// readers/k8s/dra_yaml.h check_dra_claim_references against the pools file's objects (cli/workload_source.h).
+  std::vector<DraClaimReference> claim_references;
   /// "file:line:col: field '<path>': not modelled, ignored" for a ScaledJob's KEDA fields the
   /// simulator does not model.
   std::vector<std::string> warnings;

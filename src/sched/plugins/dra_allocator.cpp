@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -47,6 +48,15 @@ struct RequestSlot {
   size_t chosen = 0;
 };
 
+// One device taken for a claim: the request's name, the candidate and, for a shared allocation
+// (consumable capacity), what it consumes.
+struct Taken {
+  std::string request;
+  size_t candidate = 0;
+  bool shared = false;
+  std::map<std::string, int64_t> consumed_milli;
+};
+
 struct ConstraintState {
   const DraConstraint* constraint;
   const DraAttribute* value = nullptr;
@@ -58,6 +68,16 @@ struct ConstraintState {
            (!rd.sub.empty() && std::find(names.begin(), names.end(), rd.full_name) != names.end());
   }
 };
+
+// A capacity's value in milli-units; one too large for int64 milli-units (above ~9.2e15) counts as
+// unlimited (the reader checked every amount a request or policy names fits).
+int64_t milli_or_max(const Quantity& q) {
+  try {
+    return q.milli();
+  } catch (const std::invalid_argument&) {
+    return INT64_MAX;
+  }
+}
 
 bool same_value(const DraAttribute& a, const DraAttribute& b) {
   if (a.kind != b.kind) return false;
@@ -105,9 +125,14 @@ class Search {
     for (size_t c = 0; c < claims_.size(); ++c) {
       const ResourceSlice* local = nullptr;
       const ResourceSlice* selected = nullptr;
-      for (const auto& [name, cand] : results_[c]) {
-        const Candidate& k = candidates_[cand];
-        out[c].devices.push_back({name, k.slice->driver, k.slice->pool, k.device->name});
+      for (const Taken& t : results_[c]) {
+        const Candidate& k = candidates_[t.candidate];
+        DraDeviceResult r{t.request, k.slice->driver, k.slice->pool, k.device->name};
+        if (t.shared) {
+          r.share_id = dra_share_id(claims_[c].key, out[c].devices.size());
+          r.consumed_capacity_milli = t.consumed_milli;
+        }
+        out[c].devices.push_back(std::move(r));
         if (!k.slice->node_name.empty()) local = k.slice;
         else if (!k.slice->node_selector.empty() && selected == nullptr) selected = k.slice;
       }
@@ -150,7 +175,9 @@ class Search {
       // Counters the devices in use consume.
       for (const ResourceSlice* s : slices)
         for (const DraDevice& d : s->devices) {
-          if (d.consumes_counters.empty() || state_.dra_device_holder(dra_device_id(s->driver, s->pool, d.name)) == nullptr) continue;
+          if (d.consumes_counters.empty()) continue;
+          const std::string id = dra_device_id(s->driver, s->pool, d.name);
+          if (state_.dra_device_holder(id) == nullptr && state_.dra_consumed_capacity(id) == nullptr) continue;  // shares: once
           for (const DraCounterConsumption& cc : d.consumes_counters)
             for (const auto& [counter, q] : cc.counters) p.available[cc.counter_set][counter] -= q.milli();
         }
@@ -160,7 +187,12 @@ class Search {
         if (!slice_reaches(*s)) continue;
         for (const DraDevice& d : s->devices) {
           std::string id = dra_device_id(s->driver, s->pool, d.name);
-          in_use_.push_back(state_.dra_device_holder(id) != nullptr ? 1 : 0);
+          const std::map<std::string, int64_t>* consumed = state_.dra_consumed_capacity(id);
+          // Shares keep a device off other allocations unless it allows multiple allocations and
+          // the gate is on (then they only use up its capacity).
+          const bool shareable = shareable_device(d);
+          in_use_.push_back(state_.dra_device_holder(id) != nullptr || (consumed != nullptr && !shareable) ? 1 : 0);
+          consumed_.push_back(consumed != nullptr && shareable ? *consumed : std::map<std::string, int64_t>{});
           candidates_.push_back({s, &d, std::move(id), index});
         }
       }
@@ -234,6 +266,59 @@ class Search {
     return ok;
   }
 
+  // Whether a device is allocated as consumable capacity (KEP-5075): it allows multiple
+  // allocations and the DRAConsumableCapacity gate is on.
+  bool shareable_device(const DraDevice& d) const { return catalog_.consumable_capacity && d.allow_multiple_allocations; }
+
+  // The device's capacity entry a request's capacity name refers to (upstream resolveCapacityName):
+  // the same name, else the other spelling when the domain is the driver's ("memory" and
+  // "<driver>/memory" are one capacity). nullptr when the device has none.
+  static const std::pair<const std::string, Quantity>* capacity_entry(const Candidate& k, const std::string& name) {
+    const auto& capacity = k.device->capacity;
+    if (auto it = capacity.find(name); it != capacity.end()) return &*it;
+    const std::string& driver = k.slice->driver;
+    const size_t slash = name.find('/');
+    const std::string other = slash == std::string::npos ? driver + "/" + name
+                              : name.compare(0, slash, driver) == 0 ? name.substr(slash + 1) : std::string();
+    if (other.empty()) return nullptr;
+    if (auto it = capacity.find(other); it != capacity.end()) return &*it;
+    return nullptr;
+  }
+
+  // Consumable capacity (KEP-5075, gate on; upstream CmpRequestOverCapacity): every capacity the
+  // request names must exist on the device. An ordinary device must have at least the requested
+  // amount of each (a filter, as a CEL compareTo would be). A shareable device: each of its
+  // capacities consumes what dra_consumed_capacity_milli says (the request, rounded by the policy,
+  // or the default, or all of it) and what its allocations then consume together must stay within
+  // it; `consumed` receives what this allocation consumes.
+  bool capacity_fits(const RequestData& rd, size_t k, std::map<std::string, int64_t>& consumed) const {
+    const Candidate& cand = candidates_[k];
+    std::map<std::string, int64_t> requested;  // device capacity name -> amount
+    for (const auto& [name, milli] : rd.request->capacity_requests_milli) {
+      const auto* entry = capacity_entry(cand, name);
+      if (entry == nullptr) return false;
+      requested[entry->first] = milli;
+    }
+    if (!shareable_device(*cand.device)) {
+      for (const auto& [name, milli] : requested)
+        if (milli_or_max(cand.device->capacity.at(name)) < milli) return false;
+      return true;
+    }
+    for (const auto& [name, q] : cand.device->capacity) {
+      const int64_t total = milli_or_max(q);
+      auto r = requested.find(name);
+      auto p = cand.device->request_policies.find(name);
+      const std::optional<int64_t> take = dra_consumed_capacity_milli(r == requested.end() ? std::nullopt : std::optional<int64_t>(r->second),
+                                                                      total, p == cand.device->request_policies.end() ? nullptr : &p->second);
+      if (!take) return false;
+      auto used = consumed_[k].find(name);
+      const int64_t before = used == consumed_[k].end() ? 0 : used->second;
+      if (*take > total - before) return false;
+      consumed[name] = *take;
+    }
+    return true;
+  }
+
   bool counters_fit(const Candidate& k) const {
     const Pool& p = pools_[k.pool];
     for (const DraCounterConsumption& cc : k.device->consumes_counters) {
@@ -258,6 +343,8 @@ class Search {
     const Candidate& cand = candidates_[k];
     if (in_use_[k] != 0) return false;
     if (!cand.device->consumes_counters.empty() && !counters_fit(cand)) return false;
+    std::map<std::string, int64_t> consumed;
+    if (catalog_.consumable_capacity && !capacity_fits(rd, k, consumed)) return false;
     std::vector<ConstraintState>& cs = constraints_[c];
     for (size_t i = 0; i < cs.size(); ++i) {
       ConstraintState& s = cs[i];
@@ -274,9 +361,14 @@ class Search {
       }
       if (s.count++ == 0) s.value = a;
     }
-    in_use_[k] = 1;
+    const bool shared = shareable_device(*cand.device);
+    if (shared) {
+      for (const auto& [name, milli] : consumed) consumed_[k][name] += milli;
+    } else {
+      in_use_[k] = 1;
+    }
     if (!cand.device->consumes_counters.empty()) consume(cand, +1);
-    results_[c].emplace_back(rd.full_name, k);
+    results_[c].push_back(Taken{rd.full_name, k, shared, shared ? std::move(consumed) : std::map<std::string, int64_t>{}});
     return true;
   }
 
@@ -284,7 +376,12 @@ class Search {
     const Candidate& cand = candidates_[k];
     for (ConstraintState& s : constraints_[c])
       if (s.applies(rd) && --s.count == 0) s.value = nullptr;
-    in_use_[k] = 0;
+    const Taken& t = results_[c].back();
+    if (t.shared) {
+      for (const auto& [name, milli] : t.consumed_milli) consumed_[k][name] -= milli;
+    } else {
+      in_use_[k] = 0;
+    }
     if (!cand.device->consumes_counters.empty()) consume(cand, -1);
     results_[c].pop_back();
   }
@@ -325,14 +422,20 @@ class Search {
       for (size_t k = 0; k < candidates_.size() && free < rd.num_devices; ++k) {
         const Pool& p = pools_[candidates_[k].pool];
         if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
-        if (is_selectable(c, rd, k)) ++free;
+        if (is_selectable(c, rd, k)) free += shareable_device(*candidates_[k].device) ? rd.num_devices : 1;  // may serve each
         if (!error_.empty()) return false;
       }
       if (free < rd.num_devices) return false;
     }
     // The devices of one request form a set: the d-th device comes after the (d-1)-th in candidate
     // order, so each set is tried once (upstream tries every ordering; the first solution is the same).
-    for (size_t k = d == 0 ? 0 : results_[c].back().second + 1; k < candidates_.size(); ++k) {
+    // A shareable device may serve the request again (a multiset), so the search starts at it.
+    size_t first = 0;
+    if (d > 0) {
+      const size_t last = results_[c].back().candidate;
+      first = shareable_device(*candidates_[last].device) ? last : last + 1;
+    }
+    for (size_t k = first; k < candidates_.size(); ++k) {
       const Pool& p = pools_[candidates_[k].pool];
       if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
       if (!is_selectable(c, rd, k)) {
@@ -357,7 +460,8 @@ class Search {
   std::vector<uint8_t> in_use_;
   std::vector<std::vector<RequestSlot>> slots_;
   std::vector<std::vector<ConstraintState>> constraints_;
-  std::vector<std::vector<std::pair<std::string, size_t>>> results_;
+  std::vector<std::vector<Taken>> results_;
+  std::vector<std::map<std::string, int64_t>> consumed_;  // per candidate: what its shared allocations consume
   std::string error_;
   int64_t steps_ = 0;
 };

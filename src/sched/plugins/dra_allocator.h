@@ -31,6 +31,17 @@
 //  - A CEL runtime error aborts the allocation with upstream's error ("class <c>: selector #<i>: CEL
 //    runtime error: <e>" or "claim <ns>/<name>: selector #<i>: CEL runtime error: <e>"); the plugin
 //    turns it into the pod's failure as kube's Filter does (an Error status).
+//  - Consumable capacity (KEP-5075), only with the DRAConsumableCapacity gate
+//    (DraCatalog::consumable_capacity; upstream's experimental allocator, internal/experimental/
+//    allocator_experimental.go allocateDevice and consumable_capacity.go): a device with
+//    allowMultipleAllocations is never "in use"; it may serve several requests and claims (and one
+//    request more than once) while, for each of its capacities, what its allocations consume
+//    (model/dra.h dra_consumed_capacity_milli: the request rounded by the requestPolicy, the
+//    policy's default, or the whole capacity) sums to at most the capacity. Its results carry a
+//    shareID (dra_share_id, deterministic) and consumedCapacity. On an ordinary device,
+//    capacity.requests is a filter: each named capacity must be at least the amount. A request naming
+//    a capacity the device does not publish never gets it. Gate off: those fields are ignored and a
+//    device held by shared allocations (a claim's status) is in use.
 // Difference: upstream gathers pools from a Go map (no fixed order); gpufleet takes pools in
 // (driver, pool name) order so that the same input gives the same devices.
 #pragma once

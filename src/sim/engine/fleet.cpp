@@ -476,11 +476,14 @@ void Fleet::bind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& 
   if (not_safe_to_evict) ++node.not_safe_to_evict;
 }
 
-void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& /*devices*/, bool not_safe_to_evict) {
+void Fleet::unreserve(const Pod& pod, NodeId n, const DeviceAssignment& /*devices*/, bool not_safe_to_evict, bool undo) {
   const auto released = state_->release(n, pod);
   for (const DraClaimAllocation& c : released.claims)
     if (state_->dra_claim(c.claim) == nullptr) {  // its last pod: the claim is deallocated (and, a template's, deleted)
-      ++dra_claims_deallocated_;
+      // Undone (a gang rolled back, last bind first): the claim was allocated by a bind of the same
+      // gang, which never ran, so that allocation is taken back instead of counting a deallocation.
+      if (undo) --dra_claims_allocated_;
+      else ++dra_claims_deallocated_;
       dra_used_milli_ -= dra_shares_ ? dra_shares_->allocation_milli(c.allocation) : 0;
     }
   if (not_safe_to_evict) --nodes_[n].not_safe_to_evict;
@@ -495,7 +498,7 @@ void Fleet::unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment
 }
 
 void Fleet::undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s) {
-  unreserve(pod, n, devices, not_safe_to_evict);
+  unreserve(pod, n, devices, not_safe_to_evict, /*undo=*/true);
   NodeRecord& node = nodes_[n];
   node.pods.pop_back();
   node.last_pod_change_s = last_pod_change_s;

@@ -248,7 +248,8 @@ class Fleet {
   /// Releases a bound pod (the devices given to bind()) and takes it off its node.
   void unbind(uint32_t id, const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double t);
   /// Undoes the last bind() on node n (a gang that did not fit): releases it and puts the node's last
-  /// pod change back to `last_pod_change_s`.
+  /// pod change back to `last_pod_change_s`. The DRA claims that bind allocated are not counted, as
+  /// allocated or deallocated (dra_claims_allocated counts claims of pods that bound).
   void undo_bind(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, double last_pod_change_s);
 
   // ---- how the scheduler sees the fleet (see the top of this file)
@@ -284,8 +285,9 @@ class Fleet {
     int64_t notices = 0;
   };
   void launch_node(NodeId n, double t, bool ready_now);
-  // The one release of a bound pod's reservation (unbind and undo_bind).
-  void unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict);
+  // The one release of a bound pod's reservation (unbind and undo_bind). `undo`: a claim it
+  // deallocates is taken off dra_claims_allocated_ instead of counted in dra_claims_deallocated_.
+  void unreserve(const Pod& pod, NodeId n, const DeviceAssignment& devices, bool not_safe_to_evict, bool undo = false);
   void make_ready(NodeId n, double t);
   // The DaemonSets' pods of node n: bound when it becomes Ready, released when it is removed.
   void start_daemon_pods(NodeId n);
