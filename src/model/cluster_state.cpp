@@ -29,6 +29,34 @@ bool same_request(const Pod& a, const Pod& b) {
 
 // ---- nodes and slots ---------------------------------------------------------------------------
 
+ClusterState::ChangeLog::ChangeLog() : identity(next_memo_version()) {}
+ClusterState::ChangeLog::ChangeLog(const ChangeLog& other)
+    : identity(next_memo_version()), base(other.base + other.nodes.size()) {}
+ClusterState::ChangeLog& ClusterState::ChangeLog::operator=(const ChangeLog& other) {
+  identity = next_memo_version();
+  base = other.base + other.nodes.size();
+  nodes.clear();
+  return *this;
+}
+
+void ClusterState::log_change(NodeId n) {
+  auto& log = change_log_.nodes;
+  log.push_back(n);
+  const size_t keep = std::max<size_t>(65536, 2 * nodes_.size());
+  if (log.size() > 2 * keep) {  // drop the oldest, keeping `keep`: amortized O(1) per change
+    const size_t drop = log.size() - keep;
+    log.erase(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(drop));
+    change_log_.base += drop;
+  }
+  ++changes_;
+}
+
+std::optional<std::span<const NodeId>> ClusterState::changes_since(uint64_t since) const {
+  if (since < change_log_.base || since > changes_) return std::nullopt;
+  const auto& log = change_log_.nodes;
+  return std::span<const NodeId>(log.data() + (since - change_log_.base), log.size() - (since - change_log_.base));
+}
+
 ClusterState::ClusterState() : node_set_version_(next_memo_version()), anti_version_(next_memo_version()) {}
 
 ClusterState::ClusterState(std::vector<Node> nodes) : ClusterState() {
@@ -113,7 +141,7 @@ int32_t ClusterState::register_gpu_model(std::string_view model) {
 void ClusterState::grow_slots(size_t count) {
   if (count <= nodes_.size()) return;
   const uint64_t version = ++version_high_;
-  ++changes_;
+  log_change(kSlotCountChange);
   nodes_.resize(count);
   usage_.resize(count);
   versions_.resize(count, version);
@@ -126,7 +154,7 @@ void ClusterState::grow_slots(size_t count) {
 }
 
 void ClusterState::shrink_slots(size_t count) {
-  ++changes_;
+  log_change(kSlotCountChange);
   nodes_.resize(count);
   usage_.resize(count);
   versions_.resize(count);
@@ -219,7 +247,7 @@ void ClusterState::install_node(NodeId n, Node node, const std::vector<int32_t>&
   gpu_capacity_milli_ += static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
   usage_[n] = Usage{.gpu_free_total_milli = node.gpu_count * kGpuMilliPerGpu};
   versions_[n] = ++version_high_;
-  ++changes_;
+  log_change(n);
   anti_pos_[n] = 0;
   nodes_[n] = std::move(node);
   live_[n >> 6] |= uint64_t{1} << (n & 63);
@@ -262,7 +290,7 @@ Node ClusterState::uninstall_node(NodeId n) {
   gpu_capacity_milli_ -= static_cast<int64_t>(gpus) * kGpuMilliPerGpu;
   usage_[n] = Usage{};
   versions_[n] = ++version_high_;
-  ++changes_;
+  log_change(n);
   std::vector<BoundPod>().swap(bound_[n]);
   gpu_offset_[n] = 0;
   model_id_[n] = -1;

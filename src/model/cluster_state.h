@@ -198,6 +198,18 @@ class ClusterState {
   /// two equal values bracket no change of the state. For callers that memoize a result over the
   /// whole state (the simulator's failed placements).
   uint64_t change_count() const { return changes_; }
+  /// The slots changed since change_count() was `since`: one entry per change, in order (a slot
+  /// repeats when it changed more than once; kSlotCountChange for a change of the slot count,
+  /// which add_node and Fork::discard may make). nullopt when `since` is ahead of change_count() or
+  /// older than the log reaches: it keeps at least the last max(65536, 2 x node_count()) changes,
+  /// and a copy of the state starts with none (its log begins at the copy). For indexes that follow
+  /// the nodes' changes instead of reading every slot's version() (the scheduler's best-node index,
+  /// scheduler.h), which then also compare identity().
+  std::optional<std::span<const NodeId>> changes_since(uint64_t since) const;
+  static constexpr NodeId kSlotCountChange = UINT32_MAX;
+  /// A number unique to this object in the process: a copy (or an assignment) gets a new one, so
+  /// that change_count() and changes_since() of two states are never taken for one history.
+  uint64_t identity() const { return change_log_.identity; }
 
   // ---- Totals over the nodes ----
   int64_t gpu_capacity_milli() const { return gpu_capacity_milli_; }
@@ -425,8 +437,20 @@ class ClusterState {
   // Version bump of slot n.
   void touch(NodeId n) {
     if (++versions_[n] > version_high_) version_high_ = versions_[n];
-    ++changes_;
+    log_change(n);
   }
+  // Counts a change of slot n (kSlotCountChange: of the slot count) in change_count() and the log.
+  void log_change(NodeId n);
+  // changes_since's log, and identity(). A copy starts an empty log at the source's change count,
+  // under an identity of its own (copying the log would make every state copy cost its size).
+  struct ChangeLog {
+    uint64_t identity;
+    uint64_t base = 0;         // change_count() before nodes[0]
+    std::vector<NodeId> nodes;
+    ChangeLog();
+    ChangeLog(const ChangeLog& other);
+    ChangeLog& operator=(const ChangeLog& other);
+  };
   // Fork::commit / discard (keep false) of the open fork with this id, which must be the innermost
   // unless `from_destructor`: then the forks inside it end too, and an ended fork is no error.
   void end_fork(uint64_t id, bool keep, bool from_destructor);
@@ -495,6 +519,7 @@ class ClusterState {
   uint64_t last_bind_seq_ = 0;
   uint64_t version_high_ = 1;  // the highest version() handed out
   uint64_t changes_ = 0;       // change_count()
+  ChangeLog change_log_;       // changes_since(), identity(); changes_ == base + nodes.size()
   uint64_t node_set_version_ = 0;
   int64_t anti_affinity_pods_ = 0;
   int64_t scored_affinity_pods_ = 0;  // scored_affinity_pod_count()

@@ -35,7 +35,9 @@ std::unique_ptr<sched::Scheduler> make_scheduler(const ClusterState& state, cons
   std::stable_sort(by_name.begin(), by_name.end(), [&](NodeId a, NodeId b) { return state.node(a).name < state.node(b).name; });
   std::vector<uint32_t> rank(state.node_count());
   for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
-  return std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
+  auto scheduler = std::make_unique<sched::Scheduler>(std::move(profile), std::move(rank));
+  scheduler->set_best_node_index(options.best_node_index);
+  return scheduler;
 }
 
 PreparedCluster prepare_cluster(const PlaceInput& input, const PlaceOptions& options) {

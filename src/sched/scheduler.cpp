@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -26,6 +27,17 @@ static_assert(FilterReasonTable::kMaxReasons + 1 == 256, "ScorePlugin promises t
 int32_t infeasible(uint8_t number) { return INT32_MIN + static_cast<int32_t>(number); }
 uint8_t number_of(int32_t value) { return value < kMinScore ? static_cast<uint8_t>(value - INT32_MIN) : 0; }
 int32_t memo_value(int64_t score) { return static_cast<int32_t>(std::clamp<int64_t>(score, kMinScore, INT32_MAX)); }
+// The version of an entry whose node passed the cached filters at `version` but whose score an
+// observer made stale: the bits inverted, above any version a state hands out (they count up from 1).
+constexpr uint64_t stale_score(uint64_t version) { return ~version; }
+// Whether an entry's version is stale_score() of one (marked once: a sampled pass may leave it so
+// until the next generation change).
+constexpr bool is_stale_score(uint64_t version) { return (version >> 63) != 0; }
+// The Entry value of a node the cached filters pass: the memoized plugin's score (0 without one).
+[[gnu::noinline]] int32_t rescore(const ScorePlugin* memo_plugin, const Pod& pod, const ClusterState& state, NodeId n,
+                                  const CycleState& cycle) {
+  return memo_plugin == nullptr ? 0 : memo_value(memo_plugin->score(pod, state, n, cycle));
+}
 
 // kube maxTimeout: a Permit plugin waits at most 15 minutes.
 constexpr double kMaxPermitTimeoutSeconds = 15 * 60;
@@ -199,6 +211,7 @@ void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   while (node_rank_.size() <= n) node_rank_.push_back(static_cast<uint32_t>(node_rank_.size()));
   node_rank_[n] = rank;
   scan_order_valid_ = false;  // the nodes' arrival order may have changed
+  ++rank_epoch_;              // the best-node indexes compare ranks
 }
 
 uint8_t Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
@@ -224,13 +237,19 @@ size_t Scheduler::shape_for(const Pod& pod, size_t node_count) {
     cache_.emplace_back(node_count);
     cache_generation_.push_back(generation_);
     static_scores_.emplace_back(profile_.scores.size());
+    best_index_.emplace_back();
   }
   // Entries stay valid when slots come and go: a slot's versions never repeat (ClusterState).
   auto& entries = cache_[it->second];
   if (entries.size() < node_count) entries.resize(node_count);
   if (cache_generation_[it->second] != generation_) {  // the scores changed since they were filled
     cache_generation_[it->second] = generation_;
-    for (Entry& e : entries) e.version = 0;
+    // Observers change scores, never filters: an entry of a node the filters pass keeps that answer
+    // for its version and only needs its score again (its version inverted: stale_score); a
+    // rejection stays as it is.
+    for (Entry& e : entries)
+      if (e.version != 0 && !is_stale_score(e.version) && e.value >= kMinScore) e.version = stale_score(e.version);
+    best_index_[it->second].state_identity = 0;  // its scores are gone: rebuilt when next used
   }
   return it->second;
 }
@@ -289,7 +308,7 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
     Entry& e = entry[n];
     const uint64_t version = state.version(n);
     if (e.version != version) {
-      e.value = evaluate(pod, state, n);
+      e.value = e.version == stale_score(version) ? rescore(memo_plugin_, pod, state, n, cycle_) : evaluate(pod, state, n);
       e.version = version;
     }
     const int32_t value = e.value;
@@ -311,6 +330,131 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
     if (all != 0) next_start_node_index_ = (start + i) % all;
   best = MemoBest{best_node, best_value};
   return count;
+}
+
+NodeId Scheduler::better(const Entry* entries, NodeId a, NodeId b) const {
+  if (a == kNoNode) return b;
+  if (b == kNoNode) return a;
+  const int32_t va = entries[a].value, vb = entries[b].value;
+  if (va != vb) return va > vb ? a : b;
+  const uint32_t ra = node_rank_.empty() ? a : node_rank_[a], rb = node_rank_.empty() ? b : node_rank_[b];
+  if (ra != rb) return ra < rb ? a : b;
+  return a < b ? a : b;
+}
+
+void Scheduler::set_leaf(BestIndex& index, const Entry* entries, NodeId n, bool present) {
+  size_t i = index.width + n;
+  index.tree[i] = present && entries[n].value >= kMinScore ? n : kNoNode;
+  for (i >>= 1; i != 0; i >>= 1) {
+    const NodeId was = index.tree[i];
+    const NodeId now = better(entries, index.tree[2 * i], index.tree[2 * i + 1]);
+    // The same winner, and not the node that changed: every entry above compares what it compared.
+    if (now == was && now != n) return;
+    index.tree[i] = now;
+  }
+}
+
+bool Scheduler::sync_index(size_t shape, const Pod& pod, const ClusterState& state) {
+  BestIndex& index = best_index_[shape];
+  Entry* const entries = cache_[shape].data();
+  const size_t slots = state.node_count();
+  const uint64_t now = state.change_count();
+  const size_t bound = slots / 16 + 16;  // past this many changes one pass is the cheaper way
+  const auto refresh = [&](NodeId n) {
+    Entry& e = entries[n];
+    const uint64_t version = state.version(n);
+    if (e.version != version) {
+      e.value = e.version == stale_score(version) ? rescore(memo_plugin_, pod, state, n, cycle_) : evaluate(pod, state, n);
+      e.version = version;
+    }
+  };
+  if (index.state_identity == state.identity() && index.slots == slots && index.rank_epoch == rank_epoch_) {
+    const auto changes = state.changes_since(index.synced_at);
+    if (changes && changes->size() <= bound &&
+        std::find(changes->begin(), changes->end(), ClusterState::kSlotCountChange) == changes->end()) {
+      for (const NodeId n : *changes) {
+        refresh(n);
+        set_leaf(index, entries, n, true);
+      }
+      index.synced_at = now;
+      return true;
+    }
+  }
+  // Not following: rebuild when the shape's previous cycle was recent (synced_at then holds it),
+  // else only note this cycle.
+  const bool recent = index.synced_at != 0 && now >= index.synced_at && now - index.synced_at <= bound;
+  index.synced_at = now;
+  if (!recent) {
+    index.state_identity = 0;
+    return false;
+  }
+  index.width = std::bit_ceil(std::max<size_t>(slots, 1));
+  index.tree.assign(2 * index.width, kNoNode);
+  for (NodeId n = 0; n < slots; ++n) {
+    refresh(n);
+    if (entries[n].value >= kMinScore) index.tree[index.width + n] = n;
+  }
+  for (size_t i = index.width - 1; i != 0; --i) index.tree[i] = better(entries, index.tree[2 * i], index.tree[2 * i + 1]);
+  index.slots = slots;
+  index.state_identity = state.identity();
+  index.rank_epoch = rank_epoch_;
+  return true;
+}
+
+bool Scheduler::index_applies(const Pod& pod, const ClusterState& state) {
+  for (size_t k = 0; k < profile_.pre_scores.size(); ++k) {
+    if (!profile_.pre_scores[k]->skips_pre_score(pod, state)) return false;
+    for (const size_t i : pre_score_targets_[k]) score_skipped_[i] = 1;
+  }
+  for (size_t i = 0; i < score_skipped_.size(); ++i)
+    if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
+  return true;
+}
+
+NodeToStatus Scheduler::node_statuses(const std::vector<Entry>& entries, size_t node_count) const {
+  // Every node's number, the memo's (cached filters), then the non-cacheable filters' rejections
+  // (of nodes the cached filters passed). 0 (no rejection) for an empty slot.
+  std::vector<uint8_t> numbers(node_count);
+  for (NodeId n = 0; n < node_count; ++n) numbers[n] = number_of(entries[n].value);
+  for (const auto& [n, number] : uncached_rejects_) numbers[n] = number;
+  return NodeToStatus(filter_reasons_, std::move(numbers));
+}
+
+bool Scheduler::decide_by_index(const Pod& pod, const ClusterState& state, size_t shape, GoRand& rng, ScheduleResult& result) {
+  constexpr size_t kMaxRejected = 64;  // nodes non-cacheable filters may reject before the full pass
+  if (!sync_index(shape, pod, state)) return false;
+  BestIndex& index = best_index_[shape];
+  const auto& entries = cache_[shape];
+  NodeId best = index.tree[1];
+  if (!uncached_.empty()) {
+    index_excluded_.clear();
+    bool gave_up = false;
+    while (best != kNoNode && !passes_uncached(pod, state, best)) {
+      index_excluded_.push_back(best);
+      set_leaf(index, entries.data(), best, false);
+      if (index_excluded_.size() == kMaxRejected) {
+        gave_up = true;
+        break;
+      }
+      best = index.tree[1];
+    }
+    for (const NodeId n : index_excluded_) set_leaf(index, entries.data(), n, true);
+    if (gave_up) {
+      uncached_rejects_.clear();
+      return false;
+    }
+  }
+  if (best == kNoNode) {  // every node was tried: the entries are current, uncached_rejects_ complete
+    result.status = Status(Code::kUnschedulable);
+    result.node_to_status = node_statuses(entries, state.node_count());
+    return true;
+  }
+  for (const auto& p : profile_.pre_scores) cycle_.skip_score(p->name());  // as their pre_score would
+  feasible_ = {};
+  result.node = best;
+  result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? entries[best].value : 0;
+  select_gpus(result, pod, state, rng);
+  return true;
 }
 
 ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRand& rng, NodeId nominated_node) {
@@ -367,6 +511,9 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const size_t shape = shape_for(pod, node_count);
   auto& entries = cache_[shape];
   uncached_rejects_.clear();
+  if (best_node_index_ && memo_lexicographic_ && !profile_.percentage_of_nodes_to_score && evaluation_ == nullptr &&
+      index_applies(pod, state) && decide_by_index(pod, state, shape, rng, result))
+    return result;
   // In a lexicographic profile with a memoized Score plugin, the best node by that plugin alone is
   // tracked here too: when PreScore then skips every other Score plugin (most cycles: no preference
   // to honour), it is the answer and the feasible nodes need no second pass.
@@ -394,12 +541,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
   if (evaluation_ != nullptr || feasible_.empty()) {
-    // kube's NodeToStatus: every node's number, the memo's (cached filters), then the non-cacheable
-    // filters' rejections (of nodes the cached filters passed). 0 (no rejection) for an empty slot.
-    std::vector<uint8_t> numbers(node_count);
-    for (NodeId n = 0; n < node_count; ++n) numbers[n] = number_of(entries[n].value);
-    for (const auto& [n, number] : uncached_rejects_) numbers[n] = number;
-    NodeToStatus statuses(filter_reasons_, std::move(numbers));
+    NodeToStatus statuses = node_statuses(entries, node_count);
     if (feasible_.empty()) {
       result.status = Status(Code::kUnschedulable);
       if (evaluation_ != nullptr) evaluation_->node_to_status = statuses;

@@ -35,6 +35,22 @@
 // returns Skip, their Filter on the nodes that passed the cached filters. Other Score plugins run each
 // cycle on the feasible nodes.
 //
+// Best-node index. In a lexicographic profile with a memoized Score plugin (every policy but the
+// default-scheduler and random ones), a cycle whose PreScore plugins all skip whatever the feasible
+// nodes (PreScorePlugin::skips_pre_score: no preferred node affinity, no PreferNoSchedule taint in
+// the cluster) leaves the choice to the memoized score: the feasible node with the highest, then the
+// lowest rank. Such a cycle reads it from a per-shape tournament tree over the slots instead of
+// passing over every node. The tree's leaves are the nodes the cached filters pass; it follows the
+// state through ClusterState::changes_since (each changed node's entry is re-evaluated, then its
+// path to the root), so a cycle costs O(nodes changed since the shape's last cycle x log nodes),
+// not O(nodes). A shape whose last cycle is more than node_count() / 16 changes old passes over
+// every node instead, and gets its tree (in one pass) when its next cycle comes sooner. Non-cacheable filters run on the best node, then the next best (a rejected node
+// leaves the tree for the cycle), up to 64 nodes; beyond that the cycle passes over every node as
+// before. A pod no node fits gets its NodeToStatus from the entries, which the sync made current.
+// The choice, the score, the NodeToStatus and the GPUs are exactly those of the pass over every node
+// (set_best_node_index(false); Scheduler.BestNodeIndexChangesNoDecision); not used with sampling
+// or by evaluate().
+//
 // Sampling. With Profile::percentage_of_nodes_to_score set, decide() runs kube's sampled Filter step
 // (schedule_one.go findNodesThatPassFilters; sched/framework/node_sampling.h): the live nodes in
 // kube's node-tree order (node_tree_order, nodes arriving in node-rank order), starting at the
@@ -209,6 +225,10 @@ class Scheduler final : public Handle {
   size_t waiting_pod_count() const { return waiting_.size(); }
 
   const Profile& profile() const { return profile_; }
+  /// Turns the best-node index (see the top of this file) on (the default) or off. Off, every cycle
+  /// passes over every node as before the index existed; the results are the same either way
+  /// (Scheduler.BestNodeIndexChangesNoDecision checks it). For tests and benchmarks.
+  void set_best_node_index(bool on) { best_node_index_ = on; }
 
   // Handle.
   std::span<const std::shared_ptr<const PreFilterPlugin>> pre_filter_plugins() const override { return profile_.pre_filters; }
@@ -268,6 +288,38 @@ class Scheduler final : public Handle {
   // the per-node loop of decide() stays small.
   [[gnu::noinline]] int32_t evaluate(const Pod& pod, const ClusterState& state, NodeId n) const;
   size_t shape_for(const Pod& pod, size_t node_count);
+  // The best-node index of one shape: a tournament tree over the slots. Leaf n (tree[width + n]) is
+  // n when the cached filters pass node n (its Entry is feasible), else kNoNode; each inner entry is
+  // the better of its two children: the higher memoized score, then the lower node rank, then the
+  // lower slot (filter_pass's order). So tree[1] is the node filter_pass would pick when no
+  // non-cacheable filter runs. Kept up to date from ClusterState::changes_since.
+  struct BestIndex {
+    std::vector<NodeId> tree;     // [1, 2 x width)
+    size_t width = 0;             // a power of two, at least the slots
+    size_t slots = 0;             // ClusterState::node_count() it covers
+    uint64_t state_identity = 0;  // ClusterState::identity() it follows (0: not built)
+    uint64_t synced_at = 0;       // ClusterState::change_count() it reflects
+    uint64_t rank_epoch = 0;      // rank_epoch_ it was built at
+  };
+  // The better of two leaves or inner entries (kNoNode loses).
+  NodeId better(const Entry* entries, NodeId a, NodeId b) const;
+  // Sets slot n's leaf (present: n if its entry is feasible, else kNoNode) and its path to the root.
+  void set_leaf(BestIndex& index, const Entry* entries, NodeId n, bool present);
+  // Brings the shape's entries of the nodes changed since its index's last sync and the index up to
+  // date, and returns true. When the index cannot follow (new, another state, the slot count, the
+  // ranks, an observer's generation, more changes than slots / 16 + 16) it is rebuilt, in one pass,
+  // only for a shape whose previous cycle came at most that many changes ago; for a rarer shape a
+  // rebuild would cost more than the pass it saves: returns false (decide() passes over every node).
+  bool sync_index(size_t shape, const Pod& pod, const ClusterState& state);
+  // The cycle through the index, when it applies (decide()): fills result and returns true, or
+  // returns false to run the pass over every node (too many nodes rejected by non-cacheable filters).
+  bool decide_by_index(const Pod& pod, const ClusterState& state, size_t shape, GoRand& rng, ScheduleResult& result);
+  // Whether the index may choose this cycle's node: every PreScore plugin skips whatever the
+  // feasible nodes (PreScorePlugin::skips_pre_score), leaving only the memoized Score plugin; sets
+  // score_skipped_ as those PreScore plugins would.
+  bool index_applies(const Pod& pod, const ClusterState& state);
+  // kube's NodeToStatus from the shape's entries (the cached filters) and uncached_rejects_.
+  NodeToStatus node_statuses(const std::vector<Entry>& entries, size_t node_count) const;
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
   // With `ranked` set, also writes every feasible node to it, best first.
@@ -321,6 +373,10 @@ class Scheduler final : public Handle {
   bool rank_ = false;                                // evaluate(): rank the feasible nodes
   std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
   std::vector<PermitOutcome> outcomes_;
+  bool best_node_index_ = true;               // set_best_node_index
+  std::vector<BestIndex> best_index_;         // per shape
+  uint64_t rank_epoch_ = 0;                   // moves on with set_node_rank
+  std::vector<NodeId> index_excluded_;        // scratch: nodes a non-cacheable filter rejected
 };
 
 }  // namespace gpufleet::sched

@@ -49,6 +49,9 @@ struct PlaceOptions {
   /// kube's semantics in sched/framework/node_sampling.h): 0..100, 0 = kube's adaptive default;
   /// nullopt (default): every node is checked, as before the setting existed.
   std::optional<int32_t> percentage_of_nodes_to_score = std::nullopt;
+  /// The scheduler's best-node index (sched::Scheduler::set_best_node_index): on by default; off
+  /// gives the same placements by a pass over every node per pod (for tests and benchmarks).
+  bool best_node_index = true;
 };
 
 }  // namespace gpufleet::place

@@ -203,6 +203,12 @@ class PreScorePlugin : public virtual Plugin {
   /// `running PreScore plugin "<name>": <message>`). `rng`: the run's seeded generator.
   virtual Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
                            GoRand& rng) const = 0;
+  /// True only when pre_score() returns Skip for this pod and state whatever the feasible nodes
+  /// (any non-empty list), drawing nothing from its rng and writing nothing to its CycleState. The
+  /// Scheduler then may choose the node without listing the feasible nodes (its best-node index,
+  /// scheduler.h); it still runs nothing else of this plugin that cycle. Default false: always
+  /// safe, it only costs the index.
+  virtual bool skips_pre_score(const Pod& /*pod*/, const ClusterState& /*state*/) const { return false; }
 };
 
 /// One node's score (kube NodeScore).

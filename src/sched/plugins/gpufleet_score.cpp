@@ -125,24 +125,37 @@ bool GpufleetScore::refresh_pressures(const ClusterState& state) {
   // of its range (what it would be when added).
   const auto& ranges = outlook_.ranges;
   const size_t slots = std::max(state.node_count(), outlook_.slot_count());
+  if (usable_state_ != state.identity() || usable_r_cpu_ != r_cpu_ || usable_r_memory_ != r_memory_) {
+    usable_.clear();  // another state or other ratios: every node's term again
+    usable_state_ = state.identity();
+    usable_r_cpu_ = r_cpu_;
+    usable_r_memory_ = r_memory_;
+  }
+  if (usable_.size() < state.node_count()) usable_.resize(state.node_count());
   size_t r = 0;
   for (NodeId n = 0; n < slots; ++n) {
     while (r < ranges.size() && ranges[r].first + ranges[r].count <= n) ++r;
-    int64_t free = 0, cpu_free = 0, memory_free = 0;
+    double usable = 0;
     int32_t model = -1;
     if (state.has_node(n)) {
-      free = state.gpu_free_milli_total(n);
-      cpu_free = state.cpu_free_milli(n);
-      memory_free = state.memory_free_bytes(n);
+      UsableSlot& slot = usable_[n];
+      if (const uint64_t version = state.version(n); slot.version != version) {
+        const int64_t free = state.gpu_free_milli_total(n);
+        slot.counted = free != 0;
+        slot.usable = slot.counted ? static_cast<double>(free) - stranded_milli(free, state.cpu_free_milli(n), state.memory_free_bytes(n)) : 0.0;
+        slot.version = version;
+      }
+      if (!slot.counted) continue;
+      usable = slot.usable;
       model = state.gpu_model_id(n);
     } else if (r < ranges.size() && ranges[r].first <= n) {
-      free = int64_t{ranges[r].gpu_count} * kGpuMilliPerGpu;
-      cpu_free = ranges[r].cpu_milli;
-      memory_free = ranges[r].memory_bytes;
+      const int64_t free = int64_t{ranges[r].gpu_count} * kGpuMilliPerGpu;
+      if (free == 0) continue;
+      usable = static_cast<double>(free) - stranded_milli(free, ranges[r].cpu_milli, ranges[r].memory_bytes);
       model = ranges[r].gpu_model_id;
+    } else {
+      continue;
     }
-    if (free == 0) continue;
-    const double usable = static_cast<double>(free) - stranded_milli(free, cpu_free, memory_free);
     const auto m = static_cast<size_t>(model);
     if (m < usable_by_model.size()) usable_by_model[m] += usable;
     if (n < shape_.class_of_node.size() && shape_.class_of_node[n] >= 0)

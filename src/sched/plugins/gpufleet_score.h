@@ -194,6 +194,18 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
   double pressure_of(double share) const;
   // Re-computes the pressures from the free capacity of `state`; true if one was replaced.
   bool refresh_pressures(const ClusterState& state);
+  // refresh_pressures' per-node term, usable free GPU milli (free minus stranded), kept per slot
+  // with the ClusterState::version() it was computed at, for the state of that identity() and the
+  // ratios r_cpu_, r_memory_ then: only the nodes changed since are computed again, and the sums
+  // add the same values in the same order, so the pressures are the same to the bit.
+  struct UsableSlot {
+    uint64_t version = 0;  // 0: not computed
+    double usable = 0;
+    bool counted = false;  // the node has free GPU milli (a node without counts nothing)
+  };
+  std::vector<UsableSlot> usable_;
+  uint64_t usable_state_ = 0;  // ClusterState::identity() of usable_
+  double usable_r_cpu_ = 0, usable_r_memory_ = 0;
 
   std::vector<std::string> gpu_models_;
   CapacityOutlook outlook_;

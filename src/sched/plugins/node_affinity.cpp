@@ -102,8 +102,12 @@ FilterCode NodeAffinity::filter(const Pod& pod, const ClusterState& state, NodeI
 }
 
 // node_affinity.go, PreScore.
-Status NodeAffinity::pre_score(const Pod& pod, const ClusterState&, std::span<const NodeId> feasible, CycleState&, GoRand&) const {
-  if (pod.constraints.preferred_node_affinity.empty()) return Status(Code::kSkip);
+bool NodeAffinity::skips_pre_score(const Pod& pod, const ClusterState&) const {
+  return pod.constraints.preferred_node_affinity.empty();
+}
+
+Status NodeAffinity::pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState&, GoRand&) const {
+  if (skips_pre_score(pod, state)) return Status(Code::kSkip);
   if (feasible.size() >= 2)
     if (auto error = preferred_node_affinity_error(pod)) return Status(Code::kError, std::move(*error));
   return Status();

@@ -76,6 +76,8 @@ class NodeAffinity final : public FilterPlugin, public PreScorePlugin, public Sc
   /// Skip, Error or Success (see above).
   Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
                    GoRand& rng) const override;
+  /// Whether pre_score() skips: the pod has no preferred term.
+  bool skips_pre_score(const Pod& pod, const ClusterState& state) const override;
   /// The score reads only the pod's preferred terms and node n's labels and name.
   ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
   /// preferred_node_affinity_score.

@@ -95,11 +95,15 @@ void TaintToleration::count_reasons(FilterCode code, const Pod& pod, const Clust
     histogram[untolerated_taint_reason(Taint{std::string(kv.first), std::string(kv.second), "NoSchedule"})] += count;
 }
 
-Status TaintToleration::pre_score(const Pod&, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {
+bool TaintToleration::skips_pre_score(const Pod&, const ClusterState& state) const {
   std::lock_guard<std::mutex> lock(memo_mutex_);
   if (memo_.state != &state || memo_.node_set_version != state.node_set_version())
     memo_ = Memo{&state, state.node_set_version(), any_prefer_no_schedule_taint(state.nodes())};
-  return memo_.any ? Status() : Status(Code::kSkip);
+  return !memo_.any;
+}
+
+Status TaintToleration::pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId>, CycleState&, GoRand&) const {
+  return skips_pre_score(pod, state) ? Status(Code::kSkip) : Status();
 }
 
 int64_t TaintToleration::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& /*cycle*/) const {

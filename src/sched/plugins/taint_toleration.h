@@ -85,6 +85,8 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
   /// Skip when no node has a PreferNoSchedule taint, else Success.
   Status pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState& cycle,
                    GoRand& rng) const override;
+  /// Whether pre_score() skips: no node has a PreferNoSchedule taint.
+  bool skips_pre_score(const Pod& pod, const ClusterState& state) const override;
   /// The score reads only the pod's tolerations and node n's taints.
   ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
   /// 100 - (number of PreferNoSchedule taints of node n the pod does not tolerate). See above.
