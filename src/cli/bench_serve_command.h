@@ -27,7 +27,7 @@ struct BenchServeCommandOptions {
   std::string step_profile_path;         ///< a measured step-time table instead of the roofline (readers/serving/step_profile.h)
   // The client (vllm bench serve).
   std::string backend = "vllm";          ///< vllm, openai (/v1/completions) or openai-chat (/v1/chat/completions)
-  std::string endpoint;                  ///< the URL path; empty = /v1/completions (vllm bench serve's default)
+  std::string endpoint = "/v1/completions";  ///< the URL path (vllm bench serve's default)
   int64_t num_prompts = 1000;
   double request_rate = std::numeric_limits<double>::infinity();
   double burstiness = 1;

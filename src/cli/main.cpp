@@ -250,7 +250,8 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--step-profile", bench.step_profile_path, "measured step times CSV (num_seqs,tokens,step_s) instead of the roofline");
   bench_cmd->add_option("--backend", bench.backend, "client API: vllm or openai (/v1/completions), openai-chat (/v1/chat/completions)")
       ->capture_default_str();
-  bench_cmd->add_option("--endpoint", bench.endpoint, "URL path the client posts to (default /v1/completions; openai-chat: /v1/chat/completions)");
+  bench_cmd->add_option("--endpoint", bench.endpoint, "URL path the client posts to (openai-chat: /v1/chat/completions)")
+      ->capture_default_str();
   bench_cmd->add_option("--num-prompts", bench.num_prompts, "requests to send (a trace: its first N)")->capture_default_str();
   bench_cmd->add_option("--request-rate", bench.request_rate, "requests per second (inf: all at t=0)")->capture_default_str();
   bench_cmd->add_option("--burstiness", bench.burstiness, "gamma shape of the gaps (1 = Poisson)")->capture_default_str();

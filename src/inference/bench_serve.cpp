@@ -102,25 +102,26 @@ LatencyStats weighted_stats_ms(std::vector<WeightedSample> samples) {
 }
 
 BenchBackend parse_bench_backend(std::string_view name, std::string_view endpoint) {
-  const std::string path = endpoint.empty() ? std::string("/v1/completions") : std::string(endpoint);
+  if (endpoint.empty()) throw std::invalid_argument("endpoint: must not be empty (vllm bench serve's default is /v1/completions)");
+  const std::string path(endpoint);
   const auto ends_with = [&](std::string_view tail) {
     return path.size() >= tail.size() && std::string_view(path).substr(path.size() - tail.size()) == tail;
   };
   if (name == "openai-chat") {
     if (!ends_with("chat/completions"))
-      throw std::invalid_argument(fmt::format("endpoint {}: the openai-chat backend posts to an OpenAI Chat Completions API URL, "
+      throw std::invalid_argument(fmt::format("endpoint {:?}: the openai-chat backend posts to an OpenAI Chat Completions API URL, "
                                               "which must end with 'chat/completions' (give --endpoint /v1/chat/completions)",
                                               path));
     return {std::string(name), path, true};
   }
   if (name == "vllm" || name == "openai") {
     if (!ends_with("completions") || ends_with("chat/completions"))
-      throw std::invalid_argument(fmt::format("endpoint {}: the {} backend posts to an OpenAI Completions API URL, which must end "
+      throw std::invalid_argument(fmt::format("endpoint {:?}: the {} backend posts to an OpenAI Completions API URL, which must end "
                                               "with 'completions' and not 'chat/completions' (use --backend openai-chat for that)",
                                               path, name));
     return {std::string(name), path, false};
   }
-  throw std::invalid_argument(fmt::format("unknown backend '{}' (vllm, openai, openai-chat; vLLM's audio, embeddings, pooling and "
+  throw std::invalid_argument(fmt::format("unknown backend {:?} (vllm, openai, openai-chat; vLLM's audio, embeddings, pooling and "
                                           "other servers' backends are not modelled)",
                                           name));
 }

@@ -66,8 +66,8 @@ struct BenchBackend {
   bool chat = false;      ///< true for openai-chat
 };
 
-/// The backend `name` with the `endpoint` path the client posts to ("" = the default,
-/// /v1/completions, as vllm bench serve's --endpoint). vLLM's own check is kept: the openai-chat
+/// The backend `name` with the `endpoint` path the client posts to (vllm bench serve's --endpoint,
+/// whose default is /v1/completions; empty is refused). vLLM's own check is kept: the openai-chat
 /// backend's URL must end with "chat/completions", the completions backends' with "completions"
 /// (endpoint_request_func.py _validate_api_url), and a chat endpoint with a completions backend is
 /// refused too. Throws std::invalid_argument with the reason: an unknown name (listing the modelled

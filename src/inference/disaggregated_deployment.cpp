@@ -20,6 +20,14 @@
 
 namespace gpufleet::inference {
 
+void check_kv_transfer_gbps(double gbps) {
+  if (!(gbps >= 0.001 && gbps <= 1e6)) throw std::invalid_argument(fmt::format("{} is outside [0.001, 1000000] Gb/s", gbps));
+}
+
+void check_kv_transfer_latency_ms(double latency_ms) {
+  if (!(latency_ms >= 0 && latency_ms <= 1e6)) throw std::invalid_argument(fmt::format("{} is outside [0, 1000000] ms", latency_ms));
+}
+
 KvTransferLink kv_transfer_link(std::string_view name) {
   if (name == "nvlink") return {"nvlink", 450, true, 0.0001};
   if (name == "rdma") return {"rdma", 50, true, 0.001};

@@ -73,6 +73,13 @@ struct KvTransferLink {
 /// Throws std::invalid_argument naming the known presets for another name.
 KvTransferLink kv_transfer_link(std::string_view name);
 
+/// A link given by its own figures (bench-serve --kv-transfer-gbps / --kv-transfer-latency-ms,
+/// simulate's kvTransferLink {gbps, latencyMs}): bandwidth in [0.001, 10^6] Gb/s and fixed latency in
+/// [0, 10^6] ms, which keep one transfer under about 10^6 s (a slower link never ends a run). Each
+/// throws std::invalid_argument "X is outside [lo, hi] unit" otherwise (NaN included).
+void check_kv_transfer_gbps(double gbps);
+void check_kv_transfer_latency_ms(double latency_ms);
+
 /// Seconds to move the KV of `tokens` prompt tokens to a decode replica of `decode_tp` GPUs, each
 /// holding `decode_kv_bytes_per_token_per_gpu` bytes per token (KvCacheBudget::kv_bytes_per_token:
 /// KV heads shard over TP, replicated above num_key_value_heads):

@@ -521,6 +521,18 @@ void ClusterCache::replace_all(const nlohmann::json& list, const std::string& so
   std::vector<nlohmann::json> nodes, pods;
   for (nlohmann::json& item : io::k8s_list_items(list, source)) (item["kind"] == "Node" ? nodes : pods).push_back(std::move(item));
   const std::string rv = string_at(list, "metadata", "resourceVersion");
+  {
+    // A posted snapshot is the whole truth: this server's own binds (assume_bound) end with it, so a
+    // pod it bound that the snapshot gives pending is pending again (re-read without the assumption).
+    std::lock_guard lock(impl_->mutex);
+    Impl& c = *impl_;
+    std::vector<std::string> keys;
+    for (const auto& entry : c.assumed) keys.push_back(entry.first);
+    c.assumed.clear();
+    for (const std::string& key : keys)
+      if (const auto held = c.objects[index_of(ResourceKind::kPod)].find(key); held != c.objects[index_of(ResourceKind::kPod)].end())
+        c.put(ResourceKind::kPod, key, nlohmann::json(held->second));
+  }
   replace(ResourceKind::kNode, std::move(nodes), rv);
   replace(ResourceKind::kPod, std::move(pods), rv);
   std::lock_guard lock(impl_->mutex);

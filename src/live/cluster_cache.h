@@ -166,8 +166,9 @@ class ClusterCache final : public ObjectSink {
   std::string resource_version(ResourceKind kind) const override;
 
   /// Replaces every Node and Pod with the items of a `kubectl get nodes,pods -o json` List (or any
-  /// v1 List / NodeList / PodList; kinds other than Node and Pod are ignored). Throws InputError
-  /// (`source` names the body) for a body that is not such a list.
+  /// v1 List / NodeList / PodList; kinds other than Node and Pod are ignored). This server's own binds
+  /// (assume_bound) end with it: the snapshot says which pods are bound. Throws InputError (`source`
+  /// names the body) for a body that is not such a list.
   void replace_all(const nlohmann::json& list, const std::string& source);
 
   /// Records that this server bound pod `key` ("namespace/name") to `node` with `devices` (the

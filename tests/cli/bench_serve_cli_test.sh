@@ -103,9 +103,11 @@ grep -qF '"backend": "openai-chat"' "$T/chat.json" && grep -qF '"endpoint": "/v1
   && ok || bad "chat JSON lacks backend/endpoint: $(head -c 300 "$T/chat.json")"
 grep -qF '"backend": "vllm"' "$T/completions.json" && grep -qF '"endpoint": "/v1/completions"' "$T/completions.json" \
   && ok || bad "completions JSON lacks backend/endpoint"
-expect_bad "chat backend, completions URL" "--backend: endpoint /v1/completions: the openai-chat backend posts to an OpenAI Chat Completions API URL, which must end with 'chat/completions'" --model Llama-3.1-8B --gpu H100-80GB --backend openai-chat
-expect_bad "completions backend, chat URL" "--backend/--endpoint: endpoint /v1/chat/completions: the vllm backend posts to an OpenAI Completions API URL" --model Llama-3.1-8B --gpu H100-80GB --endpoint /v1/chat/completions
-expect_bad "unknown backend" "--backend: unknown backend 'tgi' (vllm, openai, openai-chat;" --model Llama-3.1-8B --gpu H100-80GB --backend tgi
+expect_bad "chat backend, completions URL" "--backend/--endpoint: endpoint \"/v1/completions\": the openai-chat backend posts to an OpenAI Chat Completions API URL, which must end with 'chat/completions'" --model Llama-3.1-8B --gpu H100-80GB --backend openai-chat
+expect_bad "completions backend, chat URL" "--backend/--endpoint: endpoint \"/v1/chat/completions\": the vllm backend posts to an OpenAI Completions API URL" --model Llama-3.1-8B --gpu H100-80GB --endpoint /v1/chat/completions
+expect_bad "empty endpoint" "--backend/--endpoint: endpoint: must not be empty" --model Llama-3.1-8B --gpu H100-80GB --endpoint ""
+expect_bad "endpoint with a newline, one line" "endpoint \"/v1/completions\\n\": the vllm backend" --model Llama-3.1-8B --gpu H100-80GB --endpoint $'/v1/completions\n'
+expect_bad "unknown backend" "--backend/--endpoint: unknown backend \"tgi\" (vllm, openai, openai-chat;" --model Llama-3.1-8B --gpu H100-80GB --backend tgi
 printf 'TIMESTAMP,ContextTokens\n2023-11-16 18:17:03.98,10\n' > "$T/azure.csv"
 expect_bad "trace missing column" "azure.csv:1" --model Llama-3.1-8B --gpu H100-80GB --max-model-len 8192 --trace "$T/azure.csv"
 expect_bad "dataset and trace" "--dataset-name: a --trace replaces the dataset" --model Llama-3.1-8B --gpu H100-80GB --dataset-name sharegpt --trace "$T/azure.csv"

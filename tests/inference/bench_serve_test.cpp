@@ -299,15 +299,16 @@ TEST(BenchServe, TextBlockHasVllmsNamesAndLayout) {
 // backend posts to a URL ending in chat/completions, the completions backends to one ending in
 // completions; the default endpoint is /v1/completions.
 TEST(BenchServe, BackendsAndTheirEndpoints) {
-  const gpufleet::inference::BenchBackend vllm = gpufleet::inference::parse_bench_backend("vllm", "");
+  const gpufleet::inference::BenchBackend vllm = gpufleet::inference::parse_bench_backend("vllm", "/v1/completions");
   EXPECT_EQ(vllm.endpoint, "/v1/completions");
   EXPECT_FALSE(vllm.chat);
   const gpufleet::inference::BenchBackend chat = gpufleet::inference::parse_bench_backend("openai-chat", "/v1/chat/completions");
   EXPECT_TRUE(chat.chat);
   EXPECT_EQ(chat.name, "openai-chat");
   EXPECT_FALSE(gpufleet::inference::parse_bench_backend("openai", "/proxy/v1/completions").chat);
-  EXPECT_THROW(gpufleet::inference::parse_bench_backend("openai-chat", ""), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("openai-chat", "/v1/completions"), std::invalid_argument);
   EXPECT_THROW(gpufleet::inference::parse_bench_backend("openai", "/v1/chat/completions"), std::invalid_argument);
   EXPECT_THROW(gpufleet::inference::parse_bench_backend("vllm", "/v1/embeddings"), std::invalid_argument);
-  EXPECT_THROW(gpufleet::inference::parse_bench_backend("sglang", ""), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("sglang", "/v1/completions"), std::invalid_argument);
+  EXPECT_THROW(gpufleet::inference::parse_bench_backend("vllm", ""), std::invalid_argument);
 }

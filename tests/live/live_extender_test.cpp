@@ -274,6 +274,27 @@ TEST(LiveExtender, BindChoosesFreeDevicesAndTheCacheAssumesIt) {
   EXPECT_EQ(extender_filter(*s, find(*s, "default/w"), {"a"}).passed, (std::vector<std::string>{"a"}));
 }
 
+// A posted snapshot replaces the whole state, this server's own binds included: q, bound to a by the
+// extender and pending in the new snapshot, is pending again and a has its two GPUs back.
+TEST(LiveExtender, APostedSnapshotEndsTheServersOwnBinds) {
+  ClusterCache cache(CacheOptions{});
+  cache.replace_all(cluster_list(), "test");
+  auto s = cache.snapshot();
+  const DeviceChoice on_a = choose_devices(*s, find(*s, "default/q"), "a");
+  ASSERT_TRUE(on_a.devices) << on_a.error;
+  ASSERT_TRUE(cache.assume_bound("default/q", "a", *on_a.devices));
+  cache.apply(ResourceKind::kPod, WatchEventType::kAdded, pod("w", 1));
+  s = cache.snapshot();
+  EXPECT_EQ(find(*s, "default/q").node_name, "a");
+  EXPECT_EQ(extender_filter(*s, find(*s, "default/w"), {"a"}).failed.at("a"), "Insufficient nvidia.com/gpu");
+  json list = cluster_list();
+  list["items"].push_back(pod("w", 1));
+  cache.replace_all(list, "test");
+  s = cache.snapshot();
+  EXPECT_EQ(find(*s, "default/q").node_name, "");
+  EXPECT_EQ(extender_filter(*s, find(*s, "default/w"), {"a"}).passed, (std::vector<std::string>{"a"}));
+}
+
 TEST(LiveExtender, PreemptKeepsNodesWhereTheVictimsFreeAGpuFitAndReprieves) {
   ClusterCache cache(CacheOptions{});
   cache.replace_all(cluster_list(), "test");

@@ -125,7 +125,12 @@ TEST_F(DisaggregationYaml, BadValuesNameFileLineColumnAndField) {
   EXPECT_EQ(error(workload("      firstTokenFrom: client\n" + kRoles)),
             at + "14:23: field 'services[0].inference.disaggregation.firstTokenFrom': unknown value 'client' (expected prefill, decode)");
   EXPECT_EQ(error(workload("      kvTransferLink: {gbps: 0}\n" + kRoles)),
-            at + "14:30: field 'services[0].inference.disaggregation.kvTransferLink.gbps': 0 is outside (0, 1e+06]");
+            at + "14:30: field 'services[0].inference.disaggregation.kvTransferLink.gbps': 0 is outside [0.001, 1000000] Gb/s");
+  // bench-serve's bounds (inference::check_kv_transfer_gbps): a link so slow no transfer ever ends is refused.
+  EXPECT_EQ(error(workload("      kvTransferLink: {gbps: 1e-300}\n" + kRoles)),
+            at + "14:30: field 'services[0].inference.disaggregation.kvTransferLink.gbps': 1e-300 is outside [0.001, 1000000] Gb/s");
+  EXPECT_EQ(error(workload("      kvTransferLink: {gbps: 10, latencyMs: 2e6}\n" + kRoles)),
+            at + "14:45: field 'services[0].inference.disaggregation.kvTransferLink.latencyMs': 2e6 is outside [0, 1000000] ms");
   EXPECT_EQ(error(workload("      prefill: {replicas: -1, gpus: 1}\n      decode: {gpus: 1}\n")),
             at + "14:27: field 'services[0].inference.disaggregation.prefill.replicas': -1 is negative");
   EXPECT_EQ(error(workload("      prefill: {gpus: 1}\n      decode: {minReplicas: 3, maxReplicas: 2, gpus: 1}\n")),

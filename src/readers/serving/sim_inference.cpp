@@ -427,10 +427,23 @@ inference::KvTransferLink parse_kv_transfer_link(const Field& f) {
   f.only_keys({"gbps", "latencyMs", "perGpu"});
   inference::KvTransferLink link;
   link.name = "custom";
-  link.gb_s = positive_number(f["gbps"], 1e6) / 8;  // Gb/s -> GB/s
+  const Field gbps = f["gbps"];
+  if (!gbps.present()) gbps.fail("is required: the link's bandwidth in Gb/s");
+  const double gbps_value = gbps.number();
+  try {
+    inference::check_kv_transfer_gbps(gbps_value);
+  } catch (const std::invalid_argument&) {
+    gbps.fail(fmt::format("{} is outside [0.001, 1000000] Gb/s", gbps.scalar()));
+  }
+  link.gb_s = gbps_value / 8;  // Gb/s -> GB/s
   const Field latency = f["latencyMs"];
-  link.latency_s = latency.present() ? latency.number() / 1000 : 0;
-  if (!(link.latency_s >= 0) || !(link.latency_s <= 3600)) latency.fail(fmt::format("{} is outside [0, 3600000] ms", latency.scalar()));
+  const double latency_ms = latency.present() ? latency.number() : 0;
+  try {
+    inference::check_kv_transfer_latency_ms(latency_ms);
+  } catch (const std::invalid_argument&) {
+    latency.fail(fmt::format("{} is outside [0, 1000000] ms", latency.scalar()));
+  }
+  link.latency_s = latency_ms / 1000;
   link.per_gpu = f["perGpu"].boolean(true);
   return link;
 }
