@@ -86,31 +86,34 @@ struct PodReading {
   Pod pod;
   std::vector<std::string> warnings;
 };
-class RecentPods {
+// The last kRecentPods distinct values read, by their text (the oldest goes first). Thread-safe.
+template <typename Value>
+class RecentByText {
  public:
   static constexpr size_t kRecentPods = 256;
-  std::optional<PodReading> find(const std::string& text) {
+  std::optional<Value> find(std::string_view text) {
     std::lock_guard lock(mutex_);
-    const auto it = by_text_.find(text);
+    const auto it = by_text_.find(std::string(text));
     if (it == by_text_.end()) return std::nullopt;
     return it->second;
   }
-  void add(std::string text, PodReading reading) {
+  void add(std::string text, Value value) {
     std::lock_guard lock(mutex_);
     if (by_text_.count(text) != 0) return;
-    if (order_.size() == kRecentPods) {  // the oldest goes
+    if (order_.size() == kRecentPods) {
       by_text_.erase(order_.front());
       order_.pop_front();
     }
     order_.push_back(text);
-    by_text_.emplace(std::move(text), std::move(reading));
+    by_text_.emplace(std::move(text), std::move(value));
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::string, PodReading> by_text_;
+  std::unordered_map<std::string, Value> by_text_;
   std::deque<std::string> order_;
 };
+using RecentPods = RecentByText<PodReading>;
 RecentPods& recent_pods() {
   static RecentPods recent;
   return recent;
@@ -313,30 +316,7 @@ struct RawPodReading {
   PodReading reading;
   TextStats stats;
 };
-class RecentRawPods {
- public:
-  static constexpr size_t kRecentPods = 256;
-  std::shared_ptr<const RawPodReading> find(std::string_view text) {
-    std::lock_guard lock(mutex_);
-    const auto it = by_text_.find(std::string(text));
-    return it == by_text_.end() ? nullptr : it->second;
-  }
-  void add(std::string text, std::shared_ptr<const RawPodReading> reading) {
-    std::lock_guard lock(mutex_);
-    if (by_text_.count(text) != 0) return;
-    if (order_.size() == kRecentPods) {
-      by_text_.erase(order_.front());
-      order_.pop_front();
-    }
-    order_.push_back(text);
-    by_text_.emplace(std::move(text), std::move(reading));
-  }
-
- private:
-  std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<const RawPodReading>> by_text_;
-  std::deque<std::string> order_;
-};
+using RecentRawPods = RecentByText<std::shared_ptr<const RawPodReading>>;
 RecentRawPods& recent_raw_pods() {
   static RecentRawPods recent;
   return recent;
@@ -480,7 +460,7 @@ ExtenderArgs parse_extender_args(std::string_view body, const std::string& sourc
                                  const ObjectLimits& object_limits) {
   std::optional<FastLayout> layout = scan_fast_layout(body);
   if (layout) {
-    if (const std::shared_ptr<const RawPodReading> known = recent_raw_pods().find(layout->pod);
+    if (const std::shared_ptr<const RawPodReading> known = recent_raw_pods().find(layout->pod).value_or(nullptr);
         known && within_limits(body, *layout, known->stats, json_limits, object_limits) && !has_duplicate(layout->names)) {
       ExtenderArgs out;
       out.pod = known->reading.pod;
