@@ -118,8 +118,7 @@ Placement& Placer::record(size_t i, const sched::ScheduleResult& r, bool preboun
   std::optional<std::string> mig;
   if (!r.mig.empty()) mig = r.mig_profiles();
   result_.placements.push_back(Placement{pod_key(pod), state_.node(r.node).name, r.gpu_indices(), std::move(mig), {}, pod.priority, prebound,
-                                         mps_share(pod, state_.node(r.node)), gpu_memory_info(pod, state_.node(r.node))});
-  result_.placements.back().claims = r.claims;
+                                         mps_share(pod, state_.node(r.node)), gpu_memory_info(pod, state_.node(r.node)), {}, r.claims});
   removed_.push_back(false);
   return result_.placements.back();
 }
@@ -182,8 +181,7 @@ void Placer::place_gangs(const std::vector<std::vector<Pod>>& group_members) {
     gang_pod_[pod_key(gp.pod)] = &gp.pod;
     result_.placements.push_back(Placement{pod_key(gp.pod), state_.node(gp.node).name, gp.gpus,
                                            gp.mig.empty() ? std::nullopt : std::optional<std::string>(gp.mig), {}, gp.pod.priority, false,
-                                           mps_share(gp.pod, state_.node(gp.node)), gpu_memory_info(gp.pod, state_.node(gp.node))});
-    result_.placements.back().claims = gp.claims;
+                                           mps_share(gp.pod, state_.node(gp.node)), gpu_memory_info(gp.pod, state_.node(gp.node)), {}, gp.claims});
     removed_.push_back(false);
   }
   for (const GangPod& gp : queued_.placed) gang_of_pod_[pod_key(gp.pod)] = gp.gang;

@@ -139,7 +139,7 @@ TEST(LiveExtender, DraPodPassesEveryNodeWithANote) {
   cache.replace_all(cluster_list(), "test");
   const auto s = cache.snapshot();
   Pod pod = find(*s, "default/q");
-  pod.resource_claims.push_back({"gpu", "", "gpu-template"});
+  pod.resource_claims.push_back({"gpu", "", "gpu-template", ""});
   const FilterAnswer a = extender_filter(*s, pod, {"a", "b", "c", "x"});
   EXPECT_EQ(a.passed, (std::vector<std::string>{"a", "b", "c", "x"}));
   EXPECT_TRUE(a.failed.empty());
@@ -164,7 +164,7 @@ TEST(LiveExtender, DraPodIsCountedPerVerbAndNeverDecided) {
   cache.replace_all(cluster_list(), "test");
   const auto s = cache.snapshot();
   Pod pod = find(*s, "default/q");
-  pod.resource_claims.push_back({"gpu", "", "gpu-template"});
+  pod.resource_claims.push_back({"gpu", "", "gpu-template", ""});
   DraPassCounts& counts = extender_dra_pods_passed();
   using V = DraPassCounts::Verb;
   const uint64_t filter0 = counts.count(V::kFilter), prioritize0 = counts.count(V::kPrioritize);
