@@ -15,32 +15,15 @@
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/k8s/place_inputs.h"
 #include "report/place_output.h"
+#include "support/dra_test_support.h"
 #include "support/expect_input_error.h"
 
 namespace gpufleet {
 namespace {
 
-place::PlaceResult place_text(const std::string& text, bool gate) {
-  io::PlaceInputs in = io::place_inputs_from_objects(io::parse_k8s_text(text, "in.yaml"), "");
-  in.input.dra.consumable_capacity = gate;
-  return place::place_workload(in.input, place::PlaceOptions{});
-}
+using testing::dra_summary;
+using testing::place_dra_text;
 
-// "pod -> node request=device[consumed]..." per placement; "pod: reason" per pending pod.
-std::vector<std::string> summary(const place::PlaceResult& r) {
-  std::vector<std::string> out;
-  for (const auto& p : r.placements) {
-    std::string s = p.pod + " -> " + p.node;
-    for (const DraClaimAllocation& c : p.claims)
-      for (const DraDeviceResult& d : c.allocation.devices) {
-        s += " " + d.request + "=" + d.device;
-        for (const auto& [name, milli] : d.consumed_capacity_milli) s += " " + name + ":" + std::to_string(milli / 1000);
-      }
-    out.push_back(s);
-  }
-  for (const auto& u : r.pending) out.push_back(u.pod + ": " + u.reason);
-  return out;
-}
 
 const std::string kPending = "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
 
@@ -95,12 +78,12 @@ TEST(DraConsumableCapacity, ValidRangeRoundsUpAndCapacitySumsToTheDevice) {
         requestPolicy: {default: 10Gi, validRange: {min: 5Gi, max: 30Gi, step: 5Gi}}
       cores: {value: "100"}
 )Y";
-  const auto r = place_text(kHead + device + pod("p1", "{memory: 12Gi, cores: \"20\"}") + pod("p2", "{memory: 3Gi, cores: \"30\"}") +
+  const auto r = place_dra_text(kHead + device + pod("p1", "{memory: 12Gi, cores: \"20\"}") + pod("p2", "{memory: 3Gi, cores: \"30\"}") +
                                 pod("p3", "{memory: 31Gi, cores: \"1\"}") + pod("p4", "{memory: 16Gi, cores: \"50\"}") +
                                 pod("p5", "{memory: 1Gi, cores: \"1\"}"),
                             true);
   auto mem = [](int64_t g) { return std::to_string(g << 30); };
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p1 -> a g=gpu-0 cores:20 memory:" + mem(15),
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p1 -> a g=gpu-0 cores:20 memory:" + mem(15),
                                                   "default/p2 -> a g=gpu-0 cores:30 memory:" + mem(5),
                                                   "default/p4 -> a g=gpu-0 cores:50 memory:" + mem(20),
                                                   "default/p3: " + kPending, "default/p5: " + kPending}));
@@ -132,11 +115,11 @@ TEST(DraConsumableCapacity, KepDriverMigrationExample) {
         requestPolicy: {default: 80Gi, validRange: {min: 10Gi, step: 10Gi}}
 )Y";
   auto gib = [](int64_t g) { return std::to_string(g << 30); };
-  EXPECT_EQ(summary(place_text(kHead + device + pod("whole", "") + pod("p1", "{memory: 10Gi}"), true)),
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + device + pod("whole", "") + pod("p1", "{memory: 10Gi}"), true)),
             (std::vector<std::string>{"default/whole -> a g=gpu0 memory:" + gib(80) + " power:700", "default/p1: " + kPending}));
-  EXPECT_EQ(summary(place_text(kHead + device + pod("p1", "{memory: 10Gi}") + pod("p2", "{memory: 10Gi}"), true)),
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + device + pod("p1", "{memory: 10Gi}") + pod("p2", "{memory: 10Gi}"), true)),
             (std::vector<std::string>{"default/p1 -> a g=gpu0 memory:" + gib(10) + " power:700", "default/p2: " + kPending}));
-  EXPECT_EQ(summary(place_text(kHead + device + pod("p1", "{memory: 10Gi, power: \"300\"}") + pod("p2", "{memory: 25Gi, power: \"400\"}") +
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + device + pod("p1", "{memory: 10Gi, power: \"300\"}") + pod("p2", "{memory: 25Gi, power: \"400\"}") +
                                    pod("p3", "{memory: 10Gi, power: \"1\"}"),
                                true)),
             (std::vector<std::string>{"default/p1 -> a g=gpu0 memory:" + gib(10) + " power:300",
@@ -156,9 +139,9 @@ TEST(DraConsumableCapacity, NoRequestConsumesTheDefaultOrTheWholeCapacity) {
       cores: {value: "100"}
 )Y";
   const std::string text = kHead + device + pod("p1", "") + pod("p2", "");
-  EXPECT_EQ(summary(place_text(text, true)),
+  EXPECT_EQ(dra_summary(place_dra_text(text, true)),
             (std::vector<std::string>{"default/p1 -> a g=gpu-0 cores:100 memory:" + std::to_string(int64_t{10} << 30), "default/p2: " + kPending}));
-  EXPECT_EQ(summary(place_text(text, false)), (std::vector<std::string>{"default/p1 -> a g=gpu-0", "default/p2: " + kPending}));
+  EXPECT_EQ(dra_summary(place_dra_text(text, false)), (std::vector<std::string>{"default/p1 -> a g=gpu-0", "default/p2: " + kPending}));
 }
 
 // validValues {1, 2, 4} of 8 queues: asks of 3, 2, 1, 1 take 4, 2, 1, 1 (8 in all); a fifth ask of
@@ -174,10 +157,10 @@ TEST(DraConsumableCapacity, ValidValuesRoundToTheNextValue) {
 )Y";
   const std::string text = kHead + device + pod("p1", "{queues: \"3\"}") + pod("p2", "{queues: \"2\"}") + pod("p3", "{queues: \"5\"}") +
                            pod("p4", "{queues: \"1\"}") + pod("p5", "{queues: \"1\"}") + pod("p6", "{queues: \"1\"}");
-  EXPECT_EQ(summary(place_text(text, true)),
+  EXPECT_EQ(dra_summary(place_dra_text(text, true)),
             (std::vector<std::string>{"default/p1 -> a g=nic-0 queues:4", "default/p2 -> a g=nic-0 queues:2", "default/p4 -> a g=nic-0 queues:1",
                                       "default/p5 -> a g=nic-0 queues:1", "default/p3: " + kPending, "default/p6: " + kPending}));
-  const auto off = place_text(text, false);
+  const auto off = place_dra_text(text, false);
   EXPECT_EQ(off.placements.size(), 1u);
   io::K8sObjects objects = io::parse_k8s_text(text, "in.yaml");
   EXPECT_EQ(io::dra_feature_warnings(objects.dra),
@@ -200,15 +183,15 @@ TEST(DraConsumableCapacity, OneRequestTwiceOnAShareAndAFilterOnOrdinaryDevices) 
     capacity:
       memory: {value: 40Gi}
 )Y";
-  const auto twice = place_text(kHead + shared + pod("p1", "{memory: 10Gi}", ", count: 2") + pod("p2", "{memory: 30Gi}"), true);
+  const auto twice = place_dra_text(kHead + shared + pod("p1", "{memory: 10Gi}", ", count: 2") + pod("p2", "{memory: 30Gi}"), true);
   const std::string ten = std::to_string(int64_t{10} << 30);
-  EXPECT_EQ(summary(twice), (std::vector<std::string>{"default/p1 -> a g=gpu-0 memory:" + ten + " g=gpu-0 memory:" + ten,
+  EXPECT_EQ(dra_summary(twice), (std::vector<std::string>{"default/p1 -> a g=gpu-0 memory:" + ten + " g=gpu-0 memory:" + ten,
                                                       "default/p2: " + kPending}));
   const std::string ordinary = "  - {name: small, capacity: {memory: {value: 40Gi}}}\n  - {name: big, capacity: {memory: {value: 80Gi}}}\n";
-  EXPECT_EQ(summary(place_text(kHead + ordinary + pod("p1", "{memory: 50Gi}"), true)), (std::vector<std::string>{"default/p1 -> a g=big"}));
-  EXPECT_EQ(summary(place_text(kHead + ordinary + pod("p1", "{memory: 50Gi}"), false)), (std::vector<std::string>{"default/p1 -> a g=small"}));
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + ordinary + pod("p1", "{memory: 50Gi}"), true)), (std::vector<std::string>{"default/p1 -> a g=big"}));
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + ordinary + pod("p1", "{memory: 50Gi}"), false)), (std::vector<std::string>{"default/p1 -> a g=small"}));
   // A capacity the device does not publish: no device matches.
-  EXPECT_EQ(summary(place_text(kHead + ordinary + pod("p1", "{bandwidth: \"1\"}"), true)), (std::vector<std::string>{"default/p1: " + kPending}));
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + ordinary + pod("p1", "{bandwidth: \"1\"}"), true)), (std::vector<std::string>{"default/p1: " + kPending}));
 }
 
 // A claim already allocated a 30Gi share of gpu-0 (40Gi, status.allocation with shareID and
@@ -229,7 +212,7 @@ status:
       results:
       - {request: g, driver: gpu.example.com, pool: a, device: gpu-0, shareID: 6f1c0f52-3f7c-4b8e-9a51-0c2d7d1e9b10, consumedCapacity: {memory: 30Gi}}
 )Y";
-  EXPECT_EQ(summary(place_text(kHead + device + held + pod("p1", "{memory: 15Gi}") + pod("p2", "{memory: 10Gi}"), true)),
+  EXPECT_EQ(dra_summary(place_dra_text(kHead + device + held + pod("p1", "{memory: 15Gi}") + pod("p2", "{memory: 10Gi}"), true)),
             (std::vector<std::string>{"default/p2 -> a g=gpu-0 memory:" + std::to_string(int64_t{10} << 30), "default/p1: " + kPending}));
 }
 

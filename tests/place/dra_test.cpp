@@ -16,6 +16,7 @@
 #include "readers/k8s/k8s_yaml.h"
 #include "readers/k8s/place_inputs.h"
 #include "report/place_output.h"
+#include "support/dra_test_support.h"
 #include "support/expect_input_error.h"
 
 namespace gpufleet {
@@ -25,23 +26,9 @@ std::string example(const std::string& name) {
   return (std::filesystem::path(GPUFLEET_SOURCE_DIR) / "examples" / "dra" / name).string();
 }
 
-place::PlaceResult place_text(const std::string& text) {
-  io::PlaceInputs in = io::place_inputs_from_objects(io::parse_k8s_text(text, "in.yaml"), "");
-  return place::place_workload(in.input, place::PlaceOptions{});
-}
+using testing::dra_summary;
+using testing::place_dra_text;
 
-// "pod -> node devices" per placement; "pod: reason" per pending pod.
-std::vector<std::string> summary(const place::PlaceResult& r) {
-  std::vector<std::string> out;
-  for (const auto& p : r.placements) {
-    std::string s = p.pod + " -> " + p.node;
-    for (const DraClaimAllocation& c : p.claims)
-      for (const DraDeviceResult& d : c.allocation.devices) s += " " + d.request + "=" + d.device;
-    out.push_back(s);
-  }
-  for (const auto& u : r.pending) out.push_back(u.pod + ": " + u.reason);
-  return out;
-}
 
 const std::string kClass = R"Y(---
 apiVersion: resource.k8s.io/v1
@@ -87,9 +74,9 @@ TEST(Dra, FirstAvailableTriesSubrequestsInOrder) {
       "          selectors: [{cel: {expression: \"device.capacity['gpu.example.com'].memory.compareTo(quantity('80Gi')) >= 0\"}}]\n"
       "        - {name: small, deviceClassName: gpu}\n";
   const std::string claims = "  - {name: g, resourceClaimTemplateName: t}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) + pod("p0", claims) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) + pod("p0", claims) +
                             pod("p1", claims) + pod("p2", claims));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0 -> a g/small=gpu-0", "default/p1 -> a g/small=gpu-1",
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0 -> a g/small=gpu-0", "default/p1 -> a g/small=gpu-1",
                                                   "default/p2: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
@@ -103,9 +90,9 @@ TEST(Dra, FirstAvailablePrefersTheFirstSubrequest) {
       "        - name: big\n          deviceClassName: gpu\n          count: 2\n"
       "          selectors: [{cel: {expression: \"device.capacity['gpu.example.com'].memory.compareTo(quantity('80Gi')) >= 0\"}}]\n"
       "        - {name: small, deviceClassName: gpu}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
                             pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0 -> a g/big=gpu-0 g/big=gpu-1"}));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0 -> a g/big=gpu-0 g/big=gpu-1"}));
 }
 
 // matchAttribute across requests ("with-constraint"): a GPU and a NIC under one PCIe root. gpu-0 is
@@ -122,9 +109,9 @@ TEST(Dra, MatchAttributeBacktracksAcrossRequests) {
       "      - name: nic\n        exactly:\n          deviceClassName: gpu\n"
       "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].kind == 'nic'\"}}]\n";
   const std::string constraints = "      constraints:\n      - {requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0 -> a gpu=gpu-1 nic=nic-0"}));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0 -> a gpu=gpu-1 nic=nic-0"}));
 }
 
 // A request for more devices than the node has that match fails at once: 14 devices, count 15.
@@ -133,9 +120,9 @@ TEST(Dra, TooFewMatchingDevicesFailsWithoutSearching) {
   std::string devices;
   for (int i = 0; i < 14; ++i) devices += "  - {name: gpu-" + std::to_string(i) + "}\n";
   const std::string requests = "      - name: g\n        exactly: {deviceClassName: gpu, count: 15}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 "
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 "
                                                   "nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
@@ -153,7 +140,7 @@ TEST(Dra, SearchBoundEndsWithKubesTimeoutMessage) {
       "      - name: b\n        exactly:\n          deviceClassName: gpu\n"
       "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].kind == 'nic'\"}}]\n";
   const std::string constraints = "      constraints:\n      - {requests: [a, b], matchAttribute: gpu.example.com/group}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
   ASSERT_EQ(r.pending.size(), 1u);
   EXPECT_NE(r.pending[0].reason.find("timed out trying to allocate devices"), std::string::npos) << r.pending[0].reason;
@@ -167,9 +154,9 @@ TEST(Dra, MatchAttributeMissingOnADevice) {
       "  - {name: gpu-1}\n";
   const std::string requests = "      - name: gpu\n        exactly: {deviceClassName: gpu, count: 2}\n";
   const std::string constraints = "      constraints:\n      - {matchAttribute: resource.kubernetes.io/pcieRoot}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
 // A named ResourceClaim shared by pods is allocated once; every pod using it must run where its
@@ -191,9 +178,9 @@ spec:
   pinned.insert(pinned.find("  containers:"), "  nodeSelector: {kubernetes.io/hostname: b}\n");
   std::string nb = node("b");
   nb.insert(nb.find("}\nstatus"), ", labels: {kubernetes.io/hostname: b}");
-  const auto r = place_text(kClass + node("a") + nb + slice("a", "  - {name: gpu-0}\n") + slice("b", "  - {name: gpu-0}\n") + claim +
+  const auto r = place_dra_text(kClass + node("a") + nb + slice("a", "  - {name: gpu-0}\n") + slice("b", "  - {name: gpu-0}\n") + claim +
                             pod("p0", uses) + pod("p1", uses) + pinned);
-  EXPECT_EQ(summary(r),
+  EXPECT_EQ(dra_summary(r),
             (std::vector<std::string>{"default/p0 -> a gpu=gpu-0", "default/p1 -> a gpu=gpu-0",
                                       "default/p2: 0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
                                       "1 resourceclaim not available on the node. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
@@ -208,7 +195,7 @@ spec:
 TEST(Dra, MigPartitionsShareCounters) {
   const io::PlaceInputs in = io::read_place_inputs({example("mig-cluster.yaml")}, {example("mig-workload.yaml")});
   const auto r = place::place_workload(in.input, place::PlaceOptions{});
-  EXPECT_EQ(summary(r), (std::vector<std::string>{
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{
                             "default/train -> dra-a100-0 gpu=gpu-0",
                             "default/infer-3g-0 -> dra-a100-1 mig=gpu-0-mig-3g.40gb-0",
                             "default/small-0 -> dra-a100-1 mig/one-g=gpu-0-mig-1g.10gb-4",
@@ -242,10 +229,10 @@ status:
       - matchFields: [{key: metadata.name, operator: In, values: [b]}]
 )Y";
   const std::string requests = "      - name: gpu\n        exactly: {deviceClassName: gpu}\n";
-  const auto r = place_text(kClass + node("a") + node("b") + slice("b", "  - {name: gpu-0}\n  - {name: gpu-1}\n") + claim +
+  const auto r = place_dra_text(kClass + node("a") + node("b") + slice("b", "  - {name: gpu-0}\n  - {name: gpu-1}\n") + claim +
                             template_claim("t", requests) + pod("new", "  - {name: g, resourceClaimTemplateName: t}\n") +
                             pod("user", "  - {name: g, resourceClaimName: held}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/new -> b gpu=gpu-1", "default/user -> b gpu=gpu-0"}));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/new -> b gpu=gpu-1", "default/user -> b gpu=gpu-0"}));
 }
 
 // allocationMode All takes every matching device of the node; with one of them held by another claim
@@ -254,13 +241,13 @@ TEST(Dra, AllModeTakesEveryDeviceOrNone) {
   const std::string all = "      - name: gpu\n        exactly: {deviceClassName: gpu, allocationMode: All}\n";
   const std::string one = "      - name: gpu\n        exactly: {deviceClassName: gpu}\n";
   const std::string devices = "  - {name: gpu-0}\n  - {name: gpu-1}\n  - {name: gpu-2}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", devices) + template_claim("all", all) + template_claim("one", one) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("all", all) + template_claim("one", one) +
                             pod("first", "  - {name: g, resourceClaimTemplateName: all}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/first -> a gpu=gpu-0 gpu=gpu-1 gpu=gpu-2"}));
-  const auto r2 = place_text(kClass + node("a") + slice("a", devices) + template_claim("all", all) + template_claim("one", one) +
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/first -> a gpu=gpu-0 gpu=gpu-1 gpu=gpu-2"}));
+  const auto r2 = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("all", all) + template_claim("one", one) +
                              pod("one", "  - {name: g, resourceClaimTemplateName: one}\n") +
                              pod("all", "  - {name: g, resourceClaimTemplateName: all}\n"));
-  EXPECT_EQ(summary(r2), (std::vector<std::string>{"default/one -> a gpu=gpu-0",
+  EXPECT_EQ(dra_summary(r2), (std::vector<std::string>{"default/one -> a gpu=gpu-0",
                                                    "default/all: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
@@ -269,7 +256,7 @@ TEST(Dra, AllModeTakesEveryDeviceOrNone) {
 // for every PreFilter rejection, `place` gives the plugin's message as the pending reason.
 TEST(Dra, MissingClaimAndDeviceClass) {
   const std::string requests = "      - name: gpu\n        exactly: {deviceClassName: nope}\n";
-  const auto r = place_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
                             pod("p0", "  - {name: g, resourceClaimName: absent}\n") +
                             pod("p1", "  - {name: g, resourceClaimTemplateName: t}\n"));
   ASSERT_EQ(r.pending.size(), 2u);
@@ -284,9 +271,9 @@ TEST(Dra, CelRuntimeErrorKeepsThePodPendingWithTheError) {
   const std::string requests =
       "      - name: g\n        exactly:\n          deviceClassName: gpu\n"
       "          selectors: [{cel: {expression: \"device.attributes['gpu.example.com'].model == 'x'\"}}]\n";
-  const auto r = place_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
+  const auto r = place_dra_text(kClass + node("a") + slice("a", "  - {name: gpu-0}\n") + template_claim("t", requests) +
                             pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{
                             "default/p0: 0/1 nodes are available: 1 claim default/p0-g: selector #0: CEL runtime error: no such key: "
                             "model. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
@@ -298,7 +285,7 @@ TEST(Dra, CelRuntimeErrorKeepsThePodPendingWithTheError) {
 TEST(Dra, MixedDevicePluginAndDraNodes) {
   const io::PlaceInputs in = io::read_place_inputs({example("mixed-cluster.yaml")}, {example("mixed-workload.yaml")});
   const auto r = place::place_workload(in.input, place::PlaceOptions{});
-  EXPECT_EQ(summary(r), (std::vector<std::string>{
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{
                             "default/dp-job -> dp-a100-0",
                             "default/dra-job -> dra-h100-0 gpus=gpu-1 gpus=gpu-2",
                             "default/shared-0 -> dra-h100-0 gpu=gpu-0",
@@ -376,8 +363,8 @@ spec:
       requests:
       - {name: gpu, deviceClassName: gpu}
 )Y";
-  const auto r = place_text(text + node("a") + pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(summary(r), (std::vector<std::string>{"default/p0 -> a gpu=gpu-1"}));
+  const auto r = place_dra_text(text + node("a") + pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0 -> a gpu=gpu-1"}));
 }
 
 }  // namespace

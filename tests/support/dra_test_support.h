@@ -1,0 +1,39 @@
+// Helpers shared by the Dynamic Resource Allocation tests of `place`: a YAML text placed as `place`
+// places it, and its result as one line per pod. No GoogleTest here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "place/place_workload.h"
+#include "readers/k8s/k8s_yaml.h"
+#include "readers/k8s/place_inputs.h"
+
+namespace gpufleet::testing {
+
+/// Places the objects of `text` (read as "in.yaml") with `place`'s defaults; `consumable_capacity`
+/// turns on the DRAConsumableCapacity feature gate (off by default, as kube's).
+inline place::PlaceResult place_dra_text(const std::string& text, bool consumable_capacity = false) {
+  io::PlaceInputs in = io::place_inputs_from_objects(io::parse_k8s_text(text, "in.yaml"), "");
+  in.input.dra.consumable_capacity = consumable_capacity;
+  return place::place_workload(in.input, place::PlaceOptions{});
+}
+
+/// "pod -> node request=device[ capacity:consumed]..." per placement (consumed capacity in whole
+/// units, only for shares of a device with allowMultipleAllocations), then "pod: reason" per pending pod.
+inline std::vector<std::string> dra_summary(const place::PlaceResult& r) {
+  std::vector<std::string> out;
+  for (const auto& p : r.placements) {
+    std::string s = p.pod + " -> " + p.node;
+    for (const DraClaimAllocation& c : p.claims)
+      for (const DraDeviceResult& d : c.allocation.devices) {
+        s += " " + d.request + "=" + d.device;
+        for (const auto& [name, milli] : d.consumed_capacity_milli) s += " " + name + ":" + std::to_string(milli / 1000);
+      }
+    out.push_back(s);
+  }
+  for (const auto& u : r.pending) out.push_back(u.pod + ": " + u.reason);
+  return out;
+}
+
+}  // namespace gpufleet::testing
