@@ -29,7 +29,6 @@ std::string example(const std::string& name) {
 using testing::dra_summary;
 using testing::place_dra_text;
 
-
 const std::string kClass = R"Y(---
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
