@@ -93,7 +93,7 @@ class RecentByText {
   static constexpr size_t kRecentPods = 256;
   std::optional<Value> find(std::string_view text) {
     std::lock_guard lock(mutex_);
-    const auto it = by_text_.find(std::string(text));
+    const auto it = by_text_.find(text);  // no copy of the text: heterogeneous lookup
     if (it == by_text_.end()) return std::nullopt;
     return it->second;
   }
@@ -110,7 +110,11 @@ class RecentByText {
 
  private:
   std::mutex mutex_;
-  std::unordered_map<std::string, Value> by_text_;
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  std::unordered_map<std::string, Value, TextHash, std::equal_to<>> by_text_;
   std::deque<std::string> order_;
 };
 using RecentPods = RecentByText<PodReading>;
