@@ -68,9 +68,8 @@ TEST(GpuMemorySharing, S18HamiVgpusOnAOneCardNode) {
   EXPECT_NE(json.find("\"memory_mib_per_gpu\": 12000"), std::string::npos);
 }
 
-// S18 without P1: P3 (the whole card, gpucores 100) binds; then P4 finds no memory.
-TEST(GpuMemorySharing, S18WholeCardWhenNoMemoryIsGiven) {
-  io::K8sObjects k = io::parse_k8s_text(R"(kind: Node
+// One HAMi node: an A10 (24,576 MiB, 100 cores) split into 10 vGPUs, as HAMi's device plugin registers it.
+const std::string kHamiA10Node = R"(kind: Node
 metadata:
   name: v1
   annotations:
@@ -78,7 +77,11 @@ metadata:
 status:
   allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "10"}
 ---
-kind: Pod
+)";
+
+// S18 without P1: P3 (the whole card, gpucores 100) binds; then P4 finds no memory.
+TEST(GpuMemorySharing, S18WholeCardWhenNoMemoryIsGiven) {
+  io::K8sObjects k = io::parse_k8s_text(kHamiA10Node + R"(kind: Pod
 metadata: {name: p3}
 spec:
   schedulerName: hami-scheduler
@@ -112,15 +115,7 @@ spec:
 // Two pods alike in everything but their GPU memory: the one that does not fit the card must not
 // decide for the one that does (the Scheduler's filter memo keys on the memory-share request too).
 TEST(GpuMemorySharing, MemoryRequestIsPartOfTheFilterMemo) {
-  io::K8sObjects k = io::parse_k8s_text(R"(kind: Node
-metadata:
-  name: v1
-  annotations:
-    hami.io/node-nvidia-register: 'GPU-0,10,24576,100,NVIDIA-A10,0,true:'
-status:
-  allocatable: {cpu: "16", memory: 64Gi, pods: "110", nvidia.com/gpu: "10"}
----
-kind: Pod
+  io::K8sObjects k = io::parse_k8s_text(kHamiA10Node + R"(kind: Pod
 metadata: {name: too-big}
 spec:
   containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 30000}}}]
