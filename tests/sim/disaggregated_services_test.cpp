@@ -19,6 +19,7 @@
 #include "readers/serving/inference_catalog.h"
 #include "replica_autoscaling/keda.h"
 #include "sim/simulator.h"
+#include "support/inference_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -66,16 +67,8 @@ inference::Request request(uint64_t id, double t, int32_t prompt, int32_t output
 // Service "rag" on Llama-3.1-8B, every step 0.5 s (a one-row step profile), prefill pods on the L40S
 // pool, decode pods on the H100 pool, KV over the rdma preset (50 GB/s per GPU, 1 ms).
 InferenceServiceSpec rag(std::vector<inference::Request> requests, inference::FirstTokenFrom first) {
-  InferenceServiceSpec spec;
-  spec.service = "rag";
-  spec.engine.model = "Llama-3.1-8B";
-  spec.engine.max_model_len = 8192;
-  spec.step_profile = {{1, 1, 0.5}};
-  spec.cold_start.image_pull_s = 10;
-  spec.cold_start.weight_load_bandwidth_gb_s = 1.0;
-  spec.cold_start.engine_start_s = 20;
+  InferenceServiceSpec spec = testing::half_second_step_service("rag", std::move(requests));
   spec.scrape_interval_s = 10;
-  spec.traffic = inference::TraceTraffic{std::make_shared<const std::vector<inference::Request>>(std::move(requests)), {}, {}, {}};
   DisaggregationSpec d;
   d.link = inference::kv_transfer_link("rdma");
   d.first_token = first;

@@ -18,6 +18,7 @@
 #include "inputs/sim/inference_service.h"
 #include "sim/simulator.h"
 #include "inputs/sim/workload.h"
+#include "support/inference_test_support.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -59,16 +60,7 @@ inference::Request request(double t, int32_t prompt, int32_t output) {
 
 // Llama-3.1-8B with every step taking 0.5 s (a one-row step profile), requests from a list.
 InferenceServiceSpec chat(std::vector<inference::Request> requests) {
-  InferenceServiceSpec spec;
-  spec.service = "chat";
-  spec.engine.model = "Llama-3.1-8B";
-  spec.engine.max_model_len = 8192;
-  spec.step_profile = {{1, 1, 0.5}};
-  spec.cold_start.image_pull_s = 10;
-  spec.cold_start.weight_load_bandwidth_gb_s = 1.0;
-  spec.cold_start.engine_start_s = 20;
-  spec.traffic = inference::TraceTraffic{std::make_shared<const std::vector<inference::Request>>(std::move(requests)), {}, {}, {}};
-  return spec;
+  return testing::half_second_step_service("chat", std::move(requests));
 }
 
 const inference::ServingCatalog& catalog() { return io::builtin_serving_catalog(); }
