@@ -222,8 +222,19 @@ class FakeApi {
   }
 
  private:
+  // Free GPUs of `node`. The first call counts every node's in one pass over the pods (a pass per
+  // node made the churn of a 10,000-node cluster cost the fake most of a core); account() keeps the
+  // counts after that, and a node added since starts with all its GPUs free.
   int free_gpus(const std::string& node) {
-    auto it = free_.find(node);
+    if (!free_counted_) {
+      free_counted_ = true;
+      for (const auto& [k, n] : objects_[0]) free_.emplace(k, kGpusPerNode);
+      for (const auto& [k, p] : objects_[1]) {
+        const auto it = free_.find(p["spec"].value("nodeName", ""));
+        if (it != free_.end()) it->second -= pod_gpus(p);
+      }
+    }
+    const auto it = free_.find(node);
     if (it != free_.end()) return it->second;
     int used = 0;
     for (const auto& [k, p] : objects_[1])
@@ -409,6 +420,7 @@ class FakeApi {
   int64_t oldest_kept_[2] = {0, 0};
   std::vector<Snapshot> snapshots_;
   std::map<std::string, int> free_;  // node -> free GPUs (churn's own bookkeeping)
+  bool free_counted_ = false;        // free_gpus counted every node once
   std::deque<std::string> pending_;
   std::vector<std::string> running_;
   int next_node_ = 0;
