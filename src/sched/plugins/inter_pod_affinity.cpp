@@ -70,16 +70,16 @@ void update_with_pod(AntiAffinityState& s, const Pod& pod, const Node& node, con
 using Share = std::vector<std::pair<std::pair<std::string, std::string>, int64_t>>;
 
 // Whether two lists of pod affinity terms are equal, field by field.
+bool same_term(const PodAffinityTerm& x, const PodAffinityTerm& y) {
+  const auto same_requirement = [](const SelectorRequirement& a, const SelectorRequirement& b) {
+    return a.key == b.key && a.operator_ == b.operator_ && a.values == b.values;
+  };
+  return x.has_label_selector == y.has_label_selector && x.topology_key == y.topology_key && x.namespaces == y.namespaces &&
+         x.label_selector.match_labels == y.label_selector.match_labels &&
+         std::equal(x.label_selector.match_expressions.begin(), x.label_selector.match_expressions.end(),
+                    y.label_selector.match_expressions.begin(), y.label_selector.match_expressions.end(), same_requirement);
+}
 bool same_terms(const std::vector<PodAffinityTerm>& a, const std::vector<PodAffinityTerm>& b) {
-  const auto same_requirement = [](const SelectorRequirement& x, const SelectorRequirement& y) {
-    return x.key == y.key && x.operator_ == y.operator_ && x.values == y.values;
-  };
-  const auto same_term = [&](const PodAffinityTerm& x, const PodAffinityTerm& y) {
-    return x.has_label_selector == y.has_label_selector && x.topology_key == y.topology_key && x.namespaces == y.namespaces &&
-           x.label_selector.match_labels == y.label_selector.match_labels &&
-           std::equal(x.label_selector.match_expressions.begin(), x.label_selector.match_expressions.end(),
-                      y.label_selector.match_expressions.begin(), y.label_selector.match_expressions.end(), same_requirement);
-  };
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_term);
 }
 
@@ -148,14 +148,39 @@ TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterSt
   if (memo_.version == state.anti_affinity_version() && memo_.namespace_name == pod.namespace_name &&
       memo_.labels == pod.labels)
     return memo_.existing;
-  TopologyCounts existing;
-  for (const NodeId n : state.anti_affinity_nodes()) {
-    const Node& node = state.node(n);
-    for (const BoundPod& b : state.pods_on(n))
-      for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
-        if (pod_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+  const uint64_t version = state.anti_affinity_version();
+  // Another pod's labels at the same version: when none of the bound pods' distinct terms matches
+  // the pod, there is nothing to count (no pass over their nodes).
+  bool matched = true;
+  if (memo_.version == version) {
+    if (terms_memo_.version != std::optional<uint64_t>(version)) {
+      terms_memo_.version = version;
+      terms_memo_.terms.clear();
+      for (const NodeId n : state.anti_affinity_nodes())
+        for (const BoundPod& b : state.pods_on(n))
+          for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity) {
+            const std::string_view ns = namespace_of(b.pod);
+            const bool seen = std::any_of(terms_memo_.terms.begin(), terms_memo_.terms.end(), [&](const auto& e) {
+              return namespace_of(e.first) == ns && same_term(e.second, t);
+            });
+            if (seen) continue;
+            Pod owner;
+            owner.namespace_name = b.pod.namespace_name;
+            terms_memo_.terms.emplace_back(std::move(owner), t);
+          }
+    }
+    matched = std::any_of(terms_memo_.terms.begin(), terms_memo_.terms.end(),
+                          [&](const auto& e) { return pod_affinity_term_matches(e.second, e.first, pod); });
   }
-  memo_ = ExistingMemo{state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
+  TopologyCounts existing;
+  if (matched)
+    for (const NodeId n : state.anti_affinity_nodes()) {
+      const Node& node = state.node(n);
+      for (const BoundPod& b : state.pods_on(n))
+        for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
+          if (pod_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+    }
+  memo_ = ExistingMemo{version, pod.namespace_name, pod.labels, existing};
   return existing;
 }
 

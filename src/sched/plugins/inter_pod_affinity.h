@@ -66,6 +66,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -159,6 +160,14 @@ class InterPodAffinity final : public PreFilterPlugin,
     TopologyCounts existing;
   };
   TopologyCounts existing_counts(const Pod& pod, const ClusterState& state) const;
+  /// The distinct required anti-affinity terms of the bound pods, each with a pod of its owner's
+  /// namespace (all a term's match reads of its owner), at an anti_affinity_version(). Built when
+  /// the existing memo misses on another pod's labels at the same version (the replicas of the
+  /// next Deployment): a pod none of them matches gets empty counts without the pass.
+  struct ExistingTerms {
+    std::optional<uint64_t> version;  ///< none: not built
+    std::vector<std::pair<Pod, PodAffinityTerm>> terms;
+  };
   /// The incoming-pod pass (getIncomingAffinityAntiAffinityCounts: `affinity` and `anti` above)
   /// depends only on the pod's namespace (namespace_of) and required affinity and anti-affinity
   /// terms, and on the bound pods. For each such key among the last kIncomingMemos used, the counts
@@ -184,6 +193,7 @@ class InterPodAffinity final : public PreFilterPlugin,
   InterPodAffinityArgs args_;
   mutable std::mutex memo_mutex_;
   mutable ExistingMemo memo_;
+  mutable ExistingTerms terms_memo_;
   mutable std::vector<std::unique_ptr<IncomingMemo>> incoming_;  // at most kIncomingMemos
   mutable uint64_t incoming_clock_ = 0;                           // for the least recently used
 };

@@ -382,6 +382,26 @@ TEST(InterPodAffinityMemo, FollowsChangesOnOtherNodes) {
   EXPECT_EQ(codes_with(plugin, pod, copy), (std::vector<FilterCode>{kAnti, kAnti, kAnti, kAnti}));
 }
 
+// The existing pods' terms at one anti_affinity_version(): a pod with other labels than the last
+// one is first checked against the distinct terms of the bound pods (inter_pod_affinity.h,
+// ExistingTerms). A guard in zone b repels app=web of its namespace; later a guard of "prod" in
+// zone a repels app=web of "prod". Hand-computed codes (n0, n1 zone a; n2 zone b; n3 no zone).
+TEST(InterPodAffinityMemo, ExistingTermsSkipPodsTheyCannotMatch) {
+  ClusterState s(four_nodes());
+  s.allocate(2, with_term(labeled("guard", "guard"), term(kZone, "web")), {});
+  const auto plugin = std::make_shared<InterPodAffinity>();
+  const std::vector<FilterCode> none = {kFits, kFits, kFits, kFits};
+  EXPECT_EQ(codes_with(plugin, labeled("b", "batch"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("w", "web"), s), (std::vector<FilterCode>{kFits, kFits, kExisting, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("b2", "batch"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), none);  // the term's namespace is the guard's
+  s.allocate(0, with_term(labeled("guard-p", "guard", "prod"), term(kZone, "web")), {});
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), (std::vector<FilterCode>{kExisting, kExisting, kFits, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("w", "web"), s), (std::vector<FilterCode>{kFits, kFits, kExisting, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("b", "batch", "prod"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), (std::vector<FilterCode>{kExisting, kExisting, kFits, kFits}));
+}
+
 // Property: over seeded random clusters with binds, releases, nodes replaced and dry runs, a warm
 // plugin (memo on, more keys than it keeps) gives every node the same code as a fresh plugin
 // (counts from scratch), for pods with hostname and zone anti-affinity, zone affinity, and both.
