@@ -72,6 +72,7 @@ void BM_PackPerPod(benchmark::State& st, const std::string& policy, int cluster_
     sched::Profile profile = sched::make_policy(policy, {frag, state.gpu_models(), &state});
     profile.percentage_of_nodes_to_score = percentage;
     sched::Scheduler scheduler(std::move(profile), pack::draw_node_ranks(nodes, rng));
+    scheduler.set_node_to_status(false);  // as `pack`: a failed pod only counts
     st.ResumeTiming();
     for (const Pod& pod : workload) {
       const auto r = scheduler.schedule_one(pod, state, rng);

@@ -158,6 +158,7 @@ PackRun run_pack(const std::vector<Node>& nodes, const std::vector<Pod>& pods, c
   GoRand rng(seed);
   const std::vector<Pod> workload = build_tuned_workload(pods, state.gpu_capacity_milli(), tune, rng);
   sched::Scheduler scheduler(std::move(policy), draw_node_ranks(nodes, rng));
+  scheduler.set_node_to_status(false);  // a failed pod only counts
 
   std::vector<double> node_frag(nodes.size());
   double frag_total = 0.0;

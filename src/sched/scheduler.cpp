@@ -446,7 +446,7 @@ bool Scheduler::decide_by_index(const Pod& pod, const ClusterState& state, size_
   }
   if (best == kNoNode) {  // every node was tried: the entries are current, uncached_rejects_ complete
     result.status = Status(Code::kUnschedulable);
-    result.node_to_status = node_statuses(entries, state.node_count());
+    if (diagnosing()) result.node_to_status = node_statuses(entries, state.node_count());
     return true;
   }
   for (const auto& p : profile_.pre_scores) cycle_.skip_score(p->name());  // as their pre_score would
@@ -540,6 +540,10 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   const int32_t memo_best_value = memo.value;
   feasible_ = std::span<const NodeId>(feasible_out, feasible_count);
 
+  if (feasible_.empty() && evaluation_ == nullptr && !diagnosing()) {  // nobody reads the NodeToStatus
+    result.status = Status(Code::kUnschedulable);
+    return result;
+  }
   if (evaluation_ != nullptr || feasible_.empty()) {
     NodeToStatus statuses = node_statuses(entries, node_count);
     if (feasible_.empty()) {

@@ -123,7 +123,8 @@ struct ScheduleResult {
   /// PostFilter does not run), e.g. `running PreScore plugin "NodeAffinity": ...`.
   Status status;
   /// For a pod no node fits: which plugin rejected each node and why (kube's Diagnosis.NodeToStatus;
-  /// an empty slot is not rejected). Empty otherwise.
+  /// an empty slot is not rejected). Empty otherwise, and when Scheduler::set_node_to_status(false)
+  /// left it out.
   NodeToStatus node_to_status;
   /// schedule_one, when no node fit and the profile has PostFilter plugins: what they found
   /// (post_filter.nominated_node: the node preemption made room on; the pod's next cycle,
@@ -229,6 +230,11 @@ class Scheduler final : public Handle {
   /// passes over every node as before the index existed; the results are the same either way
   /// (Scheduler.BestNodeIndexChangesNoDecision checks it). For tests and benchmarks.
   void set_best_node_index(bool on) { best_node_index_ = on; }
+  /// Turns the NodeToStatus of a pod no node fits (ScheduleResult::node_to_status) on (the default)
+  /// or off. Off, such a pod gets Unschedulable with an empty node_to_status, which saves a pass over
+  /// the nodes, unless the profile has PostFilter plugins (they read it) or the cycle is evaluate()'s;
+  /// the chosen nodes are the same either way. For callers that never read it (`pack`).
+  void set_node_to_status(bool on) { node_to_status_ = on; }
 
   // Handle.
   std::span<const std::shared_ptr<const PreFilterPlugin>> pre_filter_plugins() const override { return profile_.pre_filters; }
@@ -374,6 +380,9 @@ class Scheduler final : public Handle {
   std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
   std::vector<PermitOutcome> outcomes_;
   bool best_node_index_ = true;               // set_best_node_index
+  bool node_to_status_ = true;                // set_node_to_status
+  // Whether a pod no node fits gets its NodeToStatus: set_node_to_status, or PostFilter reads it.
+  bool diagnosing() const { return node_to_status_ || !profile_.post_filters.empty(); }
   std::vector<BestIndex> best_index_;         // per shape
   uint64_t rank_epoch_ = 0;                   // moves on with set_node_rank
   std::vector<NodeId> index_excluded_;        // scratch: nodes a non-cacheable filter rejected

@@ -216,5 +216,32 @@ TEST(BestNodeIndex, TriesTheNextNodesPastANonCacheableFilter) {
   }
 }
 
+// Scheduler::set_node_to_status(false) (what `pack` sets): the same nodes, and a pod no node fits
+// gets Unschedulable with an empty NodeToStatus. Three nodes of 4000 CPU milli, pods of 3000: one
+// per node (BestFit: the fullest node that fits, ties to the lowest NodeId), then the fourth fits
+// nowhere: with the diagnosis on, 3 nodes rejected for CPU.
+TEST(BestNodeIndex, NodeToStatusOffChangesNoChoice) {
+  const std::vector<Node> nodes = {make_node("n0", 4000, 16384, 0), make_node("n1", 4000, 16384, 0), make_node("n2", 4000, 16384, 0)};
+  for (const bool index : {true, false})
+    for (const bool diagnosis : {true, false}) {
+      SCOPED_TRACE(fmt::format("index {} diagnosis {}", index, diagnosis));
+      ClusterState state(nodes);
+      Scheduler s(make_policy("bestfit", PolicyContext{}), {});
+      s.set_best_node_index(index);
+      s.set_node_to_status(diagnosis);
+      GoRand rng(1);
+      for (int r = 0; r < 3; ++r) EXPECT_EQ(s.schedule_one(make_pod(fmt::format("p{}", r), 3000, 1024, 0, 0), state, rng).node, NodeId(r));
+      const Pod last = make_pod("p3", 3000, 1024, 0, 0);
+      const ScheduleResult result = s.schedule_one(last, state, rng);
+      EXPECT_FALSE(result.scheduled());
+      EXPECT_EQ(result.status.code(), Code::kUnschedulable);
+      if (diagnosis) {
+        EXPECT_EQ(fit_error_of(result, last, state), "0/3 nodes are available: 3 Insufficient cpu.");
+      } else {
+        EXPECT_TRUE(result.node_to_status.empty());
+      }
+    }
+}
+
 }  // namespace
 }  // namespace gpufleet::sched

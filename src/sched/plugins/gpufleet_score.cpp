@@ -253,7 +253,9 @@ std::pair<double, int32_t> GpufleetScore::frag_gain(const Pod& pod, const Cluste
 }
 
 int64_t GpufleetScore::score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState&) const {
-  const double gain = frag_gain(pod, state, n).first;
+  // A node without GPUs: F is a sum of popularity x 0 over the mix before and after a placement
+  // that takes no GPU share, so the F term is exactly 0 without the two passes over the mix.
+  const double gain = state.node(n).gpu_count == 0 && !pod.is_share_pod() ? 0.0 : frag_gain(pod, state, n).first;
   if (std::isnan(gain)) return 0;
   const int64_t gpu_free = state.gpu_free_milli_total(n);
   const double strand_gain =

@@ -66,6 +66,43 @@ void update_with_pod(AntiAffinityState& s, const Pod& pod, const Node& node, con
     if (pod_affinity_term_matches(t, pod, changed)) update(s.anti, node, t.topology_key, delta);
 }
 
+// InterPodAffinity::IncomingMemo::Share: a node's pairs and what it adds to each.
+using Share = std::vector<std::pair<std::pair<std::string, std::string>, int64_t>>;
+
+// Whether two lists of pod affinity terms are equal, field by field.
+bool same_term(const PodAffinityTerm& x, const PodAffinityTerm& y) {
+  const auto same_requirement = [](const SelectorRequirement& a, const SelectorRequirement& b) {
+    return a.key == b.key && a.operator_ == b.operator_ && a.values == b.values;
+  };
+  return x.has_label_selector == y.has_label_selector && x.topology_key == y.topology_key && x.namespaces == y.namespaces &&
+         x.label_selector.match_labels == y.label_selector.match_labels &&
+         std::equal(x.label_selector.match_expressions.begin(), x.label_selector.match_expressions.end(),
+                    y.label_selector.match_expressions.begin(), y.label_selector.match_expressions.end(), same_requirement);
+}
+bool same_terms(const std::vector<PodAffinityTerm>& a, const std::vector<PodAffinityTerm>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same_term);
+}
+
+// Adds `delta` to pair (key, value) of a node's share.
+void add_to_share(Share& share, const std::string& key, const std::string& value, int64_t delta) {
+  for (auto& [pair, count] : share)
+    if (pair.first == key && pair.second == value) {
+      count += delta;
+      return;
+    }
+  share.emplace_back(std::make_pair(key, value), delta);
+}
+
+// Adds sign x a node's share to the counts (update(), pair by pair).
+void apply_share(TopologyCounts& counts, const Share& share, int64_t sign) {
+  for (const auto& [pair, count] : share) {
+    auto it = counts.find(PairView{pair.first, pair.second});
+    if (it == counts.end()) it = counts.emplace(pair, 0).first;
+    it->second += sign * count;
+    if (it->second == 0) counts.erase(it);
+  }
+}
+
 }  // namespace
 
 const std::string* topology_value(const Node& node, std::string_view key) {
@@ -91,23 +128,14 @@ std::unique_ptr<StateData> InterPodAffinity::pre_filter(const Pod& pod, const Cl
   const bool has_affinity = !pod.constraints.required_affinity.empty();
   if (terms.empty() && !has_affinity && state.anti_affinity_pod_count() == 0) return nullptr;
   auto s = std::make_unique<AntiAffinityState>();
-  const NodeId node_count = static_cast<NodeId>(state.node_count());
   if (state.anti_affinity_pod_count() > 0) {
     s->existing = existing_counts(pod, state);
     for (const auto& entry : s->existing)
       if (s->existing_keys.empty() || s->existing_keys.back() != entry.first.first) s->existing_keys.push_back(entry.first.first);
   }
-  // getIncomingAffinityAntiAffinityCounts: every bound pod against the incoming pod's terms.
-  if (!terms.empty() || has_affinity) {
-    for (NodeId n = 0; n < node_count; ++n) {
-      const Node& node = state.node(n);
-      for (const BoundPod& b : state.pods_on(n)) {
-        update_affinity(s->affinity, pod, node, b.pod, 1);
-        for (const PodAffinityTerm& t : terms)
-          if (pod_affinity_term_matches(t, pod, b.pod)) update(s->anti, node, t.topology_key, 1);
-      }
-    }
-  }
+  // getIncomingAffinityAntiAffinityCounts: every bound pod against the incoming pod's terms
+  // (memoized: incoming_counts).
+  if (!terms.empty() || has_affinity) incoming_counts(pod, state, s->affinity, s->anti);
   // kube: Skip when no existing term matches and the pod has no (anti-)affinity terms.
   if (s->existing.empty() && terms.empty() && !has_affinity) return nullptr;
   return s;
@@ -120,15 +148,109 @@ TopologyCounts InterPodAffinity::existing_counts(const Pod& pod, const ClusterSt
   if (memo_.version == state.anti_affinity_version() && memo_.namespace_name == pod.namespace_name &&
       memo_.labels == pod.labels)
     return memo_.existing;
-  TopologyCounts existing;
-  for (const NodeId n : state.anti_affinity_nodes()) {
-    const Node& node = state.node(n);
-    for (const BoundPod& b : state.pods_on(n))
-      for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
-        if (pod_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+  const uint64_t version = state.anti_affinity_version();
+  // Another pod's labels at the same version: when none of the bound pods' distinct terms matches
+  // the pod, there is nothing to count (no pass over their nodes).
+  bool matched = true;
+  if (memo_.version == version) {
+    if (terms_memo_.version != std::optional<uint64_t>(version)) {
+      terms_memo_.version = version;
+      terms_memo_.terms.clear();
+      for (const NodeId n : state.anti_affinity_nodes())
+        for (const BoundPod& b : state.pods_on(n))
+          for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity) {
+            const std::string_view ns = namespace_of(b.pod);
+            const bool seen = std::any_of(terms_memo_.terms.begin(), terms_memo_.terms.end(), [&](const auto& e) {
+              return namespace_of(e.first) == ns && same_term(e.second, t);
+            });
+            if (seen) continue;
+            Pod owner;
+            owner.namespace_name = b.pod.namespace_name;
+            terms_memo_.terms.emplace_back(std::move(owner), t);
+          }
+    }
+    matched = std::any_of(terms_memo_.terms.begin(), terms_memo_.terms.end(),
+                          [&](const auto& e) { return pod_affinity_term_matches(e.second, e.first, pod); });
   }
-  memo_ = ExistingMemo{state.anti_affinity_version(), pod.namespace_name, pod.labels, existing};
+  TopologyCounts existing;
+  if (matched)
+    for (const NodeId n : state.anti_affinity_nodes()) {
+      const Node& node = state.node(n);
+      for (const BoundPod& b : state.pods_on(n))
+        for (const PodAffinityTerm& t : b.pod.constraints.required_anti_affinity)
+          if (pod_affinity_term_matches(t, b.pod, pod)) update(existing, node, t.topology_key, 1);
+    }
+  memo_ = ExistingMemo{version, pod.namespace_name, pod.labels, existing};
   return existing;
+}
+
+void InterPodAffinity::incoming_counts(const Pod& pod, const ClusterState& state, TopologyCounts& affinity,
+                                       TopologyCounts& anti) const {
+  const auto& affinity_terms = pod.constraints.required_affinity;
+  const auto& anti_terms = pod.constraints.required_anti_affinity;
+  const std::string_view ns = namespace_of(pod);
+  std::lock_guard<std::mutex> lock(memo_mutex_);
+  IncomingMemo* memo = nullptr;
+  for (const auto& m : incoming_)
+    if (m->namespace_name == ns && same_terms(m->affinity_terms, affinity_terms) && same_terms(m->anti_terms, anti_terms)) memo = m.get();
+  if (memo == nullptr) {
+    if (incoming_.size() < kIncomingMemos) {
+      memo = incoming_.emplace_back(std::make_unique<IncomingMemo>()).get();
+    } else {  // the least recently used makes room
+      memo = std::min_element(incoming_.begin(), incoming_.end(), [](const auto& a, const auto& b) {
+               return a->last_used < b->last_used;
+             })->get();
+      *memo = IncomingMemo();
+    }
+    memo->namespace_name = std::string(ns);
+    memo->affinity_terms = affinity_terms;
+    memo->anti_terms = anti_terms;
+  }
+  memo->last_used = ++incoming_clock_;
+  // Node n's share: what its pods add to each count (the pass below, for one node).
+  const auto count_node = [&](NodeId n) {
+    if (n >= state.node_count()) return;  // a slot a discarded dry run took back
+    const Node& node = state.node(n);
+    std::pair<Share, Share> share;
+    for (const BoundPod& b : state.pods_on(n)) {
+      if (matches_all_affinity_terms(pod, b.pod))
+        for (const PodAffinityTerm& t : affinity_terms)
+          if (const std::string* value = topology_value(node, t.topology_key)) add_to_share(share.first, t.topology_key, *value, 1);
+      for (const PodAffinityTerm& t : anti_terms)
+        if (pod_affinity_term_matches(t, pod, b.pod))
+          if (const std::string* value = topology_value(node, t.topology_key)) add_to_share(share.second, t.topology_key, *value, 1);
+    }
+    if (share.first.empty() && share.second.empty()) return;
+    apply_share(memo->affinity, share.first, 1);
+    apply_share(memo->anti, share.second, 1);
+    memo->shares.emplace(n, std::move(share));
+  };
+  bool synced = false;
+  if (memo->state_identity == state.identity()) {
+    const auto changes = state.changes_since(memo->synced_at);
+    if (changes && changes->size() <= state.node_count()) {
+      for (const NodeId n : *changes) {
+        if (n == ClusterState::kSlotCountChange) continue;
+        if (const auto it = memo->shares.find(n); it != memo->shares.end()) {
+          apply_share(memo->affinity, it->second.first, -1);
+          apply_share(memo->anti, it->second.second, -1);
+          memo->shares.erase(it);
+        }
+        count_node(n);
+      }
+      synced = true;
+    }
+  }
+  if (!synced) {  // every node afresh
+    memo->affinity.clear();
+    memo->anti.clear();
+    memo->shares.clear();
+    for (NodeId n = 0; n < state.node_count(); ++n) count_node(n);
+    memo->state_identity = state.identity();
+  }
+  memo->synced_at = state.change_count();
+  affinity = memo->affinity;
+  anti = memo->anti;
 }
 
 Status InterPodAffinity::pre_filter(const Pod& pod, const ClusterState& state, CycleState& cycle) const {

@@ -37,6 +37,9 @@
 // required anti-affinity term and no bound pod has one (ClusterState::anti_affinity_pod_count() == 0,
 // e.g. the whole openb trace). Otherwise it is O(nodes + bound pods) for a pod with terms (as kube),
 // O(nodes + pods with terms) for one without; Filter is then O(terms + node labels) map lookups.
+// The incoming pod's counts (affinity, anti) are memoized (IncomingMemo below): a pod whose
+// namespace and required terms were seen recently costs O(nodes changed since, x their pods),
+// not O(nodes + bound pods).
 // add_pod/remove_pod (kube's updateWithPod, +1 / -1) keep the counts right in preemption's dry run.
 //
 // Score (scoring.go; only in profiles that list it at Score, policy_registry.h: default-scheduler).
@@ -63,9 +66,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
+#include "model/cluster_state.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "sched/framework/interface.h"
@@ -152,9 +160,42 @@ class InterPodAffinity final : public PreFilterPlugin,
     TopologyCounts existing;
   };
   TopologyCounts existing_counts(const Pod& pod, const ClusterState& state) const;
+  /// The distinct required anti-affinity terms of the bound pods, each with a pod of its owner's
+  /// namespace (all a term's match reads of its owner), at an anti_affinity_version(). Built when
+  /// the existing memo misses on another pod's labels at the same version (the replicas of the
+  /// next Deployment): a pod none of them matches gets empty counts without the pass.
+  struct ExistingTerms {
+    std::optional<uint64_t> version;  ///< none: not built
+    std::vector<std::pair<Pod, PodAffinityTerm>> terms;
+  };
+  /// The incoming-pod pass (getIncomingAffinityAntiAffinityCounts: `affinity` and `anti` above)
+  /// depends only on the pod's namespace (namespace_of) and required affinity and anti-affinity
+  /// terms, and on the bound pods. For each such key among the last kIncomingMemos used, the counts
+  /// are kept with each node's share of them (the pairs its pods add; nodes adding nothing are not
+  /// stored) and the state they follow (ClusterState::identity, change_count). The next pod with that
+  /// key takes the shares of the nodes in ClusterState::changes_since out and counts those nodes
+  /// again (a slot changes with every bind, release, node add, remove or cordon); another state,
+  /// a log that no longer reaches back or more changes than slots count every node afresh. The
+  /// counts are then exactly a fresh pass's (entries at zero removed), so no answer changes
+  /// (InterPodAffinityMemo tests). Under memo_mutex_.
+  struct IncomingMemo {
+    using Share = std::vector<std::pair<std::pair<std::string, std::string>, int64_t>>;  // pair -> count
+    std::string namespace_name;  ///< namespace_of(pod)
+    std::vector<PodAffinityTerm> affinity_terms, anti_terms;
+    uint64_t state_identity = 0;  ///< ClusterState::identity() followed (0: none yet)
+    uint64_t synced_at = 0;       ///< ClusterState::change_count() the counts reflect
+    uint64_t last_used = 0;
+    TopologyCounts affinity, anti;
+    std::unordered_map<NodeId, std::pair<Share, Share>> shares;  ///< per node: its affinity and anti pairs
+  };
+  static constexpr size_t kIncomingMemos = 16;
+  void incoming_counts(const Pod& pod, const ClusterState& state, TopologyCounts& affinity, TopologyCounts& anti) const;
   InterPodAffinityArgs args_;
   mutable std::mutex memo_mutex_;
   mutable ExistingMemo memo_;
+  mutable ExistingTerms terms_memo_;
+  mutable std::vector<std::unique_ptr<IncomingMemo>> incoming_;  // at most kIncomingMemos
+  mutable uint64_t incoming_clock_ = 0;                           // for the least recently used
 };
 
 }  // namespace gpufleet::sched

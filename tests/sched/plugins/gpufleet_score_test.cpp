@@ -232,6 +232,26 @@ TEST(GpufleetScore, ScoreIsTheDocumentedSum) {
   EXPECT_EQ(plugin.class_pressure(1), 0.0);
 }
 
+// A node without GPUs: F is 0 before and after any placement that takes no GPU share (the score
+// skips the passes over the mix there), so a CPU-only pod scores sigmoid(0) = 50: no stranding
+// (no free GPU), no model pressure (not a GPU pod), no class pressure (no pod pinned to a class
+// without GPUs). A sharing pod finds no GPU there: 0.
+TEST(GpufleetScore, NodeWithoutGpusHasNoFragmentationTerm) {
+  ClusterState state({make_node("g2", 96000, 393216, 8, "G2"), make_node("cpu", 96000, 393216, 0)});
+  state.allocate(1, make_pod("x", 90000, 4096, 0, 0), {});
+  GpufleetScore plugin(state);
+  for (const Pod& p : {make_pod("a", 12000, 16384, 1, 500), make_pod("b", 8000, 8192, 1, 1000), make_pod("c", 4000, 2048, 0, 0)})
+    plugin.observe(p, state);
+  for (const Pod& probe : {make_pod("c1", 4000, 1024, 0, 0), make_pod("c2", 20000, 2048, 0, 0)}) {
+    std::array<double, kMaxGpusPerNode> after{};
+    after[0] = 1.0;
+    EXPECT_EQ(fgd_frag_before_after(plugin.measure(), probe, state, 1, after), 0.0);
+    EXPECT_EQ(after[0], 0.0);
+    EXPECT_EQ(plugin.score(probe, state, 1, CycleState{}), 50);
+  }
+  EXPECT_EQ(plugin.score(make_pod("s", 4000, 1024, 1, 250), state, 1, CycleState{}), 0);
+}
+
 // A CPU-only pod: online FGD sees no difference between a GPU-dense node and a CPU-rich one and
 // takes the better-ranked dense node; gpufleet keeps the dense node's CPU for its GPUs.
 TEST(GpufleetScore, CpuOnlyPodGoesWhereItStrandsNoGpu) {

@@ -5,9 +5,12 @@
 // sched/plugins/inter_pod_affinity.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "model/cluster_state.h"
 #include "sched/framework/filter_cycle.h"
@@ -333,6 +336,138 @@ TEST(InterPodAffinityTest, WarmCacheDecidesLikeColdScheduler) {
   EXPECT_LT(scheduled, 240);
   EXPECT_GT(anti, 0);
   EXPECT_GT(existing, 0);
+}
+
+// The incoming-pod counts are memoized per (namespace, terms) and follow the state's change log
+// (inter_pod_affinity.h, IncomingMemo). One warm plugin, its counts for zone anti-affinity against
+// app=db kept across changes on other nodes, a node replaced in its slot and a discarded dry run;
+// each expected code worked out by hand (n0, n1 zone a; n2 zone b; n3 no zone).
+std::vector<FilterCode> codes_with(const std::shared_ptr<const FilterPlugin>& plugin, const Pod& pod, const ClusterState& state) {
+  const std::vector<std::shared_ptr<const FilterPlugin>> filters = {plugin};
+  const FilterCycle cycle(filters, pod, state);
+  std::vector<FilterCode> out;
+  for (NodeId n = 0; n < state.node_count(); ++n) out.push_back(cycle.run(state, n).code);
+  return out;
+}
+
+TEST(InterPodAffinityMemo, FollowsChangesOnOtherNodes) {
+  ClusterState s(four_nodes());
+  const auto plugin = std::make_shared<InterPodAffinity>();
+  const Pod pod = with_term(labeled("x", "web"), term(kZone, "db"));
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kFits, kFits, kFits, kFits}));
+  s.allocate(0, labeled("db-0", "db"), {});  // zone a holds a db pod
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kAnti, kAnti, kFits, kFits}));
+  s.release(0, labeled("db-0", "db"));
+  s.allocate(2, labeled("db-1", "db"), {});  // now only zone b
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kFits, kFits, kAnti, kFits}));
+  // n3 (no zone) leaves; a node of zone a takes its slot and gets a db pod: zone a again.
+  s.remove_node(3);
+  EXPECT_EQ(s.add_node(host("n4", "a"), NodeId{3}), 3u);
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kFits, kFits, kAnti, kFits}));
+  s.allocate(3, labeled("db-2", "db"), {});
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kAnti, kAnti, kAnti, kAnti}));
+  {
+    // A dry run releases db-1 (zone b free), then is discarded (zone b blocked again).
+    auto fork = s.fork();
+    s.release(2, labeled("db-1", "db"));
+    EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kAnti, kAnti, kFits, kAnti}));
+    fork.discard();
+  }
+  EXPECT_EQ(codes_with(plugin, pod, s), (std::vector<FilterCode>{kAnti, kAnti, kAnti, kAnti}));
+  // Another namespace is another key: its terms match no db pod of "default".
+  Pod other = with_term(labeled("y", "web", "prod"), term(kZone, "db"));
+  EXPECT_EQ(codes_with(plugin, other, s), (std::vector<FilterCode>{kFits, kFits, kFits, kFits}));
+  // A copy of the state is another history: counted afresh, the same answer.
+  const ClusterState copy = s;
+  EXPECT_EQ(codes_with(plugin, pod, copy), (std::vector<FilterCode>{kAnti, kAnti, kAnti, kAnti}));
+}
+
+// The existing pods' terms at one anti_affinity_version(): a pod with other labels than the last
+// one is first checked against the distinct terms of the bound pods (inter_pod_affinity.h,
+// ExistingTerms). A guard in zone b repels app=web of its namespace; later a guard of "prod" in
+// zone a repels app=web of "prod". Hand-computed codes (n0, n1 zone a; n2 zone b; n3 no zone).
+TEST(InterPodAffinityMemo, ExistingTermsSkipPodsTheyCannotMatch) {
+  ClusterState s(four_nodes());
+  s.allocate(2, with_term(labeled("guard", "guard"), term(kZone, "web")), {});
+  const auto plugin = std::make_shared<InterPodAffinity>();
+  const std::vector<FilterCode> none = {kFits, kFits, kFits, kFits};
+  EXPECT_EQ(codes_with(plugin, labeled("b", "batch"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("w", "web"), s), (std::vector<FilterCode>{kFits, kFits, kExisting, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("b2", "batch"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), none);  // the term's namespace is the guard's
+  s.allocate(0, with_term(labeled("guard-p", "guard", "prod"), term(kZone, "web")), {});
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), (std::vector<FilterCode>{kExisting, kExisting, kFits, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("w", "web"), s), (std::vector<FilterCode>{kFits, kFits, kExisting, kFits}));
+  EXPECT_EQ(codes_with(plugin, labeled("b", "batch", "prod"), s), none);
+  EXPECT_EQ(codes_with(plugin, labeled("wp", "web", "prod"), s), (std::vector<FilterCode>{kExisting, kExisting, kFits, kFits}));
+}
+
+// Property: over seeded random clusters with binds, releases, nodes replaced and dry runs, a warm
+// plugin (memo on, more keys than it keeps) gives every node the same code as a fresh plugin
+// (counts from scratch), for pods with hostname and zone anti-affinity, zone affinity, and both.
+TEST(InterPodAffinityMemo, DecidesLikeAFreshPlugin) {
+  const std::vector<std::string> apps = {"web", "db", "cache", "batch"};
+  const std::string hostname(kHostnameLabel);
+  int blocked = 0, compared = 0;
+  for (int64_t seed = 1; seed <= 4; ++seed) {
+    GoRand gen(seed * 104729);
+    auto pick = [&gen](size_t n) { return static_cast<size_t>(gen.intn(static_cast<int64_t>(n))); };
+    std::vector<Node> nodes;
+    const std::vector<std::string> zones = {"a", "b", "c", ""};
+    for (int i = 0; i < 24; ++i) nodes.push_back(host("n" + std::to_string(i), zones[pick(zones.size())]));
+    ClusterState s(nodes);
+    const auto warm = std::make_shared<InterPodAffinity>();
+    int added = 0;
+    auto random_pod = [&](const std::string& name) {
+      Pod p = labeled(name, apps[pick(apps.size())], pick(5) == 0 ? "prod" : "default");
+      p.cpu_milli = 100;
+      p.memory_bytes = 0;
+      const size_t kind = pick(6);
+      if (kind == 1 || kind == 4) p = with_term(p, term(pick(2) ? hostname : std::string(kZone), apps[pick(apps.size())]));
+      if (kind == 2 || kind == 4) {
+        PodAffinityTerm t = term(kZone, apps[pick(apps.size())]);
+        p.constraints.required_affinity.push_back(t);
+      }
+      if (kind == 3) p = with_term(p, term(kZone, apps[pick(apps.size())], {"prod", "default"}));
+      return p;
+    };
+    for (int step = 0; step < 400; ++step) {
+      SCOPED_TRACE(fmt::format("seed {} step {}", seed, step));
+      const auto n = static_cast<NodeId>(pick(s.node_count()));
+      switch (pick(6)) {
+        case 0:
+        case 1:
+        case 2:  // bind
+          if (s.has_node(n)) s.allocate(n, random_pod(fmt::format("p{}", step)), {});
+          break;
+        case 3:  // release
+          if (s.has_node(n) && !s.pods_on(n).empty()) s.release(n, s.pods_on(n)[pick(s.pods_on(n).size())].pod);
+          break;
+        case 4:  // a node without pods replaced by one of another zone
+          if (s.has_node(n) && s.pods_on(n).empty()) {
+            s.remove_node(n);
+            s.add_node(host(fmt::format("m{}", added++), zones[pick(zones.size())]), n);
+          }
+          break;
+        default: {  // a dry run, discarded after the plugin saw it
+          auto fork = s.fork();
+          if (s.has_node(n) && !s.pods_on(n).empty()) s.release(n, s.pods_on(n).front().pod);
+          const Pod q = random_pod("q");
+          ASSERT_EQ(codes_with(warm, q, s), codes_with(std::make_shared<InterPodAffinity>(), q, s));
+          fork.discard();
+        }
+      }
+      for (int k = 0; k < 2; ++k) {
+        const Pod q = random_pod("q");
+        const std::vector<FilterCode> got = codes_with(warm, q, s);
+        ASSERT_EQ(got, codes_with(std::make_shared<InterPodAffinity>(), q, s));
+        blocked += static_cast<int>(std::count_if(got.begin(), got.end(), [](FilterCode c) { return c.rejected(); }));
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 3200);
+  EXPECT_GT(blocked, 1000);  // the terms did block nodes
 }
 
 }  // namespace
