@@ -378,6 +378,12 @@ void ClusterState::undo(Change& change) {
   } else if (auto* f = std::get_if<UnschedulableChange>(&change)) {
     nodes_[f->n].unschedulable = f->was;
     touch(f->n);
+  } else if (auto* d = std::get_if<DraDeallocateChange>(&change)) {
+    for (const DraDeviceResult& r : d->claim.allocation.devices)
+      if (!r.shared()) dra_devices_[dra_device_id(r.driver, r.pool, r.device)] = d->key;
+    add_dra_shares(d->claim.allocation, +1);
+    dra_claims_.emplace(d->key, std::move(d->claim));
+    ++dra_version_;
   } else {
     models_.pop_back();
   }
@@ -674,6 +680,18 @@ void ClusterState::set_dra_catalog(std::shared_ptr<const DraCatalog> catalog) {
   dra_claims_ = std::move(claims);
   dra_devices_ = std::move(devices);
   ++dra_version_;
+}
+
+bool ClusterState::deallocate_dra_claim(const std::string& key) {
+  auto it = dra_claims_.find(key);
+  if (it == dra_claims_.end() || it->second.pods > 0) return false;
+  for (const DraDeviceResult& d : it->second.allocation.devices)
+    if (!d.shared()) dra_devices_.erase(dra_device_id(d.driver, d.pool, d.device));
+  add_dra_shares(it->second.allocation, -1);
+  journal(DraDeallocateChange{key, std::move(it->second)});
+  dra_claims_.erase(it);
+  ++dra_version_;
+  return true;
 }
 
 void ClusterState::add_dra_shares(const DraAllocation& allocation, int sign) {

@@ -335,6 +335,11 @@ class ClusterState {
   }
   /// Changes whenever a claim is allocated or deallocated (never repeats within this state).
   uint64_t dra_version() const { return dra_version_; }
+  /// Deallocates the allocated claim `key` that no bound pod holds (a claim the catalog allocated:
+  /// kube's DynamicResources PostFilter clearing status.allocation of a claim reserved for no pod):
+  /// its devices are free. Journaled like a release. Returns false (no change) when the claim is not
+  /// allocated or a bound pod holds it.
+  bool deallocate_dra_claim(const std::string& key);
 
   // ---- Forks (see the file comment) ----
   /// A dry run: the changes since fork() until commit() or discard(). Move-only; ends (discards)
@@ -402,8 +407,12 @@ class ClusterState {
     NodeId n;
     bool was;
   };
-  using Change =
-      std::variant<BindChange, UnbindChange, AddNodeChange, RemoveNodeChange, RegisterModelChange, UnschedulableChange>;
+  struct DraDeallocateChange {  // undone by allocating the claim again
+    std::string key;
+    DraClaimState claim;
+  };
+  using Change = std::variant<BindChange, UnbindChange, AddNodeChange, RemoveNodeChange, RegisterModelChange, UnschedulableChange,
+                              DraDeallocateChange>;
   struct Journal {
     struct Mark {
       uint64_t id;

@@ -2,6 +2,7 @@
 #include "place/prepared_cluster.h"
 #include "place/queued_placement.h"
 
+#include <algorithm>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "model/gpu_catalog.h"
 #include "sched/daemon_set.h"
 #include "sched/fit_error.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/scheduler.h"
 #include "util/go_rand.h"
 #include "util/input_error.h"
@@ -237,6 +239,13 @@ void Placer::preempt(size_t i, const sched::ScheduleResult& scheduled) {
   const Pod& pod = input_.pods[i];
   const sched::PostFilterResult& preemption = scheduled.post_filter;
   if (preemption.nominated_node == sched::kNoNode) {
+    // DynamicResources' PostFilter deallocated one of the pod's claims: kube requeues the pod on the
+    // claim's update, so it gets another cycle, after the pods queued before it.
+    const auto& reasons = scheduled.post_filter_status.reasons();
+    if (std::find(reasons.begin(), reasons.end(), sched::DynamicResources::kDeallocated) != reasons.end()) {
+      queue_.push({pod_count_ + requeued_++, i});
+      return;
+    }
     const sched::ReasonHistogram histogram = sched::rejection_histogram(scheduled.node_to_status, pod, state_);
     result_.pending.push_back(
         {pod_key(pod), sched::fit_error_message(histogram, state_.live_node_count(), scheduled.post_filter_status.message()), pod.priority});

@@ -32,6 +32,9 @@
 //     victims then go through quota admission again and back into the queue at their priority,
 //     behind the pods already waiting there. Otherwise the pod stays pending with kube's FitError
 //     message followed by the preemption message ("preemption: 0/N nodes are available: ...").
+//     Before preemption, kube's DynamicResources PostFilter (sched/plugins/dynamic_resources.h): when
+//     it deallocated one of the pod's claims, the pod goes back into the queue, behind the pods
+//     waiting at its priority, for another cycle (kube requeues it on the claim's update).
 //
 // Deterministic: the same input and seed give the same result (the seed only feeds policies that
 // draw random numbers).

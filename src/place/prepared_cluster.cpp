@@ -12,6 +12,7 @@
 #include "sched/plugins/default_preemption.h"
 #include "sched/plugins/gpu_memory_share_fit.h"
 #include "sched/plugins/gpu_share_fit.h"
+#include "sched/plugins/dynamic_resources.h"
 #include "sched/plugins/node_affinity.h"
 #include "sched/plugins/node_resources_fit.h"
 #include "sched/plugins/registry.h"
@@ -22,8 +23,11 @@ namespace gpufleet::place {
 
 std::unique_ptr<sched::Scheduler> make_scheduler(const ClusterState& state, const PlaceInput& input, const PlaceOptions& options) {
   auto frag = std::make_shared<const sched::FragmentationMeasure>(sched::typical_pod_mix(input.pods), state.gpu_models());
-  // The policy's profile with kube's DefaultPreemption as its PostFilter.
+  // The policy's profile with kube's PostFilters: DynamicResources (it deallocates a claim that keeps
+  // the pod off every node; kube's default profile has it before DefaultPreemption), then
+  // DefaultPreemption.
   sched::ProfileConfig config = sched::policy_profile(options.policy);
+  config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DynamicResources::kName));
   config.enable(sched::ExtensionPoint::kPostFilter, std::string(sched::DefaultPreemption::kName));
   config.percentage_of_nodes_to_score = options.percentage_of_nodes_to_score;
   sched::Profile profile = sched::build_profile(

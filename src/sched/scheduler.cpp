@@ -785,16 +785,25 @@ ScheduleResult Scheduler::schedule_cycle(const Pod& pod, ClusterState& state, Go
   ScheduleResult result = decide(pod, state, rng, nominated_node);
   if (!result.scheduled()) {
     // PostFilter (kube RunPostFilterPlugins): in order until one succeeds; an Unschedulable status
-    // lets the next one try, anything else stops.
+    // lets the next one try, anything else stops. When all are Unschedulable, the status has all
+    // their reasons (its message joins them with ", ") and the first plugin that gave reasons.
     if (!result.node_to_status.empty()) {
+      std::vector<std::string> reasons;
+      std::string rejector;
       for (const auto& p : profile_.post_filters) {
         PostFilterResult found;
         Status s = p->post_filter(pod, state, result.node_to_status, cycle_, *this, found);
         s.with_plugin(p->name());
         result.post_filter = std::move(found);
+        if (s.code() == Code::kUnschedulable && !s.reasons().empty()) {
+          reasons.insert(reasons.end(), s.reasons().begin(), s.reasons().end());
+          if (rejector.empty()) rejector = p->name();
+        }
         result.post_filter_status = std::move(s);
         if (result.post_filter_status.code() != Code::kUnschedulable) break;
       }
+      if (result.post_filter_status.code() == Code::kUnschedulable && !rejector.empty())
+        result.post_filter_status = std::move(Status(Code::kUnschedulable, std::move(reasons)).with_plugin(rejector));
     }
     return result;
   }

@@ -24,7 +24,7 @@ namespace {
 using testing::dra_summary;
 using testing::place_dra_text;
 
-const std::string kPending = "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+const std::string kPending = "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
 
 const std::string kHead = R"Y(---
 apiVersion: resource.k8s.io/v1

@@ -76,7 +76,7 @@ TEST(Dra, FirstAvailableTriesSubrequestsInOrder) {
   const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) + pod("p0", claims) +
                             pod("p1", claims) + pod("p2", claims));
   EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0 -> a g/small=gpu-0", "default/p1 -> a g/small=gpu-1",
-                                                  "default/p2: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+                                                  "default/p2: 0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
 // When `big` can be satisfied it wins over `small`: two 80Gi devices.
@@ -121,7 +121,7 @@ TEST(Dra, TooFewMatchingDevicesFailsWithoutSearching) {
   const std::string requests = "      - name: g\n        exactly: {deviceClassName: gpu, count: 15}\n";
   const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 "
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 "
                                                   "nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
@@ -155,7 +155,7 @@ TEST(Dra, MatchAttributeMissingOnADevice) {
   const std::string constraints = "      constraints:\n      - {matchAttribute: resource.kubernetes.io/pcieRoot}\n";
   const auto r = place_dra_text(kClass + node("a") + slice("a", devices) + template_claim("t", requests, constraints) +
                             pod("p0", "  - {name: x, resourceClaimTemplateName: t}\n"));
-  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+  EXPECT_EQ(dra_summary(r), (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
 // A named ResourceClaim shared by pods is allocated once; every pod using it must run where its
@@ -182,7 +182,7 @@ spec:
   EXPECT_EQ(dra_summary(r),
             (std::vector<std::string>{"default/p0 -> a gpu=gpu-0", "default/p1 -> a gpu=gpu-0",
                                       "default/p2: 0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-                                      "1 resourceclaim not available on the node. preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                                      "1 resourceclaim not available on the node. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                                       "scheduling."}));
 }
 
@@ -199,7 +199,7 @@ TEST(Dra, MigPartitionsShareCounters) {
                             "default/infer-3g-0 -> dra-a100-1 mig=gpu-0-mig-3g.40gb-0",
                             "default/small-0 -> dra-a100-1 mig/one-g=gpu-0-mig-1g.10gb-4",
                             "default/small-1 -> dra-a100-1 mig/one-g=gpu-0-mig-1g.10gb-5",
-                            "default/infer-3g-1: 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+                            "default/infer-3g-1: 0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
                         }));
   // GPU allocation counts DRA devices (model/dra_gpu_share.h): 2 GPUs (one per node); the whole GPU
   // 1000, the 3g.40gb 40Gi/80Gi of the counter set = 500, each 1g.10gb 10Gi/80Gi = 125: 1750 of 2000.
@@ -247,7 +247,7 @@ TEST(Dra, AllModeTakesEveryDeviceOrNone) {
                              pod("one", "  - {name: g, resourceClaimTemplateName: one}\n") +
                              pod("all", "  - {name: g, resourceClaimTemplateName: all}\n"));
   EXPECT_EQ(dra_summary(r2), (std::vector<std::string>{"default/one -> a gpu=gpu-0",
-                                                   "default/all: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+                                                   "default/all: 0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
 // PreFilter's rejections, worded as upstream's (dynamicresources.go): a missing named claim (the
@@ -274,7 +274,7 @@ TEST(Dra, CelRuntimeErrorKeepsThePodPendingWithTheError) {
                             pod("p0", "  - {name: g, resourceClaimTemplateName: t}\n"));
   EXPECT_EQ(dra_summary(r), (std::vector<std::string>{
                             "default/p0: 0/1 nodes are available: 1 claim default/p0-g: selector #0: CEL runtime error: no such key: "
-                            "model. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
+                            "model. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."}));
 }
 
 // Device-plugin and DRA nodes in one cluster (examples/dra/mixed-*.yaml): dp-job's nvidia.com/gpu only
@@ -289,7 +289,7 @@ TEST(Dra, MixedDevicePluginAndDraNodes) {
                             "default/dra-job -> dra-h100-0 gpus=gpu-1 gpus=gpu-2",
                             "default/shared-0 -> dra-h100-0 gpu=gpu-0",
                             "default/shared-1 -> dra-h100-0 gpu=gpu-0",
-                            "default/wants-a100: 0/2 nodes are available: 2 cannot allocate all claims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+                            "default/wants-a100: 0/2 nodes are available: 2 cannot allocate all claims. still not schedulable, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
                         }));
   ASSERT_EQ(r.placements[0].gpus, (std::vector<int32_t>{0, 1}));
   // 4 device-plugin GPUs (2 taken) and 3 DRA H100s (dra-job's 2, the shared claim's 1): 5 of 7.

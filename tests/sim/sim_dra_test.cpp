@@ -17,9 +17,11 @@
 #include "readers/sim/sim_pools.h"
 #include "readers/sim/workload_file.h"
 #include "sim/controllers/controller.h"
+#include "sim/rules/cluster_autoscaler.h"
 #include "sim/simulation.h"
 #include "support/expect_input_error.h"
 #include "support/sim_test_support.h"
+#include "support/test_support.h"
 
 namespace gpufleet::sim {
 namespace {
@@ -225,6 +227,93 @@ spec:
   not_local.replace(not_local.find("[nope]"), 6, "[everywhere]");
   testing::expect_input_error([&] { io::parse_sim_cluster_text(not_local, "p.yaml"); }, "p.yaml", 9, 24, "pools.p.resourceSlices[0]",
                               "ResourceSlice 'everywhere' is not node-local");
+}
+
+// The Cluster Autoscaler's scale-down utilization of a DRA node is its pools' (model/dra_utilization.h),
+// not CPU and memory. examples/dra/sim-pools.yaml's pool a100-dra (one node, 32 CPUs, the A100 with its
+// MIG placements) made autoscaled (min 0) next to a static CPU pool `cpu` (one node, 32 CPUs).
+// Workload: `filler` (12 CPUs, pools [cpu], 0..1000 s) and the service `web` (1 replica, 24 CPUs, no
+// claim): web only fits a100-dra-0, where it takes 24 of 32 CPUs (75%). Autoscaler ticks every 10 s
+// from 0, unneeded time 600 s, recheck 300 s, threshold 0.5.
+//  - DRA rule: a100-dra-0's pool has no allocated device: 0 < 0.5, unneeded from 0. At 600 web cannot
+//    move (cpu-0 has 20 CPUs free): recheck at 900, unneeded again from 900; filler ends at 1000;
+//    at 1500 web moves to cpu-0 and a100-dra-0 is removed: billed 0..1500 s.
+//  - With the service `infer` (pools [a100-dra], a 3g.40gb): its placement consumes memorySlice0..3 of
+//    the GPU's counter set, 1 of 1 each: the pool is 100% used (half the GPU's memory, 40Gi of 80Gi,
+//    would be 50%): the node stays to the horizon (3600 s).
+TEST(SimDra, ScaleDownMeasuresDraPools) {
+  std::ifstream in(kExamples / "sim-pools.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string pools = text.str();
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    const size_t at = pools.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    pools.replace(at, from.size(), to);
+  };
+  replace("  min: 1\n  max: 1\n  prices: {onDemand: 4.00}\n",
+          "  min: 0\n  max: 1\n  prices: {onDemand: 4.00}\n"
+          "- {name: cpu, cpu: \"32\", memory: 64Gi, nodes: 1, min: 1, max: 1, prices: {onDemand: 1.00}}\n");
+  replace("autoscaler: {enabled: false}", "autoscaler: {enabled: true}");
+  const ClusterConfig c = io::parse_sim_cluster_text(pools, "pools.yaml");
+  const std::string base = "apiVersion: sim.gpufleet.io/v1\nkind: Workload\nhorizonSeconds: 3600\njobs:\n"
+                           "- {name: filler, pools: [cpu], cpu: \"12\", memory: 8Gi, durationSeconds: 1000}\nservices:\n"
+                           "- {name: web, replicas: 1, cpu: \"24\", memory: 8Gi}\n";
+  const auto dra_node_end = [](const SimResult& r) {
+    for (const NodeLifetime& l : r.nodes)
+      if (l.node == "a100-dra-0") return l.end_s;
+    return -1.0;
+  };
+  {
+    const io::SimWorkloadFile f = io::parse_sim_workload_text(base, "w.yaml", pool_names(c));
+    const SimResult r = run(c, f.workload, {}).result;
+    EXPECT_EQ(r.nodes_scaled_down, 1);
+    EXPECT_DOUBLE_EQ(dra_node_end(r), 1500);
+  }
+  {
+    const std::string with_infer = base + "- {name: infer, namespace: team-a, pools: [a100-dra], replicas: 1, cpu: \"1\", memory: 1Gi, "
+                                          "resourceClaims: [{name: mig, resourceClaimTemplateName: mig-3g}]}\n";
+    const io::SimWorkloadFile f = io::parse_sim_workload_text(with_infer, "w.yaml", pool_names(c));
+    const SimResult r = run(c, f.workload, {}).result;
+    EXPECT_EQ(r.nodes_scaled_down, 0);
+    EXPECT_DOUBLE_EQ(dra_node_end(r), 3600);
+  }
+}
+
+// node_utilization's order (cluster-autoscaler simulator/utilization/info.go Calculate): a node with
+// device-plugin GPUs is measured by them even when it also publishes ResourceSlices; a node with
+// node-local slices by its pools; otherwise by CPU and memory. dp: 2 nvidia.com/gpu, one held, and a
+// DRA channel pool (1 device) whose device the same pod holds: GPU rule, 1/2 (its pool would be 1/1).
+// dra: 8 CPUs, a pod of 6 with no claim, a pool of 2 devices none held: 0 (CPU would be 6/8 = 0.75,
+// as without the slices index).
+TEST(SimDra, NodeUtilizationRuleOrder) {
+  auto catalog = std::make_shared<DraCatalog>();
+  const auto local = [](const std::string& node, std::vector<std::string> devices) {
+    ResourceSlice s;
+    s.name = node;
+    s.driver = "compute-domain.nvidia.com";
+    s.pool = node;
+    s.node_name = node;
+    for (const std::string& d : devices) {
+      s.devices.emplace_back();
+      s.devices.back().name = d;
+    }
+    return s;
+  };
+  catalog->slices = {local("dp", {"channel-0"}), local("dra", {"d0", "d1"})};
+  ClusterState state({gpufleet::testing::make_node("dp", 8000, 8192, 2), gpufleet::testing::make_node("dra", 8000, 8192, 0)});
+  state.set_dra_catalog(catalog);
+  const DraNodeSlices slices(*catalog);
+  DeviceAssignment on_dp;
+  on_dp.gpus = {0};
+  DraAllocation channel;
+  channel.devices = {{"channel", "compute-domain.nvidia.com", "dp", "channel-0"}};
+  on_dp.claims = {{"default/a-channel", channel}};
+  state.allocate(0, gpufleet::testing::make_pod("a", 1000, 1024, 1, 1000), on_dp);
+  state.allocate(1, gpufleet::testing::make_pod("b", 6000, 1024, 0, 0), DeviceAssignment{});
+  EXPECT_DOUBLE_EQ(node_utilization(state, 0, 0, 0, &slices), 0.5);
+  EXPECT_DOUBLE_EQ(node_utilization(state, 1, 0, 0, &slices), 0.0);
+  EXPECT_DOUBLE_EQ(node_utilization(state, 1), 0.75);
 }
 
 }  // namespace

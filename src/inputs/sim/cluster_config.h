@@ -125,8 +125,8 @@ struct AutoscalerSettings {
   /// --unremovable-node-recheck-timeout (5m).
   double unremovable_recheck_s = 300;
   /// Fraction of a node requested (node_utilization, 0..1) below which it is unneeded; CA
-  /// --scale-down-utilization-threshold (CPU/memory nodes) and --scale-down-gpu-utilization-threshold
-  /// (GPU nodes), both 0.5.
+  /// --scale-down-utilization-threshold (CPU/memory nodes, and DRA nodes without a GpuConfig) and
+  /// --scale-down-gpu-utilization-threshold (GPU nodes), both 0.5.
   double utilization_threshold = 0.5;
   /// CA --ignore-daemonsets-utilization (default false): the CPU and memory utilization of a node
   /// without GPUs leaves its DaemonSet pods out of the requests and of the allocatable
@@ -222,7 +222,7 @@ struct ConsolidationSettings {
   /// (sim/controllers/consolidation.h).
   bool enabled = false;
   /// A ready node is a candidate while its utilization (node_utilization: GPUs requested / GPUs on
-  /// a GPU node) is strictly below this. 0..1.
+  /// a GPU node, its DRA pools' on a node with ResourceSlices) is strictly below this. 0..1.
   double threshold = 0.4;
   /// Seconds between consolidation ticks (the first at 0). > 0.
   double interval_s = 10;

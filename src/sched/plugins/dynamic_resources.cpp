@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpufleet::sched {
 namespace {
 
@@ -122,6 +124,33 @@ std::vector<std::string> DynamicResources::node_reasons(FilterCode code, const P
   std::string error;
   filter_claims(claims, state, n, nullptr, &error);
   return {error.empty() ? std::string(kReasons[2].reason) : error};
+}
+
+Status DynamicResources::post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState&, Handle&,
+                                     PostFilterResult&) const {
+  if (pod.resource_claims.empty() || state.dra_catalog() == nullptr) return Status(Code::kUnschedulable);
+  const DraPodClaims claims = dra_resolve_pod_claims(pod, state);
+  const std::string pod_key = pod.namespace_name + "/" + pod.name;
+  for (const auto& [key, allocation] : claims.claims) {
+    if (allocation == nullptr) continue;
+    // Unavailable: its allocation does not reach a node that this plugin rejected as "not available".
+    bool unavailable = false;
+    for (NodeId n = 0; n < statuses.size() && !unavailable; ++n) {
+      const Rejection r = statuses.at(n);
+      unavailable = r.plugin == this && r.code == kNotAvailable && state.has_node(n) && !dra_allocation_reaches(*allocation, state.node(n));
+    }
+    if (!unavailable) continue;
+    const ClusterState::DraClaimState* held = state.dra_claim(key);
+    if (held == nullptr || held->pods > 0) continue;
+    const auto claim = state.dra_catalog()->claims.find(key);
+    if (claim != state.dra_catalog()->claims.end() &&
+        std::any_of(claim->second.reserved_for.begin(), claim->second.reserved_for.end(),
+                    [&](const std::string& consumer) { return consumer != pod_key; }))
+      continue;
+    state.deallocate_dra_claim(key);
+    return Status(Code::kUnschedulable, std::string(kDeallocated));
+  }
+  return Status(Code::kUnschedulable, std::string(kStillNotSchedulable));
 }
 
 std::optional<std::vector<DraClaimAllocation>> dra_assign_claims(const Pod& pod, const ClusterState& state, NodeId n) {

@@ -22,6 +22,17 @@
 // UnschedulableAndUnresolvable upstream, so preemption does not consider such nodes). An allocator
 // error (a CEL runtime error) is, upstream, an Error status that aborts the cycle; here the node is
 // rejected with the error's words as a per-node reason, so the pod stays pending with that message.
+// PostFilter (upstream's PostFilter): when no node fits a pod with claims, an allocated claim of the
+// pod that the Filter found "not available" on some node (upstream's unavailableClaims: the claims
+// whose allocation does not reach a node rejected with kNotAvailable) and that is reserved for no pod
+// (no bound pod holds it, and its status.reservedFor names no pod but this one) is deallocated
+// (ClusterState::deallocate_dra_claim; upstream clears status.allocation and reservedFor), so that a
+// later cycle allocates it where the pod fits; Unschedulable "deallocation of ResourceClaim
+// completed". The first such claim in the pod's spec order is taken (upstream iterates a Go map: a
+// random one). None: Unschedulable "still not schedulable". A pod without claims: Unschedulable with
+// no words (upstream says "no new claims to deallocate", which kube >= 1.32 prints before every
+// "preemption: ..." message; gpufleet leaves it out, so messages of pods without claims stay as kube
+// printed them before DRA). The scheduler joins the words of the PostFilter plugins with ", ".
 #pragma once
 
 #include <optional>
@@ -29,11 +40,12 @@
 #include <vector>
 
 #include "sched/framework/interface.h"
+#include "sched/framework/node_to_status.h"
 #include "sched/plugins/dra_allocator.h"
 
 namespace gpufleet::sched {
 
-class DynamicResources final : public PreFilterPlugin, public FilterPlugin, public NamedPlugin<"DynamicResources"> {
+class DynamicResources final : public PreFilterPlugin, public FilterPlugin, public PostFilterPlugin, public NamedPlugin<"DynamicResources"> {
  public:
   static constexpr FilterReason kReasons[] = {
       {"cannot allocate all claims", false},
@@ -52,6 +64,12 @@ class DynamicResources final : public PreFilterPlugin, public FilterPlugin, publ
   FilterCode filter(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
   /// The allocator's error on node n for kAllocationError.
   std::vector<std::string> node_reasons(FilterCode code, const Pod& pod, const ClusterState& state, NodeId n) const override;
+  /// Deallocates one unavailable claim reserved for no pod (see above); always Unschedulable.
+  Status post_filter(const Pod& pod, ClusterState& state, const NodeToStatus& statuses, CycleState& cycle, Handle& handle,
+                     PostFilterResult& result) const override;
+  /// PostFilter's words (upstream's).
+  static constexpr std::string_view kDeallocated = "deallocation of ResourceClaim completed";
+  static constexpr std::string_view kStillNotSchedulable = "still not schedulable";
 };
 
 /// The pod's claims resolved against the state (see PreFilter above).

@@ -202,7 +202,8 @@ void ClusterAutoscaler::scale_down(double t) {
     const bool skip_daemon_sets = settings_.ignore_daemon_sets_utilization;
     const bool unneeded = fleet_.not_safe_to_evict_pods(n) == 0 && t >= node.recheck_after_s &&
                           node_utilization(fleet_.state(), n, skip_daemon_sets ? fleet_.daemon_cpu_milli(n) : 0,
-                                           skip_daemon_sets ? fleet_.daemon_memory_bytes(n) : 0) < settings_.utilization_threshold;
+                                           skip_daemon_sets ? fleet_.daemon_memory_bytes(n) : 0, fleet_.dra_node_slices()) <
+                                              settings_.utilization_threshold;
     if (!unneeded) node.unneeded_since_s = -1;
     else if (node.unneeded_since_s < 0) node.unneeded_since_s = t;
     if (node.unneeded_since_s >= 0) unneeded_nodes.push_back(n);

@@ -84,7 +84,7 @@ void Consolidation::consolidate(double t) {
     if (fleet_.live(pool) <= fleet_.pool(pool).pool.min_nodes) continue;
     const bool empty = fleet_.pods_on(n).empty();
     // Karpenter's emptiness needs no threshold.
-    if (!((np >= 0 && empty) || node_utilization(fleet_.state(), n) < settings_.threshold) || !billing_.removal_saves_money(n)) continue;
+    if (!((np >= 0 && empty) || node_utilization(fleet_.state(), n, 0, 0, fleet_.dra_node_slices()) < settings_.threshold) || !billing_.removal_saves_money(n)) continue;
     if (empty) {  // emptiness: nothing to move, any number per tick within the NodePool's budget
       if (!budget_allows(np, KarpenterDisruptionReason::kEmpty)) continue;
       fleet_.remove(n, t, NodeRemoval::kConsolidation);

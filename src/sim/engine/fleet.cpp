@@ -72,6 +72,7 @@ Fleet::Fleet(const ClusterConfig& cluster, EventLoop& loop, uint64_t spot_seed)
   if (dra_) {
     state_->set_dra_catalog(dra_);
     dra_shares_ = std::make_unique<DraGpuShares>(*dra_);
+    dra_node_slices_ = std::make_unique<DraNodeSlices>(*dra_);
   }
 
   const auto node_name = [this](uint32_t n) { return name(n); };

@@ -41,6 +41,7 @@
 #include "model/capacity_outlook.h"
 #include "model/cluster_state.h"
 #include "model/dra_gpu_share.h"
+#include "model/dra_utilization.h"
 #include "sched/framework/profile.h"
 #include "sched/scheduler.h"
 #include "inputs/sim/cluster_config.h"
@@ -198,6 +199,9 @@ class Fleet {
   /// The fleet's DRA catalog (fleet_dra_catalog with the template nodes' slices; set on state()), or
   /// nullptr when the cluster has nothing DRA.
   const std::shared_ptr<const DraCatalog>& dra_catalog() const { return dra_; }
+  /// The catalog's node-local slices by node, for the autoscalers' DRA utilization
+  /// (sim/rules/cluster_autoscaler.h node_utilization); nullptr when there is no catalog.
+  const DraNodeSlices* dra_node_slices() const { return dra_node_slices_.get(); }
   /// gpu_milli of the devices of the pod's own claims (those from ResourceClaimTemplates) among
   /// `devices.claims`: what chargeback charges it by device. A shared ResourceClaim's devices are not
   /// a pod's: 0 for them.
@@ -309,6 +313,7 @@ class Fleet {
   std::vector<Node> templates_;
   std::shared_ptr<const DraCatalog> dra_;
   std::unique_ptr<DraGpuShares> dra_shares_;  // set with dra_
+  std::unique_ptr<DraNodeSlices> dra_node_slices_;  // set with dra_
   int64_t dra_used_milli_ = 0;
   int64_t dra_claims_allocated_ = 0;
   int64_t dra_claims_deallocated_ = 0;

@@ -11,12 +11,15 @@
 
 namespace gpufleet::sim {
 
-double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli, int64_t skipped_memory_bytes) {
+double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli, int64_t skipped_memory_bytes,
+                        const DraNodeSlices* dra) {
   const Node& node = state.node(n);
   if (node.gpu_count > 0) {
     const int64_t capacity = int64_t{node.gpu_count} * kGpuMilliPerGpu;
     return static_cast<double>(capacity - state.gpu_free_milli_total(n)) / static_cast<double>(capacity);
   }
+  if (dra != nullptr)
+    if (const std::optional<DraNodeUtilization> u = dra->utilization(state, n)) return u->measured ? u->utilization : 1.0;
   const auto share = [](int64_t requested, int64_t allocatable) {
     return allocatable > 0 && requested > 0 ? static_cast<double>(requested) / static_cast<double>(allocatable) : 0.0;
   };

@@ -11,15 +11,27 @@
 #include <vector>
 
 #include "model/cluster_state.h"
+#include "model/dra_utilization.h"
 #include "model/node_pool.h"
 #include "model/pod.h"
 #include "inputs/sim/cluster_config.h"
 
 namespace gpufleet::sim {
 
-/// A node's utilization as the scale-down rule measures it: for a node with GPUs, requested GPU
-/// milli / GPU capacity (--scale-down-gpu-utilization-threshold counts only GPUs on GPU nodes);
-/// otherwise max(requested CPU / allocatable CPU, requested memory / allocatable memory). In [0, 1].
+/// A node's utilization as the scale-down rule measures it (cluster-autoscaler
+/// simulator/utilization/info.go Calculate), in [0, 1]:
+///  1. a node with device-plugin GPUs (gpu_count > 0; CA's GpuConfig, not exposed via DRA): requested
+///     GPU milli / GPU capacity, CPU and memory not looked at;
+///  2. else, when `dra` is given and the node has node-local ResourceSlices: the highest utilization
+///     of its DRA pools (model/dra_utilization.h; CPU and memory not looked at). A pool that cannot be
+///     measured (incomplete newest generation) gives 1: CA marks the node unremovable
+///     (core/scaledown/eligibility/eligibility.go: a Calculate error is UnexpectedError). CA does this
+///     with --enable-dynamic-resource-allocation; simulate's autoscalers always model DRA;
+///  3. else max(requested CPU / allocatable CPU, requested memory / allocatable memory).
+/// The threshold compared with it: CA takes --scale-down-gpu-utilization-threshold for a node with a
+/// GpuConfig and --scale-down-utilization-threshold otherwise, DRA nodes included
+/// (eligibility.go isNodeAtOrBelowUtilizationThreshold); simulate has one threshold for both
+/// (AutoscalerSettings::utilization_threshold).
 /// Requested GPU milli is ClusterState's accounting (gpu_free_milli_total): a whole GPU 1000, a
 /// fraction its gpu_milli, a time-sliced replica floor(1000 / replicas), a MIG device
 /// floor(1000 x compute slices / 7) (3g.40gb: 428). So a node's MIG devices and replicas count as the
@@ -28,8 +40,9 @@ namespace gpufleet::sim {
 /// `skipped_cpu_milli` and `skipped_memory_bytes`: requests of pods on the node that do not count
 /// (CA's skipDaemonSetPods / skipMirrorPods, simulator/utilization/info.go): left out of both the
 /// requests and the allocatable of a node without GPUs, (requested - skipped) / (allocatable -
-/// skipped), 0 when nothing else is left. GPU nodes ignore them.
-double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli = 0, int64_t skipped_memory_bytes = 0);
+/// skipped), 0 when nothing else is left. GPU and DRA nodes ignore them.
+double node_utilization(const ClusterState& state, NodeId n, int64_t skipped_cpu_milli = 0, int64_t skipped_memory_bytes = 0,
+                        const DraNodeSlices* dra = nullptr);
 
 /// Empty nodes of one pool that the scale-up estimate packs pods onto, opened one at a time: the
 /// nodes a scale-up would add, or the nodes being provisioned. Each is a copy of the pool's template
