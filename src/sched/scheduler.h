@@ -288,14 +288,14 @@ class Scheduler final : public Handle {
     NodeId node = kNoNode;
     int32_t value = 0;
   };
-  // The Filter pass over every node (kSampled: over scan_order_ from next_start_node_index_ until
-  // `to_find` nodes fit, moving the start on; kCandidates: over candidate_order_): the memo (evaluate() where a node's version moved),
-  // then the non-cacheable filters. Writes the feasible nodes to `out` and returns their number;
-  // tracks the memo's best when kTrackMemo. Its own function, so that its loop keeps its values in
-  // registers.
   // The nodes filter_pass visits: every slot in NodeId order, kube's sample (below), or evaluate()'s
   // candidates (candidate_order_, in NodeId order).
   enum class Pass : uint8_t { kEveryNode, kSampled, kCandidates };
+  // The Filter pass over every node (kSampled: over scan_order_ from next_start_node_index_ until
+  // `to_find` nodes fit, moving the start on; kCandidates: over candidate_order_): the memo
+  // (evaluate() where a node's version moved), then the non-cacheable filters. Writes the feasible
+  // nodes to `out` and returns their number; tracks the memo's best when kTrackMemo. Its own
+  // function, so that its loop keeps its values in registers.
   template <bool kTrackMemo, Pass kPass>
   [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
                                        size_t to_find);
