@@ -113,6 +113,14 @@ void LiveFilterSample(benchmark::State& state) {
 }
 BENCHMARK(LiveFilterSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
+// Prioritize over the sample: Filter and Score on the 1,000 sent nodes.
+void LivePrioritizeSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  const gpufleet::Pod& pod = f.snapshot->inputs.input.pods[f.snapshot->pod_by_key.at("default/incoming")];
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::live::extender_prioritize(*f.snapshot, pod, f.sample_names));
+}
+BENCHMARK(LivePrioritizeSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
 void LiveFilterRequestSample(benchmark::State& state) {
   Fixture& f = fixture(static_cast<int>(state.range(0)));
   for (auto _ : state) benchmark::DoNotOptimize(gpufleet::server::filter_response(*f.snapshot, f.sample_body));

@@ -62,6 +62,15 @@ class Decision {
     if (it == snapshot_.cluster.node_by_name.end()) return std::nullopt;
     return it->second;
   }
+  // Each name's node (nullopt: not in the cache), in `ids`, and the known ones in `known`.
+  void nodes(const std::vector<std::string>& names, std::vector<std::optional<NodeId>>& ids, std::vector<NodeId>& known) const {
+    ids.reserve(names.size());
+    known.reserve(names.size());
+    for (const std::string& name : names) {
+      ids.push_back(node(name));
+      if (ids.back()) known.push_back(*ids.back());
+    }
+  }
 
  private:
   std::lock_guard<std::mutex> lock_;
@@ -89,8 +98,12 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
   }
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
+  // The sent nodes the cache knows: the only ones Filter runs on.
+  std::vector<std::optional<NodeId>> sent;
+  std::vector<NodeId> candidates;
+  d.nodes(node_names, sent, candidates);
   sched::NodeEvaluation evaluation;
-  const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/false);
+  const sched::ScheduleResult result = scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/false, &candidates);
   if (evaluation.node_to_status.empty()) {  // a PreFilter error or rejection before any node was looked at
     if (result.status.code() == sched::Code::kError) {
       answer.error = result.status.message();
@@ -102,8 +115,9 @@ FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std
     for (const std::string& name : node_names) answer.failed_unresolvable.emplace(name, why);
     return answer;
   }
-  for (const std::string& name : node_names) {
-    const std::optional<NodeId> n = d.node(name);
+  for (size_t i = 0; i < node_names.size(); ++i) {
+    const std::string& name = node_names[i];
+    const std::optional<NodeId> n = sent[i];
     if (!n) {
       answer.failed_unresolvable.emplace(name, "node(s) not in gpufleet's cache");
       continue;
@@ -132,15 +146,21 @@ std::vector<HostScore> extender_prioritize(const Snapshot& snapshot, const Pod& 
   Decision d(snapshot, pod);
   sched::Scheduler& scheduler = d.scheduler();
   d.observe(pod);
+  // The sent nodes the cache knows: the only ones Filter and Score run on (Score normalized over the
+  // feasible ones among them, as kube-scheduler normalizes over the nodes it scores).
+  std::vector<std::optional<NodeId>> ids;
+  std::vector<NodeId> candidates;
+  d.nodes(node_names, ids, candidates);
   sched::NodeEvaluation evaluation;
-  scheduler.evaluate(pod, d.state(), d.rng(), evaluation);
+  scheduler.evaluate(pod, d.state(), d.rng(), evaluation, /*rank=*/true, &candidates);
   // The sent nodes in the policy's order.
-  std::unordered_map<NodeId, size_t> sent;  // NodeId -> index in node_names
+  std::unordered_map<NodeId, size_t> sent;  // NodeId -> index in node_names (its first)
+  sent.reserve(candidates.size());
   for (size_t i = 0; i < node_names.size(); ++i)
-    if (const std::optional<NodeId> n = d.node(node_names[i])) sent.emplace(*n, i);
+    if (ids[i]) sent.emplace(*ids[i], i);
   std::vector<size_t> order;
-  for (NodeId n : evaluation.ranked)
-    if (const auto it = sent.find(n); it != sent.end()) order.push_back(it->second);
+  order.reserve(evaluation.ranked.size());
+  for (NodeId n : evaluation.ranked) order.push_back(sent.at(n));
   std::vector<int64_t> value(node_names.size(), 0);
   const size_t count = order.size();
   for (size_t k = 0; k < count; ++k)

@@ -49,10 +49,13 @@ struct HostScore {
 };
 
 /// Filter: for each node sent, whether the policy's filters admit the pod there (the same filters,
-/// in the same order, as `place`).
+/// in the same order, as `place`). Filter runs on the sent nodes the cache knows only (PreFilter
+/// reads the whole cluster): Scheduler::evaluate with them as candidates.
 FilterAnswer extender_filter(const Snapshot& snapshot, const Pod& pod, const std::vector<std::string>& node_names);
 
-/// Prioritize: the feasible nodes among those sent are ranked by the policy (Scheduler::evaluate);
+/// Prioritize: the feasible nodes among those sent are ranked by the policy (Scheduler::evaluate with
+/// the sent nodes as candidates: Score normalized over the feasible ones, as kube-scheduler
+/// normalizes over the nodes it scores; a lexicographic policy keeps the whole cluster's order);
 /// the best gets 10, the one `place` would choose; the k-th of n after it (k = 1..n-1) gets
 /// floor(9 (n-1-k) / (n-1)), so every other node scores below 10 and the order is kept. Nodes sent
 /// that are infeasible or unknown get 0. kube-scheduler adds score x weight x 10 to its own plugins'

@@ -281,13 +281,15 @@ bool Scheduler::passes_uncached(const Pod& pod, const ClusterState& state, NodeI
   return true;
 }
 
-template <bool kTrackMemo, bool kSampled>
+template <bool kTrackMemo, Scheduler::Pass kPass>
 size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
                               size_t to_find) {
   // Without sampling: every slot in NodeId order. With it: scan_order_ from next_start_node_index_
-  // (kube findNodesThatPassFilters' nodes[(nextStartNodeIndex+i)%numAllNodes]).
-  const size_t all = kSampled ? scan_order_.size() : state.node_count();
-  const NodeId* const order = scan_order_.data();
+  // (kube findNodesThatPassFilters' nodes[(nextStartNodeIndex+i)%numAllNodes]). evaluate()'s
+  // candidates: candidate_order_.
+  constexpr bool kSampled = kPass == Pass::kSampled;
+  const size_t all = kSampled ? scan_order_.size() : kPass == Pass::kCandidates ? candidate_order_.size() : state.node_count();
+  const NodeId* const order = kSampled ? scan_order_.data() : candidate_order_.data();
   const size_t start = kSampled ? next_start_node_index_ : 0;
   const bool check_uncached = !uncached_.empty();
   const uint32_t* const rank = node_rank_.empty() ? nullptr : node_rank_.data();  // nullptr: by NodeId
@@ -302,6 +304,8 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
       if (count == to_find) break;  // kube: stop once numNodesToFind nodes fit
       const size_t p = start + i;
       n = order[p < all ? p : p - all];
+    } else if constexpr (kPass == Pass::kCandidates) {
+      n = order[i];
     } else {
       n = static_cast<NodeId>(i);
     }
@@ -411,11 +415,16 @@ bool Scheduler::index_applies(const Pod& pod, const ClusterState& state) {
   return true;
 }
 
-NodeToStatus Scheduler::node_statuses(const std::vector<Entry>& entries, size_t node_count) const {
-  // Every node's number, the memo's (cached filters), then the non-cacheable filters' rejections
-  // (of nodes the cached filters passed). 0 (no rejection) for an empty slot.
+NodeToStatus Scheduler::node_statuses(const std::vector<Entry>& entries, size_t node_count, const std::vector<NodeId>* only) const {
+  // Every node's number (with `only`, those nodes'), the memo's (cached filters), then the
+  // non-cacheable filters' rejections (of nodes the cached filters passed). 0 (no rejection) for an
+  // empty slot and a node left out.
   std::vector<uint8_t> numbers(node_count);
-  for (NodeId n = 0; n < node_count; ++n) numbers[n] = number_of(entries[n].value);
+  if (only != nullptr) {
+    for (const NodeId n : *only) numbers[n] = number_of(entries[n].value);
+  } else {
+    for (NodeId n = 0; n < node_count; ++n) numbers[n] = number_of(entries[n].value);
+  }
   for (const auto& [n, number] : uncached_rejects_) numbers[n] = number;
   return NodeToStatus(filter_reasons_, std::move(numbers));
 }
@@ -530,11 +539,14 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     }
     const auto to_find = static_cast<size_t>(
         num_feasible_nodes_to_find(*profile_.percentage_of_nodes_to_score, static_cast<int32_t>(scan_order_.size())));
-    feasible_count = memo_lexicographic_ ? filter_pass<true, true>(pod, state, entries.data(), feasible_out, memo, to_find)
-                                         : filter_pass<false, true>(pod, state, entries.data(), feasible_out, memo, to_find);
+    feasible_count = memo_lexicographic_ ? filter_pass<true, Pass::kSampled>(pod, state, entries.data(), feasible_out, memo, to_find)
+                                         : filter_pass<false, Pass::kSampled>(pod, state, entries.data(), feasible_out, memo, to_find);
+  } else if (candidates_) {
+    feasible_count = memo_lexicographic_ ? filter_pass<true, Pass::kCandidates>(pod, state, entries.data(), feasible_out, memo, 0)
+                                         : filter_pass<false, Pass::kCandidates>(pod, state, entries.data(), feasible_out, memo, 0);
   } else {
-    feasible_count = memo_lexicographic_ ? filter_pass<true, false>(pod, state, entries.data(), feasible_out, memo, 0)
-                                         : filter_pass<false, false>(pod, state, entries.data(), feasible_out, memo, 0);
+    feasible_count = memo_lexicographic_ ? filter_pass<true, Pass::kEveryNode>(pod, state, entries.data(), feasible_out, memo, 0)
+                                         : filter_pass<false, Pass::kEveryNode>(pod, state, entries.data(), feasible_out, memo, 0);
   }
   const NodeId memo_best = memo.node;
   const int32_t memo_best_value = memo.value;
@@ -545,7 +557,7 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
     return result;
   }
   if (evaluation_ != nullptr || feasible_.empty()) {
-    NodeToStatus statuses = node_statuses(entries, node_count);
+    NodeToStatus statuses = node_statuses(entries, node_count, candidates_ ? &candidate_order_ : nullptr);
     if (feasible_.empty()) {
       result.status = Status(Code::kUnschedulable);
       if (evaluation_ != nullptr) evaluation_->node_to_status = statuses;
@@ -588,16 +600,37 @@ ScheduleResult Scheduler::decide(const Pod& pod, const ClusterState& state, GoRa
   return result;
 }
 
-ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank) {
+void Scheduler::set_candidates(const std::vector<NodeId>& candidates, size_t node_count) {
+  for (const NodeId n : candidates)
+    if (n >= node_count) throw std::invalid_argument(fmt::format("candidate node {} out of range ({} nodes)", n, node_count));
+  // One bit per slot, then the set bits in order: O(candidates + slots / 64), no sort.
+  candidate_bits_.resize((node_count + 63) / 64);
+  for (const NodeId n : candidates) candidate_bits_[n / 64] |= uint64_t{1} << (n % 64);
+  candidate_order_.clear();
+  for (size_t w = 0; w < candidate_bits_.size(); ++w) {
+    for (uint64_t bits = candidate_bits_[w]; bits != 0; bits &= bits - 1)
+      candidate_order_.push_back(static_cast<NodeId>(w * 64 + static_cast<size_t>(std::countr_zero(bits))));
+    candidate_bits_[w] = 0;
+  }
+}
+
+ScheduleResult Scheduler::evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank,
+                                   const std::vector<NodeId>* candidates) {
+  if (candidates != nullptr) set_candidates(*candidates, state.node_count());
   evaluation.node_to_status = NodeToStatus();
   evaluation.ranked.clear();
   evaluation.top_count = 0;
   evaluation_ = &evaluation;
   rank_ = rank;
+  candidates_ = candidates != nullptr;
   struct Reset {
     NodeEvaluation*& slot;
-    ~Reset() { slot = nullptr; }
-  } reset{evaluation_};
+    bool& candidates;
+    ~Reset() {
+      slot = nullptr;
+      candidates = false;
+    }
+  } reset{evaluation_, candidates_};
   return decide(pod, state, rng);
 }
 

@@ -185,7 +185,21 @@ class Scheduler final : public Handle {
   /// evaluation.top_count). A pod decide() finds no node for has ranked empty; a
   /// PreFilter or PreScore error leaves both empty (result.status says why).
   /// With `rank` false, `ranked` is left empty and the cycle costs what decide() costs.
-  ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true);
+  ///
+  /// `candidates` (nullptr: every node) restricts the cycle to the nodes an extender was sent, as
+  /// kube-scheduler runs its own cycle (schedule_one.go): PreFilter runs as for every node (it reads
+  /// the whole state, e.g. InterPodAffinity and PodTopologySpread count the pods of every node, as
+  /// kube's PreFilter reads its snapshot); Filter runs on the candidates only; PreScore, Score and
+  /// NormalizeScore over the feasible candidates (kube normalizes over the nodes it scores), so
+  /// `ranked` and the returned node are the best of those. The candidates are visited in NodeId
+  /// order whatever their order in the list, and a node listed twice counts once, so candidates
+  /// holding every node give exactly the answers of nullptr. evaluation.node_to_status (and
+  /// result.node_to_status when no candidate fits) still has one entry per slot: a candidate's is
+  /// its Filter answer; every other slot's is "not rejected", meaning not evaluated (read only the
+  /// candidates'). Throws std::invalid_argument for a candidate out of range (>= node_count()); an
+  /// empty slot among them is, as in the pass over every node, never feasible and not rejected.
+  ScheduleResult evaluate(const Pod& pod, const ClusterState& state, GoRand& rng, NodeEvaluation& evaluation, bool rank = true,
+                          const std::vector<NodeId>* candidates = nullptr);
   /// Tells the profile's observers a pod arrived while the cluster is `state` (ObserverPlugin); drops
   /// memoized scores if that changed them.
   void observe(const Pod& pod, const ClusterState& state);
@@ -280,12 +294,15 @@ class Scheduler final : public Handle {
     NodeId node = kNoNode;
     int32_t value = 0;
   };
+  // The nodes filter_pass visits: every slot in NodeId order, kube's sample (below), or evaluate()'s
+  // candidates (candidate_order_, in NodeId order).
+  enum class Pass : uint8_t { kEveryNode, kSampled, kCandidates };
   // The Filter pass over every node (kSampled: over scan_order_ from next_start_node_index_ until
-  // `to_find` nodes fit, moving the start on): the memo (evaluate() where a node's version moved),
-  // then the non-cacheable filters. Writes the feasible nodes to `out` and returns their number;
-  // tracks the memo's best when kTrackMemo. Its own function, so that its loop keeps its values in
-  // registers.
-  template <bool kTrackMemo, bool kSampled>
+  // `to_find` nodes fit, moving the start on; kCandidates: over candidate_order_): the memo
+  // (evaluate() where a node's version moved), then the non-cacheable filters. Writes the feasible
+  // nodes to `out` and returns their number; tracks the memo's best when kTrackMemo. Its own
+  // function, so that its loop keeps its values in registers.
+  template <bool kTrackMemo, Pass kPass>
   [[gnu::noinline]] size_t filter_pass(const Pod& pod, const ClusterState& state, Entry* entry, NodeId* out, MemoBest& best,
                                        size_t to_find);
   // The non-cacheable filters of this cycle on node n; a rejection goes to uncached_rejects_.
@@ -324,8 +341,11 @@ class Scheduler final : public Handle {
   // feasible nodes (PreScorePlugin::skips_pre_score), leaving only the memoized Score plugin; sets
   // score_skipped_ as those PreScore plugins would.
   bool index_applies(const Pod& pod, const ClusterState& state);
-  // kube's NodeToStatus from the shape's entries (the cached filters) and uncached_rejects_.
-  NodeToStatus node_statuses(const std::vector<Entry>& entries, size_t node_count) const;
+  // kube's NodeToStatus from the shape's entries (the cached filters) and uncached_rejects_; with
+  // `only`, from the entries of those nodes (every other slot: not rejected).
+  NodeToStatus node_statuses(const std::vector<Entry>& entries, size_t node_count, const std::vector<NodeId>* only = nullptr) const;
+  // evaluate(): candidate_order_ = the distinct `candidates`, ascending (through candidate_bits_).
+  void set_candidates(const std::vector<NodeId>& candidates, size_t node_count);
   void select_gpus(ScheduleResult& result, const Pod& pod, const ClusterState& state, GoRand& rng) const;
   // Picks the node among feasible_ after PreScore (the Score step); fills result.node and score.
   // With `ranked` set, also writes every feasible node to it, best first.
@@ -377,6 +397,9 @@ class Scheduler final : public Handle {
   double now_seconds_ = 0;
   NodeEvaluation* evaluation_ = nullptr;             // set during evaluate()
   bool rank_ = false;                                // evaluate(): rank the feasible nodes
+  bool candidates_ = false;                          // evaluate(): Filter only candidate_order_
+  std::vector<NodeId> candidate_order_;              // evaluate()'s candidates, distinct, ascending
+  std::vector<uint64_t> candidate_bits_;             // scratch: one bit per slot, all 0 between cycles
   std::vector<std::unique_ptr<Waiting>> waiting_;    // in the order they started waiting
   std::vector<PermitOutcome> outcomes_;
   bool best_node_index_ = true;               // set_best_node_index
