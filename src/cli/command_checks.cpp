@@ -115,7 +115,9 @@ FeatureGates parse_feature_gates(std::string_view text) {
     if (value != "true" && value != "false")
       throw UsageError(fmt::format("--feature-gates: invalid value of {}={}, err: expected true or false", name, entry.substr(eq + 1)));
     if (name == "DRAConsumableCapacity") out.dra_consumable_capacity = value == "true";
-    else throw UsageError(fmt::format("--feature-gates: unrecognized feature gate: {} (gpufleet models DRAConsumableCapacity)", name));
+    else if (name == "DRADeviceTaints") {  // GA and locked on since Kubernetes 1.37: true is accepted and changes nothing
+      if (value != "true") throw UsageError("--feature-gates: cannot set feature gate DRADeviceTaints to false, feature is locked to true");
+    } else throw UsageError(fmt::format("--feature-gates: unrecognized feature gate: {} (gpufleet models DRAConsumableCapacity)", name));
   }
   return out;
 }

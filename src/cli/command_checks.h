@@ -58,6 +58,9 @@ std::string one_policy(std::string_view text, std::string_view option, const std
 /// place and simulate gives them (kube's flag syntax, k8s.io/component-base/featuregate:
 /// "Name=true,Other=false", names case-sensitive, values true/false in any case).
 /// DRAConsumableCapacity (KEP-5075, alpha in Kubernetes 1.34): DraCatalog::consumable_capacity.
+/// DRADeviceTaints (KEP-5055) is GA and locked on since Kubernetes 1.37: `=true` is accepted and
+/// changes nothing, `=false` is refused as kube refuses a locked gate (k8s.io/component-base/
+/// featuregate Set: "cannot set feature gate X to false, feature is locked to true").
 struct FeatureGates {
   bool dra_consumable_capacity = false;
 };

@@ -75,3 +75,32 @@ std::string dra_share_id(const std::string& claim_key, size_t result_index) {
 }
 
 }  // namespace gpufleet
+
+namespace gpufleet {
+
+bool DraDeviceTaintRule::matches(const ResourceSlice& slice, const DraDevice& d) const {
+  return has_selector && (!driver || *driver == slice.driver) && (!pool || *pool == slice.pool) && (!device || *device == d.name);
+}
+
+std::vector<Taint> dra_device_taints(const DraCatalog& catalog, const ResourceSlice& slice, const DraDevice& d) {
+  std::vector<Taint> out = d.taints;
+  for (const auto& [name, rule] : catalog.taint_rules)
+    if (rule.matches(slice, d)) out.push_back(rule.taint);
+  return out;
+}
+
+std::pair<const ResourceSlice*, const DraDevice*> dra_find_device(const DraCatalog& catalog, const std::string& driver,
+                                                                  const std::string& pool, const std::string& device) {
+  std::pair<const ResourceSlice*, const DraDevice*> found{nullptr, nullptr};
+  int64_t newest = INT64_MIN;
+  for (const ResourceSlice& s : catalog.slices) {
+    if (s.driver != driver || s.pool != pool || s.generation < newest) continue;
+    if (s.generation > newest) found = {nullptr, nullptr};
+    newest = s.generation;
+    for (const DraDevice& d : s.devices)
+      if (d.name == device) found = {&s, &d};
+  }
+  return found;
+}
+
+}  // namespace gpufleet

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/compute_domain.h"
+#include "model/node.h"
 #include "model/quantity.h"
 #include "model/scheduling_constraints.h"
 
@@ -77,7 +78,17 @@ struct DraDevice {
   bool allow_multiple_allocations = false;
   /// capacity[name].requestPolicy, for the capacities that have one (only on such devices).
   std::map<std::string, DraCapacityRequestPolicy> request_policies{};
+  /// taints (resource/v1 DeviceTaint, KEP-5055 device taints and tolerations): key, value, effect
+  /// None, NoSchedule or NoExecute (node taints' type; PreferNoSchedule is refused when read). A
+  /// NoSchedule or NoExecute taint keeps the device from every request that does not tolerate it
+  /// (sched/plugins/dra_allocator.h); None is informational. At most kDraMaxDeviceTaints.
+  std::vector<Taint> taints{};
 };
+
+/// resource/v1 DeviceTaintsMaxLength and DeviceTolerationsMaxLength: at most 16 taints per device and
+/// 16 tolerations per request.
+inline constexpr size_t kDraMaxDeviceTaints = 16;
+inline constexpr size_t kDraMaxTolerations = 16;
 
 /// A named set of counters of a pool (resource/v1 CounterSet), e.g. one physical GPU's memory slices.
 struct DraCounterSet {
@@ -101,10 +112,27 @@ struct ResourceSlice {
   std::vector<DraCounterSet> shared_counters;
 };
 
+/// A DeviceTaintRule (resource.k8s.io/v1alpha3 and v1beta2, cluster-scoped; KEP-5055): adds `taint` to
+/// every device its selector matches, "as if the taint was specified directly in the ResourceSlice by
+/// the DRA driver" (kubernetes staging/src/k8s.io/api/resource/v1beta2/types.go DeviceTaintRule).
+/// All set criteria must match (driver = slice.spec.driver, pool = slice.spec.pool.name, device =
+/// the device's name); an empty selector matches every device; no selector (has_selector false)
+/// matches none.
+struct DraDeviceTaintRule {
+  std::string name;
+  bool has_selector = false;
+  std::optional<std::string> driver, pool, device;
+  Taint taint;
+  bool matches(const ResourceSlice& slice, const DraDevice& d) const;
+};
+
 /// A device's view for selector evaluation: the slice's driver and the device.
 struct DraDeviceView {
   const std::string* driver = nullptr;
   const DraDevice* device = nullptr;
+  /// CEL's device.allowMultipleAllocations: the device's field with the DRAConsumableCapacity gate on,
+  /// false with it off (the API server drops the field then).
+  bool allow_multiple_allocations = false;
 };
 
 /// Evaluates one compiled selector against a device (the CEL layer's implementation; tests use their
@@ -147,6 +175,11 @@ struct DraExactRequest {
   std::vector<DeviceSelector> selectors;
   DraAllocationMode allocation_mode = DraAllocationMode::kExactCount;
   int64_t count = 1;
+  /// tolerations (resource/v1 DeviceToleration, KEP-5055): which device taints the request tolerates,
+  /// matched as a pod's tolerations match node taints (key, operator Equal/Exists, value, effect;
+  /// sched/plugins/taint_toleration.h tolerates_taint). tolerationSeconds bounds how long a NoExecute
+  /// taint is tolerated on an allocated device. At most kDraMaxTolerations.
+  std::vector<Toleration> tolerations{};
   /// capacity.requests (KEP-5075): capacity name (as written, qualified or bare) -> amount, milli-units.
   /// Used only with DraCatalog::consumable_capacity.
   std::map<std::string, int64_t> capacity_requests_milli{};
@@ -252,11 +285,15 @@ struct DraCatalog {
   /// NVIDIA's ComputeDomains (model/compute_domain.h), in input order; their channel templates are
   /// in `templates` (the reader adds the controller's when the input does not hold it).
   std::vector<ComputeDomain> compute_domains;
+  /// DeviceTaintRules by name (cluster-scoped), in name order; dra_device_taints applies them.
+  std::map<std::string, DraDeviceTaintRule> taint_rules;
   /// The DRAConsumableCapacity feature gate (KEP-5075, alpha in Kubernetes 1.34, off by default):
   /// `--feature-gates DRAConsumableCapacity=true` of place and simulate. Off, allowMultipleAllocations
   /// and capacity requests are ignored (as an API server with the gate off drops them).
   bool consumable_capacity = false;
-  bool empty() const { return slices.empty() && classes.empty() && claims.empty() && templates.empty() && compute_domains.empty(); }
+  bool empty() const {
+    return slices.empty() && classes.empty() && claims.empty() && templates.empty() && compute_domains.empty() && taint_rules.empty();
+  }
 };
 
 /// What one request consumes of one capacity of a device that allows multiple allocations
@@ -272,6 +309,16 @@ std::optional<int64_t> dra_consumed_capacity_milli(std::optional<int64_t> reques
 /// A deterministic stand-in for the shareID the allocator draws (upstream GenerateShareID: a random
 /// UUID): a version-4-shaped UUID from a hash of `claim_key` and the result's index in the claim.
 std::string dra_share_id(const std::string& claim_key, size_t result_index);
+
+/// The taints of device `d` of `slice`: its own (as the driver published them), then those of the
+/// catalog's DeviceTaintRules that match it, in rule-name order. Taints are cumulative: a key may
+/// appear with several effects, and each applies (KEP-5055).
+std::vector<Taint> dra_device_taints(const DraCatalog& catalog, const ResourceSlice& slice, const DraDevice& d);
+
+/// The device driver/pool/device of the newest generation of its pool in `catalog`, with its slice;
+/// {nullptr, nullptr} when no slice publishes it.
+std::pair<const ResourceSlice*, const DraDevice*> dra_find_device(const DraCatalog& catalog, const std::string& driver,
+                                                                  const std::string& pool, const std::string& device);
 
 /// "driver/pool/device", upstream's DeviceID.String().
 std::string dra_device_id(const std::string& driver, const std::string& pool, const std::string& device);

@@ -269,4 +269,20 @@ grep -q 'warning: 1 device(s) with allowMultipleAllocations (first: gpu.example.
 "$BIN" place --cluster "$T/nodes.yaml" --feature-gates DRADeviceTaintz=true > /dev/null 2> "$T/err.txt"
 [ $? = 2 ] && grep -qF -- '--feature-gates: unrecognized feature gate: DRADeviceTaintz' "$T/err.txt" && ok || bad "unknown feature gate: $(cat "$T/err.txt")"
 
+# 4. DRA device taints (docs/dra.md "Device taints and tolerations"): PreferNoSchedule is no device
+# taint effect and a DeviceTaintRule needs a version that has it (exit 2, one line at the field);
+# DRADeviceTaints is GA and locked on (true accepted, false refused as kube refuses it); the example.
+printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\nspec:\n  driver: d.example.com\n  pool: {name: p, generation: 1, resourceSliceCount: 1}\n  nodeName: n\n  devices:\n  - name: gpu-0\n    taints: [{key: k, effect: PreferNoSchedule}]\n' > "$T/taint.yaml"
+expect_bad "PreferNoSchedule device taint" "taint.yaml:10:31: field 'spec.devices[0].taints[0].effect': unknown taint effect 'PreferNoSchedule' (expected None, NoSchedule or NoExecute)" "$T/taint.yaml"
+printf 'apiVersion: resource.k8s.io/v1\nkind: DeviceTaintRule\nmetadata: {name: r}\nspec:\n  taint: {key: k, effect: NoSchedule}\n' > "$T/rule.yaml"
+expect_bad "DeviceTaintRule version" "rule.yaml:1:13: field 'apiVersion': unsupported apiVersion 'resource.k8s.io/v1' for DeviceTaintRule" "$T/rule.yaml"
+"$BIN" place --cluster "$T/nodes.yaml" --feature-gates DRADeviceTaints=false > /dev/null 2> "$T/err.txt"
+[ $? = 2 ] && grep -qF -- '--feature-gates: cannot set feature gate DRADeviceTaints to false, feature is locked to true' "$T/err.txt" && ok \
+  || bad "locked gate: $(cat "$T/err.txt")"
+"$BIN" place --cluster "$EXAMPLES/dra/device-taints-cluster.yaml" --workload "$EXAMPLES/dra/device-taints-workload.yaml" --feature-gates DRADeviceTaints=true > "$T/dt.txt" 2> "$T/err.txt"
+[ $? = 0 ] && [ ! -s "$T/err.txt" ] \
+  && grep -qF 'default/inference-1  pending: resourceclaim default/inference-shared: allocated device gpu.nvidia.com/dra-h100-0/gpu-0 has untolerated taint {gpu.nvidia.com/xid: 79}' "$T/dt.txt" \
+  && grep -qF 'default/gpu-diag     -> dra-h100-0  claim default/gpu-diag-gpu: gpu.nvidia.com/dra-h100-0/gpu-3' "$T/dt.txt" && ok \
+  || bad "device taints example: $(cat "$T/dt.txt" "$T/err.txt")"
+
 finish

@@ -46,6 +46,7 @@ class CelMatcher final : public DeviceMatcher {
     const DraDevice& d = *view.device;
     cel::Value::Entries device;
     device.emplace_back(cel::Value::string("driver"), cel::Value::string(driver));
+    device.emplace_back(cel::Value::string("allowMultipleAllocations"), cel::Value::boolean(view.allow_multiple_allocations));
     device.emplace_back(cel::Value::string("attributes"), by_domain(d.attributes, driver, attribute_value));
     device.emplace_back(cel::Value::string("capacity"),
                         by_domain(d.capacity, driver, [](const Quantity& q) { return cel::Value::quantity(q); }));
@@ -65,9 +66,11 @@ class CelMatcher final : public DeviceMatcher {
 std::shared_ptr<const DeviceMatcher> compile_device_selector(const std::string& expression) {
   cel::Program program = cel::Program::compile(expression, {"device"});
   // kube's DRA compile (dynamic-resource-allocation/cel/compile.go) declares `device` with typed
-  // fields (driver a string, capacity a map of maps of quantities; attributes are dyn) and type-checks
+  // fields (driver a string, allowMultipleAllocations a bool, capacity a map of maps of quantities;
+  // attributes are dyn) and type-checks
   // the expression: a comparison of mismatched types, or a result that is not a bool, is refused.
-  static const cel::Program::FieldTypes kDeviceFields = {{"device.driver", "string"}, {"device.capacity.*.*", "kubernetes.Quantity"}};
+  static const cel::Program::FieldTypes kDeviceFields = {
+      {"device.driver", "string"}, {"device.allowMultipleAllocations", "bool"}, {"device.capacity.*.*", "kubernetes.Quantity"}};
   program.check_comparisons(kDeviceFields);
   if (const std::string type = program.result_type(kDeviceFields); !type.empty() && type != "bool")
     throw cel::CompileError(0, "result type", "must evaluate to bool, got " + type, 0);

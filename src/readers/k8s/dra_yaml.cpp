@@ -72,16 +72,7 @@ std::vector<DeviceSelector> selectors(const Val& list) {
 }
 
 // Counters ({name: {value}}).
-std::map<std::string, Quantity> counter_quantities(const Val& map) {
-  std::map<std::string, Quantity> out;
-  map.each_entry([&](const std::string& name, const Val& q) {
-    q.only_keys({"value"});
-    out[name] = q["value"].quantity();
-  });
-  return out;
-}
-
-// A quantity of consumable capacity in milli-units (the allocator's arithmetic, as the counters').
+// A quantity of consumable capacity or of a counter in milli-units (the allocator's arithmetic).
 int64_t milli_of(const Val& v) {
   const Quantity q = v.quantity();
   try {
@@ -89,6 +80,18 @@ int64_t milli_of(const Val& v) {
   } catch (const std::invalid_argument&) {
     v.fail(fmt::format("{} is above the largest amount gpufleet's milli-unit arithmetic holds (about 9.2e15)", q.to_string()));
   }
+}
+
+// Counters ({name: {value}}). The allocator sums them in milli-units, so a value above about 9.2e15
+// is refused at its field (the API server accepts it; gpufleet cannot count it).
+std::map<std::string, Quantity> counter_quantities(const Val& map) {
+  std::map<std::string, Quantity> out;
+  map.each_entry([&](const std::string& name, const Val& q) {
+    q.only_keys({"value"});
+    milli_of(q["value"]);
+    out[name] = q["value"].quantity();
+  });
+  return out;
 }
 
 std::string milli_text(int64_t milli) { return Quantity::parse(fmt::format("{}m", milli)).to_string(); }
@@ -257,7 +260,14 @@ DraDevice device(const Val& d, Api api, const Warn& warn, size_t slice, std::vec
   collect_references(body, out.name, slice, references);
   for (const char* k : {"nodeName", "nodeSelector", "allNodes"})
     if (body[k].present()) body[k].fail("per-device node selection is not modelled (set nodeName, nodeSelector or allNodes on the slice)");
-  if (body["taints"].size() > 0) warn("device taints", body["taints"], "the device is allocated as if untainted");
+  const Val taints = body["taints"];  // resource/v1 DeviceTaint (KEP-5055)
+  if (taints.size() > kDraMaxDeviceTaints)
+    taints.fail(fmt::format("{} taints, more than the {} a device may have", taints.size(), kDraMaxDeviceTaints));
+  for (size_t i = 0, n = taints.size(); i < n; ++i) {
+    const Val t = taints.at(i);
+    t.only_keys({"key", "value", "effect", "timeAdded"});
+    out.taints.push_back(detail::read_device_taint(t));
+  }
   if (body["bindingConditions"].size() > 0)
     warn("device bindingConditions", body["bindingConditions"], "the device is allocated without waiting for its conditions");
   if (out.allow_multiple_allocations && !out.consumes_counters.empty())
@@ -333,7 +343,20 @@ void device_class(const Val& v, DraCatalog& catalog, const Warn& warn) {
   catalog.classes[c.name] = std::move(c);
 }
 
-DraExactRequest exact_request(const Val& r, bool subrequest, const Warn& warn) {
+// A request's tolerations (resource/v1 DeviceToleration, KEP-5055), at most kDraMaxTolerations.
+std::vector<Toleration> tolerations(const Val& list) {
+  if (list.size() > kDraMaxTolerations)
+    list.fail(fmt::format("{} tolerations, more than the {} a request may have", list.size(), kDraMaxTolerations));
+  std::vector<Toleration> out;
+  for (size_t i = 0, n = list.size(); i < n; ++i) {
+    const Val t = list.at(i);
+    t.only_keys({"key", "operator", "value", "effect", "tolerationSeconds"});
+    out.push_back(detail::read_device_toleration(t));
+  }
+  return out;
+}
+
+DraExactRequest exact_request(const Val& r, bool subrequest) {
   DraExactRequest out;
   if (subrequest) out.name = r["name"].required_str();
   out.device_class_name = r["deviceClassName"].required_str();
@@ -350,7 +373,7 @@ DraExactRequest exact_request(const Val& r, bool subrequest, const Warn& warn) {
   if (r["adminAccess"].boolean(false))
     r["adminAccess"].fail("adminAccess is refused: an admin-access request shares devices that other claims hold "
                           "(DRAAdminAccess, for monitoring pods), which gpufleet does not model");
-  if (r["tolerations"].size() > 0) warn("device request tolerations", r["tolerations"], "ignored (device taints are not modelled)");
+  out.tolerations = tolerations(r["tolerations"]);
   if (const Val capacity = r["capacity"]; capacity.present()) {  // resource/v1 CapacityRequirements
     capacity.require_map();
     capacity.only_keys({"requests"});
@@ -376,7 +399,7 @@ DraClaimSpec claim_spec(const Val& spec, Api api, const Warn& warn) {
     const Val first = r["firstAvailable"];
     if (api == Api::kV1beta1 && !first.present()) {
       r.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity", "firstAvailable"});
-      req.exactly = exact_request(r, false, warn);
+      req.exactly = exact_request(r, false);
     } else if (api == Api::kV1beta1) {
       r.only_keys({"name", "firstAvailable"});
     } else {
@@ -385,7 +408,7 @@ DraClaimSpec claim_spec(const Val& spec, Api api, const Warn& warn) {
       if (exactly.present() == first.present()) r.fail("set exactly one of `exactly` and `firstAvailable`");
       if (exactly.present()) {
         exactly.only_keys({"deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity"});
-        req.exactly = exact_request(exactly, false, warn);
+        req.exactly = exact_request(exactly, false);
       }
     }
     if (first.present()) {
@@ -396,7 +419,7 @@ DraClaimSpec claim_spec(const Val& spec, Api api, const Warn& warn) {
       for (size_t k = 0, m = first.size(); k < m; ++k) {
         const Val s = first.at(k);
         s.only_keys({"name", "deviceClassName", "selectors", "allocationMode", "count", "tolerations", "capacity"});
-        req.first_available.push_back(exact_request(s, true, warn));
+        req.first_available.push_back(exact_request(s, true));
         if (!subs.insert(req.first_available.back().name).second)
           s["name"].fail(fmt::format("duplicate subrequest name '{}'", req.first_available.back().name));
       }
@@ -485,6 +508,45 @@ void resource_claim_template(const Val& v, Api api, DraCatalog& catalog, const W
   catalog.templates[key] = std::move(t);
 }
 
+// A DeviceTaintRule (resource.k8s.io/v1beta2 and v1alpha3; cluster-scoped): spec.deviceSelector
+// {driver, pool, device} and spec.taint. v1alpha3's deviceSelector also had deviceClassName and CEL
+// selectors, which gpufleet does not model: a warning names each (the rule then matches by the
+// other criteria only). status is read and ignored (the eviction controller's conditions).
+void device_taint_rule(const Val& v, DraCatalog& catalog, const Warn& warn) {
+  const Val api = v["apiVersion"];
+  const std::string version = api.required_str();
+  if (version != "resource.k8s.io/v1beta2" && version != "resource.k8s.io/v1alpha3")
+    api.fail(fmt::format("unsupported apiVersion '{}' for DeviceTaintRule (expected resource.k8s.io/v1beta2 or v1alpha3)", version));
+  v.only_keys({"apiVersion", "kind", "metadata", "spec", "status"});
+  DraDeviceTaintRule rule;
+  rule.name = object_key(v, false);
+  const Val spec = v["spec"];
+  spec.require_map();
+  spec.only_keys({"deviceSelector", "taint"});
+  const Val selector = spec["deviceSelector"];
+  if (selector.present()) {
+    selector.require_map();
+    selector.only_keys({"driver", "pool", "device", "deviceClassName", "selectors"});
+    rule.has_selector = true;
+    for (const char* k : {"driver", "pool", "device"})
+      if (selector[k].present()) {
+        std::optional<std::string>& field = std::string(k) == "driver" ? rule.driver : std::string(k) == "pool" ? rule.pool : rule.device;
+        field = selector[k].required_str();
+      }
+    if (selector["deviceClassName"].present())
+      warn("DeviceTaintRule deviceSelector.deviceClassName", selector["deviceClassName"],
+           "ignored: the rule matches by driver, pool and device only");
+    if (selector["selectors"].size() > 0)
+      warn("DeviceTaintRule deviceSelector.selectors", selector["selectors"], "ignored: the rule matches by driver, pool and device only");
+  }
+  const Val taint = spec["taint"];
+  if (!taint.present()) spec.fail("a DeviceTaintRule needs spec.taint");
+  taint.only_keys({"key", "value", "effect", "timeAdded"});
+  rule.taint = detail::read_device_taint(taint);
+  if (catalog.taint_rules.count(rule.name)) v["metadata"]["name"].fail(fmt::format("duplicate DeviceTaintRule '{}'", rule.name));
+  catalog.taint_rules[rule.name] = std::move(rule);
+}
+
 }  // namespace
 
 std::vector<std::string> check_counter_references(const DraCatalog& catalog, const std::vector<DraCounterReference>& references) {
@@ -521,11 +583,13 @@ std::vector<std::string> check_counter_references(const DraCatalog& catalog, con
 }
 
 bool is_dra_kind(const std::string& kind) {
-  return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" || kind == "ResourceClaimTemplate";
+  return kind == "ResourceSlice" || kind == "DeviceClass" || kind == "ResourceClaim" || kind == "ResourceClaimTemplate" ||
+         kind == "DeviceTaintRule";
 }
 
 void read_dra_object(const Val& object, const std::string& kind, DraCatalog& catalog, const Warn& warn,
                      std::vector<DraCounterReference>* references) {
+  if (kind == "DeviceTaintRule") return device_taint_rule(object, catalog, warn);
   const Api api = api_of(object, kind);
   if (kind == "ResourceSlice") return resource_slice(object, api, catalog, warn, references);
   if (kind == "DeviceClass") return device_class(object, catalog, warn);

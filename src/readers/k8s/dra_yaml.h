@@ -20,8 +20,13 @@
 // Consumable capacity (KEP-5075: allowMultipleAllocations, requestPolicy, capacity.requests, a
 // result's shareID and consumedCapacity) is read into the model; the allocator uses it only with the
 // DRAConsumableCapacity gate (DraCatalog::consumable_capacity; dra_feature_warnings otherwise).
+// Device taints and tolerations (KEP-5055): a device's `taints` (effect None, NoSchedule or
+// NoExecute; PreferNoSchedule refused, as the API server does; at most 16), a request's and
+// subrequest's `tolerations` (core/v1 toleration rules, at most 16), and DeviceTaintRule objects
+// (resource.k8s.io/v1beta2 and v1alpha3: deviceSelector driver/pool/device and a taint; v1alpha3's
+// deviceClassName and selectors are warned about and ignored).
 // Read and not modelled (one warning per kind of field): DeviceClass and claim `config` (opaque
-// driver parameters), device taints and request tolerations, bindingConditions, consumesCounters
+// driver parameters), bindingConditions, consumesCounters
 // of a device with allowMultipleAllocations (each allocation made while placing takes them), DeviceClass
 // extendedResourceName.
 // Limits: docs/input-limits.md ("Dynamic Resource Allocation").
@@ -59,7 +64,7 @@ struct DraCounterReference {
 /// dra_allocator.h). References from slices of an older generation are ignored, as their devices are.
 std::vector<std::string> check_counter_references(const DraCatalog& catalog, const std::vector<DraCounterReference>& references);
 
-/// Whether `kind` is one of the four DRA kinds this reader reads.
+/// Whether `kind` is one of the DRA kinds this reader reads (the four above and DeviceTaintRule).
 bool is_dra_kind(const std::string& kind);
 
 /// Reads one DRA object of `kind` into `catalog`. `warn(what, at, consequence)` is called for each

@@ -15,6 +15,10 @@ namespace gpufleet::io::detail {
 Labels read_labels(const Field& v);
 Taint read_taint(const Field& v);
 Toleration read_toleration(const Field& v);
+/// DRA's DeviceTaint and DeviceToleration (resource/v1): the same fields and rules as a node's, but the
+/// effects are None, NoSchedule and NoExecute (PreferNoSchedule is refused, as the API server does).
+Taint read_device_taint(const Field& v);
+Toleration read_device_toleration(const Field& v);
 LabelSelector read_label_selector(const Field& v);
 /// A core/v1 NodeSelectorTerm (matchExpressions, matchFields on metadata.name only), as the Pod
 /// reader reads node affinity; DRA's ResourceSlice and allocation node selectors use it too.

@@ -328,18 +328,28 @@ int32_t weight(const Val& v) { return static_cast<int32_t>(v.integer(1, 100)); }
 
 const std::initializer_list<const char*> kTaintEffects = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
 
-Taint taint(const Val& v) {
+// DRA device taints (resource/v1 DeviceTaintEffect): None, NoSchedule, NoExecute; PreferNoSchedule "as
+// used for nodes is not valid here" (kubernetes pkg/apis/resource/validation/validation.go).
+const std::initializer_list<const char*> kDeviceTaintEffects = {"None", "NoSchedule", "NoExecute"};
+
+std::string effects_text(std::initializer_list<const char*> effects) {
+  std::string out;
+  for (const char* e : effects) out += (out.empty() ? "" : e == *(effects.end() - 1) ? " or " : ", ") + std::string(e);
+  return out;
+}
+
+Taint taint(const Val& v, std::initializer_list<const char*> effects = kTaintEffects) {
   Taint t;
   t.key = v["key"].required_str();
   t.value = v["value"].str();
   const Val effect = v["effect"];
   t.effect = effect.required_str();
-  if (!one_of(t.effect, kTaintEffects))
-    effect.fail(fmt::format("unknown taint effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  if (!one_of(t.effect, effects))
+    effect.fail(fmt::format("unknown taint effect '{}' (expected {})", t.effect, effects_text(effects)));
   return t;
 }
 
-Toleration toleration(const Val& v) {
+Toleration toleration(const Val& v, std::initializer_list<const char*> effects = kTaintEffects) {
   Toleration t;
   t.key = v["key"].str();
   const Val op = v["operator"];
@@ -351,8 +361,8 @@ Toleration toleration(const Val& v) {
   if (t.key.empty() && t.operator_ != "Exists") v["key"].fail("an empty key needs operator Exists");
   const Val effect = v["effect"];
   t.effect = effect.str();
-  if (!t.effect.empty() && !one_of(t.effect, kTaintEffects))
-    effect.fail(fmt::format("unknown effect '{}' (expected NoSchedule, PreferNoSchedule or NoExecute)", t.effect));
+  if (!t.effect.empty() && !one_of(t.effect, effects))
+    effect.fail(fmt::format("unknown effect '{}' (expected {})", t.effect, effects_text(effects)));
   if (const Val s = v["tolerationSeconds"]; s.present()) {
     t.toleration_seconds = s.integer(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
     // The API server's validateTolerations (kubernetes pkg/apis/core/validation/validation.go).
@@ -1632,6 +1642,8 @@ NodeSelectorTerm detail::read_node_selector_term(const detail::Field& v) { retur
 Labels detail::read_labels(const Val& v) { return valid_labels(v); }
 Taint detail::read_taint(const Val& v) { return taint(v); }
 Toleration detail::read_toleration(const Val& v) { return toleration(v); }
+Taint detail::read_device_taint(const Val& v) { return taint(v, kDeviceTaintEffects); }
+Toleration detail::read_device_toleration(const Val& v) { return toleration(v, kDeviceTaintEffects); }
 LabelSelector detail::read_label_selector(const Val& v) { return label_selector(v); }
 
 bool is_k8s_input_name(std::string_view file_name) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "sched/plugins/node_affinity.h"
+#include "sched/plugins/taint_toleration.h"
 
 namespace gpufleet::sched {
 namespace {
@@ -192,6 +193,8 @@ class Search {
           // the gate is on (then they only use up its capacity).
           const bool shareable = shareable_device(d);
           in_use_.push_back(state_.dra_device_holder(id) != nullptr || (consumed != nullptr && !shareable) ? 1 : 0);
+          // Its taints, the driver's and the DeviceTaintRules' (usually none).
+          taints_.push_back(d.taints.empty() && catalog_.taint_rules.empty() ? std::vector<Taint>{} : dra_device_taints(catalog_, *s, d));
           consumed_.push_back(consumed != nullptr && shareable ? *consumed : std::map<std::string, int64_t>{});
           candidates_.push_back({s, &d, std::move(id), index});
         }
@@ -258,7 +261,7 @@ class Search {
     int8_t& memo = rd.selectable[k];
     if (memo >= 0) return memo != 0;
     const Candidate& cand = candidates_[k];
-    const DraDeviceView view{&cand.slice->driver, cand.device};
+    const DraDeviceView view{&cand.slice->driver, cand.device, shareable_device(*cand.device)};
     bool ok = selectors_match(c, rd.device_class->selectors, view, rd.device_class);
     if (ok && error_.empty()) ok = selectors_match(c, rd.request->selectors, view, nullptr);
     if (!error_.empty()) return false;
@@ -338,10 +341,18 @@ class Search {
       for (const auto& [counter, q] : cc.counters) p.available[cc.counter_set][counter] -= sign * q.milli();
   }
 
+  // Device taints (KEP-5055; upstream allocateDevice, allTaintsTolerated): a NoSchedule or NoExecute
+  // taint the request does not tolerate keeps the device from it; None and unknown effects do not.
+  // The node rule (find_untolerated_taint) is the same rule.
+  bool tolerated(const RequestData& rd, size_t k) const {
+    return taints_[k].empty() || find_untolerated_taint(taints_[k], rd.request->tolerations) == nullptr;
+  }
+
   // allocateDevice: whether candidate k can be taken for the request; takes it when it can.
   bool take(size_t c, const RequestData& rd, size_t k, bool must) {
     const Candidate& cand = candidates_[k];
     if (in_use_[k] != 0) return false;
+    if (!tolerated(rd, k)) return false;
     if (!cand.device->consumes_counters.empty() && !counters_fit(cand)) return false;
     std::map<std::string, int64_t> consumed;
     if (catalog_.consumable_capacity && !capacity_fits(rd, k, consumed)) return false;
@@ -421,7 +432,7 @@ class Search {
       int64_t free = 0;
       for (size_t k = 0; k < candidates_.size() && free < rd.num_devices; ++k) {
         const Pool& p = pools_[candidates_[k].pool];
-        if (p.incomplete || p.invalid || in_use_[k] != 0) continue;
+        if (p.incomplete || p.invalid || in_use_[k] != 0 || !tolerated(rd, k)) continue;
         if (is_selectable(c, rd, k)) free += shareable_device(*candidates_[k].device) ? rd.num_devices : 1;  // may serve each
         if (!error_.empty()) return false;
       }
@@ -458,6 +469,7 @@ class Search {
   std::vector<Pool> pools_;
   std::vector<Candidate> candidates_;
   std::vector<uint8_t> in_use_;
+  std::vector<std::vector<Taint>> taints_;  // per candidate: dra_device_taints
   std::vector<std::vector<RequestSlot>> slots_;
   std::vector<std::vector<ConstraintState>> constraints_;
   std::vector<std::vector<Taken>> results_;
@@ -471,6 +483,30 @@ class Search {
 DraAllocateResult dra_allocate(const DraCatalog& catalog, const ClusterState& state, const Node& node,
                                std::span<const DraClaimToAllocate> claims, int64_t* allocation_count) {
   return Search(catalog, state, node, claims, allocation_count).run();
+}
+
+std::optional<DraTaintedAllocation> dra_untolerated_allocated_taint(const DraCatalog& catalog, const DraClaimSpec& spec,
+                                                                    const DraAllocation& allocation) {
+  for (const DraDeviceResult& r : allocation.devices) {
+    const auto [slice, device] = dra_find_device(catalog, r.driver, r.pool, r.device);
+    if (device == nullptr) continue;
+    const std::vector<Taint> taints = dra_device_taints(catalog, *slice, *device);
+    if (taints.empty()) continue;
+    // The request's tolerations: "req" names an `exactly` request, "req/sub" a firstAvailable entry.
+    const size_t slash = r.request.find('/');
+    const std::string base = r.request.substr(0, slash);
+    const std::vector<Toleration>* tolerations = nullptr;
+    for (const DraDeviceRequest& req : spec.requests) {
+      if (req.name != base) continue;
+      if (slash == std::string::npos && req.exactly) tolerations = &req.exactly->tolerations;
+      for (const DraExactRequest& sub : req.first_available)
+        if (slash != std::string::npos && sub.name == r.request.substr(slash + 1)) tolerations = &sub.tolerations;
+    }
+    static const std::vector<Toleration> kNone;
+    if (const Taint* t = find_untolerated_taint(taints, tolerations != nullptr ? *tolerations : kNone))
+      return DraTaintedAllocation{dra_device_id(r.driver, r.pool, r.device), *t};
+  }
+  return std::nullopt;
 }
 
 bool dra_allocation_reaches(const DraAllocation& allocation, const Node& node) {

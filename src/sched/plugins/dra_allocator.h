@@ -42,6 +42,12 @@
 //    capacity.requests is a filter: each named capacity must be at least the amount. A request naming
 //    a capacity the device does not publish never gets it. Gate off: those fields are ignored and a
 //    device held by shared allocations (a claim's status) is in use.
+//  - Device taints (KEP-5055, GA in Kubernetes 1.37; upstream allocateDevice and allTaintsTolerated):
+//    a device with a NoSchedule or NoExecute taint (its own, or a DeviceTaintRule's: model/dra.h
+//    dra_device_taints) that the request's tolerations do not tolerate is not taken for the request;
+//    None taints are ignored. Matching is the node rule (taint_toleration.h find_untolerated_taint).
+//    An All request that meets such a device fails, as upstream's ("All mode requires that all
+//    devices must be usable").
 // Difference: upstream gathers pools from a Go map (no fixed order); gpufleet takes pools in
 // (driver, pool name) order so that the same input gives the same devices.
 #pragma once
@@ -82,6 +88,20 @@ struct DraAllocateResult {
 /// `allocation_count`, when given, is incremented per allocateOne call (upstream's Stats).
 DraAllocateResult dra_allocate(const DraCatalog& catalog, const ClusterState& state, const Node& node,
                                std::span<const DraClaimToAllocate> claims, int64_t* allocation_count = nullptr);
+
+/// A device of an already allocated claim with a NoSchedule or NoExecute taint that the request it
+/// was allocated for does not tolerate (KEP-5055: "the scheduler will not let new pods reserve the
+/// claim while it has these tainted devices").
+struct DraTaintedAllocation {
+  std::string device_id;  ///< driver/pool/device
+  Taint taint;
+};
+
+/// The first device of `allocation` (in result order) with a taint that the tolerations of its
+/// request in `spec` ("req" or "req/sub") do not tolerate, or nullopt. Devices no slice publishes any
+/// more have no taints.
+std::optional<DraTaintedAllocation> dra_untolerated_allocated_taint(const DraCatalog& catalog, const DraClaimSpec& spec,
+                                                                    const DraAllocation& allocation);
 
 /// Whether an allocation's devices are reachable from `node` (its node selector; none: every node).
 bool dra_allocation_reaches(const DraAllocation& allocation, const Node& node);

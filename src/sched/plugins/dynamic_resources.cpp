@@ -66,6 +66,11 @@ DraPodClaims dra_resolve_pod_claims(const Pod& pod, const ClusterState& state) {
       spec = &it->second.spec;
     }
     if (const ClusterState::DraClaimState* held = state.dra_claim(key)) {
+      if (const auto tainted = dra_untolerated_allocated_taint(catalog, *spec, held->allocation)) {  // KEP-5055
+        out.status = unresolvable(fmt::format("resourceclaim {}: allocated device {} has untolerated taint {{{}: {}}}", key,
+                                              tainted->device_id, tainted->taint.key, tainted->taint.value));
+        return out;
+      }
       out.claims.emplace_back(key, &held->allocation);
       continue;
     }
