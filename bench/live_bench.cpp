@@ -127,6 +127,14 @@ void LiveFilterRequestSample(benchmark::State& state) {
 }
 BENCHMARK(LiveFilterRequestSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
+// The prioritize request as the server's /prioritize handler runs it: the body's parse, the scores
+// and the HostPriorityList (server/extender_json.h).
+void LivePrioritizeRequestSample(benchmark::State& state) {
+  Fixture& f = fixture(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(gpufleet::server::prioritize_response(*f.snapshot, f.sample_body));
+}
+BENCHMARK(LivePrioritizeRequestSample)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
 // A full build of the snapshot (every object through the reader and prepare_cluster at once): what
 // every watch event cost before the state was kept incrementally, and what the first list costs.
 void LiveSnapshotRebuild(benchmark::State& state) {

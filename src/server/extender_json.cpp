@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -116,6 +117,28 @@ std::string filter_result_json(const io::ExtenderArgs& args, const live::FilterA
 std::string filter_response(const live::Snapshot& snapshot, std::string_view body) {
   const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
   return filter_result_json(args, live::extender_filter(snapshot, args.pod, args.node_names));
+}
+
+std::string prioritize_result_json(const std::vector<live::HostScore>& scores) {
+  std::string out;
+  size_t size = 2;
+  for (const live::HostScore& s : scores) size += s.host.size() + 40;  // {"Host":"","Score":} and the digits
+  out.reserve(size);
+  out += '[';
+  for (size_t i = 0; i < scores.size(); ++i) {
+    out += i ? ",{\"Host\":" : "{\"Host\":";
+    append_string(out, scores[i].host);
+    out += ",\"Score\":";
+    out += std::to_string(scores[i].score);
+    out += '}';
+  }
+  out += ']';
+  return out;
+}
+
+std::string prioritize_response(const live::Snapshot& snapshot, std::string_view body) {
+  const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
+  return prioritize_result_json(live::extender_prioritize(snapshot, args.pod, args.node_names));
 }
 
 }  // namespace gpufleet::server

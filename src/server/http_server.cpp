@@ -656,10 +656,7 @@ struct HttpServer::Impl {
   void prioritize(const std::string& body, HttpResponse& res) {
     const io::ExtenderArgs args = io::parse_extender_args(body, "request body");
     const auto snapshot = cache.snapshot();
-    nlohmann::json out = nlohmann::json::array();
-    for (const live::HostScore& s : live::extender_prioritize(*snapshot, args.pod, args.node_names))
-      out.push_back({{"Host", s.host}, {"Score", s.score}});
-    reply_json(res, out);
+    res.set_content(prioritize_result_json(live::extender_prioritize(*snapshot, args.pod, args.node_names)), kJson);
   }
 
   void preempt(const std::string& body, HttpResponse& res) {
