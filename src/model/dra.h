@@ -217,6 +217,10 @@ struct DraDeviceResult {
   /// (name as the device publishes it -> milli-units) the allocation consumes. Empty otherwise.
   std::string share_id{};
   std::map<std::string, int64_t> consumed_capacity_milli{};
+  /// The request's tolerations as the allocation recorded them (resource/v1
+  /// DeviceRequestAllocationResult.tolerations, KEP-5055; kube-scheduler copies them since Kubernetes
+  /// 1.35). Empty: the claim's request's tolerations count.
+  std::vector<Toleration> tolerations{};
   bool shared() const { return !share_id.empty(); }
   bool operator==(const DraDeviceResult&) const = default;
 };

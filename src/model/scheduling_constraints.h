@@ -25,6 +25,7 @@ struct Toleration {
   std::string value;
   std::string effect;  ///< "", "NoSchedule", "PreferNoSchedule", "NoExecute"
   std::optional<int64_t> toleration_seconds;
+  bool operator==(const Toleration&) const = default;
 };
 
 /// One requirement of a node selector term or label selector (core/v1 NodeSelectorRequirement,

@@ -68,7 +68,7 @@ std::string pods(int n) {
 }
 
 const std::string kCannotAllocate =
-    "0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
+    "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
 
 // gpu-0 is tainted NoSchedule and the request tolerates nothing: p0 gets gpu-1 (although gpu-0 comes
 // first), p1 finds only the tainted device and stays pending with kube's allocator message.
@@ -218,9 +218,9 @@ spec:
 // A shared ResourceClaim already allocated gpu-0 (its status); gpu-0 has since been tainted
 // NoExecute. A new pod using the claim cannot be scheduled while the claim holds the untolerated
 // device (a PreFilter rejection: `place` gives the plugin's message as the reason); the same claim
-// with a toleration for the taint is usable.
+// with a toleration for the taint, in its request or in its allocation result, is usable.
 TEST(DraDeviceTaints, AllocatedClaimOnATaintedDevice) {
-  auto text = [](const std::string& tolerations) {
+  auto text = [](const std::string& tolerations, const std::string& result_tolerations = "") {
     return cluster("[{key: example.com/unhealthy, value: xid-79, effect: NoExecute}]", "[]", R"Y(---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -234,7 +234,7 @@ status:
   allocation:
     devices:
       results:
-      - {request: g, driver: gpu.example.com, pool: a, device: gpu-0}
+      - {request: g, driver: gpu.example.com, pool: a, device: gpu-0)Y" + result_tolerations + R"Y(}
     nodeSelector:
       nodeSelectorTerms:
       - matchFields:
@@ -254,6 +254,9 @@ spec:
             (std::vector<std::string>{"default/user: resourceclaim default/shared: allocated device gpu.example.com/a/gpu-0 has "
                                       "untolerated taint {example.com/unhealthy: xid-79}"}));
   EXPECT_EQ(dra_summary(place_dra_text(text("[{key: example.com/unhealthy, operator: Exists}]"))),
+            (std::vector<std::string>{"default/user -> a g=gpu-0"}));
+  // The allocation result's own tolerations (copied from the request when it was allocated) count.
+  EXPECT_EQ(dra_summary(place_dra_text(text("[]", ", tolerations: [{key: example.com/unhealthy, value: xid-79}]"))),
             (std::vector<std::string>{"default/user -> a g=gpu-0"}));
 }
 

@@ -76,7 +76,7 @@ TEST(DraSelectorFields, AllowMultipleAllocationsIsABoolField) {
             (std::vector<std::string>{"default/p0 -> a g=gpu-0 memory:85899345920"}));
   EXPECT_EQ(dra_summary(place_dra_text(cluster("!device.allowMultipleAllocations"))), (std::vector<std::string>{"default/p0 -> a g=gpu-0"}));
   EXPECT_EQ(dra_summary(place_dra_text(cluster("device.allowMultipleAllocations"))),
-            (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. preemption: 0/1 nodes are "
+            (std::vector<std::string>{"default/p0: 0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are "
                                       "available: 1 Preemption is not helpful for scheduling."}));
 }
 

@@ -470,6 +470,7 @@ void resource_claim(const Val& v, Api api, DraCatalog& catalog, const Warn& warn
       DraDeviceResult& d = a.devices.back();
       // A shared allocation of a device with allowMultipleAllocations (KEP-5075): its shareID and
       // the capacity it consumes.
+      d.tolerations = tolerations(r["tolerations"]);
       d.share_id = r["shareID"].str();
       r["consumedCapacity"].each_entry([&](const std::string& name, const Val& q) { d.consumed_capacity_milli[name] = milli_of(q); });
       if (d.share_id.empty() && r["consumedCapacity"].present()) r["consumedCapacity"].fail("consumedCapacity needs a shareID");

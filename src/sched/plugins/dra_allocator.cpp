@@ -503,6 +503,7 @@ std::optional<DraTaintedAllocation> dra_untolerated_allocated_taint(const DraCat
         if (slash != std::string::npos && sub.name == r.request.substr(slash + 1)) tolerations = &sub.tolerations;
     }
     static const std::vector<Toleration> kNone;
+    if (!r.tolerations.empty()) tolerations = &r.tolerations;  // as the allocation recorded them
     if (const Taint* t = find_untolerated_taint(taints, tolerations != nullptr ? *tolerations : kNone))
       return DraTaintedAllocation{dra_device_id(r.driver, r.pool, r.device), *t};
   }

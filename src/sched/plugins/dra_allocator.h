@@ -97,9 +97,9 @@ struct DraTaintedAllocation {
   Taint taint;
 };
 
-/// The first device of `allocation` (in result order) with a taint that the tolerations of its
-/// request in `spec` ("req" or "req/sub") do not tolerate, or nullopt. Devices no slice publishes any
-/// more have no taints.
+/// The first device of `allocation` (in result order) with a taint that its tolerations do not
+/// tolerate, or nullopt. Its tolerations: those the result recorded, else those of its request in
+/// `spec` ("req" or "req/sub"). Devices no slice publishes any more have no taints.
 std::optional<DraTaintedAllocation> dra_untolerated_allocated_taint(const DraCatalog& catalog, const DraClaimSpec& spec,
                                                                     const DraAllocation& allocation);
 
