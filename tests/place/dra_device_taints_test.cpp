@@ -24,27 +24,7 @@ using testing::place_dra_text;
 // a class for the driver's devices, and the template `t` of one device whose request carries the
 // given tolerations (YAML flow list).
 std::string cluster(const std::string& gpu0_taints, const std::string& tolerations, const std::string& extra = "") {
-  return R"Y(apiVersion: v1
-kind: Node
-metadata: {name: a}
-status: {allocatable: {cpu: "8", memory: 64Gi, pods: "110"}}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: a}
-spec:
-  driver: gpu.example.com
-  pool: {name: a, generation: 1, resourceSliceCount: 1}
-  nodeName: a
-  devices:
-  - {name: gpu-0, taints: )Y" + gpu0_taints + R"Y(}
+  return testing::dra_one_node_cluster_head() + R"Y(  - {name: gpu-0, taints: )Y" + gpu0_taints + R"Y(}
   - {name: gpu-1}
 ---
 apiVersion: resource.k8s.io/v1

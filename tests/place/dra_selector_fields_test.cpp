@@ -19,27 +19,7 @@ using testing::place_dra_text;
 
 // Node a: gpu-0 (allowMultipleAllocations) and gpu-1 (not). The template's selector is `selector`.
 std::string cluster(const std::string& selector) {
-  return R"Y(apiVersion: v1
-kind: Node
-metadata: {name: a}
-status: {allocatable: {cpu: "8", memory: 64Gi, pods: "110"}}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: a}
-spec:
-  driver: gpu.example.com
-  pool: {name: a, generation: 1, resourceSliceCount: 1}
-  nodeName: a
-  devices:
-  - {name: gpu-0, allowMultipleAllocations: true, capacity: {memory: {value: 80Gi}}}
+  return testing::dra_one_node_cluster_head() + R"Y(  - {name: gpu-0, allowMultipleAllocations: true, capacity: {memory: {value: 80Gi}}}
   - {name: gpu-1, capacity: {memory: {value: 80Gi}}}
 ---
 apiVersion: resource.k8s.io/v1

@@ -19,6 +19,34 @@ inline place::PlaceResult place_dra_text(const std::string& text, bool consumabl
   return place::place_workload(in.input, place::PlaceOptions{});
 }
 
+/// Node `a` (8 CPUs, 64Gi), the DeviceClass `gpu` (every device of driver gpu.example.com) and the
+/// head of node a's ResourceSlice of that driver (pool `a`), up to its `devices:` key: the caller
+/// appends the device lines ("  - {name: gpu-0}\n"...) and any further objects. 20 lines, so an
+/// input error in what follows is at line 21 or later.
+inline std::string dra_one_node_cluster_head() {
+  return R"Y(apiVersion: v1
+kind: Node
+metadata: {name: a}
+status: {allocatable: {cpu: "8", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: a}
+spec:
+  driver: gpu.example.com
+  pool: {name: a, generation: 1, resourceSliceCount: 1}
+  nodeName: a
+  devices:
+)Y";
+}
+
 /// "pod -> node request=device[ capacity:consumed]..." per placement (consumed capacity in whole
 /// units, only for shares of a device with allowMultipleAllocations), then "pod: reason" per pending pod.
 inline std::vector<std::string> dra_summary(const place::PlaceResult& r) {
