@@ -79,7 +79,7 @@ std::string dra_share_id(const std::string& claim_key, size_t result_index) {
 namespace gpufleet {
 
 bool DraDeviceTaintRule::matches(const ResourceSlice& slice, const DraDevice& d) const {
-  return has_selector && (!driver || *driver == slice.driver) && (!pool || *pool == slice.pool) && (!device || *device == d.name);
+  return has_selector && (!driver || *driver == slice.driver) && (!pool || *pool == slice.pool || *pool == slice.written_pool) && (!device || *device == d.name);
 }
 
 std::vector<Taint> dra_device_taints(const DraCatalog& catalog, const ResourceSlice& slice, const DraDevice& d) {

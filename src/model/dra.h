@@ -110,13 +110,17 @@ struct ResourceSlice {
   bool all_nodes = false;
   std::vector<DraDevice> devices;
   std::vector<DraCounterSet> shared_counters;
+  /// `simulate`'s per-node copy of a pools file's slice: the pool name as the pools file wrote it
+  /// (`pool` is then "<written>-<node>"); empty for a slice read as it is. A DeviceTaintRule's pool
+  /// matches either name.
+  std::string written_pool{};
 };
 
 /// A DeviceTaintRule (resource.k8s.io/v1alpha3 and v1beta2, cluster-scoped; KEP-5055): adds `taint` to
 /// every device its selector matches, "as if the taint was specified directly in the ResourceSlice by
 /// the DRA driver" (kubernetes staging/src/k8s.io/api/resource/v1beta2/types.go DeviceTaintRule).
-/// All set criteria must match (driver = slice.spec.driver, pool = slice.spec.pool.name, device =
-/// the device's name); an empty selector matches every device; no selector (has_selector false)
+/// All set criteria must match (driver = slice.spec.driver, pool = slice.spec.pool.name or, for
+/// `simulate`'s per-node copies, the pool as the pools file wrote it; device = the device's name); an empty selector matches every device; no selector (has_selector false)
 /// matches none.
 struct DraDeviceTaintRule {
   std::string name;

@@ -316,5 +316,24 @@ TEST(SimDra, NodeUtilizationRuleOrder) {
   EXPECT_DOUBLE_EQ(node_utilization(state, 1), 0.75);
 }
 
+// A DeviceTaintRule's pool in simulate: the pool as the pools file writes it (a100) reaches every
+// node's copy (a100-<node>), as does the copy's own name; another pool reaches none. gpu-0 tainted
+// NoSchedule keeps train and train-2 (whole gpu-0) pending to the horizon; eval's two 3g.40gb
+// placements are other devices and run (2 claims allocated, 2 pods completed).
+TEST(SimDra, DeviceTaintRulePoolMatchesThePoolAsWrittenAndItsCopies) {
+  const io::SimWorkloadFile f = io::read_sim_workload_file((kExamples / "sim-workload.yaml").string(), {"a100-dra"});
+  for (const auto& [pool, completed] : std::vector<std::pair<std::string, int>>{{"a100", 2}, {"a100-a100-dra-0", 2}, {"other", 4}}) {
+    std::ifstream in(kExamples / "sim-pools.yaml");
+    std::stringstream pools;
+    pools << in.rdbuf() << "---\napiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: drain}\nspec:\n"
+          << "  deviceSelector: {driver: gpu.nvidia.com, pool: " << pool << ", device: gpu-0}\n"
+          << "  taint: {key: example.com/maintenance, value: planned, effect: NoSchedule}\n";
+    const ClusterConfig c = io::parse_sim_cluster_text(pools.str(), "pools.yaml");
+    const DraRun r = run(c, f.workload, {1000});
+    EXPECT_EQ(r.result.pods_completed, completed) << pool;
+    EXPECT_EQ(r.result.dra_claims_allocated, completed) << pool;
+  }
+}
+
 }  // namespace
 }  // namespace gpufleet::sim

@@ -86,6 +86,7 @@ std::vector<ResourceSlice> pool_node_slices(const SimPool& pool, const std::stri
   std::vector<ResourceSlice> out = pool.settings.resource_slices;
   for (ResourceSlice& s : out) {
     s.name += "-" + node_name;
+    s.written_pool = s.pool;
     s.pool += "-" + node_name;
     s.node_name = node_name;
   }
