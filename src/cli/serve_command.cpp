@@ -122,9 +122,14 @@ int run_serve_command(const ServeCommandOptions& o) {
     io::read_place_inputs({o.snapshot_path}, {}, "--snapshot");
     nlohmann::json items = nlohmann::json::array();
     for (nlohmann::json& object : io::read_k8s_json_objects({o.snapshot_path})) items.push_back(std::move(object));
-    cache.replace_all(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}, o.snapshot_path);
-    if (!o.quiet)
+    const std::map<std::string, size_t> skipped =
+        cache.replace_all(nlohmann::json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}}, o.snapshot_path);
+    if (!o.quiet) {
       for (const std::string& line : cache.snapshot()->refused) std::fprintf(stderr, "gpufleet serve: warning: %s\n", line.c_str());
+      for (const auto& [kind, count] : skipped)
+        std::fprintf(stderr, "gpufleet serve: warning: %s: %zu %s object(s) skipped: serve keeps Nodes and Pods only\n",
+                     o.snapshot_path.c_str(), count, kind.empty() ? "(no kind)" : kind.c_str());
+    }
   }
 
   // SIGTERM and SIGINT go to one thread, which stops the server gracefully.

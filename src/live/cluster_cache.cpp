@@ -517,9 +517,10 @@ std::string ClusterCache::resource_version(ResourceKind kind) const {
   return impl_->resource_version[index_of(kind)];
 }
 
-void ClusterCache::replace_all(const nlohmann::json& list, const std::string& source) {
+std::map<std::string, size_t> ClusterCache::replace_all(const nlohmann::json& list, const std::string& source) {
   std::vector<nlohmann::json> nodes, pods;
-  for (nlohmann::json& item : io::k8s_list_items(list, source)) (item["kind"] == "Node" ? nodes : pods).push_back(std::move(item));
+  std::map<std::string, size_t> skipped;
+  for (nlohmann::json& item : io::k8s_list_items(list, source, &skipped)) (item["kind"] == "Node" ? nodes : pods).push_back(std::move(item));
   const std::string rv = string_at(list, "metadata", "resourceVersion");
   {
     // A posted snapshot is the whole truth: this server's own binds (assume_bound) end with it, so a
@@ -537,6 +538,7 @@ void ClusterCache::replace_all(const nlohmann::json& list, const std::string& so
   replace(ResourceKind::kPod, std::move(pods), rv);
   std::lock_guard lock(impl_->mutex);
   impl_->posted = true;
+  return skipped;
 }
 
 bool ClusterCache::assume_bound(const std::string& key, const std::string& node, const DeviceAssignment& devices) {

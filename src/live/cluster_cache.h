@@ -166,10 +166,11 @@ class ClusterCache final : public ObjectSink {
   std::string resource_version(ResourceKind kind) const override;
 
   /// Replaces every Node and Pod with the items of a `kubectl get nodes,pods -o json` List (or any
-  /// v1 List / NodeList / PodList; kinds other than Node and Pod are ignored). This server's own binds
-  /// (assume_bound) end with it: the snapshot says which pods are bound. Throws InputError (`source`
-  /// names the body) for a body that is not such a list.
-  void replace_all(const nlohmann::json& list, const std::string& source);
+  /// v1 List / NodeList / PodList). This server's own binds (assume_bound) end with it: the snapshot
+  /// says which pods are bound. Returns the items of other kinds, left out, counted by kind ("" for an
+  /// item without one): the caller reports them. Throws InputError (`source` names the body) for a
+  /// body that is not such a list.
+  std::map<std::string, size_t> replace_all(const nlohmann::json& list, const std::string& source);
 
   /// Records that this server bound pod `key` ("namespace/name") to `node` with `devices` (the
   /// extender's bind): the pod reads as if its JSON had spec.nodeName and the device annotations

@@ -720,12 +720,13 @@ struct HttpServer::Impl {
       return;
     }
     const nlohmann::json list = io::parse_json_request(body, "request body", io::kSnapshotRequestLimits);
-    cache.replace_all(list, "request body");
+    const std::map<std::string, size_t> skipped = cache.replace_all(list, "request body");
     const auto snapshot = cache.snapshot();
     const std::lock_guard lock(snapshot->decide_mutex);
     reply_json(res, {{"nodes", snapshot->inputs.input.nodes.size()},
                      {"pods", snapshot->inputs.input.pods.size()},
-                     {"refused", snapshot->refused}});
+                     {"refused", snapshot->refused},
+                     {"skipped", skipped}});
   }
 };
 

@@ -159,6 +159,24 @@ TEST_F(LiveServer, HealthAndReadiness) {
   EXPECT_EQ(m->status, 404);
 }
 
+// A posted List's items of other kinds than Node and Pod are left out and counted by kind in the
+// answer ("" for an item without a kind), not dropped silently.
+TEST_F(LiveServer, SnapshotCountsTheKindsItSkips) {
+  const json slice = {{"kind", "ResourceSlice"}, {"apiVersion", "resource.k8s.io/v1"}, {"metadata", {{"name", "s"}}}};
+  const json list = {{"kind", "List"},
+                     {"apiVersion", "v1"},
+                     {"items", json::array({node("a", 8), slice, pod("p", 1), slice,
+                                            {{"kind", "DeviceClass"}, {"metadata", {{"name", "gpu"}}}},
+                                            {{"metadata", {{"name", "x"}}}}})}};
+  const auto r = post("/snapshot", list.dump());
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json answer = json::parse(r->body);
+  EXPECT_EQ(answer["nodes"], 1);
+  EXPECT_EQ(answer["pods"], 1);
+  EXPECT_EQ(answer["skipped"], (json{{"", 1}, {"DeviceClass", 1}, {"ResourceSlice", 2}}));
+}
+
 TEST_F(LiveServer, VerbsAnswerInKubeSchedulersJson) {
   load_cluster();
   // nodeCacheCapable: names in, names out.

@@ -81,7 +81,7 @@ std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>
   return out;
 }
 
-std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::string& source) {
+std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::string& source, std::map<std::string, size_t>* skipped) {
   const auto items = list.is_object() ? list.find("items") : list.end();
   if (!list.is_object() || items == list.end() || !items->is_array())
     throw InputError(source, 0, "items", "expected a Kubernetes List (kubectl get nodes,pods -o json) with an items array");
@@ -98,7 +98,10 @@ std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::strin
     if (!item.is_object()) throw InputError(source, 0, fmt::format("items[{}]", i), "expected an object");
     const auto kind = item.find("kind");
     std::string k = kind != item.end() && kind->is_string() ? kind->get<std::string>() : item_kind;
-    if (k != "Node" && k != "Pod") continue;
+    if (k != "Node" && k != "Pod") {
+      if (skipped != nullptr) ++(*skipped)[k];
+      continue;
+    }
     const auto meta = item.find("metadata");
     const nlohmann::json* name = nullptr;
     if (meta != item.end() && meta->is_object())

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 namespace gpufleet::io {
@@ -23,9 +25,11 @@ std::vector<nlohmann::json> read_k8s_json_objects(const std::vector<std::string>
 
 /// The Node and Pod items of a posted List (`kubectl get nodes,pods -o json`: a v1 List, NodeList or
 /// PodList), in order, each with its kind (the API's typed lists leave their items' kind out); items
-/// of other kinds are skipped. Throws InputError (`source`, field "items[i]...") for a value that is
+/// of other kinds are skipped, counted by kind in `skipped` when given ("" for an item without one).
+/// Throws InputError (`source`, field "items[i]...") for a value that is
 /// not such a list, an item that is not an object, a Node or Pod without metadata.name (a string), a
 /// Node or Pod given twice (name; namespace and name), or more than ObjectLimits::max_nodes + max_pods items.
-std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::string& source);
+std::vector<nlohmann::json> k8s_list_items(nlohmann::json list, const std::string& source,
+                                           std::map<std::string, size_t>* skipped = nullptr);
 
 }  // namespace gpufleet::io
