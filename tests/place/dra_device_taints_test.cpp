@@ -39,11 +39,12 @@ spec:
 )Y" + extra;
 }
 
-std::string pods(int n) {
+// Pods p0..p<n-1>, each with one claim `g` from template `templ`.
+std::string pods(int n, const std::string& templ = "t") {
   std::string out;
   for (int i = 0; i < n; ++i)
     out += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
-           "}\nspec:\n  containers:\n  - {name: c, image: i}\n  resourceClaims:\n  - {name: g, resourceClaimTemplateName: t}\n";
+           "}\nspec:\n  containers:\n  - {name: c, image: i}\n  resourceClaims:\n  - {name: g, resourceClaimTemplateName: " + templ + "}\n";
   return out;
 }
 
@@ -156,16 +157,7 @@ spec:
         firstAvailable:
         - {name: strict, deviceClassName: gpu}
         - {name: lenient, deviceClassName: gpu, tolerations: [{key: example.com/maintenance, value: planned, effect: NoSchedule}]}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: p0}
-spec:
-  containers:
-  - {name: c, image: i}
-  resourceClaims:
-  - {name: g, resourceClaimTemplateName: fa}
-)Y");
+)Y" + pods(1, "fa"));
   EXPECT_EQ(dra_summary(place_dra_text(text)), (std::vector<std::string>{"default/p0 -> a g/lenient=gpu-0"}));
 }
 
@@ -182,16 +174,7 @@ spec:
       requests:
       - name: g
         exactly: {deviceClassName: gpu, allocationMode: All}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: p0}
-spec:
-  containers:
-  - {name: c, image: i}
-  resourceClaims:
-  - {name: g, resourceClaimTemplateName: all}
-)Y");
+)Y" + pods(1, "all"));
   EXPECT_EQ(dra_summary(place_dra_text(text)), (std::vector<std::string>{"default/p0: " + kCannotAllocate}));
 }
 
