@@ -273,5 +273,28 @@ spec:
   EXPECT_EQ(o.dra.taint_rules.at("r").driver, std::optional<std::string>("gpu.example.com"));
 }
 
+// A rule without deviceSelector matches no device, and a rule's status is not the rule: a warning
+// names each.
+TEST(DraDeviceTaints, NoSelectorAndStatusWarn) {
+  const io::K8sObjects o = io::parse_k8s_text(R"Y(apiVersion: resource.k8s.io/v1beta2
+kind: DeviceTaintRule
+metadata: {name: r}
+spec:
+  taint: {key: k, effect: NoSchedule}
+status:
+  conditions: []
+)Y",
+                                              "in.yaml");
+  std::vector<std::string> warnings;
+  for (const std::string& w : o.warnings)
+    if (w.find("DeviceTaintRule") != std::string::npos) warnings.push_back(w);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[0].find("spec.deviceSelector"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("matches no device"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("in.yaml:7:3"), std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[1].find("status"), std::string::npos) << warnings[1];
+  EXPECT_FALSE(o.dra.taint_rules.at("r").has_selector);
+}
+
 }  // namespace
 }  // namespace gpufleet

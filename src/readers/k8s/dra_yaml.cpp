@@ -540,6 +540,9 @@ void device_taint_rule(const Val& v, DraCatalog& catalog, const Warn& warn) {
     if (selector["selectors"].size() > 0)
       warn("DeviceTaintRule deviceSelector.selectors", selector["selectors"], "ignored: the rule matches by driver, pool and device only");
   }
+  else
+    warn("DeviceTaintRule spec.deviceSelector", spec, "absent: the rule matches no device (an empty selector matches every device)");
+  if (v["status"].present()) warn("DeviceTaintRule status", v["status"], "read and ignored: the API server's report, not the rule");
   const Val taint = spec["taint"];
   if (!taint.present()) spec.fail("a DeviceTaintRule needs spec.taint");
   taint.only_keys({"key", "value", "effect", "timeAdded"});
