@@ -229,6 +229,44 @@ void LiveApplyEventStatic(benchmark::State& state) {
 }
 BENCHMARK(LiveApplyEventStatic)->Arg(1000)->Unit(benchmark::kMicrosecond)->Iterations(4000);
 
+// Nodes joining and leaving (a scale-up, a removal): in turn a Node "extra-<round>" added (an 8-GPU
+// node of a model the cluster has) and that Node deleted, then snapshot(). Counters as
+// LiveApplyEvent's: p50/p99 of wall and of the thread's CPU time per event.
+void LiveApplyNodeEvent(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  static std::map<int, std::unique_ptr<Fixture>> fixtures;
+  auto& f = fixtures[nodes];
+  if (!f) f = std::make_unique<Fixture>(nodes);
+  std::vector<double> micros, cpu_micros;
+  const auto thread_cpu_us = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+  };
+  int64_t i = 0;
+  for (auto _ : state) {
+    const double cpu_start = thread_cpu_us();
+    json n = bench_node(static_cast<int>(i / 2));
+    n["metadata"]["name"] = "extra-" + std::to_string(i / 2);
+    const auto start = std::chrono::steady_clock::now();
+    f->cache.apply(gpufleet::live::ResourceKind::kNode,
+                   i % 2 ? gpufleet::live::WatchEventType::kDeleted : gpufleet::live::WatchEventType::kAdded, n);
+    benchmark::DoNotOptimize(f->cache.snapshot());
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    cpu_micros.push_back(thread_cpu_us() - cpu_start);
+    ++i;
+  }
+  for (const auto& [values, name] : {std::pair{&micros, "_us"}, std::pair{&cpu_micros, "_cpu_us"}}) {
+    std::sort(values->begin(), values->end());
+    if (values->empty()) continue;
+    state.counters[std::string("p50") + name] = (*values)[values->size() / 2];
+    state.counters[std::string("p99") + name] = (*values)[std::min(values->size() - 1, values->size() * 99 / 100)];
+  }
+  state.counters["full_builds"] = static_cast<double>(f->cache.counters().full_builds);
+  state.counters["scheduler_setups"] = static_cast<double>(f->cache.counters().scheduler_setups);
+}
+BENCHMARK(LiveApplyNodeEvent)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond)->Iterations(200);
+
 }  // namespace
 
 namespace {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <set>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -113,6 +114,10 @@ struct ClusterCache::Impl {
   // asks the next snapshot() for a full build.
   std::shared_ptr<Snapshot> live;
   bool rebuild = true;
+  // During a list's (replace's) Node changes: the scheduler is set up once at its end, as after a
+  // full build, instead of being told of each node (set_up_due records that a node changed).
+  bool listing_nodes = false;
+  bool set_up_due = false;
   std::vector<std::string> build_errors;  // the last full build's "snapshot: ..." lines
   // Node name -> keys of the live pods whose spec.nodeName names it (bound or refused by the kubelet).
   std::map<std::string, std::set<std::string>> naming;
@@ -288,17 +293,53 @@ struct ClusterCache::Impl {
     }
   }
 
+  // After nodes were added, removed or resized: a scheduler made with fewer GPU models than the state
+  // has now is set up again (its profile reads the models when made); else it keeps what it learnt and
+  // is told of the change (Scheduler::nodes_changed), with slot `added` (sched::kNoNode for none) ranked among
+  // the live nodes by name: just before the first node whose name sorts after it. Ranks only compare,
+  // so a removed node's rank is left as a gap.
+  void nodes_changed(Snapshot& s, size_t models_before, NodeId added) {
+    ClusterState& state = *s.cluster.state;
+    sched::Scheduler& scheduler = *s.cluster.scheduler;
+    if (listing_nodes) {  // set up at the list's end; meanwhile the new slot ranks last
+      set_up_due = true;
+      if (added != sched::kNoNode) scheduler.set_node_rank(added, UINT32_MAX - 1);
+      return;
+    }
+    const std::span<const uint32_t> old = scheduler.node_rank();
+    uint32_t top = 0;
+    for (NodeId n = 0; n < old.size(); ++n)
+      if (state.has_node(n)) top = std::max(top, old[n]);
+    if (state.gpu_models().size() != models_before || old.empty() || top >= UINT32_MAX - 2) {
+      set_up_scheduler(s);
+      return;
+    }
+    std::vector<uint32_t> rank(old.begin(), old.end());
+    rank.resize(std::max<size_t>(rank.size(), state.node_count()), UINT32_MAX);
+    if (added != sched::kNoNode) {
+      const std::string& name = state.node(added).name;
+      uint32_t at = top + 1;
+      for (NodeId n = 0; n < old.size(); ++n)
+        if (n != added && state.has_node(n) && rank[n] < at && name < state.node(n).name) at = rank[n];
+      for (NodeId n = 0; n < rank.size(); ++n)
+        if (rank[n] >= at && rank[n] != UINT32_MAX) ++rank[n];
+      rank[added] = at;
+    }
+    scheduler.nodes_changed(state, std::move(rank));
+  }
+
   void node_changed(Snapshot& s, const std::string& name, std::optional<Node> node) {
     ClusterState& state = *s.cluster.state;
     std::vector<Node>& nodes = s.inputs.input.nodes;
     const auto nb = s.cluster.node_by_name.find(name);
     if (nb == s.cluster.node_by_name.end()) {
       if (!node) return;
+      const size_t models = state.gpu_models().size();
       const NodeId n = state.add_node(*node);
       s.cluster.node_by_name.emplace(name, n);
       node_index[name] = nodes.size();
       nodes.push_back(std::move(*node));
-      set_up_scheduler(s);  // the profile reads the node set (GPU models, node classes, ranks)
+      nodes_changed(s, models, n);
       readmit(s, name);
       return;
     }
@@ -314,7 +355,7 @@ struct ClusterCache::Impl {
         node_index[nodes[i].name] = i;
       }
       nodes.pop_back();
-      set_up_scheduler(s);
+      nodes_changed(s, state.gpu_models().size(), sched::kNoNode);
       return;
     }
     const Node& old = state.node(n);
@@ -330,8 +371,9 @@ struct ClusterCache::Impl {
     nodes[node_index.at(name)] = *node;
     release_all(state, n);
     state.remove_node(n);
+    const size_t models = state.gpu_models().size();
     state.add_node(std::move(*node), n);
-    if (!capacity) set_up_scheduler(s);
+    if (!capacity) nodes_changed(s, models, sched::kNoNode);  // the same name: the same rank
     readmit(s, name);
   }
 
@@ -476,11 +518,17 @@ void ClusterCache::replace(ResourceKind kind, std::vector<nlohmann::json> items,
     if (listed.count(entry.first) == 0) gone.push_back(entry.first);
   for (const auto& entry : c.refused[k])
     if (listed.count(entry.first) == 0) gone.push_back(entry.first);
+  c.listing_nodes = kind == ResourceKind::kNode;
   for (const std::string& key : gone) c.erase(kind, key);
   for (auto& [key, item] : listed) {
     const auto held = c.objects[k].find(key);
     if (held != c.objects[k].end() && held->second == item) continue;
     c.put(kind, key, std::move(item));
+  }
+  c.listing_nodes = false;
+  if (std::exchange(c.set_up_due, false) && c.live && !c.rebuild && c.live->cluster.state) {
+    std::lock_guard decide(c.live->decide_mutex);
+    c.set_up_scheduler(*c.live);
   }
   c.resource_version[k] = resource_version;
   c.listed[k] = true;

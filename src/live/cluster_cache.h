@@ -26,16 +26,18 @@
 //  - BOOKMARK: only the resourceVersion moves.
 // The scheduler (its memos follow ClusterState::version() and node_set_version(), sched/scheduler.h)
 // is kept across events, and told of each pod as it gets bound (Scheduler::observe, once per pod),
-// as kube-scheduler's informer tells a running scheduler. It is set up again
-// (place::make_scheduler, then told of every bound pod in key order) when a node is added or removed
-// or changes anything besides labels, taints and spec.unschedulable: profiles read the node set
-// when they are set up (GPU models, node classes, the tie-break ranks by name), and fgd's typical
-// pod mix is that of the pods at that moment. So the ClusterState equals, field by field, the one a
-// full build of the same objects makes (tests/live/incremental_state_test.cpp), and the decisions of
-// policies whose scores do not learn from the pods they are told of (all but gpufleet, fgd-online and
-// fgd, whose typical mix comes from the pods) are the same; gpufleet and fgd-online have learnt from
-// the pods in the order they were bound, not in key order. Slots (NodeIds) and the order of the pod
-// list differ from a full build's; names and keys do not.
+// as kube-scheduler's informer tells a running scheduler. When a node is added or removed or changes
+// anything besides labels, taints and spec.unschedulable, it is told the node set changed
+// (Scheduler::nodes_changed: an added node ranks among the others by name for score ties, and
+// gpufleet re-reads its node classes); only a node of a GPU model the scheduler was not made with
+// (profiles read the models when set up) sets it up again (place::make_scheduler, then told of every
+// bound pod in key order). fgd's typical pod mix is that of the pods at the last set-up. So the
+// ClusterState equals, field by field, the one a full build of the same objects makes
+// (tests/live/incremental_state_test.cpp), and the decisions of policies whose scores do not learn
+// from the pods they are told of (all but gpufleet, fgd-online and fgd, whose typical mix comes from
+// the pods) are the same; gpufleet and fgd-online have learnt from the pods in the order they were
+// bound, not in key order. Slots (NodeIds) and the order of the pod list differ from a full build's;
+// names and keys do not.
 // A full build (at the next snapshot()) happens for the first snapshot, while no node is cached (the
 // first node sets the cluster up), and after a change the model refuses (a Node ClusterState
 // refuses, e.g. a bad MIG layout): then the objects are read all together again. Static objects
@@ -146,7 +148,7 @@ struct CacheCounters {
   uint64_t events[2][4] = {};      ///< watch events applied, by kind (Node, Pod) and WatchEventType
   uint64_t relists[2] = {};        ///< lists after the first one, by kind
   uint64_t full_builds = 0;        ///< snapshots built from every object at once
-  uint64_t scheduler_setups = 0;   ///< schedulers set up again on the live state (nodes added, removed or resized)
+  uint64_t scheduler_setups = 0;   ///< schedulers set up again on the live state (a node of a new GPU model)
   /// Event-to-state lag: seconds from an event's (or a list's) arrival in apply() (replace()) to the
   /// live state holding it, the wait for the locks included (a decision in progress delays it).
   /// Buckets as kDurationBucketsSeconds (non-cumulative), then their sum and count.

@@ -214,6 +214,18 @@ void Scheduler::set_node_rank(NodeId n, uint32_t rank) {
   ++rank_epoch_;              // the best-node indexes compare ranks
 }
 
+void Scheduler::nodes_changed(const ClusterState& state, std::vector<uint32_t> node_rank) {
+  node_rank_ = std::move(node_rank);
+  scan_order_valid_ = false;
+  ++rank_epoch_;
+  uint64_t generation = 0;
+  for (const auto& o : profile_.observers) {
+    o->nodes_changed(state);
+    generation += o->generation();
+  }
+  generation_ = generation;
+}
+
 uint8_t Scheduler::run_cached_filters(const Pod& pod, const ClusterState& state, NodeId n) const {
   for (const IndexedFilter& f : cached_filters_) {
     const FilterCode code = f.plugin->filter(pod, state, n, cycle_);

@@ -176,6 +176,11 @@ class Scheduler final : public Handle {
   /// Sets slot n's tie-break rank; the slots between the last ranked one and n rank as their NodeId
   /// (with empty ranks, every slot below n).
   void set_node_rank(NodeId n, uint32_t rank);
+  /// The node set of `state` changed (nodes added or removed, or resized) and `node_rank` ranks its
+  /// slots now (as the constructor's). Keeps what the observers learnt and has them re-read the node
+  /// set (ObserverPlugin::nodes_changed); the memos that follow the node set (node_set_version()) are
+  /// rebuilt at the next cycle. Costs O(slots) plus the observers' re-reads.
+  void nodes_changed(const ClusterState& state, std::vector<uint32_t> node_rank);
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// decide() for an extender (kube-scheduler's filter and prioritize verbs), which answers for

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "live/cluster_metrics.h"
 #include "live/extender.h"
 #include "sched/framework/interface.h"
+#include "sched/scheduler.h"
+#include "util/go_rand.h"
 
 namespace gpufleet::live {
 namespace {
@@ -162,8 +165,8 @@ TEST(IncrementalState, NodeHeartbeatChangesNothing) {
 }
 
 // Allocatable 8 -> 4 GPUs: p (recorded on GPUs 6,7, now out of range) is admitted again on the lowest
-// free; the scheduler is set up again (profiles read the node set).
-TEST(IncrementalState, AllocatableChangeReadmitsAndSetsTheSchedulerUp) {
+// free; the scheduler is kept and told the node set changed (Scheduler::nodes_changed).
+TEST(IncrementalState, AllocatableChangeReadmitsAndKeepsTheScheduler) {
   Live l({node("a", 8)}, {pod("p", 2, "a", "6,7")});
   EXPECT_EQ(on(*l.s(), "a"), (std::vector<std::string>{"p:6,7"}));
   l.cache.apply(ResourceKind::kNode, WatchEventType::kModified, node("a", 4));
@@ -171,7 +174,7 @@ TEST(IncrementalState, AllocatableChangeReadmitsAndSetsTheSchedulerUp) {
   EXPECT_EQ(on(*s, "a"), (std::vector<std::string>{"p:0,1"}));
   EXPECT_EQ(state(*s).gpu_capacity_milli(), 4000);
   EXPECT_EQ(s->inputs.input.nodes.at(0).gpu_count, 4);
-  EXPECT_EQ(l.cache.counters().scheduler_setups, 1u);
+  EXPECT_EQ(l.cache.counters().scheduler_setups, 0u);
 }
 
 // A node added: pods that named it (not found until then) run there. A node deleted: its pods stay,
@@ -196,8 +199,57 @@ TEST(IncrementalState, NodeAddAndDelete) {
   l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("n", 4));
   EXPECT_EQ(on(*l.s(), "n"), (std::vector<std::string>{"early:0,1"}));
   EXPECT_EQ(state(*l.s()).node_count(), 2u);
-  EXPECT_EQ(l.cache.counters().scheduler_setups, 3u);
+  EXPECT_EQ(l.cache.counters().scheduler_setups, 0u);  // same GPU model: the scheduler is kept
   EXPECT_EQ(l.cache.counters().full_builds, 1u);
+}
+
+// Nodes added keep the scheduler and rank among the others by name (score ties go to the name that
+// sorts first, as after a full build); a node of a GPU model the scheduler was not made with sets it
+// up again. Empty 8-GPU nodes tie for a 1-GPU pod under bestfit (the lowest rank wins).
+TEST(IncrementalState, NodesAddedRankByNameAndANewModelSetsTheSchedulerUp) {
+  Live l({node("c", 8), node("e", 8)}, {pod("incoming", 1)}, "bestfit");
+  // The node a cycle picks for the pod: the tie goes to the lowest rank.
+  const auto picked = [&] {
+    auto s = l.s();
+    const Pod incoming = s->inputs.input.pods[s->pod_by_key.at("default/incoming")];
+    GoRand rng(1);
+    const sched::ScheduleResult result = s->cluster.scheduler->decide(incoming, *s->cluster.state, rng);
+    return result.scheduled() ? s->cluster.state->node(result.node).name : std::string("none");
+  };
+  EXPECT_EQ(picked(), "c");
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("d", 8));
+  EXPECT_EQ(picked(), "c");
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("b", 8));
+  EXPECT_EQ(picked(), "b");
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kDeleted, node("b", 8));
+  EXPECT_EQ(picked(), "c");
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("b", 8));
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kDeleted, node("c", 8));
+  EXPECT_EQ(picked(), "b");
+  EXPECT_EQ(l.cache.counters().scheduler_setups, 0u);
+  auto s = l.s();
+  const std::span<const uint32_t> rank = s->cluster.scheduler->node_rank();
+  const auto r = [&](const std::string& name) { return rank[s->cluster.node_by_name.at(name)]; };
+  EXPECT_LT(r("b"), r("d"));
+  EXPECT_LT(r("d"), r("e"));
+  json a100 = node("a", 8);
+  a100["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, a100);
+  EXPECT_EQ(l.cache.counters().scheduler_setups, 1u);
+  s = l.s();
+  const std::span<const uint32_t> rank2 = s->cluster.scheduler->node_rank();
+  const auto r2 = [&](const std::string& name) { return rank2[s->cluster.node_by_name.at(name)]; };
+  EXPECT_LT(r2("a"), r2("b"));
+  EXPECT_LT(r2("b"), r2("d"));
+  EXPECT_EQ(picked(), "a");
+  l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("c", 8));
+  EXPECT_EQ(l.cache.counters().scheduler_setups, 1u);
+  s = l.s();
+  const std::span<const uint32_t> rank3 = s->cluster.scheduler->node_rank();
+  const auto r3 = [&](const std::string& name) { return rank3[s->cluster.node_by_name.at(name)]; };
+  EXPECT_LT(r3("b"), r3("c"));
+  EXPECT_LT(r3("c"), r3("d"));
+  EXPECT_LT(r3("d"), r3("e"));
 }
 
 // BOOKMARK moves the resourceVersion only; a relist drops, adds and changes objects one by one.
@@ -247,6 +299,7 @@ json random_node(std::mt19937_64& rng, const std::string& name) {
   if (rng() % 3 == 0) n["spec"]["taints"] = json::array({{{"key", "dedicated"}, {"value", "train"}, {"effect", "NoSchedule"}}});
   if (rng() % 5 == 0) n["spec"]["unschedulable"] = true;
   if (rng() % 2) n["metadata"]["labels"]["tier"] = rng() % 2 ? "gold" : "silver";
+  if (rng() % 5 == 0) n["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";  // a model joins
   return n;
 }
 

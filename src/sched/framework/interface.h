@@ -260,6 +260,12 @@ class ObserverPlugin : public virtual Plugin {
   /// Changes whenever observe() changed what the plugin's Score (or GPU choice) returns; the
   /// Scheduler then drops its memoized scores.
   virtual uint64_t generation() const = 0;
+  /// The state's node set changed (ClusterState::add_node or remove_node, or a node replaced by one
+  /// of another capacity) while the plugin keeps what observe() taught it, as a running
+  /// kube-scheduler takes a node from its informer: a plugin that read the node set when it was made
+  /// reads it again. The state's GPU models are still those the plugin was made with (a new model
+  /// needs a new plugin). Default: nothing to do.
+  virtual void nodes_changed(const ClusterState& /*state*/) {}
 };
 
 /// gpufleet's device step (not a kube extension point; the FGD simulator picks the GPU in its

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <stdexcept>
+#include <tuple>
 
 #include "model/gpu_spec.h"
 #include "sched/framework/validation.h"
@@ -77,14 +78,55 @@ GpufleetScore::GpufleetScore(const ClusterState& state, CapacityOutlook outlook,
       online_(gpu_models_, params.mix_coverage),
       class_pinned_milli_(shape_.classes.size(), 0.0),
       class_pressure_(shape_.classes.size(), 0.0) {
+  all_models_ = models_with_gpus();
+}
+
+uint64_t GpufleetScore::models_with_gpus() const {
+  uint64_t models = 0;
   for (const auto& c : shape_.classes) {
     if (c.gpus == 0) continue;
-    if (c.model_id >= 64) {  // term 3 off: the sets are 64-bit masks of model ids
-      all_models_ = 0;
-      break;
-    }
-    all_models_ |= uint64_t{1} << c.model_id;
+    if (c.model_id >= 64) return 0;  // term 3 off: the sets are 64-bit masks of model ids
+    models |= uint64_t{1} << c.model_id;
   }
+  return models;
+}
+
+bool GpufleetScore::add_demand(const ShapeFacts& f, double milli) {
+  const uint64_t set = all_models_ != 0 ? f.model_set : 0;
+  if (set != 0 && set != all_models_) set_demand_milli_[set] += milli;
+  bool new_set = false;
+  for (const uint64_t row : {set, set != all_models_ ? all_models_ : 0})
+    if (row != 0 && pressure_.try_emplace(row, gpu_models_.size(), 0.0).second) new_set = true;
+  if (f.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(f.pinned_class)] += milli;
+  return new_set;
+}
+
+void GpufleetScore::nodes_changed(const ClusterState& state) {
+  if (!follows_state_) return;
+  outlook_ = CapacityOutlook::of(state);
+  shape_ = ClusterShape::of(outlook_, gpu_models_);
+  all_models_ = models_with_gpus();
+  class_pinned_milli_.assign(shape_.classes.size(), 0.0);
+  class_pressure_.assign(shape_.classes.size(), 0.0);
+  set_demand_milli_.clear();
+  pressure_.clear();
+  // Shapes in a fixed order (their first pods' keys), so the sums do not depend on hashing.
+  std::vector<SeenShape*> shapes;
+  for (auto& [id, seen] : facts_) shapes.push_back(&seen);
+  std::sort(shapes.begin(), shapes.end(), [](const SeenShape* a, const SeenShape* b) {
+    return std::tie(a->first.namespace_name, a->first.name) < std::tie(b->first.namespace_name, b->first.name);
+  });
+  for (SeenShape* seen : shapes) {
+    seen->facts = compute_facts(seen->first);
+    add_demand(seen->facts, seen->milli);
+  }
+  if (last_) {
+    const ShapeFacts& f = facts_.at(last_->id).facts;
+    const auto row = pressure_.find(all_models_ != 0 ? f.model_set : 0);
+    last_ = Last{last_->id, f, row != pressure_.end() ? &row->second : nullptr};
+  }
+  refresh_pressures(state);
+  ++generation_;
 }
 
 uint64_t GpufleetScore::model_set_of(std::string_view gpu_spec) const {
@@ -110,7 +152,7 @@ GpufleetScore::ShapeFacts GpufleetScore::compute_facts(const Pod& pod) const {
 
 GpufleetScore::ShapeFacts GpufleetScore::facts(const Pod& pod) const {
   const auto it = facts_.find(ShapeId{pod.gpu_spec, pod.cpu_milli, pod.memory_bytes, pod.num_gpu});
-  return it != facts_.end() ? it->second : compute_facts(pod);  // a pod scored without observe()
+  return it != facts_.end() ? it->second.facts : compute_facts(pod);  // a pod scored without observe()
 }
 
 double GpufleetScore::pressure_of(double share) const {
@@ -203,15 +245,12 @@ void GpufleetScore::observe(const Pod& pod, const ClusterState& state) {
     const std::string& spec = *specs_.insert(pod.gpu_spec).first;
     const ShapeId id{spec, pod.cpu_milli, pod.memory_bytes, pod.num_gpu};
     auto it = facts_.find(id);
-    if (it == facts_.end()) it = facts_.emplace(id, compute_facts(pod)).first;
-    const uint64_t set = all_models_ != 0 ? it->second.model_set : 0;
-    if (set != 0 && set != all_models_) set_demand_milli_[set] += milli;
+    if (it == facts_.end()) it = facts_.emplace(id, SeenShape{compute_facts(pod), 0.0, follows_state_ ? pod : Pod{}}).first;
+    it->second.milli += milli;
     // A set seen for the first time gets its row of p_A at once (below), not at the next refresh.
-    for (const uint64_t row : {set, set != all_models_ ? all_models_ : 0})
-      if (row != 0 && pressure_.try_emplace(row, gpu_models_.size(), 0.0).second) new_set = true;
-    const auto row = pressure_.find(set);
-    last_ = Last{id, it->second, row != pressure_.end() ? &row->second : nullptr};
-    if (it->second.pinned_class >= 0) class_pinned_milli_[static_cast<size_t>(it->second.pinned_class)] += milli;
+    new_set = add_demand(it->second.facts, milli);
+    const auto row = pressure_.find(all_models_ != 0 ? it->second.facts.model_set : 0);
+    last_ = Last{id, it->second.facts, row != pressure_.end() ? &row->second : nullptr};
   }
   const bool refresh_point = OnlineFragmentation::refresh_point(online_.pods_seen());
   if (refresh_point && gpu_sum_ > 0) {

@@ -139,7 +139,9 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
   GpufleetScore(const ClusterState& state, CapacityOutlook outlook, GpufleetParams params = {});
   /// The same with CapacityOutlook::of(state): the state's nodes are all it will hold.
   explicit GpufleetScore(const ClusterState& state, GpufleetParams params = {})
-      : GpufleetScore(state, CapacityOutlook::of(state), params) {}
+      : GpufleetScore(state, CapacityOutlook::of(state), params) {
+    follows_state_ = true;
+  }
   // Not copyable: last_ points into this object's pressure rows.
   GpufleetScore(const GpufleetScore&) = delete;
   GpufleetScore& operator=(const GpufleetScore&) = delete;
@@ -149,6 +151,12 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
   /// `state`). Bumps generation() when a replaced estimate changes scores. Does not throw.
   void observe(const Pod& pod, const ClusterState& state) override;
   uint64_t generation() const override { return generation_; }
+  /// Made without an outlook (the state's nodes are all it holds, as in `serve`): reads the node
+  /// classes of the state's nodes now, and re-derives from the GPU pods seen so far what depends on
+  /// them (each request shape's model set and pinned class, the demand per model set and per class),
+  /// then the pressures; bumps generation(). Made with an outlook (`simulate`): nothing, the outlook
+  /// covers every node the state will hold.
+  void nodes_changed(const ClusterState& state) override;
   /// 0..99 (see the header comment); 0 for a sharing pod no GPU of node n can take.
   int64_t score(const Pod& pod, const ClusterState& state, NodeId n, const CycleState& cycle) const override;
   /// The GPU with the largest F decrease, or -1 when no GPU of node n can take the pod.
@@ -187,6 +195,11 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
     size_t operator()(const ShapeId& id) const;
   };
   ShapeFacts compute_facts(const Pod& pod) const;
+  // all_models_ of shape_ (0 when a model id is 64 or more: term 3 off).
+  uint64_t models_with_gpus() const;
+  // Adds a GPU pod's request of `milli` with facts `f` to the demand per model set and per class,
+  // and gives a set seen for the first time its row of p_A; returns true for a new row.
+  bool add_demand(const ShapeFacts& f, double milli);
   ShapeFacts facts(const Pod& pod) const;
   // F decrease of the best placement on node n, and for a sharing pod its GPU (-1: none fits).
   std::pair<double, int32_t> frag_gain(const Pod& pod, const ClusterState& state, NodeId n) const;
@@ -207,6 +220,8 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
   uint64_t usable_state_ = 0;  // ClusterState::identity() of usable_
   double usable_r_cpu_ = 0, usable_r_memory_ = 0;
 
+  bool follows_state_ = false;  // made without an outlook: nodes_changed() re-reads the state's nodes
+
   std::vector<std::string> gpu_models_;
   CapacityOutlook outlook_;
   ClusterShape shape_;
@@ -224,7 +239,14 @@ class GpufleetScore final : public ScorePlugin, public GpuSelector, public Obser
   std::vector<double> class_pressure_;  // p(c)
   // Keys view the spec strings held in specs_ (node-based: stable addresses).
   std::unordered_set<std::string> specs_;
-  std::unordered_map<ShapeId, ShapeFacts, ShapeIdHash> facts_;
+  // Per request shape observed: its facts, the gpu_milli the pods of that shape requested, and its
+  // first pod (nodes_changed() computes the facts again from it).
+  struct SeenShape {
+    ShapeFacts facts;
+    double milli = 0;
+    Pod first;
+  };
+  std::unordered_map<ShapeId, SeenShape, ShapeIdHash> facts_;
   // The last GPU pod observed (the pod the scheduler is about to score on every node): its facts and
   // its p_A row, so that score() need not look them up per node. Rows are never erased (stable).
   struct Last {

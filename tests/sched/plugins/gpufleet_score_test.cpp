@@ -101,6 +101,50 @@ TEST(GpufleetScore, OutlookCountsAbsentNodesAsEmpty) {
   EXPECT_EQ(live_only.shape().classes.size(), 1u);
 }
 
+// A plugin made on the state's own nodes (as `serve` makes it) re-reads them when told the node set
+// changed, keeping the pods it saw: with the G2 node added it holds ModelPressure's first figures (a
+// plugin made with both nodes that saw the same pods); with it removed again, T4 is every model and
+// the pods pinned to it are no constrained set. A plugin made with an outlook keeps its classes.
+TEST(GpufleetScore, NodesChangedRereadsTheNodeSet) {
+  ClusterState state;
+  const int32_t t4 = state.register_gpu_model("T4");
+  const int32_t g2 = state.register_gpu_model("G2");
+  state.add_node(make_node("t4", 64000, 262144, 4, "T4"));
+  GpufleetScore plugin(state);
+  GpufleetScore planned(state, CapacityOutlook::of(state));
+  for (GpufleetScore* p : {&plugin, &planned}) {
+    p->observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state);
+    p->observe(make_pod("free1", 8000, 1024, 1, 1000), state);
+    p->observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"), state);
+    p->observe(make_pod("free3", 8000, 1024, 1, 1000), state);
+  }
+  ASSERT_EQ(plugin.shape().classes.size(), 1u);
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);  // T4 is every model: nothing is constrained
+  const uint64_t before = plugin.generation();
+  state.add_node(make_node("g2", 64000, 262144, 4, "G2"));
+  plugin.nodes_changed(state);
+  planned.nodes_changed(state);
+  ASSERT_EQ(plugin.shape().classes.size(), 2u);
+  EXPECT_EQ(plugin.shape().classes[1].model_id, g2);
+  // L = 8000, U(T4) = 4000, a quarter of the demand pinned to T4: share 0.5, p = 0.35 / 0.85.
+  EXPECT_NEAR(plugin.model_pressure(t4), 0.35 / 0.85, 1e-12);
+  EXPECT_EQ(plugin.model_pressure(g2), 0.0);
+  EXPECT_EQ(plugin.model_pressure(t4, "T4"), 0.0);
+  EXPECT_GT(plugin.generation(), before);  // the scheduler drops its cached scores
+  EXPECT_EQ(planned.shape().classes.size(), 1u);
+  EXPECT_EQ(planned.model_pressure(t4), 0.0);
+  // The pods seen go on counting: 3 T4 GPUs taken and four more pods, half the demand pinned to T4
+  // (ModelPressure's second figure): L = 5000, U(T4) = 1000, share 2.5, p = 1.
+  state.allocate(0, make_pod("early", 8000, 1024, 3, 1000), {.gpus = {0, 1, 2}});
+  for (int i = 0; i < 3; ++i) plugin.observe(make_pod("pinned" + std::to_string(i), 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free4", 8000, 1024, 1, 1000), state);
+  EXPECT_DOUBLE_EQ(plugin.model_pressure(t4), 1.0);
+  state.remove_node(1);
+  plugin.nodes_changed(state);
+  EXPECT_EQ(plugin.shape().classes.size(), 1u);
+  EXPECT_EQ(plugin.model_pressure(t4), 0.0);
+}
+
 // Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod
 // allowed any model pays on both models, a pod of the set itself does not.
 TEST(GpufleetScore, ModelSetPressure) {
