@@ -48,4 +48,5 @@ awk -v r="$(awk '/requests in/ {print $1}' "$dir/wrk.out")" -v s0="$serve_cpu0" 
     -v w="$(awk '{print $1 + $2}' "$dir/wrk.time")" 'BEGIN { s = s1 - s0; f = f1 - f0
   printf "CPU s while wrk ran: serve %.1f, fake API server %.1f, wrk %.1f; per request: serve %.0f us, all three %.0f us (%d requests)\n", s, f, w, s / r * 1e6, (s + f + w) / r * 1e6, r }'
 echo "fake after: $(stats)"
-curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(cache_watch_events_total|snapshot_generation|cache_full_builds_total)' | head -20 || true
+curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(cache_watch_events_total|snapshot_generation|cache_full_builds_total|cache_scheduler_setups_total|cache_relists_total|cache_lists_total)' | head -20 || true
+curl -sf "http://127.0.0.1:$port/metrics" | grep -E '^gpufleet_(extender_request_duration_seconds_bucket\{verb="'"$verb"'"|cache_event_lag_seconds_bucket)' || true
