@@ -189,20 +189,30 @@ PreemptionResult preempt(const Pod& pod, ClusterState& state, const PreemptionIn
 
   FilterCycle cycle(inputs.filters, pod, state);
   std::vector<PreemptionCandidate> candidates;
-  std::map<std::string, int32_t> reasons;  // node statuses of the nodes that are no candidate
+  // The node statuses of the nodes that are no candidate: kNotHelpful counted apart (most nodes of a
+  // large cluster), the few other reasons in a list.
+  int32_t not_helpful = 0;
+  std::vector<std::pair<std::string, int32_t>> other_reasons;
   for (NodeId n = 0; n < node_count; ++n) {
     if (!state.has_node(n)) continue;
     if (!inputs.node_to_status.at(n).resolvable() || exceeds_allocatable(pod, state.node(n))) {
-      ++reasons[kNotHelpful];
+      ++not_helpful;
       continue;
     }
     PreemptionCandidate c;
     std::string reason;
-    if (select_victims_on_node(pod, state, n, cycle, inputs.pdbs, allowed, c, reason)) candidates.push_back(std::move(c));
-    else ++reasons[reason];
+    if (select_victims_on_node(pod, state, n, cycle, inputs.pdbs, allowed, c, reason)) {
+      candidates.push_back(std::move(c));
+      continue;
+    }
+    const auto same = [&reason](const auto& r) { return r.first == reason; };
+    if (const auto it = std::find_if(other_reasons.begin(), other_reasons.end(), same); it != other_reasons.end()) ++it->second;
+    else other_reasons.emplace_back(std::move(reason), 1);
   }
   result.candidates = static_cast<int32_t>(candidates.size());
   if (candidates.empty()) {
+    std::map<std::string, int32_t> reasons(other_reasons.begin(), other_reasons.end());
+    if (not_helpful > 0) reasons[kNotHelpful] += not_helpful;
     // FitError.Error(): "count reason" strings, sorted.
     std::vector<std::string> parts;
     for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));

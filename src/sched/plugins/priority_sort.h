@@ -2,6 +2,7 @@
 // priority_sort.go): higher priority first, then the earlier queue timestamp.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "sched/framework/interface.h"
@@ -11,8 +12,12 @@ namespace gpufleet::sched {
 class PrioritySort final : public QueueSortPlugin, public NamedPlugin<"PrioritySort"> {
  public:
   bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const override {
-    const int32_t p1 = a.pod->priority, p2 = b.pod->priority;
-    return p1 > p2 || (p1 == p2 && a.timestamp < b.timestamp);
+    return before(a.pod->priority, a.timestamp, b.pod->priority, b.timestamp);
+  }
+  /// less() on a pod's priority and queue timestamp alone (a queue that keeps them beside its
+  /// entries compares without reading the pods).
+  static bool before(int32_t priority_a, uint64_t timestamp_a, int32_t priority_b, uint64_t timestamp_b) {
+    return priority_a > priority_b || (priority_a == priority_b && timestamp_a < timestamp_b);
   }
 };
 

@@ -86,9 +86,19 @@ void TaintToleration::count_reasons(FilterCode code, const Pod& pod, const Clust
   if (code != kUntoleratedTaint) return FilterPlugin::count_reasons(code, pod, state, nodes, histogram);
   std::map<std::pair<std::string_view, std::string_view>, int32_t> taints;  // (key, value) of the first untolerated taint
   int32_t generic = 0;
+  const Taint* last = nullptr;  // the previous node's taint and its count (nodes of a pool share taints)
+  int32_t* last_count = nullptr;
   for (const NodeId n : nodes) {
-    if (const Taint* t = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations)) ++taints[{t->key, t->value}];
-    else ++generic;
+    const Taint* t = find_untolerated_taint(state.node(n).taints, pod.constraints.tolerations);
+    if (t == nullptr) {
+      ++generic;
+    } else if (last != nullptr && t->key == last->key && t->value == last->value) {
+      ++*last_count;
+    } else {
+      last = t;
+      last_count = &taints[{t->key, t->value}];
+      ++*last_count;
+    }
   }
   if (generic > 0) histogram[std::string(code.reason())] += generic;
   for (const auto& [kv, count] : taints)
