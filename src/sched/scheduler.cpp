@@ -348,11 +348,18 @@ size_t Scheduler::filter_pass(const Pod& pod, const ClusterState& state, Entry* 
   return count;
 }
 
-NodeId Scheduler::better(const Entry* entries, NodeId a, NodeId b) const {
+NodeId Scheduler::better(const BestIndex& index, const Entry* entries, NodeId a, NodeId b) const {
   if (a == kNoNode) return b;
   if (b == kNoNode) return a;
-  const int32_t va = entries[a].value, vb = entries[b].value;
-  if (va != vb) return va > vb ? a : b;
+  if (index.key_columns.empty()) {
+    const int32_t va = entries[a].value, vb = entries[b].value;
+    if (va != vb) return va > vb ? a : b;
+  } else {
+    for (const int64_t* column : index.key_columns) {
+      const int64_t va = column ? column[a] : entries[a].value, vb = column ? column[b] : entries[b].value;
+      if (va != vb) return va > vb ? a : b;
+    }
+  }
   const uint32_t ra = node_rank_.empty() ? a : node_rank_[a], rb = node_rank_.empty() ? b : node_rank_[b];
   if (ra != rb) return ra < rb ? a : b;
   return a < b ? a : b;
@@ -363,7 +370,7 @@ void Scheduler::set_leaf(BestIndex& index, const Entry* entries, NodeId n, bool 
   index.tree[i] = present && entries[n].value >= kMinScore ? n : kNoNode;
   for (i >>= 1; i != 0; i >>= 1) {
     const NodeId was = index.tree[i];
-    const NodeId now = better(entries, index.tree[2 * i], index.tree[2 * i + 1]);
+    const NodeId now = better(index, entries, index.tree[2 * i], index.tree[2 * i + 1]);
     // The same winner, and not the node that changed: every entry above compares what it compared.
     if (now == was && now != n) return;
     index.tree[i] = now;
@@ -384,7 +391,15 @@ bool Scheduler::sync_index(size_t shape, const Pod& pod, const ClusterState& sta
       e.version = version;
     }
   };
-  if (index.state_identity == state.identity() && index.slots == slots && index.rank_epoch == rank_epoch_) {
+  // The key columns this cycle compares (static ones current for the node set).
+  std::vector<const int64_t*> key_columns;
+  if (index_keys_.size() > 1)
+    for (const size_t i : index_keys_)
+      key_columns.push_back(static_cast<int>(i) == memo_score_ ? nullptr : static_column(shape, i, pod, state));
+  const bool same_keys = index.keys == (index_keys_.size() > 1 ? index_keys_ : std::vector<size_t>{}) &&
+                         (key_columns.empty() || index.node_set_version == state.node_set_version());
+  if (same_keys && index.state_identity == state.identity() && index.slots == slots && index.rank_epoch == rank_epoch_) {
+    index.key_columns = key_columns;
     const auto changes = state.changes_since(index.synced_at);
     if (changes && changes->size() <= bound &&
         std::find(changes->begin(), changes->end(), ClusterState::kSlotCountChange) == changes->end()) {
@@ -404,13 +419,16 @@ bool Scheduler::sync_index(size_t shape, const Pod& pod, const ClusterState& sta
     index.state_identity = 0;
     return false;
   }
+  index.keys = index_keys_.size() > 1 ? index_keys_ : std::vector<size_t>{};
+  index.key_columns = std::move(key_columns);
+  index.node_set_version = state.node_set_version();
   index.width = std::bit_ceil(std::max<size_t>(slots, 1));
   index.tree.assign(2 * index.width, kNoNode);
   for (NodeId n = 0; n < slots; ++n) {
     refresh(n);
     if (entries[n].value >= kMinScore) index.tree[index.width + n] = n;
   }
-  for (size_t i = index.width - 1; i != 0; --i) index.tree[i] = better(entries, index.tree[2 * i], index.tree[2 * i + 1]);
+  for (size_t i = index.width - 1; i != 0; --i) index.tree[i] = better(index, entries, index.tree[2 * i], index.tree[2 * i + 1]);
   index.slots = slots;
   index.state_identity = state.identity();
   index.rank_epoch = rank_epoch_;
@@ -418,13 +436,33 @@ bool Scheduler::sync_index(size_t shape, const Pod& pod, const ClusterState& sta
 }
 
 bool Scheduler::index_applies(const Pod& pod, const ClusterState& state) {
+  pre_score_skips_.assign(profile_.pre_scores.size(), 0);
   for (size_t k = 0; k < profile_.pre_scores.size(); ++k) {
-    if (!profile_.pre_scores[k]->skips_pre_score(pod, state)) return false;
-    for (const size_t i : pre_score_targets_[k]) score_skipped_[i] = 1;
+    if (profile_.pre_scores[k]->skips_pre_score(pod, state)) {
+      pre_score_skips_[k] = 1;
+      for (const size_t i : pre_score_targets_[k]) score_skipped_[i] = 1;
+    } else if (!profile_.pre_scores[k]->static_pre_score(pod, state)) {
+      return false;
+    }
   }
-  for (size_t i = 0; i < score_skipped_.size(); ++i)
-    if ((score_skipped_[i] == 0) != (static_cast<int>(i) == memo_score_)) return false;
-  return true;
+  // Scored: the memoized plugin, and only kNodeStatic others (their PreScore static, or none).
+  index_keys_.clear();
+  for (size_t i = 0; i < score_skipped_.size(); ++i) {
+    if (score_skipped_[i] != 0) continue;
+    if (static_cast<int>(i) != memo_score_ && profile_.scores[i].plugin->caching() != ScoreCaching::kNodeStatic) return false;
+    index_keys_.push_back(i);
+  }
+  return std::find(index_keys_.begin(), index_keys_.end(), static_cast<size_t>(memo_score_)) != index_keys_.end();
+}
+
+const int64_t* Scheduler::static_column(size_t shape, size_t i, const Pod& pod, const ClusterState& state) {
+  auto& column = static_scores_[shape][i];
+  if (column.size() != state.node_count()) {
+    const ScorePlugin& plugin = *profile_.scores[i].plugin;
+    column.resize(state.node_count());
+    for (NodeId n = 0; n < state.node_count(); ++n) column[n] = state.has_node(n) ? plugin.score(pod, state, n, cycle_) : 0;
+  }
+  return column.data();
 }
 
 NodeToStatus Scheduler::node_statuses(const std::vector<Entry>& entries, size_t node_count, const std::vector<NodeId>* only) const {
@@ -470,10 +508,15 @@ bool Scheduler::decide_by_index(const Pod& pod, const ClusterState& state, size_
     if (diagnosing()) result.node_to_status = node_statuses(entries, state.node_count());
     return true;
   }
-  for (const auto& p : profile_.pre_scores) cycle_.skip_score(p->name());  // as their pre_score would
+  for (size_t k = 0; k < profile_.pre_scores.size(); ++k)
+    if (pre_score_skips_[k] != 0) cycle_.skip_score(profile_.pre_scores[k]->name());  // as their pre_score would
   feasible_ = {};
   result.node = best;
-  result.score = static_cast<size_t>(memo_score_) + 1 == profile_.scores.size() ? entries[best].value : 0;
+  // The last Score plugin's value when it was scored, as select_host gives it.
+  const size_t last = index_keys_.back();
+  result.score = 0;
+  if (last + 1 == profile_.scores.size())
+    result.score = static_cast<int>(last) == memo_score_ ? entries[best].value : static_column(shape, last, pod, state)[best];
   select_gpus(result, pod, state, rng);
   return true;
 }
@@ -661,12 +704,7 @@ void Scheduler::select_host(const Pod& pod, const ClusterState& state, size_t sh
     if (static_cast<int>(i) == memo_score_) {
       c.memo = true;
     } else if (plugin.caching() == ScoreCaching::kNodeStatic) {
-      auto& column = static_scores_[shape][i];
-      if (column.size() != state.node_count()) {
-        column.resize(state.node_count());
-        for (NodeId n = 0; n < state.node_count(); ++n) column[n] = state.has_node(n) ? plugin.score(pod, state, n, cycle_) : 0;
-      }
-      c.by_node = column.data();
+      c.by_node = static_column(shape, i, pod, state);
     } else {
       if (columns_.size() <= computed) columns_.emplace_back();
       auto& column = columns_[computed++];

@@ -39,7 +39,10 @@
 // default-scheduler and random ones), a cycle whose PreScore plugins all skip whatever the feasible
 // nodes (PreScorePlugin::skips_pre_score: no preferred node affinity, no PreferNoSchedule taint in
 // the cluster) leaves the choice to the memoized score: the feasible node with the highest, then the
-// lowest rank. Such a cycle reads it from a per-shape tournament tree over the slots instead of
+// lowest rank. So does a cycle whose other PreScore plugins succeed whatever the feasible nodes and
+// score only columns of the node set (PreScorePlugin::static_pre_score, ScoreCaching::kNodeStatic:
+// a pod's preferred node affinity, PreferNoSchedule taints): the index then compares those columns
+// and the memoized score in profile order, as the lexicographic choice does (no NormalizeScore). Such a cycle reads it from a per-shape tournament tree over the slots instead of
 // passing over every node. The tree's leaves are the nodes the cached filters pass; it follows the
 // state through ClusterState::changes_since (each changed node's entry is re-evaluated, then its
 // path to the root), so a cycle costs O(nodes changed since the shape's last cycle x log nodes),
@@ -328,9 +331,19 @@ class Scheduler final : public Handle {
     uint64_t state_identity = 0;  // ClusterState::identity() it follows (0: not built)
     uint64_t synced_at = 0;       // ClusterState::change_count() it reflects
     uint64_t rank_epoch = 0;      // rank_epoch_ it was built at
+    // The Score plugins it compares, in profile order (index_keys_ when built): empty for the
+    // memoized one alone; else their columns, nullptr for the memoized one (the entries), the others
+    // kNodeStatic columns of static_scores_ for the node set of node_set_version.
+    std::vector<size_t> keys;
+    std::vector<const int64_t*> key_columns;
+    uint64_t node_set_version = 0;
   };
-  // The better of two leaves or inner entries (kNoNode loses).
-  NodeId better(const Entry* entries, NodeId a, NodeId b) const;
+  // The better of two leaves or inner entries (kNoNode loses): the higher value at the first of the
+  // index's key columns where they differ (the memoized score alone without keys), else the lower rank.
+  NodeId better(const BestIndex& index, const Entry* entries, NodeId a, NodeId b) const;
+  // The kNodeStatic column of Score plugin i for the shape, computed for every slot when the node set
+  // changed since (static_scores_).
+  const int64_t* static_column(size_t shape, size_t i, const Pod& pod, const ClusterState& state);
   // Sets slot n's leaf (present: n if its entry is feasible, else kNoNode) and its path to the root.
   void set_leaf(BestIndex& index, const Entry* entries, NodeId n, bool present);
   // Brings the shape's entries of the nodes changed since its index's last sync and the index up to
@@ -346,6 +359,10 @@ class Scheduler final : public Handle {
   // feasible nodes (PreScorePlugin::skips_pre_score), leaving only the memoized Score plugin; sets
   // score_skipped_ as those PreScore plugins would.
   bool index_applies(const Pod& pod, const ClusterState& state);
+  // index_applies' findings for this cycle: the Score plugins scored (the memoized one and
+  // kNodeStatic ones whose PreScore is static_pre_score), and which PreScore plugins skip.
+  std::vector<size_t> index_keys_;
+  std::vector<uint8_t> pre_score_skips_;
   // kube's NodeToStatus from the shape's entries (the cached filters) and uncached_rejects_; with
   // `only`, from the entries of those nodes (every other slot: not rejected).
   NodeToStatus node_statuses(const std::vector<Entry>& entries, size_t node_count, const std::vector<NodeId>* only = nullptr) const;

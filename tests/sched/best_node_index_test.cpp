@@ -105,6 +105,10 @@ TEST_P(BestNodeIndexTest, ChangesNoDecision) {
     input.nodes = synthetic::synthetic_k8s_nodes(static_cast<int32_t>(120 + pick(200)));
     if (seed == 3) input.nodes[pick(input.nodes.size())].taints.push_back(Taint{"spot", "true", "PreferNoSchedule"});
     input.pods = synthetic::synthetic_k8s_pods(1500, seed);
+    if (seed == 2)  // preferred node affinity (a kNodeStatic Score before the memoized one) on a third of the pods
+      for (size_t i = 0; i < input.pods.size(); i += 3)
+        input.pods[i].constraints.preferred_node_affinity = {PreferredSchedulingTerm{
+            static_cast<int32_t>(1 + i % 100), NodeSelectorTerm{{SelectorRequirement{"topology.kubernetes.io/zone", "In", {i % 2 ? "zone-a" : "zone-b"}}}, {}}}};
     place::PlaceOptions on_options{policy, 42};
     place::PlaceOptions off_options{policy, 42};
     off_options.best_node_index = false;

@@ -209,6 +209,12 @@ class PreScorePlugin : public virtual Plugin {
   /// scheduler.h); it still runs nothing else of this plugin that cycle. Default false: always
   /// safe, it only costs the index.
   virtual bool skips_pre_score(const Pod& /*pod*/, const ClusterState& /*state*/) const { return false; }
+  /// True only when pre_score() returns Success for this pod and state whatever the feasible nodes
+  /// (any non-empty list), drawing nothing from its rng and writing nothing to its CycleState, and
+  /// the Score plugins it precedes are ScoreCaching::kNodeStatic: their scores are then columns of
+  /// the node set, which the best-node index compares before the memoized score (scheduler.h).
+  /// Default false: always safe, it only costs the index.
+  virtual bool static_pre_score(const Pod& /*pod*/, const ClusterState& /*state*/) const { return false; }
 };
 
 /// One node's score (kube NodeScore).

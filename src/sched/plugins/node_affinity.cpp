@@ -106,6 +106,10 @@ bool NodeAffinity::skips_pre_score(const Pod& pod, const ClusterState&) const {
   return pod.constraints.preferred_node_affinity.empty();
 }
 
+bool NodeAffinity::static_pre_score(const Pod& pod, const ClusterState& state) const {
+  return !skips_pre_score(pod, state) && !preferred_node_affinity_error(pod);
+}
+
 Status NodeAffinity::pre_score(const Pod& pod, const ClusterState& state, std::span<const NodeId> feasible, CycleState&, GoRand&) const {
   if (skips_pre_score(pod, state)) return Status(Code::kSkip);
   if (feasible.size() >= 2)

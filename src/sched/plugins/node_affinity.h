@@ -78,6 +78,8 @@ class NodeAffinity final : public FilterPlugin, public PreScorePlugin, public Sc
                    GoRand& rng) const override;
   /// Whether pre_score() skips: the pod has no preferred term.
   bool skips_pre_score(const Pod& pod, const ClusterState& state) const override;
+  /// Whether pre_score() succeeds whatever the feasible nodes: preferred terms without an error.
+  bool static_pre_score(const Pod& pod, const ClusterState& state) const override;
   /// The score reads only the pod's preferred terms and node n's labels and name.
   ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
   /// preferred_node_affinity_score.

@@ -87,6 +87,8 @@ class TaintToleration final : public FilterPlugin, public PreScorePlugin, public
                    GoRand& rng) const override;
   /// Whether pre_score() skips: no node has a PreferNoSchedule taint.
   bool skips_pre_score(const Pod& pod, const ClusterState& state) const override;
+  /// Whether pre_score() succeeds whatever the feasible nodes: some node has a PreferNoSchedule taint.
+  bool static_pre_score(const Pod& pod, const ClusterState& state) const override { return !skips_pre_score(pod, state); }
   /// The score reads only the pod's tolerations and node n's taints.
   ScoreCaching caching() const override { return ScoreCaching::kNodeStatic; }
   /// 100 - (number of PreferNoSchedule taints of node n the pod does not tolerate). See above.
