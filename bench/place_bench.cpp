@@ -3,7 +3,8 @@
 // resources, GPUs), priorities and the pending-reason diagnosis, single-threaded. The bar:
 // 100,000 pods on 10,000 nodes in at most 10 s on one core. place_sampled/...: the same with kube's
 // percentageOfNodesToScore at its adaptive default (--percentage-of-nodes-to-score 0), at 1,000,
-// 10,000 and 100,000 nodes; place/gpufleet/100000x100000 is the unsampled reference at that size.
+// 10,000 and 100,000 nodes; place/gpufleet/100000x100000 is the unsampled reference at that size,
+// place/bestfit/100000x100000 the same for a policy that learns nothing from the pods.
 //   build/bench/gpufleet_bench --benchmark_filter=place
 #include <benchmark/benchmark.h>
 
@@ -44,8 +45,9 @@ int register_all = [] {
     benchmark::RegisterBenchmark(fmt::format("place/{}/10000x100000", policy).c_str(), BM_Place, policy, 10000, 100000, std::nullopt)
         ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
   }
-  benchmark::RegisterBenchmark("place/gpufleet/100000x100000", BM_Place, "gpufleet", 100000, 100000, std::nullopt)
-      ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+  for (const char* policy : {"gpufleet", "bestfit"})
+    benchmark::RegisterBenchmark(fmt::format("place/{}/100000x100000", policy).c_str(), BM_Place, policy, 100000, 100000, std::nullopt)
+        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
   for (const auto& [nodes, pods] : {std::pair{1000, 10000}, std::pair{10000, 100000}, std::pair{100000, 100000}})
     benchmark::RegisterBenchmark(fmt::format("place_sampled/gpufleet/{}x{}", nodes, pods).c_str(), BM_Place, "gpufleet", nodes,
                                  static_cast<int64_t>(pods), std::optional<int32_t>(0))

@@ -104,7 +104,22 @@ bool GpufleetScore::add_demand(const ShapeFacts& f, double milli) {
 void GpufleetScore::nodes_changed(const ClusterState& state) {
   if (!follows_state_) return;
   outlook_ = CapacityOutlook::of(state);
-  shape_ = ClusterShape::of(outlook_, gpu_models_);
+  ClusterShape shape = ClusterShape::of(outlook_, gpu_models_);
+  // The same classes, and every node in the class it was in: each shape's facts and the demand stand;
+  // only the pressures are refreshed (they keep their values unless one moves by kMinPressureChange,
+  // as at any refresh), so the scheduler's memoized scores are dropped only when one does.
+  const auto same_class = [](const ClusterShape::NodeClass& a, const ClusterShape::NodeClass& b) {
+    return a.model_id == b.model_id && a.gpu_count == b.gpu_count && a.cpu_milli == b.cpu_milli && a.memory_bytes == b.memory_bytes;
+  };
+  bool same = shape.classes.size() == shape_.classes.size() &&
+              std::equal(shape.classes.begin(), shape.classes.end(), shape_.classes.begin(), same_class);
+  for (size_t n = 0; same && n < std::min(shape.class_of_node.size(), shape_.class_of_node.size()); ++n)
+    same = shape.class_of_node[n] == shape_.class_of_node[n] || shape.class_of_node[n] < 0 || shape_.class_of_node[n] < 0;
+  shape_ = std::move(shape);
+  if (same) {
+    if (refresh_pressures(state)) ++generation_;
+    return;
+  }
   all_models_ = models_with_gpus();
   class_pinned_milli_.assign(shape_.classes.size(), 0.0);
   class_pressure_.assign(shape_.classes.size(), 0.0);

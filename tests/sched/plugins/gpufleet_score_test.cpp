@@ -143,6 +143,34 @@ TEST(GpufleetScore, NodesChangedRereadsTheNodeSet) {
   plugin.nodes_changed(state);
   EXPECT_EQ(plugin.shape().classes.size(), 1u);
   EXPECT_EQ(plugin.model_pressure(t4), 0.0);
+  // A node of a class there is: the classes stand, the pressures (all 0) do not move, so the
+  // scheduler keeps its scores.
+  const uint64_t kept = plugin.generation();
+  state.add_node(make_node("t4b", 64000, 262144, 4, "T4"));
+  plugin.nodes_changed(state);
+  ASSERT_EQ(plugin.shape().classes.size(), 1u);
+  EXPECT_EQ(plugin.shape().classes[0].gpus, 8);
+  EXPECT_EQ(plugin.generation(), kept);
+}
+
+// A node joining a class the cluster has moves the pressures by the capacity it brings: with a
+// second G2 node, L = 12000 and U(T4) = 4000, share 0.25 x 12000 / 4000 = 0.75, p = 0.6 / 0.85.
+TEST(GpufleetScore, NodesChangedInAClassRefreshesThePressures) {
+  ClusterState state({make_node("t4", 64000, 262144, 4, "T4"), make_node("g2", 64000, 262144, 4, "G2")});
+  const int32_t t4 = state.gpu_model_id(0);
+  GpufleetScore plugin(state);
+  plugin.observe(make_pod("pinned", 8000, 1024, 1, 1000, "T4"), state);
+  plugin.observe(make_pod("free1", 8000, 1024, 1, 1000), state);
+  plugin.observe(make_pod("free2", 8000, 1024, 1, 1000, "T4|G2"), state);
+  plugin.observe(make_pod("free3", 8000, 1024, 1, 1000), state);
+  EXPECT_NEAR(plugin.model_pressure(t4), 0.35 / 0.85, 1e-12);
+  const uint64_t before = plugin.generation();
+  state.add_node(make_node("g2b", 64000, 262144, 4, "G2"));
+  plugin.nodes_changed(state);
+  ASSERT_EQ(plugin.shape().classes.size(), 2u);
+  EXPECT_EQ(plugin.shape().classes[1].gpus, 8);
+  EXPECT_NEAR(plugin.model_pressure(t4), 0.6 / 0.85, 1e-12);
+  EXPECT_GT(plugin.generation(), before);
 }
 
 // Pods allowed several models but not all (V100M16|V100M32) are a constrained set of their own: a pod
