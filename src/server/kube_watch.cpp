@@ -1,5 +1,7 @@
 #include "server/kube_watch.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <optional>
@@ -94,6 +96,8 @@ void KubeWatcher::start() {
   for (auto& r : reflectors_) {
     Reflector* p = r.get();
     p->thread = std::thread([this, p] {
+      // "watch-Node" / "watch-Pod": what top -H and perf show for this thread.
+      pthread_setname_np(pthread_self(), p->kind == ResourceKind::kNode ? "watch-Node" : "watch-Pod");
       run(*p);
       p->done = true;
     });
