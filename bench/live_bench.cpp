@@ -152,13 +152,18 @@ void LiveSnapshotRebuild(benchmark::State& state) {
 }
 BENCHMARK(LiveSnapshotRebuild)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(2);
 
-// One watch event applied to the live state (live/cluster_cache.h), then snapshot() (nothing left to
-// build): in turn a pod created pending, that pod bound to a node, a node's labels changed, the pod
-// deleted. Counters over the iterations, each event timed alone: p50_us and p99_us of wall time, and
-// p50_cpu_us and p99_cpu_us of the thread's CPU time (what the event costs, without the waits of a
-// loaded machine).
-void apply_events(benchmark::State& state, std::unique_ptr<Fixture>& f) {
-  const int nodes = static_cast<int>(state.range(0));
+// One watch event to apply: its kind, type and object.
+struct BenchEvent {
+  gpufleet::live::ResourceKind kind;
+  gpufleet::live::WatchEventType type;
+  json object;
+};
+
+// Applies event(i) for each iteration i, then snapshot(), timing each alone (the event's object is
+// made before its clocks start, but counts in its CPU time); counters p50/p99 of wall and thread
+// CPU time per event, and the cache's full builds and scheduler set-ups.
+template <typename MakeEvent>
+void time_events(benchmark::State& state, Fixture& f, MakeEvent event) {
   std::vector<double> micros, cpu_micros;
   const auto thread_cpu_us = [] {
     timespec t{};
@@ -168,30 +173,12 @@ void apply_events(benchmark::State& state, std::unique_ptr<Fixture>& f) {
   int64_t i = 0;
   for (auto _ : state) {
     const double cpu_start = thread_cpu_us();
-    const int64_t round = i / 4, node = (round * 7919) % nodes;
-    const std::string name = "churn-" + std::to_string(round);
+    BenchEvent e = event(i++);
     const auto start = std::chrono::steady_clock::now();
-    switch (i % 4) {
-      case 0:
-        f->cache.apply(gpufleet::live::ResourceKind::kPod, gpufleet::live::WatchEventType::kAdded, bench_pod(name, 1, ""));
-        break;
-      case 1:
-        f->cache.apply(gpufleet::live::ResourceKind::kPod, gpufleet::live::WatchEventType::kModified,
-                       bench_pod(name, 1, "node-" + std::to_string(node)));
-        break;
-      case 2: {
-        json n = bench_node(static_cast<int>(node));
-        n["metadata"]["labels"]["gpufleet.io/bench-round"] = std::to_string(round);
-        f->cache.apply(gpufleet::live::ResourceKind::kNode, gpufleet::live::WatchEventType::kModified, n);
-        break;
-      }
-      default:
-        f->cache.apply(gpufleet::live::ResourceKind::kPod, gpufleet::live::WatchEventType::kDeleted, bench_pod(name, 1, ""));
-    }
-    benchmark::DoNotOptimize(f->cache.snapshot());
+    f.cache.apply(e.kind, e.type, e.object);
+    benchmark::DoNotOptimize(f.cache.snapshot());
     micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
     cpu_micros.push_back(thread_cpu_us() - cpu_start);
-    ++i;
   }
   for (const auto& [values, name] : {std::pair{&micros, "_us"}, std::pair{&cpu_micros, "_cpu_us"}}) {
     std::sort(values->begin(), values->end());
@@ -199,7 +186,35 @@ void apply_events(benchmark::State& state, std::unique_ptr<Fixture>& f) {
     state.counters[std::string("p50") + name] = (*values)[values->size() / 2];
     state.counters[std::string("p99") + name] = (*values)[std::min(values->size() - 1, values->size() * 99 / 100)];
   }
-  state.counters["full_builds"] = static_cast<double>(f->cache.counters().full_builds);
+  state.counters["full_builds"] = static_cast<double>(f.cache.counters().full_builds);
+  state.counters["scheduler_setups"] = static_cast<double>(f.cache.counters().scheduler_setups);
+}
+
+// One watch event applied to the live state (live/cluster_cache.h), then snapshot() (nothing left to
+// build): in turn a pod created pending, that pod bound to a node, a node's labels changed, the pod
+// deleted. Counters over the iterations, each event timed alone: p50_us and p99_us of wall time, and
+// p50_cpu_us and p99_cpu_us of the thread's CPU time (what the event costs, without the waits of a
+// loaded machine).
+void apply_events(benchmark::State& state, std::unique_ptr<Fixture>& f) {
+  using gpufleet::live::ResourceKind, gpufleet::live::WatchEventType;
+  const int nodes = static_cast<int>(state.range(0));
+  time_events(state, *f, [nodes](int64_t i) {
+    const int64_t round = i / 4, node = (round * 7919) % nodes;
+    const std::string name = "churn-" + std::to_string(round);
+    switch (i % 4) {
+      case 0:
+        return BenchEvent{ResourceKind::kPod, WatchEventType::kAdded, bench_pod(name, 1, "")};
+      case 1:
+        return BenchEvent{ResourceKind::kPod, WatchEventType::kModified, bench_pod(name, 1, "node-" + std::to_string(node))};
+      case 2: {
+        json n = bench_node(static_cast<int>(node));
+        n["metadata"]["labels"]["gpufleet.io/bench-round"] = std::to_string(round);
+        return BenchEvent{ResourceKind::kNode, WatchEventType::kModified, std::move(n)};
+      }
+      default:
+        return BenchEvent{ResourceKind::kPod, WatchEventType::kDeleted, bench_pod(name, 1, "")};
+    }
+  });
 }
 void LiveApplyEvent(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
@@ -237,33 +252,12 @@ void LiveApplyNodeEvent(benchmark::State& state) {
   static std::map<int, std::unique_ptr<Fixture>> fixtures;
   auto& f = fixtures[nodes];
   if (!f) f = std::make_unique<Fixture>(nodes);
-  std::vector<double> micros, cpu_micros;
-  const auto thread_cpu_us = [] {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
-  };
-  int64_t i = 0;
-  for (auto _ : state) {
-    const double cpu_start = thread_cpu_us();
+  time_events(state, *f, [](int64_t i) {
     json n = bench_node(static_cast<int>(i / 2));
     n["metadata"]["name"] = "extra-" + std::to_string(i / 2);
-    const auto start = std::chrono::steady_clock::now();
-    f->cache.apply(gpufleet::live::ResourceKind::kNode,
-                   i % 2 ? gpufleet::live::WatchEventType::kDeleted : gpufleet::live::WatchEventType::kAdded, n);
-    benchmark::DoNotOptimize(f->cache.snapshot());
-    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
-    cpu_micros.push_back(thread_cpu_us() - cpu_start);
-    ++i;
-  }
-  for (const auto& [values, name] : {std::pair{&micros, "_us"}, std::pair{&cpu_micros, "_cpu_us"}}) {
-    std::sort(values->begin(), values->end());
-    if (values->empty()) continue;
-    state.counters[std::string("p50") + name] = (*values)[values->size() / 2];
-    state.counters[std::string("p99") + name] = (*values)[std::min(values->size() - 1, values->size() * 99 / 100)];
-  }
-  state.counters["full_builds"] = static_cast<double>(f->cache.counters().full_builds);
-  state.counters["scheduler_setups"] = static_cast<double>(f->cache.counters().scheduler_setups);
+    return BenchEvent{gpufleet::live::ResourceKind::kNode,
+                      i % 2 ? gpufleet::live::WatchEventType::kDeleted : gpufleet::live::WatchEventType::kAdded, std::move(n)};
+  });
 }
 BENCHMARK(LiveApplyNodeEvent)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond)->Iterations(200);
 

@@ -227,29 +227,25 @@ TEST(IncrementalState, NodesAddedRankByNameAndANewModelSetsTheSchedulerUp) {
   l.cache.apply(ResourceKind::kNode, WatchEventType::kDeleted, node("c", 8));
   EXPECT_EQ(picked(), "b");
   EXPECT_EQ(l.cache.counters().scheduler_setups, 0u);
-  auto s = l.s();
-  const std::span<const uint32_t> rank = s->cluster.scheduler->node_rank();
-  const auto r = [&](const std::string& name) { return rank[s->cluster.node_by_name.at(name)]; };
+  // A node's tie-break rank in the live scheduler.
+  const auto r = [&](const std::string& name) {
+    const auto s = l.s();
+    return s->cluster.scheduler->node_rank()[s->cluster.node_by_name.at(name)];
+  };
   EXPECT_LT(r("b"), r("d"));
   EXPECT_LT(r("d"), r("e"));
   json a100 = node("a", 8);
   a100["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-A100-SXM4-80GB";
   l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, a100);
   EXPECT_EQ(l.cache.counters().scheduler_setups, 1u);
-  s = l.s();
-  const std::span<const uint32_t> rank2 = s->cluster.scheduler->node_rank();
-  const auto r2 = [&](const std::string& name) { return rank2[s->cluster.node_by_name.at(name)]; };
-  EXPECT_LT(r2("a"), r2("b"));
-  EXPECT_LT(r2("b"), r2("d"));
+  EXPECT_LT(r("a"), r("b"));
+  EXPECT_LT(r("b"), r("d"));
   EXPECT_EQ(picked(), "a");
   l.cache.apply(ResourceKind::kNode, WatchEventType::kAdded, node("c", 8));
   EXPECT_EQ(l.cache.counters().scheduler_setups, 1u);
-  s = l.s();
-  const std::span<const uint32_t> rank3 = s->cluster.scheduler->node_rank();
-  const auto r3 = [&](const std::string& name) { return rank3[s->cluster.node_by_name.at(name)]; };
-  EXPECT_LT(r3("b"), r3("c"));
-  EXPECT_LT(r3("c"), r3("d"));
-  EXPECT_LT(r3("d"), r3("e"));
+  EXPECT_LT(r("b"), r("c"));
+  EXPECT_LT(r("c"), r("d"));
+  EXPECT_LT(r("d"), r("e"));
 }
 
 // BOOKMARK moves the resourceVersion only; a relist drops, adds and changes objects one by one.
