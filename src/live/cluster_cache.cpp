@@ -272,7 +272,7 @@ struct ClusterCache::Impl {
     for (const std::string& key : names->second) {
       const Pod& pod = s.inputs.input.pods[s.pod_by_key.at(key)];
       if (!place::kubelet_rejection(pod, state, n).empty()) continue;
-      if (s.observed.insert(key).second) s.cluster.scheduler->observe(pod, state);
+      if (s.observed.insert(observed_id(pod)).second) s.cluster.scheduler->observe(pod, state);
       s.cluster.scheduler->admit_bound(pod, state, n, s.cluster.rng);
     }
   }
@@ -288,8 +288,9 @@ struct ClusterCache::Impl {
       for (const BoundPod& b : state.pods_on(n)) keys.push_back(sched::pod_key(b.pod));
     std::sort(keys.begin(), keys.end());
     for (const std::string& key : keys) {
-      s.observed.insert(key);
-      s.cluster.scheduler->observe(s.inputs.input.pods[s.pod_by_key.at(key)], state);
+      const Pod& pod = s.inputs.input.pods[s.pod_by_key.at(key)];
+      s.observed.insert(observed_id(pod));
+      s.cluster.scheduler->observe(pod, state);
     }
   }
 
@@ -401,6 +402,11 @@ struct ClusterCache::Impl {
   }
 
   void pod_changed(Snapshot& s, const std::string& key, std::optional<Pod> pod) {
+    // The pod it was leaves `observed` unless the object is still that pod.
+    if (const auto held = s.pod_by_key.find(key); held != s.pod_by_key.end()) {
+      std::string was = observed_id(s.inputs.input.pods[held->second]);
+      if (!pod || observed_id(*pod) != was) s.observed.erase(was);
+    }
     const std::string was_on = remove_pod(s, key);
     std::string now_on;
     if (pod) {
@@ -464,7 +470,7 @@ struct ClusterCache::Impl {
       if (!pods[i].uid.empty()) snapshot->pod_by_uid.emplace(pods[i].uid, i);
       if (!pods[i].node_name.empty()) naming[pods[i].node_name].insert(key);
     }
-    for (const place::PreboundPod& p : snapshot->cluster.prebound) snapshot->observed.insert(sched::pod_key(pods[p.pod]));
+    for (const place::PreboundPod& p : snapshot->cluster.prebound) snapshot->observed.insert(observed_id(pods[p.pod]));
     node_index.clear();
     for (size_t i = 0; i < snapshot->inputs.input.nodes.size(); ++i) node_index[snapshot->inputs.input.nodes[i].name] = i;
     snapshot->generation = ++generation;
@@ -499,6 +505,8 @@ ClusterCache::ClusterCache(CacheOptions options) : impl_(std::make_unique<Impl>(
 }
 
 ClusterCache::~ClusterCache() = default;
+
+std::string observed_id(const Pod& pod) { return pod.uid.empty() ? sched::pod_key(pod) : pod.uid; }
 
 void ClusterCache::replace(ResourceKind kind, std::vector<nlohmann::json> items, const std::string& resource_version) {
   const auto arrived = std::chrono::steady_clock::now();
@@ -581,6 +589,10 @@ std::map<std::string, size_t> ClusterCache::replace_all(const nlohmann::json& li
     for (const std::string& key : keys)
       if (const auto held = c.objects[index_of(ResourceKind::kPod)].find(key); held != c.objects[index_of(ResourceKind::kPod)].end())
         c.put(ResourceKind::kPod, key, nlohmann::json(held->second));
+    // The snapshot is the whole state: it is read all at once at the next snapshot(), as at start,
+    // so the scheduler learns nothing from earlier snapshots and answers as a server started with
+    // this one would.
+    c.rebuild = true;
   }
   replace(ResourceKind::kNode, std::move(nodes), rv);
   replace(ResourceKind::kPod, std::move(pods), rv);

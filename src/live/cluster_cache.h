@@ -29,9 +29,11 @@
 // as kube-scheduler's informer tells a running scheduler. When a node is added or removed or changes
 // anything besides labels, taints and spec.unschedulable, it is told the node set changed
 // (Scheduler::nodes_changed: an added node ranks among the others by name for score ties, and
-// gpufleet re-reads its node classes); only a node of a GPU model the scheduler was not made with
-// (profiles read the models when set up) sets it up again (place::make_scheduler, then told of every
-// bound pod in key order). fgd's typical pod mix is that of the pods at the last set-up. So the
+// gpufleet re-reads its node classes); it is set up again (place::make_scheduler, then told of every
+// bound pod in key order) by a node of a GPU model it was not made with (profiles read the models
+// when set up) and by a list's Node changes (a relist), once at the list's end. A posted snapshot
+// (replace_all) is the whole truth: it is read all at once (a full build), so the server then
+// answers as one started with it would. fgd's typical pod mix is that of the pods at the last set-up. So the
 // ClusterState equals, field by field, the one a full build of the same objects makes
 // (tests/live/incremental_state_test.cpp), and the decisions of policies whose scores do not learn
 // from the pods they are told of (all but gpufleet, fgd-online and fgd, whose typical mix comes from
@@ -40,7 +42,8 @@
 // names and keys do not.
 // A full build (at the next snapshot()) happens for the first snapshot, while no node is cached (the
 // first node sets the cluster up), and after a change the model refuses (a Node ClusterState
-// refuses, e.g. a bad MIG layout): then the objects are read all together again. Static objects
+// refuses, e.g. a bad MIG layout), and after a posted snapshot (replace_all): then the objects are
+// read all together again. Static objects
 // are given at construction only, so they never change.
 //
 // An object the reader refuses is left out of the snapshot and counted (Snapshot::refused), never
@@ -137,18 +140,23 @@ struct Snapshot {
   std::vector<std::string> refused;          ///< one line per object left out: kind, key and the reader's error
   std::map<std::string, std::string> resource_versions;  ///< "Node"/"Pod" -> resourceVersion it reflects
   mutable std::mutex decide_mutex;           ///< held while any field is read or changed
-  /// Pods ("namespace/name") the scheduler's Score plugins were told of (Scheduler::observe), once
-  /// each: the bound pods when the scheduler was set up or as they got bound, and the pods the
-  /// extender scored, as `place` tells them of each pod it schedules.
+  /// Pods the scheduler's Score plugins were told of (Scheduler::observe), once each, by
+  /// observed_id(): the bound pods when the scheduler was set up or as they got bound, and the pods
+  /// the extender scored, as `place` tells them of each pod it schedules. A pod leaves it when it
+  /// leaves the cache (deleted, finished), so a pod made again under its name is told of again.
   mutable std::unordered_set<std::string> observed;
 };
+
+/// A pod's entry in Snapshot::observed: its metadata.uid (a pod deleted and made again under its
+/// name, as a StatefulSet's, is another pod), else its "namespace/name".
+std::string observed_id(const Pod& pod);
 
 /// What the cache did since it started (for /metrics, live/cluster_metrics.h render_cache_metrics).
 struct CacheCounters {
   uint64_t events[2][4] = {};      ///< watch events applied, by kind (Node, Pod) and WatchEventType
   uint64_t relists[2] = {};        ///< lists after the first one, by kind
   uint64_t full_builds = 0;        ///< snapshots built from every object at once
-  uint64_t scheduler_setups = 0;   ///< schedulers set up again on the live state (a node of a new GPU model)
+  uint64_t scheduler_setups = 0;   ///< schedulers set up again on the live state (a new GPU model, a relist's Node changes)
   /// Event-to-state lag: seconds from an event's (or a list's) arrival in apply() (replace()) to the
   /// live state holding it, the wait for the locks included (a decision in progress delays it).
   /// Buckets as kDurationBucketsSeconds (non-cumulative), then their sum and count.

@@ -339,7 +339,7 @@ std::string render_cache_metrics(const CacheCounters& counters) {
     w.sample("gpufleet_cache_relists_total", {{"kind", k == 0 ? "Node" : "Pod"}}, static_cast<double>(counters.relists[k]));
   w.family("gpufleet_cache_full_builds_total", "counter", "Cluster states built from every object at once (the first list, or after a change the model refused).");
   w.sample("gpufleet_cache_full_builds_total", {}, static_cast<double>(counters.full_builds));
-  w.family("gpufleet_cache_scheduler_setups_total", "counter", "Schedulers set up again on the live state (a node of a GPU model the scheduler was not made with).");
+  w.family("gpufleet_cache_scheduler_setups_total", "counter", "Schedulers set up again on the live state (a node of a GPU model the scheduler was not made with, a relist's Node changes).");
   w.sample("gpufleet_cache_scheduler_setups_total", {}, static_cast<double>(counters.scheduler_setups));
   w.family("gpufleet_cache_event_lag_seconds", "histogram", "Seconds from a watch event's (or list's) arrival to the cluster state holding it.");
   uint64_t cumulative = 0;

@@ -109,7 +109,7 @@ std::string render_cluster_metrics(const Snapshot& snapshot, const MetricsOption
 ///                                                  type ADDED, MODIFIED, DELETED, BOOKMARK)
 ///   gpufleet_cache_relists_total{kind}             counter, lists after the first (e.g. after 410 Gone)
 ///   gpufleet_cache_full_builds_total               counter, snapshots built from every object at once
-///   gpufleet_cache_scheduler_setups_total          counter, schedulers set up again (a node of a new GPU model)
+///   gpufleet_cache_scheduler_setups_total          counter, schedulers set up again (a new GPU model, a relist's Node changes)
 ///   gpufleet_cache_event_lag_seconds               histogram, an event's arrival to the state holding it
 std::string render_cache_metrics(const CacheCounters& counters);
 

@@ -53,7 +53,7 @@ class Decision {
   // Scheduler::observe for the pod being scored, once per pod and snapshot: `place` tells the Score
   // plugins of each pod when it schedules it, and the pods bound before were told of at set-up.
   void observe(const Pod& pod) {
-    if (snapshot_.observed.insert(key_of(pod)).second) snapshot_.cluster.scheduler->observe(pod, state_);
+    if (snapshot_.observed.insert(observed_id(pod)).second) snapshot_.cluster.scheduler->observe(pod, state_);
   }
   sched::Scheduler& scheduler() { return *snapshot_.cluster.scheduler; }
   GoRand& rng() { return rng_; }

@@ -248,6 +248,68 @@ TEST(IncrementalState, NodesAddedRankByNameAndANewModelSetsTheSchedulerUp) {
   EXPECT_LT(r("d"), r("e"));
 }
 
+// A pod deleted and made again under its name (a StatefulSet's) is another pod (another uid): the
+// scheduler's observers are told of it again, and a pod that left the cache leaves `observed`.
+TEST(IncrementalState, APodMadeAgainUnderItsNameIsToldOfAgain) {
+  Live l({node("a", 8)}, {pod("p", 1, "a")});
+  EXPECT_EQ(l.s()->observed.count("uid-p"), 1u);
+  l.cache.apply(ResourceKind::kPod, WatchEventType::kDeleted, pod("p", 1, "a"));
+  EXPECT_EQ(l.s()->observed.count("uid-p"), 0u);
+  json again = pod("p", 3, "a");
+  again["metadata"]["uid"] = "uid-p-2";
+  l.cache.apply(ResourceKind::kPod, WatchEventType::kAdded, again);
+  EXPECT_EQ(l.s()->observed.count("uid-p-2"), 1u);
+  EXPECT_EQ(on(*l.s(), "a"), (std::vector<std::string>{"p:0,1,2"}));
+  // A change of the same pod (its labels) keeps it observed once.
+  again["metadata"]["labels"] = {{"app", "x"}};
+  l.cache.apply(ResourceKind::kPod, WatchEventType::kModified, again);
+  EXPECT_EQ(l.s()->observed.count("uid-p-2"), 1u);
+  EXPECT_EQ(l.s()->observed.size(), 1u);
+}
+
+// A posted snapshot is the whole state: after one snapshot and then another (the 1-GPU pods gone,
+// the pod on zz made again with 3 GPUs), gpufleet's scores are those of a cache given the second
+// alone, whatever it learnt from the first (kept, the two caches rank m1 and zz the other way).
+TEST(IncrementalState, APostedSnapshotAnswersAsACacheStartedWithIt) {
+  const auto l4 = [](const std::string& name, int gpus) {
+    json n = node(name, gpus, "z1", 96);
+    n["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-L4";
+    n["status"]["allocatable"]["memory"] = n["status"]["capacity"]["memory"] = "1024Gi";
+    return n;
+  };
+  const auto list = [&](const std::vector<json>& pods) {
+    json items = json::array({l4("m1", 8), l4("zz", 4)});
+    for (const json& p : pods) items.push_back(p);
+    return json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+  };
+  // Before: pzz and four more 1-GPU pods; after: pzz made again with 3 GPUs, the others gone.
+  std::vector<json> before = {pod("pzz", 1, "zz")};
+  for (int i = 0; i < 4; ++i) before.push_back(pod("q" + std::to_string(i), 1, "m1"));
+  json remade = pod("pzz", 3, "zz");
+  remade["metadata"]["uid"] = "uid-new";
+  const std::vector<json> after = {remade};
+  const CacheOptions options{place::PlaceOptions{"gpufleet", 42}, {}, {}, {}};
+  ClusterCache posted(options), fresh(options);
+  posted.replace_all(list(before), "before");
+  posted.snapshot();
+  posted.replace_all(list(after), "after");
+  fresh.replace_all(list(after), "after");
+  ClusterCache reader(CacheOptions{});
+  json incoming = pod("incoming", 1, "", "", 4);
+  incoming["spec"]["containers"][0]["resources"]["requests"]["memory"] = incoming["spec"]["containers"][0]["resources"]["limits"]["memory"] = "16Gi";
+  incoming["kind"] = "Pod";
+  reader.replace(ResourceKind::kPod, {incoming}, "1");
+  const Pod probe = reader.snapshot()->inputs.input.pods.at(0);
+  const std::vector<HostScore> a = extender_prioritize(*posted.snapshot(), probe, {"m1", "zz"});
+  const std::vector<HostScore> b = extender_prioritize(*fresh.snapshot(), probe, {"m1", "zz"});
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].host, b[i].host);
+    EXPECT_EQ(a[i].score, b[i].score) << a[i].host;
+  }
+}
+
 // BOOKMARK moves the resourceVersion only; a relist drops, adds and changes objects one by one.
 TEST(IncrementalState, BookmarkAndRelist) {
   Live l({node("a", 8)}, {pod("p", 2, "a"), pod("q", 1, "a"), pod("r", 1)});

@@ -1396,5 +1396,51 @@ spec:
   EXPECT_EQ(p.scoring_memory_bytes, 1424 * kBytesPerMib);
 }
 
+// A misspelt field of a Pod's spec or of its node affinity would drop a constraint unseen: each is a
+// warning naming it (kubectl's strict validation refuses it), with its position; every field of
+// v1 PodSpec, modelled or not, reads without one.
+TEST(K8sYaml, UnknownPodSpecAndNodeAffinityFieldsAreNamed) {
+  const K8sObjects k = parse_k8s_text(R"(kind: Pod
+metadata: {name: a}
+spec:
+  nodeSelectr: {zone: z2}
+  containers: [{name: c}]
+  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 10
+        prefrence:
+          matchExpressions: [{key: zone, operator: In, values: [z1]}]
+---
+kind: Pod
+metadata: {name: b}
+spec:
+  containers: [{name: c}]
+  volumes: []
+  securityContext: {}
+  hostNetwork: false
+  overhead: {}
+  schedulingGates: []
+  dnsPolicy: ClusterFirst
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions: [{key: zone, operator: In, values: [z1]}]
+)",
+                                      "u.yaml");
+  ASSERT_EQ(k.pods.size(), 2u);
+  EXPECT_TRUE(k.pods[0].constraints.node_selector.empty());  // ignored, as the warning says
+  ASSERT_EQ(k.not_modelled.size(), 2u);
+  EXPECT_EQ(k.not_modelled[0].what, "unknown field spec.nodeSelectr");
+  EXPECT_EQ(k.not_modelled[0].first.line, 4);
+  EXPECT_EQ(k.not_modelled[0].first.column, 16);
+  EXPECT_EQ(k.not_modelled[0].consequence, "the field is ignored (not a field of v1 PodSpec)");
+  EXPECT_EQ(k.not_modelled[1].what,
+            "unknown field spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].prefrence");
+  EXPECT_EQ(k.not_modelled[1].consequence, "the field is ignored (not a field of v1 PreferredSchedulingTerm)");
+  ASSERT_EQ(k.pods[1].constraints.required_node_affinity.size(), 1u);
+}
+
 }  // namespace
 }  // namespace gpufleet::io

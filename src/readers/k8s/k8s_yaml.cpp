@@ -302,6 +302,17 @@ std::vector<SelectorRequirement> requirements(const Val& list, bool node_selecto
   return out;
 }
 
+// The JSON fields of core/v1 PodSpec (kubernetes/api core/v1/types.go, Kubernetes 1.35: workloadRef
+// is the Workload API's alpha field).
+const std::initializer_list<std::string_view> kPodSpecFields = {
+    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy", "terminationGracePeriodSeconds",
+    "activeDeadlineSeconds", "dnsPolicy", "nodeSelector", "serviceAccountName", "serviceAccount",
+    "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC", "shareProcessNamespace",
+    "securityContext", "imagePullSecrets", "hostname", "subdomain", "affinity", "schedulerName", "tolerations",
+    "hostAliases", "priorityClassName", "priority", "dnsConfig", "readinessGates", "runtimeClassName",
+    "enableServiceLinks", "preemptionPolicy", "overhead", "topologySpreadConstraints", "setHostnameAsFQDN", "os",
+    "hostUsers", "schedulingGates", "resourceClaims", "resources", "hostnameOverride", "workloadRef"};
+
 // A required term (consequence: it matches no node) or a preferred one (kube's scoring fails).
 NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings, bool preferred = false) {
   NodeSelectorTerm t;
@@ -566,6 +577,17 @@ class Reader : public detail::K8sTemplateParser {
     const auto [it, first] = features_.try_emplace(what, out_.not_modelled.size());
     if (first) out_.not_modelled.push_back({what, 0, position_of(at), consequence});
     ++out_.not_modelled[it->second].objects;
+  }
+  // Keys of the mapping `v` outside `known`, the JSON fields of the Kubernetes type `type`: each is a
+  // field read but not modelled, "unknown field <path>" (kubectl's strict field validation refuses
+  // such an object; a newer API version's field reads the same, so a warning, not an error).
+  // Nothing when `v` is not a mapping (its reader says what is wrong with it).
+  void unknown_fields(const Val& v, std::initializer_list<std::string_view> known, std::string_view type) {
+    if (!v.is_map()) return;
+    v.each_entry([&](const std::string& key, const Val& e) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) return;
+      feature(fmt::format("unknown field {}", e.path()), e, fmt::format("the field is ignored (not a field of {})", type));
+    });
   }
   // Sets the priority of a pod (or template) as the Priority admission plugin does.
   void resolve(Pod& p, const PriorityPending& info) const;
@@ -1037,16 +1059,27 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   p.qos = !any_cpu_memory ? QosClass::kBE : guaranteed ? QosClass::kGuaranteed : QosClass::kBurstable;
   memory_share(meta, spec, containers, total, hami_containers, p);
 
-  // Placement constraints.
+  // Placement constraints. A misspelt field of the spec or of its node affinity would drop a
+  // constraint unseen: each is named (unknown_fields).
+  unknown_fields(spec, kPodSpecFields, "v1 PodSpec");
   PodConstraints& c = p.constraints;
   c.node_selector = valid_labels(spec["nodeSelector"]);
   const Val affinity = spec["affinity"];
+  unknown_fields(affinity, {"nodeAffinity", "podAffinity", "podAntiAffinity"}, "v1 Affinity");
   const Val na = affinity["nodeAffinity"];
+  unknown_fields(na, {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"},
+                 "v1 NodeAffinity");
+  unknown_fields(na["requiredDuringSchedulingIgnoredDuringExecution"], {"nodeSelectorTerms"}, "v1 NodeSelector");
   const Val terms = na["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
-  for (size_t i = 0, n = terms.size(); i < n; ++i) c.required_node_affinity.push_back(node_selector_term(terms.at(i), &out_.warnings));
+  for (size_t i = 0, n = terms.size(); i < n; ++i) {
+    unknown_fields(terms.at(i), {"matchExpressions", "matchFields"}, "v1 NodeSelectorTerm");
+    c.required_node_affinity.push_back(node_selector_term(terms.at(i), &out_.warnings));
+  }
   const Val preferred = na["preferredDuringSchedulingIgnoredDuringExecution"];
   for (size_t i = 0, n = preferred.size(); i < n; ++i) {
     const Val e = preferred.at(i);
+    unknown_fields(e, {"weight", "preference"}, "v1 PreferredSchedulingTerm");
+    unknown_fields(e["preference"], {"matchExpressions", "matchFields"}, "v1 NodeSelectorTerm");
     c.preferred_node_affinity.push_back({weight(e["weight"]), node_selector_term(e["preference"], &out_.warnings, true)});
   }
   // podAffinity and podAntiAffinity have the same shape. kube's InterPodAffinity also scores the
