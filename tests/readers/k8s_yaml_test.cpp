@@ -1396,10 +1396,10 @@ spec:
   EXPECT_EQ(p.scoring_memory_bytes, 1424 * kBytesPerMib);
 }
 
-// A misspelt field of a Pod's spec or of its node affinity would drop a constraint unseen: each is a
-// warning naming it (kubectl's strict validation refuses it), with its position; every field of
-// v1 PodSpec, modelled or not, reads without one.
-TEST(K8sYaml, UnknownPodSpecAndNodeAffinityFieldsAreNamed) {
+// A misspelt field of a Pod's spec, its affinity, tolerations or topology spread constraints would
+// drop a constraint unseen: each is a warning naming it (kubectl's strict validation refuses it),
+// with its position; every field of those types, modelled or not, reads without one.
+TEST(K8sYaml, UnknownSchedulingFieldsOfAPodAreNamed) {
   const K8sObjects k = parse_k8s_text(R"(kind: Pod
 metadata: {name: a}
 spec:
@@ -1411,6 +1411,8 @@ spec:
       - weight: 10
         prefrence:
           matchExpressions: [{key: zone, operator: In, values: [z1]}]
+  tolerations: [{key: gpu, operator: Exists, efect: NoSchedule}]
+  topologySpreadConstraints: [{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelectr: {}}]
 ---
 kind: Pod
 metadata: {name: b}
@@ -1422,16 +1424,25 @@ spec:
   overhead: {}
   schedulingGates: []
   dnsPolicy: ClusterFirst
+  tolerations: [{key: gpu, operator: Equal, value: "x", effect: NoExecute, tolerationSeconds: 30}]
+  topologySpreadConstraints:
+  - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: b}}, minDomains: 2,
+     nodeAffinityPolicy: Honor, nodeTaintsPolicy: Ignore, matchLabelKeys: [pod-template-hash]}
   affinity:
     nodeAffinity:
       requiredDuringSchedulingIgnoredDuringExecution:
         nodeSelectorTerms:
         - matchExpressions: [{key: zone, operator: In, values: [z1]}]
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 5
+        podAffinityTerm: {labelSelector: {matchLabels: {app: b}}, topologyKey: zone, namespaces: [default],
+                          matchLabelKeys: [pod-template-hash], mismatchLabelKeys: [tenant]}
 )",
                                       "u.yaml");
   ASSERT_EQ(k.pods.size(), 2u);
   EXPECT_TRUE(k.pods[0].constraints.node_selector.empty());  // ignored, as the warning says
-  ASSERT_EQ(k.not_modelled.size(), 2u);
+  ASSERT_EQ(k.not_modelled.size(), 5u);
   EXPECT_EQ(k.not_modelled[0].what, "unknown field spec.nodeSelectr");
   EXPECT_EQ(k.not_modelled[0].first.line, 4);
   EXPECT_EQ(k.not_modelled[0].first.column, 16);
@@ -1439,6 +1450,10 @@ spec:
   EXPECT_EQ(k.not_modelled[1].what,
             "unknown field spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].prefrence");
   EXPECT_EQ(k.not_modelled[1].consequence, "the field is ignored (not a field of v1 PreferredSchedulingTerm)");
+  EXPECT_EQ(k.not_modelled[3].what, "unknown field spec.tolerations[0].efect");
+  EXPECT_EQ(k.not_modelled[3].consequence, "the field is ignored (not a field of v1 Toleration)");
+  EXPECT_EQ(k.not_modelled[2].what, "unknown field spec.topologySpreadConstraints[0].labelSelectr");
+  EXPECT_EQ(k.not_modelled[4].what, "preferred podAntiAffinity scoring by gpufleet's own policies");  // modelled by default-scheduler only
   ASSERT_EQ(k.pods[1].constraints.required_node_affinity.size(), 1u);
 }
 

@@ -313,6 +313,10 @@ const std::initializer_list<std::string_view> kPodSpecFields = {
     "enableServiceLinks", "preemptionPolicy", "overhead", "topologySpreadConstraints", "setHostnameAsFQDN", "os",
     "hostUsers", "schedulingGates", "resourceClaims", "resources", "hostnameOverride", "workloadRef"};
 
+// The JSON fields of core/v1 PodAffinityTerm (kubernetes/api core/v1/types.go).
+const std::initializer_list<std::string_view> kPodAffinityTermFields = {
+    "labelSelector", "namespaces", "topologyKey", "namespaceSelector", "matchLabelKeys", "mismatchLabelKeys"};
+
 // A required term (consequence: it matches no node) or a preferred one (kube's scoring fails).
 NodeSelectorTerm node_selector_term(const Val& v, std::vector<std::string>* warnings, bool preferred = false) {
   NodeSelectorTerm t;
@@ -1087,8 +1091,11 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   // said at run time.
   const auto pod_affinity = [&](const char* kind, std::vector<PodAffinityTerm>& required, std::vector<WeightedPodAffinityTerm>& pref) {
     const Val block = affinity[kind];
+    unknown_fields(block, {"requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"},
+                   kind == std::string_view("podAffinity") ? "v1 PodAffinity" : "v1 PodAntiAffinity");
     const Val req = block["requiredDuringSchedulingIgnoredDuringExecution"];
     for (size_t i = 0, n = req.size(); i < n; ++i) {
+      unknown_fields(req.at(i), kPodAffinityTermFields, "v1 PodAffinityTerm");
       if (req.at(i)["namespaceSelector"].present())
         feature(fmt::format("{} namespaceSelector", kind), req.at(i)["namespaceSelector"], "the term selects in the pod's namespace only");
       required.push_back(pod_affinity_term(req.at(i)));
@@ -1096,6 +1103,8 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
     const Val preferred_terms = block["preferredDuringSchedulingIgnoredDuringExecution"];
     for (size_t i = 0, n = preferred_terms.size(); i < n; ++i) {
       const Val e = preferred_terms.at(i);
+      unknown_fields(e, {"weight", "podAffinityTerm"}, "v1 WeightedPodAffinityTerm");
+      unknown_fields(e["podAffinityTerm"], kPodAffinityTermFields, "v1 PodAffinityTerm");
       if (e["podAffinityTerm"]["namespaceSelector"].present())
         feature(fmt::format("{} namespaceSelector", kind), e["podAffinityTerm"]["namespaceSelector"],
                 "the term selects in the pod's namespace only");
@@ -1107,6 +1116,11 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   };
   pod_affinity("podAntiAffinity", c.required_anti_affinity, c.preferred_anti_affinity);
   pod_affinity("podAffinity", c.required_affinity, c.preferred_affinity);
+  for (size_t i = 0, n = spec["topologySpreadConstraints"].size(); i < n; ++i)
+    unknown_fields(spec["topologySpreadConstraints"].at(i),
+                   {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+                    "nodeTaintsPolicy", "matchLabelKeys"},
+                   "v1 TopologySpreadConstraint");
   c.topology_spread_constraints = topology_spread_constraints(spec["topologySpreadConstraints"]);
   // Only kube's default scheduler is modelled; a pod for another one (KAI Scheduler, Volcano, a
   // custom scheduler) is placed as the default scheduler would place it.
@@ -1115,7 +1129,10 @@ PodTemplate Reader::pod_template(const Val& meta, const Val& spec, const std::st
   if (const Val name = spec["schedulerName"]; name.present() && name.str() != "default-scheduler" && !p.gpu_memory_share)
     feature(fmt::format("scheduler '{}'", name.str()), name, "the pod is placed as kube's default-scheduler would place it");
   const Val tolerations = spec["tolerations"];
-  for (size_t i = 0, n = tolerations.size(); i < n; ++i) c.tolerations.push_back(toleration(tolerations.at(i)));
+  for (size_t i = 0, n = tolerations.size(); i < n; ++i) {
+    unknown_fields(tolerations.at(i), {"key", "operator", "value", "effect", "tolerationSeconds"}, "v1 Toleration");
+    c.tolerations.push_back(toleration(tolerations.at(i)));
+  }
 
   // Priority: resolved against the PriorityClasses once every input is read (finish()).
   const Val class_v = spec["priorityClassName"];
