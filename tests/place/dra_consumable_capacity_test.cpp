@@ -26,29 +26,7 @@ using testing::place_dra_text;
 
 const std::string kPending = "0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.";
 
-const std::string kHead = R"Y(---
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
----
-apiVersion: v1
-kind: Node
-metadata: {name: a}
-status:
-  allocatable: {cpu: "8", memory: 64Gi, pods: "110"}
----
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: a}
-spec:
-  driver: gpu.example.com
-  pool: {name: a, generation: 1, resourceSliceCount: 1}
-  nodeName: a
-  devices:
-)Y";
+const std::string kHead = testing::dra_one_node_cluster_head();
 
 // A pod with its own claim of one request for class gpu with capacity.requests `requests` (YAML flow
 // map, empty = none) and `extra` request fields.

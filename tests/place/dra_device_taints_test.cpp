@@ -39,6 +39,14 @@ spec:
 )Y" + extra;
 }
 
+// The reader's warnings that name a DeviceTaintRule, in order.
+std::vector<std::string> taint_rule_warnings(const io::K8sObjects& o) {
+  std::vector<std::string> out;
+  for (const std::string& w : o.warnings)
+    if (w.find("DeviceTaintRule") != std::string::npos) out.push_back(w);
+  return out;
+}
+
 // Pods p0..p<n-1>, each with one claim `g` from template `templ`.
 std::string pods(int n, const std::string& templ = "t") {
   std::string out;
@@ -262,9 +270,7 @@ spec:
   taint: {key: k, effect: NoSchedule}
 )Y",
                                               "in.yaml");
-  std::vector<std::string> warnings;
-  for (const std::string& w : o.warnings)
-    if (w.find("DeviceTaintRule") != std::string::npos) warnings.push_back(w);
+  const std::vector<std::string> warnings = taint_rule_warnings(o);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("in.yaml:7:22"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("deviceSelector.deviceClassName"), std::string::npos) << warnings[0];
@@ -285,9 +291,7 @@ status:
   conditions: []
 )Y",
                                               "in.yaml");
-  std::vector<std::string> warnings;
-  for (const std::string& w : o.warnings)
-    if (w.find("DeviceTaintRule") != std::string::npos) warnings.push_back(w);
+  const std::vector<std::string> warnings = taint_rule_warnings(o);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("spec.deviceSelector"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("matches no device"), std::string::npos) << warnings[0];

@@ -17,14 +17,7 @@ namespace {
 using testing::dra_summary;
 using testing::place_dra_text;
 
-const std::string kClass = R"Y(---
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
-)Y";
+const std::string kClass = testing::dra_gpu_device_class();
 
 std::string node(const std::string& name, bool cordoned) {
   return "---\napiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\nspec: {unschedulable: " + (cordoned ? "true" : "false") +

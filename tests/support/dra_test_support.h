@@ -19,6 +19,19 @@ inline place::PlaceResult place_dra_text(const std::string& text, bool consumabl
   return place::place_workload(in.input, place::PlaceOptions{});
 }
 
+/// The DeviceClass `gpu` (every device of driver gpu.example.com), a YAML document starting with
+/// its "---" line: 7 lines.
+inline std::string dra_gpu_device_class() {
+  return R"Y(---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors:
+  - cel: {expression: "device.driver == 'gpu.example.com'"}
+)Y";
+}
+
 /// Node `a` (8 CPUs, 64Gi), the DeviceClass `gpu` (every device of driver gpu.example.com) and the
 /// head of node a's ResourceSlice of that driver (pool `a`), up to its `devices:` key: the caller
 /// appends the device lines ("  - {name: gpu-0}\n"...) and any further objects. 20 lines, so an
@@ -28,14 +41,7 @@ inline std::string dra_one_node_cluster_head() {
 kind: Node
 metadata: {name: a}
 status: {allocatable: {cpu: "8", memory: 64Gi, pods: "110"}}
----
-apiVersion: resource.k8s.io/v1
-kind: DeviceClass
-metadata: {name: gpu}
-spec:
-  selectors:
-  - cel: {expression: "device.driver == 'gpu.example.com'"}
----
+)Y" + dra_gpu_device_class() + R"Y(---
 apiVersion: resource.k8s.io/v1
 kind: ResourceSlice
 metadata: {name: a}
